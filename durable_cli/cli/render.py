@@ -1,0 +1,148 @@
+"""Output: the only module that imports rich, and only when stdout (or stderr, for progress) is a TTY.
+
+Piped output is plain and stable: a created id or NAME bare on one line; records and listings as one
+tab-separated row per item in the key order of SPEC §10 (\\t \\n \\\\ escaped, null empty, arrays and
+objects as compact JSON). --json prints one document; --jsonl one object per line, streamed.
+"""
+
+import json
+import os
+import sys
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def pretty() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def field(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        value = _dumps(value)
+    return str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def tsv(item: dict) -> str:
+    return "\t".join(field(v) for v in item.values())
+
+
+def out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def document(doc, mode: str = "plain") -> None:
+    """One record (or a receipt): JSON, a vertical table on a TTY, or one TSV row."""
+    if mode in ("json", "jsonl"):
+        out(_dumps(doc))
+    elif isinstance(doc, dict) and pretty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(show_header=False, box=None)
+        table.add_column(style="bold cyan")
+        table.add_column()
+        for k, v in doc.items():
+            table.add_row(k, "" if v is None else (_dumps(v) if isinstance(v, (dict, list)) else str(v)))
+        Console().print(table)
+    elif isinstance(doc, dict):
+        out(tsv(doc))
+    else:
+        out(field(doc))
+
+
+def listing(items, mode: str = "plain", columns=None) -> None:
+    """Many records: a JSON array, JSON lines (streamed), a rich table on a TTY, or TSV rows."""
+    if mode == "json":
+        out(_dumps(list(items)))
+        return
+    if mode == "jsonl":
+        for item in items:
+            out(_dumps(item))
+        return
+    if pretty():
+        items = list(items)
+        from rich.console import Console
+        from rich.table import Table
+
+        if not items:
+            return
+        table = Table()
+        keys = columns or list(items[0].keys())
+        for k in keys:
+            table.add_column(k)
+        for item in items:
+            table.add_row(*[field(item.get(k)) for k in keys])
+        Console().print(table)
+        return
+    for item in items:
+        out(tsv(item))
+
+
+def receipt(doc: dict, mode: str = "plain") -> None:
+    """delete/purge/forget/sweep/import receipts: JSON, or one TSV line per item (action, id, owner, name, detail)."""
+    if mode in ("json", "jsonl"):
+        out(_dumps(doc))
+        return
+    for action in ("deleted", "skipped", "changed"):
+        for item in doc[action]:
+            detail = item.get("reason") or item.get("what") or ""
+            verb = "would delete" if doc.get("dry_run") and action == "deleted" else action
+            out("\t".join(field(x) for x in (verb, item["id"], item["owner"], item["name"], detail or None)))
+
+
+def text_turns(turns) -> None:
+    for t in turns:
+        label = "summary" if t["kind"] == "summary" else t["role"]
+        out(f"{label}: {t['content']}")
+
+
+def error(message: str, code: str, exit_status: int, as_json: bool) -> None:
+    if as_json:
+        sys.stderr.write(_dumps({"error": {"code": code, "message": message, "exit_status": exit_status}}) + "\n")
+    else:
+        sys.stderr.write(f"durable: error: {message}\n")
+    sys.stderr.flush()
+
+
+class Progress:
+    """A rich progress bar on stderr, only when stderr is a TTY; otherwise it does nothing."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.bar = None
+
+    def start(self, total: int) -> None:
+        if not sys.stderr.isatty() or total == 0:
+            return
+        from rich.console import Console
+        from rich.progress import Progress as Bar
+
+        self.bar = Bar(console=Console(stderr=True), transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task(self.label, total=total)
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def progress(label: str) -> Progress:
+    return Progress(label)
+
+
+def confirm(question: str) -> bool:
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")

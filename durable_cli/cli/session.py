@@ -1,0 +1,223 @@
+"""durable session: lifecycle and prompt queue (SPEC §5)."""
+
+import typer
+
+from ..errors import DurableError
+from . import complete_choices, complete_name, mode, read_content, seconds, store
+from . import render
+
+app = typer.Typer(help="Session lifecycle and prompt queue.\n\nExample: durable session prompt fix-login \"Fix the login bug\"", no_args_is_help=True)
+
+NAME = typer.Argument(..., help="Session NAME.", autocompletion=complete_name)
+JSON = typer.Option(False, "--json", help="Print one JSON document.")
+JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="session")
+
+
+def _on(name, method, *args, create=False, **kwargs):
+    with store().open(name, create=create) as session:
+        return method(session, *args, **kwargs)
+
+
+@app.command()
+def create(
+    name: str = typer.Argument(None, help="Session NAME (omit with --ephemeral).", show_default=False),
+    title: str = typer.Option(None, "--title", help="A title (1-200 characters)."),
+    ephemeral: bool = typer.Option(False, "--ephemeral", help="Make a fresh random NAME with a TTL (retention.ephemeral_ttl, 24h)."),
+    ttl: str = typer.Option(None, "--ttl", metavar="DUR", help="Delete the session DUR after its last activity."),
+    json_out: bool = JSON,
+):
+    """Create a session (status created); prints its NAME.
+
+    Example: durable session create fix-login --title "Login bug"
+    """
+    ttl_seconds = seconds(ttl, what="--ttl")
+    s = store()
+    if ephemeral:
+        if name is not None:
+            raise DurableError("give either NAME or --ephemeral, not both", "invalid_input")
+        import uuid
+
+        name = uuid.uuid4().hex
+        if ttl_seconds is None:
+            ttl_seconds = s.config.seconds("retention.ephemeral_ttl")
+        address = s.address(name, scope="session")
+    elif name is None:
+        raise DurableError("missing NAME: give a session NAME, or --ephemeral for a random one", "invalid_input")
+    else:
+        address = s.address(name)
+    with s.open(address=address, create=True) as session:
+        doc = session.create(title=title, ttl_seconds=ttl_seconds)
+    if json_out:
+        render.document(doc, "json")
+    else:
+        render.out(doc["name"])
+
+
+@app.command()
+def show(name: str = NAME, json_out: bool = JSON):
+    """Show a session: status, queue, turns, tokens, participants.
+
+    Example: durable session show fix-login --json | jq .status
+    """
+    render.document(_on(name, lambda s: s.show()), mode(json_out))
+
+
+@app.command()
+def prompt(
+    name: str = NAME,
+    text: str = typer.Argument(..., help="The prompt, or - to read it from stdin."),
+    source: str = typer.Option(None, "--source", help="Where the prompt came from (free text)."),
+    request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: a retry with the same ID stores nothing new."),
+    no_create: bool = typer.Option(False, "--no-create", help="Exit 3 instead of creating a missing session."),
+    json_out: bool = JSON,
+):
+    """Queue a prompt (creates the session if needed); prints the prompt id.
+
+    Example: echo "Summarize the logs" | durable session prompt ops -
+    """
+    content = read_content(text)
+    doc = _on(name, lambda s: s.prompt(content, source=source, request_id=request_id, created=not no_create), create=not no_create)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+
+
+@app.command("next")
+def next_(
+    name: str = NAME,
+    wait: str = typer.Option(None, "--wait", metavar="DUR", help="Wait up to DUR for a prompt (0 = do not wait); the lock is not held while waiting."),
+    lease: str = typer.Option(None, "--lease", metavar="DUR", help="Lease for the taken prompt (default queue.lease, 2h)."),
+    json_out: bool = JSON,
+):
+    """Take the oldest pending prompt for work: it becomes processing and its text the user turn.
+
+    Example: durable session next fix-login --wait 30s --json | jq -r .content
+    """
+    wait_seconds = seconds(wait, allow_zero=True, what="--wait") or 0
+    s = store()
+    lease_seconds = seconds(lease, what="--lease") or s.config.seconds("queue.lease")
+    waiting = wait_seconds > 0
+    doc = s.poll(name, lambda session, _more: session.next_prompt(lease_seconds=lease_seconds, waiting=waiting), wait_seconds=wait_seconds)
+    if doc is None:
+        if json_out:
+            render.out("null")
+        raise DurableError(f"no pending prompt in session \"{name}\"" + (f" after waiting {wait}" if waiting else ""), "timeout")
+    render.document(doc, mode(json_out))
+
+
+@app.command()
+def renew(
+    name: str = NAME,
+    prompt_id: int = typer.Argument(..., help="The processing prompt's id."),
+    lease: str = typer.Option(None, "--lease", metavar="DUR", help="New lease from now (default queue.lease)."),
+    json_out: bool = JSON,
+):
+    """Extend the lease of a processing prompt from now.
+
+    Example: durable session renew fix-login 3 --lease 1h
+    """
+    s = store()
+    lease_seconds = seconds(lease, what="--lease") or s.config.seconds("queue.lease")
+    render.document(_on(name, lambda x: x.renew(prompt_id, lease_seconds=lease_seconds)), mode(json_out))
+
+
+@app.command()
+def finish(
+    name: str = NAME,
+    prompt_id: int = typer.Argument(..., help="The processing prompt's id."),
+    reply: str = typer.Option(None, "--reply", metavar="TEXT|-", help="The assistant's reply (- reads stdin); appended as the assistant turn."),
+    failed: bool = typer.Option(False, "--failed", help="Mark the prompt failed instead of completed."),
+    error: str = typer.Option(None, "--error", metavar="MSG", help="Why it failed (implies --failed)."),
+    json_out: bool = JSON,
+):
+    """Finish a processing prompt, completed or failed, with an optional reply.
+
+    Example: llm "$prompt" | durable session finish fix-login 3 --reply -
+    """
+    content = read_content(reply, "--reply") if reply is not None else None
+    render.document(_on(name, lambda s: s.finish(prompt_id, reply=content, failed=failed, error=error)), mode(json_out))
+
+
+def _transition(method_name, help_text):
+    def command(name: str = NAME, json_out: bool = JSON):
+        render.document(_on(name, lambda s: getattr(s, method_name)()), mode(json_out))
+
+    command.__doc__ = help_text
+    return command
+
+
+app.command("stop")(_transition("stop", "Fail the processing prompt (\"stopped\"); pending prompts stay.\n\nExample: durable session stop fix-login"))
+app.command("cancel")(_transition("cancel", "Cancel a created or active session; its queued prompts fail (\"cancelled\").\n\nExample: durable session cancel fix-login"))
+app.command("archive")(_transition("archive", "Archive a finished session (owners only): it becomes read-only.\n\nExample: durable session archive fix-login"))
+app.command("unarchive")(_transition("unarchive", "Bring an archived session back to active.\n\nExample: durable session unarchive fix-login"))
+
+
+@app.command()
+def title(name: str = NAME, text: str = typer.Argument(..., metavar="TITLE", help="The new title."), json_out: bool = JSON):
+    """Set a session's title (1-200 characters).
+
+    Example: durable session title fix-login "Login bug, take two"
+    """
+    render.document(_on(name, lambda s: s.set_title(text)), mode(json_out))
+
+
+@app.command()
+def invite(
+    name: str = NAME,
+    user: str = typer.Argument(..., help="The user to add."),
+    role: str = typer.Option("member", "--role", help="owner or member.", autocompletion=complete_choices("owner", "member")),
+    json_out: bool = JSON,
+):
+    """Add a participant to a tenant session (owners only).
+
+    Example: durable --tenant acme session invite incident-42 bob --role member
+    """
+    render.document(_on(name, lambda s: s.invite(user, role)), mode(json_out))
+
+
+@app.command()
+def dequeue(name: str = NAME, prompt_id: int = typer.Argument(..., help="The pending prompt's id."), json_out: bool = JSON):
+    """Remove a pending prompt from the queue.
+
+    Example: durable session dequeue fix-login 4
+    """
+    render.document(_on(name, lambda s: s.dequeue(prompt_id)), mode(json_out))
+
+
+@app.command()
+def queue(
+    name: str = NAME,
+    pending: bool = typer.Option(False, "--pending", help="Only pending prompts."),
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """List the session's prompts (finished ones too unless --pending).
+
+    Example: durable session queue fix-login --pending --jsonl | jq -r .content
+    """
+    render.listing(_on(name, lambda s: s.queue(pending_only=pending)), mode(json_out, jsonl))
+
+
+@app.command()
+def events(
+    name: str = NAME,
+    since: int = typer.Option(0, "--since", metavar="SEQ", help="Only events after SEQ."),
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """List the session's append-only event log.
+
+    Example: durable session events fix-login --since 10 --jsonl | jq -r .type
+    """
+    render.listing(_on(name, lambda s: s.events(since=since)), mode(json_out, jsonl))
+
+
+@app.command()
+def participants(name: str = NAME, json_out: bool = JSON, jsonl: bool = JSONL):
+    """List the session's participants and their roles.
+
+    Example: durable --tenant acme session participants incident-42 --json
+    """
+    render.listing(_on(name, lambda s: s.participants()), mode(json_out, jsonl))

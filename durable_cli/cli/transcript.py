@@ -1,0 +1,2 @@
+import typer
+def register(root): pass

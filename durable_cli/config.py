@@ -1,0 +1,158 @@
+"""Settings with one precedence rule: option > environment > config file > default.
+
+The file is TOML, read with tomllib (only when it exists) and written with tomli-w.
+"""
+
+import os
+
+from . import durations
+from .errors import DurableError, invalid
+
+MiB = 1024 * 1024
+
+# key -> (kind, default)
+KEYS = {
+    "defaults.user": ("name", None),
+    "defaults.home": ("path", None),
+    "defaults.lock_timeout": ("duration0", "10s"),
+    "transcript.token_budget": ("count", 4000),
+    "transcript.tokenizer": ("text", "approx"),
+    "transcript.max_turn_bytes": ("positive", 2 * MiB),
+    "queue.max_unfinished": ("positive", 10),
+    "queue.lease": ("duration", "2h"),
+    "retention.draft_expiry": ("duration", "8h"),
+    "retention.ephemeral_ttl": ("duration", "24h"),
+}
+
+ENVIRONMENT = {
+    "defaults.user": "DURABLE_USER",
+    "defaults.home": "DURABLE_HOME",
+    "defaults.lock_timeout": "DURABLE_LOCK_TIMEOUT",
+}
+
+
+def config_path() -> str:
+    explicit = os.environ.get("DURABLE_CONFIG")
+    if explicit:
+        return explicit
+    import platformdirs
+
+    return os.path.join(platformdirs.user_config_dir("durable"), "config.toml")
+
+
+def valid_name(text, what: str = "name") -> str:
+    """SPEC §2: 1-200 code points, printable, equal to its own strip(); else exit 2."""
+    if not isinstance(text, str) or not 1 <= len(text) <= 200 or not text.isprintable() or text != text.strip():
+        raise invalid(
+            f"invalid {what} {text!r}: use 1-200 printable characters with no leading or trailing white space"
+        )
+    return text
+
+
+def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
+    """The typed value for KEY, or exit 2 naming the key. Text from the command line is converted first."""
+    if key not in KEYS:
+        raise invalid(f"unknown config key {key!r}; known keys: {', '.join(KEYS)}")
+    kind = KEYS[key][0]
+    where = f" in {origin}" if origin else ""
+    if kind in ("count", "positive"):
+        if from_text and isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if kind == "positive" else 0):
+            raise invalid(f"config {key}{where} must be a {'positive' if kind == 'positive' else 'non-negative'} integer, not {value!r}")
+        return value
+    if not isinstance(value, str):
+        raise invalid(f"config {key}{where} must be a string, not {value!r}")
+    if kind == "duration":
+        durations.parse(value, what=f"duration for {key}")
+    elif kind == "duration0":
+        durations.parse(value, allow_zero=True, what=f"duration for {key}")
+    elif kind == "name":
+        valid_name(value, f"user for {key}")
+    elif not value:
+        raise invalid(f"config {key}{where} must not be empty")
+    return value
+
+
+class Config:
+    """Effective settings. `overrides` holds options given on the command line (highest precedence)."""
+
+    def __init__(self, overrides=None, path=None):
+        self.overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+        self._path = path
+        self._file = None
+
+    @property
+    def path(self) -> str:
+        if self._path is None:
+            self._path = config_path()
+        return self._path
+
+    def file_values(self) -> dict:
+        """The flat {key: value} of the config file, validated; {} when there is no file."""
+        if self._file is None:
+            self._file = {}
+            try:
+                with open(self.path, "rb") as f:
+                    raw = f.read()
+            except FileNotFoundError:
+                return self._file
+            except OSError as e:
+                raise DurableError(f"cannot read config file {self.path}: {e.strerror}", "storage")
+            import tomllib
+
+            try:
+                data = tomllib.loads(raw.decode("utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+                raise invalid(f"config file {self.path} is not valid TOML ({e}); fix or remove it")
+            for section, table in data.items():
+                if not isinstance(table, dict):
+                    raise invalid(f"config file {self.path}: unknown key {section!r}")
+                for name, value in table.items():
+                    key = f"{section}.{name}"
+                    self._file[key] = check_value(key, value, origin=self.path)
+        return self._file
+
+    def get(self, key: str):
+        if key in self.overrides:
+            return self.overrides[key]
+        env = ENVIRONMENT.get(key)
+        if env and os.environ.get(env):
+            return check_value(key, os.environ[env], from_text=True, origin=f"${env}")
+        values = self.file_values()
+        if key in values:
+            return values[key]
+        return KEYS[key][1]
+
+    def seconds(self, key: str) -> int:
+        return durations.parse(self.get(key), allow_zero=KEYS[key][0] == "duration0", what=f"duration for {key}")
+
+    def effective(self) -> dict:
+        return {key: self.get(key) for key in KEYS}
+
+    def write(self, key: str, value=None, *, unset: bool = False):
+        """Set (typed, validated) or unset one key in the file, written with tomli-w."""
+        import tomli_w
+
+        values = dict(self.file_values())
+        if unset:
+            if key not in KEYS:
+                raise invalid(f"unknown config key {key!r}; known keys: {', '.join(KEYS)}")
+            values.pop(key, None)
+        else:
+            values[key] = check_value(key, value, from_text=True)
+        nested: dict = {}
+        for k, v in sorted(values.items()):
+            section, name = k.split(".", 1)
+            nested.setdefault(section, {})[name] = v
+        directory = os.path.dirname(self.path)
+        if directory:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(tomli_w.dumps(nested).encode())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        self._file = values

@@ -1,0 +1,1 @@
+"""The rules, over an opened object: no typer, no rich, no printing."""

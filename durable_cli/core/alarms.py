@@ -1,0 +1,26 @@
+"""Alarms: due times stored in the object, fired on its next wake (before the command runs) and by sweep.
+
+TTL expiry deletes the object; lease expiry fails the prompt "timed out"; elicitation expiry marks the
+request `expired`. The earliest due time is mirrored in index.db's next_alarm_at for `sweep`.
+"""
+
+from .. import clock
+from . import elicit, sessions, state
+
+
+def fire_due(obj) -> str:
+    """Fire what is due. Returns "absent" (no object row), "expired" (TTL fired, object deleted) or "ok"."""
+    meta = obj.meta()
+    if meta is None:
+        return "absent"
+    now = clock.now()
+    due = state.next_alarm_at(obj.db)
+    if due is None or due > now:
+        return "ok"
+    if meta["expires_at"] is not None and meta["expires_at"] <= now:
+        obj.handle.delete()
+        return "expired"
+    with obj.handle.transaction():
+        sessions.expire_leases(obj, now)
+        elicit.expire(obj, now)
+    return "fired"

@@ -1,0 +1,93 @@
+"""Human-in-the-loop requests: a question stored in the session object, answered later by a person.
+
+A request is pending until answered or until its timeout passes (an alarm marks it `expired`).
+Every ask, answer and expiry is an event.
+"""
+
+import json
+
+from .. import clock
+from ..errors import conflict, invalid, not_found
+from . import state
+
+COLUMNS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at"
+
+
+def request_json(r) -> dict:
+    return {
+        "id": r[0], "status": r[1], "prompt": r[2], "choices": json.loads(r[3]), "created_at": clock.iso(r[4]),
+        "expires_at": clock.iso(r[5]), "answer": r[6], "comment": r[7], "answered_by": r[8],
+        "answered_at": clock.iso(r[9]),
+    }
+
+
+def _require(obj):
+    from .sessions import require_session
+
+    require_session(obj)
+    obj.require_visible()
+
+
+def get(obj, request_id: int) -> dict:
+    _require(obj)
+    row = obj.handle.row(f"SELECT {COLUMNS} FROM requests WHERE id = ?", (request_id,))
+    if row is None:
+        raise not_found(f"request {request_id} not found in {obj.what}; see 'durable elicit list {obj.name}'")
+    return request_json(row)
+
+
+def ask(obj, prompt: str, *, choices=(), timeout_seconds=None) -> dict:
+    if not prompt or not prompt.strip():
+        raise invalid("empty --prompt: say what the person should decide")
+    choices = list(choices)
+    for c in choices:
+        if not c:
+            raise invalid("empty --choice")
+    if len(set(choices)) != len(choices):
+        raise invalid("duplicate --choice")
+    _require(obj)
+    now = clock.now()
+    with obj.handle.transaction():
+        cur = obj.db.execute(
+            "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?)",
+            (prompt, json.dumps(choices), now, now + timeout_seconds * 1000 if timeout_seconds else None),
+        )
+        request_id = cur.lastrowid
+        state.event(obj, "elicit.asked", {"request_id": request_id})
+        state.touch(obj)
+    return get(obj, request_id)
+
+
+def list_requests(obj, *, pending_only: bool = False) -> list:
+    _require(obj)
+    where = "WHERE status = 'pending'" if pending_only else ""
+    return [request_json(r) for r in obj.db.execute(f"SELECT {COLUMNS} FROM requests {where} ORDER BY id")]
+
+
+def answer(obj, request_id: int, choice: str, *, comment=None) -> dict:
+    request = get(obj, request_id)
+    if request["choices"] and choice not in request["choices"]:
+        raise invalid(f"choice {choice!r} was not offered; choose one of: {', '.join(request['choices'])}")
+    if not choice:
+        raise invalid("empty --choice")
+    if request["status"] != "pending":
+        raise conflict(f"request {request_id} of {obj.what} is {request['status']}, not pending; it cannot be answered")
+    with obj.handle.transaction():
+        obj.db.execute(
+            "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+            (choice, comment, obj.actor, clock.now(), request_id),
+        )
+        state.event(obj, "elicit.answered", {"request_id": request_id, "answer": choice})
+        state.touch(obj)
+    return get(obj, request_id)
+
+
+def expire(obj, now: int) -> int:
+    """Alarm: pending requests past their timeout become `expired` (inside a transaction)."""
+    ids = [r[0] for r in obj.db.execute("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", (now,))]
+    for request_id in ids:
+        obj.db.execute("UPDATE requests SET status = 'expired' WHERE id = ?", (request_id,))
+        state.event(obj, "elicit.expired", {"request_id": request_id}, actor=None)
+    if ids:
+        state.touch(obj, active=False)
+    return len(ids)

@@ -1,0 +1,89 @@
+"""Remembered facts with provenance, in the user's reserved object.
+
+A fact starts unconfirmed unless --confirmed; a `model` fact can only be confirmed later by a person
+(`memory confirm`). Reads return confirmed, unexpired facts unless asked for --all.
+"""
+
+from .. import clock
+from ..config import valid_name
+from ..errors import invalid, not_found
+
+SOURCES = ("user", "model", "external")
+COLUMNS = "key, value, source, confirmed, created_at, confirmed_at, expires_at"
+
+
+def fact_json(r) -> dict:
+    return {
+        "key": r[0], "value": r[1], "source": r[2], "confirmed": bool(r[3]), "created_at": clock.iso(r[4]),
+        "confirmed_at": clock.iso(r[5]), "expires_at": clock.iso(r[6]),
+    }
+
+
+def _visible(r, now) -> bool:
+    return bool(r[3]) and (r[6] is None or r[6] > now)
+
+
+def check_set(key: str, value: str, source: str, confirmed: bool) -> None:
+    valid_name(key, "memory key")
+    if source not in SOURCES:
+        raise invalid(f"invalid --source {source!r}: use user, model or external")
+    if source == "model" and confirmed:
+        raise invalid("a model fact cannot be confirmed when it is written; a person confirms it with 'durable memory confirm KEY'")
+    if value == "":
+        raise invalid("empty VALUE")
+
+
+def set_fact(obj, key: str, value: str, *, source="user", confirmed=False, expires_seconds=None) -> dict:
+    check_set(key, value, source, confirmed)
+    now = clock.now()
+    with obj.handle.transaction():
+        if obj.meta() is None:
+            from .state import create_object
+
+            create_object(obj, "active")
+        obj.db.execute(
+            "INSERT OR REPLACE INTO facts (key, value, source, confirmed, created_at, confirmed_at, expires_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key, value, source, int(confirmed), now, now if confirmed else None,
+             now + expires_seconds * 1000 if expires_seconds else None),
+        )
+    return fact_json(obj.handle.row(f"SELECT {COLUMNS} FROM facts WHERE key = ?", (key,)))
+
+
+def _row(obj, key):
+    valid_name(key, "memory key")
+    return obj.handle.row(f"SELECT {COLUMNS} FROM facts WHERE key = ?", (key,)) if obj.meta() else None
+
+
+def get_fact(obj, key: str, *, all_facts=False) -> dict:
+    row = _row(obj, key)
+    if row is None or (not all_facts and not _visible(row, clock.now())):
+        raise not_found(f"no confirmed, unexpired fact {key!r}; 'durable memory list --all' shows every fact")
+    return fact_json(row)
+
+
+def list_facts(obj, *, all_facts=False) -> list:
+    if obj is None or obj.meta() is None:
+        return []
+    now = clock.now()
+    return [fact_json(r) for r in obj.db.execute(f"SELECT {COLUMNS} FROM facts ORDER BY key") if all_facts or _visible(r, now)]
+
+
+def confirm(obj, key: str) -> dict:
+    row = _row(obj, key)
+    if row is None:
+        raise not_found(f"no fact {key!r}; 'durable memory list --all' shows every fact")
+    if not row[3]:
+        with obj.handle.transaction():
+            obj.db.execute("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", (clock.now(), key))
+    return fact_json(obj.handle.row(f"SELECT {COLUMNS} FROM facts WHERE key = ?", (key,)))
+
+
+def forget_fact(obj, key: str) -> dict:
+    row = _row(obj, key)
+    if row is None:
+        raise not_found(f"no fact {key!r}; 'durable memory list --all' shows every fact")
+    with obj.handle.transaction():
+        obj.db.execute("DELETE FROM facts WHERE key = ?", (key,))
+    obj.handle.checkpoint()
+    return fact_json(row)

@@ -1,0 +1,262 @@
+"""Data rights (SPEC §7): forget a user, export and import objects, back the whole directory up.
+
+forget leaves no byte of the erased objects' content in any file under the data directory: their
+files are unlinked, and index.db erases with secure_delete and then truncates its WAL.
+"""
+
+import json
+import os
+import sqlite3
+
+from .. import clock
+from ..errors import DurableError, conflict, invalid, not_found
+from ..store import paths as _paths
+from ..store.objects import ObjectStore, connect
+from . import state
+from .retention import address_of, entry, erase, receipt
+
+FORMAT = "durable-export"
+VERSION = 1
+TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets")
+
+
+def forget(store, user: str, progress=None) -> dict:
+    """Erase USER: objects they own (and their reserved object), and their traces in tenant objects."""
+    from ..config import valid_name
+
+    valid_name(user, "user")
+    out = receipt()
+    index = store.objects.index(create=False)
+    owned = index.rows(
+        "SELECT * FROM objects WHERE owner = ? AND scope IN ('user', 'session', 'reserved') ORDER BY id", (user,)
+    )
+    reserved_id = store.objects.object_id("reserved", user, "", create=False)
+    if reserved_id and not any(r["id"] == reserved_id for r in owned):
+        owned.append({"id": reserved_id, "owner": user, "name": "", "scope": "reserved"})
+    shared = index.rows(
+        "SELECT o.* FROM objects o JOIN members m ON m.object_id = o.id WHERE m.user = ? AND o.scope = 'tenant' ORDER BY o.id",
+        (user,),
+    )
+    if progress:
+        progress.start(len(owned) + len(shared))
+    for row in owned:
+        _guard(out, row, progress, lambda: _erase_owned(store, row, out))
+    for row in shared:
+        _guard(out, row, progress, lambda: _leave_tenant(store, row, user, out))
+    index.wipe_free_space()
+    if out["skipped"]:
+        raise DurableError(
+            f"forget skipped {len(out['skipped'])} busy object(s) of {user!r}; run it again when they are free",
+            "busy", document=out,
+        )
+    return out
+
+
+def _guard(out, row, progress, job) -> None:
+    try:
+        job()
+    except DurableError as e:
+        if e.code == "busy":
+            out["skipped"].append(entry(row, reason="busy"))
+        elif e.code != "not_found":
+            raise
+    finally:
+        if progress:
+            progress.advance()
+
+
+def _erase_owned(store, row, out) -> None:
+    try:
+        with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
+            meta = state.Opened(handle, address_of(row), None, store.config).meta()
+            erase(store, handle, meta or {"id": row["id"], "owner": row["owner"], "name": row["name"], "created_at": None})
+    except DurableError as e:
+        if e.code == "not_found":
+            store.objects.index().remove(row["id"])
+        raise
+    out["deleted"].append(entry(row))
+
+
+def _leave_tenant(store, row, user, out) -> None:
+    with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
+        handle.after_commit = state.sync_index
+        obj = state.Opened(handle, address_of(row), None, store.config)
+        db = obj.db
+        with handle.transaction():
+            db.execute("DELETE FROM participants WHERE user = ?", (user,))
+            for table, column in (("turns", "author"), ("prompts", "author"), ("events", "actor"), ("requests", "answered_by")):
+                db.execute(f"UPDATE {table} SET {column} = NULL WHERE {column} = ?", (user,))
+            db.execute(
+                "UPDATE events SET data = '{}' WHERE type IN ('participant.added', 'participant.removed')"
+                " AND json_extract(data, '$.user') = ?",
+                (user,),
+            )
+            left = db.execute("SELECT user, role FROM participants ORDER BY joined_at, user").fetchall()
+            state.event(obj, "participant.removed", {}, actor=None)
+            if left and not any(role == "owner" for _, role in left):
+                db.execute("UPDATE participants SET role = 'owner' WHERE user = ?", (left[0][0],))
+        if not left:
+            erase(store, handle, obj.meta())
+            out["deleted"].append(entry(row))
+            return
+        handle.checkpoint()
+        out["changed"].append(entry(row, what="participant removed"))
+
+
+# -- export / import --------------------------------------------------------------------------------
+
+def _dump(db) -> dict:
+    record = {}
+    for table in TABLES:
+        cur = db.execute(f"SELECT * FROM {table}")
+        columns = [c[0] for c in cur.description]
+        record[table] = [dict(zip(columns, r)) for r in cur.fetchall()]
+    record["sequences"] = dict(db.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
+    meta = record.pop("object")[0]
+    meta.pop("one", None)
+    return {"format": FORMAT, "version": VERSION, "id": meta["id"], "scope": meta["scope"], "owner": meta["owner"],
+            "name": meta["name"], "object": meta, **record}
+
+
+def export(store, *, name=None, user=None, all_objects=False, progress=None):
+    """Versioned JSONL records, one per object with all its rows (a generator)."""
+    if name is not None:
+        with store.open(name) as obj:
+            yield _dump(obj.db)
+        return
+    if all_objects:
+        rows = store.objects.index(create=False).rows("SELECT * FROM objects ORDER BY id")
+    else:
+        rows = store.objects.index(create=False).rows(
+            "SELECT * FROM objects WHERE owner = ? AND scope IN ('user', 'session', 'reserved') ORDER BY id", (user,)
+        )
+    if progress:
+        progress.start(len(rows))
+    for row in rows:
+        try:
+            with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
+                yield _dump(handle.db)
+        except DurableError as e:
+            if e.code != "not_found":
+                raise
+        finally:
+            if progress:
+                progress.advance()
+
+
+def parse_records(lines):
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            raise invalid(f"line {number} of the export is not JSON ({e})")
+        if not isinstance(record, dict) or record.get("format") != FORMAT:
+            raise invalid(f"line {number} is not a durable export record")
+        if record.get("version") != VERSION:
+            raise invalid(f"line {number}: export version {record.get('version')!r} is not supported (this durable reads {VERSION})")
+        for key in ("scope", "owner", "name", "object"):
+            if key not in record:
+                raise invalid(f"line {number}: export record lacks {key!r}")
+        records.append(record)
+    return records
+
+
+def import_records(store, records, *, replace=False) -> dict:
+    """Re-create exported objects (ids recomputed from this installation's secret)."""
+    out = receipt()
+    plans = []
+    for record in records:
+        address = address_of(record)
+        object_id = store.objects.object_id(address.id_scope, address.owner, address.name, create=True)
+        exists = os.path.exists(store.objects.paths.object_file(object_id))
+        if exists and not replace:
+            raise conflict(f"{address.what} (owner {address.owner!r}) already exists; use --replace to overwrite it")
+        plans.append((record, address, object_id, exists))
+    for record, address, object_id, exists in plans:
+        with store.objects.open(object_id, create=True, what=address.what) as handle:
+            handle.after_commit = state.sync_index
+            with handle.transaction() as db:
+                for table in TABLES:
+                    db.execute(f"DELETE FROM {table}")
+                db.execute("DELETE FROM sqlite_sequence")
+                meta = dict(record["object"], id=object_id, one=1)
+                _insert(db, "object", [meta])
+                for table in TABLES[1:]:
+                    _insert(db, table, record.get(table, []))
+                for table, seq in record.get("sequences", {}).items():
+                    db.execute("DELETE FROM sqlite_sequence WHERE name = ?", (table,))
+                    db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, seq))
+        out["changed"].append({"id": object_id, "owner": address.owner, "name": address.name,
+                               "what": "replaced" if exists else "imported"})
+    return out
+
+
+def _insert(db, table, rows) -> None:
+    columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+    for row in rows:
+        keys = [k for k in row if k in columns]
+        db.execute(f"INSERT INTO {table} ({', '.join(keys)}) VALUES ({', '.join('?' * len(keys))})", [row[k] for k in keys])
+
+
+# -- backup ------------------------------------------------------------------------------------------
+
+def backup(store, dest: str, progress=None) -> dict:
+    """Copy secret.key and every object (under its lock, SQLite backup API) to DEST, then build DEST's index."""
+    source = store.objects.paths
+    dest = os.path.abspath(dest)
+    real_home = os.path.realpath(source.home)
+    real_dest = os.path.realpath(dest)
+    if real_dest == real_home or real_dest.startswith(real_home + os.sep):
+        raise invalid(f"backup destination {dest} is inside the data directory; choose a path outside {source.home}")
+    if os.path.lexists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
+        raise invalid(f"backup destination {dest} exists and is not empty; choose a new or empty directory")
+    secret = store.objects.secret(create=False)
+    if secret is None:
+        raise not_found(f"nothing to back up: {source.home} holds no data")
+    target = ObjectStore(dest)
+    target.paths.make_home()
+    _write_secret(target.paths.secret, secret)
+    ids = list(source.iter_object_ids())
+    if progress:
+        progress.start(len(ids))
+    rows, copied = [], 0
+    for object_id in ids:
+        try:
+            with store.objects.open(object_id, create=False, what=f"object {object_id}") as handle:
+                target.paths.make_shard(object_id)
+                path = target.paths.object_file(object_id)
+                _paths.create_file(path)
+                copy = connect(path, f"backup of {object_id}")
+                try:
+                    handle.db.backup(copy)
+                    found = state.index_row(_Shim(copy))
+                    if found is not None:
+                        rows.append(found)
+                finally:
+                    copy.close()
+                copied += 1
+        except sqlite3.Error as e:
+            raise DurableError(f"backup of object {object_id} failed: {e}", "storage")
+        finally:
+            if progress:
+                progress.advance()
+    target.index().replace_all(rows)
+    target.close()
+    return {"dest": dest, "objects": copied, "at": clock.iso(clock.now())}
+
+
+class _Shim:
+    def __init__(self, db):
+        self.db = db
+
+
+def _write_secret(path: str, secret: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _paths.FILE_MODE)
+    try:
+        os.write(fd, secret)
+        os.fsync(fd)
+    finally:
+        os.close(fd)

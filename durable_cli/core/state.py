@@ -1,0 +1,179 @@
+"""An opened object as the rules see it: who acts, its own row, its event log, its activity clock.
+
+Every rule module (sessions, transcript, elicit, memory, limits) works on an `Opened` and writes
+through `obj.handle.transaction()`; `index_row` is what index.db learns after each commit.
+"""
+
+import json
+from dataclasses import dataclass
+
+from .. import clock
+from ..errors import denied, not_found
+
+STATUSES = ("created", "active", "completed", "failed", "cancelled", "archived")
+ROLES = ("owner", "member")
+
+
+@dataclass(frozen=True)
+class Address:
+    """How a NAME resolves: the id's scope and owner, the scope the object reports, and a label for messages."""
+
+    id_scope: str  # user | tenant | reserved
+    owner: str
+    name: str
+    scope: str  # user | tenant | session | reserved
+
+    @property
+    def what(self) -> str:
+        if self.id_scope == "reserved":
+            return f"memory of user \"{self.owner}\""
+        if self.id_scope == "tenant":
+            return f"session \"{self.name}\" of tenant \"{self.owner}\""
+        return f"session \"{self.name}\""
+
+
+class Opened:
+    """One woken object for one run: the store handle, the acting user and the settings."""
+
+    def __init__(self, handle, address: Address, actor: str, config):
+        self.handle = handle
+        self.address = address
+        self.actor = actor
+        self.config = config
+        self.name = address.name
+
+    @property
+    def db(self):
+        return self.handle.db
+
+    @property
+    def id(self) -> str:
+        return self.handle.id
+
+    @property
+    def what(self) -> str:
+        return self.address.what
+
+    def meta(self):
+        """The object's own row as a dict, or None for a file with no object (new or half-made)."""
+        row = self.handle.row("SELECT * FROM object")
+        if row is None:
+            return None
+        return dict(zip(META_COLUMNS, row))
+
+    def role(self):
+        row = self.handle.row("SELECT role FROM participants WHERE user = ?", (self.actor,))
+        return row[0] if row else None
+
+    def require_visible(self) -> None:
+        """Tenant objects are visible to participants only; others get "not found" (no leak of existence)."""
+        if self.address.id_scope == "tenant" and self.role() is None:
+            raise not_found(f"{self.what} not found")
+
+    def require_owner(self, doing: str) -> None:
+        if self.role() != "owner":
+            raise denied(f"only an owner of {self.what} can {doing}; ask an owner to do it")
+
+
+META_COLUMNS = (
+    "one", "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
+    "ttl_seconds", "expires_at", "live_turns", "live_tokens",
+)
+
+
+def create_object(obj: Opened, status: str, *, title=None, ttl_seconds=None) -> None:
+    """Insert the object's row and its creator as owner (inside the caller's transaction)."""
+    now = clock.now()
+    expires = now + ttl_seconds * 1000 if ttl_seconds else None
+    a = obj.address
+    obj.db.execute(
+        "INSERT INTO object (one, id, scope, owner, name, title, status, created_at, updated_at, last_active_at,"
+        " ttl_seconds, expires_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (obj.id, a.scope, a.owner, a.name, title, status, now, now, now, ttl_seconds, expires),
+    )
+    if a.id_scope != "reserved":
+        obj.db.execute("INSERT INTO participants (user, role, joined_at) VALUES (?, 'owner', ?)", (obj.actor, now))
+        event(obj, "session.created", {"scope": a.scope, "status": status})
+        if ttl_seconds:
+            event(obj, "ttl.set", {"ttl_seconds": ttl_seconds})
+
+
+def event(obj: Opened, type_: str, data=None, *, actor="__actor__") -> int:
+    now = clock.now()
+    cur = obj.db.execute(
+        "INSERT INTO events (type, actor, data, at) VALUES (?, ?, ?, ?)",
+        (type_, obj.actor if actor == "__actor__" else actor, json.dumps(data or {}, separators=(",", ":")), now),
+    )
+    return cur.lastrowid
+
+
+def touch(obj: Opened, *, active: bool = True) -> None:
+    """Record a write: updated_at always; last_active_at (and the TTL deadline) for activity."""
+    now = clock.now()
+    if active:
+        obj.db.execute(
+            "UPDATE object SET updated_at = ?, last_active_at = ?,"
+            " expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
+            (now, now, now),
+        )
+    else:
+        obj.db.execute("UPDATE object SET updated_at = ?", (now,))
+
+
+def set_status(obj: Opened, new: str, old: str) -> None:
+    """Transition with its event; a transition to the current status writes nothing."""
+    if new == old:
+        return
+    obj.db.execute("UPDATE object SET status = ?", (new,))
+    event(obj, "session.status", {"from": old, "to": new})
+
+
+def next_alarm_at(db):
+    row = db.execute(
+        "SELECT min(t) FROM (SELECT expires_at AS t FROM object"
+        " UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing'"
+        " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')"
+    ).fetchone()
+    return row[0]
+
+
+def index_row(handle):
+    """(row, members) for index.db, read from the object itself."""
+    db = handle.db
+    meta = db.execute("SELECT * FROM object").fetchone()
+    if meta is None:
+        return None
+    m = dict(zip(META_COLUMNS, meta))
+    row = {
+        "id": m["id"], "scope": m["scope"], "owner": m["owner"], "name": m["name"], "title": m["title"],
+        "status": m["status"], "created_at": m["created_at"], "updated_at": m["updated_at"],
+        "last_active_at": m["last_active_at"], "turns": m["live_turns"], "tokens": m["live_tokens"],
+        "expires_at": m["expires_at"], "next_alarm_at": next_alarm_at(db),
+    }
+    members = db.execute("SELECT user, role FROM participants").fetchall()
+    return row, members
+
+
+def sync_index(handle) -> None:
+    """After a commit, under the object's lock: bring the object's index.db row in step."""
+    found = index_row(handle)
+    if found is not None:
+        handle.store.index().upsert(*found)
+
+
+def session_json(obj: Opened) -> dict:
+    """The session object of SPEC §5."""
+    m = obj.meta()
+    participants = [
+        {"user": u, "role": r, "joined_at": clock.iso(j)}
+        for u, r, j in obj.db.execute("SELECT user, role, joined_at FROM participants ORDER BY joined_at, user")
+    ]
+    counts = dict(obj.db.execute("SELECT status, count(*) FROM prompts WHERE status IN ('pending','processing') GROUP BY status").fetchall())
+    return {
+        "name": m["name"], "id": m["id"], "scope": m["scope"], "owner": m["owner"], "title": m["title"],
+        "status": m["status"], "created_at": clock.iso(m["created_at"]), "updated_at": clock.iso(m["updated_at"]),
+        "last_active_at": clock.iso(m["last_active_at"]), "participants": participants,
+        "queue": {"pending": counts.get("pending", 0), "processing": counts.get("processing", 0)},
+        "turns": m["live_turns"], "tokens": m["live_tokens"], "expires_at": clock.iso(m["expires_at"]),
+        "ttl_seconds": m["ttl_seconds"],
+    }

@@ -1,0 +1,53 @@
+"""One error type for the whole tool, carrying the exit table of SPEC §4."""
+
+EXIT_CODES = {
+    "internal": 1,
+    "invalid_input": 2,
+    "not_found": 3,
+    "conflict": 4,
+    "permission_denied": 5,
+    "busy": 6,
+    "storage": 7,
+    "rate_limited": 8,
+    "timeout": 9,
+}
+
+
+class DurableError(Exception):
+    """A failure a user can act on: a message naming the thing and the way out, a code, an exit status."""
+
+    def __init__(self, message: str, code: str = "internal", document=None):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.exit_status = EXIT_CODES[code]
+        # Some failures still print their result document on stdout (doctor, limit hit, forget, elicit wait).
+        self.document = document
+
+
+def invalid(message: str) -> DurableError:
+    return DurableError(message, "invalid_input")
+
+
+def not_found(message: str) -> DurableError:
+    return DurableError(message, "not_found")
+
+
+def conflict(message: str) -> DurableError:
+    return DurableError(message, "conflict")
+
+
+def denied(message: str) -> DurableError:
+    return DurableError(message, "permission_denied")
+
+
+def storage(message: str) -> DurableError:
+    return DurableError(message, "storage")
+
+
+class Interrupted(BaseException):
+    """Raised from SIGINT/SIGTERM handlers so open transactions roll back before the exit."""
+
+    def __init__(self, exit_status: int):
+        super().__init__(exit_status)
+        self.exit_status = exit_status

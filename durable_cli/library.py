@@ -1,0 +1,210 @@
+"""The library's face: `Store` resolves names, wakes objects and runs the operations of SPEC §5-8.
+
+    from durable_cli import Store
+    store = Store(home="/tmp/h", user="alice")
+    with store.open("fix-login", create=True) as session:
+        session.append("hello", role="user")
+
+The CLI is a thin shell over this API (and so will be a remote backend serving the same operations).
+"""
+
+import os
+from contextlib import contextmanager
+
+from . import clock
+from .config import Config, valid_name
+from .core import alarms, elicit, limits, memory, sessions, state, transcript
+from .errors import not_found
+from .store.objects import ObjectStore
+
+
+class Session(state.Opened):
+    """An opened object with its operations as methods; valid inside `with store.open(...)`."""
+
+    show = sessions.show
+    prompt = sessions.prompt
+    next_prompt = sessions.next_prompt
+    renew = sessions.renew
+    finish = sessions.finish
+    stop = sessions.stop
+    cancel = sessions.cancel
+    archive = sessions.archive
+    unarchive = sessions.unarchive
+    set_title = sessions.set_title
+    invite = sessions.invite
+    dequeue = sessions.dequeue
+    queue = sessions.queue
+    events = sessions.events
+    participants = sessions.participants
+    get_prompt = sessions.get_prompt
+    append = transcript.append
+    show_transcript = transcript.show
+    context_window = transcript.context_window
+    summarize = transcript.summarize
+    compact = transcript.compact
+    prune = transcript.prune
+    redact = transcript.redact
+    ask = elicit.ask
+    requests = elicit.list_requests
+    request = elicit.get
+    answer = elicit.answer
+    set_fact = memory.set_fact
+    get_fact = memory.get_fact
+    facts = memory.list_facts
+    confirm_fact = memory.confirm
+    forget_fact = memory.forget_fact
+    hit = limits.hit
+
+    def create(self, *, title=None, ttl_seconds=None):
+        return sessions.create(self, title=title, ttl_seconds=ttl_seconds)
+
+
+def default_user() -> str:
+    import getpass
+
+    return getpass.getuser()
+
+
+class Store:
+    """One data directory. Options given here take precedence over environment, config file and defaults."""
+
+    def __init__(self, home=None, *, user=None, tenant=None, lock_timeout=None, config=None):
+        overrides = {"defaults.home": home, "defaults.user": user, "defaults.lock_timeout": lock_timeout}
+        self.config = config or Config()
+        self.config.overrides.update({k: v for k, v in overrides.items() if v is not None})
+        self.user = valid_name(self.config.get("defaults.user") or default_user(), "user")
+        if tenant is None:
+            tenant = os.environ.get("DURABLE_TENANT") or None
+        self.tenant = valid_name(tenant, "tenant") if tenant is not None else None
+        self._objects = None
+
+    @property
+    def home(self) -> str:
+        home = self.config.get("defaults.home")
+        if not home:
+            import platformdirs
+
+            home = platformdirs.user_data_dir("durable")
+        return home
+
+    @property
+    def objects(self) -> ObjectStore:
+        if self._objects is None:
+            self._objects = ObjectStore(self.home, self.config.seconds("defaults.lock_timeout"))
+        return self._objects
+
+    def address(self, name: str, *, user=None, tenant=None, scope=None) -> state.Address:
+        valid_name(name)
+        tenant = tenant if tenant is not None else self.tenant
+        if tenant is not None:
+            return state.Address("tenant", valid_name(tenant, "tenant"), name, "tenant")
+        owner = valid_name(user, "user") if user is not None else self.user
+        return state.Address("user", owner, name, scope or "user")
+
+    def reserved_address(self, user=None) -> state.Address:
+        return state.Address("reserved", valid_name(user, "user") if user else self.user, "", "reserved")
+
+    @contextmanager
+    def open(self, name=None, *, user=None, tenant=None, create=False, address=None, actor=None):
+        """Wake the object NAME for one run, holding its lock: alarms fire first, then access is checked.
+
+        Exit 3 when it does not exist (or is not visible to the acting user) and CREATE is false.
+        """
+        address = address or self.address(name, user=user, tenant=tenant)
+        actor = actor or self.user
+        for _attempt in range(3):
+            object_id = self.objects.object_id(address.id_scope, address.owner, address.name, create=create)
+            if object_id is None:
+                raise not_found(f"{address.what} not found")
+            with self.objects.open(object_id, create=create, what=address.what) as handle:
+                handle.after_commit = state.sync_index
+                session = Session(handle, address, actor, self.config)
+                fired = alarms.fire_due(session)
+                if fired == "expired" or (fired == "absent" and not create):
+                    if fired == "absent":
+                        handle.delete()  # a file left half-made by a killed create: it never existed
+                    if not create:
+                        raise not_found(f"{address.what} not found")
+                    continue
+                if fired != "absent" and address.id_scope == "tenant" and not create:
+                    session.require_visible()
+                yield session
+                return
+        raise not_found(f"{address.what} not found")  # pragma: no cover - expired three times in a row
+
+    @contextmanager
+    def open_reserved(self, user=None, *, create=False):
+        with self.open(address=self.reserved_address(user), create=create) as obj:
+            yield obj
+
+    def poll(self, name, attempt, *, wait_seconds: int, **open_args):
+        """Call ATTEMPT(session) under the lock until it returns non-None or WAIT_SECONDS pass.
+
+        The lock is taken for each poll and released in between, so others can write while we wait.
+        """
+        waited, delay = 0.0, 0.02
+        while True:
+            with self.open(name, **open_args) as session:
+                result = attempt(session, waited < wait_seconds)
+            if result is not None or waited >= wait_seconds:
+                return result
+            step = min(delay, wait_seconds - waited)
+            clock.sleep(step)
+            waited += step
+            delay = min(delay * 1.5, 0.25)
+
+    def close(self) -> None:
+        if self._objects is not None:
+            self._objects.close()
+
+    # Operations over many objects (SPEC §7) live in core.retention and core.rights.
+    def ls(self, **filters):
+        from .core import retention
+
+        return retention.ls(self, **filters)
+
+    def ttl(self, name, **kw):
+        from .core import retention
+
+        with self.open(name) as obj:
+            return retention.ttl(obj, **kw)
+
+    def delete(self, name):
+        from .core import retention
+
+        return retention.delete(self, self.address(name))
+
+    def purge(self, **kw):
+        from .core import retention
+
+        return retention.purge(self, **kw)
+
+    def sweep(self, **kw):
+        from .core import retention
+
+        return retention.sweep(self, **kw)
+
+    def forget(self, user, **kw):
+        from .core import rights
+
+        return rights.forget(self, user, **kw)
+
+    def export(self, **kw):
+        from .core import rights
+
+        return rights.export(self, **kw)
+
+    def import_records(self, records, **kw):
+        from .core import rights
+
+        return rights.import_records(self, records, **kw)
+
+    def backup(self, dest, **kw):
+        from .core import rights
+
+        return rights.backup(self, dest, **kw)
+
+    def doctor(self, **kw):
+        from .core import doctor
+
+        return doctor.doctor(self, **kw)

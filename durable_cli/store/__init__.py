@@ -1,0 +1,1 @@
+"""Where bytes live: paths, ids, locks, SQLite files, migrations and index.db. Knows nothing of sessions."""

@@ -1,0 +1,95 @@
+"""One exclusive lock per object: flock on a sidecar file, held for the whole run.
+
+Waiting polls with time.sleep (no timed waits on threading primitives, which can hang under faketime)
+and counts the time slept, so a frozen clock cannot make it wait forever. After acquiring, the lock
+checks that its file is still the one at the path: an object deleted (and its lock file unlinked by
+the holder) while others waited is retried on the new file.
+"""
+
+import errno
+import fcntl
+import os
+
+from ..errors import DurableError
+from . import paths as _paths
+
+
+class ObjectLock:
+    def __init__(self, path: str, timeout: float, what: str):
+        self.path = path
+        self.timeout = timeout
+        self.what = what
+        self.fd = None
+
+    def acquire(self, *, create: bool) -> bool:
+        """Take the lock. False when the lock file is absent and CREATE is false; exit 6 after the timeout."""
+        waited = 0.0
+        delay = 0.002
+        while True:
+            flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+            try:
+                fd = os.open(self.path, flags, _paths.FILE_MODE)
+            except FileNotFoundError:
+                return False
+            except OSError as e:
+                raise _paths.os_error(e, self.path)
+            try:
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except OSError as e:
+                        if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                            raise
+                    if waited >= self.timeout:
+                        raise DurableError(
+                            f"{self.what} is busy: another durable process holds its lock; "
+                            f"retry, or wait longer with --lock-timeout",
+                            "busy",
+                        )
+                    step = min(delay, self.timeout - waited)
+                    _sleep(step)
+                    waited += step
+                    delay = min(delay * 2, 0.02)
+                try:
+                    same = os.stat(self.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    self.fd = fd
+                    os.fchmod(fd, _paths.FILE_MODE) if create else None
+                    return True
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)  # the file was replaced while we waited: lock the new one
+
+    def unlink(self) -> None:
+        """Remove the lock file; only ever called while holding it."""
+        if self.fd is not None:
+            _paths.unlink_quiet(self.path)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _sleep(seconds: float) -> None:
+    from ..clock import sleep
+
+    sleep(seconds)
+
+
+def try_lock(path: str):
+    """A non-blocking attempt (doctor, stale-lock checks): the fd when free, None when held or absent."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd

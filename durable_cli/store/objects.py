@@ -1,0 +1,218 @@
+"""Objects: one SQLite file per named object, woken, worked on and put to sleep by each run.
+
+The cycle, and what it guarantees:
+- wake: take the object's exclusive lock (held for the whole run), open the file, create or upgrade
+  its schema idempotently (ordered migrations in PRAGMA user_version; a newer file is refused);
+- work: every change inside one explicit transaction (BEGIN IMMEDIATE ... COMMIT);
+- sleep: commit (synchronous=FULL, WAL: fsync'd before the command exits 0), update the object's
+  index.db row while still holding the lock (lock order: object, then index), close, unlock.
+A run that fails, is interrupted or killed rolls back: it changes nothing. Nothing survives in memory.
+"""
+
+import os
+import sqlite3
+from contextlib import contextmanager
+
+from ..errors import DurableError, not_found, storage
+from . import ids, paths as _paths, schema
+from .lock import ObjectLock
+
+
+def sqlite_error(e: Exception, what: str) -> DurableError:
+    """A storage error (exit 7) for a SQLite failure, naming the object or file and the way out."""
+    text = str(e)
+    low = text.lower()
+    if "full" in low:
+        return storage(f"disk full while writing {what}; free some space and retry (nothing was changed)")
+    if "readonly" in low or "read-only" in low or "unable to open" in low:
+        return storage(f"cannot write {what}: the data directory is read-only or not accessible ({text}); nothing was changed")
+    if "disk i/o" in low:
+        return storage(f"disk I/O error on {what} ({text}); nothing was changed; check free space and file size limits")
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return storage(f"{what} is corrupt ({text}); run 'durable doctor' to see what can be repaired")
+    return storage(f"storage error on {what}: {text}")
+
+
+def connect(path: str, what: str, *, synchronous: str = "FULL") -> sqlite3.Connection:
+    try:
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+    except sqlite3.Error as e:
+        raise sqlite_error(e, what)
+    try:
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        db.execute("PRAGMA secure_delete=ON")
+    except sqlite3.Error as e:
+        db.close()
+        raise sqlite_error(e, what)
+    return db
+
+
+def ensure_schema(db: sqlite3.Connection, what: str) -> None:
+    """Apply the migrations this file has not seen yet, in order, in one transaction."""
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version == schema.VERSION:
+            return
+        if version > schema.VERSION:
+            raise storage(
+                f"{what} was written by a newer durable (schema {version}, this one knows {schema.VERSION}); upgrade durable"
+            )
+        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            db.execute("PRAGMA journal_mode=WAL")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            for step, (_name, ddl) in enumerate(schema.MIGRATIONS[version:], start=version + 1):
+                for statement in ddl.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version={step}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as e:
+        raise sqlite_error(e, what)
+
+
+class ObjectHandle:
+    """An object woken for this run: its connection, its lock and the way to change it."""
+
+    def __init__(self, store: "ObjectStore", object_id: str, what: str):
+        self.store = store
+        self.id = object_id
+        self.what = what
+        self.path = store.paths.object_file(object_id)
+        self.lock = ObjectLock(store.paths.lock_file(object_id), store.lock_timeout, what)
+        self.db = None
+        self.after_commit = None  # set by the layer above: keeps the index row in step
+        self.deleted = False
+
+    def row(self, sql: str, params=()):
+        try:
+            return self.db.execute(sql, params).fetchone()
+        except sqlite3.DatabaseError as e:
+            raise sqlite_error(e, self.what)
+
+    def rows(self, sql: str, params=()):
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as e:
+            raise sqlite_error(e, self.what)
+
+    @contextmanager
+    def transaction(self):
+        """One explicit write transaction; the index row follows the commit, under the same lock."""
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            raise sqlite_error(e, self.what)
+        try:
+            yield db
+            db.execute("COMMIT")
+        except sqlite3.Error as e:
+            _rollback(db)
+            raise sqlite_error(e, self.what)
+        except BaseException:
+            _rollback(db)
+            raise
+        if self.after_commit is not None and not self.deleted:
+            self.after_commit(self)
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the file and truncate it, so removed text does not linger in the WAL."""
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as e:
+            raise sqlite_error(e, self.what)
+
+    def delete(self) -> None:
+        """Remove the object's file, WAL/SHM and index row, then its lock file (we hold the lock)."""
+        self.close_db()
+        remove_files(self.path)
+        self.store.index().remove(self.id)
+        self.lock.unlink()
+        self.deleted = True
+
+    def close_db(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+
+def _rollback(db) -> None:
+    try:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+
+
+def remove_files(path: str) -> None:
+    _paths.unlink_quiet(path)
+    for suffix in _paths.SIDE_SUFFIXES:
+        _paths.unlink_quiet(path + suffix)
+    _paths.fsync_dir(os.path.dirname(path))
+
+
+class ObjectStore:
+    """The data directory: resolves names to ids, wakes objects under their lock, owns index.db."""
+
+    def __init__(self, home: str, lock_timeout: float = 10.0):
+        self.paths = _paths.Paths(home)
+        self.lock_timeout = lock_timeout
+        self._secret = None
+        self._index = None
+
+    def secret(self, *, create: bool):
+        if self._secret is None:
+            self._secret = ids.load_secret(self.paths, create=create)
+        return self._secret
+
+    def object_id(self, scope: str, owner: str, name: str, *, create: bool = False):
+        """The id for (scope, owner, NAME), or None when the installation has no secret yet."""
+        secret = self.secret(create=create)
+        return None if secret is None else ids.object_id(secret, scope, owner, name)
+
+    def index(self, *, create: bool = True):
+        from .index import Index
+
+        if self._index is None:
+            self._index = Index(self.paths)
+        if create:
+            self._index.connect(create=True)
+        return self._index
+
+    @contextmanager
+    def open(self, object_id: str, *, create: bool, what: str):
+        """Wake the object with this id: lock, open, schema. Exit 3 when it is absent and CREATE is false.
+
+        Nothing is created for a missing object unless CREATE (not even a lock file).
+        """
+        handle = ObjectHandle(self, object_id, what)
+        exists = _paths.refuse_symlink(handle.path)
+        if not exists and not create:
+            raise not_found(f"{what} not found")
+        if create:
+            _paths.make_dir(self.paths.objects)
+            _paths.make_dir(os.path.dirname(handle.path))
+        handle.lock.acquire(create=True)
+        try:
+            exists = _paths.refuse_symlink(handle.path)
+            if not exists:
+                if not create:
+                    handle.lock.unlink()  # the object went away while we waited; leave nothing behind
+                    raise not_found(f"{what} not found")
+                _paths.create_file(handle.path)
+            handle.db = connect(handle.path, what)
+            ensure_schema(handle.db, what)
+            yield handle
+        finally:
+            handle.close_db()
+            handle.lock.release()
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
