@@ -1,2 +1,208 @@
+"""durable forget, export, import, backup, doctor, config: data rights, repair and settings (SPEC §7)."""
+
+import sys
+
 import typer
-def register(root): pass
+
+from ..errors import DurableError
+from . import complete_name, mode, store
+from . import render
+
+JSON = typer.Option(False, "--json", help="Print one JSON document.")
+config_app = typer.Typer(help="Read and write settings (TOML).\n\nExample: durable config set transcript.token_budget 8000", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("forget")(forget)
+    app.command("export")(export)
+    app.command("import")(import_)
+    app.command("backup")(backup)
+    app.command("doctor")(doctor)
+    app.add_typer(config_app, name="config")
+
+
+def forget(
+    user: str = typer.Argument(..., help="The user to erase."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (required without a terminal)."),
+    json_out: bool = JSON,
+):
+    """Erase everything of USER: their sessions, memory and limits, and their traces in tenant sessions.
+
+    Example: durable forget bob --yes --json
+    """
+    from ..config import valid_name
+
+    valid_name(user, "user")
+    if not yes:
+        if not sys.stdin.isatty():
+            raise DurableError("forget needs --yes when not run from a terminal", "invalid_input")
+        if not render.confirm(f"erase everything of user {user!r}?"):
+            raise DurableError("cancelled; nothing was erased", "invalid_input")
+    bar = render.progress("forget")
+    try:
+        doc = store().forget(user, progress=bar)
+    finally:
+        bar.stop()
+    render.receipt(doc, mode(json_out))
+
+
+def export(
+    name: str = typer.Argument(None, help="Session NAME (or --user / --all).", autocompletion=complete_name, show_default=False),
+    user: str = typer.Option(None, "--user", metavar="U", help="Every object user U owns, their memory included."),
+    all_objects: bool = typer.Option(False, "--all", help="Every object of the installation."),
+    output: str = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (mode 0600) instead of stdout."),
+):
+    """Export objects as versioned JSONL, one record per object with all its rows.
+
+    Example: durable export --user alice --output alice.jsonl
+    """
+    import json
+    import os
+
+    if sum(x is not None and x is not False for x in (name, user, all_objects)) != 1:
+        raise DurableError("give exactly one of NAME, --user U or --all", "invalid_input")
+    if user is not None:
+        from ..config import valid_name
+
+        valid_name(user, "user")
+    bar = render.progress("export")
+    records = store().export(name=name, user=user, all_objects=all_objects, progress=bar)
+    tmp = None
+    try:
+        if output is None:
+            stream = sys.stdout
+        else:
+            tmp = f"{output}.{os.getpid()}.tmp"
+            stream = os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8")
+        for record in records:
+            stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        if tmp is not None:
+            stream.flush()
+            os.fsync(stream.fileno())
+            stream.close()
+            os.replace(tmp, output)
+            tmp = None
+    finally:
+        bar.stop()
+        if tmp is not None:
+            os.unlink(tmp)
+
+
+def import_(
+    file: str = typer.Argument(..., metavar="FILE", help="A durable export (JSONL), or - for stdin."),
+    replace: bool = typer.Option(False, "--replace", help="Overwrite objects that already exist."),
+    json_out: bool = JSON,
+):
+    """Re-create exported objects; an existing one is exit 4 unless --replace.
+
+    Example: durable import alice.jsonl --replace
+    """
+    from ..core.rights import parse_records
+
+    try:
+        data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
+    except OSError as e:
+        raise DurableError(f"cannot read {file}: {e.strerror}", "invalid_input")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DurableError(f"{file} is not valid UTF-8", "invalid_input")
+    doc = store().import_records(parse_records(text.splitlines()), replace=replace)
+    render.receipt(doc, mode(json_out))
+
+
+def backup(dest: str = typer.Argument(..., metavar="DEST", help="A new or empty directory outside the data directory."), json_out: bool = JSON):
+    """Copy the whole data directory to DEST, usable as --home DEST.
+
+    Example: durable backup /backups/durable-$(date +%F)
+    """
+    bar = render.progress("backup")
+    try:
+        doc = store().backup(dest, progress=bar)
+    finally:
+        bar.stop()
+    render.document(doc, "json") if json_out else render.out(doc["dest"])
+
+
+def doctor(repair: bool = typer.Option(False, "--repair", help="Rebuild index.db from the objects and finish interrupted purges."), json_out: bool = JSON):
+    """Check every object and index.db; exit 7 when something is wrong.
+
+    Example: durable doctor --repair --json | jq '.problems[] | .kind'
+    """
+    bar = render.progress("doctor")
+    try:
+        doc = store().doctor(repair=repair, progress=bar)
+    finally:
+        bar.stop()
+    if not doc["healthy"]:
+        kinds = sorted({p["kind"] for p in doc["problems"] if not p["repaired"]})
+        raise DurableError(
+            f"unhealthy: {', '.join(kinds)}" + ("" if repair else "; run 'durable doctor --repair'"), "storage", document=doc,
+        )
+    if json_out:
+        render.document(doc, "json")
+    else:
+        for p in doc["problems"]:
+            render.out("\t".join(render.field(p[k]) for k in ("id", "kind", "detail", "repaired")))
+
+
+@config_app.command("get")
+def config_get(key: str = typer.Argument(..., help="The key, e.g. transcript.token_budget.")):
+    """Print a key's effective value.
+
+    Example: durable config get queue.lease
+    """
+    from ..config import KEYS, Config
+
+    if key not in KEYS:
+        raise DurableError(f"unknown config key {key!r}; see 'durable config list'", "invalid_input")
+    value = _config().get(key)
+    render.out("" if value is None else str(value))
+
+
+def _config():
+    from . import G
+    from ..config import Config
+
+    return Config({"defaults.home": G.home, "defaults.user": G.user, "defaults.lock_timeout": G.lock_timeout})
+
+
+@config_app.command("set")
+def config_set(key: str = typer.Argument(...), value: str = typer.Argument(...)):
+    """Set a key in the config file.
+
+    Example: durable config set retention.draft_expiry 1d
+    """
+    _config().write(key, value)
+
+
+@config_app.command("unset")
+def config_unset(key: str = typer.Argument(...)):
+    """Remove a key from the config file (back to its default).
+
+    Example: durable config unset transcript.tokenizer
+    """
+    _config().write(key, unset=True)
+
+
+@config_app.command("list")
+def config_list(json_out: bool = JSON):
+    """Print every key's effective value.
+
+    Example: durable config list --json | jq .
+    """
+    values = _config().effective()
+    if json_out:
+        render.document(values, "json")
+    else:
+        for k, v in values.items():
+            render.out(f"{k}\t{render.field(v)}")
+
+
+@config_app.command("path")
+def config_path():
+    """Print the config file's path.
+
+    Example: $EDITOR "$(durable config path)"
+    """
+    render.out(_config().path)

@@ -1,2 +1,134 @@
+"""durable ls, ttl, delete, purge, sweep: enumeration and expiry (SPEC §7)."""
+
+import sys
+
 import typer
-def register(root): pass
+
+from ..errors import DurableError
+from . import complete_choices, complete_name, mode, seconds, store
+from . import render
+
+STATUSES = ("created", "active", "completed", "failed", "cancelled", "archived")
+JSON = typer.Option(False, "--json", help="Print one JSON document.")
+JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.")
+STATUS = typer.Option(None, "--status", metavar="S", help="Only this status (repeatable).", autocompletion=complete_choices(*STATUSES))
+
+
+def _statuses(values):
+    for s in values or ():
+        if s not in STATUSES:
+            raise DurableError(f"invalid --status {s!r}: use one of {', '.join(STATUSES)}", "invalid_input")
+    return tuple(values or ())
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ls")(ls)
+    app.command("ttl")(ttl)
+    app.command("delete")(delete)
+    app.command("purge")(purge)
+    app.command("sweep")(sweep)
+
+
+def ls(
+    status: list[str] = STATUS,
+    all_objects: bool = typer.Option(False, "--all", help="Include archived sessions."),
+    user: str = typer.Option(None, "--user", metavar="U", help="Sessions of user U instead of the acting user."),
+    older_than: str = typer.Option(None, "--older-than", metavar="DUR", help="Only sessions idle for longer than DUR."),
+    limit: int = typer.Option(None, "--limit", metavar="N", help="At most N sessions."),
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """List your sessions, newest activity first (from index.db; archived and expired hidden).
+
+    Example: durable ls --status active --jsonl | jq -r .name
+    """
+    statuses = _statuses(status)
+    older = seconds(older_than, what="--older-than")
+    if limit is not None and limit < 0:
+        raise DurableError("--limit must be non-negative", "invalid_input")
+    if user is not None:
+        from ..config import valid_name
+
+        valid_name(user, "user")
+    rows = store().ls(statuses=statuses, all_objects=all_objects, user=user, older_than=older, limit=limit)
+    render.listing(rows, mode(json_out, jsonl))
+
+
+def ttl(
+    name: str = typer.Argument(..., help="Session NAME.", autocompletion=complete_name),
+    duration: str = typer.Argument(None, metavar="[DUR]", help="Expire DUR after the last activity.", show_default=False),
+    clear: bool = typer.Option(False, "--clear", help="Remove the TTL."),
+    json_out: bool = JSON,
+):
+    """Show, set or clear a session's TTL (rescheduled by every write).
+
+    Example: durable ttl scratch 7d
+    """
+    if clear and duration is not None:
+        raise DurableError("give either DUR or --clear, not both", "invalid_input")
+    doc = store().ttl(name, seconds=seconds(duration, what="TTL"), clear=clear)
+    render.document(doc, mode(json_out))
+
+
+def _needs_consent(yes: bool, dry_run: bool, what: str) -> None:
+    if yes or dry_run:
+        return
+    if not sys.stdin.isatty():
+        raise DurableError(f"{what} needs --yes when not run from a terminal (or --dry-run to see what it would do)", "invalid_input")
+    if not render.confirm(f"{what}?"):
+        raise DurableError("cancelled; nothing was deleted", "invalid_input")
+
+
+def delete(
+    name: str = typer.Argument(..., help="Session NAME.", autocompletion=complete_name),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (required without a terminal)."),
+    json_out: bool = JSON,
+):
+    """Delete one session: its file, WAL/SHM, lock and index row.
+
+    Example: durable delete scratch --yes
+    """
+    s = store()
+    s.address(name)  # bad NAME is exit 2 before anything is asked
+    _needs_consent(yes, False, f"delete session {name!r}")
+    render.receipt(s.delete(name), mode(json_out))
+
+
+def purge(
+    older_than: str = typer.Option(..., "--older-than", metavar="DUR", help="Delete objects idle for longer than DUR."),
+    user: str = typer.Option(None, "--user", metavar="U", help="Only objects user U owns."),
+    status: list[str] = STATUS,
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; change nothing."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (required without a terminal)."),
+    json_out: bool = JSON,
+):
+    """Delete every object idle past the cutoff (installation-wide unless --user/--tenant).
+
+    Example: durable purge --older-than 90d --yes --json | jq '.deleted | length'
+    """
+    older = seconds(older_than, what="--older-than")
+    statuses = _statuses(status)
+    if user is not None:
+        from ..config import valid_name
+
+        valid_name(user, "user")
+    _needs_consent(yes, dry_run, f"purge objects idle for more than {older_than}")
+    bar = render.progress("purge")
+    try:
+        doc = store().purge(older_than=older, user=user, statuses=statuses, dry_run=dry_run, progress=bar)
+    finally:
+        bar.stop()
+    render.receipt(doc, mode(json_out))
+
+
+def sweep(json_out: bool = JSON):
+    """Fire every due alarm (TTL, leases, requests) and archive expired drafts.
+
+    Example: durable sweep --json  # from cron, every few minutes
+    """
+    bar = render.progress("sweep")
+    try:
+        doc = store().sweep(progress=bar)
+    finally:
+        bar.stop()
+    render.receipt(doc, mode(json_out))
