@@ -1,0 +1,19 @@
+"""Real processes for the concurrency and crash tests."""
+
+import subprocess
+import sys
+
+HOLD = """
+import sys, time
+from durable_cli import Store
+with Store().open(sys.argv[1]) as obj:
+    print("locked", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def hold_lock(name: str, seconds: float) -> subprocess.Popen:
+    """A process that holds NAME's lock for SECONDS; returns once the lock is held."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, name, str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    return proc

@@ -1,0 +1,48 @@
+import os
+
+import pytest
+
+
+def test_precedence_option_env_file_default(durable, tmp_path, monkeypatch):
+    monkeypatch.delenv("DURABLE_USER")
+    r = durable("config", "get", "defaults.user")
+    assert r.status == 0
+    assert durable("config", "set", "defaults.user", "filed").status == 0
+    assert durable("config", "get", "defaults.user").out.strip() == "filed"
+    monkeypatch.setenv("DURABLE_USER", "fromenv")
+    assert durable("config", "get", "defaults.user").out.strip() == "fromenv"
+    assert durable("--as", "option", "config", "get", "defaults.user").out.strip() == "option"
+    # the effective user is the one that owns what it creates
+    durable("--as", "option", "session", "create", "s1")
+    assert durable("--as", "option", "session", "show", "s1", "--json").json()["owner"] == "option"
+    assert durable("session", "show", "s1").status == 3  # fromenv has no such session
+
+
+def test_set_list_unset_and_types(durable):
+    assert durable("config", "set", "transcript.token_budget", "8000").status == 0
+    assert durable("config", "list", "--json").json()["transcript.token_budget"] == 8000
+    assert durable("config", "set", "transcript.token_budget", "lots").status == 2
+    assert durable("config", "set", "queue.lease", "90").status == 2
+    assert durable("config", "set", "no.such", "1").status == 2
+    assert durable("config", "get", "no.such").status == 2
+    assert durable("config", "unset", "transcript.token_budget").status == 0
+    assert durable("config", "list", "--json").json()["transcript.token_budget"] == 4000
+    assert durable("config", "path").out.strip() == os.environ["DURABLE_CONFIG"]
+
+
+def test_config_file_values_are_used(durable):
+    with open(os.environ["DURABLE_CONFIG"], "w") as f:
+        f.write('[queue]\nmax_unfinished = 2\n')
+    assert durable("session", "prompt", "q", "one").status == 0
+    assert durable("session", "prompt", "q", "two").status == 0
+    assert durable("session", "prompt", "q", "three").status == 4
+
+
+def test_bad_config_file_is_exit_2(durable):
+    with open(os.environ["DURABLE_CONFIG"], "w") as f:
+        f.write("[queue\n")
+    r = durable("session", "prompt", "q", "one")
+    assert r.status == 2 and "not valid TOML" in r.err
+    with open(os.environ["DURABLE_CONFIG"], "w") as f:
+        f.write('[queue]\nmax_unfinished = "ten"\n')
+    assert durable("session", "prompt", "q", "one").status == 2
