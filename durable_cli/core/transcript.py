@@ -165,11 +165,16 @@ def as_messages(turns) -> list:
     return out
 
 
+def _live_row(obj, seq: int):
+    row = _row(obj, seq)
+    if row is None or row[7] is not None:
+        raise not_found(f"row {seq} of {obj.what} is not a live row; see 'durable transcript show {obj.name}'")
+    return row
+
+
 def _covered_rows(obj, through: int):
     """The live rows a summary through SEQ stands for (pinned turns excepted); exit 3/4 as SPEC §6."""
-    row = _row(obj, through)
-    if row is None or row[7] is not None:
-        raise not_found(f"row {through} of {obj.what} is not a live row; see 'durable transcript show {obj.name}'")
+    row = _live_row(obj, through)
     pinned = _pinned(obj)
     boundary = pinned[-1][11] if pinned else 0
     covered = obj.handle.rows(
@@ -185,6 +190,7 @@ def summarize(obj, *, through: int, text=None, command=None, input_format="text"
     meta = _require(obj)
     from .sessions import check
 
+    _live_row(obj, through)
     check(obj, "write", status=meta["status"])
     covered = _covered_rows(obj, through)
     if text is None:

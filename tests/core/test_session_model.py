@@ -1,0 +1,132 @@
+"""A property test: the library API against a small model of SPEC §5's table."""
+
+import tempfile
+
+from hypothesis import settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from durable_cli import DurableError, Store
+
+
+class SessionModel(RuleBasedStateMachine):
+    @initialize()
+    def start(self):
+        self.home = tempfile.mkdtemp()
+        self.store = Store(home=self.home, user="alice", lock_timeout="0")
+        self.call("create", create=True)
+        self.status, self.pending, self.processing, self.last_outcome = "created", [], None, None
+        self.next_id = 1
+
+    def call(self, method, *args, create=False, **kwargs):
+        with self.store.open("s", create=create) as s:
+            if method == "create":
+                return s.create()
+            return getattr(s, method)(*args, **kwargs)
+
+    def expect(self, code, method, *args, **kwargs):
+        try:
+            result = self.call(method, *args, **kwargs)
+        except DurableError as e:
+            assert e.exit_status == code, (method, e.message)
+            return None
+        assert code == 0, f"{method} should have failed with {code}"
+        return result
+
+    def recompute(self):
+        if self.pending or self.processing:
+            self.status = "active"
+        else:
+            self.status = self.last_outcome or "created"
+
+    @rule(text=st.text(min_size=1, max_size=5))
+    def prompt(self, text):
+        if not text:
+            return
+        if self.status == "archived":
+            self.expect(4, "prompt", text)
+        elif len(self.pending) + (self.processing is not None) >= 10:
+            self.expect(4, "prompt", text)
+        else:
+            self.expect(0, "prompt", text)
+            self.pending.append(self.next_id)
+            self.next_id += 1
+            self.status = "active"
+
+    @rule()
+    def next(self):
+        if self.status in ("archived", "cancelled"):
+            self.expect(4, "next_prompt", lease_seconds=60)
+        elif self.processing is not None:
+            self.expect(4, "next_prompt", lease_seconds=60)
+        elif not self.pending:
+            assert self.call("next_prompt", lease_seconds=60) is None
+        else:
+            got = self.call("next_prompt", lease_seconds=60)
+            assert got["id"] == self.pending[0]
+            self.processing = self.pending.pop(0)
+
+    @rule(failed=st.booleans())
+    def finish(self, failed):
+        if self.processing is None:
+            return
+        self.expect(0, "finish", self.processing, reply="ok", failed=failed)
+        self.processing = None
+        self.last_outcome = "failed" if failed else "completed"
+        self.recompute()
+
+    @rule()
+    def stop(self):
+        self.expect(0, "stop")
+        if self.processing is not None:
+            self.processing = None
+            self.last_outcome = "failed"
+            self.recompute()
+
+    @rule()
+    def cancel(self):
+        if self.status in ("created", "active"):
+            self.expect(0, "cancel")
+            if self.pending or self.processing:
+                self.last_outcome = "failed"
+            self.pending, self.processing, self.status = [], None, "cancelled"
+        else:
+            self.expect(4, "cancel")
+
+    @rule()
+    def archive(self):
+        if self.status == "archived":
+            self.expect(0, "archive")
+        elif self.status == "cancelled" or self.pending or self.processing:
+            self.expect(4, "archive")
+        else:
+            self.expect(0, "archive")
+            self.status = "archived"
+
+    @rule()
+    def unarchive(self):
+        if self.status == "archived":
+            self.expect(0, "unarchive")
+            self.status = "active"
+        else:
+            self.expect(4, "unarchive")
+
+    @rule()
+    def dequeue(self):
+        if self.pending:
+            self.expect(0, "dequeue", self.pending[-1])
+            self.pending.pop()
+            self.recompute()
+
+    @invariant()
+    def agrees(self):
+        if not hasattr(self, "store"):
+            return
+        show = self.call("show")
+        assert show["status"] == self.status
+        assert show["queue"] == {"pending": len(self.pending), "processing": int(self.processing is not None)}
+        pending = [p["id"] for p in self.call("queue", pending_only=True)]
+        assert pending == self.pending
+
+
+TestSessionModel = SessionModel.TestCase
+TestSessionModel.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
