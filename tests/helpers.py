@@ -1,5 +1,6 @@
 """Real processes for the concurrency and crash tests."""
 
+import os
 import subprocess
 import sys
 
@@ -12,8 +13,9 @@ with Store().open(sys.argv[1]) as obj:
 """
 
 
-def hold_lock(name: str, seconds: float) -> subprocess.Popen:
+def hold_lock(name: str, seconds: float, user=None) -> subprocess.Popen:
     """A process that holds NAME's lock for SECONDS; returns once the lock is held."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, name, str(seconds)], stdout=subprocess.PIPE, text=True)
+    env = dict(os.environ, **({"DURABLE_USER": user} if user else {}))
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, name, str(seconds)], stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout.readline().strip() == "locked"
     return proc

@@ -1,0 +1,227 @@
+"""SPEC §7 data rights: forget, export/import, backup; and doctor's checks and repairs."""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+from tests.helpers import hold_lock
+
+SECRET_WORDS = "zanzibar-quokka-7731"
+
+
+def all_bytes(home):
+    for base, _, files in os.walk(home):
+        for f in files:
+            with open(os.path.join(base, f), "rb") as fh:
+                yield os.path.join(base, f), fh.read()
+
+
+def seed_bob(durable):
+    bob = ["--as", "bob"]
+    durable(*bob, "session", "prompt", "bob-private", f"my {SECRET_WORDS} plan")
+    durable(*bob, "transcript", "append", "bob-notes", "--role", "user", f"notes {SECRET_WORDS}")
+    durable(*bob, "session", "create", "--ephemeral")
+    durable(*bob, "memory", "set", "pet", SECRET_WORDS)
+    durable(*bob, "limit", "hit", "api", "--rate", "5/1h")
+    t = ["--tenant", "acme"]
+    durable("--as", "alice", *t, "session", "create", "shared")
+    durable("--as", "alice", *t, "session", "invite", "shared", "bob", "--role", "owner")
+    durable(*bob, *t, "transcript", "append", "shared", "--role", "user", "bob was here")
+    durable("--as", "alice", *t, "transcript", "append", "shared", "--role", "user", "alice too")
+    durable(*bob, *t, "session", "create", "bob-tenant-only")
+    durable("--as", "alice", "transcript", "append", "alice-own", "--role", "user", "untouched")
+
+
+def test_forget_erases_every_byte(durable, home):
+    seed_bob(durable)
+    assert any(SECRET_WORDS.encode() in data for _, data in all_bytes(home))
+    assert durable("--as", "bob", "forget", "bob").status == 2  # needs --yes without a TTY
+    r = durable("forget", "bob", "--yes", "--json")
+    assert r.status == 0, r.err
+    doc = r.json()
+    assert len(doc["deleted"]) == 5  # 2 sessions, the ephemeral, the reserved object, the tenant object left empty
+    assert [(c["name"], c["what"]) for c in doc["changed"]] == [("shared", "participant removed")]
+    for path, data in all_bytes(home):
+        assert SECRET_WORDS.encode() not in data, path
+        assert b"bob-private" not in data and b"bob-notes" not in data, path
+    assert durable("--as", "bob", "ls", "--all", "--json").json() == []
+    assert durable("--as", "bob", "memory", "list", "--all", "--json").json() == []
+    t = ["--tenant", "acme"]
+    rows = durable("--as", "alice", *t, "transcript", "show", "shared", "--json").json()
+    assert [(r["author"], r["content"]) for r in rows] == [(None, "bob was here"), ("alice", "alice too")]
+    parts = durable("--as", "alice", *t, "session", "participants", "shared", "--json").json()
+    assert [p["user"] for p in parts] == ["alice"]
+    assert durable("--as", "alice", "transcript", "show", "alice-own", "--json").json()[0]["content"] == "untouched"
+    assert durable("doctor").status == 0
+
+
+def test_forget_promotes_an_owner_and_skips_busy(durable):
+    t = ["--tenant", "acme"]
+    durable("--as", "owner1", *t, "session", "create", "room")
+    durable("--as", "owner1", *t, "session", "invite", "room", "m1")
+    durable("--as", "owner1", *t, "session", "invite", "room", "m2")
+    durable("--as", "owner1", "session", "create", "mine")
+    holder = hold_lock("mine", 5, user="owner1")
+    try:
+        r = durable("--lock-timeout", "0", "forget", "owner1", "--yes", "--json")
+        assert r.status == 6
+        assert [s["name"] for s in r.json()["skipped"]] == ["mine"]
+    finally:
+        holder.kill()
+        holder.wait()
+    parts = durable("--as", "m1", *t, "session", "participants", "room", "--json").json()
+    assert [(p["user"], p["role"]) for p in parts] == [("m1", "owner"), ("m2", "member")]
+    assert durable("forget", "owner1", "--yes").status == 0
+
+
+def rich_session(durable):
+    durable("transcript", "append", "r", "--role", "system", "rules")
+    durable("session", "prompt", "r", "question one", "--request-id", "q1")
+    durable("session", "next", "r")
+    durable("session", "finish", "r", "1", "--reply", "answer one")
+    durable("transcript", "append", "r", "--role", "tool", "tool out", "--call-id", "c9")
+    durable("transcript", "summarize", "r", "--through", "3", "--text", "summary")
+    durable("session", "prompt", "r", "queued")
+    durable("elicit", "ask", "r", "--prompt", "ok?", "--choice", "y", "--choice", "n")
+    durable("ttl", "r", "30d")
+
+
+def views(durable):
+    return (durable("transcript", "show", "r", "--all", "--json").json(), durable("session", "show", "r", "--json").json(),
+            durable("session", "queue", "r", "--json").json(), durable("session", "events", "r", "--json").json(),
+            durable("elicit", "list", "r", "--json").json())
+
+
+def test_export_delete_import_restores_exactly(durable, tmp_path):
+    rich_session(durable)
+    before = views(durable)
+    out = tmp_path / "r.jsonl"
+    assert durable("export", "r", "--output", out).status == 0
+    assert oct(os.stat(out).st_mode & 0o777) == "0o600"
+    record = json.loads(out.read_text().splitlines()[0])
+    assert record["format"] == "durable-export" and record["version"] == 1 and record["name"] == "r"
+    assert durable("import", out).status == 4  # exists
+    durable("delete", "r", "--yes")
+    doc = durable("import", out, "--json").json()
+    assert [(c["name"], c["what"]) for c in doc["changed"]] == [("r", "imported")]
+    assert views(durable) == before
+    assert durable("transcript", "append", "r", "--role", "user", "next", "--json").json()["seq"] == before[0][-1]["seq"] + 1
+    assert durable("import", out, "--replace").status == 0
+    assert views(durable) == before
+
+
+def test_export_user_and_all_and_stdin_import(durable, home, tmp_path, monkeypatch):
+    durable("session", "create", "a1")
+    durable("memory", "set", "k", "v", "--confirmed")
+    durable("--as", "bob", "session", "create", "b1")
+    mine = durable("export", "--user", "alice").out.splitlines()
+    assert sorted(json.loads(line)["scope"] for line in mine) == ["reserved", "user"]
+    everything = durable("export", "--all").out
+    assert len(everything.splitlines()) == 3
+    assert durable("export").status == 2 and durable("export", "a1", "--all").status == 2
+    other = tmp_path / "other-home"
+    monkeypatch.setenv("DURABLE_HOME", str(other))
+    assert durable("import", "-", input=everything).status == 0
+    assert durable("session", "show", "a1", "--json").json()["name"] == "a1"  # ids recomputed for this secret
+    assert durable("memory", "get", "k").out == "v\n"
+    assert durable("import", "-", input="not json\n").status == 2
+
+
+def test_backup_is_a_working_home(durable, home, tmp_path, monkeypatch):
+    rich_session(durable)
+    durable("--as", "bob", "memory", "set", "x", "y")
+    dest = tmp_path / "backup"
+    assert durable("backup", str(home / "inside")).status == 2
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "f").write_text("x")
+    assert durable("backup", str(tmp_path / "full")).status == 2
+    assert durable("backup", dest).status == 0
+    before = views(durable)
+    monkeypatch.setenv("DURABLE_HOME", str(dest))
+    assert views(durable) == before
+    assert durable("doctor").status == 0
+    assert [r["name"] for r in durable("ls", "--json").json()] == ["r"]
+
+
+APPENDER = """
+import sys
+from durable_cli.cli import run
+for i in range(150):
+    assert run(["transcript", "append", "busy", "--role", "user", f"n{i}"]) == 0
+"""
+
+
+def test_backup_while_another_process_appends(durable, home, tmp_path, monkeypatch):
+    durable("transcript", "append", "busy", "--role", "user", "start")
+    writer = subprocess.Popen([sys.executable, "-c", APPENDER])
+    dest = tmp_path / "b"
+    assert durable("backup", dest).status == 0
+    assert writer.wait(timeout=60) == 0
+    monkeypatch.setenv("DURABLE_HOME", str(dest))
+    rows = durable("transcript", "show", "busy", "--json").json()
+    assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))  # a consistent prefix
+    assert durable("session", "show", "busy", "--json").json()["turns"] == len(rows)
+    assert durable("doctor").status == 0
+
+
+def object_path(durable, home, name):
+    object_id = durable("session", "show", name, "--json").json()["id"]
+    return home / "objects" / object_id[:2] / f"{object_id}.sqlite3", object_id
+
+
+def test_doctor_finds_corruption_per_object(durable, home):
+    for name in ("zeroed", "truncated", "garbage", "fine"):
+        for i in range(40):
+            durable("transcript", "append", name, "--role", "user", f"{name} {i} " + "x" * 200)
+    paths = {n: object_path(durable, home, n) for n in ("zeroed", "truncated", "garbage", "fine")}
+    with open(paths["zeroed"][0], "r+b") as f:
+        f.write(b"\0" * 100)
+    size = os.path.getsize(paths["truncated"][0])
+    os.truncate(paths["truncated"][0], size // 2)
+    with open(paths["garbage"][0], "r+b") as f:
+        f.seek(4096 * 2)
+        f.write(os.urandom(4096))
+    r = durable("doctor", "--json")
+    assert r.status == 7
+    bad = {p["id"] for p in r.json()["problems"] if p["kind"] == "corrupt"}
+    assert bad == {paths[n][1] for n in ("zeroed", "truncated", "garbage")}
+    for name in ("zeroed", "truncated"):
+        s = durable("transcript", "show", name)
+        assert s.status == 7 and "corrupt" in s.err and "doctor" in s.err
+    s = durable("transcript", "show", "garbage")  # only the pages a command reads are checked on the way
+    assert s.status in (0, 7) and "Traceback" not in s.err
+    assert durable("transcript", "show", "fine", "--json").status == 0
+    assert durable("transcript", "append", "fine", "--role", "user", "ok").status == 0
+    assert durable("doctor", "--repair").status == 7  # corruption cannot be repaired, only reported
+
+
+def test_doctor_rebuilds_a_deleted_index(durable, home):
+    durable("session", "create", "a")
+    durable("transcript", "append", "b", "--role", "user", "x")
+    listing = durable("ls", "--json").json()
+    os.unlink(home / "index.db")
+    assert durable("ls", "--json").json() == []
+    r = durable("doctor", "--json")
+    assert r.status == 7 and {p["kind"] for p in r.json()["problems"]} == {"missing_index_row"}
+    assert durable("doctor", "--repair").status == 0
+    assert durable("ls", "--json").json() == listing
+    assert durable("doctor").status == 0
+
+
+def test_doctor_stale_lock_modes_and_orphans(durable, home):
+    durable("session", "create", "a")
+    (home / "objects" / "ab").mkdir(mode=0o700)
+    (home / "objects" / "ab" / ("ab" + "0" * 62 + ".lock")).write_bytes(b"")
+    os.chmod(home / "secret.key", 0o644)
+    db = sqlite3.connect(home / "index.db")
+    db.execute("INSERT INTO objects (id, scope, owner, name) VALUES ('ff00', 'user', 'alice', 'ghost')")
+    db.commit()
+    db.close()
+    r = durable("doctor", "--json")
+    kinds = {p["kind"] for p in r.json()["problems"]}
+    assert r.status == 7 and {"stale_lock", "mode", "orphan_index_row"} <= kinds
+    assert durable("doctor", "--repair").status == 0
+    assert durable("doctor", "--json").json() == {"healthy": True, "problems": []}
+    assert oct(os.stat(home / "secret.key").st_mode & 0o777) == "0o600"
