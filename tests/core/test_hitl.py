@@ -1,0 +1,120 @@
+"""SPEC §8: elicitation requests, remembered facts, rate limits."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from freezegun import freeze_time
+
+from tests.core.test_retention import faketime
+
+
+def test_elicit_round_trip(durable):
+    durable("session", "create", "d")
+    assert durable("elicit", "ask", "d", "--prompt", "Deploy?", "--choice", "yes", "--choice", "no").out == "1\n"
+    req = durable("elicit", "list", "d", "--pending", "--json").json()[0]
+    assert set(req) >= {"id", "status", "prompt", "choices", "created_at", "expires_at", "answer", "comment", "answered_by", "answered_at"}
+    assert (req["status"], req["choices"]) == ("pending", ["yes", "no"])
+    assert durable("elicit", "wait", "d", "1", "--json").status == 9  # no answer yet, no wait
+    before = durable("session", "events", "d", "--json").json()
+    assert durable("elicit", "answer", "d", "1", "--choice", "maybe").status == 2
+    assert durable("session", "events", "d", "--json").json() == before
+    done = durable("--as", "alice", "elicit", "answer", "d", "1", "--choice", "yes", "--comment", "go", "--json").json()
+    assert (done["status"], done["answer"], done["comment"], done["answered_by"]) == ("answered", "yes", "go", "alice")
+    assert durable("elicit", "answer", "d", "1", "--choice", "no").status == 4
+    assert durable("elicit", "answer", "d", "7", "--choice", "no").status == 3
+    assert durable("elicit", "wait", "d", "1", "--json").json()["answer"] == "yes"
+    assert durable("elicit", "list", "d", "--pending", "--json").json() == []
+    types = [e["type"] for e in durable("session", "events", "d", "--json").json()]
+    assert types.count("elicit.asked") == 1 and types.count("elicit.answered") == 1
+    assert durable("elicit", "ask", "nope", "--prompt", "x").status == 3
+
+
+def test_elicit_expiry_with_faketime(durable):
+    assert faketime("2026-01-01 00:00:00", "session", "create", "x").returncode == 0
+    assert faketime("2026-01-01 00:00:00", "elicit", "ask", "x", "--prompt", "?", "--timeout", "10m").returncode == 0
+    r = faketime("2026-01-01 00:11:00", "elicit", "list", "x", "--json")
+    assert json.loads(r.stdout)[0]["status"] == "expired"
+    r = faketime("2026-01-01 00:11:00", "elicit", "answer", "x", "1", "--choice", "ok")
+    assert r.returncode == 4
+    r = faketime("2026-01-01 00:12:00", "elicit", "wait", "x", "1", "--json")
+    assert r.returncode == 9 and json.loads(r.stdout)["status"] == "expired"
+    events = json.loads(faketime("2026-01-01 00:12:00", "session", "events", "x", "--json").stdout)
+    assert "elicit.expired" in [e["type"] for e in events]
+
+
+def test_elicit_wait_sees_an_answer_from_another_process(durable):
+    durable("session", "create", "w")
+    durable("elicit", "ask", "w", "--prompt", "go?")
+    waiter = subprocess.Popen([sys.executable, "-m", "durable_cli", "elicit", "wait", "w", "1", "--wait", "30s", "--json"],
+                              stdout=subprocess.PIPE, text=True)
+    time.sleep(0.7)
+    assert durable("transcript", "append", "w", "--role", "user", "writes go on while it waits").status == 0
+    assert durable("elicit", "answer", "w", "1", "--choice", "sure").status == 0
+    out, _ = waiter.communicate(timeout=30)
+    assert waiter.returncode == 0 and json.loads(out)["answer"] == "sure"
+
+
+def test_memory_provenance_and_confirmation(durable):
+    assert durable("memory", "set", "tz", "UTC", "--source", "model", "--confirmed").status == 2
+    fact = durable("memory", "set", "tz", "UTC", "--source", "model", "--json").json()
+    assert (fact["source"], fact["confirmed"], fact["confirmed_at"]) == ("model", False, None)
+    assert durable("memory", "get", "tz").status == 3
+    assert durable("memory", "list", "--json").json() == []
+    assert [f["key"] for f in durable("memory", "list", "--all", "--json").json()] == ["tz"]
+    confirmed = durable("memory", "confirm", "tz", "--json").json()
+    assert confirmed["confirmed"] is True and confirmed["confirmed_at"] is not None
+    assert durable("memory", "get", "tz").out == "UTC\n"
+    assert durable("memory", "set", "lang", "fr", "--source", "robot").status == 2
+    assert durable("memory", "forget", "tz").status == 0
+    assert durable("memory", "get", "tz", "--all").status == 3
+    assert durable("memory", "confirm", "nope").status == 3
+    assert durable("ls", "--all", "--json").json() == []  # the reserved object never shows in ls
+
+
+def test_memory_expiry_with_faketime_and_freezegun(durable):
+    assert faketime("2026-01-01 00:00:00", "memory", "set", "k", "v", "--confirmed", "--expires", "1h").returncode == 0
+    assert faketime("2026-01-01 00:30:00", "memory", "get", "k").stdout == "v\n"
+    assert faketime("2026-01-01 01:00:05", "memory", "get", "k").returncode == 3
+    with freeze_time("2026-01-01 01:00:05"):
+        assert durable("memory", "get", "k", "--all", "--json").json()["expires_at"].startswith("2026-01-01T01:00:0")
+        assert durable("memory", "list", "--json").json() == []
+
+
+def test_users_are_isolated(durable):
+    durable("--as", "alice", "memory", "set", "k", "alice's", "--confirmed")
+    durable("--as", "bob", "memory", "set", "k", "bob's", "--confirmed")
+    assert durable("--as", "alice", "memory", "get", "k").out == "alice's\n"
+    assert durable("--as", "bob", "memory", "get", "k").out == "bob's\n"
+    for _ in range(2):
+        durable("--as", "alice", "limit", "hit", "api", "--rate", "2/1h")
+    assert durable("--as", "alice", "limit", "hit", "api", "--rate", "2/1h").status == 8
+    assert durable("--as", "bob", "limit", "hit", "api", "--rate", "2/1h").status == 0
+
+
+def test_limit_refill_and_retry_after(durable):
+    with freeze_time("2026-01-01 00:00:00"):
+        assert durable("limit", "hit", "k", "--rate", "2/1m", "--json").json() == {"key": "k", "allowed": True, "remaining": 1, "retry_after": None}
+        durable("limit", "hit", "k", "--rate", "2/1m")
+        r = durable("limit", "hit", "k", "--rate", "2/1m", "--json")
+        assert r.status == 8 and r.json() == {"key": "k", "allowed": False, "remaining": 0, "retry_after": 30}
+    with freeze_time("2026-01-01 00:00:31"):
+        assert durable("limit", "hit", "k", "--rate", "2/1m", "--json").json()["allowed"] is True
+    with freeze_time("2026-01-01 00:10:00"):
+        assert durable("limit", "hit", "b", "--rate", "1/1h", "--burst", "3", "--json").json()["remaining"] == 2
+    for bad in ("5", "0/1h", "5/0s", "5/1x", "x/1h"):
+        assert durable("limit", "hit", "k", "--rate", bad).status == 2
+    assert durable("limit", "hit", "k", "--rate", "1/1h", "--burst", "0").status == 2
+
+
+def test_twelve_concurrent_hits_five_allowed(durable):
+    procs = [subprocess.Popen([sys.executable, "-m", "durable_cli", "limit", "hit", "burst", "--rate", "5/1h", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(12)]
+    results = [(p.wait(timeout=60), p.stdout.read()) for p in procs]
+    assert sorted(code for code, _ in results) == [0] * 5 + [8] * 7
+    docs = [json.loads(out) for _, out in results]
+    assert sum(d["allowed"] for d in docs) == 5
+    assert sorted(d["remaining"] for d in docs if d["allowed"]) == [0, 1, 2, 3, 4]
+    assert all(d["retry_after"] > 0 for d in docs if not d["allowed"])
