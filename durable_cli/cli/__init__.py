@@ -144,6 +144,24 @@ def _command_of(argv):
     return None
 
 
+def _completion_words():
+    """The words before the one being completed (bash: COMP_WORDS/COMP_CWORD; zsh, fish: _TYPER_COMPLETE_ARGS)."""
+    if "COMP_WORDS" in os.environ:
+        words = os.environ["COMP_WORDS"].split()
+        cword = int(os.environ.get("COMP_CWORD", len(words)))
+        return words[1:cword]
+    import shlex
+
+    line = os.environ.get("_TYPER_COMPLETE_ARGS", "")
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = line.split()
+    if words and not line.endswith(" "):
+        words = words[:-1]
+    return words[1:]
+
+
 def _interrupt(signum, _frame):
     raise Interrupted(128 + signum)
 
@@ -164,10 +182,10 @@ def run(argv) -> int:
     G.home = G.user = G.tenant = G.lock_timeout = G._store = None
     os.umask(0o077)  # files SQLite creates (WAL, SHM) are 0600 whatever the caller's umask
     as_json = "--json" in argv or "--jsonl" in argv
-    completing = any(k.startswith("_DURABLE_COMPLETE") for k in os.environ)
+    completing = os.environ.get("_DURABLE_COMPLETE")
     status = 0
     try:
-        app = build_app(argv, full=completing)
+        app = build_app(_completion_words() if completing else argv, full=bool(completing) and not completing.startswith("complete"))
         try:
             app(args=argv, prog_name="durable", standalone_mode=True)
         except SystemExit as e:

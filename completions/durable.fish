@@ -1,0 +1,1 @@
+complete --command durable --no-files --arguments "(env _DURABLE_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) durable)" --condition "env _DURABLE_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) durable"
