@@ -117,7 +117,7 @@ class Store:
             if object_id is None:
                 raise not_found(f"{address.what} not found")
             with self.objects.open(object_id, create=create, what=address.what) as handle:
-                handle.after_commit = state.sync_index
+                handle.on_sleep = state.sync_index
                 session = Session(handle, address, actor, self.config)
                 fired = alarms.fire_due(session)
                 if fired == "expired" or (fired == "absent" and not create):

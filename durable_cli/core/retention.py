@@ -32,7 +32,7 @@ def ls(store, *, statuses=(), all_objects=False, user=None, older_than=None, lim
     """Objects the user participates in, newest activity first, from index.db alone."""
     now = clock.now()
     where = ["o.scope != 'reserved'", "(o.expires_at IS NULL OR o.expires_at > ?)",
-             "o.id IN (SELECT object_id FROM members WHERE user = ?)"]
+             "EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id)"]
     params = [now, user or store.user]
     if statuses:
         where.append(f"o.status IN ({','.join('?' * len(statuses))})")
@@ -45,7 +45,7 @@ def ls(store, *, statuses=(), all_objects=False, user=None, older_than=None, lim
     if store.tenant is not None:
         where.append("o.scope = 'tenant' AND o.owner = ?")
         params.append(store.tenant)
-    sql = f"SELECT * FROM objects o WHERE {' AND '.join(where)} ORDER BY o.last_active_at DESC, o.id"
+    sql = f"SELECT * FROM objects o WHERE {' AND '.join(where)} ORDER BY o.last_active_at DESC, o.id DESC"
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
@@ -184,7 +184,7 @@ def sweep(store, progress=None) -> dict:
         for row in rows:
             try:
                 with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
-                    handle.after_commit = state.sync_index
+                    handle.on_sleep = state.sync_index
                     obj = state.Opened(handle, address_of(row), None, store.config)
                     if job == "alarm":
                         fired = alarms.fire_due(obj)

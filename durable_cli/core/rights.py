@@ -79,7 +79,7 @@ def _erase_owned(store, row, out) -> None:
 
 def _leave_tenant(store, row, user, out) -> None:
     with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
-        handle.after_commit = state.sync_index
+        handle.on_sleep = state.sync_index
         obj = state.Opened(handle, address_of(row), None, store.config)
         db = obj.db
         with handle.transaction():
@@ -177,7 +177,7 @@ def import_records(store, records, *, replace=False) -> dict:
         plans.append((record, address, object_id, exists))
     for record, address, object_id, exists in plans:
         with store.objects.open(object_id, create=True, what=address.what) as handle:
-            handle.after_commit = state.sync_index
+            handle.on_sleep = state.sync_index
             with handle.transaction() as db:
                 for table in TABLES:
                     db.execute(f"DELETE FROM {table}")

@@ -85,7 +85,8 @@ class ObjectHandle:
         self.path = store.paths.object_file(object_id)
         self.lock = ObjectLock(store.paths.lock_file(object_id), store.lock_timeout, what)
         self.db = None
-        self.after_commit = None  # set by the layer above: keeps the index row in step
+        self.on_sleep = None  # set by the layer above: brings the index row in step at sleep
+        self.dirty = False  # a transaction committed since the object woke
         self.deleted = False
 
     def row(self, sql: str, params=()):
@@ -102,7 +103,7 @@ class ObjectHandle:
 
     @contextmanager
     def transaction(self):
-        """One explicit write transaction; the index row follows the commit, under the same lock."""
+        """One explicit write transaction. The index row follows at sleep, still under the object's lock."""
         db = self.db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -117,8 +118,7 @@ class ObjectHandle:
         except BaseException:
             _rollback(db)
             raise
-        if self.after_commit is not None and not self.deleted:
-            self.after_commit(self)
+        self.dirty = True
 
     def checkpoint(self) -> None:
         """Fold the WAL into the file and truncate it, so removed text does not linger in the WAL."""
@@ -134,6 +134,12 @@ class ObjectHandle:
         self.store.index().remove(self.id)
         self.lock.unlink()
         self.deleted = True
+
+    def sleep(self) -> None:
+        """Update the index after the last commit, while still holding the object's lock."""
+        if self.dirty and not self.deleted and self.on_sleep is not None and self.db is not None:
+            self.on_sleep(self)
+        self.dirty = False
 
     def close_db(self) -> None:
         if self.db is not None:
@@ -207,7 +213,15 @@ class ObjectStore:
                 _paths.create_file(handle.path)
             handle.db = connect(handle.path, what)
             ensure_schema(handle.db, what)
-            yield handle
+            try:
+                yield handle
+            except BaseException:
+                try:
+                    handle.sleep()  # what committed before the failure still reaches the index
+                except Exception:  # noqa: BLE001 - the original failure is the one to report
+                    pass
+                raise
+            handle.sleep()
         finally:
             handle.close_db()
             handle.lock.release()

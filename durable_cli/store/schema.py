@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS objects (
     turns INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0,
     expires_at INTEGER, next_alarm_at INTEGER
 );
-CREATE INDEX IF NOT EXISTS objects_by_activity ON objects (last_active_at);
+CREATE INDEX IF NOT EXISTS objects_by_activity ON objects (last_active_at, id);
 CREATE INDEX IF NOT EXISTS objects_by_alarm ON objects (next_alarm_at) WHERE next_alarm_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS objects_by_owner ON objects (owner, scope);
 CREATE TABLE IF NOT EXISTS members (

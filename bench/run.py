@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""durable's benchmark harness: every figure of docs/benchmarks.md, as ratios measured side by side.
+
+    python bench/run.py            full run; rewrites docs/benchmarks.md and docs/bench-scale.png
+    python bench/run.py --quick    smaller scales and fewer rounds (a smoke run; writes bench/out/ only)
+
+Run it with the interpreter of the environment being measured (a non-editable install:
+`pip install '.[bench]'`). Pairs alternate A and B; a figure is the median of per-pair ratios.
+Floors come from ../shared/bench (or $DURABLE_BENCH_FLOORS).
+"""
+
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLOORS = os.environ.get("DURABLE_BENCH_FLOORS", os.path.join(os.path.dirname(ROOT), "shared", "bench"))
+PY = sys.executable
+DURABLE = shutil.which("durable", path=os.path.dirname(PY)) or "durable"
+QUICK = "--quick" in sys.argv
+ROUNDS = 7 if QUICK else 21
+OUT = os.path.join(ROOT, "bench", "out")
+results = {}
+
+
+def timed(cmd, env=None, stdin=None):
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, input=stdin)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 9):
+        raise SystemExit(f"{cmd} failed: {proc.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def summary(values):
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def pair(name, a, b, rounds=ROUNDS, env=None, before=None):
+    """Alternate A and B; record min/median/max of each and the median per-pair ratio A/B."""
+    ta, tb, ratios = [], [], []
+    timed(a, env), timed(b, env)  # warm the page cache
+    for _ in range(rounds):
+        if before:
+            before()
+        x = timed(a, env)
+        y = timed(b, env)
+        ta.append(x)
+        tb.append(y)
+        ratios.append(x / y)
+    results[name] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios), "a_cmd": a, "b_cmd": b}
+    print(f"{name:48s} {statistics.median(ta)*1000:8.1f} ms vs {statistics.median(tb)*1000:8.1f} ms  ratio {results[name]['ratio']:.3f}", flush=True)
+
+
+def env_for(home, **extra):
+    env = dict(os.environ, DURABLE_HOME=home, DURABLE_USER="bench", **extra)
+    env.pop("DURABLE_CONFIG", None)  # the real config lookup (platformdirs) is part of the cost
+    return env
+
+
+def cold_start():
+    home, floor_dir = tempfile.mkdtemp(), tempfile.mkdtemp()
+    env = env_for(home)
+    for i in range(30):
+        subprocess.run([DURABLE, "transcript", "append", "bench", "--role", "user", f"hello {i}"], env=env, check=True)
+        subprocess.run([PY, f"{FLOORS}/floor_typer_sqlite.py", "append", floor_dir, f"hello {i}"], check=True)
+    fts = lambda *args: [PY, f"{FLOORS}/floor_typer_sqlite.py", *args]
+    fs = lambda *args: [PY, f"{FLOORS}/floor_sqlite.py", *args]
+    append = [DURABLE, "transcript", "append", "bench", "--role", "user", "hello"]
+    recent = [DURABLE, "transcript", "recent", "bench", "--limit", "20", "--json"]
+    prompt = [DURABLE, "session", "prompt", "queue", "hello"]
+    ls = [DURABLE, "ls", "--json"]
+    reset = lambda: subprocess.run([DURABLE, "session", "cancel", "queue"], env=env, capture_output=True)
+    pair("transcript append / floor_typer_sqlite", append, fts("append", floor_dir, "hello"), env=env)
+    pair("transcript recent --json / floor_typer_sqlite", recent, fts("recent", floor_dir, "--limit", "20", "--json"), env=env)
+    pair("session prompt / floor_typer_sqlite", prompt, fts("append", floor_dir, "hello"), env=env, before=reset)
+    pair("ls --json / floor_typer_sqlite", ls, fts("recent", floor_dir, "--limit", "20", "--json"), env=env)
+    pair("transcript append / floor_sqlite", append, fs(floor_dir, "append", "hello"), env=env)
+    pair("transcript recent --json / floor_sqlite", recent, fs(floor_dir, "recent", "20"), env=env)
+    # TAB completion of a NAME: the completion entry point against the bare typer floor
+    complete = dict(env, COMP_WORDS="durable session show b", COMP_CWORD="3", _DURABLE_COMPLETE="complete_bash")
+    pair("TAB completion of NAME / floor_typer", [DURABLE], [PY, f"{FLOORS}/floor_typer.py", "append", "conv", "hello"], env=complete)
+
+
+def bulk_transcript(store, name, n):
+    """Build an N-turn transcript in bulk transactions through the library's own handle."""
+    from durable_cli.core.tokens import approx
+
+    with store.open(name, create=True) as s:
+        s.create()
+        now = int(time.time() * 1000)
+        batch = 50_000
+        for start in range(0, n, batch):
+            rows = [("user" if i % 2 else "assistant", f"turn {i} " + "lorem ipsum dolor " * 3, 0, "bench", now)
+                    for i in range(start, min(n, start + batch))]
+            rows = [(r, c, approx(c), a, t) for r, c, _, a, t in rows]
+            with s.handle.transaction() as db:
+                db.executemany("INSERT INTO turns (role, content, tokens, author, created_at) VALUES (?, ?, ?, ?, ?)", rows)
+                db.execute("UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?",
+                           (len(rows), sum(r[2] for r in rows)))
+
+
+def scale_recent():
+    from durable_cli import Store
+
+    home = tempfile.mkdtemp()
+    store = Store(home=home, user="bench")
+    sizes = [1_000, 10_000, 100_000] if QUICK else [1_000, 100_000, 1_000_000]
+    for n in sizes:
+        bulk_transcript(store, f"t{n}", n)
+    timings = {n: [] for n in sizes}
+    for _ in range(ROUNDS * 3):
+        for n in sizes:
+            start = time.perf_counter()
+            with store.open(f"t{n}") as s:
+                window = s.context_window(budget=4000)
+            timings[n].append(time.perf_counter() - start)
+            assert window["tokens"] <= 4000 and window["turns"]
+    results["recent --tokens 4000 by transcript length"] = {str(n): summary(v) for n, v in timings.items()}
+    ratio = statistics.median(timings[sizes[-1]]) / statistics.median(timings[sizes[0]])
+    results["recent flatness"] = {"ratio": ratio, "from": sizes[0], "to": sizes[-1]}
+    print(f"recent --tokens 4000: {sizes[-1]:,} turns / {sizes[0]:,} turns ratio {ratio:.3f}")
+    shutil.rmtree(home)
+
+
+def synthetic_index(home, n, owner="bench"):
+    """N index rows (ls reads only index.db, so the objects need not exist)."""
+    from durable_cli.store.objects import ObjectStore
+
+    store = ObjectStore(home)
+    store.secret(create=True)
+    index = store.index()
+    now = int(time.time() * 1000)
+    rows = [({"id": f"{i:064x}", "scope": "user", "owner": owner, "name": f"s{i}", "title": None, "status": "active",
+              "created_at": now - i, "updated_at": now - i, "last_active_at": now - i * 1000, "turns": 3, "tokens": 40,
+              "expires_at": None, "next_alarm_at": None}, [(owner, "owner")]) for i in range(n)]
+    index.replace_all(rows)
+    store.close()
+
+
+def scale_ls():
+    sizes = [1_000, 100_000]
+    homes = {}
+    for n in sizes:
+        homes[n] = tempfile.mkdtemp()
+        synthetic_index(homes[n], n)
+    cmd = [DURABLE, "ls", "--limit", "50", "--json"]
+    t = {n: [] for n in sizes}
+    for _ in range(ROUNDS):
+        for n in sizes:
+            t[n].append(timed(cmd, env_for(homes[n])))
+    results["ls --limit 50 by index rows"] = {str(n): summary(v) for n, v in t.items()}
+    ratio = statistics.median(t[sizes[-1]]) / statistics.median(t[sizes[0]])
+    results["ls scaling"] = {"ratio": ratio}
+    full = {n: timed([DURABLE, "ls", "--json"], env_for(homes[n])) for n in sizes}
+    results["ls --json (every row)"] = {str(n): full[n] for n in sizes}
+    print(f"ls --limit 50: 100,000 rows / 1,000 rows ratio {ratio:.3f}; full listing of 100k rows {full[sizes[-1]]:.2f}s")
+    for h in homes.values():
+        shutil.rmtree(h)
+
+
+def make_objects(home, count, turns, *, old_fraction=0.5):
+    """COUNT real objects of TURNS turns: one template built through the library, copied under each id."""
+    from durable_cli import Store
+    from durable_cli.core.state import index_row
+    from durable_cli.store.objects import connect
+
+    store = Store(home=home, user="bench")
+    bulk_transcript(store, "template", turns)
+    objects = store.objects
+    with store.open("template") as s:
+        template = s.handle.path
+        s.handle.checkpoint()
+    old = int((time.time() - 200 * 86400) * 1000)
+    rows = []
+    for i in range(count):
+        name = f"o{i}"
+        object_id = objects.object_id("user", "bench", name)
+        objects.paths.make_shard(object_id)
+        path = objects.paths.object_file(object_id)
+        shutil.copyfile(template, path)
+        os.chmod(path, 0o600)
+        db = connect(path, name)
+        stamp = old if i < count * old_fraction else int(time.time() * 1000)
+        db.execute("UPDATE object SET id = ?, name = ?, last_active_at = ?, updated_at = ?", (object_id, name, stamp, stamp))
+        rows.append(index_row(type("H", (), {"db": db})()))
+        db.close()
+    with store.open("template") as s:
+        from durable_cli.core.retention import erase
+
+        erase(store, s.handle, s.meta())
+    objects.index().replace_all(rows)
+    store.close()
+
+
+def scale_purge():
+    count = 1000 if QUICK else 10_000
+    home = tempfile.mkdtemp()
+    make_objects(home, count, 10)
+    start = time.perf_counter()
+    out = subprocess.run([DURABLE, "purge", "--older-than", "90d", "--yes", "--json"], env=env_for(home), capture_output=True, check=True)
+    elapsed = time.perf_counter() - start
+    deleted = len(json.loads(out.stdout)["deleted"])
+    results["purge"] = {"objects": count, "deleted": deleted, "seconds": elapsed, "per_deleted_ms": elapsed / deleted * 1000}
+    print(f"purge of {count:,} objects ({deleted:,} deleted): {elapsed:.1f}s, {elapsed / deleted * 1000:.2f} ms per deleted object")
+    shutil.rmtree(home)
+    per = {}
+    for turns in (10, 10_000):
+        times = []
+        for _ in range(3):
+            home = tempfile.mkdtemp()
+            make_objects(home, 60, turns, old_fraction=1.0)
+            times.append(timed([DURABLE, "purge", "--older-than", "90d", "--yes"], env_for(home)) / 60)
+            shutil.rmtree(home)
+        per[turns] = statistics.median(times)
+    results["purge cost by object size"] = {"10 turns ms": per[10] * 1000, "10000 turns ms": per[10_000] * 1000,
+                                            "ratio": per[10_000] / per[10]}
+    print(f"purge per object: 10,000 turns / 10 turns ratio {per[10_000] / per[10]:.3f}")
+
+
+def crowded_home_append():
+    count = 2_000 if QUICK else 20_000
+    empty, crowded = tempfile.mkdtemp(), tempfile.mkdtemp()
+    make_objects(crowded, count, 3, old_fraction=0)
+    a = [DURABLE, "transcript", "append", "x", "--role", "user", "hello"]
+    ta, tb, ratios = [], [], []
+    for _ in range(ROUNDS):
+        x, y = timed(a, env_for(crowded)), timed(a, env_for(empty))
+        ta.append(x), tb.append(y), ratios.append(x / y)
+    results[f"append in a home of {count:,} objects / empty home"] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios)}
+    print(f"append with {count:,} objects / empty: ratio {statistics.median(ratios):.3f}")
+    shutil.rmtree(empty), shutil.rmtree(crowded)
+
+
+def throughput():
+    from durable_cli import Store
+
+    n = 300 if QUICK else 1000
+    home = tempfile.mkdtemp()
+    store = Store(home=home, user="bench")
+    raw_path = os.path.join(home, "raw.sqlite3")
+    raw = sqlite3.connect(raw_path, isolation_level=None)
+    raw.execute("PRAGMA journal_mode=WAL")
+    raw.execute("PRAGMA synchronous=FULL")
+    raw.execute("CREATE TABLE turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT, content TEXT, tokens INTEGER, created_at INTEGER)")
+    lib, rawt = [], []
+    with store.open("tp", create=True) as s:
+        s.create()
+        for _ in range(5):
+            start = time.perf_counter()
+            for i in range(n // 5):
+                s.append(f"message {i}", role="user")
+            lib.append((n // 5) / (time.perf_counter() - start))
+            start = time.perf_counter()
+            for i in range(n // 5):
+                raw.execute("BEGIN IMMEDIATE")
+                raw.execute("INSERT INTO turns (role, content, tokens, created_at) VALUES (?, ?, ?, ?)", ("user", f"message {i}", 5, 0))
+                raw.execute("COMMIT")
+            rawt.append((n // 5) / (time.perf_counter() - start))
+    results["library appends per second / raw sqlite3"] = {"library": statistics.median(lib), "raw": statistics.median(rawt),
+                                                          "ratio": statistics.median(lib) / statistics.median(rawt)}
+    print(f"library {statistics.median(lib):.0f}/s vs raw sqlite3 {statistics.median(rawt):.0f}/s ratio {statistics.median(lib) / statistics.median(rawt):.3f}")
+    shutil.rmtree(home)
+    # 8 concurrent CLI writers vs the same appends one after another
+    per = 5 if QUICK else 10
+    cmd = lambda w, i: [DURABLE, "transcript", "append", "shared", "--role", "user", f"w{w}-{i}"]
+    home = tempfile.mkdtemp()
+    env = env_for(home)
+    start = time.perf_counter()
+    for w in range(8):
+        for i in range(per):
+            subprocess.run(cmd(w, i), env=env, check=True, stdout=subprocess.DEVNULL)
+    sequential = time.perf_counter() - start
+    shutil.rmtree(home)
+    home = tempfile.mkdtemp()
+    env = env_for(home)
+    script = "; ".join(" ".join(f"'{x}'" for x in cmd("$W", i)).replace("'w$W", "\"w$W").replace(f"-{i}'", f"-{i}\"") for i in range(per))
+    start = time.perf_counter()
+    procs = [subprocess.Popen(["bash", "-c", script], env=dict(env, W=str(w))) for w in range(8)]
+    codes = [p.wait() for p in procs]
+    concurrent = time.perf_counter() - start
+    rows = json.loads(subprocess.run([DURABLE, "transcript", "show", "shared", "--json"], env=env, capture_output=True).stdout)
+    results["8 concurrent CLI writers / sequential"] = {"sequential_s": sequential, "concurrent_s": concurrent,
+                                                        "ratio": concurrent / sequential, "rows": len(rows), "expected": 8 * per,
+                                                        "exit_codes": codes}
+    print(f"8 writers x {per}: concurrent {concurrent:.2f}s vs sequential {sequential:.2f}s ratio {concurrent / sequential:.3f}, rows {len(rows)}/{8 * per}")
+    shutil.rmtree(home)
+
+
+def peer_llm():
+    llm_bin = shutil.which("llm", path=os.path.dirname(PY))
+    if not llm_bin:
+        print("llm not installed (pip install '.[bench]'): peer figures skipped")
+        results["peer"] = "skipped: llm not installed"
+        return
+    llm_home = tempfile.mkdtemp()
+    home = tempfile.mkdtemp()
+    fill = """
+import llm, sqlite_utils, sys
+from llm.migrations import migrate
+db = sqlite_utils.Database(sys.argv[1])
+migrate(db)
+model = llm.get_model("echo")
+conversation = model.conversation()
+for i in range(1000):
+    r = conversation.prompt(f"turn {i} lorem ipsum dolor")
+    r.text()
+    r.log_to_db(db)
+"""
+    env = dict(os.environ, LLM_USER_PATH=llm_home)
+    subprocess.run([PY, "-c", fill, os.path.join(llm_home, "logs.db")], env=env, check=True)
+    from durable_cli import Store
+
+    bulk_transcript(Store(home=home, user="bench"), "conv", 2000)
+    denv = dict(env_for(home), LLM_USER_PATH=llm_home)
+    pair("peer: durable recent --limit 20 --json / llm logs list -n 20 --json",
+         [DURABLE, "transcript", "recent", "conv", "--limit", "20", "--json"], [llm_bin, "logs", "list", "-n", "20", "--json"], env=denv)
+    pair("peer: durable transcript append / llm -m echo",
+         [DURABLE, "transcript", "append", "conv", "--role", "user", "hello"], [llm_bin, "-m", "echo", "hello"], env=denv)
+    shutil.rmtree(llm_home), shutil.rmtree(home)
+
+
+def plot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot")
+        return None
+    data = results["recent --tokens 4000 by transcript length"]
+    ls = results["ls --limit 50 by index rows"]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    xs = [int(k) for k in data]
+    axes[0].plot(xs, [data[k]["median"] * 1000 for k in data], marker="o")
+    axes[0].set_xscale("log")
+    axes[0].set_ylim(bottom=0)
+    axes[0].set_xlabel("turns in the transcript")
+    axes[0].set_ylabel("ms (median, in-process)")
+    axes[0].set_title("transcript recent --tokens 4000")
+    xs = [int(k) for k in ls]
+    axes[1].plot(xs, [ls[k]["median"] * 1000 for k in ls], marker="o", color="tab:orange")
+    axes[1].set_xscale("log")
+    axes[1].set_ylim(bottom=0)
+    axes[1].set_xlabel("rows in index.db")
+    axes[1].set_ylabel("ms (median, whole process)")
+    axes[1].set_title("ls --limit 50 --json")
+    fig.tight_layout()
+    path = os.path.join(ROOT, "docs", "bench-scale.png") if not QUICK else os.path.join(OUT, "bench-scale.png")
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def fmt(s):
+    return f"{s['min']*1000:.1f} / {s['median']*1000:.1f} / {s['max']*1000:.1f}"
+
+
+def report(png):
+    import importlib.metadata as md
+
+    lines = ["# Benchmarks", "", "Made by `python bench/run.py` (a non-editable install in a fresh virtual environment:",
+             "`pip install '.[bench]'`), which rewrites this file. Ratios are medians of per-pair ratios, A and B",
+             "alternated in one run; absolute times on this shared machine drift from run to run.", "",
+             f"Machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+             f"SQLite {sqlite3.sqlite_version}, typer {md.version('typer')}. Run at {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
+             "", "## Cold start of hot commands (goal: <= 1.15x floor_typer_sqlite; completion <= 1.2x floor_typer)", "",
+             "| A / B | A ms min/median/max | B ms min/median/max | ratio |", "|---|---|---|---|"]
+    for name, r in results.items():
+        if isinstance(r, dict) and "a" in r and "b" in r and not name.startswith("peer") and "home of" not in name:
+            lines.append(f"| {name} | {fmt(r['a'])} | {fmt(r['b'])} | {r['ratio']:.3f} |")
+    lines += ["", "## Scale", ""]
+    rec = results["recent --tokens 4000 by transcript length"]
+    lines += ["`transcript recent --tokens 4000`, in-process library timing (open + window), goal <= 1.2x from 1k to 1M turns:", "",
+              "| turns | ms min/median/max |", "|---|---|"]
+    lines += [f"| {int(k):,} | {fmt(v)} |" for k, v in rec.items()]
+    lines += ["", f"Ratio largest / smallest: **{results['recent flatness']['ratio']:.3f}**.", ""]
+    ls = results["ls --limit 50 by index rows"]
+    lines += ["`ls --limit 50 --json` (whole process, index.db only):", "", "| index rows | ms min/median/max |", "|---|---|"]
+    lines += [f"| {int(k):,} | {fmt(v)} |" for k, v in ls.items()]
+    lines += ["", f"Ratio 100k / 1k: **{results['ls scaling']['ratio']:.3f}**. A full `ls --json` of every row: "
+              + ", ".join(f"{int(k):,} rows {v:.2f} s" for k, v in results["ls --json (every row)"].items()) + ".", ""]
+    p = results["purge"]
+    lines += [f"`purge --older-than 90d` over {p['objects']:,} objects, {p['deleted']:,} of them idle: {p['seconds']:.1f} s, "
+              f"{p['per_deleted_ms']:.2f} ms per deleted object.", ""]
+    pc = results["purge cost by object size"]
+    lines += [f"Purge cost per object, 10,000 turns vs 10 turns (goal <= 1.2x): {pc['10000 turns ms']:.2f} ms vs "
+              f"{pc['10 turns ms']:.2f} ms, ratio **{pc['ratio']:.3f}**.", ""]
+    for name, r in results.items():
+        if "home of" in name:
+            lines += [f"`transcript append` {name} (goal: no slower): {fmt(r['a'])} vs {fmt(r['b'])} ms, ratio **{r['ratio']:.3f}**.", ""]
+    lines += ["## Throughput", ""]
+    t = results["library appends per second / raw sqlite3"]
+    lines += [f"Library appends through one opened object: {t['library']:.0f}/s vs one-row fsync'd transactions on raw sqlite3 "
+              f"(WAL, synchronous=FULL): {t['raw']:.0f}/s, ratio **{t['ratio']:.3f}** (goal >= 0.8).", ""]
+    c = results["8 concurrent CLI writers / sequential"]
+    lines += [f"8 concurrent CLI writers: {c['concurrent_s']:.2f} s vs the same {c['expected']} appends one after another "
+              f"{c['sequential_s']:.2f} s, ratio **{c['ratio']:.3f}** (goal <= 1); rows stored {c['rows']} of {c['expected']}.", ""]
+    lines += ["## Peer: the llm CLI (offline echo model)", ""]
+    if isinstance(results.get("peer"), str):
+        lines.append(results["peer"])
+    else:
+        lines += ["| A / B | A ms | B ms | B/A (times faster) |", "|---|---|---|---|"]
+        for name, r in results.items():
+            if name.startswith("peer"):
+                lines.append(f"| {name[6:]} | {fmt(r['a'])} | {fmt(r['b'])} | **{1 / r['ratio']:.1f}x** |")
+    if png:
+        lines += ["", "![scale curves](bench-scale.png)"]
+    lines += ["", "## Goals not met", "", "See the notes section of this file (kept by hand below the generated part).", ""]
+    return "\n".join(lines)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    cold_start()
+    scale_recent()
+    scale_ls()
+    scale_purge()
+    crowded_home_append()
+    throughput()
+    peer_llm()
+    png = plot()
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(results, f, indent=1, default=str)
+    text = report(png)
+    target = os.path.join(OUT, "benchmarks.md") if QUICK else os.path.join(ROOT, "docs", "benchmarks.md")
+    notes = ""
+    if os.path.exists(target):
+        old = open(target).read()
+        if "<!-- notes -->" in old:
+            notes = old[old.index("<!-- notes -->"):]
+    with open(target, "w") as f:
+        f.write(text + ("\n" + notes if notes else "\n<!-- notes -->\n"))
+    print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    main()
