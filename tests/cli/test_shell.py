@@ -1,0 +1,154 @@
+"""Shell integration: completions in real shells, man pages, drift, TTY vs piped output, examples."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+BIN = os.path.dirname(sys.executable)
+
+
+def shell_env(**extra):
+    return dict(os.environ, PATH=BIN + os.pathsep + os.environ["PATH"], **extra)
+
+
+def bash(script):
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=shell_env(), cwd=ROOT, timeout=60)
+
+
+def test_bash_completes_commands_and_names(durable):
+    durable("session", "create", "fix-login")
+    durable("session", "create", "fix-logout")
+    durable("--as", "bob", "session", "create", "bobs-thing")
+    r = bash('source completions/durable.bash; COMP_WORDS=(durable ses); COMP_CWORD=1; _durable_completion durable; echo "${COMPREPLY[@]}"')
+    assert r.stdout.split() == ["session"], r.stderr
+    r = bash('source completions/durable.bash; COMP_WORDS=(durable session show ""); COMP_CWORD=3; _durable_completion durable; echo "${COMPREPLY[@]}"')
+    assert sorted(r.stdout.split()) == ["fix-login", "fix-logout"], r.stderr
+    r = bash('source completions/durable.bash; COMP_WORDS=(durable session invite x y --role ""); COMP_CWORD=6; _durable_completion durable; echo "${COMPREPLY[@]}"')
+    assert sorted(r.stdout.split()) == ["member", "owner"]
+    r = bash('source completions/durable.bash; complete -p durable')
+    assert "_durable_completion" in r.stdout
+
+
+@pytest.mark.parametrize("shell,script", [
+    ("zsh", "autoload -U compinit; compinit -u; source completions/_durable; echo loaded"),
+    ("fish", "source completions/durable.fish; and echo loaded"),
+])
+def test_zsh_and_fish_load_their_scripts(shell, script):
+    path = shutil.which(shell)
+    assert path, f"{shell} must be installed (.ci/run installs it)"
+    r = subprocess.run([path, "-c", script], capture_output=True, text=True, env=shell_env(), cwd=ROOT, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "loaded", r.stderr
+
+
+def test_fish_completes_names(durable):
+    durable("session", "create", "fish-one")
+    r = subprocess.run(["fish", "-c", "source completions/durable.fish; complete -C 'durable session show '"],
+                       capture_output=True, text=True, env=shell_env(), cwd=ROOT, timeout=60)
+    assert "fish-one" in r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("script", ["gen_man.py", "gen_completions.py"])
+def test_generated_files_are_not_stale(script):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_man_pages_render_without_warnings():
+    pages = sorted(p for p in os.listdir(os.path.join(ROOT, "man")) if p.endswith(".1"))
+    assert "durable.1" in pages and "durable-session.1" in pages and "durable-transcript.1" in pages
+    for page in pages:
+        r = subprocess.run(["groff", "-ww", "-t", "-man", "-Tutf8", os.path.join(ROOT, "man", page)], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stderr == "", (page, r.stderr)
+    r = subprocess.run(["man", "-l", os.path.join(ROOT, "man", "durable.1")], capture_output=True, text=True, env=dict(os.environ, MANPAGER="cat", MANWIDTH="80"))
+    assert r.returncode == 0 and "EXIT STATUS" in r.stdout and "ENVIRONMENT" in r.stdout and "DURABLE_HOME" in r.stdout
+    assert "rate_limited" in r.stdout
+
+
+def test_every_command_help_has_summary_and_example():
+    import typer
+
+    from durable_cli.cli import build_app
+
+    root = typer.main.get_command(build_app(full=True))
+
+    def walk(cmd, path):
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                yield from walk(sub, path + [name])
+        else:
+            yield path, cmd
+
+    count = 0
+    for path, cmd in walk(root, []):
+        text = cmd.help or ""
+        assert text.strip().splitlines()[0], path
+        assert "Example:" in text, f"{' '.join(path)} --help has no example"
+        count += 1
+    assert count >= 40
+
+
+def test_tty_gets_a_table_pipe_gets_tsv(durable):
+    durable("session", "create", "tty-one", "--title", "Hello")
+    r = subprocess.run(["script", "-qec", "durable ls", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", COLUMNS="120"))
+    assert r.returncode == 0
+    assert any(ch in r.stdout for ch in "┃│━─") and "tty-one" in r.stdout
+    r = subprocess.run(["script", "-qec", "durable ls", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", NO_COLOR="1"))
+    assert "\x1b[" not in r.stdout and "tty-one\t" in r.stdout
+    piped = subprocess.run(["durable", "ls"], capture_output=True, text=True, env=shell_env())
+    assert "\x1b[" not in piped.stdout and piped.stdout.startswith("tty-one\t")
+
+
+def test_tsv_escaping(durable):
+    durable("transcript", "append", "esc", "--role", "user", "tab\there\nnew line \\ backslash")
+    line = durable("transcript", "show", "esc").out
+    assert line.count("\n") == 1
+    assert "tab\\there\\nnew line \\\\ backslash" in line
+
+
+def test_example_worker_loop(durable):
+    for text in ("alpha", "beta"):
+        durable("session", "prompt", "jobs", text)
+    r = subprocess.run([os.path.join(ROOT, "examples", "worker.sh"), "jobs", "tr a-z A-Z"], capture_output=True, text=True,
+                       env=shell_env(WAIT="1s"), timeout=60)
+    assert r.returncode == 0, r.stderr
+    rows = durable("transcript", "show", "jobs", "--json").json()
+    assert [(x["role"], x["content"]) for x in rows] == [("user", "alpha"), ("assistant", "ALPHA"),
+                                                          ("user", "beta"), ("assistant", "BETA")]
+    assert durable("session", "show", "jobs", "--json").json()["status"] == "completed"
+
+
+def test_example_nightly_retention(durable):
+    from freezegun import freeze_time
+
+    with freeze_time("2020-01-01"):
+        durable("session", "create", "ancient")
+    durable("session", "create", "fresh")
+    r = subprocess.run([os.path.join(ROOT, "examples", "nightly-retention.sh")], capture_output=True, text=True, env=shell_env(), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "purged 1 objects, skipped 0 busy ones"
+    assert [x["name"] for x in durable("ls", "--json").json()] == ["fresh"]
+
+
+def test_example_export_user(durable, tmp_path):
+    durable("transcript", "append", "mine", "--role", "user", "hello")
+    durable("memory", "set", "k", "v")
+    r = subprocess.run([os.path.join(ROOT, "examples", "export-user.sh"), "alice", str(tmp_path)], capture_output=True, text=True,
+                       env=shell_env(), timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.strip()
+    assert out.startswith(str(tmp_path / "alice-")) and os.path.exists(out)
+    assert "user\tmine\t1 turns" in r.stderr and "reserved" in r.stderr
+
+
+def test_install_completion_for_the_current_user(tmp_path):
+    r = subprocess.run(["durable", "--install-completion"], capture_output=True, text=True,
+                       env=shell_env(HOME=str(tmp_path), SHELL="/bin/bash"), timeout=60)
+    assert r.returncode == 0, r.stderr
+    installed = (tmp_path / ".bash_completions" / "durable.sh").read_text()
+    assert "_durable_completion" in installed and "durable.sh" in (tmp_path / ".bashrc").read_text()
