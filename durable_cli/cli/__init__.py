@@ -213,6 +213,9 @@ def run(argv) -> int:
         status = 1
     finally:
         if G._store is not None:
+            if G._store._objects is not None:
+                for warning in G._store._objects.warnings:
+                    sys.stderr.write(f"durable: warning: {warning}\n")
             G._store.close()
     return status
 

@@ -136,9 +136,17 @@ class ObjectHandle:
         self.deleted = True
 
     def sleep(self) -> None:
-        """Update the index after the last commit, while still holding the object's lock."""
+        """Update the index after the last commit, while still holding the object's lock.
+
+        The object is the source of truth and its work is already committed: an index that cannot be
+        updated (disk full, read-only) is a warning for `doctor --repair`, not a failure of the command.
+        """
         if self.dirty and not self.deleted and self.on_sleep is not None and self.db is not None:
-            self.on_sleep(self)
+            try:
+                self.on_sleep(self)
+            except DurableError as e:
+                self.store.warnings.append(f"{self.what} was saved, but index.db was not updated ({e.message}); "
+                                           "run 'durable doctor --repair'")
         self.dirty = False
 
     def close_db(self) -> None:
@@ -170,6 +178,7 @@ class ObjectStore:
         self.lock_timeout = lock_timeout
         self._secret = None
         self._index = None
+        self.warnings = []  # things the caller should tell the user, e.g. an index that fell behind
 
     def secret(self, *, create: bool):
         if self._secret is None:
