@@ -69,7 +69,7 @@ def cold_start():
     home, floor_dir = tempfile.mkdtemp(), tempfile.mkdtemp()
     env = env_for(home)
     for i in range(30):
-        subprocess.run([DURABLE, "transcript", "append", "bench", "--role", "user", f"hello {i}"], env=env, check=True)
+        subprocess.run([DURABLE, "transcript", "append", "bench", "--role", "user", f"hello {i}"], env=env, check=True, stdout=subprocess.DEVNULL)
         subprocess.run([PY, f"{FLOORS}/floor_typer_sqlite.py", "append", floor_dir, f"hello {i}"], check=True)
     fts = lambda *args: [PY, f"{FLOORS}/floor_typer_sqlite.py", *args]
     fs = lambda *args: [PY, f"{FLOORS}/floor_sqlite.py", *args]
