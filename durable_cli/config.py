@@ -31,13 +31,28 @@ ENVIRONMENT = {
 }
 
 
+def user_dir(kind: str) -> str:
+    """platformdirs' user_config_dir / user_data_dir for "durable".
+
+    On Linux this is the XDG rule, computed here because importing platformdirs costs ~4 ms on
+    every call (a test checks both agree); elsewhere platformdirs itself answers.
+    """
+    import sys
+
+    if sys.platform.startswith("linux"):
+        variable, fallback = {"config": ("XDG_CONFIG_HOME", "~/.config"), "data": ("XDG_DATA_HOME", "~/.local/share")}[kind]
+        base = os.environ.get(variable, "").strip() or os.path.expanduser(fallback)
+        return os.path.join(base, "durable")
+    import platformdirs
+
+    return platformdirs.user_config_dir("durable") if kind == "config" else platformdirs.user_data_dir("durable")
+
+
 def config_path() -> str:
     explicit = os.environ.get("DURABLE_CONFIG")
     if explicit:
         return explicit
-    import platformdirs
-
-    return os.path.join(platformdirs.user_config_dir("durable"), "config.toml")
+    return os.path.join(user_dir("config"), "config.toml")
 
 
 def valid_name(text, what: str = "name") -> str:
@@ -128,7 +143,15 @@ class Config:
         return durations.parse(self.get(key), allow_zero=KEYS[key][0] == "duration0", what=f"duration for {key}")
 
     def effective(self) -> dict:
-        return {key: self.get(key) for key in KEYS}
+        """Every key's value as a run would use it (the acting user and data directory resolved)."""
+        values = {key: self.get(key) for key in KEYS}
+        if values["defaults.user"] is None:
+            import getpass
+
+            values["defaults.user"] = getpass.getuser()
+        if values["defaults.home"] is None:
+            values["defaults.home"] = user_dir("data")
+        return values
 
     def write(self, key: str, value=None, *, unset: bool = False):
         """Set (typed, validated) or unset one key in the file, written with tomli-w."""

@@ -72,7 +72,7 @@ class Store:
         overrides = {"defaults.home": home, "defaults.user": user, "defaults.lock_timeout": lock_timeout}
         self.config = config or Config()
         self.config.overrides.update({k: v for k, v in overrides.items() if v is not None})
-        self.user = valid_name(self.config.get("defaults.user") or default_user(), "user")
+        self.user = valid_name(self.config.get("defaults.user") or default_user(), "user")  # never os.getlogin()
         if tenant is None:
             tenant = os.environ.get("DURABLE_TENANT") or None
         self.tenant = valid_name(tenant, "tenant") if tenant is not None else None
@@ -80,12 +80,9 @@ class Store:
 
     @property
     def home(self) -> str:
-        home = self.config.get("defaults.home")
-        if not home:
-            import platformdirs
+        from .config import user_dir
 
-            home = platformdirs.user_data_dir("durable")
-        return home
+        return self.config.get("defaults.home") or user_dir("data")
 
     @property
     def objects(self) -> ObjectStore:

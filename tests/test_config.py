@@ -46,3 +46,30 @@ def test_bad_config_file_is_exit_2(durable):
     with open(os.environ["DURABLE_CONFIG"], "w") as f:
         f.write('[queue]\nmax_unfinished = "ten"\n')
     assert durable("session", "prompt", "q", "one").status == 2
+
+
+@pytest.mark.parametrize("xdg", [None, "/tmp/xdg-here", "  "])
+def test_default_paths_match_platformdirs(monkeypatch, xdg):
+    import platformdirs
+
+    from durable_cli.config import user_dir
+
+    for variable in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        if xdg is None:
+            monkeypatch.delenv(variable, raising=False)
+        else:
+            monkeypatch.setenv(variable, xdg)
+    assert user_dir("config") == platformdirs.user_config_dir("durable")
+    assert user_dir("data") == platformdirs.user_data_dir("durable")
+
+
+def test_default_home_is_the_platform_data_dir(durable, monkeypatch, tmp_path):
+    monkeypatch.delenv("DURABLE_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert durable("session", "create", "x").status == 0
+    assert (tmp_path / "xdg" / "durable" / "secret.key").exists()
+    assert durable("config", "get", "defaults.home").out.strip() == str(tmp_path / "xdg" / "durable")
+    monkeypatch.delenv("DURABLE_USER")
+    import getpass
+
+    assert durable("config", "list", "--json").json()["defaults.user"] == getpass.getuser()

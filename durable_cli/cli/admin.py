@@ -152,11 +152,11 @@ def config_get(key: str = typer.Argument(..., help="The key, e.g. transcript.tok
 
     Example: durable config get queue.lease
     """
-    from ..config import KEYS, Config
+    from ..config import KEYS
 
     if key not in KEYS:
         raise DurableError(f"unknown config key {key!r}; see 'durable config list'", "invalid_input")
-    value = _config().get(key)
+    value = _config().effective()[key]
     render.out("" if value is None else str(value))
 
 

@@ -5,7 +5,6 @@ through `obj.handle.transaction()`; `index_row` is what index.db learns after ea
 """
 
 import json
-from dataclasses import dataclass
 
 from .. import clock
 from ..errors import denied, not_found
@@ -14,14 +13,16 @@ STATUSES = ("created", "active", "completed", "failed", "cancelled", "archived")
 ROLES = ("owner", "member")
 
 
-@dataclass(frozen=True)
 class Address:
     """How a NAME resolves: the id's scope and owner, the scope the object reports, and a label for messages."""
 
-    id_scope: str  # user | tenant | reserved
-    owner: str
-    name: str
-    scope: str  # user | tenant | session | reserved
+    __slots__ = ("id_scope", "owner", "name", "scope")
+
+    def __init__(self, id_scope: str, owner: str, name: str, scope: str):
+        self.id_scope = id_scope  # user | tenant | reserved
+        self.owner = owner
+        self.name = name
+        self.scope = scope  # user | tenant | session | reserved
 
     @property
     def what(self) -> str:
