@@ -204,6 +204,12 @@ def run(argv) -> int:
         status = e.exit_status
     except BrokenPipeError:
         status = 0
+    except OSError as e:  # the environment, not a bug: a file that cannot be read or written
+        from .render import error
+
+        where = f" ({e.filename})" if e.filename else ""
+        error(f"{e.strerror or e}{where}; nothing was changed", "storage", 7, as_json)
+        status = 7
     except Exception as e:  # noqa: BLE001 - the one place a bug becomes exit 1
         if os.environ.get("DURABLE_DEBUG") == "1":
             raise

@@ -73,18 +73,30 @@ def export(
             stream = sys.stdout
         else:
             tmp = f"{output}.{os.getpid()}.tmp"
-            stream = os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except OSError as e:
+                tmp = None
+                raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
+            stream = os.fdopen(fd, "w", encoding="utf-8")
         for record in records:
             stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
         if tmp is not None:
             stream.flush()
             os.fsync(stream.fileno())
             stream.close()
-            os.replace(tmp, output)
+            try:
+                os.replace(tmp, output)
+            except OSError as e:
+                os.unlink(tmp)
+                tmp = None
+                raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
             tmp = None
     finally:
         bar.stop()
         if tmp is not None:
+            if not stream.closed:
+                stream.close()
             os.unlink(tmp)
 
 

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from tests.reliability.stats import count
+
 CMD = [sys.executable, "-m", "durable_cli"]
 
 
@@ -21,13 +23,16 @@ def kill_loop(durable, make_args, rounds, seed):
         proc = subprocess.Popen(CMD + make_args(tag), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.0, 0.15))
         proc.send_signal(signal.SIGKILL)
-        if proc.wait() == 0:
+        code = proc.wait()
+        count(" ".join(make_args("x")[:2]), "killed mid-run" if code < 0 else f"finished first (exit {code})")
+        if code == 0:
             acknowledged.append(tag)
     return acknowledged, attempted
 
 
 def check_healthy(durable):
     doctor = durable("doctor", "--json")
+    count("doctor after a kill", "healthy" if doctor.status == 0 else "repaired by doctor --repair")
     if doctor.status != 0:  # a kill between the object commit and the index update: repairable, nothing lost
         repairable = {"index_mismatch", "missing_index_row", "half_made", "stale_lock", "unfinished_purge", "orphan_index_row"}
         assert {p["kind"] for p in doctor.json()["problems"]} <= repairable

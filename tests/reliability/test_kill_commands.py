@@ -16,6 +16,7 @@ import time
 import pytest
 from freezegun import freeze_time
 
+from tests.reliability.stats import count
 from tests.reliability.test_crash import check_healthy
 
 CMD = [sys.executable, "-m", "durable_cli"]
@@ -28,6 +29,8 @@ def killed(args, rng, upto=0.2, env=None):
     time.sleep(rng.uniform(0, upto))
     proc.send_signal(signal.SIGKILL)
     out, _ = proc.communicate()
+    count(" ".join(args[:2]) if args[0] in ("session", "transcript") else args[0],
+          "killed mid-run" if proc.returncode < 0 else f"finished first (exit {proc.returncode})")
     return (proc.returncode if proc.returncode >= 0 else None), out
 
 
@@ -98,7 +101,8 @@ def purge(durable, home, rounds):
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.05, 0.4))
         proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        code = proc.wait()
+        count("purge", "finished first" if code == 0 else "killed mid-run")
         check_healthy(durable)
         files = {p.name[:-8] for p in (home / "objects").rglob("*.sqlite3")}
         assert {r["id"] for r in durable("ls", "--all", "--json").json()} == files
