@@ -19,3 +19,13 @@ def hold_lock(name: str, seconds: float, user=None) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-c", HOLD, name, str(seconds)], stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout.readline().strip() == "locked"
     return proc
+
+
+def faketime_env(when: str) -> dict:
+    """Environment that runs a process under libfaketime directly (no `faketime` wrapper process,
+    whose own pid would take a SIGKILL meant for durable), its clock starting at WHEN."""
+    import glob
+
+    libs = glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
+    assert libs, "Debian's faketime must be installed (.ci/run installs it)"
+    return dict(os.environ, LD_PRELOAD=libs[0], FAKETIME=f"@{when}", FAKETIME_DONT_FAKE_MONOTONIC="1")

@@ -16,6 +16,7 @@ import time
 import pytest
 from freezegun import freeze_time
 
+from tests.helpers import faketime_env
 from tests.reliability.stats import count
 from tests.reliability.test_crash import check_healthy
 
@@ -95,10 +96,10 @@ def purge(durable, home, rounds):
     with freeze_time("2026-01-01"):
         for i in range(rounds * 3):
             durable("transcript", "append", f"o{i}", "--role", "user", "old")
-    env = dict(os.environ, FAKETIME_DONT_FAKE_MONOTONIC="1")
+    env = faketime_env("2026-06-01 00:00:00")
     for _ in range(rounds):
-        proc = subprocess.Popen(["faketime", "2026-06-01 00:00:00"] + CMD + ["purge", "--older-than", "30d", "--yes"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(CMD + ["purge", "--older-than", "30d", "--yes"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.05, 0.4))
         proc.send_signal(signal.SIGKILL)
         code = proc.wait()
