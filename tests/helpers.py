@@ -29,3 +29,20 @@ def faketime_env(when: str) -> dict:
     libs = glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
     assert libs, "Debian's faketime must be installed (.ci/run installs it)"
     return dict(os.environ, LD_PRELOAD=libs[0], FAKETIME=f"@{when}", FAKETIME_DONT_FAKE_MONOTONIC="1")
+
+
+def leaf_commands():
+    """(path, click command) for every leaf command of the full CLI."""
+    import typer
+
+    from durable_cli.cli import build_app
+
+    def walk(cmd, path):
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                yield from walk(sub, path + [name])
+        else:
+            yield path, cmd
+
+    return list(walk(typer.main.get_command(build_app(full=True)), []))

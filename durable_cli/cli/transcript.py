@@ -100,6 +100,13 @@ def _summary_source(dash, text, command):
     return text
 
 
+def _summarizer_options(input_format: str, timeout: str) -> int:
+    """Check --input and --timeout up front (exit 2 before anything is opened); the timeout in seconds."""
+    if input_format not in ("text", "jsonl"):
+        raise DurableError(f"invalid --input {input_format!r}: use text or jsonl", "invalid_input")
+    return seconds(timeout, what="--timeout")
+
+
 INPUT = typer.Option("text", "--input", help="What --command reads on stdin: text or jsonl.", autocompletion=complete_choices("text", "jsonl"))
 TIMEOUT = typer.Option("120s", "--timeout", metavar="DUR", help="Kill --command's process group after DUR.")
 
@@ -120,9 +127,7 @@ def summarize(
     Example: durable transcript summarize chat --through 40 --command 'llm -s "Summarize"'
     """
     content = _summary_source(dash, text, command)
-    if input_format not in ("text", "jsonl"):
-        raise DurableError(f"invalid --input {input_format!r}: use text or jsonl", "invalid_input")
-    timeout_seconds = seconds(timeout, what="--timeout")
+    timeout_seconds = _summarizer_options(input_format, timeout)
     with store().open(name) as s:
         doc = s.summarize(through=through, text=content, command=command, input_format=input_format, timeout=timeout_seconds)
     render.document(doc, "json") if json_out else render.out(str(doc["summary"]["seq"]))
@@ -147,9 +152,7 @@ def compact(
         raise DurableError("give exactly one of --text T or --command CMD", "invalid_input")
     if max_tokens < 0 or keep_tokens < 0:
         raise DurableError("--max-tokens and --keep-tokens must be non-negative", "invalid_input")
-    if input_format not in ("text", "jsonl"):
-        raise DurableError(f"invalid --input {input_format!r}: use text or jsonl", "invalid_input")
-    timeout_seconds = seconds(timeout, what="--timeout")
+    timeout_seconds = _summarizer_options(input_format, timeout)
     with store().open(name) as s:
         doc = s.compact(max_tokens=max_tokens, keep_tokens=keep_tokens, text=text, command=command,
                         input_format=input_format, timeout=timeout_seconds)

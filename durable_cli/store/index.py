@@ -65,7 +65,12 @@ class Index:
         """Read-only query; [] when there is no index yet."""
         if not self.connect(create=False):
             return []
-        return self._run(lambda db: [dict(zip([c[0] for c in cur.description], r)) for cur in [db.execute(sql, params)] for r in cur.fetchall()])
+        def query(db):
+            cursor = db.execute(sql, params)
+            columns = [c[0] for c in cursor.description]
+            return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
+        return self._run(query)
 
     def upsert(self, row: dict, members) -> None:
         def work(db):

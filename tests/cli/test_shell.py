@@ -70,27 +70,14 @@ def test_man_pages_render_without_warnings():
 
 
 def test_every_command_help_has_summary_and_example():
-    import typer
+    from tests.helpers import leaf_commands
 
-    from durable_cli.cli import build_app
-
-    root = typer.main.get_command(build_app(full=True))
-
-    def walk(cmd, path):
-        subs = getattr(cmd, "commands", None)
-        if subs:
-            for name, sub in subs.items():
-                yield from walk(sub, path + [name])
-        else:
-            yield path, cmd
-
-    count = 0
-    for path, cmd in walk(root, []):
+    commands = leaf_commands()
+    for path, cmd in commands:
         text = cmd.help or ""
         assert text.strip().splitlines()[0], path
         assert "Example:" in text, f"{' '.join(path)} --help has no example"
-        count += 1
-    assert count >= 40
+    assert len(commands) >= 40
 
 
 def test_tty_gets_a_table_pipe_gets_tsv(durable):

@@ -14,24 +14,9 @@ DOCUMENTED = {0, 2, 3, 4, 5, 6, 7, 8, 9}
 
 
 def command_table():
-    import typer
+    from tests.helpers import leaf_commands
 
-    from durable_cli.cli import build_app
-
-    root = typer.main.get_command(build_app(full=True))
-    table = []
-
-    def walk(cmd, path):
-        subs = getattr(cmd, "commands", None)
-        if subs:
-            for name, sub in subs.items():
-                yield from walk(sub, path + [name])
-        else:
-            yield path, [o for p in cmd.params if p.param_type_name == "option" for o in p.opts]
-
-    for path, options in walk(root, []):
-        table.append((path, options))
-    return table
+    return [(path, [o for p in cmd.params if p.param_type_name == "option" for o in p.opts]) for path, cmd in leaf_commands()]
 
 
 COMMANDS = command_table()

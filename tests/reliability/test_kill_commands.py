@@ -170,9 +170,8 @@ def test_kill_import(durable, home, tmp_path):
 
 
 @pytest.mark.soak
-def test_kill_soak(durable, home, tmp_path):
-    next_finish(durable, SOAK)
-    summarize(durable, SOAK)
-    purge(durable, home, SOAK // 4)
-    forget(durable, home, SOAK // 4)
-    import_(durable, home, tmp_path, SOAK)
+@pytest.mark.parametrize("phase", ["next_finish", "summarize", "purge", "forget", "import"])
+def test_kill_soak(durable, home, tmp_path, phase):
+    {"next_finish": lambda: next_finish(durable, SOAK), "summarize": lambda: summarize(durable, SOAK),
+     "purge": lambda: purge(durable, home, SOAK), "forget": lambda: forget(durable, home, SOAK // 4),
+     "import": lambda: import_(durable, home, tmp_path, SOAK)}[phase]()
