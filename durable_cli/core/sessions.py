@@ -335,6 +335,9 @@ def set_title(obj, title: str) -> dict:
 
 
 def invite(obj, user: str, role: str = "member") -> dict:
+    from ..config import valid_name
+
+    valid_name(user, "user")
     if role not in state.ROLES:
         raise invalid(f"invalid role {role!r}: use owner or member")
     require_session(obj)
