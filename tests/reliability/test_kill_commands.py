@@ -37,9 +37,9 @@ def killed(args, rng, upto=0.2, env=None):
 
 def next_finish(durable, rounds):
     rng = random.Random(3)
+    durable("config", "set", "queue.max_unfinished", str(rounds + 1))
     for i in range(rounds):
         durable("session", "prompt", "q", f"p{i}")
-    durable("config", "set", "queue.max_unfinished", str(rounds + 1))
     finished = set()
     for _ in range(rounds):
         code, out = killed(["session", "next", "q", "--json"], rng)
@@ -93,11 +93,11 @@ def summarize(durable, rounds):
 
 def purge(durable, home, rounds):
     rng = random.Random(9)
-    with freeze_time("2026-01-01"):
-        for i in range(rounds * 3):
-            durable("transcript", "append", f"o{i}", "--role", "user", "old")
     env = faketime_env("2026-06-01 00:00:00")
-    for _ in range(rounds):
+    for r in range(rounds):
+        with freeze_time("2026-01-01"):  # fresh idle objects every round, so every purge has work to do
+            for i in range(6):
+                durable("transcript", "append", f"o{r}-{i}", "--role", "user", "old")
         proc = subprocess.Popen(CMD + ["purge", "--older-than", "30d", "--yes"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.05, 0.4))
