@@ -112,7 +112,7 @@ class Store:
         for _attempt in range(3):
             object_id = self.objects.object_id(address.id_scope, address.owner, address.name, create=create)
             if object_id is None:
-                raise not_found(f"{address.what} not found")
+                raise not_found(address.missing)
             with self.objects.open(object_id, create=create, what=address.what) as handle:
                 handle.on_sleep = state.sync_index
                 session = Session(handle, address, actor, self.config)
@@ -121,13 +121,13 @@ class Store:
                     if fired == "absent":
                         handle.delete()  # a file left half-made by a killed create: it never existed
                     if not create:
-                        raise not_found(f"{address.what} not found")
+                        raise not_found(address.missing)
                     continue
                 if fired != "absent" and address.id_scope == "tenant" and not create:
                     session.require_visible()
                 yield session
                 return
-        raise not_found(f"{address.what} not found")  # pragma: no cover - expired three times in a row
+        raise not_found(address.missing)  # pragma: no cover - expired three times in a row
 
     @contextmanager
     def open_reserved(self, user=None, *, create=False):

@@ -157,7 +157,7 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False) ->
         meta = obj.meta()
         if meta is None:
             if not created:
-                raise not_found(f"{obj.what} not found")
+                raise not_found(obj.address.missing)
             state.create_object(obj, "active")
             meta = obj.meta()
         else:

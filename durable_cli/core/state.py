@@ -25,6 +25,13 @@ class Address:
         self.scope = scope  # user | tenant | session | reserved
 
     @property
+    def missing(self) -> str:
+        """The "not found" message: what was looked for, and where to look instead."""
+        if self.id_scope == "reserved":
+            return f"{self.what} is empty; 'durable memory set' starts it"
+        return f"{self.what} not found; 'durable ls' lists your sessions"
+
+    @property
     def what(self) -> str:
         if self.id_scope == "reserved":
             return f"memory of user \"{self.owner}\""
@@ -69,7 +76,7 @@ class Opened:
     def require_visible(self) -> None:
         """Tenant objects are visible to participants only; others get "not found" (no leak of existence)."""
         if self.address.id_scope == "tenant" and self.role() is None:
-            raise not_found(f"{self.what} not found")
+            raise not_found(self.address.missing)
 
     def require_owner(self, doing: str) -> None:
         if self.role() != "owner":

@@ -83,7 +83,7 @@ def append(obj, content: str, *, role: str, tokens=None, call_id=None, request_i
         meta = obj.meta()
         if meta is None:
             if not create:
-                raise not_found(f"{obj.what} not found")
+                raise not_found(obj.address.missing)
             state.create_object(obj, "active")
             meta = obj.meta()
         else:

@@ -7,13 +7,18 @@ PROBE = """
 import sys
 from durable_cli.cli import run
 status = run(sys.argv[1:])
-heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'hashlib', '_hashlib', 'tomllib'))
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'hashlib', '_hashlib', 'tomllib', 'platformdirs', 'dataclasses'))
 print(status, ",".join(heavy))
 """
 
 
 def probe(*args):
-    out = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True).stdout
+    import os
+
+    env = dict(os.environ)
+    env.pop("DURABLE_CONFIG")  # the default config lookup is part of the hot path
+    env["XDG_CONFIG_HOME"] = env["DURABLE_HOME"] + "-config"
+    out = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env).stdout
     status, _, heavy = out.strip().splitlines()[-1].partition(" ")
     return int(status), heavy
 

@@ -253,3 +253,19 @@ def test_window_properties(rows, budget, limit, summarize_at):
             assert not (fits and within), "the window is not the longest suffix"
     finally:
         shutil.rmtree(home)
+
+
+def test_tokenizer_that_cannot_run_offline_is_exit_2(durable):
+    import importlib.util
+
+    durable("transcript", "append", "t", "--role", "user", "before")
+    assert durable("config", "set", "transcript.tokenizer", "nonsense").status == 0
+    r = durable("transcript", "append", "t", "--role", "user", "x")
+    assert r.status == 2 and "unknown tokenizer" in r.err
+    durable("config", "set", "transcript.tokenizer", "tiktoken:cl100k_base")
+    r = durable("transcript", "append", "t", "--role", "user", "x")
+    if importlib.util.find_spec("tiktoken") is None:
+        assert r.status == 2 and "tiktoken" in r.err
+    else:  # installed: works only when the encoding is cached; never downloads
+        assert r.status in (0, 2)
+    assert [x["content"] for x in durable("transcript", "show", "t", "--json").json()] == ["before"] + (["x"] if r.status == 0 else [])
