@@ -211,7 +211,7 @@ def next_prompt(obj, *, lease_seconds: int, waiting: bool = False):
             return None
         prompt_id, content, author = row
         now = clock.now()
-        seq = transcript.insert_turn(obj, "user", content, author=author)
+        seq = transcript.insert_turn(obj, "user", content, author=author)["seq"]
         obj.db.execute(
             "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ? WHERE id = ?",
             (now, now + lease_seconds * 1000, seq, prompt_id),

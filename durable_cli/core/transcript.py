@@ -45,17 +45,22 @@ def row_json(r) -> dict:
     }
 
 
-def insert_turn(obj, role, content, *, author, tokens=None, call_id=None, request_id=None) -> int:
-    """Append one live turn (inside the caller's transaction) and keep the live counters."""
+def insert_turn(obj, role, content, *, author, tokens=None, call_id=None, request_id=None) -> dict:
+    """Append one live turn (inside the caller's transaction), keep the live counters and record the
+    activity (last_active_at, TTL) in the same statement; returns the new row."""
     count = estimate(obj, content) if tokens is None else tokens
+    now = clock.now()
     cur = obj.db.execute(
         "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, request_id)"
         " VALUES (?, ?, ?, ?, ?, 'turn', ?, ?)",
-        (role, content, count, author, clock.now(), call_id, request_id),
+        (role, content, count, author, now, call_id, request_id),
     )
-    seq = cur.lastrowid
-    obj.db.execute("UPDATE object SET live_turns = live_turns + 1, live_tokens = live_tokens + ?", (count,))
-    return seq
+    obj.db.execute(
+        "UPDATE object SET live_turns = live_turns + 1, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?,"
+        " expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
+        (count, now, now, now),
+    )
+    return row_json((cur.lastrowid, role, content, count, author, now, "turn", None, None, None, call_id))
 
 
 def _row(obj, seq):
@@ -95,9 +100,7 @@ def append(obj, content: str, *, role: str, tokens=None, call_id=None, request_i
                     raise conflict(f"request id {request_id!r} was already used with other content in {obj.what}")
                 return row_json(found)
         check(obj, "write", status=meta["status"])
-        seq = insert_turn(obj, role, content, author=obj.actor, tokens=tokens, call_id=call_id, request_id=request_id)
-        state.touch(obj)
-    return row_json(_row(obj, seq))
+        return insert_turn(obj, role, content, author=obj.actor, tokens=tokens, call_id=call_id, request_id=request_id)
 
 
 def show(obj, *, all_rows: bool = False, since: int = 0):
