@@ -204,6 +204,12 @@ def run(argv) -> int:
         status = e.exit_status
     except BrokenPipeError:
         status = 0
+    except BaseException as e:
+        from .render import PipeClosed
+
+        if not isinstance(e, PipeClosed):
+            raise
+        status = 0
     except OSError as e:  # the environment, not a bug: a file that cannot be read or written
         from .render import error
 

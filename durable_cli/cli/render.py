@@ -32,8 +32,17 @@ def tsv(item: dict) -> str:
     return "\t".join(field(v) for v in item.values())
 
 
+class PipeClosed(BaseException):
+    """stdout's reader went away (`durable ls | head -1`): stop quietly, exit 0.
+
+    A BaseException, so the argument parser's own handler (which exits 1) does not catch it."""
+
+
 def out(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    try:
+        sys.stdout.write(text + "\n")
+    except BrokenPipeError:
+        raise PipeClosed()
 
 
 def document(doc, mode: str = "plain") -> None:

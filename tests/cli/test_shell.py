@@ -139,3 +139,11 @@ def test_install_completion_for_the_current_user(tmp_path):
     assert r.returncode == 0, r.stderr
     installed = (tmp_path / ".bash_completions" / "durable.sh").read_text()
     assert "_durable_completion" in installed and "durable.sh" in (tmp_path / ".bashrc").read_text()
+
+
+def test_closed_pipe_is_quiet_and_exit_0(durable):
+    for i in range(3):
+        durable("transcript", "append", "pipe", "--role", "user", "-", input="x\n" * 20000)
+    for fmt in ("--jsonl", "--json", ""):
+        r = bash(f"set -o pipefail; durable transcript show pipe {fmt} | head -c 10 >/dev/null")
+        assert r.returncode == 0 and r.stderr == "", (fmt, r.stderr)
