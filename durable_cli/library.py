@@ -98,6 +98,26 @@ class Store:
         owner = valid_name(user, "user") if user is not None else self.user
         return state.Address("user", owner, name, scope or "user")
 
+    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
+        """`session create`: NAME, or (ephemeral) a fresh random NAME with retention.ephemeral_ttl."""
+        from .errors import invalid
+
+        if ephemeral:
+            if name is not None:
+                raise invalid("give either NAME or --ephemeral, not both")
+            import uuid
+
+            name = uuid.uuid4().hex
+            if ttl_seconds is None:
+                ttl_seconds = self.config.seconds("retention.ephemeral_ttl")
+            address = self.address(name, scope="session")
+        elif name is None:
+            raise invalid("missing NAME: give a session NAME, or --ephemeral for a random one")
+        else:
+            address = self.address(name)
+        with self.open(address=address, create=True) as session:
+            return session.create(title=title, ttl_seconds=ttl_seconds)
+
     def reserved_address(self, user=None) -> state.Address:
         return state.Address("reserved", valid_name(user, "user") if user else self.user, "", "reserved")
 

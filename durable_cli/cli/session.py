@@ -34,23 +34,7 @@ def create(
 
     Example: durable session create fix-login --title "Login bug"
     """
-    ttl_seconds = seconds(ttl, what="--ttl")
-    s = store()
-    if ephemeral:
-        if name is not None:
-            raise DurableError("give either NAME or --ephemeral, not both", "invalid_input")
-        import uuid
-
-        name = uuid.uuid4().hex
-        if ttl_seconds is None:
-            ttl_seconds = s.config.seconds("retention.ephemeral_ttl")
-        address = s.address(name, scope="session")
-    elif name is None:
-        raise DurableError("missing NAME: give a session NAME, or --ephemeral for a random one", "invalid_input")
-    else:
-        address = s.address(name)
-    with s.open(address=address, create=True) as session:
-        doc = session.create(title=title, ttl_seconds=ttl_seconds)
+    doc = store().create_session(name, title=title, ttl_seconds=seconds(ttl, what="--ttl"), ephemeral=ephemeral)
     if json_out:
         render.document(doc, "json")
     else:
