@@ -190,7 +190,7 @@ def make_objects(home, count, turns, *, old_fraction=0.5):
         db = connect(path, name)
         stamp = old if i < count * old_fraction else int(time.time() * 1000)
         db.execute("UPDATE object SET id = ?, name = ?, last_active_at = ?, updated_at = ?", (object_id, name, stamp, stamp))
-        rows.append(index_row(type("H", (), {"db": db})()))
+        rows.append(index_row(db))
         db.close()
     with store.open("template") as s:
         from durable_cli.core.retention import erase

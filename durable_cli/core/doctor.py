@@ -106,7 +106,7 @@ def _check_object(store, object_id, problem, repair):
         result = [r[0] for r in handle.rows("PRAGMA integrity_check")]
         if result != ["ok"]:
             raise DurableError(f"{what} is corrupt: {'; '.join(result[:3])}", "storage")
-        found = state.index_row(handle)
+        found = state.index_row(handle.db)
         if found is None:
             problem(object_id, "half_made", "object file without an object row (a create was interrupted)", repaired=repair)
             if repair:

@@ -155,18 +155,7 @@ def finish_journal(store) -> list:
         except DurableError as e:
             if e.code != "not_found":
                 raise
-            from ..store.lock import try_lock
-
-            lock_path = store.objects.paths.lock_file(row["id"])
-            fd = try_lock(lock_path)
-            if fd is not None:
-                import os
-
-                from ..store.paths import unlink_quiet
-
-                unlink_quiet(lock_path)
-                os.close(fd)
-            store.objects.index().remove(row["id"])
+            store.objects.forget_missing(row["id"])
         finished.append(row)
     return finished
 

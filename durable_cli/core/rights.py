@@ -232,7 +232,7 @@ def backup(store, dest: str, progress=None) -> dict:
                 copy = connect(path, f"backup of {object_id}")
                 try:
                     handle.db.backup(copy)
-                    found = state.index_row(_Shim(copy))
+                    found = state.index_row(copy)
                     if found is not None:
                         rows.append(found)
                 finally:
@@ -246,11 +246,6 @@ def backup(store, dest: str, progress=None) -> dict:
     target.index().replace_all(rows)
     target.close()
     return {"dest": dest, "objects": copied, "at": clock.iso(clock.now())}
-
-
-class _Shim:
-    def __init__(self, db):
-        self.db = db
 
 
 def _write_secret(path: str, secret: bytes) -> None:

@@ -145,9 +145,8 @@ def next_alarm_at(db):
     return row[0]
 
 
-def index_row(handle):
-    """(row, members) for index.db, read from the object itself."""
-    db = handle.db
+def index_row(db):
+    """(row, members) for index.db, read from the object's own connection."""
     meta = db.execute("SELECT * FROM object").fetchone()
     if meta is None:
         return None
@@ -164,7 +163,7 @@ def index_row(handle):
 
 def sync_index(handle) -> None:
     """After a commit, under the object's lock: bring the object's index.db row in step."""
-    found = index_row(handle)
+    found = index_row(handle.db)
     if found is not None:
         handle.store.index().upsert(*found)
 

@@ -235,6 +235,17 @@ class ObjectStore:
             handle.close_db()
             handle.lock.release()
 
+    def forget_missing(self, object_id: str) -> None:
+        """An object whose file is already gone: drop its index row and, if nobody holds it, its lock file."""
+        from .lock import try_lock
+
+        lock_path = self.paths.lock_file(object_id)
+        fd = try_lock(lock_path)
+        if fd is not None:
+            _paths.unlink_quiet(lock_path)
+            os.close(fd)
+        self.index().remove(object_id)
+
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
