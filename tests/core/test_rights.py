@@ -57,6 +57,18 @@ def test_forget_erases_every_byte(durable, home):
     assert durable("doctor").status == 0
 
 
+def test_forget_finds_objects_the_index_lost(durable, home):
+    durable("--as", "bob", "transcript", "append", "hidden", "--role", "user", SECRET_WORDS)
+    durable("--as", "bob", "--tenant", "t", "transcript", "append", "room", "--role", "user", "hi")
+    durable("--as", "bob", "--tenant", "t", "session", "invite", "room", "carol")
+    os.unlink(home / "index.db")  # as if every index update had been lost
+    doc = durable("forget", "bob", "--yes", "--json").json()
+    assert [d["name"] for d in doc["deleted"]] == ["hidden"]
+    assert [c["name"] for c in doc["changed"]] == ["room"]
+    for path, data in all_bytes(home):
+        assert SECRET_WORDS.encode() not in data, path
+
+
 def test_forget_promotes_an_owner_and_skips_busy(durable):
     t = ["--tenant", "acme"]
     durable("--as", "owner1", *t, "session", "create", "room")
