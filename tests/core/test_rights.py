@@ -237,3 +237,17 @@ def test_doctor_stale_lock_modes_and_orphans(durable, home):
     assert durable("doctor", "--repair").status == 0
     assert durable("doctor", "--json").json() == {"healthy": True, "problems": []}
     assert oct(os.stat(home / "secret.key").st_mode & 0o777) == "0o600"
+
+
+def test_doctor_rebuilds_a_corrupt_index(durable, home):
+    durable("session", "create", "a")
+    listing = durable("ls", "--json").json()
+    with open(home / "index.db", "r+b") as f:
+        f.write(b"\0" * 200)
+    r = durable("ls")
+    assert r.status == 7 and "index" in r.err
+    assert durable("transcript", "append", "a", "--role", "user", "x").status == 0  # objects still work
+    assert durable("doctor").status == 7
+    assert durable("doctor", "--repair").status == 0
+    assert [x["name"] for x in durable("ls", "--json").json()] == [x["name"] for x in listing]
+    assert durable("doctor").status == 0
