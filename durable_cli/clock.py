@@ -20,7 +20,3 @@ def iso(ms):
 def sleep(seconds: float) -> None:
     """Poll-friendly sleep; never a timed wait on a threading primitive (those can hang under faketime)."""
     time.sleep(seconds)
-
-
-def monotonic() -> float:
-    return time.monotonic()

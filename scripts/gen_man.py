@@ -112,7 +112,6 @@ def page_header(name: str, summary: str) -> str:
 
 
 def group_page(name: str, cmd) -> str:
-    import click  # noqa: F401 - typer's vendored click is what cmd is made of
 
     summary = (cmd.help or "").strip().splitlines()[0].rstrip(".")
     lines = [page_header(f"durable-{name}", summary), ".SH SYNOPSIS"]

@@ -4,7 +4,6 @@ It is a cache of the objects (each object stores its own scope, owner and NAME) 
 rebuilt from them; so it runs WAL with synchronous=NORMAL and a busy timeout for many writers.
 """
 
-import os
 import sqlite3
 
 from . import paths as _paths, schema
@@ -146,6 +145,3 @@ class Index:
         if self.db is not None:
             self.db.close()
             self.db = None
-
-    def exists(self) -> bool:
-        return os.path.exists(self.paths.index)

@@ -1,7 +1,6 @@
 """SPEC §8: elicitation requests, remembered facts, rate limits."""
 
 import json
-import os
 import subprocess
 import sys
 import time

@@ -1,10 +1,8 @@
 """SPEC §7 enumeration and expiry: ls, ttl, ephemeral, delete, purge, sweep; time travel both ways."""
 
 import os
-import signal
 import subprocess
 import sys
-import time
 
 from freezegun import freeze_time
 
