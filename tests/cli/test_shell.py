@@ -147,3 +147,17 @@ def test_closed_pipe_is_quiet_and_exit_0(durable):
     for fmt in ("--jsonl", "--json", ""):
         r = bash(f"set -o pipefail; durable transcript show pipe {fmt} | head -c 10 >/dev/null")
         assert r.returncode == 0 and r.stderr == "", (fmt, r.stderr)
+
+
+def test_progress_bar_only_when_stderr_is_a_terminal(durable):
+    from freezegun import freeze_time
+
+    with freeze_time("2020-01-01"):
+        for i in range(5):
+            durable("session", "create", f"old{i}")
+    piped = subprocess.run(["durable", "purge", "--older-than", "30d", "--dry-run"], capture_output=True, text=True, env=shell_env())
+    assert piped.returncode == 0 and piped.stderr == ""
+    r = subprocess.run(["script", "-qec", "durable purge --older-than 30d --yes", "/dev/null"], capture_output=True, text=True,
+                       env=shell_env(TERM="xterm"))
+    assert r.returncode == 0 and "purge" in r.stdout and "100%" in r.stdout
+    assert durable("ls", "--all", "--json").json() == []
