@@ -166,7 +166,7 @@ def sweep(store, progress=None) -> dict:
     now = clock.now()
     due = _candidates(store, ["next_alarm_at IS NOT NULL", "next_alarm_at <= ?"], [now])
     draft_cutoff = now - store.config.seconds("retention.draft_expiry") * 1000
-    drafts = _candidates(store, ["status = 'created'", "last_active_at < ?", "scope != 'reserved'"], [draft_cutoff])
+    drafts = _candidates(store, ["status = 'created'", "updated_at < ?", "scope != 'reserved'"], [draft_cutoff])
     if progress:
         progress.start(len(due) + len(drafts))
     for rows, job in ((due, "alarm"), (drafts, "draft")):

@@ -422,9 +422,10 @@ def expire_leases(obj, now: int) -> int:
 
 
 def expire_draft(obj, cutoff: int) -> bool:
-    """Draft expiry (sweep only): a `created` session with no prompts, idle since before CUTOFF, is archived."""
+    """Draft expiry (sweep only): a `created` session with no prompts, untouched (no write of any kind,
+    a title included) since before CUTOFF, is archived."""
     meta = obj.meta()
-    if meta is None or meta["status"] != "created" or meta["last_active_at"] >= cutoff:
+    if meta is None or meta["status"] != "created" or meta["updated_at"] >= cutoff:
         return False
     if obj.db.execute("SELECT 1 FROM prompts LIMIT 1").fetchone():
         return False

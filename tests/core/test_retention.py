@@ -107,13 +107,17 @@ def test_ephemeral_session_expires_after_24h(durable):
 def test_draft_expiry_only_in_sweep(durable):
     with freeze_time("2026-11-29 08:00:00"):
         durable("session", "create", "draft")
+        durable("session", "create", "retitled")
         durable("session", "prompt", "busy", "x")
+    with freeze_time("2026-11-29 12:00:00"):
+        durable("session", "title", "retitled", "touched since")
     with freeze_time("2026-11-29 17:00:00"):
         assert durable("session", "show", "draft", "--json").json()["status"] == "created"  # not on wake
         doc = durable("sweep", "--json").json()
         assert [c["name"] for c in doc["changed"]] == ["draft"]
         assert durable("session", "show", "draft", "--json").json()["status"] == "archived"
         assert durable("session", "show", "busy", "--json").json()["status"] == "active"
+        assert durable("session", "show", "retitled", "--json").json()["status"] == "created"
 
 
 def test_lease_alarm_in_sweep(durable):
