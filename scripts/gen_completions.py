@@ -21,25 +21,14 @@ def script(shell: str) -> str:
 
 
 def main() -> int:
-    check = "--check" in sys.argv
-    directory = os.path.join(ROOT, "completions")
-    os.makedirs(directory, exist_ok=True)
-    stale = []
+    from generated import sync
+
+    wanted = {}
     for shell, name in FILES.items():
-        text = script(shell)
-        if not text.strip():
+        wanted[name] = script(shell)
+        if not wanted[name].strip():
             raise SystemExit(f"typer printed no {shell} completion script")
-        path = os.path.join(directory, name)
-        current = open(path).read() if os.path.exists(path) else None
-        if current != text:
-            stale.append(name)
-            if not check:
-                with open(path, "w") as f:
-                    f.write(text)
-    if check and stale:
-        print("stale completions: " + ", ".join(stale) + "; run python scripts/gen_completions.py", file=sys.stderr)
-        return 1
-    return 0
+    return sync(os.path.join(ROOT, "completions"), wanted, what="completions", script="gen_completions.py")
 
 
 if __name__ == "__main__":

@@ -191,27 +191,9 @@ def pages() -> dict:
 
 
 def main() -> int:
-    check = "--check" in sys.argv
-    directory = os.path.join(ROOT, "man")
-    os.makedirs(directory, exist_ok=True)
-    stale = []
-    wanted = pages()
-    for name, text in wanted.items():
-        path = os.path.join(directory, name)
-        current = open(path).read() if os.path.exists(path) else None
-        if current != text:
-            stale.append(name)
-            if not check:
-                with open(path, "w") as f:
-                    f.write(text)
-    extra = sorted(set(n for n in os.listdir(directory) if n.endswith(".1")) - set(wanted))
-    if extra and not check:
-        for name in extra:
-            os.unlink(os.path.join(directory, name))
-    if check and (stale or extra):
-        print("stale man pages: " + ", ".join(stale + extra) + "; run python scripts/gen_man.py", file=sys.stderr)
-        return 1
-    return 0
+    from generated import sync
+
+    return sync(os.path.join(ROOT, "man"), pages(), suffix=".1", what="man pages", script="gen_man.py")
 
 
 if __name__ == "__main__":
