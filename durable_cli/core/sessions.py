@@ -359,20 +359,18 @@ def invite(obj, user: str, role: str = "member") -> dict:
 
 
 def dequeue(obj, prompt_id: int) -> dict:
+    """Delete a pending prompt; the session (status recomputed) is the result, as for any transition."""
     meta = require_session(obj)
     obj.require_visible()
     row = _prompt(obj, prompt_id)
     if row[1] != "pending":
         raise conflict(f"prompt {prompt_id} of {obj.what} is {row[1]}, not pending; only pending prompts can be dequeued")
-    removed = get_prompt(obj, prompt_id)
     with obj.handle.transaction():
         obj.db.execute("DELETE FROM prompts WHERE id = ?", (prompt_id,))
         state.event(obj, "prompt.dequeued", {"prompt_id": prompt_id})
         recompute(obj, meta["status"])
         state.touch(obj)
-    removed["status"] = "dequeued"
-    removed["position"] = None
-    return removed
+    return state.session_json(obj)
 
 
 def queue(obj, *, pending_only: bool = False) -> list:

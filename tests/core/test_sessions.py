@@ -115,7 +115,8 @@ def test_positions_and_dequeue_never_reach_the_transcript(durable):
         durable("session", "prompt", "q", text)
     queue = durable("session", "queue", "q", "--json").json()
     assert [p["position"] for p in queue] == [1, 2, 3]
-    assert durable("session", "dequeue", "q", "2").status == 0
+    after = durable("session", "dequeue", "q", "2", "--json").json()
+    assert (after["name"], after["status"], after["queue"]) == ("q", "active", {"pending": 2, "processing": 0})
     assert [p["position"] for p in durable("session", "queue", "q", "--pending", "--json").json()] == [1, 2]
     durable("session", "cancel", "q")
     assert durable("transcript", "show", "q", "--json").json() == []
