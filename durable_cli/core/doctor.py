@@ -133,7 +133,8 @@ def _check_modes(paths, problem, repair) -> None:
             if repair:
                 os.chmod(path, want)
 
-    check(paths.home, _paths.DIR_MODE)
+    # The data directory itself may be one the user made (e.g. `mkdir` under umask 022): only what
+    # durable creates inside it is held to 0700/0600.
     for name in ("secret.key", "index.db", "index.db-wal", "index.db-shm"):
         check(os.path.join(paths.home, name), _paths.FILE_MODE)
     if not os.path.isdir(paths.objects):

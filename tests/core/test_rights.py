@@ -251,3 +251,10 @@ def test_doctor_rebuilds_a_corrupt_index(durable, home):
     assert durable("doctor", "--repair").status == 0
     assert [x["name"] for x in durable("ls", "--json").json()] == [x["name"] for x in listing]
     assert durable("doctor").status == 0
+
+
+def test_doctor_accepts_a_home_the_user_made(durable, home):
+    home.mkdir(mode=0o755)
+    os.chmod(home, 0o755)
+    durable("session", "create", "a")
+    assert durable("doctor", "--json").json() == {"healthy": True, "problems": []}
