@@ -1,5 +1,6 @@
 """One writer at a time, across real processes."""
 
+import json
 import subprocess
 import sys
 import time
@@ -47,7 +48,7 @@ def test_lock_timeout_zero_fails_at_once(durable, durable_proc):
         assert "busy" in r.err and "--lock-timeout" in r.err
         r = durable_proc("--lock-timeout", "0", "session", "show", "x", "--json")
         assert r.status == 6
-        assert '"code": "busy"' in r.err.replace('":"', '": "') or '"busy"' in r.err
+        assert json.loads(r.err)["error"]["code"] == "busy" and json.loads(r.err)["error"]["exit_status"] == 6
     finally:
         holder.kill()
         holder.wait()
