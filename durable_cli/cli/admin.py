@@ -102,10 +102,15 @@ def export(
 
 def import_(
     file: str = typer.Argument(..., metavar="FILE", help="A durable export (JSONL), or - for stdin."),
-    replace: bool = typer.Option(False, "--replace", help="Overwrite objects that already exist."),
+    replace: bool = typer.Option(False, "--replace", help="Overwrite objects that exist with other content."),
+    all_users: bool = typer.Option(False, "--all-users", help="Installation restore: every user's and tenant's records, whoever acts."),
     json_out: bool = JSON,
 ):
-    """Re-create exported objects; an existing one is exit 4 unless --replace.
+    """Re-create exported objects, each all or nothing; an existing one with other content is exit 4 unless --replace.
+
+    Only your own records and tenant sessions you own are imported, unless --all-users. A record that
+    fails is listed as skipped and the others go on; records already imported identically are skipped,
+    so re-running an interrupted import completes it.
 
     Example: durable import alice.jsonl --replace
     """
@@ -119,7 +124,13 @@ def import_(
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise DurableError(f"{file} is not valid UTF-8", "invalid_input")
-    doc = store().import_records(parse_records(text.splitlines()), replace=replace)
+    try:
+        doc = store().import_records(parse_records(text.splitlines()), replace=replace, all_users=all_users)
+    except DurableError as e:
+        if e.document is not None:  # the receipt still goes to stdout, then the first failure's exit
+            render.receipt(e.document, mode(json_out))
+            e.document = None
+        raise
     render.receipt(doc, mode(json_out))
 
 

@@ -9,7 +9,7 @@ import os
 import sqlite3
 
 from .. import clock
-from ..errors import DurableError, conflict, invalid, not_found
+from ..errors import DurableError, conflict, denied, invalid, not_found
 from ..store import paths as _paths
 from ..store.objects import ObjectStore, connect
 from . import state
@@ -170,6 +170,9 @@ def export(store, *, name=None, user=None, all_objects=False, progress=None):
 
 
 def parse_records(lines):
+    """(line number, record) for each non-blank line; a line that is not a JSON object is exit 2 before
+    anything is imported (the file is not an export, or is damaged). Records are checked one by one
+    at import, so one bad record does not stop the others."""
     records = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -177,53 +180,132 @@ def parse_records(lines):
         try:
             record = json.loads(line)
         except ValueError as e:
-            raise invalid(f"line {number} of the export is not JSON ({e})")
+            raise invalid(f"line {number} of the export is not JSON ({e}); nothing was imported")
         if not isinstance(record, dict) or record.get("format") != FORMAT:
-            raise invalid(f"line {number} is not a durable export record")
-        if record.get("version") != VERSION:
-            raise invalid(f"line {number}: export version {record.get('version')!r} is not supported (this durable reads {VERSION})")
-        for key in ("scope", "owner", "name", "object"):
-            if key not in record:
-                raise invalid(f"line {number}: export record lacks {key!r}")
-        records.append(record)
+            raise invalid(f"line {number} is not a durable export record; nothing was imported")
+        records.append((number, record))
     return records
 
 
-def import_records(store, records, *, replace=False) -> dict:
-    """Re-create exported objects (ids recomputed from this installation's secret)."""
+def import_records(store, records, *, replace=False, all_users=False) -> dict:
+    """Re-create exported objects, each all or nothing under its lock (ids recomputed from this
+    installation's secret). A record is imported only where the acting user could have made it, unless
+    ALL_USERS (an installation restore). A failing record is listed in `skipped` with its reason and
+    the others go on; the exit is the first failure's. A record already imported identically is
+    skipped without error, so re-running an interrupted import completes it."""
     out = receipt()
-    plans = []
-    for record in records:
-        address = address_of(record)
-        object_id = store.objects.object_id(address.id_scope, address.owner, address.name, create=True)
-        exists = os.path.exists(store.objects.paths.object_file(object_id))
-        if exists and not replace:
-            raise conflict(f"{address.what} (owner {address.owner!r}) already exists; use --replace to overwrite it")
-        plans.append((record, address, object_id, exists))
-    for record, address, object_id, exists in plans:
-        with store.objects.open(object_id, create=True, what=address.what) as handle:
-            handle.on_sleep = state.sync_index
-            with handle.transaction() as db:
-                for table in TABLES:
-                    db.execute(f"DELETE FROM {table}")
-                db.execute("DELETE FROM sqlite_sequence")
-                meta = dict(record["object"], id=object_id, one=1)
-                _insert(db, "object", [meta])
-                for table in TABLES[1:]:
-                    _insert(db, table, record.get(table, []))
-                for table, seq in record.get("sequences", {}).items():
-                    db.execute("DELETE FROM sqlite_sequence WHERE name = ?", (table,))
-                    db.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, seq))
-        out["changed"].append({"id": object_id, "owner": address.owner, "name": address.name,
-                               "what": "replaced" if exists else "imported"})
+    failures = []
+    for number, item in enumerate(records, 1):
+        line, record = item if isinstance(item, tuple) else (number, item)
+        try:
+            what = _import_one(store, line, record, replace=replace, all_users=all_users)
+        except _AlreadyImported as e:
+            out["skipped"].append(dict(e.entry, reason="already imported"))
+            continue
+        except DurableError as e:
+            failures.append(e)
+            out["skipped"].append(_skipped_entry(store, record, e.message))
+            continue
+        out["changed"].append(what)
+    if failures:
+        first = failures[0]
+        more = f" ({len(failures)} records were not imported; see the receipt)" if len(failures) > 1 else ""
+        raise DurableError(first.message + more, first.code, document=out)
     return out
 
 
-def _insert(db, table, rows) -> None:
-    columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
-    for row in rows:
-        keys = [k for k in row if k in columns]
-        db.execute(f"INSERT INTO {table} ({', '.join(keys)}) VALUES ({', '.join('?' * len(keys))})", [row[k] for k in keys])
+class _AlreadyImported(Exception):
+    def __init__(self, entry):
+        super().__init__("already imported")
+        self.entry = entry
+
+
+def _skipped_entry(store, record, reason) -> dict:
+    """The receipt's entry for a record that was not imported; its id only when this installation has one."""
+    try:
+        address = address_of(record)
+        object_id = store.objects.object_id(address.id_scope, address.owner, address.name, create=False)
+    except Exception:  # noqa: BLE001 - a record too broken to address
+        object_id = None
+    owner, name = (record.get(k) if isinstance(record, dict) else None for k in ("owner", "name"))
+    return {"id": object_id, "owner": owner if isinstance(owner, str) else None,
+            "name": name if isinstance(name, str) else None, "reason": reason}
+
+
+def _import_one(store, line, record, *, replace, all_users) -> dict:
+    from . import records as _records
+
+    actor = store.user
+    columns = _records.current_columns()
+    checked = _records.check_record(record, line=line, max_turn_bytes=store.config.get("transcript.max_turn_bytes"),
+                                    columns=columns)
+    address = address_of(record)
+    label = f"line {line}: {address.what}" + (f" of user \"{address.owner}\"" if address.id_scope == "user" else "")
+    if not all_users:
+        if address.id_scope in ("user", "reserved") and address.owner != actor:
+            raise denied(f"{label} belongs to another user; only they can import it "
+                         "(or an installation restore with --all-users)")
+    listed = all_users or address.id_scope != "tenant" or actor in checked.owners()
+    object_id = store.objects.object_id(address.id_scope, address.owner, address.name, create=listed)
+    refusal = (f"{label} does not list you ({actor!r}) as an owner; import it as one of its owners "
+               "(or an installation restore with --all-users)")
+    if object_id is None:
+        raise denied(refusal)
+    for _attempt in range(3):
+        if not listed and not os.path.exists(store.objects.paths.object_file(object_id)):
+            raise denied(refusal)
+        made = not os.path.exists(store.objects.paths.object_file(object_id))
+        try:
+            with store.objects.open(object_id, create=listed, what=address.what) as handle:
+                return _import_locked(handle, checked, address, label, columns, actor=actor, listed=listed,
+                                      replace=replace, all_users=all_users, made=made, refusal=refusal)
+        except DurableError as e:
+            if e.code != "not_found" or listed:
+                raise
+            # the object went away between our look and our lock: look again
+    raise denied(refusal)  # pragma: no cover - it kept vanishing
+
+
+def _import_locked(handle, checked, address, label, columns, *, actor, listed, replace, all_users, made, refusal) -> dict:
+    """Under the object's lock: the existence check, the identity check and the write, in one transaction."""
+    from . import records as _records
+
+    entry_ = {"id": handle.id, "owner": address.owner, "name": address.name}
+    handle.on_sleep = state.sync_index
+    absent = False
+    try:
+        with handle.transaction() as db:
+            stored = _records.dump_object(db, columns)
+            meta = stored["object"]
+            absent = meta is None
+            present = meta is not None and (meta["expires_at"] is None or meta["expires_at"] > clock.now())
+            if present:
+                role = next((p["role"] for p in stored["participants"] if p["user"] == actor), None)
+                if address.id_scope == "tenant" and not all_users:
+                    if role is None:
+                        raise conflict(f"{label}: the name is taken")
+                    if role != "owner":
+                        raise denied(f"{label}: only an owner of it can import over it; ask an owner")
+                if _records.same_content(stored, checked, handle.id):
+                    raise _AlreadyImported(entry_)
+                if not replace:
+                    raise conflict(f"{label} already exists with other content; use --replace to overwrite it")
+                if not listed:
+                    raise denied(f"{label} does not list you ({actor!r}) as an owner; importing it would take "
+                                 "the session from you")
+            elif not listed:
+                raise denied(refusal)
+            _records.write_object(db, checked, handle.id, columns)
+    except _AlreadyImported:
+        state.sync_index(handle)  # a re-run after a kill between commit and index update completes the index
+        raise
+    except BaseException:
+        if made or absent:
+            handle.delete()  # a file this import made (or a half-made one): leave nothing behind
+        raise
+    if not absent:
+        handle.checkpoint()  # the replaced rows leave the WAL too (secure_delete wiped them from the file)
+    return dict(entry_, what="replaced" if present else "imported")
 
 
 # -- backup ------------------------------------------------------------------------------------------

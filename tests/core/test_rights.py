@@ -114,7 +114,7 @@ def test_export_delete_import_restores_exactly(durable, tmp_path):
     assert oct(os.stat(out).st_mode & 0o777) == "0o600"
     record = json.loads(out.read_text().splitlines()[0])
     assert record["format"] == "durable-export" and record["version"] == 1 and record["name"] == "r"
-    assert durable("import", out).status == 4  # exists
+    assert durable("import", out).status == 0  # exists identically: skipped as already imported
     durable("delete", "r", "--yes")
     doc = durable("import", out, "--json").json()
     assert [(c["name"], c["what"]) for c in doc["changed"]] == [("r", "imported")]
@@ -135,7 +135,7 @@ def test_export_user_and_all_and_stdin_import(durable, home, tmp_path, monkeypat
     assert durable("export").status == 2 and durable("export", "a1", "--all").status == 2
     other = tmp_path / "other-home"
     monkeypatch.setenv("DURABLE_HOME", str(other))
-    assert durable("import", "-", input=everything).status == 0
+    assert durable("import", "-", "--all-users", input=everything).status == 0  # bob's too: a restore
     assert durable("session", "show", "a1", "--json").json()["name"] == "a1"  # ids recomputed for this secret
     assert durable("memory", "get", "k").out == "v\n"
     assert durable("import", "-", input="not json\n").status == 2

@@ -1,0 +1,565 @@
+"""The export format (SPEC §7): one JSONL record per object, and the rules `import` holds a record to.
+
+A record is checked with the rules of the commands that would have made it (names, roles, statuses,
+sizes, times, JSON fields, the type of every column, unique keys) before anything of it is stored.
+`FIELDS` maps each format version to its tables and columns: a new version is the previous one plus
+its new fields (`_extend`), so import keeps reading every earlier version. A checked record comes
+back normalized to the current schema's columns, in a canonical form that `dump_object` also
+produces from a stored object, so "already imported identically" is one comparison.
+"""
+
+import json
+import math
+
+from ..errors import invalid
+from . import state
+
+FORMAT = "durable-export"
+SCOPES = ("user", "session", "tenant", "reserved")
+MAX_TIME = 253402300799999  # 9999-12-31T23:59:59.999Z in ms: every time must print as RFC 3339
+MAX_INT = 2**63 - 1
+MAX_TTL = 36500 * 86400
+EVENT_TYPES = frozenset((
+    "session.created", "session.status", "session.title", "participant.added", "participant.removed",
+    "prompt.queued", "prompt.started", "prompt.completed", "prompt.failed", "prompt.lease_expired",
+    "prompt.dequeued", "transcript.summarized", "transcript.pruned", "transcript.redacted", "elicit.asked",
+    "elicit.answered", "elicit.expired", "ttl.set", "transcript.popped", "transcript.cleared", "session.forked",
+))
+# Primary keys (rows are compared and listed in this order) and the AUTOINCREMENT tables among them.
+KEYS = {"participants": "user", "prompts": "id", "turns": "seq", "events": "seq", "requests": "id",
+        "facts": "key", "buckets": "key"}
+SEQUENCED = ("prompts", "turns", "events", "requests")
+# Columns a record may carry but import recomputes (a cache, or a generated column).
+DERIVED = {"object": ("one", "live_turns", "live_tokens"), "turns": ("pos",)}
+
+
+class Bad(Exception):
+    """One field's violation; `check_record` turns it into exit 2 naming the line and the field."""
+
+
+# -- field checks: each returns the value or raises Bad ------------------------------------------------
+
+def _text(v):
+    if not isinstance(v, str):
+        raise Bad(f"must be a string, not {_kind(v)}")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Bad("is not valid UTF-8 (lone surrogate)")
+    return v
+
+
+def _nonempty(v):
+    if _text(v) == "":
+        raise Bad("must not be empty")
+    return v
+
+
+def _name(v):
+    from ..config import valid_name
+
+    _text(v)
+    try:
+        return valid_name(v)
+    except Exception:
+        raise Bad(f"{v!r} is not a valid name (1-200 printable characters, no leading or trailing white space)")
+
+
+def _int(v):
+    if type(v) is not int or not -MAX_INT - 1 <= v <= MAX_INT:
+        raise Bad(f"must be an integer, not {_kind(v)}")
+    return v
+
+
+def _count(v):
+    if _int(v) < 0:
+        raise Bad("must be a non-negative integer")
+    return v
+
+
+def _positive(v):
+    if _int(v) < 1:
+        raise Bad("must be a positive integer")
+    return v
+
+
+def _time(v):
+    if type(v) is not int or not 0 <= v <= MAX_TIME:
+        raise Bad(f"must be a time in milliseconds since 1970 (an integer from 0 to {MAX_TIME}), not {v!r}"[:300])
+    return v
+
+
+def _ttl(v):
+    if _positive(v) > MAX_TTL:
+        raise Bad("is over 36,500 days")
+    return v
+
+
+def _title(v):
+    _text(v)
+    if not 1 <= len(v) <= 200 or not v.isprintable() or v != v.strip():
+        raise Bad("must be 1-200 printable characters with no leading or trailing white space")
+    return v
+
+
+def _request_id(v):
+    _text(v)
+    if not 1 <= len(v) <= 128 or not v.isprintable():
+        raise Bad("must be 1-128 printable characters")
+    return v
+
+
+def _hex_id(v):
+    _text(v)
+    if len(v) != 64 or any(c not in "0123456789abcdef" for c in v):
+        raise Bad("must be 64 lowercase hex digits")
+    return v
+
+
+def _flag(v):
+    if type(v) is not int or v not in (0, 1):
+        raise Bad("must be 0 or 1")
+    return v
+
+
+def _number(v):
+    if type(v) not in (int, float) or not math.isfinite(v) or v < 0:
+        raise Bad("must be a non-negative number")
+    return v
+
+
+def _json_object(v):
+    _text(v)
+    try:
+        parsed = json.loads(v)
+    except ValueError:
+        raise Bad("must be JSON text")
+    if not isinstance(parsed, dict):
+        raise Bad("must be the JSON text of an object")
+    return v
+
+
+def _choices(v):
+    _text(v)
+    try:
+        parsed = json.loads(v)
+    except ValueError:
+        raise Bad("must be JSON text")
+    if not isinstance(parsed, list) or any(not isinstance(c, str) or c == "" for c in parsed):
+        raise Bad("must be the JSON text of an array of non-empty strings")
+    if len(set(parsed)) != len(parsed):
+        raise Bad("holds a duplicate choice")
+    _text(json.dumps(parsed, ensure_ascii=False))
+    return v
+
+
+def _one(v):
+    if v != 1 or type(v) is not int:
+        raise Bad("must be 1")
+    return v
+
+
+def enum(*values):
+    def check(v):
+        if not isinstance(v, str) or v not in values:
+            raise Bad(f"{v!r} is not one of {', '.join(values)}"[:300])
+        return v
+
+    check.values = values
+    return check
+
+
+def opt(check):
+    """A nullable column: null (or absent) is allowed."""
+
+    def nullable(v):
+        return None if v is None else check(v)
+
+    nullable.optional = True
+    return nullable
+
+
+def _kind(v) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
+            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+# -- the format's versions ----------------------------------------------------------------------------
+
+V1 = {
+    "object": {
+        "one": opt(_one), "id": _hex_id, "scope": enum(*SCOPES), "owner": _name, "name": _text,
+        "title": opt(_title), "status": enum(*state.STATUSES), "created_at": _time, "updated_at": _time,
+        "last_active_at": _time, "ttl_seconds": opt(_ttl), "expires_at": opt(_time),
+        "live_turns": opt(_count), "live_tokens": opt(_count),
+    },
+    "participants": {"user": _name, "role": enum(*state.ROLES), "joined_at": _time},
+    "prompts": {
+        "id": _positive, "status": enum("pending", "processing", "completed", "failed"), "content": _nonempty,
+        "author": opt(_name), "source": opt(_text), "request_id": opt(_request_id), "turn_seq": opt(_positive),
+        "created_at": _time, "started_at": opt(_time), "lease_expires_at": opt(_time),
+        "completed_at": opt(_time), "error": opt(_text),
+    },
+    "turns": {
+        "seq": _positive, "role": enum("system", "user", "assistant", "tool"), "content": _text,
+        "tokens": _count, "author": opt(_name), "created_at": _time, "kind": enum("turn", "summary"),
+        "superseded_by": opt(_positive), "covers_first": opt(_positive), "covers_last": opt(_positive),
+        "call_id": opt(_nonempty), "request_id": opt(_request_id), "pos": opt(_int),
+    },
+    "events": {"seq": _positive, "type": enum(*sorted(EVENT_TYPES)), "actor": opt(_name), "data": _json_object, "at": _time},
+    "requests": {
+        "id": _positive, "status": enum("pending", "answered", "expired"), "prompt": _nonempty, "choices": _choices,
+        "created_at": _time, "expires_at": opt(_time), "answer": opt(_nonempty), "comment": opt(_text),
+        "answered_by": opt(_name), "answered_at": opt(_time),
+    },
+    "facts": {
+        "key": _name, "value": _nonempty, "source": enum("user", "model", "external"), "confirmed": _flag,
+        "created_at": _time, "confirmed_at": opt(_time), "expires_at": opt(_time),
+    },
+    "buckets": {"key": _name, "tokens": _number, "updated_at": _time},
+}
+
+
+def _extend(base: dict, **tables) -> dict:
+    """The next version: BASE plus new columns per table (`turns={"meta": opt(...)}`) or new tables."""
+    out = {t: dict(cols) for t, cols in base.items()}
+    for table, cols in tables.items():
+        out.setdefault(table, {}).update(cols)
+    return out
+
+
+FIELDS = {1: V1}
+TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
+
+
+def current_tables(version=None) -> list:
+    return list(FIELDS[version or max(FIELDS)])
+
+
+# -- checking a record -------------------------------------------------------------------------------
+
+class Checked:
+    """A record that passed every rule: its address and its rows in canonical form (current columns)."""
+
+    def __init__(self, line, scope, owner, name, content):
+        self.line = line
+        self.scope = scope
+        self.owner = owner
+        self.name = name
+        self.content = content  # {"object": {...}, table: [rows by key], "sequences": {...}}
+
+    def owners(self):
+        return {p["user"] for p in self.content["participants"] if p["role"] == "owner"}
+
+
+def check_record(record, *, line: int, max_turn_bytes: int, columns: dict) -> Checked:
+    """The record in canonical form, or exit 2 naming LINE and the field; COLUMNS: table -> current columns."""
+    where = ["record"]
+    try:
+        return _check(record, line, max_turn_bytes, columns, where)
+    except Bad as e:
+        raise invalid(f"line {line}: {''.join(where)} {e}; nothing of this record was imported")
+
+
+def _check(record, line, limit, columns, where) -> Checked:
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise Bad("is not a durable export record")
+    version = record.get("version")
+    if type(version) is not int or version not in FIELDS:
+        where[:] = ["version"]
+        raise Bad(f"{version!r} is not supported (this durable reads versions {min(FIELDS)} to {max(FIELDS)})")
+    spec = FIELDS[version]
+    for key in record:
+        if key not in TOP_LEVEL and key not in spec:
+            where[:] = [str(key)[:60]]
+            raise Bad("is not a field of the export format")
+    for key in ("id", "scope", "owner", "name", "object"):
+        if key not in record:
+            where[:] = [key]
+            raise Bad("is missing")
+    where[:] = ["scope"]
+    scope = enum(*SCOPES)(record["scope"])
+    where[:] = ["owner"]
+    owner = _name(record["owner"])
+    where[:] = ["name"]
+    name = record["name"]
+    if scope == "reserved":
+        if name != "":
+            raise Bad("must be empty for a reserved (memory) record")
+    else:
+        _name(name)
+    where[:] = ["id"]
+    _hex_id(record["id"])
+
+    content = {}
+    where[:] = ["object"]
+    obj = record["object"]
+    if not isinstance(obj, dict):
+        raise Bad("must be an object")
+    content["object"] = _row(obj, spec["object"], columns["object"], where, "object")
+    for key in ("id", "scope", "owner", "name"):
+        if obj.get(key) != record[key]:
+            where[:] = [f"object.{key}"]
+            raise Bad(f"{obj.get(key)!r} disagrees with the record's {key} {record[key]!r}"[:300])
+    meta = content["object"]
+    if (meta["ttl_seconds"] is None) != (meta["expires_at"] is None):
+        where[:] = ["object.expires_at"]
+        raise Bad("must be set exactly when ttl_seconds is")
+    if scope == "reserved" and meta["title"] is not None:
+        where[:] = ["object.title"]
+        raise Bad("must be null for a reserved (memory) record")
+
+    for table in spec:
+        if table == "object":
+            continue
+        rows = record.get(table, [])
+        where[:] = [table]
+        if not isinstance(rows, list):
+            raise Bad("must be an array")
+        key = KEYS.get(table)
+        seen, out = set(), []
+        for i, row in enumerate(rows):
+            where[:] = [f"{table}[{i}]"]
+            if not isinstance(row, dict):
+                raise Bad("must be an object")
+            checked = _row(row, spec[table], columns[table], where, f"{table}[{i}]")
+            if key is not None:
+                if checked[key] in seen:
+                    where[:] = [f"{table}[{i}].{key}"]
+                    raise Bad(f"{checked[key]!r} appears twice")
+                seen.add(checked[key])
+            out.append(checked)
+        content[table] = sorted(out, key=lambda r: r[key]) if key else out
+    _check_relations(content, scope, owner, limit, where)
+    content["sequences"] = _sequences(record.get("sequences", {}), content, where)
+    _recount(content)
+    return Checked(line, scope, owner, name, content)
+
+
+def _row(row, spec, current, where, label) -> dict:
+    for column in row:
+        if column not in spec:
+            where[:] = [f"{label}.{str(column)[:60]}"]
+            raise Bad("is not a column of this table in this export version")
+    out = {}
+    for column, check in spec.items():
+        where[:] = [f"{label}.{column}"]
+        if column not in row and not getattr(check, "optional", False):
+            raise Bad("is missing")
+        value = check(row.get(column))
+        if column in current or column in DERIVED.get(label.split("[")[0], ()):
+            out[column] = value
+    for column, default in current.items():  # a column newer than the record's version: its default
+        out.setdefault(column, default)
+    return out
+
+
+def row_size(row) -> int:
+    """A row's size against transcript.max_turn_bytes: its text plus the compact JSON of its JSON fields."""
+    size = len(row["content"].encode("utf-8"))
+    for key in ("tool_calls", "meta", "data"):
+        if row.get(key) is not None:
+            value = row[key] if isinstance(row[key], str) else json.dumps(row[key], ensure_ascii=False, separators=(",", ":"))
+            size += len(value.encode("utf-8"))
+    return size
+
+
+def _too_large(size, limit):
+    if size > limit:
+        raise Bad(f"is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes)")
+
+
+def _check_relations(c, scope, owner, limit, where) -> None:
+    """The rules that tie fields and rows together: who takes part, sizes, what refers to what."""
+    people = c["participants"]
+    where[:] = ["participants"]
+    if scope in ("user", "session"):
+        if [(p["user"], p["role"]) for p in people] != [(owner, "owner")]:
+            raise Bad(f"of a user-scoped record must be exactly its owner {owner!r} as owner")
+    elif scope == "tenant":
+        if not any(p["role"] == "owner" for p in people):
+            raise Bad("of a tenant record must include an owner")
+    else:
+        for table in ("participants", "prompts", "turns", "events", "requests"):
+            if c.get(table):
+                where[:] = [table]
+                raise Bad("must be empty in a reserved (memory) record")
+    if scope != "reserved":
+        for table in ("facts", "buckets"):
+            if c.get(table):
+                where[:] = [table]
+                raise Bad("only a reserved (memory) record holds them")
+
+    turns = {t["seq"]: t for t in c["turns"]}
+    for i, t in enumerate(c["turns"]):
+        label = f"turns[{i}]"
+        where[:] = [f"{label}.content"]
+        if t["content"] == "" and not (t.get("tool_calls") or t.get("data") is not None):
+            raise Bad("must not be empty")
+        _too_large(row_size(t), limit)
+        summary = t["kind"] == "summary"
+        where[:] = [f"{label}.covers_first"]
+        if summary:
+            first, last = t["covers_first"], t["covers_last"]
+            if first is None or last is None or not first <= last < t["seq"]:
+                raise Bad("and covers_last of a summary must cover earlier rows (first <= last < seq)")
+        elif t["covers_first"] is not None or t["covers_last"] is not None:
+            raise Bad("must be null on a turn that is not a summary")
+        where[:] = [f"{label}.call_id"]
+        if t["call_id"] is not None and t["role"] != "tool":
+            raise Bad("is only allowed on a tool row")
+        where[:] = [f"{label}.superseded_by"]
+        by = t["superseded_by"]
+        if by is not None and (by not in turns or turns[by]["kind"] != "summary" or by <= t["seq"]):
+            raise Bad(f"{by} is not a later summary row of this record")
+        where[:] = [f"{label}.pos"]
+        pos = (t["covers_first"] if summary else t["seq"])
+        if t.get("pos") is not None and t["pos"] != pos:
+            raise Bad(f"must be {pos} (the row's position)")
+    _unique(c["turns"], "turns", "request_id", where)
+    _unique(c["prompts"], "prompts", "request_id", where)
+    for i, p in enumerate(c["prompts"]):
+        where[:] = [f"prompts[{i}].content"]
+        _too_large(len(p["content"].encode("utf-8")), limit)
+    for i, r in enumerate(c["requests"]):
+        where[:] = [f"requests[{i}].prompt"]
+        _too_large(len(r["prompt"].encode("utf-8")) + len(r["choices"].encode("utf-8")), limit)
+        where[:] = [f"requests[{i}].answer"]
+        choices = json.loads(r["choices"])
+        if r["status"] == "answered":
+            if r["answer"] is None or (choices and r["answer"] not in choices):
+                raise Bad(f"{r['answer']!r} is not one of the request's choices")
+        elif r["answer"] is not None:
+            raise Bad(f"must be null on a {r['status']} request")
+    for i, e in enumerate(c["events"]):
+        where[:] = [f"events[{i}].data"]
+        _too_large(len(e["data"].encode("utf-8")), limit)
+    for i, f in enumerate(c["facts"]):
+        where[:] = [f"facts[{i}].value"]
+        _too_large(len(f["value"].encode("utf-8")), limit)
+
+
+def _unique(rows, table, column, where) -> None:
+    seen = set()
+    for i, row in enumerate(rows):
+        value = row.get(column)
+        if value is None:
+            continue
+        if value in seen:
+            where[:] = [f"{table}[{i}].{column}"]
+            raise Bad(f"{value!r} appears twice")
+        seen.add(value)
+
+
+def _sequences(given, c, where) -> dict:
+    """The AUTOINCREMENT counters: as given (never below a row's key, so no seq is reused), else the top key."""
+    where[:] = ["sequences"]
+    if not isinstance(given, dict):
+        raise Bad("must be an object")
+    out = {}
+    for table, value in given.items():
+        where[:] = [f"sequences.{str(table)[:60]}"]
+        if table not in SEQUENCED or table not in c:
+            raise Bad("is not a table with a sequence")
+        _count(value)
+        top = max((r[KEYS[table]] for r in c[table]), default=0)
+        if value < top:
+            raise Bad(f"{value} is below the table's highest key {top}")
+        out[table] = value
+    for table in SEQUENCED:
+        if table in c and c[table] and table not in out:
+            out[table] = max(r[KEYS[table]] for r in c[table])
+    return out
+
+
+def _recount(c) -> None:
+    """The object's live counters are a cache of its rows: recomputed, never trusted."""
+    live = [t for t in c["turns"] if t["superseded_by"] is None]
+    meta = c["object"]
+    for column in DERIVED["object"]:
+        meta.pop(column, None)
+    for t in c["turns"]:
+        for column in DERIVED["turns"]:
+            t.pop(column, None)
+    c["live"] = {"live_turns": len(live), "live_tokens": sum(t["tokens"] for t in live)}
+
+
+# -- a stored object in the same canonical form --------------------------------------------------------
+
+_COLUMNS = None
+
+
+def current_columns() -> dict:
+    """table -> {column: default} for the columns an INSERT can set (generated ones excluded), read once
+    from the object schema built in a scratch in-memory database."""
+    global _COLUMNS
+    if _COLUMNS is None:
+        import sqlite3
+
+        from ..store import schema
+
+        db = sqlite3.connect(":memory:")
+        try:
+            for _name, ddl in schema.MIGRATIONS:
+                for statement in ddl.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+            _COLUMNS = {table: {r[1]: _default(r[4]) for r in db.execute(f"PRAGMA table_info({table})")}
+                        for table in current_tables()}
+        finally:
+            db.close()
+    return _COLUMNS
+
+
+def _default(sql):
+    """A column's DEFAULT as a Python value (what a record of an older version gets for a newer column)."""
+    if sql is None or sql.upper() == "NULL":
+        return None
+    if sql.startswith("'") and sql.endswith("'"):
+        return sql[1:-1].replace("''", "'")
+    for kind in (int, float):
+        try:
+            return kind(sql)
+        except ValueError:
+            pass
+    return None
+
+
+def dump_object(db, columns) -> dict:
+    """The stored object in `Checked.content`'s form (derived columns left out), for the identity check."""
+    c = {}
+    for table, cols in columns.items():
+        keep = [k for k in cols if k not in DERIVED.get(table, ())]
+        order = f" ORDER BY {KEYS[table]}" if table in KEYS else ""
+        rows = db.execute(f"SELECT {', '.join(keep)} FROM {table}{order}").fetchall()
+        c[table] = [dict(zip(keep, r)) for r in rows]
+    c["object"] = c["object"][0] if c["object"] else None
+    c["sequences"] = {t: s for t, s in db.execute("SELECT name, seq FROM sqlite_sequence") if t in SEQUENCED}
+    return c
+
+
+def write_object(db, checked: Checked, object_id: str, columns) -> None:
+    """Replace every row of the object with the record's (inside the caller's transaction)."""
+    for table in columns:
+        db.execute(f"DELETE FROM {table}")
+    db.execute("DELETE FROM sqlite_sequence")
+    c = checked.content
+    meta = dict(c["object"], id=object_id, one=1, **c["live"])
+    _insert(db, "object", [meta], columns["object"])
+    for table in columns:
+        if table != "object":
+            _insert(db, table, c[table], columns[table])
+    db.execute("DELETE FROM sqlite_sequence")
+    db.executemany("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", sorted(c["sequences"].items()))
+
+
+def _insert(db, table, rows, columns) -> None:
+    keys = [k for k in columns]
+    sql = f"INSERT INTO {table} ({', '.join(keys)}) VALUES ({', '.join('?' * len(keys))})"
+    db.executemany(sql, [[row.get(k) for k in keys] for row in rows])
+
+
+def same_content(stored: dict, checked: Checked, object_id: str) -> bool:
+    want = {k: v for k, v in checked.content.items() if k != "live"}
+    want = dict(want, object=dict(want["object"], id=object_id))
+    return stored == want
