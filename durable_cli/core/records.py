@@ -550,7 +550,7 @@ def write_object(db, checked: Checked, object_id: str, columns) -> None:
         if table != "object":
             _insert(db, table, c[table], columns[table])
     db.execute("DELETE FROM sqlite_sequence")
-    db.executemany("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", sorted(c["sequences"].items()))
+    db.executemany("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", list(c["sequences"].items()))
 
 
 def _insert(db, table, rows, columns) -> None:
