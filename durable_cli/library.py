@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from . import clock
 from .config import Config, valid_name
 from .core import alarms, elicit, limits, memory, sessions, state, transcript
-from .errors import not_found
+from .errors import not_found, storage
 from .store.objects import ObjectStore
 
 
@@ -137,6 +137,11 @@ class Store:
                 handle.on_sleep = state.sync_index
                 session = Session(handle, address, actor, self.config)
                 fired = alarms.fire_due(session)
+                if fired == "absent" and self.objects.index(create=False).rows(
+                        "SELECT 1 FROM objects WHERE id = ?", (object_id,)):
+                    # index.db knew this object: an empty file is not a create cut short but lost data
+                    raise storage(f"{address.what} is corrupt (its file holds no session, but index.db "
+                                  "knows it); run 'durable doctor' to see what can be repaired")
                 if fired == "expired" or (fired == "absent" and not create):
                     if fired == "absent":
                         handle.delete()  # a file left half-made by a killed create: it never existed

@@ -27,9 +27,17 @@ def doctor(store, *, repair=False, progress=None) -> dict:
     if not paths.home_exists():
         return {"healthy": True, "problems": []}
     try:
-        store.objects.secret(create=False)
+        secret = store.objects.secret(create=False)
     except DurableError as e:
         problem(None, "secret", e.message)
+        return {"healthy": False, "problems": problems}
+    try:
+        mismatch = secret is not None and store.objects.index(create=False).secret_matches(secret) is False
+    except DurableError:
+        mismatch = False  # a damaged index is reported below
+    if mismatch:  # nothing else can be checked (or repaired) under the wrong secret
+        problem(None, "secret_mismatch", f"{paths.secret} is not the secret index.db recorded for these objects; "
+                "restore the matching secret.key (repair cannot fix this)")
         return {"healthy": False, "problems": problems}
 
     _check_modes(paths, problem, repair)
@@ -45,10 +53,7 @@ def doctor(store, *, repair=False, progress=None) -> dict:
         index_ok = False
         problem(None, "index_corrupt", e.message, repaired=repair)
     if not index_ok and repair:
-        index.close()
-        _paths.unlink_quiet(paths.index)
-        for suffix in _paths.SIDE_SUFFIXES:
-            _paths.unlink_quiet(paths.index + suffix)
+        index.recreate()  # keeps the secret's check value and intents where they still read
     indexed = {r["id"]: r for r in index.rows("SELECT * FROM objects")} if index_ok else {}
     journal = index.rows("SELECT * FROM purge_journal") if index_ok else []
     for row in journal:
@@ -57,7 +62,7 @@ def doctor(store, *, repair=False, progress=None) -> dict:
         finish_journal(store)
         indexed = {r["id"]: r for r in index.rows("SELECT * FROM objects")}
 
-    ids = list(paths.iter_object_ids())
+    ids = list(paths.iter_object_ids(skip_symlinks=True))  # a symlink is reported by _check_modes
     if progress:
         progress.start(len(ids))
     healthy_rows, corrupt = [], set()
@@ -137,9 +142,9 @@ def _check_modes(paths, problem, repair) -> None:
     # durable creates inside it is held to 0700/0600.
     for name in ("secret.key", "index.db", "index.db-wal", "index.db-shm"):
         check(os.path.join(paths.home, name), _paths.FILE_MODE)
-    if not os.path.isdir(paths.objects):
-        return
     check(paths.objects, _paths.DIR_MODE)
+    if os.path.islink(paths.objects) or not os.path.isdir(paths.objects):
+        return  # nothing is read through a symlink
     for shard in os.listdir(paths.objects):
         directory = os.path.join(paths.objects, shard)
         check(directory, _paths.DIR_MODE)

@@ -3,6 +3,7 @@
 Fields are length-prefixed, so the encoding is injective. File names carry only ids, never names.
 """
 
+import errno
 import os
 
 from ..errors import storage
@@ -43,12 +44,24 @@ def object_id(secret: bytes, scope: str, owner: str, name: str) -> str:
     return hmac_sha256(secret, encode_fields(scope, owner, name))
 
 
+def id_scope(scope: str) -> str:
+    """The scope an object's id hashes, from the scope it reports (an ephemeral `session` hashes as `user`)."""
+    return "user" if scope == "session" else scope
+
+
+def check_value(secret: bytes) -> str:
+    """What index.db records of the secret, so another secret.key is noticed (never the secret itself)."""
+    return hmac_sha256(secret, b"durable: installation secret check, v1")
+
+
 def _read(path: str):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise _paths.os_error(e, path)
         raise storage(f"cannot read the installation secret {path}: {e.strerror}; object names cannot be resolved without it")
     try:
         data = os.read(fd, SECRET_BYTES + 1)

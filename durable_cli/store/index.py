@@ -4,9 +4,11 @@ It is a cache of the objects (each object stores its own scope, owner and NAME) 
 rebuilt from them; so it runs WAL with synchronous=NORMAL and a busy timeout for many writers.
 """
 
+import os
 import sqlite3
 
-from . import paths as _paths, schema
+from ..errors import DurableError
+from . import ids, paths as _paths, schema
 
 COLUMNS = (
     "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
@@ -18,34 +20,113 @@ _UPSERT = (
 
 
 class Index:
-    def __init__(self, paths: "_paths.Paths"):
+    def __init__(self, paths: "_paths.Paths", secret=lambda: None):
         self.paths = paths
+        self.secret = secret  # () -> the installation secret or None, loaded only when needed
         self.db = None
+        self._recorded = False
 
     def connect(self, *, create: bool) -> bool:
-        """Open index.db; False when it does not exist and CREATE is false."""
-        if self.db is not None:
-            return True
-        from .objects import sqlite_error
+        """Open index.db (upgrading it); False when it does not exist and CREATE is false.
 
-        exists = _paths.refuse_symlink(self.paths.index)
-        if not exists:
-            if not create:
-                return False
-            _paths.create_file(self.paths.index)
-        try:
-            db = sqlite3.connect(self.paths.index, isolation_level=None, check_same_thread=False, timeout=30)
-            db.execute("PRAGMA busy_timeout=30000")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA secure_delete=ON")
-            if db.execute("PRAGMA user_version").fetchone()[0] != schema.INDEX_VERSION:
-                if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                    db.execute("PRAGMA journal_mode=WAL")
-                db.executescript(f"BEGIN IMMEDIATE; {schema.INDEX_SCHEMA}; PRAGMA user_version={schema.INDEX_VERSION}; COMMIT;")
-        except sqlite3.Error as e:
-            raise sqlite_error(e, f"the index {self.paths.index}")
-        self.db = db
+        CREATE (every write) also records the secret's check value in an index that has none yet.
+        """
+        from .objects import _read_only_uri, sqlite_error
+
+        what = f"the index {self.paths.index}"
+        if self.db is None:
+            exists = self.paths.check_index()
+            if not exists:
+                if not create:
+                    return False
+                _paths.create_file(self.paths.index)
+            try:
+                if os.access(self.paths.home, os.W_OK):
+                    db = sqlite3.connect(self.paths.index, isolation_level=None, check_same_thread=False, timeout=30)
+                else:  # a data directory we may read but not write: no -shm can be made there
+                    db = sqlite3.connect(_read_only_uri(self.paths.index), uri=True, isolation_level=None,
+                                         check_same_thread=False, timeout=30)
+                try:
+                    db.execute("PRAGMA busy_timeout=30000")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    db.execute("PRAGMA secure_delete=ON")
+                    schema.migrate(db, schema.INDEX_MIGRATIONS, what)
+                except BaseException:
+                    db.close()
+                    raise
+            except sqlite3.Error as e:
+                raise sqlite_error(e, what)
+            self.db = db
+        if create and not self._recorded:
+            self._run(self._record_check)
+            self._recorded = True
         return True
+
+    def _record_check(self, db) -> None:
+        """Record the secret's check value once, unless the rows already there were made under another secret."""
+        if db.execute("SELECT 1 FROM installation WHERE key = 'secret_check'").fetchone():
+            return
+        secret = self.secret()
+        if secret is None or self._rows_match(db, secret) is False:
+            return  # a mismatch is the caller's to report (secret_matches); never record the wrong secret
+        db.execute("INSERT OR IGNORE INTO installation (key, value) VALUES ('secret_check', ?)", (ids.check_value(secret),))
+
+    @staticmethod
+    def _rows_match(db, secret):
+        row = db.execute("SELECT id, scope, owner, name FROM objects LIMIT 1").fetchone()
+        if row is None:
+            return None
+        return ids.object_id(secret, ids.id_scope(row[1]), row[2], row[3]) == row[0]
+
+    def secret_matches(self, secret: bytes):
+        """True/False when index.db can tell whether SECRET is this installation's; None when it cannot."""
+        if not self.connect(create=False):
+            return None
+
+        def check(db):
+            row = db.execute("SELECT value FROM installation WHERE key = 'secret_check'").fetchone()
+            if row is not None:
+                return row[0] == ids.check_value(secret)
+            return self._rows_match(db, secret)  # an index from before the check value was recorded
+
+        return self._run(check)
+
+    def recreate(self) -> None:
+        """Replace a damaged index.db by an empty one (to be rebuilt from the objects), keeping what the
+        objects cannot give back -- the secret's check value, intents, tombstones -- as far as it reads."""
+        kept = {}
+        try:
+            if self.connect(create=False):
+                tables = [r[0] for r in self.db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('objects', 'members')"
+                    " AND name NOT LIKE 'sqlite_%'")]
+                for table in tables:
+                    try:
+                        cursor = self.db.execute(f'SELECT * FROM "{table}"')
+                        kept[table] = ([c[0] for c in cursor.description], cursor.fetchall())
+                    except sqlite3.Error:
+                        continue
+        except (DurableError, sqlite3.Error):
+            pass
+        self.close()
+        _paths.unlink_quiet(self.paths.index)
+        for suffix in _paths.SIDE_SUFFIXES:
+            _paths.unlink_quiet(self.paths.index + suffix)
+        self._recorded = True  # the check value comes back with the kept rows, or with replace_all's rows
+        self.connect(create=True)
+
+        def restore(db):
+            db.execute("BEGIN IMMEDIATE")
+            known = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            for table, (columns, rows) in kept.items():
+                if table in known and rows:
+                    db.executemany(
+                        f'INSERT OR IGNORE INTO "{table}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})',
+                        rows,
+                    )
+            db.execute("COMMIT")
+
+        self._run(restore)
 
     def _run(self, fn):
         from .objects import sqlite_error
@@ -126,6 +207,7 @@ class Index:
                     "INSERT OR REPLACE INTO members (user, object_id, role) VALUES (?, ?, ?)",
                     [(user, row["id"], role) for user, role in members],
                 )
+            self._record_check(db)  # checked against the rows just rebuilt from the objects
             db.execute("COMMIT")
 
         self.connect(create=True)

@@ -26,13 +26,9 @@ class ObjectLock:
         waited = 0.0
         delay = 0.002
         while True:
-            flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if create else 0)
-            try:
-                fd = os.open(self.path, flags, _paths.FILE_MODE)
-            except FileNotFoundError:
+            fd, writable = _open(self.path, create)
+            if fd is None:
                 return False
-            except OSError as e:
-                raise _paths.os_error(e, self.path)
             try:
                 while True:
                     try:
@@ -57,7 +53,8 @@ class ObjectLock:
                     same = False
                 if same:
                     self.fd = fd
-                    os.fchmod(fd, _paths.FILE_MODE) if create else None
+                    if create and writable:
+                        os.fchmod(fd, _paths.FILE_MODE)
                     return True
             except BaseException:
                 os.close(fd)
@@ -75,6 +72,30 @@ class ObjectLock:
             self.fd = None
 
 
+def _open(path: str, create: bool):
+    """(fd, writable) for the lock file; (None, False) when absent and not CREATE.
+
+    A lock file we may read but not write (a read-only data directory) is opened read-only: flock
+    works on any descriptor, so readers there still exclude each other and any writer.
+    """
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    try:
+        return os.open(path, flags, _paths.FILE_MODE), True
+    except FileNotFoundError:
+        return None, False
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EROFS, errno.EPERM):
+            raise _paths.os_error(e, path)
+        try:
+            return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), False
+        except FileNotFoundError:
+            if create:
+                raise _paths.os_error(e, path)  # it could not be made: the directory is read-only
+            return None, False
+        except OSError as e2:
+            raise _paths.os_error(e2, path)
+
+
 def _sleep(seconds: float) -> None:
     from ..clock import sleep
 
@@ -84,8 +105,10 @@ def _sleep(seconds: float) -> None:
 def try_lock(path: str):
     """A non-blocking attempt (doctor, stale-lock checks): the fd when free, None when held or absent."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+        fd, _writable = _open(path, False)
+    except DurableError:
+        return None
+    if fd is None:
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -22,6 +22,8 @@ def sqlite_error(e: Exception, what: str) -> DurableError:
     """A storage error (exit 7) for a SQLite failure, naming the object or file and the way out."""
     text = str(e)
     low = text.lower()
+    if "could not decode" in low:  # the text itself may be long or private: do not echo it
+        return storage(f"{what} is corrupt (a text value is not valid UTF-8); run 'durable doctor' to see what can be repaired")
     if "full" in low:
         return storage(f"disk full while writing {what}; free some space and retry (nothing was changed)")
     if "readonly" in low or "read-only" in low or "unable to open" in low:
@@ -30,12 +32,16 @@ def sqlite_error(e: Exception, what: str) -> DurableError:
         return storage(f"disk I/O error on {what} ({text}); nothing was changed; check free space and file size limits")
     if "not a database" in low or "malformed" in low or "corrupt" in low:
         return storage(f"{what} is corrupt ({text}); run 'durable doctor' to see what can be repaired")
-    return storage(f"storage error on {what}: {text}")
+    return storage(f"storage error on {what}: {text}; run 'durable doctor' to check it")
 
 
 def connect(path: str, what: str, *, synchronous: str = "FULL") -> sqlite3.Connection:
+    """Open PATH; read-only (and never creating a file) when its directory cannot be written."""
     try:
-        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+        if os.access(os.path.dirname(path), os.W_OK):
+            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+        else:
+            db = sqlite3.connect(_read_only_uri(path), uri=True, isolation_level=None, check_same_thread=False, timeout=10)
     except sqlite3.Error as e:
         raise sqlite_error(e, what)
     try:
@@ -47,30 +53,24 @@ def connect(path: str, what: str, *, synchronous: str = "FULL") -> sqlite3.Conne
     return db
 
 
-def ensure_schema(db: sqlite3.Connection, what: str) -> None:
-    """Apply the migrations this file has not seen yet, in order, in one transaction."""
+def _read_only_uri(path: str) -> str:
+    """A read-only URI for a file in a directory we cannot write (no -shm can be made there).
+
+    With a non-empty WAL, its -shm must already exist (SQLite reads both); without one, nothing but
+    durable writes the file and we hold its lock, so it is read as immutable (no -shm needed).
+    """
+    quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     try:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version == schema.VERSION:
-            return
-        if version > schema.VERSION:
-            raise storage(
-                f"{what} was written by a newer durable (schema {version}, this one knows {schema.VERSION}); upgrade durable"
-            )
-        if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            db.execute("PRAGMA journal_mode=WAL")
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            for step, (_name, ddl) in enumerate(schema.MIGRATIONS[version:], start=version + 1):
-                for statement in ddl.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA user_version={step}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        wal = os.lstat(path + "-wal").st_size
+    except FileNotFoundError:
+        wal = 0
+    return f"file:{quoted}?mode=ro" + ("" if wal else "&immutable=1")
+
+
+def ensure_schema(db: sqlite3.Connection, what: str) -> None:
+    """Apply the migrations this file has not seen yet, in order, in one transaction (exit 7 if newer)."""
+    try:
+        schema.migrate(db, schema.MIGRATIONS, what)
     except sqlite3.Error as e:
         raise sqlite_error(e, what)
 
@@ -194,27 +194,55 @@ class ObjectStore:
         from .index import Index
 
         if self._index is None:
-            self._index = Index(self.paths)
+            self._index = Index(self.paths, lambda: self.secret(create=False))
         if create:
             self._index.connect(create=True)
         return self._index
+
+    def check_secret(self) -> None:
+        """Exit 7 when index.db knows another secret.key: a wrong secret would answer every NAME as
+        missing and create a second object beside each one (SPEC §3, the secret must match the data)."""
+        secret = self.secret(create=False)
+        if secret is not None and self.index(create=False).secret_matches(secret) is False:
+            raise storage(
+                f"the installation secret {self.paths.secret} does not match this data directory "
+                "(index.db recorded another one: replaced by hand or restored from another backup); "
+                "restore the secret.key that goes with these objects. Nothing was read or created"
+            )
+
+    def check_identity(self, handle: "ObjectHandle") -> None:
+        """Exit 7 for an object whose stored scope, owner and NAME do not hash to its file's id."""
+        row = handle.row("SELECT id, scope, owner, name FROM object")
+        if row is None:
+            return  # a half-made file: nothing claimed yet
+        secret = self.secret(create=False)
+        if row[0] != handle.id or secret is None or ids.object_id(secret, ids.id_scope(row[1]), row[2], row[3]) != handle.id:
+            raise storage(
+                f"{handle.what} does not belong under this id: its stored scope, owner and name do not hash to "
+                f"{handle.id} with this installation's secret.key (a file copied in, or secret.key replaced); "
+                "run 'durable doctor'"
+            )
 
     @contextmanager
     def open(self, object_id: str, *, create: bool, what: str):
         """Wake the object with this id: lock, open, schema. Exit 3 when it is absent and CREATE is false.
 
-        Nothing is created for a missing object unless CREATE (not even a lock file).
+        Nothing is created for a missing object unless CREATE (not even a lock file); nothing is read or
+        written through a symlink; a missing object is first checked against index.db's record of the
+        secret (a wrong secret.key is exit 7, not "not found" or a second object). Any SQLite failure
+        while the object is open becomes exit 7 naming it.
         """
         handle = ObjectHandle(self, object_id, what)
-        exists = _paths.refuse_symlink(handle.path)
-        if not exists and not create:
-            raise not_found(f"{what} not found")
+        if not self.paths.check_object(object_id):
+            self.check_secret()
+            if not create:
+                raise not_found(f"{what} not found")
         if create:
             _paths.make_dir(self.paths.objects)
             _paths.make_dir(os.path.dirname(handle.path))
         handle.lock.acquire(create=True)
         try:
-            exists = _paths.refuse_symlink(handle.path)
+            exists = self.paths.check_object(object_id)
             if not exists:
                 if not create:
                     handle.lock.unlink()  # the object went away while we waited; leave nothing behind
@@ -222,13 +250,16 @@ class ObjectStore:
                 _paths.create_file(handle.path)
             handle.db = connect(handle.path, what)
             ensure_schema(handle.db, what)
+            self.check_identity(handle)
             try:
                 yield handle
-            except BaseException:
+            except BaseException as e:
                 try:
                     handle.sleep()  # what committed before the failure still reaches the index
                 except Exception:  # noqa: BLE001 - the original failure is the one to report
                     pass
+                if isinstance(e, sqlite3.Error):
+                    raise sqlite_error(e, what) from e
                 raise
             handle.sleep()
         finally:

@@ -1,10 +1,16 @@
-"""The data directory: one module for every path, mode and symlink rule (dirs 0700, files 0600)."""
+"""The data directory: one module for every path, mode and symlink rule (dirs 0700, files 0600).
+
+The symlink rule (SPEC §3): durable reads and writes nothing through a symlink at any level it
+manages -- the data directory, objects/, each shard, object files and their WAL/SHM/journal, lock
+files, index.db (and its WAL/SHM) and secret.key. `check_object` and `check_index` are the checks,
+a few lstat calls made on every open.
+"""
 
 import errno
 import os
 import stat
 
-from ..errors import storage
+from ..errors import DurableError, storage
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -47,14 +53,55 @@ class Paths:
         make_dir(self.objects)
         make_dir(os.path.dirname(self.object_file(object_id)))
 
-    def iter_object_ids(self):
-        """Ids of every object file present (ignores anything else)."""
+    def check_object(self, object_id: str) -> bool:
+        """Refuse (exit 7) a symlink anywhere on an object's paths; True when its file exists.
+
+        The data directory, objects/ and the shard must be real directories (or not exist yet);
+        the object file, its WAL/SHM/journal and its lock file must not be symlinks.
+        """
+        shard = os.path.dirname(self.object_file(object_id))
+        for directory in (self.home, self.objects, shard):
+            if not real_dir(directory):
+                return False
+        path = self.object_file(object_id)
+        exists = refuse_symlink(path)
+        for side in SIDE_SUFFIXES:
+            refuse_symlink(path + side)
+        refuse_symlink(self.lock_file(object_id))
+        return exists
+
+    def check_index(self) -> bool:
+        """Refuse (exit 7) a symlinked data directory, index.db or index.db-wal/-shm; True when index.db exists."""
+        if not real_dir(self.home):
+            return False
+        exists = refuse_symlink(self.index)
+        for side in SIDE_SUFFIXES:
+            refuse_symlink(self.index + side)
+        return exists
+
+    def iter_object_ids(self, *, skip_symlinks: bool = False):
+        """Ids of every object file present (ignores anything else).
+
+        A symlinked objects/ or shard is refused (exit 7), or passed over with SKIP_SYMLINKS (doctor,
+        which reports it): nothing is listed through a symlink.
+        """
         try:
-            shards = sorted(os.listdir(self.objects))
-        except FileNotFoundError:
-            return
+            if not real_dir(self.home) or not real_dir(self.objects):
+                return
+        except DurableError:
+            if skip_symlinks:
+                return
+            raise
+        shards = sorted(os.listdir(self.objects))
         for shard in shards:
             directory = os.path.join(self.objects, shard)
+            try:
+                if stat.S_ISLNK(os.lstat(directory).st_mode) and not skip_symlinks:
+                    real_dir(directory)  # raises: a symlinked shard
+            except FileNotFoundError:
+                continue
+            if os.path.islink(directory):
+                continue
             try:
                 names = sorted(os.listdir(directory))
             except (NotADirectoryError, FileNotFoundError):
@@ -62,6 +109,19 @@ class Paths:
             for name in names:
                 if name.endswith(".sqlite3"):
                     yield name[: -len(".sqlite3")]
+
+
+def real_dir(path: str) -> bool:
+    """True for a real directory, False when absent; exit 7 for a symlink (or anything else in its place)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        return True
+    if stat.S_ISLNK(st.st_mode):
+        raise storage(f"{path} is a symlink; durable refuses symlinked paths in its data directory (nothing was read or written through it)")
+    raise storage(f"{path} is not a directory; durable expected one there: run 'durable doctor'")
 
 
 def make_dir(path: str) -> None:

@@ -1,7 +1,14 @@
-"""The object file's schema as an ordered list of named migrations, recorded in PRAGMA user_version.
+"""Schemas of the object files and of index.db: ordered lists of named steps, recorded in PRAGMA user_version.
 
-A new column is a new step; an old step is never edited. A file newer than the last step is refused.
+A new column is a new step appended to its list; an old step is never edited. One mechanism, `migrate`,
+upgrades both kinds of file in one transaction, and refuses a file newer than the last step it knows.
+Steps are plain SQL; statements are split where SQLite says a statement is complete, so a trigger's
+body (`BEGIN ...; ...; END`) stays one statement.
 """
+
+import sqlite3
+
+from ..errors import storage
 
 MIGRATIONS = [
     (
@@ -75,4 +82,61 @@ CREATE TABLE IF NOT EXISTS purge_journal (
     id TEXT PRIMARY KEY, owner TEXT, name TEXT, created_at INTEGER, started_at INTEGER NOT NULL
 );
 """
-INDEX_VERSION = 1
+# index.db: step 1 is what every index held before steps were named; later steps append.
+INDEX_MIGRATIONS = [
+    ("initial", INDEX_SCHEMA),
+    (
+        "installation",
+        # facts about the installation that cannot be derived from the objects (the secret's check value)
+        "CREATE TABLE IF NOT EXISTS installation (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    ),
+]
+INDEX_VERSION = len(INDEX_MIGRATIONS)
+
+
+def statements(sql: str):
+    """The statements of SQL, split at the semicolons that end one (not those inside a trigger or a string)."""
+    out, buffer = [], ""
+    for piece in sql.split(";"):
+        buffer += piece + ";"
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip(" \t\r\n;"):
+                out.append(buffer.strip())
+            buffer = ""
+    if buffer.strip(" \t\r\n;"):
+        raise ValueError(f"incomplete SQL statement in a migration step: {buffer.strip()[:80]}")
+    return out
+
+
+def migrate(db: sqlite3.Connection, steps, what: str) -> None:
+    """Apply the steps DB has not seen yet, in order, in one transaction; exit 7 for a newer file.
+
+    sqlite3.Error propagates to the caller, which names the file. The file is left unchanged on any failure.
+    """
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version == len(steps):
+        return
+    _refuse_newer(version, steps, what)
+    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        db.execute("PRAGMA journal_mode=WAL")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated meanwhile
+        _refuse_newer(version, steps, what)
+        for number, (_name, sql) in enumerate(steps[version:], start=version + 1):
+            for statement in statements(sql):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version={number}")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def _refuse_newer(version: int, steps, what: str) -> None:
+    if version > len(steps):
+        raise storage(
+            f"{what} was written by a newer durable (schema {version}, this one knows {len(steps)}); "
+            "upgrade durable (nothing was changed)"
+        )
