@@ -233,6 +233,7 @@ class ObjectStore:
         while the object is open becomes exit 7 naming it.
         """
         handle = ObjectHandle(self, object_id, what)
+        self.paths.check_index()  # refused up front: the index is written at sleep, after the object's commit
         if not self.paths.check_object(object_id):
             self.check_secret()
             if not create:
