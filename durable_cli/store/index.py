@@ -44,7 +44,7 @@ class Index:
                 if os.access(self.paths.home, os.W_OK):
                     db = sqlite3.connect(self.paths.index, isolation_level=None, check_same_thread=False, timeout=30)
                 else:  # a data directory we may read but not write: no -shm can be made there
-                    db = sqlite3.connect(_read_only_uri(self.paths.index), uri=True, isolation_level=None,
+                    db = sqlite3.connect(_read_only_uri(self.paths.index, what), uri=True, isolation_level=None,
                                          check_same_thread=False, timeout=30)
                 try:
                     db.execute("PRAGMA busy_timeout=30000")

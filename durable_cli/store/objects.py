@@ -41,7 +41,7 @@ def connect(path: str, what: str, *, synchronous: str = "FULL") -> sqlite3.Conne
         if os.access(os.path.dirname(path), os.W_OK):
             db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
         else:
-            db = sqlite3.connect(_read_only_uri(path), uri=True, isolation_level=None, check_same_thread=False, timeout=10)
+            db = sqlite3.connect(_read_only_uri(path, what), uri=True, isolation_level=None, check_same_thread=False, timeout=10)
     except sqlite3.Error as e:
         raise sqlite_error(e, what)
     try:
@@ -53,7 +53,7 @@ def connect(path: str, what: str, *, synchronous: str = "FULL") -> sqlite3.Conne
     return db
 
 
-def _read_only_uri(path: str) -> str:
+def _read_only_uri(path: str, what: str) -> str:
     """A read-only URI for a file in a directory we cannot write (no -shm can be made there).
 
     With a non-empty WAL, its -shm must already exist (SQLite reads both); without one, nothing but
@@ -64,6 +64,9 @@ def _read_only_uri(path: str) -> str:
         wal = os.lstat(path + "-wal").st_size
     except FileNotFoundError:
         wal = 0
+    if wal and not os.path.exists(path + "-shm"):
+        raise storage(f"{what} has writes in its WAL that cannot be read from a directory durable may not write "
+                      "(its -shm file is missing); run any durable command on it where the data directory is writable")
     return f"file:{quoted}?mode=ro" + ("" if wal else "&immutable=1")
 
 
