@@ -237,7 +237,7 @@ class ObjectStore:
         """
         handle = ObjectHandle(self, object_id, what)
         self.paths.check_index()  # refused up front: the index is written at sleep, after the object's commit
-        if not self.paths.check_object(object_id):
+        if not self.paths.check_object(object_id, sidecars=False):  # the full check follows, under the lock
             self.check_secret()
             if not create:
                 raise not_found(f"{what} not found")

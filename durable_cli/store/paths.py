@@ -53,7 +53,7 @@ class Paths:
         make_dir(self.objects)
         make_dir(os.path.dirname(self.object_file(object_id)))
 
-    def check_object(self, object_id: str) -> bool:
+    def check_object(self, object_id: str, *, sidecars: bool = True) -> bool:
         """Refuse (exit 7) a symlink anywhere on an object's paths; True when its file exists.
 
         The data directory, objects/ and the shard must be real directories (or not exist yet);
@@ -65,9 +65,10 @@ class Paths:
                 return False
         path = self.object_file(object_id)
         exists = refuse_symlink(path)
-        for side in SIDE_SUFFIXES:
-            refuse_symlink(path + side)
-        refuse_symlink(self.lock_file(object_id))
+        if sidecars:
+            for side in SIDE_SUFFIXES:
+                refuse_symlink(path + side)
+            refuse_symlink(self.lock_file(object_id))  # also opened O_NOFOLLOW
         return exists
 
     def check_index(self) -> bool:
