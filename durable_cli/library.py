@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from . import clock
 from .config import Config, valid_name
 from .core import alarms, elicit, limits, memory, sessions, state, transcript
-from .errors import not_found, storage
+from .errors import conflict, not_found, storage
 from .store.objects import ObjectStore
 
 
@@ -121,11 +121,36 @@ class Store:
     def reserved_address(self, user=None) -> state.Address:
         return state.Address("reserved", valid_name(user, "user") if user else self.user, "", "reserved")
 
+    def visible(self, address: state.Address, user=None) -> bool:
+        """Whether USER (default: the acting user) may see the object at ADDRESS, decided from index.db alone.
+
+        User and reserved objects belong to their owner; a tenant object is visible to the participants
+        index.db records for it. No lock is taken and the object is not opened, so a busy or corrupt
+        object stays hidden too; an index that lags errs toward "not found".
+        """
+        if address.id_scope != "tenant":
+            return True
+        object_id = self.objects.object_id(address.id_scope, address.owner, address.name)
+        return object_id is not None and self.tenant_visible(object_id, user or self.user)
+
+    def tenant_visible(self, object_id: str, user: str) -> bool:
+        """USER is a participant of tenant object OBJECT_ID according to index.db."""
+        return bool(self.objects.index(create=False).rows(
+            "SELECT 1 FROM members WHERE object_id = ? AND user = ?", (object_id, user)))
+
+    def tenant_taken(self, object_id: str) -> bool:
+        """A tenant NAME is taken when index.db lists its object and the object's file exists."""
+        return bool(self.objects.index(create=False).rows("SELECT 1 FROM objects WHERE id = ?", (object_id,))) \
+            and os.path.lexists(self.objects.paths.object_file(object_id))
+
     @contextmanager
-    def open(self, name=None, *, user=None, tenant=None, create=False, address=None, actor=None):
+    def open(self, name=None, *, user=None, tenant=None, create=False, address=None, actor=None, lock_timeout=None):
         """Wake the object NAME for one run, holding its lock: alarms fire first, then access is checked.
 
-        Exit 3 when it does not exist (or is not visible to the acting user) and CREATE is false.
+        Exit 3 when it does not exist (or is not visible to the acting user) and CREATE is false; with
+        CREATE, a tenant NAME another user's object holds is exit 4 ("name is taken") and nothing more.
+        Visibility comes from index.db before the lock is waited for (SPEC §2), so an invisible object
+        answers exactly as a missing one, busy or corrupt as it may be.
         """
         address = address or self.address(name, user=user, tenant=tenant)
         actor = actor or self.user
@@ -133,7 +158,13 @@ class Store:
             object_id = self.objects.object_id(address.id_scope, address.owner, address.name, create=create)
             if object_id is None:
                 raise not_found(address.missing)
-            with self.objects.open(object_id, create=create, what=address.what) as handle:
+            if address.id_scope == "tenant" and not self.tenant_visible(object_id, actor):
+                if not create:
+                    raise not_found(address.missing)
+                if self.tenant_taken(object_id):
+                    raise conflict(address.taken)
+            with self.objects.open(object_id, create=create, what=address.what, missing=address.missing,
+                                   lock_timeout=lock_timeout) as handle:
                 handle.on_sleep = state.sync_index
                 session = Session(handle, address, actor, self.config)
                 fired = alarms.fire_due(session)
@@ -148,8 +179,9 @@ class Store:
                     if not create:
                         raise not_found(address.missing)
                     continue
-                if fired != "absent" and address.id_scope == "tenant" and not create:
-                    session.require_visible()
+                if fired != "absent" and address.id_scope == "tenant" and session.role() is None:
+                    # the index lagged behind the object's own participants: still hidden
+                    raise conflict(address.taken) if create else not_found(address.missing)
                 yield session
                 return
         raise not_found(address.missing)  # pragma: no cover - expired three times in a row

@@ -46,8 +46,11 @@ def ask(obj, prompt: str, *, choices=(), timeout_seconds=None) -> dict:
     if len(set(choices)) != len(choices):
         raise invalid("duplicate --choice")
     _require(obj)
+    from .sessions import check
+
     now = clock.now()
     with obj.handle.transaction():
+        check(obj, "write")  # archived objects are read-only (SPEC §5): exit 4, nothing asked
         cur = obj.db.execute(
             "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?)",
             (prompt, json.dumps(choices), now, now + timeout_seconds * 1000 if timeout_seconds else None),

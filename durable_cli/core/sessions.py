@@ -80,7 +80,7 @@ def refusal(obj, command: str, current: str) -> str:
 def require_session(obj) -> dict:
     meta = obj.meta()
     if meta is None:
-        raise not_found(f"{obj.what} not found; create it with 'durable session create {obj.name}'")
+        raise not_found(obj.address.missing)  # the same words for every missing or invisible session
     return meta
 
 

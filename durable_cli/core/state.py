@@ -32,6 +32,11 @@ class Address:
         return f"{self.what} not found; 'durable ls' lists your sessions"
 
     @property
+    def taken(self) -> str:
+        """A creating command's answer for a tenant NAME held by an object the acting user cannot see."""
+        return f"{self.what}: the name is taken; pick another name"
+
+    @property
     def what(self) -> str:
         if self.id_scope == "reserved":
             return f"memory of user \"{self.owner}\""

@@ -81,12 +81,12 @@ def ensure_schema(db: sqlite3.Connection, what: str) -> None:
 class ObjectHandle:
     """An object woken for this run: its connection, its lock and the way to change it."""
 
-    def __init__(self, store: "ObjectStore", object_id: str, what: str):
+    def __init__(self, store: "ObjectStore", object_id: str, what: str, lock_timeout=None):
         self.store = store
         self.id = object_id
         self.what = what
         self.path = store.paths.object_file(object_id)
-        self.lock = ObjectLock(store.paths.lock_file(object_id), store.lock_timeout, what)
+        self.lock = ObjectLock(store.paths.lock_file(object_id), store.lock_timeout if lock_timeout is None else lock_timeout, what)
         self.db = None
         self.on_sleep = None  # set by the layer above: brings the index row in step at sleep
         self.dirty = False  # a transaction committed since the object woke
@@ -227,20 +227,22 @@ class ObjectStore:
             )
 
     @contextmanager
-    def open(self, object_id: str, *, create: bool, what: str):
-        """Wake the object with this id: lock, open, schema. Exit 3 when it is absent and CREATE is false.
+    def open(self, object_id: str, *, create: bool, what: str, missing=None, lock_timeout=None):
+        """Wake the object with this id: lock, open, schema. Exit 3 (MISSING) when it is absent and CREATE is false.
 
         Nothing is created for a missing object unless CREATE (not even a lock file); nothing is read or
         written through a symlink; a missing object is first checked against index.db's record of the
         secret (a wrong secret.key is exit 7, not "not found" or a second object). Any SQLite failure
-        while the object is open becomes exit 7 naming it.
+        while the object is open becomes exit 7 naming it. LOCK_TIMEOUT overrides the store's for this
+        one wait (a polling command spends its own deadline).
         """
-        handle = ObjectHandle(self, object_id, what)
+        missing = missing or f"{what} not found"
+        handle = ObjectHandle(self, object_id, what, lock_timeout)
         self.paths.check_index()  # refused up front: the index is written at sleep, after the object's commit
         if not self.paths.check_object(object_id, sidecars=False):  # the full check follows, under the lock
             self.check_secret()
             if not create:
-                raise not_found(f"{what} not found")
+                raise not_found(missing)
         if create:
             _paths.make_dir(self.paths.objects)
             _paths.make_dir(os.path.dirname(handle.path))
@@ -250,7 +252,7 @@ class ObjectStore:
             if not exists:
                 if not create:
                     handle.lock.unlink()  # the object went away while we waited; leave nothing behind
-                    raise not_found(f"{what} not found")
+                    raise not_found(missing)
                 _paths.create_file(handle.path)
             handle.db = connect(handle.path, what)
             ensure_schema(handle.db, what)

@@ -197,7 +197,7 @@ def test_tenant_scope_isolation_and_roles(durable):
     t = ["--tenant", "acme"]
     assert durable("--as", "alice", *t, "session", "create", "inc").status == 0
     assert durable("--as", "bob", *t, "session", "show", "inc").status == 3
-    assert durable("--as", "bob", *t, "session", "prompt", "inc", "hi").status == 3
+    assert durable("--as", "bob", *t, "session", "prompt", "inc", "hi").status == 4  # the NAME is taken
     assert durable("--as", "alice", *t, "session", "invite", "inc", " bob").status == 2
     assert durable("--as", "alice", *t, "session", "invite", "inc", "bob", "--role", "boss").status == 2
     assert durable("--as", "alice", *t, "session", "invite", "inc", "bob").status == 0
