@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from . import clock
 from .config import Config, valid_name
 from .core import alarms, elicit, limits, memory, sessions, state, transcript
-from .errors import conflict, not_found, storage
+from .errors import DurableError, conflict, not_found, storage
 from .store.objects import ObjectStore
 
 
@@ -192,19 +192,35 @@ class Store:
             yield obj
 
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
-        """Call ATTEMPT(session) under the lock until it returns non-None or WAIT_SECONDS pass.
+        """Call ATTEMPT(session, more) under the lock until it returns non-None or WAIT_SECONDS pass.
 
         The lock is taken for each poll and released in between, so others can write while we wait.
+        WAIT_SECONDS bounds the whole run, waits for the lock included: time is read from a monotonic
+        clock (or the time slept, if more: a frozen clock cannot stall it), and each poll waits for
+        the lock at most what is left. A poll the deadline cuts short ends the wait with None; the
+        first poll that cannot get the lock at all is exit 6 (busy), as any command's would be.
         """
-        waited, delay = 0.0, 0.02
+        import time
+
+        lock_timeout = self.objects.lock_timeout
+        start, slept, delay, looked = time.monotonic(), 0.0, 0.02, False
         while True:
-            with self.open(name, **open_args) as session:
-                result = attempt(session, waited < wait_seconds)
-            if result is not None or waited >= wait_seconds:
+            left = max(wait_seconds - max(time.monotonic() - start, slept), 0.0)
+            cut = left < lock_timeout and (looked or wait_seconds > 0)
+            try:
+                with self.open(name, lock_timeout=left if cut else None, **open_args) as session:
+                    result = attempt(session, left > 0)
+            except DurableError as e:
+                if e.code == "busy" and cut and looked:
+                    return None  # the deadline came while another process held the lock
+                raise
+            looked = True
+            spent = max(time.monotonic() - start, slept)
+            if result is not None or spent >= wait_seconds:
                 return result
-            step = min(delay, wait_seconds - waited)
+            step = min(delay, wait_seconds - spent)
             clock.sleep(step)
-            waited += step
+            slept += step
             delay = min(delay * 1.5, 0.25)
 
     def close(self) -> None:
