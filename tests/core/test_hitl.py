@@ -3,11 +3,12 @@
 import json
 import subprocess
 import sys
-import time
 
 from freezegun import freeze_time
 
 from tests.core.test_retention import faketime
+from tests.helpers import hold_lock
+from tests.waiting import has_polled, lock_file
 
 
 def test_elicit_round_trip(durable):
@@ -47,13 +48,27 @@ def test_elicit_expiry_with_faketime(durable):
 def test_elicit_wait_sees_an_answer_from_another_process(durable):
     durable("session", "create", "w")
     durable("elicit", "ask", "w", "--prompt", "go?")
+    holder = hold_lock("w", 60)
     waiter = subprocess.Popen([sys.executable, "-m", "durable_cli", "elicit", "wait", "w", "1", "--wait", "30s", "--json"],
                               stdout=subprocess.PIPE, text=True)
-    time.sleep(0.7)
+    has_polled(waiter, lock_file("w"), holder)  # it has looked once and found no answer
     assert durable("transcript", "append", "w", "--role", "user", "writes go on while it waits").status == 0
     assert durable("elicit", "answer", "w", "1", "--choice", "sure").status == 0
     out, _ = waiter.communicate(timeout=30)
     assert waiter.returncode == 0 and json.loads(out)["answer"] == "sure"
+
+
+def test_elicit_ask_refuses_an_archived_session(durable):
+    """Archived objects are read-only (SPEC §5): elicit ask is exit 4 and stores nothing."""
+    durable("session", "create", "old")
+    assert durable("session", "archive", "old").status == 0
+    before = durable("session", "events", "old", "--json").json()
+    r = durable("elicit", "ask", "old", "--prompt", "still there?", "--json")
+    assert r.status == 4 and r.out == "" and '"conflict"' in r.err and "unarchive" in r.err
+    assert durable("elicit", "list", "old", "--json").json() == []
+    assert durable("session", "events", "old", "--json").json() == before
+    assert durable("session", "unarchive", "old").status == 0
+    assert durable("elicit", "ask", "old", "--prompt", "still there?").out == "1\n"
 
 
 def test_memory_provenance_and_confirmation(durable):
