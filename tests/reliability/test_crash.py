@@ -9,7 +9,9 @@ import time
 
 import pytest
 
+from tests.helpers import hold_lock
 from tests.reliability.stats import count
+from tests.waiting import has_polled, lock_file, wait_until
 
 CMD = [sys.executable, "-m", "durable_cli"]
 
@@ -76,23 +78,23 @@ def test_kill_9_during_prompt_and_create(durable):
 def test_sigterm_and_sigint_stop_a_waiting_worker(durable):
     durable("session", "create", "w")
     for sig, expected in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        holder = hold_lock("w", 60)
         proc = subprocess.Popen(CMD + ["session", "next", "w", "--wait", "1m"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(0.8)
-        started = time.monotonic()
+        has_polled(proc, lock_file("w"), holder)  # it is inside its wait, between polls
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=10)
+        out, err = proc.communicate(timeout=30)  # well before the minute it was asked to wait
         assert proc.returncode == expected
-        assert time.monotonic() - started < 2
         assert b"Traceback" not in err and out == b""
     assert durable("session", "show", "w", "--json").json()["status"] == "created"
 
 
-def test_sigterm_during_summarizer_changes_nothing(durable):
+def test_sigterm_during_summarizer_changes_nothing(durable, tmp_path):
     for i in range(3):
         durable("transcript", "append", "t", "--role", "user", f"turn {i}")
-    proc = subprocess.Popen(CMD + ["transcript", "summarize", "t", "--through", "2", "--command", "sleep 30; echo s"],
+    started = tmp_path / "summarizer-started"
+    proc = subprocess.Popen(CMD + ["transcript", "summarize", "t", "--through", "2", "--command", f"touch '{started}'; sleep 30; echo s"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(1.0)
+    wait_until(started.exists, "the summarizer command to start")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 143 and b"Traceback" not in err

@@ -17,15 +17,18 @@ for i in range(count):
         time.sleep(0.02)
 """
 
+# A worker stops once told that every prompt is queued (the marker file SYS.ARGV[1]) and then finds
+# the queue empty: the marker is checked before the poll, so its "nothing" is conclusive.
 WORKER = """
-import contextlib, io, json, sys
+import contextlib, io, json, os, sys
 from durable_cli.cli import run
 done = []
 while True:
+    all_queued = os.path.exists(sys.argv[1])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        status = run(["session", "next", "jobs", "--wait", "3s", "--json"])
-    if status == 9:
+        status = run(["session", "next", "jobs", "--wait", "1s", "--json"])
+    if status == 9 and all_queued:
         break
     if status != 0:
         continue  # another worker holds the processing prompt (4) or the lock (6)
@@ -37,12 +40,15 @@ print(json.dumps(done))
 """
 
 
-def test_producers_and_workers(durable):
+def test_producers_and_workers(durable, tmp_path):
     durable("config", "set", "queue.max_unfinished", "5")
     durable("session", "create", "jobs")
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    all_queued = tmp_path / "all-queued"
+    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(all_queued)], stdout=subprocess.PIPE, text=True)
+               for _ in range(2)]
     producers = [subprocess.Popen([sys.executable, "-c", PRODUCER, tag, "12"]) for tag in "abc"]
     assert [p.wait(timeout=120) for p in producers] == [0, 0, 0]
+    all_queued.touch()
     done = []
     for w in workers:
         out, _ = w.communicate(timeout=120)
