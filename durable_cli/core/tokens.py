@@ -22,29 +22,81 @@ def estimator(name: str):
     if name == "approx":
         return approx
     if name.startswith("tiktoken:"):
-        encoding_name = name.split(":", 1)[1]
-        os.environ.setdefault("TIKTOKEN_OFFLINE", "1")
-        try:
-            import tiktoken
-        except ImportError:
-            raise invalid(f"tokenizer {name!r} needs the tiktoken package; install it or set transcript.tokenizer to approx")
-        try:
-            # tiktoken fetches encodings on first use; refuse to do that: only a cached encoding is used.
-            _forbid_network()
-            encoding = tiktoken.get_encoding(encoding_name)
-        except Exception as e:  # noqa: BLE001 - any failure means "not available offline"
-            raise invalid(
-                f"tokenizer {name!r} is not available offline ({type(e).__name__}); cache its encoding "
-                "(TIKTOKEN_CACHE_DIR) or set transcript.tokenizer to approx"
-            )
+        encoding = offline_encoding(name, name.split(":", 1)[1])
         return lambda text: len(encoding.encode(text, disallowed_special=())) + ROW_OVERHEAD
     raise invalid(f"unknown tokenizer {name!r}: use approx or tiktoken:<encoding>")
 
 
-def _forbid_network() -> None:
-    import socket
+class _NotCached(Exception):
+    pass
 
-    def refuse(*_a, **_k):
-        raise OSError("durable does not use the network")
 
-    socket.socket.connect = refuse  # type: ignore[method-assign]
+def offline_encoding(name: str, encoding_name: str):
+    """A tiktoken Encoding built only from what is already on this machine: one the process has
+    loaded, or tiktoken's cached encoding file (checked against its hash). Nothing is downloaded and
+    nothing process-wide is touched (no socket patching, no environment variable, no registry entry)."""
+    try:
+        import tiktoken
+        import tiktoken.registry as registry
+    except ImportError:
+        raise invalid(f"tokenizer {name!r} needs the tiktoken package; install it or set transcript.tokenizer to approx")
+    loaded = registry.ENCODINGS.get(encoding_name)
+    if loaded is not None:
+        return loaded
+    try:
+        if encoding_name not in registry.list_encoding_names():
+            raise _NotCached(f"tiktoken knows no encoding {encoding_name!r}")
+        constructor = registry.ENCODING_CONSTRUCTORS[encoding_name]
+        return tiktoken.Encoding(**_offline_copy(constructor)())
+    except Exception as e:  # noqa: BLE001 - any failure means "not available offline"
+        why = str(e) if isinstance(e, _NotCached) else type(e).__name__
+        raise invalid(
+            f"tokenizer {name!r} is not available offline ({why}); cache its encoding "
+            "(TIKTOKEN_CACHE_DIR) or set transcript.tokenizer to approx"
+        )
+
+
+def _offline_copy(constructor):
+    """The encoding's constructor, with its file loader replaced in a private copy of its globals
+    (never in tiktoken's modules): the copy reads tiktoken's cache and raises where it would download."""
+    import types
+
+    if "load_tiktoken_bpe" not in constructor.__code__.co_names:
+        raise _NotCached("its constructor does not load a .tiktoken file durable can read offline")
+    scope = dict(constructor.__globals__, load_tiktoken_bpe=_cached_bpe, data_gym_to_mergeable_bpe_ranks=_no_download)
+    return types.FunctionType(constructor.__code__, scope, constructor.__name__, constructor.__defaults__, constructor.__closure__)
+
+
+def _cached_bpe(blobpath: str, expected_hash=None) -> dict:
+    """tiktoken.load.load_tiktoken_bpe, reading only the cache file tiktoken itself would have written."""
+    import base64
+    import hashlib
+
+    if "://" in blobpath:
+        cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR", os.environ.get("DATA_GYM_CACHE_DIR"))
+        if cache_dir is None:
+            import tempfile
+
+            cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+        if not cache_dir:
+            raise _NotCached("tiktoken's cache is disabled")
+        path = os.path.join(cache_dir, hashlib.sha1(blobpath.encode()).hexdigest())
+    else:
+        path = blobpath
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise _NotCached(f"its encoding file is not in tiktoken's cache {os.path.dirname(path)}")
+    if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
+        raise _NotCached(f"the cached encoding file {path} does not match its hash")
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def _no_download(*_args, **_kwargs):
+    raise _NotCached("this encoding is not read from a .tiktoken file")
