@@ -46,7 +46,7 @@ def test_next_wait_counts_the_lock_waits(durable):
     # nothing came (9), or the lock was never free while it looked (6); either way within the wait
     # (each poll waiting up to 0.5 s for the lock, uncounted, used to make this take 4 s or more)
     assert result.status in (6, 9), result
-    assert elapsed < 1.0 + 0.9, elapsed
+    assert elapsed < 1.0 + 1.5, elapsed
 
 
 def test_elicit_wait_counts_the_lock_waits(durable):
@@ -59,7 +59,7 @@ def test_elicit_wait_counts_the_lock_waits(durable):
         holder.kill()
         holder.wait()
     assert result.status in (6, 9), result
-    assert elapsed < 1.0 + 0.9, elapsed
+    assert elapsed < 1.0 + 1.5, elapsed
 
 
 def test_a_lock_held_throughout_ends_the_wait_as_busy(durable):
@@ -72,7 +72,7 @@ def test_a_lock_held_throughout_ends_the_wait_as_busy(durable):
         holder.kill()
         holder.wait()
     assert result.status == 6 and '"busy"' in result.err and result.out == ""
-    assert elapsed < 1.0 + 0.9, elapsed
+    assert elapsed < 1.0 + 1.5, elapsed
 
 
 def test_wait_zero_still_waits_for_the_lock(durable):
