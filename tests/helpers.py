@@ -13,9 +13,9 @@ with Store().open(sys.argv[1]) as obj:
 """
 
 
-def hold_lock(name: str, seconds: float, user=None) -> subprocess.Popen:
+def hold_lock(name: str, seconds: float, user=None, tenant=None) -> subprocess.Popen:
     """A process that holds NAME's lock for SECONDS; returns once the lock is held."""
-    env = dict(os.environ, **({"DURABLE_USER": user} if user else {}))
+    env = dict(os.environ, **({"DURABLE_USER": user} if user else {}), **({"DURABLE_TENANT": tenant} if tenant else {}))
     proc = subprocess.Popen([sys.executable, "-c", HOLD, name, str(seconds)], stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout.readline().strip() == "locked"
     return proc

@@ -251,6 +251,10 @@ def _import_one(store, line, record, *, replace, all_users) -> dict:
                "(or an installation restore with --all-users)")
     if object_id is None:
         raise denied(refusal)
+    if (not all_users and address.id_scope == "tenant" and not store.tenant_visible(object_id, actor)
+            and store.tenant_taken(object_id)):
+        # decided from index.db before the lock (SPEC §2): busy or corrupt, an invisible object is only "taken"
+        raise conflict(f"line {line}: {address.taken}")
     for _attempt in range(3):
         if not listed and not os.path.exists(store.objects.paths.object_file(object_id)):
             raise denied(refusal)

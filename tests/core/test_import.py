@@ -191,6 +191,21 @@ def test_tenant_records_follow_visibility_and_ownership(durable):
     assert durable("--tenant", "acme", "session", "show", "t", "--json").json()["participants"][0]["user"] == "alice"
 
 
+def test_an_invisible_busy_tenant_object_is_only_taken_not_busy(durable):
+    """Visibility is decided from index.db before the lock (SPEC §2): a busy object bob cannot see is
+    "name is taken" at once, never a wait and an exit 6 that would say it is in use."""
+    from tests.helpers import hold_lock
+
+    record = tenant_record(durable, members=("carol",))
+    holder = hold_lock("t", 30, user="alice", tenant="acme")
+    try:
+        r = durable("--as", "bob", "--lock-timeout", "0", "import", "-", "--replace", input=jsonl(record))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.status == 4 and "name is taken" in r.err and "busy" not in r.err
+
+
 def test_reimport_is_skipped_as_already_imported_and_other_content_needs_replace(durable):
     record = session_with_rows(durable)
     doc = durable("import", "-", "--json", input=jsonl(record)).json()
