@@ -11,19 +11,18 @@ import sys
 import types
 import typing
 
+import anthropic.types as anthropic_types
+import openai.types.chat as openai_chat
+import openai.types.responses as openai_responses
+import pydantic
 import pytest
 import typing_extensions
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from hypothesis import HealthCheck, given, settings, strategies as st
+from openai.types.responses.response_input_param import FunctionCallOutput
 
-pydantic = pytest.importorskip("pydantic")
-openai_chat = pytest.importorskip("openai.types.chat")
-openai_responses = pytest.importorskip("openai.types.responses")
-anthropic_types = pytest.importorskip("anthropic.types")
-from anthropic.types.message_create_params import MessageCreateParamsNonStreaming  # noqa: E402
-from openai.types.responses.response_input_param import FunctionCallOutput  # noqa: E402
-
-from durable_cli.core import formats  # noqa: E402
-from durable_cli.errors import DurableError  # noqa: E402
+from durable_cli.core import formats
+from durable_cli.errors import DurableError
 
 
 # ---------------------------------------------------------------- strict checking against SDK types
@@ -178,7 +177,7 @@ def valid_anthropic(out):
     messages = out["messages"]
     for i, message in enumerate(messages):
         assert message["role"] in ("user", "assistant")
-        assert_valid(message, anthropic_types.UserMessageParam if message["role"] == "user" else anthropic_types.AssistantMessageParam)
+        assert_valid(message, anthropic_types.MessageParam)
         assert message["content"], f"message {i} is empty"
         for block in message["content"]:
             shape = {"text": anthropic_types.TextBlockParam, "tool_use": anthropic_types.ToolUseBlockParam,
@@ -419,6 +418,20 @@ def test_orphan_results_and_unanswered_calls_are_left_out():
     ]
     rows[3]["call_id"] = rows[4]["call_id"] = "nobody"  # now no call has a result: the text stays, as a plain message
     assert valid_everywhere(rows)["messages"][1] == {"role": "assistant", "content": "I will call two tools."}
+
+
+def test_a_result_living_only_in_data_is_left_out_with_its_call():
+    """A tool row with empty content (its output an image, say, kept in `data`) is a data-only row;
+    its call, left without a result, goes too, and the text beside the call stays."""
+    rows = [
+        row(1, "user", "Draw it."),
+        row(2, "assistant", "Drawing.", tool_calls=[call("img", "draw")]),
+        row(3, "tool", "", call_id="img", data={"type": "input_image", "image_url": "data:..."}),
+    ]
+    out = valid_everywhere(rows)
+    assert out["messages"] == [{"role": "user", "content": "Draw it."}, {"role": "assistant", "content": "Drawing."}]
+    assert out["responses"] == [{"type": "message", "role": "user", "content": "Draw it."},
+                                {"type": "message", "role": "assistant", "content": "Drawing."}]
 
 
 def test_a_row_between_a_call_and_its_result_follows_the_result():
