@@ -185,6 +185,8 @@ def valid_anthropic(out):
             assert_valid(block, shape)
             if block["type"] == "text":
                 assert block["text"].strip()
+            if block["type"] == "tool_use":  # typed `object` before anthropic 0.41; the API wants an object
+                assert isinstance(block["input"], dict)
     # Beyond the types: the user speaks first, roles alternate, every tool_use is answered in the
     # next message, its tool_result blocks first, and no tool_result answers anything else.
     if messages:
