@@ -79,8 +79,14 @@ def export(
                 tmp = None
                 raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
             stream = os.fdopen(fd, "w", encoding="utf-8")
-        for record in records:
-            stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        failure = None
+        try:
+            for record in records:
+                stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        except DurableError as e:
+            if not getattr(e, "after_output", False):
+                raise
+            failure = e  # busy or corrupt objects skipped: the others are written, then the exit says so
         if tmp is not None:
             stream.flush()
             os.fsync(stream.fileno())
@@ -92,6 +98,8 @@ def export(
                 tmp = None
                 raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
             tmp = None
+        if failure is not None:
+            raise failure
     finally:
         bar.stop()
         if tmp is not None:
@@ -147,18 +155,25 @@ def backup(dest: str = typer.Argument(..., metavar="DEST", help="A new or empty 
     render.document(doc, "json") if json_out else render.out(doc["dest"])
 
 
-def doctor(repair: bool = typer.Option(False, "--repair", help="Rebuild index.db from the objects and finish interrupted purges."), json_out: bool = JSON):
-    """Check every object and index.db; exit 7 when something is wrong.
+def doctor(
+    repair: bool = typer.Option(False, "--repair", help="Rebuild index.db from the objects, finish interrupted purges and move corrupt objects into quarantine/."),
+    purge_quarantine: bool = typer.Option(False, "--purge-quarantine", help="Delete the corrupt objects an earlier --repair moved into quarantine/."),
+    json_out: bool = JSON,
+):
+    """Check every object and index.db; exit 7 when something is wrong (6 when only busy objects were left unchecked).
 
     Example: durable doctor --repair --json | jq '.problems[] | .kind'
     """
     bar = render.progress("doctor")
     try:
-        doc = store().doctor(repair=repair, progress=bar)
+        doc = store().doctor(repair=repair, purge_quarantine=purge_quarantine, progress=bar)
     finally:
         bar.stop()
     if not doc["healthy"]:
         kinds = sorted({p["kind"] for p in doc["problems"] if not p["repaired"]})
+        if kinds == ["busy"]:
+            raise DurableError("some objects are busy (locked by another process) and were not checked; run it again",
+                               "busy", document=doc)
         raise DurableError(
             f"unhealthy: {', '.join(kinds)}" + ("" if repair else "; run 'durable doctor --repair'"), "storage", document=doc,
         )

@@ -18,7 +18,7 @@ def fire_due(obj) -> str:
     if due is None or due > now:
         return "ok"
     if meta["expires_at"] is not None and meta["expires_at"] <= now:
-        obj.handle.delete()
+        obj.handle.delete(owner=meta["owner"], name=meta["name"], created_at=meta["created_at"])  # via the intent journal
         return "expired"
     with obj.handle.transaction():
         sessions.expire_leases(obj, now)

@@ -5,19 +5,21 @@ objects (index rows, interrupted purges, half-made files, stale locks, modes) is
 """
 
 import os
+import sqlite3
 import stat
 
+from .. import clock
 from ..errors import DurableError
 from ..store import paths as _paths
 from ..store.lock import try_lock
 from . import state
-from .retention import address_of, finish_journal
+from .retention import address_of, finish_journal, receipt, run_each
 
 COMPARED = ("scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
             "turns", "tokens", "expires_at", "next_alarm_at")
 
 
-def doctor(store, *, repair=False, progress=None) -> dict:
+def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dict:
     paths = store.objects.paths
     problems = []
 
@@ -41,6 +43,8 @@ def doctor(store, *, repair=False, progress=None) -> dict:
         return {"healthy": False, "problems": problems}
 
     _check_modes(paths, problem, repair)
+    if purge_quarantine:
+        _purge_quarantine(paths, problem)
 
     index = store.objects.index(create=False)
     index_ok = True
@@ -53,74 +57,152 @@ def doctor(store, *, repair=False, progress=None) -> dict:
         index_ok = False
         problem(None, "index_corrupt", e.message, repaired=repair)
     if not index_ok and repair:
-        index.recreate()  # keeps the secret's check value and intents where they still read
-    indexed = {r["id"]: r for r in index.rows("SELECT * FROM objects")} if index_ok else {}
+        index.recreate()  # keeps the secret's check value and intents where they still read; filled per object below
+        index_ok = True
     journal = index.rows("SELECT * FROM purge_journal") if index_ok else []
-    for row in journal:
-        problem(row["id"], "unfinished_purge", "a purge was interrupted before it finished", repaired=repair)
-    if journal and repair:
-        finish_journal(store)
-        indexed = {r["id"]: r for r in index.rows("SELECT * FROM objects")}
-
-    ids = list(paths.iter_object_ids(skip_symlinks=True))  # a symlink is reported by _check_modes
-    if progress:
-        progress.start(len(ids))
-    healthy_rows, corrupt = [], set()
-    for object_id in ids:
-        try:
-            found = _check_object(store, object_id, problem, repair)
-            if found is not None:
-                healthy_rows.append(found)
-                row = indexed.get(object_id)
-                if row is None:
-                    problem(object_id, "missing_index_row", "object file has no index row", repaired=repair)
-                else:
-                    differ = [k for k in COMPARED if row.get(k) != found[0].get(k)]
-                    if differ:
-                        problem(object_id, "index_mismatch", "index disagrees on " + ", ".join(differ), repaired=repair)
-        except DurableError as e:
-            if e.code == "not_found":
-                continue
-            if e.code == "busy":
-                problem(object_id, "busy", "object is locked by another process; not checked")
-                corrupt.add(object_id)
+    scratch = receipt()
+    if journal:
+        if repair:
+            finish_journal(store, scratch)
+        busy_intents = {s["id"] for s in scratch["skipped"] if s["reason"] == "busy"}
+        for row in journal:
+            if row["id"] in busy_intents:
+                problem(row["id"], "busy", "object is locked by another process; its interrupted purge was not finished")
             else:
-                problem(object_id, "corrupt", e.message)
-                corrupt.add(object_id)
-        finally:
-            if progress:
-                progress.advance()
-    present = set(ids)
-    for object_id in indexed:
-        if object_id not in present:
-            problem(object_id, "orphan_index_row", "index row for an object file that does not exist", repaired=repair)
+                problem(row["id"], "unfinished_purge", "a purge was interrupted before it finished", repaired=repair)
+
+    def check(row):
+        object_id = row["id"]
+        with store.objects.open(object_id, create=False, what=f"object {object_id}") as handle:
+            found = _check_object(store, handle, problem, repair)
+            if found is None:
+                return
+            # Compared and repaired under the object's lock: a writer's own upsert after its commit
+            # cannot be overwritten by an older reading, and no row of a new object is lost.
+            indexed = index.rows("SELECT * FROM objects WHERE id = ?", (object_id,)) if index_ok else []
+            if not indexed:
+                problem(object_id, "missing_index_row", "object file has no index row", repaired=repair)
+            else:
+                members = sorted(tuple(m.values()) for m in index.rows("SELECT user, role FROM members WHERE object_id = ?", (object_id,)))
+                differ = [k for k in COMPARED if indexed[0].get(k) != found[0].get(k)]
+                if members != sorted(tuple(m) for m in found[1]):
+                    differ.append("participants")
+                if not differ:
+                    return
+                problem(object_id, "index_mismatch", "index disagrees on " + ", ".join(differ), repaired=repair)
+            if repair:
+                store.objects.index().upsert(*found)
+
+    def skipped(row, reason):
+        if reason == "busy":
+            problem(row["id"], "busy", "object is locked by another process; not checked")
+            return
+        quarantined = _quarantine(store, row["id"]) if repair else None
+        problem(row["id"], "corrupt", reason + (f"; moved to {quarantined}" if quarantined else ""), repaired=bool(quarantined))
+
+    ids = [{"id": i} for i in paths.iter_object_ids(skip_symlinks=True)]  # a symlink is reported by _check_modes
+    run_each(store, ids, check, receipt(), progress=progress, on_skip=skipped)
+    present = {r["id"] for r in ids}
+    if index_ok:
+        for row in index.rows("SELECT id FROM objects ORDER BY id"):
+            if row["id"] in present or os.path.exists(paths.object_file(row["id"])):
+                continue
+            if repair:
+                gone = _drop_orphan(store, row["id"])
+            else:
+                gone = True
+            if gone:
+                problem(row["id"], "orphan_index_row", "index row for an object file that does not exist", repaired=repair)
     _check_locks(paths, present, problem, repair)
 
-    if repair:
-        keep = [(r, store.objects.index().rows("SELECT user, role FROM members WHERE object_id = ?", (r["id"],)))
-                for i, r in indexed.items() if i in corrupt]
-        store.objects.index().replace_all(healthy_rows + [(r, [(m["user"], m["role"]) for m in ms]) for r, ms in keep])
     healthy = all(p["repaired"] for p in problems)
     return {"healthy": healthy, "problems": problems}
 
 
-def _check_object(store, object_id, problem, repair):
+def _check_object(store, handle, problem, repair):
     """Integrity of one object: (index row, members) when healthy, None for a half-made file."""
-    what = f"object {object_id}"
-    with store.objects.open(object_id, create=False, what=what) as handle:
-        result = [r[0] for r in handle.rows("PRAGMA integrity_check")]
-        if result != ["ok"]:
-            raise DurableError(f"{what} is corrupt: {'; '.join(result[:3])}", "storage")
+    object_id, what = handle.id, handle.what
+    result = [r[0] for r in handle.rows("PRAGMA integrity_check")]
+    if result != ["ok"]:
+        raise DurableError(f"{what} is corrupt: {'; '.join(result[:3])}", "storage")
+    try:
         found = state.index_row(handle.db)
-        if found is None:
-            problem(object_id, "half_made", "object file without an object row (a create was interrupted)", repaired=repair)
-            if repair:
-                handle.delete()
-            return None
-        if found[0]["id"] != object_id:
-            raise DurableError(f"{what} claims to be {found[0]['id']}", "storage")
-        address_of(found[0])
-        return found
+    except sqlite3.DatabaseError as e:
+        raise DurableError(f"{what} is corrupt: {e}", "storage")
+    if found is None:
+        problem(object_id, "half_made", "object file without an object row (a create was interrupted)", repaired=repair)
+        if repair:
+            handle.delete()
+        return None
+    if found[0]["id"] != object_id:
+        raise DurableError(f"{what} claims to be {found[0]['id']}", "storage")
+    address_of(found[0])
+    return found
+
+
+def _quarantine(store, object_id):
+    """Move a corrupt object into quarantine/ under its lock, through the intent journal, so that its
+    name can be used again. None when it is busy, gone or no longer corrupt."""
+    objects = store.objects
+    path = objects.paths.object_file(object_id)
+    try:
+        with objects.locked(object_id, f"object {object_id}") as lock:
+            if not _still_corrupt(path):
+                return None
+            name = f"{object_id}.{clock.now()}.sqlite3"
+            objects.remove_locked(object_id, lock, quarantine=f"quarantine/{name}")
+            return os.path.join(objects.paths.quarantine, name)
+    except DurableError:
+        return None
+
+
+def _still_corrupt(path) -> bool:
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return [r[0] for r in db.execute("PRAGMA integrity_check")] != ["ok"] or \
+                db.execute("SELECT count(*) FROM object").fetchone()[0] != 1
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return True
+
+
+def _purge_quarantine(paths, problem) -> None:
+    """`doctor --purge-quarantine`: delete what an earlier repair moved aside."""
+    try:
+        names = sorted(os.listdir(paths.quarantine))
+    except FileNotFoundError:
+        return
+    for name in names:
+        _paths.unlink_quiet(os.path.join(paths.quarantine, name))
+        if name.endswith(".sqlite3"):
+            problem(name.split(".")[0], "quarantined", f"deleted quarantine/{name}", repaired=True)
+    _paths.fsync_dir(paths.quarantine)
+
+
+def _drop_orphan(store, object_id) -> bool:
+    """Remove the index row of an object that does not exist, checked under its lock (a creator holds
+    it from before the file exists until after its own index update). False when busy or present."""
+    from ..store.lock import ObjectLock
+
+    objects = store.objects
+    lock = ObjectLock(objects.paths.lock_file(object_id), 0, f"object {object_id}")
+    if not os.path.isdir(os.path.dirname(objects.paths.lock_file(object_id))):
+        objects.index().remove(object_id)
+        return True
+    try:
+        lock.acquire(create=True)
+    except DurableError:
+        return False
+    try:
+        if os.path.lexists(objects.paths.object_file(object_id)):
+            return False
+        objects.index().remove(object_id)
+        lock.unlink()
+        return True
+    finally:
+        lock.release()
 
 
 def _check_modes(paths, problem, repair) -> None:

@@ -5,6 +5,8 @@ stale) and journaled in index.db before any file is unlinked, so a crash at any 
 the next purge (or `doctor --repair`) and never leaves a row pointing at nothing or a file nobody finds.
 """
 
+import os
+
 from .. import clock
 from ..errors import DurableError
 from . import alarms, sessions, state
@@ -18,7 +20,7 @@ def receipt(dry_run=False) -> dict:
 
 
 def entry(row, **extra) -> dict:
-    return {"id": row["id"], "owner": row["owner"], "name": row["name"], **extra}
+    return {"id": row["id"], "owner": row.get("owner"), "name": row.get("name"), **extra}
 
 
 def address_of(row) -> state.Address:
@@ -81,20 +83,89 @@ def ttl(obj, *, seconds=None, clear=False) -> dict:
 
 
 def delete(store, address) -> dict:
+    """Delete one object by id under its lock, through the intent journal. Deleting never needs to read
+    the object: one that cannot be opened (corrupt) is deleted all the same (a tenant object's owner
+    is then taken from index.db)."""
     out = receipt()
-    with store.open(address=address) as obj:
-        meta = obj.meta()
-        if address.id_scope == "tenant":
-            obj.require_owner("delete it")
-        erase(store, obj.handle, meta)
-        out["deleted"].append(entry(meta))
-    return out
+    try:
+        with store.open(address=address) as obj:
+            meta = obj.meta()
+            if address.id_scope == "tenant":
+                obj.require_owner("delete it")
+            erase(store, obj.handle, meta)
+            out["deleted"].append(entry(meta))
+        return out
+    except DurableError as e:
+        if e.code != "storage":
+            raise
+        object_id = store.objects.object_id(address.id_scope, address.owner, address.name)
+        if object_id is None or not os.path.exists(store.objects.paths.object_file(object_id)):
+            raise
+        if address.id_scope == "tenant" and not store.objects.index(create=False).rows(
+            "SELECT 1 FROM members WHERE object_id = ? AND user = ? AND role = 'owner'", (object_id, store.user)
+        ):
+            raise  # cannot tell that the acting user may delete it
+        store.objects.remove(object_id, address.what, owner=address.owner, name=address.name)
+        out["deleted"].append({"id": object_id, "owner": address.owner, "name": address.name})
+        return out
 
 
 def erase(store, handle, meta) -> None:
-    """Journal the intent in index.db, then unlink the object (file, WAL/SHM, index row, lock file)."""
-    store.objects.index().journal([(meta["id"], meta["owner"], meta["name"], meta["created_at"], clock.now())])
-    handle.delete()
+    """Remove the object through the intent journal (file, WAL/SHM, index row, lock file)."""
+    meta = meta or {}
+    handle.delete(owner=meta.get("owner"), name=meta.get("name"), created_at=meta.get("created_at"))
+
+
+# -- many objects, one policy --------------------------------------------------------------------------
+
+def each_object(store, rows, job, out, *, progress=None, on_skip=None):
+    """Run JOB(row) for every row (an index row, or at least {"id"}) under one policy, yielding what it
+    returns (when not None). A busy object is skipped with reason "busy"; one that fails with a storage
+    error (corrupt, unreadable) is skipped with the reason; a missing one has its index row removed.
+    One object never stops the others; `conclude` turns the skips into the exit status at the end."""
+    def skip(row, reason):
+        out["skipped"].append(entry(row, reason=reason))
+
+    on_skip = on_skip or skip
+    if progress:
+        progress.start(len(rows))
+    for row in rows:
+        try:
+            result = job(row)
+        except DurableError as e:
+            if e.code == "not_found":
+                store.objects.forget_missing(row["id"])
+            elif e.code == "busy":
+                on_skip(row, "busy")
+            elif e.code == "storage":
+                on_skip(row, e.message)
+            else:
+                raise
+            result = None
+        finally:
+            if progress:
+                progress.advance()
+        if result is not None:
+            yield result
+
+
+def run_each(store, rows, job, out, **kw) -> None:
+    for _ in each_object(store, rows, job, out, **kw):
+        pass
+
+
+def conclude(out, what, *, busy_ok=False) -> dict:
+    """After every object was tried: exit 7 when one was corrupt, 6 when one was busy (unless BUSY_OK:
+    purge and sweep), the receipt printed whatever the exit."""
+    corrupt = [s for s in out["skipped"] if s["reason"] != "busy"]
+    busy = [s for s in out["skipped"] if s["reason"] == "busy"]
+    if corrupt:
+        raise DurableError(f"{what} skipped {len(corrupt)} object(s) that could not be read ({corrupt[0]['reason']})",
+                           "storage", document=out)
+    if busy and not busy_ok:
+        raise DurableError(f"{what} skipped {len(busy)} busy object(s); run it again when they are free",
+                           "busy", document=out)
+    return out
 
 
 def _candidates(store, where, params):
@@ -115,49 +186,30 @@ def purge(store, *, older_than: int, user=None, statuses=(), dry_run=False, prog
     if statuses:
         where.append(f"status IN ({','.join('?' * len(statuses))})")
         params += list(statuses)
-    rows = _candidates(store, where, params)
     if dry_run:
-        out["deleted"] = [entry(r) for r in rows]
+        out["deleted"] = [entry(r) for r in _candidates(store, where, params)]
         return out
-    finish_journal(store)
-    if progress:
-        progress.start(len(rows))
-    for row in rows:
-        try:
-            with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
-                meta = state.Opened(handle, address_of(row), None, store.config).meta()
-                if meta is None or meta["last_active_at"] >= cutoff or (statuses and meta["status"] not in statuses):
-                    continue
-                erase(store, handle, meta)
-                out["deleted"].append(entry(meta))
-        except DurableError as e:
-            if e.code == "not_found":
-                store.objects.index().remove(row["id"])
-            else:
-                out["skipped"].append(entry(row, reason="busy" if e.code == "busy" else e.message))
-        finally:
-            if progress:
-                progress.advance()
-    return out
+    finish_journal(store, out)
+    rows = _candidates(store, where, params)
+
+    def job(row):
+        with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
+            meta = state.Opened(handle, address_of(row), None, store.config).meta()
+            if meta is None or meta["last_active_at"] >= cutoff or (statuses and meta["status"] not in statuses):
+                return
+            erase(store, handle, meta)
+            out["deleted"].append(entry(meta))
+
+    run_each(store, rows, job, out, progress=progress)
+    return conclude(out, "purge", busy_ok=True)
 
 
-def finish_journal(store) -> list:
-    """Finish deletions a crash interrupted: each journaled object is removed (if still the same object)."""
-    finished = []
-    for row in store.objects.index(create=False).rows("SELECT * FROM purge_journal ORDER BY id"):
-        try:
-            with store.objects.open(row["id"], create=False, what=f"object {row['id']}") as handle:
-                created = handle.row("SELECT created_at FROM object")
-                if created is None or created[0] == row["created_at"]:
-                    handle.delete()
-                else:
-                    store.objects.index().unjournal(row["id"])  # re-created since: not the one we meant
-        except DurableError as e:
-            if e.code != "not_found":
-                raise
-            store.objects.forget_missing(row["id"])
-        finished.append(row)
-    return finished
+def finish_journal(store, out=None) -> list:
+    """Finish the intents a crash interrupted, each under its object's lock: removed only if the file is
+    still the one durable left when it journaled the intent, else the intent is dropped (SPEC §3)."""
+    out = receipt() if out is None else out
+    rows = store.objects.index(create=False).rows("SELECT * FROM purge_journal ORDER BY id")
+    return list(each_object(store, rows, lambda row: row if store.objects.finish_intent(row) == "finished" else None, out))
 
 
 def sweep(store, progress=None) -> dict:
@@ -167,32 +219,23 @@ def sweep(store, progress=None) -> dict:
     due = _candidates(store, ["next_alarm_at IS NOT NULL", "next_alarm_at <= ?"], [now])
     draft_cutoff = now - store.config.seconds("retention.draft_expiry") * 1000
     drafts = _candidates(store, ["status = 'created'", "updated_at < ?", "scope != 'reserved'"], [draft_cutoff])
-    if progress:
-        progress.start(len(due) + len(drafts))
-    for rows, job in ((due, "alarm"), (drafts, "draft")):
-        for row in rows:
-            try:
-                with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
-                    handle.on_sleep = state.sync_index
-                    obj = state.Opened(handle, address_of(row), None, store.config)
-                    if job == "alarm":
-                        fired = alarms.fire_due(obj)
-                        if fired == "expired":
-                            out["deleted"].append(entry(row, reason="ttl expired"))
-                        elif fired == "fired":
-                            out["changed"].append(entry(row, what="alarm fired"))
-                        elif fired == "ok":
-                            state.sync_index(handle)  # the index was stale
-                    elif sessions.expire_draft(obj, draft_cutoff):
-                        out["changed"].append(entry(row, what="draft archived"))
-            except DurableError as e:
-                if e.code == "not_found":
-                    store.objects.index().remove(row["id"])
-                else:
-                    out["skipped"].append(entry(row, reason="busy" if e.code == "busy" else e.message))
-            finally:
-                if progress:
-                    progress.advance()
-    return out
+    rows = [dict(r, job="alarm") for r in due] + [dict(r, job="draft") for r in drafts]
 
+    def job(row):
+        kind = row.pop("job")
+        with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
+            handle.on_sleep = state.sync_index
+            obj = state.Opened(handle, address_of(row), None, store.config)
+            if kind == "alarm":
+                fired = alarms.fire_due(obj)
+                if fired == "expired":
+                    out["deleted"].append(entry(row, reason="ttl expired"))
+                elif fired == "fired":
+                    out["changed"].append(entry(row, what="alarm fired"))
+                elif fired == "ok":
+                    state.sync_index(handle)  # the index was stale
+            elif sessions.expire_draft(obj, draft_cutoff):
+                out["changed"].append(entry(row, what="draft archived"))
 
+    run_each(store, rows, job, out, progress=progress)
+    return conclude(out, "sweep", busy_ok=True)

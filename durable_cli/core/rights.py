@@ -13,7 +13,7 @@ from ..errors import DurableError, conflict, denied, invalid, not_found
 from ..store import paths as _paths
 from ..store.objects import ObjectStore, connect
 from . import state
-from .retention import address_of, entry, erase, receipt
+from .retention import address_of, conclude, each_object, entry, erase, receipt, run_each
 
 FORMAT = "durable-export"
 VERSION = 1
@@ -26,79 +26,86 @@ def forget(store, user: str, progress=None) -> dict:
 
     valid_name(user, "user")
     out = receipt()
-    index = store.objects.index(create=False)
-    owned = index.rows(
-        "SELECT * FROM objects WHERE owner = ? AND scope IN ('user', 'session', 'reserved') ORDER BY id", (user,)
-    )
+    rows = find_objects(store, out, owner=user, member=user)
     reserved_id = store.objects.object_id("reserved", user, "", create=False)
-    if reserved_id and not any(r["id"] == reserved_id for r in owned):
-        owned.append({"id": reserved_id, "owner": user, "name": "", "scope": "reserved"})
-    shared = index.rows(
-        "SELECT o.* FROM objects o JOIN members m ON m.object_id = o.id WHERE m.user = ? AND o.scope = 'tenant' ORDER BY o.id",
-        (user,),
-    )
-    _add_unindexed(store, user, owned, shared)
-    if progress:
-        progress.start(len(owned) + len(shared))
-    for row in owned:
-        _guard(out, row, progress, lambda: _erase_owned(store, row, out))
-    for row in shared:
-        _guard(out, row, progress, lambda: _leave_tenant(store, row, user, out))
-    index.wipe_free_space()
-    if out["skipped"]:
-        raise DurableError(
-            f"forget skipped {len(out['skipped'])} busy object(s) of {user!r}; run it again when they are free",
-            "busy", document=out,
-        )
-    return out
+    if reserved_id and not any(r["id"] == reserved_id for r in rows) and os.path.exists(store.objects.paths.object_file(reserved_id)):
+        rows.append({"id": reserved_id, "owner": user, "name": "", "scope": "reserved"})
+
+    def job(row):
+        if row["scope"] == "tenant":
+            _leave_tenant(store, row, user, out)
+        else:
+            _erase_owned(store, row, out)
+
+    run_each(store, rows, job, out, progress=progress)
+    store.objects.index(create=False).wipe_free_space()
+    return conclude(out, f"forget of {user!r}")
 
 
-def _add_unindexed(store, user, owned, shared) -> None:
-    """Objects on disk that index.db does not know (a crash between commit and index update): open
-    just those, so forget never misses a user's object because the index fell behind."""
-    known = {r["id"] for r in store.objects.index(create=False).rows("SELECT id FROM objects")}
-    known |= {r["id"] for r in owned}
-    for object_id in store.objects.paths.iter_object_ids():
-        if object_id in known:
-            continue
-        try:
-            with store.objects.open(object_id, create=False, what=f"object {object_id}") as handle:
-                found = state.index_row(handle.db)
-        except DurableError as e:
-            if e.code in ("not_found", "busy"):
-                continue
-            raise
-        if found is None:
-            continue
-        row, members = found
-        if row["owner"] == user and row["scope"] in ("user", "session", "reserved"):
-            owned.append(row)
-        elif row["scope"] == "tenant" and any(u == user for u, _ in members):
-            shared.append(row)
+def find_objects(store, out, *, owner=None, member=None) -> list:
+    """The objects a many-object command covers: index.db's rows (OWNER's own objects, the tenant
+    objects the index lists MEMBER in; all of them when neither is given) plus every object file the
+    index does not know, opened under its lock to read its own scope, owner and participants (a
+    crash between commit and index update leaves such a file). With MEMBER (forget), the tenant
+    objects the index does not list MEMBER in are opened too when free: their participants in the
+    index may be behind (a writer killed after its commit). A file that cannot be read is skipped
+    into OUT (busy or corrupt) by each_object's policy."""
+    index = store.objects.index(create=False)
+    indexed = {r["id"]: r for r in index.rows("SELECT * FROM objects ORDER BY id")}
+    users = {}
+    for m in index.rows("SELECT user, object_id FROM members"):
+        users.setdefault(m["object_id"], set()).add(m["user"])
+
+    def wanted(row, members) -> bool:
+        if owner is None and member is None:
+            return True
+        if owner is not None and row["owner"] == owner and row["scope"] in ("user", "session", "reserved"):
+            return True
+        return member is not None and row["scope"] == "tenant" and member in members
+
+    found = {i: r for i, r in indexed.items() if wanted(r, users.get(i, ()))}
+
+    def peek(row):
+        with store.objects.open(row["id"], create=False, what=f"object {row['id']}") as handle:
+            seen = state.index_row(handle.db)
+        if seen is not None and seen[0]["id"] != row["id"]:
+            raise DurableError(f"object {row['id']} claims to be {seen[0]['id']}", "storage")
+        return None if seen is None else (seen[0], {u for u, _ in seen[1]})
+
+    present = [{"id": i} for i in store.objects.paths.iter_object_ids()]
+    unknown = [r for r in present if r["id"] not in indexed]
+    for row, members in each_object(store, unknown, peek, out):
+        if wanted(row, members):
+            found[row["id"]] = row
+    if member is not None:
+        on_disk = {r["id"] for r in present}
+        stale = [{"id": i, "owner": r["owner"], "name": r["name"]} for i, r in indexed.items()
+                 if i not in found and i in on_disk and r["scope"] == "tenant"]
+        # Busy right now means a live writer, which brings the index in step itself: not a skip.
+        with _lock_timeout(store, 0):
+            for row, members in each_object(store, stale, peek, out,
+                                            on_skip=lambda r, why: why == "busy" or out["skipped"].append(entry(r, reason=why))):
+                if wanted(row, members):
+                    found[row["id"]] = row
+    return [found[i] for i in sorted(found)]
 
 
-def _guard(out, row, progress, job) -> None:
-    try:
-        job()
-    except DurableError as e:
-        if e.code == "busy":
-            out["skipped"].append(entry(row, reason="busy"))
-        elif e.code != "not_found":
-            raise
-    finally:
-        if progress:
-            progress.advance()
+class _lock_timeout:
+    def __init__(self, store, seconds):
+        self.objects, self.seconds = store.objects, seconds
+
+    def __enter__(self):
+        self.saved, self.objects.lock_timeout = self.objects.lock_timeout, self.seconds
+
+    def __exit__(self, *exc):
+        self.objects.lock_timeout = self.saved
 
 
 def _erase_owned(store, row, out) -> None:
-    try:
-        with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
-            meta = state.Opened(handle, address_of(row), None, store.config).meta()
-            erase(store, handle, meta or {"id": row["id"], "owner": row["owner"], "name": row["name"], "created_at": None})
-    except DurableError as e:
-        if e.code == "not_found":
-            store.objects.index().remove(row["id"])
-        raise
+    """The index (or the file itself) says USER owns it: delete it by id under its lock without reading
+    it, so a corrupt object is erased all the same (erasure before repair)."""
+    store.objects.remove(row["id"], address_of(row).what, owner=row["owner"], name=row["name"],
+                         created_at=row.get("created_at"))
     out["deleted"].append(entry(row))
 
 
@@ -107,6 +114,8 @@ def _leave_tenant(store, row, user, out) -> None:
         handle.on_sleep = state.sync_index
         obj = state.Opened(handle, address_of(row), None, store.config)
         db = obj.db
+        if db.execute("SELECT 1 FROM participants WHERE user = ?", (user,)).fetchone() is None:
+            return  # the index was wrong: USER is not in it
         with handle.transaction():
             db.execute("DELETE FROM participants WHERE user = ?", (user,))
             for table, column in (("turns", "author"), ("prompts", "author"), ("events", "actor"), ("requests", "answered_by")):
@@ -144,29 +153,31 @@ def _dump(db) -> dict:
 
 
 def export(store, *, name=None, user=None, all_objects=False, progress=None):
-    """Versioned JSONL records, one per object with all its rows (a generator)."""
+    """Versioned JSONL records, one per object with all its rows (a generator). Each record is read
+    under its object's lock and yielded after the lock is released (a slow reader blocks no writer).
+    Objects the index does not know are found as forget finds them; a busy or corrupt object is
+    reported (store warnings, on stderr) and in the exit status after the others are yielded."""
     if name is not None:
         with store.open(name) as obj:
-            yield _dump(obj.db)
+            record = _dump(obj.db)
+        yield record
         return
-    if all_objects:
-        rows = store.objects.index(create=False).rows("SELECT * FROM objects ORDER BY id")
-    else:
-        rows = store.objects.index(create=False).rows(
-            "SELECT * FROM objects WHERE owner = ? AND scope IN ('user', 'session', 'reserved') ORDER BY id", (user,)
-        )
-    if progress:
-        progress.start(len(rows))
-    for row in rows:
-        try:
-            with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
-                yield _dump(handle.db)
-        except DurableError as e:
-            if e.code != "not_found":
-                raise
-        finally:
-            if progress:
-                progress.advance()
+    out = receipt()
+    rows = find_objects(store, out, owner=None if all_objects else user)
+
+    def job(row):
+        with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
+            return _dump(handle.db)
+
+    yield from each_object(store, rows, job, out, progress=progress)
+    for s in out["skipped"]:
+        store.objects.warnings.append(f"export skipped object {s['id']} ({s['name'] if s['name'] is not None else 'name unknown'}): {s['reason']}")
+    try:
+        conclude(out, "export")
+    except DurableError as e:
+        e.document = None  # export's output is the records, not a receipt
+        e.after_output = True
+        raise
 
 
 def parse_records(lines):
@@ -315,27 +326,44 @@ def _import_locked(handle, checked, address, label, columns, *, actor, listed, r
 # -- backup ------------------------------------------------------------------------------------------
 
 def backup(store, dest: str, progress=None) -> dict:
-    """Copy secret.key and every object (under its lock, SQLite backup API) to DEST, then build DEST's index."""
+    """Copy secret.key and every object (under its lock, SQLite backup API) to DEST, then build DEST's index.
+
+    Everything is built in a temporary directory beside DEST, renamed into place at the end: a failed
+    or interrupted backup leaves neither DEST nor the temporary directory. Busy objects are retried
+    until the lock timeout; one that still could not be copied (busy or corrupt) is listed in
+    `skipped`, DEST is published with everything else, and the exit is 6 or 7.
+    """
+    import shutil
+    import tempfile
+    import time
+
     source = store.objects.paths
     dest = os.path.abspath(dest)
     real_home = os.path.realpath(source.home)
     real_dest = os.path.realpath(dest)
     if real_dest == real_home or real_dest.startswith(real_home + os.sep):
         raise invalid(f"backup destination {dest} is inside the data directory; choose a path outside {source.home}")
-    if os.path.lexists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
+    if os.path.lexists(dest) and (not os.path.isdir(dest) or os.path.islink(dest) or os.listdir(dest)):
         raise invalid(f"backup destination {dest} exists and is not empty; choose a new or empty directory")
+    parent = os.path.dirname(dest)
+    if not os.path.isdir(parent):
+        raise invalid(f"cannot back up to {dest}: {parent} is not a directory")
     secret = store.objects.secret(create=False)
     if secret is None:
         raise not_found(f"nothing to back up: {source.home} holds no data")
-    target = ObjectStore(dest)
-    target.paths.make_home()
-    _write_secret(target.paths.secret, secret)
-    ids = list(source.iter_object_ids())
-    if progress:
-        progress.start(len(ids))
-    rows, copied = [], 0
-    for object_id in ids:
-        try:
+    try:
+        building = tempfile.mkdtemp(prefix=f".{os.path.basename(dest)}.durable-backup-", dir=parent)
+    except OSError as e:
+        raise _paths.os_error(e, parent)
+    try:
+        out = {"dest": dest, "objects": 0, "skipped": [], "at": None}
+        target = ObjectStore(building)
+        os.chmod(building, _paths.DIR_MODE)
+        _write_secret(target.paths.secret, secret)
+        rows = []
+
+        def job(row):
+            object_id = row["id"]
             with store.objects.open(object_id, create=False, what=f"object {object_id}") as handle:
                 target.paths.make_shard(object_id)
                 path = target.paths.object_file(object_id)
@@ -344,19 +372,45 @@ def backup(store, dest: str, progress=None) -> dict:
                 try:
                     handle.db.backup(copy)
                     found = state.index_row(copy)
-                    if found is not None:
-                        rows.append(found)
-                finally:
+                except sqlite3.Error as e:
                     copy.close()
-                copied += 1
-        except sqlite3.Error as e:
-            raise DurableError(f"backup of object {object_id} failed: {e}", "storage")
-        finally:
-            if progress:
-                progress.advance()
-    target.index().replace_all(rows)
-    target.close()
-    return {"dest": dest, "objects": copied, "at": clock.iso(clock.now())}
+                    copy = None
+                    from ..store.objects import remove_files
+
+                    remove_files(path)
+                    raise DurableError(f"backup of object {object_id} failed: {e}", "storage")
+                finally:
+                    if copy is not None:
+                        copy.close()
+            if found is not None:
+                rows.append(found)
+            out["objects"] += 1
+
+        # First every object without waiting; the busy ones are then retried until the lock timeout.
+        busy = []
+        pending = [{"id": i} for i in source.iter_object_ids()]
+        deadline = time.monotonic() + store.objects.lock_timeout
+        with _lock_timeout(store, 0):
+            run_each(store, pending, job, out, progress=progress,
+                     on_skip=lambda r, why: busy.append(r) if why == "busy" else out["skipped"].append(entry(r, reason=why)))
+        while busy:
+            left = deadline - time.monotonic()
+            retry, busy = busy, []
+            with _lock_timeout(store, max(0.0, min(left, 0.05))):
+                run_each(store, retry, job, out,
+                         on_skip=lambda r, why: busy.append(r) if why == "busy" else out["skipped"].append(entry(r, reason=why)))
+            if left <= 0:
+                out["skipped"] += [entry(r, reason="busy") for r in busy]
+                break
+        target.index().replace_all(rows)
+        target.close()
+        os.rename(building, dest)  # over an empty DEST too
+        _paths.fsync_dir(parent)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    out["at"] = clock.iso(clock.now())
+    return conclude(out, "backup")
 
 
 def _write_secret(path: str, secret: bytes) -> None:

@@ -179,15 +179,15 @@ class Index:
 
         self._run(work)
 
-    def journal(self, entries) -> None:
-        """Record the intent to delete these objects before any file is unlinked."""
+    def journal(self, object_id, identity, *, owner=None, name=None, created_at=None, started_at, action="delete") -> None:
+        """Record the intent to remove this object before any of its files is unlinked, with the identity
+        (dev, ino, size, mtime_ns, wal_size) of its file as durable left it."""
         def work(db):
-            db.execute("BEGIN IMMEDIATE")
-            db.executemany(
-                "INSERT OR REPLACE INTO purge_journal (id, owner, name, created_at, started_at) VALUES (?, ?, ?, ?, ?)",
-                entries,
+            db.execute(
+                "INSERT OR REPLACE INTO purge_journal (id, owner, name, created_at, started_at, dev, ino, size, mtime_ns,"
+                " wal_size, action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (object_id, owner, name, created_at, started_at, *identity, action),
             )
-            db.execute("COMMIT")
 
         self.connect(create=True)
         self._run(work)

@@ -130,12 +130,17 @@ class ObjectHandle:
         except sqlite3.Error as e:
             raise sqlite_error(e, self.what)
 
-    def delete(self) -> None:
-        """Remove the object's file, WAL/SHM and index row, then its lock file (we hold the lock)."""
+    def delete(self, *, owner=None, name=None, created_at=None) -> None:
+        """Remove the object through the intent journal (SPEC §3 "Intents"): close our connection (its
+        WAL folded in first), record the file's identity with the intent, then unlink the file, WAL/SHM,
+        index row and lock file (we hold the lock)."""
+        if self.db is not None:
+            try:
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # a corrupt object is deleted all the same
         self.close_db()
-        remove_files(self.path)
-        self.store.index().remove(self.id)
-        self.lock.unlink()
+        self.store.remove_locked(self.id, self.lock, owner=owner, name=name, created_at=created_at)
         self.deleted = True
 
     def sleep(self) -> None:
@@ -164,6 +169,34 @@ def _rollback(db) -> None:
             db.execute("ROLLBACK")
     except sqlite3.Error:
         pass
+
+
+def file_identity(path: str):
+    """(dev, ino, size, mtime_ns, wal_size) of an object file as it stands, None when it is gone; the WAL's
+    size is -1 when there is none. A write after this changes at least one of them."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    try:
+        wal = os.stat(path + "-wal", follow_symlinks=False).st_size
+    except FileNotFoundError:
+        wal = -1
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, wal)
+
+
+def quarantine_files(path: str, dest: str) -> None:
+    """Move an object's file (and WAL/journal, its evidence) to DEST; its SHM is only a cache."""
+    for suffix in ("",) + _paths.SIDE_SUFFIXES:
+        if suffix == "-shm":
+            _paths.unlink_quiet(path + suffix)
+            continue
+        try:
+            os.rename(path + suffix, dest + suffix)
+        except FileNotFoundError:
+            pass
+    _paths.fsync_dir(os.path.dirname(dest))
+    _paths.fsync_dir(os.path.dirname(path))
 
 
 def remove_files(path: str) -> None:
@@ -271,6 +304,71 @@ class ObjectStore:
         finally:
             handle.close_db()
             handle.lock.release()
+
+    def remove_locked(self, object_id, lock, *, owner=None, name=None, created_at=None, quarantine=None) -> None:
+        """Remove (or, with QUARANTINE, move there) an object whose lock we hold and whose connections are
+        closed: journal the intent with the file's identity, then unlink, then drop the index row (and
+        the intent) and the lock file. A crash between the two is finished by finish_intent."""
+        from .. import clock
+
+        path = self.paths.object_file(object_id)
+        identity = file_identity(path)
+        if identity is not None:
+            self.index().journal(object_id, identity, owner=owner, name=name, created_at=created_at,
+                                 started_at=clock.now(), action="delete" if quarantine is None else quarantine)
+            self._carry_out(path, quarantine)
+        self.index().remove(object_id)
+        lock.unlink()
+
+    def _carry_out(self, path, action) -> None:
+        if action is None or action == "delete":
+            remove_files(path)
+            return
+        _paths.make_dir(self.paths.quarantine)  # action is "quarantine/<file name>"
+        quarantine_files(path, os.path.join(self.paths.home, action))
+
+    @contextmanager
+    def locked(self, object_id: str, what: str):
+        """Hold the object's lock without opening it (deleting never needs to read the object)."""
+        path = self.paths.object_file(object_id)
+        if not _paths.refuse_symlink(path):
+            raise not_found(f"{what} not found")
+        lock = ObjectLock(self.paths.lock_file(object_id), self.lock_timeout, what)
+        lock.acquire(create=True)
+        try:
+            if not _paths.refuse_symlink(path):
+                lock.unlink()
+                self.index().remove(object_id)
+                raise not_found(f"{what} not found")
+            yield lock
+        finally:
+            lock.release()
+
+    def remove(self, object_id: str, what: str, **info) -> None:
+        """Remove this object under its lock via the intent journal, without reading it (a corrupt
+        object goes like any other). Exit 3 when it is absent, 6 when busy. For `delete`, `forget`,
+        `import --replace`."""
+        with self.locked(object_id, what) as lock:
+            self.remove_locked(object_id, lock, **info)
+
+    def finish_intent(self, row) -> str:
+        """Finish one journaled intent under the object's lock: "finished" when the file is still the one
+        durable left (same identity), "dropped" when it was written (or re-created) since: a crash never
+        costs a write acknowledged after it; "gone" when the file had already been removed."""
+        object_id = row["id"]
+        path = self.paths.object_file(object_id)
+        if not _paths.refuse_symlink(path):
+            self.forget_missing(object_id)
+            return "gone"
+        with self.locked(object_id, f"object {object_id}") as lock:
+            recorded = tuple(row.get(k) for k in ("dev", "ino", "size", "mtime_ns", "wal_size"))
+            if None in recorded or file_identity(path) != recorded:
+                self.index().unjournal(object_id)
+                return "dropped"
+            self._carry_out(path, row.get("action"))
+            self.index().remove(object_id)
+            lock.unlink()
+            return "finished"
 
     def forget_missing(self, object_id: str) -> None:
         """An object whose file is already gone: drop its index row and, if nobody holds it, its lock file."""

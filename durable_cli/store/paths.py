@@ -23,6 +23,7 @@ class Paths:
         self.objects = os.path.join(self.home, "objects")
         self.index = os.path.join(self.home, "index.db")
         self.secret = os.path.join(self.home, "secret.key")
+        self.quarantine = os.path.join(self.home, "quarantine")  # corrupt objects doctor --repair moved aside
 
     def object_file(self, object_id: str) -> str:
         return os.path.join(self.objects, object_id[:2], object_id + ".sqlite3")

@@ -90,6 +90,13 @@ INDEX_MIGRATIONS = [
         # facts about the installation that cannot be derived from the objects (the secret's check value)
         "CREATE TABLE IF NOT EXISTS installation (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
     ),
+    (
+        "intent_identity",
+        # intents record the object file's identity as durable left it (SPEC §3 "Intents")
+        "ALTER TABLE purge_journal ADD COLUMN dev INTEGER; ALTER TABLE purge_journal ADD COLUMN ino INTEGER;"
+        " ALTER TABLE purge_journal ADD COLUMN size INTEGER; ALTER TABLE purge_journal ADD COLUMN mtime_ns INTEGER;"
+        " ALTER TABLE purge_journal ADD COLUMN wal_size INTEGER; ALTER TABLE purge_journal ADD COLUMN action TEXT;",
+    ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)
 

@@ -206,7 +206,18 @@ def test_doctor_finds_corruption_per_object(durable, home):
     assert s.status in (0, 7) and "Traceback" not in s.err
     assert durable("transcript", "show", "fine", "--json").status == 0
     assert durable("transcript", "append", "fine", "--role", "user", "ok").status == 0
-    assert durable("doctor", "--repair").status == 7  # corruption cannot be repaired, only reported
+    # --repair moves each corrupt object into quarantine/ (listed), so its name can be used again
+    r = durable("doctor", "--repair", "--json")
+    assert r.status == 0, r.err
+    moved = {p["id"] for p in r.json()["problems"] if p["kind"] == "corrupt" and p["repaired"]}
+    assert moved == bad
+    assert len([n for n in os.listdir(home / "quarantine") if n.endswith(".sqlite3")]) == 3
+    assert durable("doctor").status == 0
+    assert durable("transcript", "append", "truncated", "--role", "user", "again").status == 0
+    assert durable("transcript", "show", "fine", "--json").status == 0
+    r = durable("doctor", "--purge-quarantine", "--json")
+    assert r.status == 0 and {p["kind"] for p in r.json()["problems"]} == {"quarantined"}
+    assert os.listdir(home / "quarantine") == []
 
 
 def test_doctor_rebuilds_a_deleted_index(durable, home):
