@@ -388,7 +388,8 @@ def backup(store, dest: str, progress=None) -> dict:
 
         # First every object without waiting; the busy ones are then retried until the lock timeout.
         busy = []
-        pending = [{"id": i} for i in source.iter_object_ids()]
+        indexed = {r["id"]: r for r in store.objects.index(create=False).rows("SELECT id, owner, name FROM objects")}
+        pending = [indexed.get(i, {"id": i}) for i in source.iter_object_ids()]
         deadline = time.monotonic() + store.objects.lock_timeout
         with _lock_timeout(store, 0):
             run_each(store, pending, job, out, progress=progress,
