@@ -216,3 +216,67 @@ def test_forget_finds_a_membership_the_index_missed(durable, home):
     assert "mallory" not in [p["user"] for p in durable(*acme, "session", "show", "t", "--json").json()["participants"]]
     path, _ = object_file(durable, home, "t", *acme)
     assert b"mallory" not in path.read_bytes()
+
+
+def has_open(pid, path):
+    """True once process PID has PATH open (it is waiting on, or holds, that lock)."""
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{pid}/fd"))
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_doctor_reports_a_busy_object_as_busy_not_damage(durable, home, one_corrupt):
+    holder = Holder("good1")
+    try:
+        r = durable("--lock-timeout", "0", "doctor", "--json")
+        assert r.status == 7  # the corrupt one
+        kinds = {p["id"]: p["kind"] for p in r.json()["problems"]}
+        assert kinds[one_corrupt] == "corrupt" and "busy" in kinds.values()
+        assert durable("delete", "bad", "--yes").status == 0
+        r = durable("--lock-timeout", "0", "doctor", "--json")
+        assert r.status == 6, r.out  # only busy objects: 6, not damage
+        assert [p["kind"] for p in r.json()["problems"]] == ["busy"] and r.json()["healthy"] is False
+        r = durable("--lock-timeout", "0", "doctor", "--repair", "--json")
+        assert r.status == 6 and [p["kind"] for p in r.json()["problems"]] == ["busy"]
+    finally:
+        holder.release()
+    assert sorted(x["name"] for x in durable("ls", "--json").json()) == ["good1", "good2"]  # its row was kept
+    assert durable("doctor").status == 0
+
+
+def test_doctor_repair_keeps_the_rows_of_objects_written_meanwhile(durable, home):
+    for name in ("a", "b"):
+        durable("transcript", "append", name, "--role", "user", name)
+    lock = object_file(durable, home, "b")[0].with_suffix(".lock")
+    holder = Holder("b")
+    try:
+        proc = subprocess.Popen(CMD + ["--lock-timeout", "60s", "doctor", "--repair", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: has_open(proc.pid, lock))  # doctor is under way, waiting on b
+        assert durable("transcript", "append", "c", "--role", "user", "created during the repair").status == 0
+        assert durable("transcript", "append", "a", "--role", "user", "written during the repair").status == 0
+    finally:
+        holder.release()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    rows = {x["name"]: x for x in durable("ls", "--json").json()}
+    assert sorted(rows) == ["a", "b", "c"]
+    assert rows["a"]["turns"] == 2
+    assert durable("doctor").status == 0
+
+
+def test_export_holds_no_lock_while_the_consumer_reads(durable, home):
+    for i in range(8):
+        durable("transcript", "append", "big", "--role", "user", f"{i} " + "y" * 200_000)
+    proc = subprocess.Popen(CMD + ["export", "big"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout.read(1) == b"{"  # export is writing; the rest (1.6 MB) fills the pipe: it blocks
+        r = durable("--lock-timeout", "2s", "transcript", "append", "big", "--role", "user", "while exporting")
+        assert r.status == 0, r.err
+        rest = proc.stdout.read()
+    finally:
+        proc.stdout.close()
+        proc.wait(timeout=60)
+    assert proc.returncode == 0
+    assert len(json.loads(b"{" + rest)["turns"]) == 8
