@@ -5,8 +5,10 @@ command that exited 0 is fully present, and none is half-present. CI runs 20 kil
 `pytest -m soak` runs 200.
 """
 
+import collections
 import json
 import os
+import sqlite3
 import random
 import signal
 import subprocess
@@ -91,22 +93,38 @@ def summarize(durable, rounds):
         assert any(r["superseded_by"] == s["seq"] for r in rows)
 
 
+def killed_at_unlink(args, n, home, env=None):
+    """Run durable ARGS and SIGKILL it at its Nth unlink(2) (strace), so the kill lands inside the window
+    between a journaled intent and the removal, not only during start-up. Returns "finished first",
+    "before any intent" or "after its intent was journaled" (an intent left in index.db)."""
+    log = home.parent / "strace.log"
+    subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-e", "trace=unlink", "-e", f"inject=unlink:signal=KILL:when={n}",
+                    *CMD, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    if "killed by SIGKILL" not in log.read_text():
+        return "finished first"
+    db = sqlite3.connect(home / "index.db")
+    try:
+        pending = db.execute("SELECT count(*) FROM purge_journal").fetchone()[0]
+    finally:
+        db.close()
+    return "after its intent was journaled" if pending else "before any intent"
+
+
 def purge(durable, home, rounds):
-    rng = random.Random(9)
-    env = faketime_env("2026-06-01 00:00:00")
+    outcomes = collections.Counter()
     for r in range(rounds):
         with freeze_time("2026-01-01"):  # fresh idle objects every round, so every purge has work to do
             for i in range(6):
                 durable("transcript", "append", f"o{r}-{i}", "--role", "user", "old")
-        proc = subprocess.Popen(CMD + ["purge", "--older-than", "30d", "--yes"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.05, 0.4))
-        proc.send_signal(signal.SIGKILL)
-        code = proc.wait()
-        count("purge", "finished first" if code == 0 else "killed mid-run")
+        # Each object costs purge about 7 unlink calls (SQLite's WAL/SHM at close, the file and its
+        # sides, the lock): N walks through all six objects' windows.
+        outcome = killed_at_unlink(["purge", "--older-than", "30d", "--yes"], 1 + (r * 5) % 44, home)
+        outcomes[outcome] += 1
+        count("purge killed at an unlink", outcome)
         check_healthy(durable)
         files = {p.name[:-8] for p in (home / "objects").rglob("*.sqlite3")}
         assert {r["id"] for r in durable("ls", "--all", "--json").json()} == files
+    assert outcomes["after its intent was journaled"] >= rounds // 4, outcomes
     with freeze_time("2026-06-01"):
         assert durable("purge", "--older-than", "30d", "--yes").status == 0
     assert list((home / "objects").rglob("*.sqlite3")) == []
@@ -114,13 +132,16 @@ def purge(durable, home, rounds):
 
 
 def forget(durable, home, rounds):
-    rng = random.Random(13)
+    outcomes = collections.Counter()
     for r in range(rounds):
         for i in range(3):
             durable("--as", "victim", "transcript", "append", f"v{r}-{i}", "--role", "user", "victim-secret-words")
         durable("--as", "victim", "memory", "set", "k", "victim-secret-words")
-        killed(["forget", "victim", "--yes"], rng, 0.4)
+        outcome = killed_at_unlink(["forget", "victim", "--yes"], 1 + (r * 3) % 28, home)
+        outcomes[outcome] += 1
+        count("forget killed at an unlink", outcome)
         check_healthy(durable)
+    assert outcomes["after its intent was journaled"] >= 1, outcomes
     assert durable("forget", "victim", "--yes").status == 0
     for base, _, names in os.walk(home):
         for n in names:
