@@ -18,7 +18,6 @@ import time
 import pytest
 from freezegun import freeze_time
 
-from tests.helpers import faketime_env
 from tests.reliability.stats import count
 from tests.reliability.test_crash import check_healthy
 
