@@ -59,7 +59,8 @@ def killed_after_commit(home, *args):
                     "-e", "inject=openat:signal=KILL:when=1", *CMD, *args],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
     landed = "killed by SIGKILL" in log.read_text()
-    count(f"{args[-4] if len(args) >= 4 else args[0]} killed at its index update", "killed after commit" if landed else "not killed")
+    words = [a for i, a in enumerate(args) if not a.startswith("-") and not (i and args[i - 1].startswith("--"))]
+    count(f"{' '.join(words[:2])} killed at its index update", "killed after commit" if landed else "not killed")
     return landed
 
 
