@@ -168,7 +168,7 @@ class Store:
                 handle.on_sleep = state.sync_index
                 session = Session(handle, address, actor, self.config)
                 fired = alarms.fire_due(session)
-                if fired == "absent" and self.objects.index(create=False).rows(
+                if fired == "absent" and not handle.created and self.objects.index(create=False).rows(
                         "SELECT 1 FROM objects WHERE id = ?", (object_id,)):
                     # index.db knew this object: an empty file is not a create cut short but lost data
                     raise storage(f"{address.what} is corrupt (its file holds no session, but index.db "

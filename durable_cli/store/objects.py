@@ -91,6 +91,7 @@ class ObjectHandle:
         self.on_sleep = None  # set by the layer above: brings the index row in step at sleep
         self.dirty = False  # a transaction committed since the object woke
         self.deleted = False
+        self.created = False  # this run made the file (an empty file is then a create, not lost data)
 
     def row(self, sql: str, params=()):
         try:
@@ -287,6 +288,7 @@ class ObjectStore:
                     handle.lock.unlink()  # the object went away while we waited; leave nothing behind
                     raise not_found(missing)
                 _paths.create_file(handle.path)
+                handle.created = True
             handle.db = connect(handle.path, what)
             ensure_schema(handle.db, what)
             self.check_identity(handle)
@@ -330,13 +332,12 @@ class ObjectStore:
     @contextmanager
     def locked(self, object_id: str, what: str):
         """Hold the object's lock without opening it (deleting never needs to read the object)."""
-        path = self.paths.object_file(object_id)
-        if not _paths.refuse_symlink(path):
+        if not self.paths.check_object(object_id, sidecars=False):
             raise not_found(f"{what} not found")
         lock = ObjectLock(self.paths.lock_file(object_id), self.lock_timeout, what)
         lock.acquire(create=True)
         try:
-            if not _paths.refuse_symlink(path):
+            if not self.paths.check_object(object_id):
                 lock.unlink()
                 self.index().remove(object_id)
                 raise not_found(f"{what} not found")
@@ -357,7 +358,7 @@ class ObjectStore:
         costs a write acknowledged after it; "gone" when the file had already been removed."""
         object_id = row["id"]
         path = self.paths.object_file(object_id)
-        if not _paths.refuse_symlink(path):
+        if not self.paths.check_object(object_id, sidecars=False):
             self.forget_missing(object_id)
             return "gone"
         with self.locked(object_id, f"object {object_id}") as lock:

@@ -52,11 +52,13 @@ def truncate(path):
 
 
 def killed_after_commit(home, *args):
-    """Run durable ARGS and SIGKILL it at its first open of index.db: after its commit, before the
-    index update (the window in which the index falls behind). True when the kill landed there."""
+    """Run durable ARGS and SIGKILL it at its first write into index.db's WAL: after the object's
+    commit, before the index update lands (the window in which the index falls behind). index.db may
+    be opened (read) before the commit -- the secret and visibility checks -- but is written only at
+    sleep. True when the kill landed there."""
     log = home.parent / "strace-index.log"
-    subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-P", str(home / "index.db"), "-e", "trace=openat",
-                    "-e", "inject=openat:signal=KILL:when=1", *CMD, *args],
+    subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-P", str(home / "index.db-wal"), "-e", "trace=pwrite64",
+                    "-e", "inject=pwrite64:signal=KILL:when=1", *CMD, *args],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
     landed = "killed by SIGKILL" in log.read_text()
     words = [a for i, a in enumerate(args) if not a.startswith("-") and not (i and args[i - 1].startswith("--"))]
