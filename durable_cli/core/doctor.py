@@ -47,7 +47,7 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
         _purge_quarantine(paths, problem)
 
     index = store.objects.index(create=False)
-    index_ok = True
+    index_ok, rebuilt = True, False
     try:
         bad = index.integrity()
         if bad:
@@ -58,7 +58,7 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
         problem(None, "index_corrupt", e.message, repaired=repair)
     if not index_ok and repair:
         index.recreate()  # keeps the secret's check value and intents where they still read; filled per object below
-        index_ok = True
+        index_ok = rebuilt = True
     journal = index.rows("SELECT * FROM purge_journal") if index_ok else []
     scratch = receipt()
     if journal:
@@ -114,6 +114,8 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
             if gone:
                 problem(row["id"], "orphan_index_row", "index row for an object file that does not exist", repaired=repair)
     _check_locks(paths, present, problem, repair)
+    if repair and rebuilt:
+        index.record_check()  # checked against the rows just rebuilt from the objects
 
     healthy = all(p["repaired"] for p in problems)
     return {"healthy": healthy, "problems": problems}

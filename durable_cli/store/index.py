@@ -78,6 +78,12 @@ class Index:
             return None
         return ids.object_id(secret, ids.id_scope(row[1]), row[2], row[3]) == row[0]
 
+    def record_check(self) -> None:
+        """Record the secret's check value now (after a rebuild from the objects), if rows agree with it."""
+        self.connect(create=True)
+        self._run(self._record_check)
+        self._recorded = True
+
     def secret_matches(self, secret: bytes):
         """True/False when index.db can tell whether SECRET is this installation's; None when it cannot."""
         if not self.connect(create=False):
