@@ -38,6 +38,11 @@ class Session(state.Opened):
     participants = sessions.participants
     get_prompt = sessions.get_prompt
     append = transcript.append
+    append_many = transcript.append_many
+    pop = transcript.pop
+    clear = transcript.clear
+    rows = transcript.rows
+    window = transcript.window
     show_transcript = transcript.show
     context_window = transcript.context_window
     summarize = transcript.summarize
@@ -222,6 +227,36 @@ class Store:
             clock.sleep(step)
             slept += step
             delay = min(delay * 1.5, 0.25)
+
+    def summarize(self, name, *, through, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
+        """`transcript summarize`. With a COMMAND the covered rows are read under the lock, the lock is
+        released while it runs (others keep appending), and the summary is committed under the lock
+        again only if those rows are unchanged (else exit 4; SPEC §3)."""
+        return self._summarize(name, transcript.plan_summary, {"through": through}, text, command, input_format, timeout, open_args)
+
+    def compact(self, name, *, max_tokens, keep_tokens, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
+        """`transcript compact`, releasing the lock while a COMMAND runs, as `summarize`."""
+        return self._summarize(name, transcript.plan_compact, {"max_tokens": max_tokens, "keep_tokens": keep_tokens},
+                               text, command, input_format, timeout, open_args)
+
+    def _summarize(self, name, plan_of, args, text, command, input_format, timeout, open_args) -> dict:
+        if (text is None) == (command is None):
+            from .errors import invalid
+
+            raise invalid("give exactly one of a summary text or a command")
+        if text is not None:
+            transcript.check_text(self.config, text, "summary")
+        else:
+            transcript.summarizer_input([], input_format)  # exit 2 for a bad --input before anything runs
+        with self.open(name, **open_args) as session:
+            plan = plan_of(session, **args)
+            if plan is None:
+                return {"summary": None, "superseded": 0}
+            if text is not None:
+                return transcript.commit_summary(session, plan, text)
+        text = transcript.run_summarizer(command, plan.covered, input_format, timeout)
+        with self.open(name, **open_args) as session:
+            return transcript.commit_summary(session, plan, text)
 
     def close(self) -> None:
         if self._objects is not None:

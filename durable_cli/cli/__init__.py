@@ -64,10 +64,13 @@ def mode(json_out: bool = False, jsonl: bool = False) -> str:
 
 
 def read_content(text: str, what: str = "TEXT") -> str:
-    """TEXT as given, or stdin (strict UTF-8) for "-"; never an implicit read of an inherited stdin."""
+    """TEXT as given, or stdin (strict UTF-8) for "-" less one trailing newline (\\n or \\r\\n, as
+    `echo` and here-documents add); never an implicit read of an inherited stdin."""
     if text != "-":
         return text
     data = sys.stdin.buffer.read()
+    if data.endswith(b"\n"):
+        data = data[:-2] if data.endswith(b"\r\n") else data[:-1]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

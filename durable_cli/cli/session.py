@@ -56,6 +56,7 @@ def prompt(
     text: str = typer.Argument(..., help="The prompt, or - to read it from stdin."),
     source: str = typer.Option(None, "--source", help="Where the prompt came from (free text)."),
     request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: a retry with the same ID stores nothing new."),
+    wait: str = typer.Option(None, "--wait", metavar="DUR", help="When the queue is full, wait up to DUR for room (the lock is not held while waiting)."),
     no_create: bool = typer.Option(False, "--no-create", help="Exit 3 instead of creating a missing session."),
     json_out: bool = JSON,
 ):
@@ -63,8 +64,18 @@ def prompt(
 
     Example: echo "Summarize the logs" | durable session prompt ops -
     """
+    from ..core import sessions, transcript
+
+    wait_seconds = seconds(wait, allow_zero=True, what="--wait") or 0
     content = read_content(text)
-    doc = _on(name, lambda s: s.prompt(content, source=source, request_id=request_id, created=not no_create), create=not no_create)
+    transcript.check_text(store().config, content)  # input first: a rejected prompt creates nothing
+    sessions.valid_request_id(request_id)
+    doc = store().poll(
+        name, lambda s, more: s.prompt(content, source=source, request_id=request_id, created=not no_create, waiting=more),
+        wait_seconds=wait_seconds, create=not no_create,
+    )
+    if doc is None:
+        raise DurableError(f"the queue of session \"{name}\" is still full after waiting {wait}; nothing was stored", "conflict")
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))
 
 
@@ -73,17 +84,28 @@ def next_(
     name: str = NAME,
     wait: str = typer.Option(None, "--wait", metavar="DUR", help="Wait up to DUR for a prompt (0 = do not wait); the lock is not held while waiting."),
     lease: str = typer.Option(None, "--lease", metavar="DUR", help="Lease for the taken prompt (default queue.lease, 2h)."),
+    context: int = typer.Option(None, "--context", metavar="TOKENS", help="Add \"window\": the context window for this budget, taken after the user turn."),
+    fmt: str = typer.Option(None, "--format", metavar="F", help="The window's format with --context: messages (default), responses, anthropic or json.",
+                            autocompletion=complete_choices("messages", "responses", "anthropic", "json")),
     json_out: bool = JSON,
 ):
     """Take the oldest pending prompt for work: it becomes processing and its text the user turn.
 
-    Example: durable session next fix-login --wait 30s --json | jq -r .content
+    Example: durable session next fix-login --wait 30s --context 8000 --json | jq .window
     """
     wait_seconds = seconds(wait, allow_zero=True, what="--wait") or 0
+    if fmt is not None and context is None:
+        raise DurableError("--format goes with --context TOKENS", "invalid_input")
+    if context is not None and context < 0:
+        raise DurableError("--context must be a non-negative token budget", "invalid_input")
+    fmt = fmt or "messages"
+    if fmt not in ("messages", "responses", "anthropic", "json"):
+        raise DurableError(f"invalid --format {fmt!r}: use messages, responses, anthropic or json", "invalid_input")
     s = store()
     lease_seconds = seconds(lease, what="--lease") or s.config.seconds("queue.lease")
     waiting = wait_seconds > 0
-    doc = s.poll(name, lambda session, _more: session.next_prompt(lease_seconds=lease_seconds, waiting=waiting), wait_seconds=wait_seconds)
+    doc = s.poll(name, lambda session, _more: session.next_prompt(lease_seconds=lease_seconds, waiting=waiting, context=context, format=fmt),
+                 wait_seconds=wait_seconds)
     if doc is None:
         if json_out:
             render.out("null")

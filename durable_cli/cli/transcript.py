@@ -11,34 +11,76 @@ app = typer.Typer(help="The transcript and its context window.\n\nExample: durab
 NAME = typer.Argument(..., help="Session NAME.", autocompletion=complete_name)
 JSON = typer.Option(False, "--json", help="Print one JSON document.")
 JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.")
-ROLES = ("system", "user", "assistant", "tool")
+ROLES = ("system", "developer", "user", "assistant", "tool")
+FORMATS = ("text", "json", "jsonl", "messages", "responses", "anthropic")
 
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="transcript")
 
 
+def _batch_lines(source: str):
+    import sys
+
+    if source == "-":
+        return sys.stdin.buffer.read().splitlines()
+    try:
+        with open(source, "rb") as f:
+            return f.read().splitlines()
+    except OSError as e:
+        raise DurableError(f"cannot read --batch {source!r}: {e.strerror or e}; nothing was stored", "invalid_input")
+
+
 @app.command()
 def append(
     name: str = NAME,
-    text: str = typer.Argument(..., help="The turn's content, or - to read it from stdin."),
-    role: str = typer.Option(..., "--role", help="system, user, assistant or tool.", autocompletion=complete_choices(*ROLES)),
-    tokens: int = typer.Option(None, "--tokens", help="Token count (overrides the estimate)."),
-    call_id: str = typer.Option(None, "--call-id", metavar="ID", help="Links a tool result to the call it answers."),
+    text: str = typer.Argument(None, metavar="[TEXT|-]", help="The row's content, or - to read it from stdin (may be omitted with --tool-calls or --data).", show_default=False),
+    role: str = typer.Option(None, "--role", metavar="R", help="system, developer, user, assistant or tool.", autocompletion=complete_choices(*ROLES)),
+    tool_calls: str = typer.Option(None, "--tool-calls", metavar="JSON", help='Assistant rows: a JSON array of {"id", "name", "arguments"}.'),
+    call_id: str = typer.Option(None, "--call-id", metavar="ID", help="Tool rows (required there): the id of the call this result answers."),
+    tool_name: str = typer.Option(None, "--name", metavar="TOOL", help="Tool rows: the tool's name."),
+    meta: str = typer.Option(None, "--meta", metavar="JSON", help="A JSON object about the turn (model, usage, cost_usd, anything else)."),
+    data: str = typer.Option(None, "--data", metavar="JSON", help="The caller's own form of the item, stored and returned verbatim."),
+    tokens: int = typer.Option(None, "--tokens", metavar="N", help="Token count (overrides the estimate)."),
+    batch: str = typer.Option(None, "--batch", metavar="FILE|-", help="Append many rows from JSONL (one JSON object a line) in one transaction."),
     request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: a retry with the same ID stores nothing new."),
     no_create: bool = typer.Option(False, "--no-create", help="Exit 3 instead of creating a missing session."),
     json_out: bool = JSON,
 ):
-    """Append one turn (creates the session if needed); prints its seq.
+    """Append one row, or a --batch of rows (creates the session if needed); prints the new seq(s).
 
     Example: durable transcript append chat --role user "What changed in v2?"
     """
-    if role not in ROLES:
-        raise DurableError(f"invalid --role {role!r}: use one of {', '.join(ROLES)}", "invalid_input")
-    content = read_content(text)
+    from ..core import sessions, transcript as rules
+
+    config = store().config
+    sessions.valid_request_id(request_id)
+    if batch is not None:
+        given = [o for o, v in (("TEXT", text), ("--role", role), ("--tool-calls", tool_calls), ("--call-id", call_id),
+                                ("--name", tool_name), ("--meta", meta), ("--data", data), ("--tokens", tokens)) if v is not None]
+        if given:
+            raise DurableError(f"--batch takes its rows from FILE; {given[0]} does not go with it", "invalid_input")
+        rows = rules.prepare_batch(config, _batch_lines(batch))
+    else:
+        if role is None:
+            raise DurableError("missing --role: use one of " + ", ".join(ROLES), "invalid_input")
+        fields = {
+            "role": role, "content": read_content(text) if text is not None else "",
+            "tool_calls": rules.parse_json(tool_calls, "--tool-calls"), "call_id": call_id, "name": tool_name,
+            "meta": rules.parse_json(meta, "--meta"), "data": rules.parse_json(data, "--data"), "tokens": tokens,
+        }
+        for option, key, kind, what in (("--tool-calls", "tool_calls", list, "an array"), ("--meta", "meta", dict, "an object")):
+            if fields[key] is not None and not isinstance(fields[key], kind):
+                raise DurableError(f"{option} must be {what}", "invalid_input")
+        rows = [rules.prepare(config, fields)]
     with store().open(name, create=not no_create) as s:
-        row = s.append(content, role=role, tokens=tokens, call_id=call_id, request_id=request_id, create=not no_create)
-    render.document(row, "json") if json_out else render.out(str(row["seq"]))
+        made = s.append_many(rows, request_id=request_id, create=not no_create)
+    if batch is None:
+        render.document(made[0], "json") if json_out else render.out(str(made[0]["seq"]))
+    elif json_out:
+        render.document(made, "json")
+    else:
+        render.out("\n".join(str(r["seq"]) for r in made))
 
 
 @app.command()
@@ -46,6 +88,7 @@ def show(
     name: str = NAME,
     all_rows: bool = typer.Option(False, "--all", help="Every row ever written, superseded ones included, in seq order."),
     since: int = typer.Option(0, "--since", metavar="SEQ", help="Only rows with seq > SEQ."),
+    last: int = typer.Option(None, "--last", metavar="N", help="Only the last N live rows in logical order."),
     json_out: bool = JSON,
     jsonl: bool = JSONL,
 ):
@@ -53,26 +96,26 @@ def show(
 
     Example: durable transcript show chat --jsonl | jq -r '.role + ": " + .content'
     """
+    if last is not None and (last < 0 or all_rows):
+        raise DurableError("--last takes a non-negative N and lists live rows (not with --all)", "invalid_input")
     with store().open(name) as s:
-        render.listing(s.show_transcript(all_rows=all_rows, since=since), mode(json_out, jsonl))
+        render.listing(s.show_transcript(all_rows=all_rows, since=since, last=last), mode(json_out, jsonl))
 
 
 @app.command()
 def recent(
     name: str = NAME,
     tokens: int = typer.Option(None, "--tokens", metavar="N", help="Token budget (default transcript.token_budget, 4000)."),
-    limit: int = typer.Option(None, "--limit", metavar="N", help="At most N rows after the pinned system turns."),
-    fmt: str = typer.Option("text", "--format", help="text, json, jsonl or messages.", autocompletion=complete_choices("text", "json", "jsonl", "messages")),
+    limit: int = typer.Option(None, "--limit", metavar="N", help="At most N rows after the pinned system and developer turns."),
+    fmt: str = typer.Option(None, "--format", metavar="F", help="text (default), json, jsonl, messages, responses or anthropic.", autocompletion=complete_choices(*FORMATS)),
     json_out: bool = JSON,
     jsonl: bool = JSONL,
 ):
-    """Print the context window: pinned system turns, then the newest rows within the budget.
+    """Print the context window: pinned turns, then the newest rows within the budget.
 
     Example: durable transcript recent chat --tokens 4000 --format messages | jq length
     """
-    fmt = "json" if json_out else "jsonl" if jsonl else fmt
-    if fmt not in ("text", "json", "jsonl", "messages"):
-        raise DurableError(f"invalid --format {fmt!r}: use text, json, jsonl or messages", "invalid_input")
+    fmt = _window_format(fmt, json_out, jsonl)
     if (tokens is not None and tokens < 0) or (limit is not None and limit < 0):
         raise DurableError("--tokens and --limit must be non-negative", "invalid_input")
     with store().open(name) as s:
@@ -81,12 +124,64 @@ def recent(
         render.document(window, "json")
     elif fmt == "jsonl":
         render.listing(window["turns"], "jsonl")
-    elif fmt == "messages":
-        from ..core.transcript import as_messages
-
-        render.document(as_messages(window["turns"]), "json")
-    else:
+    elif fmt == "text":
         render.text_turns(window["turns"])
+    else:
+        from ..core import formats
+
+        render.document(formats.render(window["turns"], fmt), "json")
+
+
+def _window_format(fmt, json_out, jsonl) -> str:
+    if json_out or jsonl:
+        implied = "json" if json_out else "jsonl"
+        if (fmt is not None and fmt != implied) or (json_out and jsonl):
+            raise DurableError(f"--{implied} is --format {implied}; it does not go with --format {fmt or 'json'}", "invalid_input")
+        return implied
+    fmt = fmt or "text"
+    if fmt not in FORMATS:
+        raise DurableError(f"invalid --format {fmt!r}: use {', '.join(FORMATS)}", "invalid_input")
+    return fmt
+
+
+@app.command()
+def pop(
+    name: str = NAME,
+    count: int = typer.Option(1, "--count", metavar="N", help="Pop N rows (default 1)."),
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """Remove the newest live row (a summary counts as one, and brings back what it covered); prints what went.
+
+    Example: durable transcript pop chat --count 2 --json
+    """
+    if count < 1:
+        raise DurableError("--count must be at least 1", "invalid_input")
+    with store().open(name) as s:
+        removed = s.pop(count)
+    render.listing(removed, mode(json_out, jsonl))
+
+
+@app.command()
+def clear(
+    name: str = NAME,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (required without a terminal)."),
+    json_out: bool = JSON,
+):
+    """Delete every row of the transcript; the session, its queue and events stay.
+
+    Example: durable transcript clear chat --yes
+    """
+    import sys
+
+    if not yes:
+        if not sys.stdin.isatty():
+            raise DurableError("clear needs --yes when not run from a terminal", "invalid_input")
+        if not render.confirm(f"delete every row of session {name!r}?"):
+            raise DurableError("cancelled; nothing was deleted", "invalid_input")
+    with store().open(name) as s:
+        doc = s.clear()
+    render.document(doc, "json") if json_out else render.out(str(doc["deleted"]))
 
 
 def _summary_source(dash, text, command):
@@ -128,8 +223,7 @@ def summarize(
     """
     content = _summary_source(dash, text, command)
     timeout_seconds = _summarizer_options(input_format, timeout)
-    with store().open(name) as s:
-        doc = s.summarize(through=through, text=content, command=command, input_format=input_format, timeout=timeout_seconds)
+    doc = store().summarize(name, through=through, text=content, command=command, input_format=input_format, timeout=timeout_seconds)
     render.document(doc, "json") if json_out else render.out(str(doc["summary"]["seq"]))
 
 
@@ -150,12 +244,11 @@ def compact(
     """
     if (text is None) == (command is None):
         raise DurableError("give exactly one of --text T or --command CMD", "invalid_input")
-    if max_tokens < 0 or keep_tokens < 0:
-        raise DurableError("--max-tokens and --keep-tokens must be non-negative", "invalid_input")
+    if max_tokens < 0 or keep_tokens < 0 or max_tokens < keep_tokens:
+        raise DurableError("--max-tokens and --keep-tokens must be non-negative, and N at least K", "invalid_input")
     timeout_seconds = _summarizer_options(input_format, timeout)
-    with store().open(name) as s:
-        doc = s.compact(max_tokens=max_tokens, keep_tokens=keep_tokens, text=text, command=command,
-                        input_format=input_format, timeout=timeout_seconds)
+    doc = store().compact(name, max_tokens=max_tokens, keep_tokens=keep_tokens, text=text, command=command,
+                          input_format=input_format, timeout=timeout_seconds)
     if json_out:
         render.document(doc, "json")
     elif doc["summary"] is not None:

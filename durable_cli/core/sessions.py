@@ -149,8 +149,10 @@ def recompute(obj, current: str) -> None:
     state.set_status(obj, new, current)
 
 
-def prompt(obj, content: str, *, source=None, request_id=None, created=False) -> dict:
-    """Enqueue a prompt (creating the object when CREATED is allowed by the caller)."""
+def prompt(obj, content: str, *, source=None, request_id=None, created=False, waiting=False) -> dict:
+    """Enqueue a prompt (creating the object when CREATED is allowed by the caller).
+
+    While WAITING (`prompt --wait`), a full queue means "not yet": None, and nothing is stored."""
     transcript.check_content(obj, content)
     valid_request_id(request_id)
     with obj.handle.transaction():
@@ -172,6 +174,8 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False) ->
         unfinished = obj.db.execute("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')").fetchone()[0]
         limit = obj.config.get("queue.max_unfinished")
         if unfinished >= limit:
+            if waiting:
+                return None
             raise conflict(
                 f"the queue of {obj.what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); "
                 "wait for a worker or dequeue one"
@@ -188,11 +192,13 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False) ->
     return get_prompt(obj, prompt_id)
 
 
-def next_prompt(obj, *, lease_seconds: int, waiting: bool = False):
+def next_prompt(obj, *, lease_seconds: int, waiting: bool = False, context=None, format="messages"):  # noqa: A002
     """Hand the oldest pending prompt out for work, or None when there is nothing to take.
 
     Its content becomes the `user` turn in the same transaction, so the transcript reads in work order.
-    While WAITING, a prompt already processing means "not yet" rather than a conflict.
+    While WAITING, a prompt already processing means "not yet" rather than a conflict. With CONTEXT
+    (a token budget) the prompt carries "window": the context window in FORMAT, always holding the
+    pinned rows and that user turn.
     """
     meta = require_session(obj)
     obj.require_visible()
@@ -218,7 +224,12 @@ def next_prompt(obj, *, lease_seconds: int, waiting: bool = False):
         )
         state.event(obj, "prompt.started", {"prompt_id": prompt_id, "turn_seq": seq})
         state.touch(obj)
-    return get_prompt(obj, prompt_id)
+        # inside the transaction: a window that cannot be rendered (exit 4) takes nothing
+        window = transcript.window(obj, tokens=context, format=format, keep=seq) if context is not None else None
+    p = get_prompt(obj, prompt_id)
+    if context is not None:
+        p["window"] = window
+    return p
 
 
 def _processing(obj, prompt_id: int, doing: str):

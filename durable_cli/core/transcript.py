@@ -1,70 +1,286 @@
 """The transcript and its context window (SPEC §6).
 
+A row holds what an agent writes: text, tool calls (assistant rows), the result of one call (`tool`
+rows, by `call_id`), the turn's `meta` and the caller's own item (`data`, verbatim).
 Logical order: live rows (not superseded) by position, where a turn stands at its seq and a summary
-at the first seq it covers. The leading `system` turns of that order are pinned. Summaries are an
-overlay: a `summary` row plus `superseded_by` on the rows it stands for; nothing is deleted.
-The window is read backwards from the tail through a partial index on live positions, so its cost
-grows with the window, never with the transcript.
+at the first seq it covers. The leading `system` and `developer` turns of that order are pinned.
+Summaries are an overlay: a `summary` row plus `superseded_by` on the rows it stands for.
+The window and `rows(last=N)` are read backwards from the tail through a partial index on live
+positions, so their cost grows with what they return, never with the transcript.
+Input is validated whole (`prepare`) before anything is opened or created.
 """
 
+import hashlib
 import json
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
 from . import state, tokens as _tokens
 
-ROLES = ("system", "user", "assistant", "tool")
-ROW_COLUMNS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos"
+ROLES = ("system", "developer", "user", "assistant", "tool")
+PINNED_ROLES = ("system", "developer")
+INPUT_KEYS = ("role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens")
+OUTPUT_KEYS = ("seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from")
+ROW_COLUMNS = (
+    "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos,"
+    " tool_calls, name, meta, data, forked_from"
+)
+SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META, DATA, FORKED = range(17)
 REDACTED = "[redacted]"
+PRUNED = "[pruned]"  # what a prompt's text becomes when prune deletes the turn it became
+MAX_INT = 2**63 - 1
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
 
 _estimators = {}
 
 
-def estimate(obj, text: str) -> int:
-    name = obj.config.get("transcript.tokenizer")
+def _estimator(config):
+    name = config.get("transcript.tokenizer")
     if name not in _estimators:
         _estimators[name] = _tokens.estimator(name)
-    return _estimators[name](text)
+    return _estimators[name]
+
+
+def estimate(obj, text: str) -> int:
+    return _estimator(obj.config)(text)
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _loads(text):
+    return None if text is None else json.loads(text)
+
+
+def check_text(config, content, what="content") -> None:
+    """Empty content or content over transcript.max_turn_bytes is exit 2: never truncated silently."""
+    if not isinstance(content, str) or content == "":
+        raise invalid(f"empty {what}: give TEXT, or - to read it from stdin")
+    limit = config.get("transcript.max_turn_bytes")
+    size = len(content.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise invalid(f"{what} is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
 
 
 def check_content(obj, content: str) -> None:
-    """Empty content or content over transcript.max_turn_bytes is exit 2: never truncated silently."""
-    if not isinstance(content, str) or content == "":
-        raise invalid("empty content: give TEXT, or - to read it from stdin")
-    limit = obj.config.get("transcript.max_turn_bytes")
-    size = len(content.encode("utf-8", "surrogatepass"))
+    check_text(obj.config, content)
+
+
+def parse_json(text, what: str):
+    """A JSON option's value (strict: no NaN or Infinity); exit 2 naming the option."""
+    if text is None:
+        return None
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except ValueError as e:
+        raise invalid(f"{what} is not valid JSON ({e})")
+
+
+class Prepared:
+    """One validated input row, its JSON columns already serialized and its tokens counted."""
+
+    __slots__ = ("role", "content", "tokens", "tool_calls", "call_id", "name", "meta", "data", "given_tokens")
+
+    def params(self, author, now, request_id=None, request_hash=None, request_last=None):
+        return (self.role, self.content, self.tokens, author, now, self.call_id, self.tool_calls, self.name,
+                self.meta, self.data, request_id, request_hash, request_last)
+
+    def key(self):
+        return (self.role, self.content, self.tool_calls, self.call_id, self.name, self.meta, self.data, self.given_tokens)
+
+
+def _tool_calls(value, where):
+    if not isinstance(value, list):
+        raise invalid(f"{where}tool calls must be a JSON array of {{\"id\", \"name\", \"arguments\"}}")
+    out, seen = [], set()
+    for i, call in enumerate(value, 1):
+        if not isinstance(call, dict):
+            raise invalid(f"{where}tool call {i} is not a JSON object")
+        extra = set(call) - {"id", "name", "arguments"}
+        if extra:
+            raise invalid(f"{where}tool call {i} has unknown keys {sorted(extra)}: use id, name and arguments")
+        for key in ("id", "name"):
+            if not isinstance(call.get(key), str) or not call[key]:
+                raise invalid(f"{where}tool call {i} needs a non-empty string {key!r}")
+        arguments = call.get("arguments", "{}")
+        if not isinstance(arguments, str):
+            raise invalid(f"{where}tool call {i}: 'arguments' must be a string (the model's JSON text)")
+        if call["id"] in seen:
+            raise invalid(f"{where}tool call id {call['id']!r} appears twice in one row")
+        seen.add(call["id"])
+        out.append({"id": call["id"], "name": call["name"], "arguments": arguments})
+    return out
+
+
+def _meta(value, where):
+    if not isinstance(value, dict):
+        raise invalid(f"{where}meta must be a JSON object")
+    if "model" in value and not isinstance(value["model"], str):
+        raise invalid(f"{where}meta.model must be a string")
+    if "usage" in value:
+        usage = value["usage"]
+        if not isinstance(usage, dict):
+            raise invalid(f"{where}meta.usage must be an object with input_tokens and output_tokens")
+        for key in _USAGE_KEYS:
+            required = key in ("input_tokens", "output_tokens")
+            if key not in usage and not required:
+                continue
+            n = usage.get(key)
+            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_INT:
+                raise invalid(f"{where}meta.usage.{key} must be a non-negative integer")
+    if "cost_usd" in value:
+        cost = value["cost_usd"]
+        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost >= 0 or cost == float("inf"):
+            raise invalid(f"{where}meta.cost_usd must be a non-negative number")
+    return value
+
+
+def prepare(config, fields: dict, *, where: str = "") -> Prepared:
+    """Validate one input row (a dict of §6 input fields) as a whole; exit 2 naming what is wrong.
+
+    WHERE prefixes messages (e.g. "line 3: ") so a batch names its bad line.
+    """
+    role = fields.get("role")
+    if role not in ROLES:
+        raise invalid(f"{where}invalid role {role!r}: use one of {', '.join(ROLES)}")
+    content = fields.get("content")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise invalid(f"{where}content must be a string")
+    calls = fields.get("tool_calls")
+    if calls is not None:
+        if role != "assistant":
+            raise invalid(f"{where}tool calls belong on assistant rows, not {role} rows")
+        calls = _tool_calls(calls, where) or None  # [] means none
+    call_id, name = fields.get("call_id"), fields.get("name")
+    if role == "tool":
+        if not isinstance(call_id, str) or not call_id:
+            raise invalid(f"{where}a tool row needs the id of the call it answers (--call-id ID)")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise invalid(f"{where}the tool's name must be a non-empty string")
+    else:
+        if call_id is not None:
+            raise invalid(f"{where}a call id belongs on tool rows only, not {role} rows")
+        if name is not None:
+            raise invalid(f"{where}a tool name belongs on tool rows only, not {role} rows")
+    meta = fields.get("meta")
+    if meta is not None:
+        meta = _meta(meta, where)
+    data = fields.get("data")
+    if content == "" and not (calls and role == "assistant") and data is None:
+        raise invalid(f"{where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)")
+    given = fields.get("tokens")
+    if given is not None and (isinstance(given, bool) or not isinstance(given, int) or not 0 <= given <= MAX_INT):
+        raise invalid(f"{where}tokens must be a non-negative integer")
+    row = Prepared()
+    row.role, row.content, row.call_id, row.name, row.given_tokens = role, content, call_id, name, given
+    try:
+        row.tool_calls = _dumps(calls) if calls else None
+        row.meta = _dumps(meta) if meta is not None else None
+        row.data = _dumps(data) if data is not None else None
+    except (TypeError, ValueError) as e:
+        raise invalid(f"{where}a field is not JSON-serializable ({e})")
+    try:
+        size = len(content.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise invalid(f"{where}content is not valid UTF-8")
+    size += sum(len(x.encode("utf-8", "surrogatepass")) for x in (row.tool_calls, row.meta, row.data) if x is not None)
+    limit = config.get("transcript.max_turn_bytes")
     if size > limit:
-        raise invalid(f"content is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
+        raise invalid(f"{where}the row is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
+    if given is None:
+        parts = [content]
+        for call in calls or ():
+            parts += [call["name"], call["arguments"]]
+        row.tokens = _estimator(config)("\n".join(parts))
+    else:
+        row.tokens = given
+    return row
+
+
+def prepare_batch(config, lines) -> list:
+    """JSONL input of `append --batch`: one row a line, validated whole; exit 2 naming the bad line.
+
+    Output-only keys (what `show --jsonl` prints besides the input fields) are ignored, so a
+    transcript's rows can be fed back in; any other key is refused.
+    """
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise invalid(f"line {number}: not valid UTF-8 (byte {e.start}); nothing was stored")
+        if not line.strip():
+            continue
+        where = f"line {number}: "
+        fields = parse_json(line, f"line {number}")
+        if not isinstance(fields, dict):
+            raise invalid(f"{where}expected a JSON object with role and content")
+        unknown = set(fields) - set(INPUT_KEYS) - set(OUTPUT_KEYS)
+        if unknown:
+            raise invalid(f"{where}unknown keys {sorted(unknown)}: use {', '.join(INPUT_KEYS)}")
+        rows.append(prepare(config, fields, where=where))
+    if not rows:
+        raise invalid("the batch holds no rows; nothing was stored")
+    return rows
 
 
 def row_json(r) -> dict:
+    """A row as SPEC §10 shows it."""
+    summary = r[KIND] == "summary"
     return {
-        "seq": r[0], "role": r[1], "content": r[2], "tokens": r[3], "author": r[4],
-        "created_at": clock.iso(r[5]), "kind": r[6], "superseded_by": r[7],
-        "covers": [r[8], r[9]] if r[6] == "summary" else None, "call_id": r[10],
+        "seq": r[SEQ], "role": r[ROLE], "content": r[CONTENT], "tool_calls": _loads(r[CALLS]), "call_id": r[CALL_ID],
+        "name": r[NAME], "meta": _loads(r[META]), "data": _loads(r[DATA]), "forked_from": r[FORKED],
+        "tokens": r[TOKENS], "author": r[AUTHOR], "created_at": clock.iso(r[CREATED]), "kind": r[KIND],
+        "superseded_by": r[SUPERSEDED], "covers": [r[FIRST], r[LAST]] if summary else None,
     }
 
 
-def insert_turn(obj, role, content, *, author, tokens=None, call_id=None, request_id=None) -> dict:
-    """Append one live turn (inside the caller's transaction), keep the live counters and record the
-    activity (last_active_at, TTL) in the same statement; returns the new row."""
-    count = estimate(obj, content) if tokens is None else tokens
+_INSERT = (
+    "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data,"
+    " request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def insert_rows(obj, rows, *, author, request_id=None, request_hash=None) -> range:
+    """Append prepared live rows (inside the caller's transaction) with one `now`, keep the live
+    counters and record the activity; returns their seqs. A request id is kept on the first row,
+    with the hash of the request and the last seq it made."""
     now = clock.now()
-    cur = obj.db.execute(
-        "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, request_id)"
-        " VALUES (?, ?, ?, ?, ?, 'turn', ?, ?)",
-        (role, content, count, author, now, call_id, request_id),
-    )
+    first = obj.db.execute(_INSERT, rows[0].params(author, now, request_id, request_hash)).lastrowid
+    if len(rows) > 1:
+        obj.db.executemany(_INSERT, [r.params(author, now) for r in rows[1:]])
+    last = first + len(rows) - 1
+    if request_id is not None and last != first:
+        obj.db.execute("UPDATE turns SET request_last = ? WHERE seq = ?", (last, first))
     obj.db.execute(
-        "UPDATE object SET live_turns = live_turns + 1, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?,"
+        "UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?,"
         " expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
-        (count, now, now, now),
+        (len(rows), sum(r.tokens for r in rows), now, now, now),
     )
-    return row_json((cur.lastrowid, role, content, count, author, now, "turn", None, None, None, call_id))
+    return range(first, last + 1)
+
+
+def insert_turn(obj, role, content, *, author, tokens=None) -> dict:
+    """Append one plain text turn (a prompt's user turn, a reply) inside the caller's transaction."""
+    row = prepare(obj.config, {"role": role, "content": content, "tokens": tokens})
+    seq = insert_rows(obj, [row], author=author)[0]
+    return {"seq": seq}
 
 
 def _row(obj, seq):
     return obj.handle.row(f"SELECT {ROW_COLUMNS} FROM turns WHERE seq = ?", (seq,))
+
+
+def _rows_between(obj, first, last):
+    return [row_json(r) for r in obj.db.execute(f"SELECT {ROW_COLUMNS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", (first, last))]
 
 
 def _require(obj):
@@ -75,15 +291,24 @@ def _require(obj):
     return meta
 
 
-def append(obj, content: str, *, role: str, tokens=None, call_id=None, request_id=None, create=True) -> dict:
-    if role not in ROLES:
-        raise invalid(f"invalid role {role!r}: use one of {', '.join(ROLES)}")
-    if tokens is not None and tokens < 0:
-        raise invalid("--tokens must be a non-negative integer")
-    check_content(obj, content)
+def _request_hash(rows) -> str:
+    return hashlib.sha256(_dumps([list(r.key()) for r in rows]).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def append_many(obj, rows, *, request_id=None, create=True, one=False):
+    """Append ROWS (dicts of §6 input fields, or prepared rows) in one transaction: all or none.
+
+    Returns the new rows (ONE: the single row). A --request-id replayed with the same request returns
+    what it made, as it stands now; with another request it is exit 4.
+    """
     from .sessions import check, valid_request_id
 
+    rows = [r if isinstance(r, Prepared) else prepare(obj.config, r, where=f"row {i}: " if not one else "")
+            for i, r in enumerate(rows, 1)]
+    if not rows:
+        raise invalid("no rows to append; nothing was stored")
     valid_request_id(request_id)
+    digest = _request_hash(rows) if request_id is not None else None
     with obj.handle.transaction():
         meta = obj.meta()
         if meta is None:
@@ -94,18 +319,43 @@ def append(obj, content: str, *, role: str, tokens=None, call_id=None, request_i
         else:
             obj.require_visible()
         if request_id is not None:
-            found = obj.db.execute(f"SELECT {ROW_COLUMNS}, request_id FROM turns WHERE request_id = ?", (request_id,)).fetchone()
+            found = obj.db.execute(
+                "SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", (request_id,)
+            ).fetchone()
             if found is not None:
-                if found[2] != content or found[1] != role:
-                    raise conflict(f"request id {request_id!r} was already used with other content in {obj.what}")
-                return row_json(found)
+                same = found[3] == digest if found[3] is not None else (
+                    len(rows) == 1 and (found[1], found[2]) == (rows[0].role, rows[0].content))
+                if not same:
+                    raise conflict(f"request id {request_id!r} was already used with another request in {obj.what}")
+                made = _rows_between(obj, found[0], found[4])
+                return made[0] if one else made
         check(obj, "write", status=meta["status"])
-        return insert_turn(obj, role, content, author=obj.actor, tokens=tokens, call_id=call_id, request_id=request_id)
+        seqs = insert_rows(obj, rows, author=obj.actor, request_id=request_id, request_hash=digest)
+    made = _rows_between(obj, seqs[0], seqs[-1])
+    return made[0] if one else made
 
 
-def show(obj, *, all_rows: bool = False, since: int = 0):
-    """Live rows in logical order, or (--all) every row ever written in seq order. A generator."""
+def append(obj, content="", *, role: str, tool_calls=None, call_id=None, name=None, meta=None, data=None,
+           tokens=None, request_id=None, create=True) -> dict:
+    """Append one row; returns it."""
+    fields = {"role": role, "content": content, "tool_calls": tool_calls, "call_id": call_id, "name": name,
+              "meta": meta, "data": data, "tokens": tokens}
+    return append_many(obj, [prepare(obj.config, fields)], request_id=request_id, create=create, one=True)
+
+
+def show(obj, *, all_rows: bool = False, since: int = 0, last=None):
+    """Live rows in logical order, or (--all) every row ever written in seq order; LAST keeps the
+    newest N live rows (read backwards through the live-position index). A generator."""
     _require(obj)
+    if last is not None:
+        if all_rows:
+            raise invalid("--last lists live rows; it does not go with --all")
+        if isinstance(last, bool) or not isinstance(last, int) or last < 0:
+            raise invalid("--last must be a non-negative integer")
+        tail = obj.handle.rows(
+            f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT ?", (since, last)
+        )
+        return (row_json(r) for r in reversed(tail))
     if all_rows:
         sql = f"SELECT {ROW_COLUMNS} FROM turns WHERE seq > ? ORDER BY seq"
     else:
@@ -113,98 +363,175 @@ def show(obj, *, all_rows: bool = False, since: int = 0):
     return (row_json(r) for r in obj.db.execute(sql, (since,)))
 
 
+def rows(obj, *, last=None, since: int = 0, all=False) -> list:  # noqa: A002 - the name SPEC §9 gives
+    """The library's `rows(last=N | since=SEQ | all=True)`: a list of row dicts."""
+    return list(show(obj, all_rows=all, since=since or 0, last=last))
+
+
 def _pinned(obj):
-    """The leading system turns of the logical order (read forwards until the first other row)."""
+    """The leading system and developer turns of the logical order (read until the first other row)."""
     pinned = []
     for r in obj.db.execute(f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos"):
-        if r[1] == "system" and r[6] == "turn":
+        if r[ROLE] in PINNED_ROLES and r[KIND] == "turn":
             pinned.append(r)
         else:
             break
     return pinned
 
 
-def context_window(obj, *, budget=None, limit=None) -> dict:
-    """Pinned system turns, then the longest suffix of the other live rows within BUDGET and LIMIT.
+def _call_ids(r):
+    return [c["id"] for c in json.loads(r[CALLS])] if r[CALLS] else []
 
-    The suffix never starts with a `tool` turn; when the pinned rows alone exceed the budget the
-    window is empty.
+
+def context_window(obj, *, budget=None, limit=None, keep=None) -> dict:
+    """Pinned turns, then the longest suffix of the other live rows within BUDGET and LIMIT.
+
+    A tool call and its results come as one group: a `tool` row is taken only with the assistant
+    row that called it (orphans are left out wherever they stand, costing nothing), and an assistant
+    row is taken only with its results. KEEP (a seq, `session next --context`) forces the pinned rows
+    and that row in even over the budget. When the pinned rows alone exceed the budget (and nothing
+    is kept), the window is empty.
     """
     if budget is None:
         budget = obj.config.get("transcript.token_budget")
-    if budget < 0 or (limit is not None and limit < 0):
+    if isinstance(budget, bool) or budget < 0 or (limit is not None and limit < 0):
         raise invalid("--tokens and --limit must be non-negative")
     _require(obj)
     pinned = _pinned(obj)
-    total = sum(r[3] for r in pinned)
-    if total > budget:
+    total = sum(r[TOKENS] for r in pinned)
+    if total > budget and keep is None:
         return {"turns": [], "tokens": 0, "budget": budget}
-    boundary = pinned[-1][11] if pinned else 0
-    tail = []
-    if limit is None or limit > 0:
-        for r in obj.db.execute(
-            f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC", (boundary,)
-        ):
-            if total + r[3] > budget:
-                break
-            tail.append(r)
-            total += r[3]
-            if limit is not None and len(tail) >= limit:
-                break
-    tail.reverse()
-    while tail and tail[0][1] == "tool":
-        total -= tail.pop(0)[3]
+    boundary = pinned[-1][POS] if pinned else 0
+    tail, count, waiting = [], 0, {}
+    for r in obj.db.execute(
+        f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC", (boundary,)
+    ):
+        if r[ROLE] == "tool" and r[KIND] == "turn":
+            waiting.setdefault(r[CALL_ID], []).append(r)
+            continue
+        group = [r]
+        for call_id in _call_ids(r):
+            group += waiting.pop(call_id, [])
+        cost = sum(g[TOKENS] for g in group)
+        if r[SEQ] != keep and (total + cost > budget or (limit is not None and count + len(group) > limit)):
+            break
+        tail += group
+        total += cost
+        count += len(group)
+    tail.sort(key=lambda g: g[POS])
     return {"turns": [row_json(r) for r in pinned + tail], "tokens": total, "budget": budget}
 
 
-def as_messages(turns) -> list:
-    """Chat-API messages: a summary is a system message; a tool turn with a call id carries tool_call_id."""
-    out = []
-    for t in turns:
-        message = {"role": "system" if t["kind"] == "summary" else t["role"], "content": t["content"]}
-        if t["role"] == "tool" and t["call_id"] is not None:
-            message["tool_call_id"] = t["call_id"]
-        out.append(message)
-    return out
+def window(obj, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002 - SPEC §9's name
+    """The context window as a document: `json` ({"turns", "tokens", "budget"}) or a provider's input."""
+    if format not in ("json", "messages", "responses", "anthropic"):
+        raise invalid(f"invalid format {format!r}: use json, messages, responses or anthropic")
+    doc = context_window(obj, budget=tokens, limit=limit, keep=keep)
+    if format == "json":
+        return doc
+    from . import formats
+
+    return formats.render(doc["turns"], format)
 
 
 def _live_row(obj, seq: int):
     row = _row(obj, seq)
-    if row is None or row[7] is not None:
+    if row is None or row[SUPERSEDED] is not None:
         raise not_found(f"row {seq} of {obj.what} is not a live row; see 'durable transcript show {obj.name}'")
     return row
 
 
+def _splits_a_call(obj, covered, through_pos) -> bool:
+    """Would a summary of COVERED (live rows up to THROUGH_POS) separate a tool call from a result?"""
+    ids = [i for r in covered if r[KIND] == "turn" for i in _call_ids(r)]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        if obj.db.execute(
+            f"SELECT 1 FROM turns WHERE call_id IN ({','.join('?' * len(chunk))}) AND role = 'tool'"
+            " AND superseded_by IS NULL AND pos > ? LIMIT 1", (*chunk, through_pos)
+        ).fetchone():
+            return True
+    return False
+
+
 def _covered_rows(obj, through: int):
-    """The live rows a summary through SEQ stands for (pinned turns excepted); exit 3/4 as SPEC §6."""
+    """The live rows a summary through SEQ stands for (pinned turns excepted); exit 3/4/2 as SPEC §6."""
     row = _live_row(obj, through)
     pinned = _pinned(obj)
-    boundary = pinned[-1][11] if pinned else 0
+    boundary = pinned[-1][POS] if pinned else 0
     covered = obj.handle.rows(
         f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos",
-        (boundary, row[11]),
+        (boundary, row[POS]),
     )
     if not covered:
-        raise conflict(f"nothing to summarize through row {through} of {obj.what}: it is a pinned system turn")
+        raise conflict(f"nothing to summarize through row {through} of {obj.what}: it is a pinned turn")
+    if _splits_a_call(obj, covered, row[POS]):
+        raise invalid(f"row {through} of {obj.what} would separate a tool call from its results; "
+                      "summarize through the last result instead")
     return covered
 
 
-def summarize(obj, *, through: int, text=None, command=None, input_format="text", timeout=120) -> dict:
+class Plan:
+    """What a summary will cover, read under the lock; checked again before it is committed."""
+
+    def __init__(self, covered, high):
+        self.covered = covered
+        self.high = high  # the highest seq when the rows were read
+
+
+def plan_summary(obj, *, through: int) -> Plan:
     meta = _require(obj)
     from .sessions import check
 
     _live_row(obj, through)
     check(obj, "write", status=meta["status"])
-    covered = _covered_rows(obj, through)
-    if text is None:
-        text = run_summarizer(command, covered, input_format, timeout)
+    return _plan(obj, _covered_rows(obj, through))
+
+
+def _plan(obj, covered) -> Plan:
+    return Plan(covered, obj.db.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0])
+
+
+def summarize(obj, *, through: int, text=None, command=None, input_format="text", timeout=120) -> dict:
+    """Summarize with TEXT under this lock. With a COMMAND, use `Store.summarize`, which releases the
+    lock while the command runs (SPEC §3)."""
+    if command is not None:
+        raise invalid("a summarizer command runs without the object's lock: call Store.summarize(name, ..., command=CMD)")
     check_content(obj, text)
-    return _insert_summary(obj, covered, text)
+    return commit_summary(obj, plan_summary(obj, through=through), text)
+
+
+def commit_summary(obj, plan: Plan, text: str) -> dict:
+    """Insert the summary of PLAN, if every covered row is still live and unchanged and no `tool` row
+    answering a covered call was appended meanwhile; otherwise exit 4 and nothing changes."""
+    from .sessions import check
+
+    check_content(obj, text)
+    meta = _require(obj)
+    check(obj, "write", status=meta["status"])
+    changed = conflict(f"the transcript of {obj.what} changed while summarizing; run it again")
+    seqs = [r[SEQ] for r in plan.covered]
+    now = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start:start + 500]
+        now.update((r[SEQ], r) for r in obj.db.execute(
+            f"SELECT {ROW_COLUMNS} FROM turns WHERE seq IN ({','.join('?' * len(chunk))})", chunk))
+    if any(now.get(r[SEQ]) != r for r in plan.covered):
+        raise changed
+    ids = [i for r in plan.covered if r[KIND] == "turn" for i in _call_ids(r)]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        if obj.db.execute(
+            f"SELECT 1 FROM turns WHERE seq > ? AND role = 'tool' AND call_id IN ({','.join('?' * len(chunk))}) LIMIT 1",
+            (plan.high, *chunk),
+        ).fetchone():
+            raise changed
+    return _insert_summary(obj, plan.covered, text)
 
 
 def _insert_summary(obj, covered, text) -> dict:
-    first = min(r[8] if r[6] == "summary" else r[0] for r in covered)
-    last = max(r[9] if r[6] == "summary" else r[0] for r in covered)
+    first = min(r[FIRST] if r[KIND] == "summary" else r[SEQ] for r in covered)
+    last = max(r[LAST] if r[KIND] == "summary" else r[SEQ] for r in covered)
     count = estimate(obj, text)
     with obj.handle.transaction():
         cur = obj.db.execute(
@@ -213,35 +540,45 @@ def _insert_summary(obj, covered, text) -> dict:
             (text, count, obj.actor, clock.now(), first, last),
         )
         seq = cur.lastrowid
-        obj.db.executemany("UPDATE turns SET superseded_by = ? WHERE seq = ?", [(seq, r[0]) for r in covered])
+        obj.db.executemany("UPDATE turns SET superseded_by = ? WHERE seq = ?", [(seq, r[SEQ]) for r in covered])
         obj.db.execute(
             "UPDATE object SET live_turns = live_turns - ? + 1, live_tokens = live_tokens - ? + ?",
-            (len(covered), sum(r[3] for r in covered), count),
+            (len(covered), sum(r[TOKENS] for r in covered), count),
         )
         state.event(obj, "transcript.summarized", {"seq": seq, "covers": [first, last], "superseded": len(covered)})
         state.touch(obj)
     return {"summary": row_json(_row(obj, seq)), "superseded": len(covered)}
 
 
+def summarizer_input(rows, input_format: str) -> str:
+    if input_format == "jsonl":
+        return "".join(json.dumps(row_json(r), ensure_ascii=False) + "\n" for r in rows)
+    if input_format == "text":
+        out = []
+        for r in rows:
+            text = r[CONTENT]
+            for call in json.loads(r[CALLS]) if r[CALLS] else ():
+                text += ("\n" if text else "") + f"[calls {call['name']}({call['arguments']})]"
+            out.append(f"{r[ROLE]}: {text}\n\n")
+        return "".join(out)
+    raise invalid(f"invalid --input {input_format!r}: use text or jsonl")
+
+
 def run_summarizer(command: str, rows, input_format: str, timeout: float) -> str:
     """Run CMD through the shell in its own process group with ROWS on stdin; its stdout, stripped.
 
     A non-zero exit, empty output or the timeout (the whole group is killed) is exit 4 with CMD's
-    stderr, and nothing changes. Waiting polls with sleep and counts the time slept (no timed waits).
+    stderr, and nothing changes. An interrupt (SIGINT/SIGTERM raised as Interrupted) kills and
+    reaps the group before it propagates. Waiting polls with sleep and counts the time slept.
     """
     import os
     import signal
     import subprocess
     import tempfile
 
-    if input_format == "jsonl":
-        payload = "".join(json.dumps(row_json(r), ensure_ascii=False) + "\n" for r in rows)
-    elif input_format == "text":
-        payload = "".join(f"{r[1]}: {r[2]}\n\n" for r in rows)
-    else:
-        raise invalid(f"invalid --input {input_format!r}: use text or jsonl")
+    payload = summarizer_input(rows, input_format)
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        stdin.write(payload.encode("utf-8"))
+        stdin.write(payload.encode("utf-8", "surrogatepass"))
         stdin.seek(0)
         proc = subprocess.Popen(command, shell=True, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True)
         waited, delay = 0.0, 0.005
@@ -253,12 +590,11 @@ def run_summarizer(command: str, rows, input_format: str, timeout: float) -> str
                 waited += delay
                 delay = min(delay * 2, 0.1)
         finally:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the whole group: what CMD started in the background too
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
         stdout.seek(0)
         stderr.seek(0)
         out = stdout.read().decode("utf-8", "replace").rstrip()
@@ -270,41 +606,121 @@ def run_summarizer(command: str, rows, input_format: str, timeout: float) -> str
     return out
 
 
-def compact(obj, *, max_tokens: int, keep_tokens: int, text=None, command=None, input_format="text", timeout=120) -> dict:
-    """When the live total exceeds MAX, summarize the oldest rows, keeping the newest worth >= KEEP."""
+def plan_compact(obj, *, max_tokens: int, keep_tokens: int):
+    """The rows `compact` would summarize, or None when nothing is to change (SPEC §6).
+
+    The cut falls just before a `user` turn (the newest such cut keeping >= KEEP tokens); failing
+    that, before the newest non-`tool` row keeping >= KEEP; never between a tool call and a result.
+    """
     if max_tokens < 0 or keep_tokens < 0:
         raise invalid("--max-tokens and --keep-tokens must be non-negative")
+    if max_tokens < keep_tokens:
+        raise invalid("--max-tokens must be at least --keep-tokens")
     meta = _require(obj)
     from .sessions import check
 
     check(obj, "write", status=meta["status"])
     if meta["live_tokens"] <= max_tokens:
-        return {"summary": None, "superseded": 0}
+        return None
     pinned = _pinned(obj)
-    boundary = pinned[-1][11] if pinned else 0
-    kept, through = 0, None
-    for seq, tok in obj.db.execute(
-        "SELECT seq, tokens FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC", (boundary,)
-    ):
-        if kept >= keep_tokens:
-            through = seq
-            break
-        kept += tok
-    if through is None:
-        return {"summary": None, "superseded": 0}
-    covered = _covered_rows(obj, through)
-    if text is None:
-        text = run_summarizer(command, covered, input_format, timeout)
+    boundary = pinned[-1][POS] if pinned else 0
+    live = obj.handle.rows(
+        f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos", (boundary,)
+    )
+    kept, fallback = 0, None
+    for i in range(len(live) - 1, 0, -1):  # a cut before live[i] keeps live[i:] and covers live[:i]
+        kept += live[i][TOKENS]
+        if kept < keep_tokens or live[i][ROLE] == "tool":
+            continue
+        if _splits_a_call(obj, live[:i], live[i - 1][POS]):
+            continue
+        if live[i][ROLE] == "user" and live[i][KIND] == "turn":
+            return _plan(obj, live[:i])
+        if fallback is None:
+            fallback = i
+    if fallback is None:
+        return None
+    return _plan(obj, live[:fallback])
+
+
+def compact(obj, *, max_tokens: int, keep_tokens: int, text=None, command=None, input_format="text", timeout=120) -> dict:
+    """When the live total exceeds MAX, summarize the oldest rows, keeping the newest worth >= KEEP
+    (with TEXT; a COMMAND goes through `Store.compact`, which releases the lock while it runs)."""
+    if command is not None:
+        raise invalid("a summarizer command runs without the object's lock: call Store.compact(name, ..., command=CMD)")
     check_content(obj, text)
-    return _insert_summary(obj, covered, text)
+    plan = plan_compact(obj, max_tokens=max_tokens, keep_tokens=keep_tokens)
+    if plan is None:
+        return {"summary": None, "superseded": 0}
+    return commit_summary(obj, plan, text)
+
+
+def _forget_turns(obj, seqs) -> None:
+    """The prompts whose turns are deleted keep their text, with turn_seq null (inside a transaction)."""
+    obj.db.executemany("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", [(s,) for s in seqs])
+
+
+def pop(obj, count: int = 1) -> list:
+    """Remove the newest live row in logical order, COUNT times (a summary counts as one, and popping
+    it brings back the rows it covered); returns the removed rows, newest first."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise invalid("--count must be at least 1")
+    meta = _require(obj)
+    from .sessions import check
+
+    check(obj, "write", status=meta["status"])
+    if obj.db.execute("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1").fetchone() is None:
+        raise conflict(f"the transcript of {obj.what} has no live row to pop")
+    removed = []
+    with obj.handle.transaction():
+        for _ in range(count):
+            r = obj.db.execute(
+                f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1").fetchone()
+            if r is None:
+                break
+            obj.db.execute("DELETE FROM turns WHERE seq = ?", (r[SEQ],))
+            restored = (0, 0)
+            if r[KIND] == "summary":
+                restored = obj.db.execute(
+                    "SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by = ?", (r[SEQ],)).fetchone()
+                obj.db.execute("UPDATE turns SET superseded_by = NULL WHERE superseded_by = ?", (r[SEQ],))
+            else:
+                _forget_turns(obj, [r[SEQ]])
+            obj.db.execute("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?",
+                           (restored[0], r[TOKENS], restored[1]))
+            removed.append(row_json(r))
+        state.event(obj, "transcript.popped", {"seqs": [r["seq"] for r in removed]})
+        state.touch(obj)
+    obj.handle.checkpoint()
+    return removed
+
+
+def clear(obj) -> dict:
+    """Delete every row (pinned ones too); the session, queue, events and participants stay."""
+    meta = _require(obj)
+    n = obj.db.execute("SELECT count(*) FROM turns").fetchone()[0]
+    if n == 0:
+        return {"deleted": 0}
+    from .sessions import check
+
+    check(obj, "write", status=meta["status"])
+    with obj.handle.transaction():
+        obj.db.execute("DELETE FROM turns")
+        obj.db.execute("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL")
+        obj.db.execute("UPDATE object SET live_turns = 0, live_tokens = 0")
+        state.event(obj, "transcript.cleared", {"deleted": n})
+        state.touch(obj)
+    obj.handle.checkpoint()
+    return {"deleted": n}
 
 
 def prune(obj, *, older_than: int, dry_run: bool = False) -> dict:
-    """Delete turns and summaries created before the cutoff (never pinned system turns), and the rows
-    superseded by a deleted summary; secure_delete plus a truncated WAL, so the text does not linger."""
+    """Delete turns and summaries created before the cutoff (never pinned turns), the rows superseded
+    by a deleted summary, and the text of the prompts whose turns went ([pruned], turn_seq null);
+    secure_delete plus a truncated WAL, so the text does not linger."""
     _require(obj)
     cutoff = clock.now() - older_than * 1000
-    pinned = {r[0] for r in _pinned(obj)}
+    pinned = {r[SEQ] for r in _pinned(obj)}
     doomed = {seq for (seq,) in obj.db.execute("SELECT seq FROM turns WHERE created_at < ?", (cutoff,))} - pinned
     frontier = [s for (s,) in obj.db.execute("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", (cutoff,))]
     frontier = [s for s in frontier if s in doomed]
@@ -317,7 +733,9 @@ def prune(obj, *, older_than: int, dry_run: bool = False) -> dict:
     if dry_run or not doomed:
         return {"deleted": len(doomed), "dry_run": dry_run}
     with obj.handle.transaction():
-        obj.db.executemany("DELETE FROM turns WHERE seq = ?", [(s,) for s in sorted(doomed)])
+        gone = sorted(doomed)
+        obj.db.executemany("DELETE FROM turns WHERE seq = ?", [(s,) for s in gone])
+        obj.db.executemany("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", [(PRUNED, s) for s in gone])
         live = obj.db.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL").fetchone()
         obj.db.execute("UPDATE object SET live_turns = ?, live_tokens = ?", live)
         state.event(obj, "transcript.pruned", {"deleted": len(doomed), "older_than_seconds": older_than})
@@ -327,16 +745,22 @@ def prune(obj, *, older_than: int, dry_run: bool = False) -> dict:
 
 
 def redact(obj, seq: int) -> dict:
-    """Replace one row's content (and its prompt's) with [redacted]; works on archived objects too."""
+    """Replace one row's content (and its prompt's) with [redacted], its tool call arguments with {}
+    and its data with null; works on archived objects too."""
     _require(obj)
     row = _row(obj, seq)
     if row is None:
         raise not_found(f"row {seq} not found in {obj.what}; see 'durable transcript show {obj.name} --all'")
-    count = estimate(obj, REDACTED)
+    calls = [dict(c, arguments="{}") for c in json.loads(row[CALLS])] if row[CALLS] else None
+    parts = [REDACTED]
+    for call in calls or ():
+        parts += [call["name"], call["arguments"]]
+    count = estimate(obj, "\n".join(parts))
     with obj.handle.transaction():
-        obj.db.execute("UPDATE turns SET content = ?, tokens = ? WHERE seq = ?", (REDACTED, count, seq))
-        if row[7] is None:
-            obj.db.execute("UPDATE object SET live_tokens = live_tokens - ? + ?", (row[3], count))
+        obj.db.execute("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?",
+                       (REDACTED, count, _dumps(calls) if calls else None, seq))
+        if row[SUPERSEDED] is None:
+            obj.db.execute("UPDATE object SET live_tokens = live_tokens - ? + ?", (row[TOKENS], count))
         obj.db.execute("UPDATE prompts SET content = ? WHERE turn_seq = ?", (REDACTED, seq))
         state.event(obj, "transcript.redacted", {"seq": seq})
         state.touch(obj, active=False)

@@ -60,6 +60,20 @@ MIGRATIONS = [
         );
         """,
     ),
+    (
+        "rows hold what agents write",  # SPEC §6: tool calls, tool name, meta, data, fork origin; batch request ids
+        """
+        ALTER TABLE turns ADD COLUMN tool_calls TEXT;
+        ALTER TABLE turns ADD COLUMN name TEXT;
+        ALTER TABLE turns ADD COLUMN meta TEXT;
+        ALTER TABLE turns ADD COLUMN data TEXT;
+        ALTER TABLE turns ADD COLUMN forked_from TEXT;
+        ALTER TABLE turns ADD COLUMN request_hash TEXT;
+        ALTER TABLE turns ADD COLUMN request_last INTEGER;
+        CREATE INDEX IF NOT EXISTS turns_by_call ON turns (call_id) WHERE call_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS prompts_by_turn ON prompts (turn_seq) WHERE turn_seq IS NOT NULL;
+        """,
+    ),
 ]
 
 VERSION = len(MIGRATIONS)

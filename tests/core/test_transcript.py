@@ -66,18 +66,18 @@ def test_request_id_append(durable):
 
 
 def test_recent_window_rules(durable):
-    add = lambda role, text, tokens: durable("transcript", "append", "w", "--role", role, text, "--tokens", str(tokens))
+    add = lambda role, text, tokens, *more: durable("transcript", "append", "w", "--role", role, text, "--tokens", str(tokens), *more)
     add("system", "sys", 10)
     add("user", "u1", 10)
-    add("assistant", "a1", 10)
-    add("tool", "t1", 10)
+    add("assistant", "a1", 10, "--tool-calls", '[{"id": "c1", "name": "look"}]')
+    add("tool", "t1", 10, "--call-id", "c1")
     add("user", "u2", 10)
     win = durable("transcript", "recent", "w", "--tokens", "40", "--json").json()
     assert [t["content"] for t in win["turns"]] == ["sys", "a1", "t1", "u2"] and win["tokens"] == 40 and win["budget"] == 40
     win = durable("transcript", "recent", "w", "--tokens", "30", "--json").json()
-    assert [t["content"] for t in win["turns"]] == ["sys", "u2"]  # never starts with a tool turn
-    win = durable("transcript", "recent", "w", "--limit", "1", "--json").json()
-    assert [t["content"] for t in win["turns"]] == ["sys", "u2"]
+    assert [t["content"] for t in win["turns"]] == ["sys", "u2"]  # never a tool result without its call
+    win = durable("transcript", "recent", "w", "--limit", "2", "--json").json()
+    assert [t["content"] for t in win["turns"]] == ["sys", "u2"]  # a call and its result come together
     assert durable("transcript", "recent", "w", "--tokens", "5", "--json").json()["turns"] == []
     messages = json.loads(durable("transcript", "recent", "w", "--format", "messages").out)
     assert messages[0] == {"role": "system", "content": "sys"}
@@ -191,65 +191,83 @@ def test_prune_by_age(durable, home):
     assert b"ancient-one" not in object_bytes(home)
 
 
-def build(obj_rows, budget, limit):
-    """Library-level window over rows given as (role, tokens, summarize?)."""
+def build(items):
+    """Library-level transcript from items: (role, tokens) rows, ("call", tokens, [result tokens]) for
+    an assistant row calling tools followed by their results, ("orphan", tokens) for a result whose
+    call is not in the transcript."""
     home = tempfile.mkdtemp()
-    try:
-        store = Store(home=home, user="u")
-        with store.open("w", create=True) as s:
-            s.create()
-            for i, (role, tokens) in enumerate(obj_rows):
-                s.append(f"r{i}", role=role, tokens=tokens)
-        return store, home
-    except Exception:
-        shutil.rmtree(home)
-        raise
+    rows, n = [], 0
+    for item in items:
+        n += 1
+        if item[0] == "call":
+            ids = [f"c{n}-{i}" for i in range(len(item[2]))]
+            rows.append({"role": "assistant", "content": "", "tokens": item[1],
+                         "tool_calls": [{"id": i, "name": "f", "arguments": "{}"} for i in ids]})
+            rows += [{"role": "tool", "content": f"r{n}", "call_id": i, "tokens": t} for i, t in zip(ids, item[2])]
+        elif item[0] == "orphan":
+            rows.append({"role": "tool", "content": f"o{n}", "call_id": "gone", "tokens": item[1]})
+        else:
+            rows.append({"role": item[0], "content": f"r{n}", "tokens": item[1]})
+    store = Store(home=home, user="u")
+    with store.open("w", create=True) as s:
+        s.create()
+        if rows:
+            s.append_many(rows)
+    return store, home
 
 
-rows_strategy = st.lists(st.tuples(st.sampled_from(["system", "user", "assistant", "tool"]), st.integers(0, 30)), max_size=25)
+item_strategy = st.one_of(
+    st.tuples(st.sampled_from(["system", "developer", "user", "assistant"]), st.integers(0, 30)),
+    st.tuples(st.just("call"), st.integers(0, 30), st.lists(st.integers(0, 30), min_size=1, max_size=3)),
+    st.tuples(st.just("orphan"), st.integers(0, 30)),
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=rows_strategy, budget=st.integers(0, 200), limit=st.one_of(st.none(), st.integers(0, 10)),
-       summarize_at=st.one_of(st.none(), st.integers(1, 25)))
-def test_window_properties(rows, budget, limit, summarize_at):
-    store, home = build(rows, budget, limit)
+@given(items=st.lists(item_strategy, max_size=15), budget=st.integers(0, 200), limit=st.one_of(st.none(), st.integers(0, 10)),
+       summarize_at=st.one_of(st.none(), st.integers(1, 30)))
+def test_window_properties(items, budget, limit, summarize_at):
+    store, home = build(items)
     try:
         with store.open("w") as s:
-            if summarize_at is not None and summarize_at <= len(rows):
+            if summarize_at is not None:
                 try:
                     s.summarize(through=summarize_at, text="summary text")
-                except Exception as e:  # pinned-only ranges are refused (exit 4)
-                    assert getattr(e, "exit_status", None) == 4
-            live = list(s.show_transcript())
-            window = s.context_window(budget=budget, limit=limit)
+                except Exception as e:  # pinned-only (4), not live (3), or a split call (2) are refused
+                    assert getattr(e, "exit_status", None) in (2, 3, 4)
+            live = s.rows()
+            window = s.window(tokens=budget, limit=limit)
         turns = window["turns"]
         pinned = []
         for r in live:
-            if r["role"] == "system" and r["kind"] == "turn":
+            if r["role"] in ("system", "developer") and r["kind"] == "turn":
                 pinned.append(r)
             else:
                 break
         rest = live[len(pinned):]
-        assert all(t["superseded_by"] is None for t in turns)
         assert window["tokens"] == sum(t["tokens"] for t in turns) <= budget
         if sum(p["tokens"] for p in pinned) > budget:
             assert turns == []
             return
         assert turns[:len(pinned)] == pinned
         tail = turns[len(pinned):]
-        assert tail == (rest[len(rest) - len(tail):] if tail else [])  # a suffix of the live rows
         assert limit is None or len(tail) <= limit
-        assert not tail or tail[0]["role"] != "tool"
-        # maximal: one more row would break the budget or the limit, or the row before is a tool turn chain
-        start = len(rest) - len(tail)
-        longer = start - 1
-        while longer >= 0 and rest[longer]["role"] == "tool":
-            longer -= 1
-        if longer >= 0:
-            extra = rest[longer:start]
-            fits = window["tokens"] + sum(r["tokens"] for r in extra) <= budget
-            within = limit is None or len(tail) + len(extra) <= limit
+        calls = {c["id"] for t in tail for c in (t["tool_calls"] or [])}
+        assert all(t["call_id"] in calls for t in tail if t["role"] == "tool")  # never a result without its call
+        results = {r["call_id"] for r in rest if r["role"] == "tool"}
+        shown = {t["call_id"] for t in tail if t["role"] == "tool"}
+        assert all(i in shown for i in calls if i in results)  # never a call without its results
+        # a suffix of the live rows, leaving out only tool rows whose call is not in the window
+        start = next((i for i, r in enumerate(rest) if r in tail), len(rest))
+        assert [r for r in rest[start:] if r["role"] != "tool" or r["call_id"] in calls] == tail
+        # maximal: the row (with its results) just before the suffix would break the budget or the limit
+        before = [r for r in rest[:start] if r["role"] != "tool"]
+        if before:
+            row = before[-1]
+            ids = {c["id"] for c in (row["tool_calls"] or [])}
+            group = [row] + [r for r in rest if r["role"] == "tool" and r["call_id"] in ids and r not in tail]
+            fits = window["tokens"] + sum(r["tokens"] for r in group) <= budget
+            within = limit is None or len(tail) + len(group) <= limit
             assert not (fits and within), "the window is not the longest suffix"
     finally:
         shutil.rmtree(home)
