@@ -71,7 +71,7 @@ def prompt(
     transcript.check_text(store().config, content)  # input first: a rejected prompt creates nothing
     sessions.valid_request_id(request_id)
     doc = store().poll(
-        name, lambda s, more: s.prompt(content, source=source, request_id=request_id, created=not no_create, waiting=more),
+        name, lambda s, more: s.prompt(content, source=source, request_id=request_id, created=not no_create, waiting=wait_seconds > 0),
         wait_seconds=wait_seconds, create=not no_create,
     )
     if doc is None:
