@@ -10,7 +10,6 @@ positions, so their cost grows with what they return, never with the transcript.
 Input is validated whole (`prepare`) before anything is opened or created.
 """
 
-import hashlib
 import json
 
 from .. import clock
@@ -292,6 +291,8 @@ def _require(obj):
 
 
 def _request_hash(rows) -> str:
+    import hashlib
+
     return hashlib.sha256(_dumps([list(r.key()) for r in rows]).encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -6,6 +6,7 @@ rebuilt from them; so it runs WAL with synchronous=NORMAL and a busy timeout for
 
 import os
 import sqlite3
+import threading
 
 from ..errors import DurableError
 from . import ids, paths as _paths, schema
@@ -25,6 +26,7 @@ class Index:
         self.secret = secret  # () -> the installation secret or None, loaded only when needed
         self.db = None
         self._recorded = False
+        self._guard = threading.RLock()  # one connection, shared by the threads of a Store: one transaction at a time
 
     def connect(self, *, create: bool) -> bool:
         """Open index.db (upgrading it); False when it does not exist and CREATE is false.
@@ -137,15 +139,16 @@ class Index:
     def _run(self, fn):
         from .objects import sqlite_error
 
-        try:
-            return fn(self.db)
-        except sqlite3.Error as e:
+        with self._guard:
             try:
-                if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            raise sqlite_error(e, f"the index {self.paths.index}")
+                return fn(self.db)
+            except sqlite3.Error as e:
+                try:
+                    if self.db.in_transaction:
+                        self.db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise sqlite_error(e, f"the index {self.paths.index}")
 
     def rows(self, sql: str, params=()):
         """Read-only query; [] when there is no index yet."""
