@@ -130,6 +130,93 @@ def scale_recent():
     shutil.rmtree(home)
 
 
+RAW_BATCH = """
+import json, sqlite3, sys
+rows = [json.loads(line) for line in open(sys.argv[2])]
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL"); db.execute("PRAGMA synchronous=FULL")
+db.execute("CREATE TABLE IF NOT EXISTS turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT, content TEXT, tokens INTEGER)")
+db.execute("BEGIN IMMEDIATE")
+db.executemany("INSERT INTO turns (role, content, tokens) VALUES (?, ?, ?)", [(r["role"], r["content"], 0) for r in rows])
+db.execute("COMMIT")
+"""
+
+
+def rows_speed():
+    """Issue 14's lines: append --batch of 10,000 rows and append_many of 1,000 against raw sqlite3
+    executemany of the same rows in one fsync'd transaction; show --last 10 and rows(last=10) from 1k
+    to 1M rows."""
+    from durable_cli import Store
+
+    home = tempfile.mkdtemp()
+    env = env_for(home)
+    lines = [json.dumps({"role": "user" if i % 2 else "assistant", "content": f"turn {i} " + "lorem ipsum dolor " * 3})
+             for i in range(10_000)]
+    src = os.path.join(home, "batch.jsonl")
+    with open(src, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    counter = iter(range(10**6))
+    raw_db = os.path.join(home, "raw.sqlite3")
+
+    def fresh():
+        for p in (raw_db, raw_db + "-wal", raw_db + "-shm"):
+            if os.path.exists(p):
+                os.unlink(p)
+
+    pair("append --batch 10,000 rows vs raw executemany (processes)",
+         [DURABLE, "transcript", "append", "b", "--batch", src], [PY, "-c", RAW_BATCH, raw_db, src], env=env, before=fresh)
+    results["append --batch 10,000 rows vs raw executemany (processes)"]["rate_ratio"] = 1 / results[
+        "append --batch 10,000 rows vs raw executemany (processes)"]["ratio"]
+
+    store = Store(home=home, user="bench")
+    rows = [json.loads(x) for x in lines[:1000]]
+    with store.open("lib", create=True) as s:
+        s.create()
+    ta, tb, ratios = [], [], []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        with store.open("lib") as s:
+            s.append_many(rows)
+        x = time.perf_counter() - start
+        fresh()
+        start = time.perf_counter()
+        db = sqlite3.connect(raw_db, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("CREATE TABLE IF NOT EXISTS turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT, content TEXT, tokens INTEGER)")
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("INSERT INTO turns (role, content, tokens) VALUES (?, ?, ?)", [(r["role"], r["content"], 0) for r in rows])
+        db.execute("COMMIT")
+        db.close()
+        y = time.perf_counter() - start
+        ta.append(x)
+        tb.append(y)
+        ratios.append(x / y)
+    name = "append_many 1,000 rows vs raw executemany (library)"
+    results[name] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios)}
+    print(f"{name:48s} {statistics.median(ta)*1000:8.1f} ms vs {statistics.median(tb)*1000:8.1f} ms  ratio {results[name]['ratio']:.3f}")
+
+    sizes = [1_000, 100_000] if QUICK else [1_000, 1_000_000]
+    for n in sizes:
+        bulk_transcript(store, f"t{n}", n)
+    lib = {n: [] for n in sizes}
+    cli = {n: [] for n in sizes}
+    for _ in range(ROUNDS):
+        for n in sizes:
+            start = time.perf_counter()
+            with store.open(f"t{n}") as s:
+                assert len(s.rows(last=10)) == 10
+            lib[n].append(time.perf_counter() - start)
+            cli[n].append(timed([DURABLE, "transcript", "show", f"t{n}", "--last", "10", "--jsonl"], env))
+    for label, t in (("rows(last=10)", lib), ("show --last 10", cli)):
+        ratio = statistics.median(t[sizes[-1]]) / statistics.median(t[sizes[0]])
+        results[f"{label} flatness"] = {"ratio": ratio, "from": sizes[0], "to": sizes[-1],
+                                        **{str(n): summary(v) for n, v in t.items()}}
+        print(f"{label}: {sizes[-1]:,} rows / {sizes[0]:,} rows ratio {ratio:.3f}")
+    _ = counter
+    shutil.rmtree(home)
+
+
 def synthetic_index(home, n, owner="bench"):
     """N index rows (ls reads only index.db, so the objects need not exist)."""
     from durable_cli.store.objects import ObjectStore
@@ -419,12 +506,18 @@ def report(png):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if "--rows" in sys.argv:  # only issue 14's lines (prints them; writes bench/out/results.json)
+        rows_speed()
+        with open(os.path.join(OUT, "results.json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        return
     cold_start()
     scale_recent()
     scale_ls()
     scale_purge()
     crowded_home_append()
     throughput()
+    rows_speed()
     peer_llm()
     png = plot()
     with open(os.path.join(OUT, "results.json"), "w") as f:

@@ -74,13 +74,11 @@ def append(
                 raise DurableError(f"{option} must be {what}", "invalid_input")
         rows = [rules.prepare(config, fields)]
     with store().open(name, create=not no_create) as s:
-        made = s.append_many(rows, request_id=request_id, create=not no_create)
-    if batch is None:
-        render.document(made[0], "json") if json_out else render.out(str(made[0]["seq"]))
-    elif json_out:
-        render.document(made, "json")
+        made = s.append_many(rows, request_id=request_id, create=not no_create, seqs_only=not json_out)
+    if json_out:
+        render.document(made if batch is not None else made[0], "json")
     else:
-        render.out("\n".join(str(r["seq"]) for r in made))
+        render.out("\n".join(str(seq) for seq in made))
 
 
 @app.command()

@@ -66,16 +66,19 @@ def check_content(obj, content: str) -> None:
     check_text(obj.config, content)
 
 
+def _refuse_constant(constant):
+    raise ValueError(f"{constant} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
 def parse_json(text, what: str):
     """A JSON option's value (strict: no NaN or Infinity); exit 2 naming the option."""
     if text is None:
         return None
-
-    def refuse(constant):
-        raise ValueError(f"{constant} is not JSON")
-
     try:
-        return json.loads(text, parse_constant=refuse)
+        return _DECODER.decode(text)
     except ValueError as e:
         raise invalid(f"{what} is not valid JSON ({e})")
 
@@ -139,11 +142,12 @@ def _meta(value, where):
     return value
 
 
-def prepare(config, fields: dict, *, where: str = "") -> Prepared:
+def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepared:
     """Validate one input row (a dict of §6 input fields) as a whole; exit 2 naming what is wrong.
 
     WHERE prefixes messages (e.g. "line 3: ") so a batch names its bad line.
     """
+    limit, count_tokens = _settings or (config.get("transcript.max_turn_bytes"), _estimator(config))
     role = fields.get("role")
     if role not in ROLES:
         raise invalid(f"{where}invalid role {role!r}: use one of {', '.join(ROLES)}")
@@ -189,15 +193,16 @@ def prepare(config, fields: dict, *, where: str = "") -> Prepared:
         size = len(content.encode("utf-8"))
     except UnicodeEncodeError:
         raise invalid(f"{where}content is not valid UTF-8")
-    size += sum(len(x.encode("utf-8", "surrogatepass")) for x in (row.tool_calls, row.meta, row.data) if x is not None)
-    limit = config.get("transcript.max_turn_bytes")
+    for x in (row.tool_calls, row.meta, row.data):
+        if x is not None:
+            size += len(x.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise invalid(f"{where}the row is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
     if given is None:
         parts = [content]
         for call in calls or ():
             parts += [call["name"], call["arguments"]]
-        row.tokens = _estimator(config)("\n".join(parts))
+        row.tokens = count_tokens("\n".join(parts))
     else:
         row.tokens = given
     return row
@@ -210,6 +215,7 @@ def prepare_batch(config, lines) -> list:
     transcript's rows can be fed back in; any other key is refused.
     """
     rows = []
+    settings = (config.get("transcript.max_turn_bytes"), _estimator(config))
     for number, line in enumerate(lines, 1):
         if isinstance(line, bytes):
             try:
@@ -225,7 +231,7 @@ def prepare_batch(config, lines) -> list:
         unknown = set(fields) - set(INPUT_KEYS) - set(OUTPUT_KEYS)
         if unknown:
             raise invalid(f"{where}unknown keys {sorted(unknown)}: use {', '.join(INPUT_KEYS)}")
-        rows.append(prepare(config, fields, where=where))
+        rows.append(prepare(config, fields, where=where, _settings=settings))
     if not rows:
         raise invalid("the batch holds no rows; nothing was stored")
     return rows
@@ -296,11 +302,12 @@ def _request_hash(rows) -> str:
     return hashlib.sha256(_dumps([list(r.key()) for r in rows]).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def append_many(obj, rows, *, request_id=None, create=True, one=False):
+def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only=False):
     """Append ROWS (dicts of §6 input fields, or prepared rows) in one transaction: all or none.
 
-    Returns the new rows (ONE: the single row). A --request-id replayed with the same request returns
-    what it made, as it stands now; with another request it is exit 4.
+    Returns the new rows (ONE: the single row; SEQS_ONLY: their seqs, without reading them back). A
+    --request-id replayed with the same request returns what it made, as it stands now; with another
+    request it is exit 4.
     """
     from .sessions import check, valid_request_id
 
@@ -329,9 +336,11 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False):
                 if not same:
                     raise conflict(f"request id {request_id!r} was already used with another request in {obj.what}")
                 made = _rows_between(obj, found[0], found[4])
-                return made[0] if one else made
+                return [r["seq"] for r in made] if seqs_only else made[0] if one else made
         check(obj, "write", status=meta["status"])
         seqs = insert_rows(obj, rows, author=obj.actor, request_id=request_id, request_hash=digest)
+    if seqs_only:
+        return list(seqs)
     made = _rows_between(obj, seqs[0], seqs[-1])
     return made[0] if one else made
 
