@@ -228,7 +228,50 @@ def _extend(base: dict, **tables) -> dict:
     return out
 
 
-FIELDS = {1: V1}
+def _json_text(rule=None):
+    """A column holding compact JSON text; RULE (a transcript input check) validates the parsed value."""
+
+    def check(v):
+        _text(v)
+        try:
+            parsed = json.loads(v)
+        except ValueError:
+            raise Bad("must be JSON text")
+        if rule is not None:
+            from ..errors import DurableError
+
+            try:
+                rule(parsed, "")
+            except DurableError as e:
+                raise Bad(f"is not valid: {e.message}"[:300])
+        return v
+
+    return check
+
+
+def _tool_calls(value, where):
+    from . import transcript
+
+    if not transcript._tool_calls(value, where):
+        raise Bad("must hold at least one tool call (null means none)")
+
+
+def _meta(value, where):
+    from . import transcript
+
+    transcript._meta(value, where)
+
+
+# version 2 (SPEC §6 rows that hold what agents write): the developer role, tool calls, the tool's
+# name, meta, data, the fork origin, and what a request id made
+V2 = _extend(V1, turns={
+    "role": enum("system", "developer", "user", "assistant", "tool"),
+    "tool_calls": opt(_json_text(_tool_calls)), "name": opt(_nonempty), "meta": opt(_json_text(_meta)),
+    "data": opt(_json_text()),
+    "forked_from": opt(_hex_id), "request_hash": opt(_nonempty), "request_last": opt(_positive),
+})
+
+FIELDS = {1: V1, 2: V2}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 
