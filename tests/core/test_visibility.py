@@ -39,6 +39,8 @@ SESSION_COMMANDS = {
     "transcript compact": [["--max-tokens", "10", "--keep-tokens", "5", "--text", "short"]],
     "transcript prune": [["--older-than", "1d"]],
     "transcript redact": [["1"]],
+    "transcript pop": [[], ["--count", "2"]],
+    "transcript clear": [["--yes"]],
     "elicit ask": [["--prompt", "ship it?"]],
     "elicit list": [[]],
     "elicit answer": [["1", "--choice", "yes"]],
