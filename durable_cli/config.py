@@ -22,12 +22,18 @@ KEYS = {
     "queue.lease": ("duration", "2h"),
     "retention.draft_expiry": ("duration", "8h"),
     "retention.ephemeral_ttl": ("duration", "24h"),
+    # remote mode (SPEC §13): read and validated here; the remote backend itself is not built yet
+    "remote.url": ("url", None),
+    "remote.token": ("text", None),
+    "remote.timeout": ("duration", "10s"),
 }
 
 ENVIRONMENT = {
     "defaults.user": "DURABLE_USER",
     "defaults.home": "DURABLE_HOME",
     "defaults.lock_timeout": "DURABLE_LOCK_TIMEOUT",
+    "remote.url": "DURABLE_REMOTE",
+    "remote.token": "DURABLE_TOKEN",
 }
 
 
@@ -84,6 +90,9 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
         durations.parse(value, allow_zero=True, what=f"duration for {key}")
     elif kind == "name":
         valid_name(value, f"user for {key}")
+    elif kind == "url":
+        if not value.startswith(("http://", "https://")) or not value.isprintable() or " " in value:
+            raise invalid(f"config {key}{where} must be an http:// or https:// URL, not {value!r}")
     elif not value:
         raise invalid(f"config {key}{where} must not be empty")
     return value
@@ -141,6 +150,15 @@ class Config:
 
     def seconds(self, key: str) -> int:
         return durations.parse(self.get(key), allow_zero=KEYS[key][0] == "duration0", what=f"duration for {key}")
+
+    def origin(self, key: str) -> str:
+        """Where KEY's effective value comes from: option, env, file or default (`config list --origin`)."""
+        if key in self.overrides:
+            return "option"
+        env = ENVIRONMENT.get(key)
+        if env and os.environ.get(env):
+            return "env"
+        return "file" if key in self.file_values() else "default"
 
     def effective(self) -> dict:
         """Every key's value as a run would use it (the acting user and data directory resolved)."""

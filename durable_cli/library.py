@@ -257,6 +257,13 @@ class Store:
         text = transcript.run_summarizer(command, plan.covered, input_format, timeout)
         with self.open(name, **open_args) as session:
             return transcript.commit_summary(session, plan, text)
+    def path(self, name=None) -> str:
+        """The data directory, or NAME's object file (exit 3 when NAME is missing or not visible)."""
+        if name is None:
+            return self.objects.paths.home
+        with self.open(name) as session:
+            sessions.require_session(session)
+            return session.handle.path
 
     def close(self) -> None:
         if self._objects is not None:

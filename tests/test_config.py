@@ -73,3 +73,29 @@ def test_default_home_is_the_platform_data_dir(durable, monkeypatch, tmp_path):
     import getpass
 
     assert durable("config", "list", "--json").json()["defaults.user"] == getpass.getuser()
+
+
+def test_list_origin_says_where_each_value_comes_from(durable, monkeypatch):
+    durable("config", "set", "queue.lease", "1h")
+    monkeypatch.setenv("DURABLE_LOCK_TIMEOUT", "3s")
+    doc = durable("--as", "opt", "config", "list", "--origin", "--json").json()
+    assert doc["defaults.user"] == {"value": "opt", "origin": "option"}
+    assert doc["defaults.lock_timeout"] == {"value": "3s", "origin": "env"}
+    assert doc["queue.lease"] == {"value": "1h", "origin": "file"}
+    assert doc["transcript.token_budget"] == {"value": 4000, "origin": "default"}
+    rows = [line.split("\t") for line in durable("config", "list", "--origin").out.splitlines()]
+    assert ["queue.lease", "1h", "file"] in rows
+
+
+def test_get_and_path_as_json(durable):
+    assert durable("config", "get", "queue.lease", "--json").json() == {"key": "queue.lease", "value": "2h"}
+    assert durable("config", "get", "remote.url", "--json").json() == {"key": "remote.url", "value": None}
+    assert durable("config", "path", "--json").json() == {"path": os.environ["DURABLE_CONFIG"]}
+
+
+def test_remote_keys_are_validated(durable, monkeypatch):
+    assert durable("config", "set", "remote.url", "not a url").status == 2
+    assert durable("config", "set", "remote.timeout", "30").status == 2
+    assert durable("config", "set", "remote.url", "https://durable.example.workers.dev").status == 0
+    monkeypatch.setenv("DURABLE_REMOTE", "http://127.0.0.1:8787")
+    assert durable("config", "list", "--origin", "--json").json()["remote.url"] == {"value": "http://127.0.0.1:8787", "origin": "env"}

@@ -16,7 +16,7 @@ from ..errors import DurableError, Interrupted
 MODULES = {
     "session": "session", "transcript": "transcript",
     "ls": "retention", "ttl": "retention", "delete": "retention", "purge": "retention", "sweep": "retention",
-    "forget": "admin", "export": "admin", "import": "admin", "backup": "admin", "doctor": "admin", "config": "admin",
+    "forget": "admin", "export": "admin", "import": "admin", "backup": "admin", "doctor": "admin", "config": "admin", "path": "admin",
     "elicit": "hitl", "memory": "hitl", "limit": "hitl",
 }
 _GLOBAL_WITH_VALUE = ("--home", "--as", "--tenant", "--lock-timeout")

@@ -18,6 +18,7 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_)
     app.command("backup")(backup)
     app.command("doctor")(doctor)
+    app.command("path")(path)
     app.add_typer(config_app, name="config")
 
 
@@ -184,9 +185,21 @@ def doctor(
             render.out("\t".join(render.field(p[k]) for k in ("id", "kind", "detail", "repaired")))
 
 
+def path(
+    name: str = typer.Argument(None, help="Session NAME (default: print the data directory).", autocompletion=complete_name, show_default=False),
+    json_out: bool = JSON,
+):
+    """Print the data directory, or NAME's object file (open it read-only: sqlite3 -readonly).
+
+    Example: sqlite3 -readonly "$(durable path chat)" 'SELECT role, content FROM turns'
+    """
+    found = store().path(name)
+    render.document({"path": found}, "json") if json_out else render.out(found)
+
+
 @config_app.command("get")
-def config_get(key: str = typer.Argument(..., help="The key, e.g. transcript.token_budget.")):
-    """Print a key's effective value.
+def config_get(key: str = typer.Argument(..., help="The key, e.g. transcript.token_budget."), json_out: bool = JSON):
+    """Print a key's effective value (empty when it has none).
 
     Example: durable config get queue.lease
     """
@@ -195,7 +208,10 @@ def config_get(key: str = typer.Argument(..., help="The key, e.g. transcript.tok
     if key not in KEYS:
         raise DurableError(f"unknown config key {key!r}; see 'durable config list'", "invalid_input")
     value = _config().effective()[key]
-    render.out("" if value is None else str(value))
+    if json_out:
+        render.document({"key": key, "value": value}, "json")
+    else:
+        render.out("" if value is None else str(value))
 
 
 def _config():
@@ -224,13 +240,24 @@ def config_unset(key: str = typer.Argument(...)):
 
 
 @config_app.command("list")
-def config_list(json_out: bool = JSON):
-    """Print every key's effective value.
+def config_list(
+    origin: bool = typer.Option(False, "--origin", help="Also say where each value comes from: option, env, file or default."),
+    json_out: bool = JSON,
+):
+    """Print every key's effective value (--origin: and where it comes from).
 
-    Example: durable config list --json | jq .
+    Example: durable config list --origin --json | jq -r 'to_entries[] | select(.value.origin == "file") | .key'
     """
-    values = _config().effective()
-    if json_out:
+    config = _config()
+    values = config.effective()
+    if origin:
+        doc = {k: {"value": v, "origin": config.origin(k)} for k, v in values.items()}
+        if json_out:
+            render.document(doc, "json")
+        else:
+            for k, v in doc.items():
+                render.out(f"{k}\t{render.field(v['value'])}\t{v['origin']}")
+    elif json_out:
         render.document(values, "json")
     else:
         for k, v in values.items():
@@ -238,9 +265,10 @@ def config_list(json_out: bool = JSON):
 
 
 @config_app.command("path")
-def config_path():
-    """Print the config file's path.
+def config_path(json_out: bool = JSON):
+    """Print the config file's path (it may not exist yet).
 
     Example: $EDITOR "$(durable config path)"
     """
-    render.out(_config().path)
+    path = _config().path
+    render.document({"path": path}, "json") if json_out else render.out(path)
