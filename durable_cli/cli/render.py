@@ -15,7 +15,15 @@ def _dumps(value) -> str:
 
 
 def pretty() -> bool:
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    """Tables for people: stdout is a terminal. NO_COLOR removes colour, not the layout (SPEC §4)."""
+    return sys.stdout.isatty()
+
+
+def console(stderr: bool = False):
+    """A rich Console; with NO_COLOR set it writes no escape codes at all."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, color_system=None if os.environ.get("NO_COLOR") else "auto")
 
 
 def field(value) -> str:
@@ -50,7 +58,6 @@ def document(doc, mode: str = "plain") -> None:
     if mode in ("json", "jsonl"):
         out(_dumps(doc))
     elif isinstance(doc, dict) and pretty():
-        from rich.console import Console
         from rich.table import Table
 
         table = Table(show_header=False, box=None)
@@ -58,7 +65,7 @@ def document(doc, mode: str = "plain") -> None:
         table.add_column()
         for k, v in doc.items():
             table.add_row(k, "" if v is None else (_dumps(v) if isinstance(v, (dict, list)) else str(v)))
-        Console().print(table)
+        console().print(table)
     elif isinstance(doc, dict):
         out(tsv(doc))
     else:
@@ -76,7 +83,6 @@ def listing(items, mode: str = "plain", columns=None) -> None:
         return
     if pretty():
         items = list(items)
-        from rich.console import Console
         from rich.table import Table
 
         if not items:
@@ -87,7 +93,7 @@ def listing(items, mode: str = "plain", columns=None) -> None:
             table.add_column(k)
         for item in items:
             table.add_row(*[field(item.get(k)) for k in keys])
-        Console().print(table)
+        console().print(table)
         return
     for item in items:
         out(tsv(item))
@@ -129,10 +135,9 @@ class Progress:
     def start(self, total: int) -> None:
         if not sys.stderr.isatty() or total == 0:
             return
-        from rich.console import Console
         from rich.progress import Progress as Bar
 
-        self.bar = Bar(console=Console(stderr=True), transient=True)
+        self.bar = Bar(console=console(stderr=True), transient=True)
         self.bar.start()
         self.task = self.bar.add_task(self.label, total=total)
 
@@ -155,3 +160,68 @@ def confirm(question: str) -> bool:
     sys.stderr.flush()
     answer = sys.stdin.readline()
     return answer.strip().lower() in ("y", "yes")
+
+
+def ago(iso_time, now_ms=None) -> str:
+    """A relative time for people ("3h ago", "just now"); "" for null."""
+    if not iso_time:
+        return ""
+    import calendar
+    import time
+
+    from .. import clock
+
+    then = calendar.timegm(time.strptime(iso_time[:19], "%Y-%m-%dT%H:%M:%S"))
+    seconds = int(((now_ms if now_ms is not None else clock.now()) / 1000) - then)
+    future = seconds < 0
+    seconds = abs(seconds)
+    if seconds < 45:
+        return "just now"
+    for size, unit in ((31536000, "y"), (2592000, "mo"), (604800, "w"), (86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            n = seconds // size
+            return f"in {n}{unit}" if future else f"{n}{unit} ago"
+    return "just now"  # pragma: no cover - seconds >= 45 always has a unit above
+
+
+SESSION_COLUMNS = (("name", "NAME"), ("status", "STATUS"), ("title", "TITLE"), ("turns", "TURNS"),
+                   ("tokens", "TOKENS"), ("last_active_at", "LAST ACTIVE"))
+
+
+def session_table(rows, *, wide: bool = False) -> None:
+    """`ls` on a terminal: the columns a person reads, fitted to the width (--wide: every field).
+
+    Short columns keep their full width, NAME all but 5 columns of the rest (folded, never cut), and
+    TITLE takes what is left (at least 5), cut with an ellipsis.
+    """
+    from rich.table import Table
+
+    if not rows:
+        sys.stderr.write("no sessions; 'durable session create NAME' starts one (--all shows archived ones)\n")
+        return
+    columns = [(k, k.upper().replace("_", " ")) for k in rows[0]] if wide else SESSION_COLUMNS
+    cells = []
+    for row in rows:
+        line = []
+        for key, _ in columns:
+            value = row.get(key)
+            if key.endswith("_at") and not wide:
+                value = ago(value)
+            line.append("" if value is None else str(value))
+        cells.append(line)
+    out_console = console()
+    widths = [max(len(label), *(len(c[i]) for c in cells)) for i, (_, label) in enumerate(columns)]
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    if not wide:
+        gaps = 2 * (len(columns) - 1)
+        name_i, title_i = 0, 2
+        fixed = sum(w for i, w in enumerate(widths) if i not in (name_i, title_i))
+        room = max(out_console.width - gaps - fixed, 10)
+        widths[name_i] = min(widths[name_i], max(len("NAME"), room - min(widths[title_i], 5)))
+        widths[title_i] = max(min(widths[title_i], room - widths[name_i]), 5)
+    for i, (key, label) in enumerate(columns):
+        table.add_column(label, justify="right" if key in ("turns", "tokens") else "left", width=widths[i],
+                         no_wrap=key != "name", overflow="fold" if key == "name" else "ellipsis")
+    for line in cells:
+        table.add_row(*line)
+    out_console.print(table)

@@ -35,6 +35,7 @@ def ls(
     user: str = typer.Option(None, "--user", metavar="U", help="Sessions of user U instead of the acting user."),
     older_than: str = typer.Option(None, "--older-than", metavar="DUR", help="Only sessions idle for longer than DUR."),
     limit: int = typer.Option(None, "--limit", metavar="N", help="At most N sessions."),
+    wide: bool = typer.Option(False, "--wide", help="On a terminal, show every column (piped output always has them all)."),
     json_out: bool = JSON,
     jsonl: bool = JSONL,
 ):
@@ -51,7 +52,10 @@ def ls(
 
         valid_name(user, "user")
     rows = store().ls(statuses=statuses, all_objects=all_objects, user=user, older_than=older, limit=limit)
-    render.listing(rows, mode(json_out, jsonl))
+    if mode(json_out, jsonl) == "plain" and render.pretty():
+        render.session_table(list(rows), wide=wide)
+    else:
+        render.listing(rows, mode(json_out, jsonl))
 
 
 def ttl(

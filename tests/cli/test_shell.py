@@ -1,6 +1,7 @@
 """Shell integration: completions in real shells, man pages, drift, TTY vs piped output, examples."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -84,11 +85,25 @@ def test_tty_gets_a_table_pipe_gets_tsv(durable):
     durable("session", "create", "tty-one", "--title", "Hello")
     r = subprocess.run(["script", "-qec", "durable ls", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", COLUMNS="120"))
     assert r.returncode == 0
-    assert any(ch in r.stdout for ch in "┃│━─") and "tty-one" in r.stdout
+    header = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout).splitlines()[0].split()
+    assert header[:3] == ["NAME", "STATUS", "TITLE"] and "ACTIVE" in header and "tty-one" in r.stdout
+    assert "just now" in r.stdout and "ID" not in header  # relative times; the id only with --wide
+    # NO_COLOR removes colour, not the table (SPEC §4)
     r = subprocess.run(["script", "-qec", "durable ls", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", NO_COLOR="1"))
-    assert "\x1b[" not in r.stdout and "tty-one\t" in r.stdout
+    assert "\x1b[" not in r.stdout and "tty-one\t" not in r.stdout and r.stdout.split()[:2] == ["NAME", "STATUS"]
+    r = subprocess.run(["script", "-qec", "durable ls --wide", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", COLUMNS="400"))
+    assert re.sub(r"\x1b\[[0-9;]*m", "", r.stdout).split()[:3] == ["NAME", "ID", "SCOPE"]
     piped = subprocess.run(["durable", "ls"], capture_output=True, text=True, env=shell_env())
     assert "\x1b[" not in piped.stdout and piped.stdout.startswith("tty-one\t")
+
+
+def test_ls_table_fits_80_columns_and_keeps_names_whole(durable):
+    name = "refactor-the-login-flow"
+    durable("session", "create", name, "--title", "Refactor login so that it supports SSO, passkeys and magic links")
+    r = subprocess.run(["script", "-qec", "durable ls", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", COLUMNS="80", NO_COLOR="1"))
+    lines = r.stdout.replace("\r", "").splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert len(lines) == 2 and name in lines[1]
 
 
 def test_tsv_escaping(durable):
