@@ -257,6 +257,7 @@ class Store:
         text = transcript.run_summarizer(command, plan.covered, input_format, timeout)
         with self.open(name, **open_args) as session:
             return transcript.commit_summary(session, plan, text)
+
     def path(self, name=None) -> str:
         """The data directory, or NAME's object file (exit 3 when NAME is missing or not visible)."""
         if name is None:

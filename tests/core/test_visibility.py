@@ -41,6 +41,7 @@ SESSION_COMMANDS = {
     "transcript redact": [["1"]],
     "transcript pop": [[], ["--count", "2"]],
     "transcript clear": [["--yes"]],
+    "path": [[]],
     "elicit ask": [["--prompt", "ship it?"]],
     "elicit list": [[]],
     "elicit answer": [["1", "--choice", "yes"]],
