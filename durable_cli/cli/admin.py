@@ -170,19 +170,31 @@ def doctor(
         doc = store().doctor(repair=repair, purge_quarantine=purge_quarantine, progress=bar)
     finally:
         bar.stop()
+    on_screen = not json_out and render.pretty()
+    if on_screen:
+        render.doctor_report(doc, _count_objects())
     if not doc["healthy"]:
         kinds = sorted({p["kind"] for p in doc["problems"] if not p["repaired"]})
         if kinds == ["busy"]:
             raise DurableError("some objects are busy (locked by another process) and were not checked; run it again",
-                               "busy", document=doc)
+                               "busy", document=None if on_screen else doc)
         raise DurableError(
-            f"unhealthy: {', '.join(kinds)}" + ("" if repair else "; run 'durable doctor --repair'"), "storage", document=doc,
+            f"unhealthy: {', '.join(kinds)}" + ("" if repair else "; run 'durable doctor --repair'"), "storage",
+            document=None if on_screen else doc,
         )
+    if on_screen:
+        return
     if json_out:
         render.document(doc, "json")
     else:
         for p in doc["problems"]:
             render.out("\t".join(render.field(p[k]) for k in ("id", "kind", "detail", "repaired")))
+
+
+def _count_objects() -> int:
+    """How many object files the data directory holds (doctor's summary line on a terminal)."""
+    paths = store().objects.paths
+    return sum(1 for _ in paths.iter_object_ids(skip_symlinks=True)) if paths.home_exists() else 0
 
 
 def path(

@@ -57,6 +57,8 @@ def document(doc, mode: str = "plain") -> None:
     """One record (or a receipt): JSON, a vertical table on a TTY, or one TSV row."""
     if mode in ("json", "jsonl"):
         out(_dumps(doc))
+    elif isinstance(doc, dict) and pretty() and {"deleted", "skipped", "changed"} <= doc.keys():
+        receipt_table(doc)  # a receipt printed on the way to a non-zero exit
     elif isinstance(doc, dict) and pretty():
         from rich.table import Table
 
@@ -104,10 +106,13 @@ def receipt(doc: dict, mode: str = "plain") -> None:
     if mode in ("json", "jsonl"):
         out(_dumps(doc))
         return
+    if pretty():
+        receipt_table(doc)
+        return
     for action in ("deleted", "skipped", "changed"):
         for item in doc[action]:
             detail = item.get("reason") or item.get("what") or ""
-            verb = "would delete" if doc.get("dry_run") and action == "deleted" else action
+            verb = ("would " + {"deleted": "delete", "changed": "change"}[action]) if doc.get("dry_run") and action != "skipped" else action
             out("\t".join(field(x) for x in (verb, item["id"], item["owner"], item["name"], detail or None)))
 
 
@@ -225,3 +230,172 @@ def session_table(rows, *, wide: bool = False) -> None:
     for line in cells:
         table.add_row(*line)
     out_console.print(table)
+
+
+def _short(object_id) -> str:
+    """An id as a person reads it: the first 12 hex digits (the full one is in --json)."""
+    return "" if not object_id else object_id[:12]
+
+
+def session(doc: dict, mode: str = "plain") -> None:
+    """A session record: the card on a terminal, else as `document` prints it."""
+    if mode == "plain" and pretty():
+        session_card(doc)
+    else:
+        document(doc, mode)
+
+
+def transcript(rows, mode: str = "plain") -> None:
+    """Transcript rows: a conversation on a terminal, else as `listing` prints them."""
+    if mode == "plain" and pretty():
+        conversation(rows)
+    else:
+        listing(rows, mode)
+
+
+def session_card(doc: dict) -> None:
+    """`session show` on a terminal: a short card (status, queue, participants, last activity)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    out_console = console()
+    head = Text(doc["name"], style="bold")
+    if doc.get("title"):
+        head.append(f"  {doc['title']}")
+    out_console.print(head)
+    queue = doc.get("queue") or {}
+    people = ", ".join(f"{p['user']} ({p['role']})" for p in doc.get("participants") or [])
+    turns = f"{doc['turns']} ({doc['tokens']} tokens)"
+    rows = [("status", doc["status"]),
+            ("queue", f"{queue.get('pending', 0)} pending, {queue.get('processing', 0)} processing"),
+            ("turns", turns), ("participants", people),
+            ("last active", ago(doc.get("last_active_at"))), ("created", ago(doc.get("created_at")))]
+    if doc.get("expires_at"):
+        rows.append(("expires", ago(doc["expires_at"])))
+    if doc.get("scope") != "user":
+        rows.append(("scope", doc["scope"] + ("" if doc.get("scope") == "session" else f" {doc['owner']}")))
+    table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 2, 0, 0))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(overflow="fold")
+    for k, v in rows:
+        table.add_row(k, v)
+    out_console.print(table)
+
+
+def conversation(rows) -> None:
+    """`transcript show` on a terminal: role and time, the text wrapped under it, tool calls as
+    `→ name(args)` with their results under them, summaries marked with what they cover."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    rows = list(rows)
+    if not rows:
+        sys.stderr.write("no rows; 'durable transcript append NAME --role user TEXT' adds one\n")
+        return
+    out_console = console()
+    shown_calls = {c["id"] for r in rows for c in (r.get("tool_calls") or [])}
+    results = {}
+    for r in rows:
+        if r["role"] == "tool" and r.get("call_id") in shown_calls:
+            results.setdefault(r["call_id"], []).append(r)
+    styles = {"user": "bold green", "assistant": "bold blue", "system": "bold magenta", "developer": "bold magenta",
+              "tool": "bold yellow"}
+    for r in rows:
+        if r["role"] == "tool" and r.get("call_id") in shown_calls:
+            continue  # printed under its call
+        head = Text(f"#{r['seq']} ", style="dim")
+        if r["kind"] == "summary":
+            covers = r.get("covers")
+            head.append("summary", style="bold magenta")
+            if covers:
+                head.append(f" of #{covers[0]}–#{covers[1]}")
+        else:
+            head.append(r["role"], style=styles.get(r["role"], "bold"))
+            if r["role"] == "tool":
+                head.append(f" {r.get('name') or ''} ← {r.get('call_id')}".replace("  ", " "))
+        if r.get("superseded_by") is not None:
+            head.append(f" (superseded by #{r['superseded_by']})", style="dim")
+        head.append(f" · {ago(r['created_at'])}", style="dim")
+        out_console.print(head)
+        if r.get("content"):
+            out_console.print(Padding(Text(r["content"]), (0, 0, 0, 2)))
+        for call in r.get("tool_calls") or []:
+            out_console.print(Padding(Text(f"→ {call['name']}({call.get('arguments', '')})", style="cyan"), (0, 0, 0, 2)))
+            for result in results.get(call["id"], []):
+                out_console.print(Padding(Text(f"← {result['content']}"), (0, 0, 0, 4)))
+    return
+
+
+REPAIRS = {
+    "secret": "nothing: restore secret.key from a backup",
+    "secret_mismatch": "nothing: restore the matching secret.key",
+    "index_corrupt": "rebuild index.db from the objects",
+    "unfinished_purge": "finish the interrupted purge",
+    "busy": "nothing: run it again when the object is free",
+    "missing_index_row": "add the index row from the object",
+    "index_mismatch": "rewrite the index row from the object",
+    "orphan_index_row": "drop the index row",
+    "half_made": "delete the half-made file",
+    "corrupt": "move it into quarantine/",
+    "mode": "set the mode",
+    "stale_lock": "remove the lock file",
+    "symlink": "nothing: replace the symlink by hand",
+    "quarantined": "",
+}
+
+
+def doctor_report(doc: dict, objects: int) -> None:
+    """`doctor` on a terminal: a summary line, then a table of problems and what --repair does (or did)."""
+    from rich.table import Table
+
+    problems = doc["problems"]
+    index = [p for p in problems if p["kind"] == "index_corrupt"]
+    index_state = "ok" if not index else ("rebuilt" if all(p["repaired"] for p in index) else "corrupt")
+    left = sum(1 for p in problems if not p["repaired"])
+    fixed = len(problems) - left
+    line = f"{objects} object{'' if objects == 1 else 's'}, index.db: {index_state}, {left} problem{'' if left == 1 else 's'}"
+    if fixed:
+        line += f" ({fixed} repaired)"
+    out_console = console()
+    out_console.print(line)
+    if not problems:
+        return
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("OBJECT", no_wrap=True)
+    table.add_column("PROBLEM", no_wrap=True)
+    table.add_column("DETAIL", overflow="fold", ratio=3)
+    table.add_column("REPAIR", overflow="fold", ratio=2)
+    for p in problems:
+        what = REPAIRS.get(p["kind"], "")
+        table.add_row(_short(p["id"]) or "-", p["kind"], p["detail"], ("done: " + what) if p["repaired"] and what else what)
+    out_console.print(table)
+
+
+def receipt_table(doc: dict) -> None:
+    """A receipt on a terminal: one line per object (what happened, NAME, owner, id, detail)."""
+    from rich.table import Table
+
+    items = [(action, item) for action in ("deleted", "skipped", "changed") for item in doc[action]]
+    if not items:
+        sys.stderr.write("nothing would be deleted or changed\n" if doc.get("dry_run") else "nothing was deleted or changed\n")
+        return
+    verbs = {"deleted": "would delete", "changed": "would change"} if doc.get("dry_run") else {}
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for label in ("", "NAME", "OWNER", "ID", "DETAIL"):
+        table.add_column(label, no_wrap=label != "DETAIL", overflow="fold")
+    for action, item in items:
+        table.add_row(verbs.get(action, action), item["name"] or "", item["owner"] or "", _short(item["id"]),
+                      item.get("reason") or item.get("what") or "")
+    console().print(table)
+
+
+def preview(doc: dict, doing: str, limit: int = 10) -> None:
+    """Before asking: how many objects DOING would touch, and which (up to LIMIT), on stderr."""
+    items = doc["deleted"] + doc["changed"]
+    n = len(items)
+    sys.stderr.write(f"{doing} {n} object{'' if n == 1 else 's'}:\n")
+    for item in items[:limit]:
+        owner = f" ({item['owner']})" if item.get("owner") else ""
+        sys.stderr.write(f"  {item['name'] or item['id'][:12]}{owner}\n")
+    if n > limit:
+        sys.stderr.write(f"  … and {n - limit} more\n")

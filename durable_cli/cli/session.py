@@ -47,7 +47,7 @@ def show(name: str = NAME, json_out: bool = JSON):
 
     Example: durable session show fix-login --json | jq .status
     """
-    render.document(_on(name, lambda s: s.show()), mode(json_out))
+    render.session(_on(name, lambda s: s.show()), mode(json_out))
 
 
 @app.command()

@@ -97,7 +97,7 @@ def show(
     if last is not None and (last < 0 or all_rows):
         raise DurableError("--last takes a non-negative N and lists live rows (not with --all)", "invalid_input")
     with store().open(name) as s:
-        render.listing(s.show_transcript(all_rows=all_rows, since=since, last=last), mode(json_out, jsonl))
+        render.transcript(s.show_transcript(all_rows=all_rows, since=since, last=last), mode(json_out, jsonl))
 
 
 @app.command()
