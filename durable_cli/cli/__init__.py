@@ -59,6 +59,15 @@ def complete_choices(*choices):
     return lambda incomplete: [c for c in choices if c.startswith(incomplete)]
 
 
+def one_output(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
+    """--json and --jsonl are two answers to one question: both on one command line is exit 2,
+    found while parsing (input is checked before the object is looked for)."""
+    other = "jsonl" if param.name == "json_out" else "json_out"
+    if value and ctx.params.get(other):
+        raise DurableError("--json and --jsonl do not go together; give one of them", "invalid_input")
+    return value
+
+
 def mode(json_out: bool = False, jsonl: bool = False) -> str:
     return "jsonl" if jsonl else "json" if json_out else "plain"
 
@@ -91,7 +100,24 @@ def _version(value: bool):
         raise typer.Exit()
 
 
+def _usage_as_in_man_pages() -> None:
+    """Usage lines name arguments as the man pages do (`NAME TEXT|-`), not typer's `{NAME} {TEXT|-}`."""
+    from typer.core import TyperArgument
+
+    if getattr(TyperArgument.make_metavar, "plain", False):
+        return
+    braced = TyperArgument.make_metavar
+
+    def make_metavar(self, ctx, *, usage=False):
+        var = braced(self, ctx, usage=usage)
+        return var[1:-1] if usage and var.startswith("{") and var.endswith("}") else var
+
+    make_metavar.plain = True
+    TyperArgument.make_metavar = make_metavar
+
+
 def make_app() -> typer.Typer:
+    _usage_as_in_man_pages()
     app = typer.Typer(
         name="durable", help=HELP, rich_markup_mode=None, pretty_exceptions_enable=False,
         no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},

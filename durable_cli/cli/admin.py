@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 
 
 def forget(
-    user: str = typer.Argument(..., help="The user to erase."),
+    user: str = typer.Argument(..., metavar="USER", help="The user to erase."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (required without a terminal)."),
     json_out: bool = JSON,
 ):
@@ -48,7 +48,7 @@ def forget(
 
 
 def export(
-    name: str = typer.Argument(None, help="Session NAME (or --user / --all).", autocompletion=complete_name, show_default=False),
+    name: str = typer.Argument(None, metavar="[NAME]", help="Session NAME (or --user / --all).", autocompletion=complete_name, show_default=False),
     user: str = typer.Option(None, "--user", metavar="U", help="Every object user U owns, their memory included."),
     all_objects: bool = typer.Option(False, "--all", help="Every object of the installation."),
     output: str = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (mode 0600) instead of stdout."),
@@ -198,7 +198,7 @@ def _count_objects() -> int:
 
 
 def path(
-    name: str = typer.Argument(None, help="Session NAME (default: print the data directory).", autocompletion=complete_name, show_default=False),
+    name: str = typer.Argument(None, metavar="[NAME]", help="Session NAME (default: print the data directory).", autocompletion=complete_name, show_default=False),
     json_out: bool = JSON,
 ):
     """Print the data directory, or NAME's object file (open it read-only: sqlite3 -readonly).
@@ -210,7 +210,7 @@ def path(
 
 
 @config_app.command("get")
-def config_get(key: str = typer.Argument(..., help="The key, e.g. transcript.token_budget."), json_out: bool = JSON):
+def config_get(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g. transcript.token_budget."), json_out: bool = JSON):
     """Print a key's effective value (empty when it has none).
 
     Example: durable config get queue.lease
@@ -234,7 +234,7 @@ def _config():
 
 
 @config_app.command("set")
-def config_set(key: str = typer.Argument(...), value: str = typer.Argument(...)):
+def config_set(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g. queue.lease."), value: str = typer.Argument(..., metavar="VALUE", help="Its new value.")):
     """Set a key in the config file.
 
     Example: durable config set retention.draft_expiry 1d
@@ -243,7 +243,7 @@ def config_set(key: str = typer.Argument(...), value: str = typer.Argument(...))
 
 
 @config_app.command("unset")
-def config_unset(key: str = typer.Argument(...)):
+def config_unset(key: str = typer.Argument(..., metavar="KEY", help="The key to remove.")):
     """Remove a key from the config file (back to its default).
 
     Example: durable config unset transcript.tokenizer

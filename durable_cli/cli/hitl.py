@@ -3,12 +3,12 @@
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, seconds, store
+from . import complete_choices, complete_name, mode, one_output, seconds, store
 from . import render
 
-JSON = typer.Option(False, "--json", help="Print one JSON document.")
-JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.")
-NAME = typer.Argument(..., help="Session NAME.", autocompletion=complete_name)
+JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
+JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
+NAME = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=complete_name)
 
 elicit_app = typer.Typer(help="Questions for a person, stored in the session.\n\nExample: durable elicit ask deploy --prompt 'Ship it?' --choice yes --choice no", no_args_is_help=True)
 memory_app = typer.Typer(help="Per-user facts with provenance.\n\nExample: durable memory set editor vim --confirmed", no_args_is_help=True)
@@ -96,9 +96,9 @@ SOURCES = ("user", "model", "external")
 
 @memory_app.command("set")
 def memory_set(
-    key: str = typer.Argument(...),
-    value: str = typer.Argument(...),
-    source: str = typer.Option("user", "--source", help="user, model or external.", autocompletion=complete_choices(*SOURCES)),
+    key: str = typer.Argument(..., metavar="KEY", help="The fact's key."),
+    value: str = typer.Argument(..., metavar="VALUE", help="The fact."),
+    source: str = typer.Option("user", "--source", metavar="[user|model|external]", help="Where the fact came from (default user).", autocompletion=complete_choices(*SOURCES)),
     confirmed: bool = typer.Option(False, "--confirmed", help="Store it confirmed (not for --source model)."),
     expires: str = typer.Option(None, "--expires", metavar="DUR", help="Forget it after DUR."),
     json_out: bool = JSON,
@@ -126,7 +126,7 @@ def _reserved(fn, *, empty=None):
 
 
 @memory_app.command("get")
-def memory_get(key: str = typer.Argument(...), all_facts: bool = typer.Option(False, "--all", help="Unconfirmed and expired facts too."), json_out: bool = JSON):
+def memory_get(key: str = typer.Argument(..., metavar="KEY", help="The fact's key."), all_facts: bool = typer.Option(False, "--all", help="Unconfirmed and expired facts too."), json_out: bool = JSON):
     """Print a confirmed, unexpired fact (exit 3 otherwise, unless --all).
 
     Example: durable memory get timezone --json | jq -r .value
@@ -145,7 +145,7 @@ def memory_list(all_facts: bool = typer.Option(False, "--all", help="Unconfirmed
 
 
 @memory_app.command("confirm")
-def memory_confirm(key: str = typer.Argument(...), json_out: bool = JSON):
+def memory_confirm(key: str = typer.Argument(..., metavar="KEY", help="The fact's key."), json_out: bool = JSON):
     """Confirm a fact (how a person vouches for what a model remembered).
 
     Example: durable memory confirm timezone
@@ -154,7 +154,7 @@ def memory_confirm(key: str = typer.Argument(...), json_out: bool = JSON):
 
 
 @memory_app.command("forget")
-def memory_forget(key: str = typer.Argument(...), json_out: bool = JSON):
+def memory_forget(key: str = typer.Argument(..., metavar="KEY", help="The fact's key."), json_out: bool = JSON):
     """Forget one fact.
 
     Example: durable memory forget timezone
@@ -164,7 +164,7 @@ def memory_forget(key: str = typer.Argument(...), json_out: bool = JSON):
 
 @limit_app.command("hit")
 def hit(
-    key: str = typer.Argument(...),
+    key: str = typer.Argument(..., metavar="KEY", help="The bucket's name."),
     rate: str = typer.Option(..., "--rate", metavar="N/DUR", help="Refill N tokens per DUR, e.g. 5/1h."),
     burst: int = typer.Option(None, "--burst", metavar="B", help="Bucket capacity (default N)."),
     json_out: bool = JSON,

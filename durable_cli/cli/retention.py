@@ -5,13 +5,13 @@ import sys
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, seconds, store
+from . import complete_choices, complete_name, mode, one_output, seconds, store
 from . import render
 
 STATUSES = ("created", "active", "completed", "failed", "cancelled", "archived")
-JSON = typer.Option(False, "--json", help="Print one JSON document.")
-JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.")
-STATUS = typer.Option(None, "--status", metavar="S", help="Only this status (repeatable).", autocompletion=complete_choices(*STATUSES))
+JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
+JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
+STATUS = typer.Option(None, "--status", metavar="[created|active|completed|failed|cancelled|archived]", help="Only this status (repeatable).", autocompletion=complete_choices(*STATUSES))
 
 
 def _statuses(values):
@@ -59,12 +59,17 @@ def ls(
 
 
 def ttl(
-    name: str = typer.Argument(..., help="Session NAME.", autocompletion=complete_name),
+    name: str = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=complete_name),
     duration: str = typer.Argument(None, metavar="[DUR]", help="Expire DUR after the last activity.", show_default=False),
     clear: bool = typer.Option(False, "--clear", help="Remove the TTL."),
     json_out: bool = JSON,
 ):
-    """Show, set or clear a session's TTL (rescheduled by every write).
+    """Show, set or clear a session's TTL: it is deleted DUR after its last activity.
+
+    Every activity reschedules it: a turn, a prompt or queue change (next, finish, dequeue, stop), a
+    status transition (cancel, archive, unarchive), a pop, clear or summary, an elicitation asked or
+    answered. Reading, a title, an invite, a redaction, a prune, a lease renewal and setting the TTL
+    itself do not.
 
     Example: durable ttl scratch 7d
     """
@@ -84,7 +89,7 @@ def _needs_consent(yes: bool, dry_run: bool, what: str) -> None:
 
 
 def delete(
-    name: str = typer.Argument(..., help="Session NAME.", autocompletion=complete_name),
+    name: str = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=complete_name),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (required without a terminal)."),
     json_out: bool = JSON,
 ):

@@ -3,14 +3,14 @@
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, read_content, seconds, store
+from . import complete_choices, complete_name, mode, one_output, read_content, seconds, store
 from . import render
 
 app = typer.Typer(help="Session lifecycle and prompt queue.\n\nExample: durable session prompt fix-login \"Fix the login bug\"", no_args_is_help=True)
 
-NAME = typer.Argument(..., help="Session NAME.", autocompletion=complete_name)
-JSON = typer.Option(False, "--json", help="Print one JSON document.")
-JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.")
+NAME = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=complete_name)
+JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
+JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
 
 
 def register(root: typer.Typer) -> None:
@@ -24,8 +24,8 @@ def _on(name, method, *args, create=False, **kwargs):
 
 @app.command()
 def create(
-    name: str = typer.Argument(None, help="Session NAME (omit with --ephemeral).", show_default=False),
-    title: str = typer.Option(None, "--title", help="A title (1-200 characters)."),
+    name: str = typer.Argument(None, metavar="[NAME]", help="Session NAME (omit with --ephemeral).", show_default=False),
+    title: str = typer.Option(None, "--title", metavar="T", help="A title (1-200 characters)."),
     ephemeral: bool = typer.Option(False, "--ephemeral", help="Make a fresh random NAME with a TTL (retention.ephemeral_ttl, 24h)."),
     ttl: str = typer.Option(None, "--ttl", metavar="DUR", help="Delete the session DUR after its last activity."),
     json_out: bool = JSON,
@@ -53,8 +53,8 @@ def show(name: str = NAME, json_out: bool = JSON):
 @app.command()
 def prompt(
     name: str = NAME,
-    text: str = typer.Argument(..., help="The prompt, or - to read it from stdin."),
-    source: str = typer.Option(None, "--source", help="Where the prompt came from (free text)."),
+    text: str = typer.Argument(..., metavar="TEXT|-", help="The prompt, or - to read it from stdin."),
+    source: str = typer.Option(None, "--source", metavar="S", help="Where the prompt came from (free text)."),
     request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: a retry with the same ID stores nothing new."),
     wait: str = typer.Option(None, "--wait", metavar="DUR", help="When the queue is full, wait up to DUR for room (the lock is not held while waiting)."),
     no_create: bool = typer.Option(False, "--no-create", help="Exit 3 instead of creating a missing session."),
@@ -85,7 +85,7 @@ def next_(
     wait: str = typer.Option(None, "--wait", metavar="DUR", help="Wait up to DUR for a prompt (0 = do not wait); the lock is not held while waiting."),
     lease: str = typer.Option(None, "--lease", metavar="DUR", help="Lease for the taken prompt (default queue.lease, 2h)."),
     context: int = typer.Option(None, "--context", metavar="TOKENS", help="Add \"window\": the context window for this budget, taken after the user turn."),
-    fmt: str = typer.Option(None, "--format", metavar="F", help="The window's format with --context: messages (default), responses, anthropic or json.",
+    fmt: str = typer.Option(None, "--format", metavar="[messages|responses|anthropic|json]", help="The window's format with --context: messages (default), responses, anthropic or json.",
                             autocompletion=complete_choices("messages", "responses", "anthropic", "json")),
     json_out: bool = JSON,
 ):
@@ -116,7 +116,7 @@ def next_(
 @app.command()
 def renew(
     name: str = NAME,
-    prompt_id: int = typer.Argument(..., help="The processing prompt's id."),
+    prompt_id: int = typer.Argument(..., metavar="PROMPT_ID", help="The processing prompt's id."),
     lease: str = typer.Option(None, "--lease", metavar="DUR", help="New lease from now (default queue.lease)."),
     json_out: bool = JSON,
 ):
@@ -132,7 +132,7 @@ def renew(
 @app.command()
 def finish(
     name: str = NAME,
-    prompt_id: int = typer.Argument(..., help="The processing prompt's id."),
+    prompt_id: int = typer.Argument(..., metavar="PROMPT_ID", help="The processing prompt's id."),
     reply: str = typer.Option(None, "--reply", metavar="TEXT|-", help="The assistant's reply (- reads stdin); appended as the assistant turn."),
     failed: bool = typer.Option(False, "--failed", help="Mark the prompt failed instead of completed."),
     error: str = typer.Option(None, "--error", metavar="MSG", help="Why it failed (implies --failed)."),
@@ -156,7 +156,7 @@ def _transition(method_name, help_text):
 
 app.command("stop")(_transition("stop", "Fail the processing prompt (\"stopped\"); pending prompts stay.\n\nExample: durable session stop fix-login"))
 app.command("cancel")(_transition("cancel", "Cancel a created or active session; its queued prompts fail (\"cancelled\").\n\nExample: durable session cancel fix-login"))
-app.command("archive")(_transition("archive", "Archive a finished session (owners only): it becomes read-only.\n\nExample: durable session archive fix-login"))
+app.command("archive")(_transition("archive", "Archive a session in any status but cancelled, once its queue is empty (owners only): it becomes read-only.\n\nExample: durable session archive fix-login"))
 app.command("unarchive")(_transition("unarchive", "Bring an archived session back to active.\n\nExample: durable session unarchive fix-login"))
 
 
@@ -172,8 +172,8 @@ def title(name: str = NAME, text: str = typer.Argument(..., metavar="TITLE", hel
 @app.command()
 def invite(
     name: str = NAME,
-    user: str = typer.Argument(..., help="The user to add."),
-    role: str = typer.Option("member", "--role", help="owner or member.", autocompletion=complete_choices("owner", "member")),
+    user: str = typer.Argument(..., metavar="USER", help="The user to add."),
+    role: str = typer.Option("member", "--role", metavar="[owner|member]", help="owner or member (default member).", autocompletion=complete_choices("owner", "member")),
     json_out: bool = JSON,
 ):
     """Add a participant to a tenant session (owners only).
@@ -184,7 +184,7 @@ def invite(
 
 
 @app.command()
-def dequeue(name: str = NAME, prompt_id: int = typer.Argument(..., help="The pending prompt's id."), json_out: bool = JSON):
+def dequeue(name: str = NAME, prompt_id: int = typer.Argument(..., metavar="PROMPT_ID", help="The pending prompt's id."), json_out: bool = JSON):
     """Remove a pending prompt from the queue.
 
     Example: durable session dequeue fix-login 4

@@ -3,14 +3,14 @@
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, read_content, seconds, store
+from . import complete_choices, complete_name, mode, one_output, read_content, seconds, store
 from . import render
 
 app = typer.Typer(help="The transcript and its context window.\n\nExample: durable transcript recent chat --tokens 4000 --format messages", no_args_is_help=True)
 
-NAME = typer.Argument(..., help="Session NAME.", autocompletion=complete_name)
-JSON = typer.Option(False, "--json", help="Print one JSON document.")
-JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.")
+NAME = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=complete_name)
+JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
+JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
 ROLES = ("system", "developer", "user", "assistant", "tool")
 FORMATS = ("text", "json", "jsonl", "messages", "responses", "anthropic")
 
@@ -35,7 +35,7 @@ def _batch_lines(source: str):
 def append(
     name: str = NAME,
     text: str = typer.Argument(None, metavar="[TEXT|-]", help="The row's content, or - to read it from stdin (may be omitted with --tool-calls or --data).", show_default=False),
-    role: str = typer.Option(None, "--role", metavar="R", help="system, developer, user, assistant or tool.", autocompletion=complete_choices(*ROLES)),
+    role: str = typer.Option(None, "--role", metavar="[system|developer|user|assistant|tool]", help="system, developer, user, assistant or tool.", autocompletion=complete_choices(*ROLES)),
     tool_calls: str = typer.Option(None, "--tool-calls", metavar="JSON", help='Assistant rows: a JSON array of {"id", "name", "arguments"}.'),
     call_id: str = typer.Option(None, "--call-id", metavar="ID", help="Tool rows (required there): the id of the call this result answers."),
     tool_name: str = typer.Option(None, "--name", metavar="TOOL", help="Tool rows: the tool's name."),
@@ -105,7 +105,7 @@ def recent(
     name: str = NAME,
     tokens: int = typer.Option(None, "--tokens", metavar="N", help="Token budget (default transcript.token_budget, 4000)."),
     limit: int = typer.Option(None, "--limit", metavar="N", help="At most N rows after the pinned system and developer turns."),
-    fmt: str = typer.Option(None, "--format", metavar="F", help="text (default), json, jsonl, messages, responses or anthropic.", autocompletion=complete_choices(*FORMATS)),
+    fmt: str = typer.Option(None, "--format", metavar="[text|json|jsonl|messages|responses|anthropic]", help="text (default), json, jsonl, messages, responses or anthropic.", autocompletion=complete_choices(*FORMATS)),
     json_out: bool = JSON,
     jsonl: bool = JSONL,
 ):
@@ -200,7 +200,7 @@ def _summarizer_options(input_format: str, timeout: str) -> int:
     return seconds(timeout, what="--timeout")
 
 
-INPUT = typer.Option("text", "--input", help="What --command reads on stdin: text or jsonl.", autocompletion=complete_choices("text", "jsonl"))
+INPUT = typer.Option("text", "--input", metavar="[text|jsonl]", help="What --command reads on stdin: text or jsonl.", autocompletion=complete_choices("text", "jsonl"))
 TIMEOUT = typer.Option("120s", "--timeout", metavar="DUR", help="Kill --command's process group after DUR.")
 
 
@@ -271,7 +271,7 @@ def prune(
 
 
 @app.command()
-def redact(name: str = NAME, seq: int = typer.Argument(..., help="The row to redact."), json_out: bool = JSON):
+def redact(name: str = NAME, seq: int = typer.Argument(..., metavar="SEQ", help="The row to redact."), json_out: bool = JSON):
     """Replace one row's content (and its prompt's) with [redacted].
 
     Example: durable transcript redact chat 17
