@@ -25,26 +25,43 @@ def register(app: typer.Typer) -> None:
 def forget(
     user: str = typer.Argument(..., metavar="USER", help="The user to erase."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (required without a terminal)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted or changed; change nothing."),
     json_out: bool = JSON,
 ):
     """Erase everything of USER: their sessions, memory and limits, and their traces in tenant sessions.
 
-    Example: durable forget bob --yes --json
+    Example: durable forget bob --dry-run && durable forget bob --yes --json
     """
     from ..config import valid_name
 
     valid_name(user, "user")
-    if not yes:
+    if not yes and not dry_run:
         if not sys.stdin.isatty():
-            raise DurableError("forget needs --yes when not run from a terminal", "invalid_input")
+            raise DurableError("forget needs --yes when not run from a terminal (or --dry-run to see what it would do)", "invalid_input")
+        planned = store().forget(user, dry_run=True)
+        if _nothing_of(user, planned, json_out):
+            return
+        render.preview(planned, f"forget {user!r} would delete or change")
         if not render.confirm(f"erase everything of user {user!r}?"):
             raise DurableError("cancelled; nothing was erased", "invalid_input")
     bar = render.progress("forget")
     try:
-        doc = store().forget(user, progress=bar)
+        doc = store().forget(user, progress=bar, dry_run=dry_run)
     finally:
         bar.stop()
+    if _nothing_of(user, doc, json_out):
+        return
     render.receipt(doc, mode(json_out))
+
+
+def _nothing_of(user, doc, json_out) -> bool:
+    """Say on stderr that USER matched nothing (exit 0); the receipt still goes to stdout with --json."""
+    if doc["deleted"] or doc["changed"] or doc["skipped"]:
+        return False
+    sys.stderr.write(f"durable: nothing matched user {user!r}: no session, memory or participation; nothing was erased\n")
+    if json_out:
+        render.receipt(doc, "json")
+    return True
 
 
 def export(

@@ -391,7 +391,7 @@ def receipt_table(doc: dict) -> None:
 
 def preview(doc: dict, doing: str, limit: int = 10) -> None:
     """Before asking: how many objects DOING would touch, and which (up to LIMIT), on stderr."""
-    items = doc["deleted"] + doc["changed"]
+    items = sorted(doc["deleted"] + doc["changed"], key=lambda i: (i.get("owner") or "", i.get("name") or "", i["id"]))
     n = len(items)
     sys.stderr.write(f"{doing} {n} object{'' if n == 1 else 's'}:\n")
     for item in items[:limit]:

@@ -121,6 +121,13 @@ def purge(
         from ..config import valid_name
 
         valid_name(user, "user")
+    if not (yes or dry_run) and sys.stdin.isatty():  # a person is asked: show how many and which first
+        planned = store().purge(older_than=older, user=user, statuses=statuses, dry_run=True)
+        if not planned["deleted"]:
+            sys.stderr.write(f"no object has been idle for more than {older_than}; nothing to delete\n")
+            render.receipt(planned, "json") if json_out else None
+            return
+        render.preview(planned, "purge would delete")
     _needs_consent(yes, dry_run, f"purge objects idle for more than {older_than}")
     bar = render.progress("purge")
     try:

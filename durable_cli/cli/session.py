@@ -146,8 +146,23 @@ def finish(
     render.document(_on(name, lambda s: s.finish(prompt_id, reply=content, failed=failed, error=error)), mode(json_out))
 
 
-def _transition(method_name, help_text):
-    def command(name: str = NAME, json_out: bool = JSON):
+def _names_in(*statuses):
+    """TAB completion of NAME limited to sessions in STATUSES (what archive/unarchive can act on)."""
+    def complete(incomplete: str):
+        try:
+            return [row["name"] for row in store().ls(all_objects=True)
+                    if row["status"] in statuses and row["name"].startswith(incomplete)]
+        except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
+            return []
+    return complete
+
+
+ARCHIVABLE = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=_names_in("created", "active", "completed", "failed"))
+ARCHIVED = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=_names_in("archived"))
+
+
+def _transition(method_name, help_text, name_argument=NAME):
+    def command(name: str = name_argument, json_out: bool = JSON):
         render.document(_on(name, lambda s: getattr(s, method_name)()), mode(json_out))
 
     command.__doc__ = help_text
@@ -156,8 +171,8 @@ def _transition(method_name, help_text):
 
 app.command("stop")(_transition("stop", "Fail the processing prompt (\"stopped\"); pending prompts stay.\n\nExample: durable session stop fix-login"))
 app.command("cancel")(_transition("cancel", "Cancel a created or active session; its queued prompts fail (\"cancelled\").\n\nExample: durable session cancel fix-login"))
-app.command("archive")(_transition("archive", "Archive a session in any status but cancelled, once its queue is empty (owners only): it becomes read-only.\n\nExample: durable session archive fix-login"))
-app.command("unarchive")(_transition("unarchive", "Bring an archived session back to active.\n\nExample: durable session unarchive fix-login"))
+app.command("archive")(_transition("archive", "Archive a session in any status but cancelled, once its queue is empty (owners only): it becomes read-only.\n\nExample: durable session archive fix-login", ARCHIVABLE))
+app.command("unarchive")(_transition("unarchive", "Bring an archived session back to active.\n\nExample: durable session unarchive fix-login", ARCHIVED))
 
 
 @app.command()

@@ -20,16 +20,25 @@ VERSION = 2  # 2: turns carry tool_calls, name, meta, data, forked_from, request
 TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets")
 
 
-def forget(store, user: str, progress=None) -> dict:
-    """Erase USER: objects they own (and their reserved object), and their traces in tenant objects."""
+def forget(store, user: str, progress=None, dry_run=False) -> dict:
+    """Erase USER: objects they own (and their reserved object), and their traces in tenant objects.
+    DRY_RUN: the receipt of what would go, from the index (a tenant object USER is the last
+    participant of would be deleted, any other changed), changing nothing."""
     from ..config import valid_name
 
     valid_name(user, "user")
-    out = receipt()
+    out = receipt(dry_run)
     rows = find_objects(store, out, owner=user, member=user)
     reserved_id = store.objects.object_id("reserved", user, "", create=False)
     if reserved_id and not any(r["id"] == reserved_id for r in rows) and os.path.exists(store.objects.paths.object_file(reserved_id)):
         rows.append({"id": reserved_id, "owner": user, "name": "", "scope": "reserved"})
+    if dry_run:
+        index = store.objects.index(create=False)
+        for row in rows:
+            others = row["scope"] == "tenant" and index.rows(
+                "SELECT 1 FROM members WHERE object_id = ? AND user != ?", (row["id"], user))
+            out["changed" if others else "deleted"].append(entry(row, what="participant removed") if others else entry(row))
+        return conclude(out, f"forget of {user!r}")
 
     def job(row):
         if row["scope"] == "tenant":

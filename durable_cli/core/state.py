@@ -29,7 +29,8 @@ class Address:
         """The "not found" message: what was looked for, and where to look instead."""
         if self.id_scope == "reserved":
             return f"{self.what} is empty; 'durable memory set' starts it"
-        return f"{self.what} not found; 'durable ls' lists your sessions"
+        # One hint for every not-found, whatever the scope, so it tells nothing about what exists (SPEC §2).
+        return f"{self.what} not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)"
 
     @property
     def taken(self) -> str:

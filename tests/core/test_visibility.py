@@ -142,7 +142,7 @@ def test_the_same_words_for_a_missing_session_whatever_the_scope(durable):
     b = durable("transcript", "show", "nope")
     c = durable("session", "next", "nope")
     assert a.status == b.status == c.status == 3
-    assert a.err == b.err == c.err == "durable: error: session \"nope\" not found; 'durable ls' lists your sessions\n"
+    assert a.err == b.err == c.err == "durable: error: session \"nope\" not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)\n"
 
 
 def test_store_visible_is_decided_from_the_index(durable):
