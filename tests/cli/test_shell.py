@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tests.cli.tools import require
 from tests.conftest import ROOT
 
 BIN = os.path.dirname(sys.executable)
@@ -40,13 +41,13 @@ def test_bash_completes_commands_and_names(durable):
     ("fish", "source completions/durable.fish; and echo loaded"),
 ])
 def test_zsh_and_fish_load_their_scripts(shell, script):
-    path = shutil.which(shell)
-    assert path, f"{shell} must be installed (.ci/run installs it)"
+    path = require(shell)
     r = subprocess.run([path, "-c", script], capture_output=True, text=True, env=shell_env(), cwd=ROOT, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "loaded", r.stderr
 
 
 def test_fish_completes_names(durable):
+    require("fish")
     durable("session", "create", "fish-one")
     r = subprocess.run(["fish", "-c", "source completions/durable.fish; complete -C 'durable session show '"],
                        capture_output=True, text=True, env=shell_env(), cwd=ROOT, timeout=60)

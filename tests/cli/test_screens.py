@@ -1,0 +1,189 @@
+"""Golden screens: the real binary in a real terminal (tmux), at 80 and 120 columns.
+
+Each screen is compared with tests/cli/screens/NAME-COLS.txt, as a person would see it (no colour:
+capture-pane drops the attributes). Ids are stable (a known secret.key), times are stable (the data
+is written under freezegun, the screen runs under libfaketime), so a screen only changes when what
+durable shows changes. After an intended change: DURABLE_UPDATE_SCREENS=1 python -m pytest tests/cli/test_screens.py
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.cli.tools import require
+from tests.conftest import ROOT
+from tests.helpers import faketime_env
+
+SCREENS = os.path.join(ROOT, "tests", "cli", "screens")
+NOW = "2026-01-02 12:00:00"
+WIDTHS = (80, 120)
+
+
+@pytest.fixture
+def scene(durable, home):
+    """A data directory with a known secret, a worked session, a conversation with tool calls and a
+    summary, a dozen idle sessions, and one stale lock file for doctor."""
+    from freezegun import freeze_time
+
+    os.makedirs(home, mode=0o700)
+    fd = os.open(home / "secret.key", os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, bytes(range(32)))
+    os.close(fd)
+
+    def ok(*args):
+        r = durable(*args)
+        assert r.status == 0, (args, r.err)
+
+    with freeze_time("2025-06-01 08:00:00"):
+        for i in range(1, 13):
+            ok("session", "create", f"old-{i}", "--title", f"An idle draft number {i}")
+    with freeze_time("2026-01-01 09:00:00"):
+        ok("session", "create", "fix-login", "--title", "Login bug: the form rejects valid emails")
+        ok("session", "prompt", "fix-login", "The login form rejects valid emails; find out why")
+        ok("session", "prompt", "fix-login", "Also check the password reset page")
+    with freeze_time("2026-01-02 08:30:00"):
+        ok("session", "next", "fix-login", "--lease", "1d")
+    with freeze_time("2026-01-02 09:00:00"):
+        calls = '[{"id": "call_1", "name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}]'
+        ok("transcript", "append", "trip", "--role", "system", "You are a terse travel assistant.")
+        ok("transcript", "append", "trip", "--role", "user", "Weather in Paris?")
+        ok("transcript", "append", "trip", "--role", "assistant", "--tool-calls", calls)
+        ok("transcript", "append", "trip", "--role", "tool", "--call-id", "call_1", "--name", "get_weather", '{"temp_c": 18}')
+        ok("transcript", "append", "trip", "--role", "assistant", "18 °C and sunny.")
+    with freeze_time("2026-01-02 10:30:00"):
+        ok("transcript", "append", "trip", "--role", "user",
+           "And tomorrow? I am walking from the Louvre to the Eiffel Tower in the afternoon and would rather "
+           "not carry an umbrella all day if I can avoid it.")
+        ok("transcript", "append", "trip", "--role", "assistant", "--tool-calls",
+           '[{"id": "call_2", "name": "forecast", "arguments": "{\\"city\\": \\"Paris\\", \\"day\\": \\"tomorrow\\"}"}]')
+        ok("transcript", "append", "trip", "--role", "tool", "--call-id", "call_2", '{"rain_mm": 0, "temp_c": 21}')
+        ok("transcript", "append", "trip", "--role", "assistant", "Dry and 21 °C: leave the umbrella at home.")
+    with freeze_time("2026-01-02 11:00:00"):
+        ok("transcript", "summarize", "trip", "--through", "5", "--text", "The user asked for the weather in Paris: 18 °C and sunny.")
+    stale = home / "objects" / "ab" / ("ab" + "0" * 62 + ".sqlite3.lock")
+    os.makedirs(stale.parent, mode=0o700, exist_ok=True)
+    os.close(os.open(stale, os.O_WRONLY | os.O_CREAT, 0o600))
+    return home
+
+
+class Terminal:
+    """One tmux server on a private socket, a pane of COLS x 50 running one durable command."""
+
+    def __init__(self, tmp_path, cols, command):
+        self.socket = str(tmp_path / f"tmux-{cols}.sock")
+        fake = faketime_env(NOW)
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX", "NO_COLOR")}
+        env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env["PATH"]
+        pass_on = {k: env[k] for k in ("DURABLE_HOME", "DURABLE_CONFIG", "DURABLE_USER", "PATH")}
+        pass_on.update({k: fake[k] for k in ("LD_PRELOAD", "FAKETIME", "FAKETIME_DONT_FAKE_MONOTONIC")})
+        args = [a for k, v in pass_on.items() for a in ("-e", f"{k}={v}")]
+        shell = f"{command}; echo \"[exit $?]\"; exec sleep 600"
+        subprocess.run(["tmux", "-S", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(cols), "-y", "50",
+                        *args, "sh", "-c", shell], check=True, env=env, timeout=30)
+
+    def capture(self) -> str:
+        r = subprocess.run(["tmux", "-S", self.socket, "capture-pane", "-p"], capture_output=True, text=True, check=True, timeout=30)
+        return r.stdout
+
+    def wait_for(self, pattern, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.capture()
+            if re.search(pattern, screen):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{pattern!r} never appeared:\n{self.capture()}")
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "-S", self.socket, "send-keys", *keys], check=True, timeout=30)
+
+    def close(self):
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+def tidy(screen: str) -> str:
+    lines = [line.rstrip() for line in screen.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def finished(screen):
+    """The screen without the exit line, and the exit status."""
+    text = tidy(screen)
+    found = re.search(r"^\[exit (\d+)\]$", text, re.M)
+    return tidy(text[:found.start()]), int(found.group(1))
+
+
+def golden(name, cols, screen):
+    path = os.path.join(SCREENS, f"{name}-{cols}.txt")
+    if os.environ.get("DURABLE_UPDATE_SCREENS") == "1":
+        os.makedirs(SCREENS, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(screen)
+    with open(path) as f:
+        expected = f.read()
+    assert screen == expected, f"{path} differs:\n{screen}"
+    assert all(len(line) <= cols for line in screen.splitlines())
+
+
+def run_screen(tmp_path, cols, command):
+    require("tmux")
+    term = Terminal(tmp_path, cols, command)
+    try:
+        return finished(term.wait_for(r"\[exit \d+\]"))
+    finally:
+        term.close()
+
+
+SIMPLE = {
+    "ls": ("durable ls", 0),
+    "session-show": ("durable session show fix-login", 0),
+    "transcript-show": ("durable transcript show trip", 0),
+    "doctor": ("durable doctor", 7),
+    "help": ("durable session prompt --help", 0),
+}
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+@pytest.mark.parametrize("name", sorted(SIMPLE))
+def test_screen(scene, tmp_path, name, cols):
+    command, status = SIMPLE[name]
+    screen, got = run_screen(tmp_path, cols, command)
+    assert got == status, screen
+    golden(name, cols, screen)
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+def test_purge_prompt_says_how_many_and_which_before_asking(scene, durable, tmp_path, cols):
+    require("tmux")
+    before = durable("ls", "--all", "--json").json()
+    term = Terminal(tmp_path, cols, "durable purge --older-than 30d")
+    try:
+        screen = tidy(term.wait_for(r"\[y/N\]"))
+        golden("purge-prompt", cols, screen)
+        term.keys("n", "Enter")
+        after, status = finished(term.wait_for(r"\[exit \d+\]"))
+    finally:
+        term.close()
+    assert status == 2 and "cancelled; nothing was deleted" in after
+    assert durable("ls", "--all", "--json").json() == before
+
+
+def test_readme_shows_the_screens_as_they_are():
+    """The picture in the README is the golden screen itself."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    for name, body in re.findall(r"<!-- screen: (\S+) -->\n```\n\$ [^\n]*\n(.*?)```\n<!-- /screen -->", text, re.S):
+        with open(os.path.join(SCREENS, f"{name}.txt")) as f:
+            assert body == f.read(), name
+    assert "<!-- screen: transcript-show-80 -->" in text
+
+
+def test_tmux_is_in_ci():
+    assert "tmux" in open(os.path.join(ROOT, ".ci", "run")).read()
+    assert shutil.which("tmux") or os.environ.get("DURABLE_CI") != "1"
