@@ -318,11 +318,11 @@ def conversation(rows) -> None:
         head.append(f" · {ago(r['created_at'])}", style="dim")
         out_console.print(head)
         if r.get("content"):
-            out_console.print(Padding(Text(r["content"]), (0, 0, 0, 2)))
+            out_console.print(Padding(Text(r["content"]), (0, 0, 0, 2), expand=False))
         for call in r.get("tool_calls") or []:
-            out_console.print(Padding(Text(f"→ {call['name']}({call.get('arguments', '')})", style="cyan"), (0, 0, 0, 2)))
+            out_console.print(Padding(Text(f"→ {call['name']}({call.get('arguments', '')})", style="cyan"), (0, 0, 0, 2), expand=False))
             for result in results.get(call["id"], []):
-                out_console.print(Padding(Text(f"← {result['content']}"), (0, 0, 0, 4)))
+                out_console.print(Padding(Text(f"← {result['content']}"), (0, 0, 0, 4), expand=False))
     return
 
 

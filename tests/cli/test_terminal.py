@@ -1,0 +1,191 @@
+"""What a person sees: help text, terminal views, previews and receipts; what a script sees stays as it was."""
+
+import os
+import re
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+BIN = os.path.dirname(sys.executable)
+ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
+
+
+def env(**extra):
+    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    return dict(base, PATH=BIN + os.pathsep + os.environ["PATH"], TERM="xterm", **extra)
+
+
+def on_terminal(command, **extra):
+    """Run COMMAND with stdin, stdout and stderr on a pseudo-terminal (script); the screen, without colour."""
+    r = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, env=env(**extra), timeout=60)
+    return r.returncode, ANSI.sub("", r.stdout).replace("\r", "")
+
+
+def test_usage_lines_name_arguments_and_options_show_their_choices():
+    from tests.helpers import leaf_commands
+    import typer
+
+    from durable_cli.cli import build_app
+
+    for path, cmd in leaf_commands():
+        ctx = typer.main.get_command(build_app(full=True)).make_context("durable", list(path) + ["--help"], resilient_parsing=True)
+        usage = cmd.get_usage(ctx)
+        assert not re.search(r"[{}]", usage), usage
+        text = cmd.get_help(ctx)
+        assert "<str>" not in text and "<int>" not in text, (path, text)
+    choices = {
+        ("transcript", "append"): "--role [system|developer|user|assistant|tool]",
+        ("transcript", "recent"): "--format [text|json|jsonl|messages|responses|anthropic]",
+        ("session", "next"): "--format [messages|responses|anthropic|json]",
+        ("session", "invite"): "--role [owner|member]",
+        ("ls",): "--status [created|active|completed|failed|cancelled|archived]",
+        ("purge",): "--status [created|active|completed|failed|cancelled|archived]",
+        ("memory", "set"): "--source [user|model|external]",
+        ("transcript", "summarize"): "--input [text|jsonl]",
+    }
+    for path, shown in choices.items():
+        r = subprocess.run([sys.executable, "-m", "durable_cli", *path, "--help"], capture_output=True, text=True, env=env())
+        assert shown in r.stdout, (path, r.stdout)
+    r = subprocess.run([sys.executable, "-m", "durable_cli", "session", "prompt", "--help"], capture_output=True, text=True, env=env())
+    assert r.stdout.startswith("Usage: durable session prompt [OPTIONS] NAME TEXT|-\n")
+
+
+def test_ttl_help_says_what_reschedules_it_and_that_is_what_happens(durable):
+    from freezegun import freeze_time
+
+    r = subprocess.run([sys.executable, "-m", "durable_cli", "ttl", "--help"], capture_output=True, text=True, env=env())
+    said = " ".join(r.stdout.split())
+    assert "Every activity reschedules it" in said and "a title" in said and "do not" in said
+    assert "every write" not in said
+    with freeze_time("2026-01-01 00:00:00"):
+        durable("transcript", "append", "t", "--role", "user", "hi")
+        first = durable("ttl", "t", "7d", "--json").json()["expires_at"]
+    with freeze_time("2026-01-02 00:00:00"):
+        durable("session", "title", "t", "A title")  # not activity
+        assert durable("ttl", "t", "--json").json()["expires_at"] == first
+        durable("transcript", "append", "t", "--role", "user", "again")  # activity
+        assert durable("ttl", "t", "--json").json()["expires_at"] == "2026-01-09T00:00:00.000Z"
+
+
+def test_archive_help_does_not_say_finished():
+    r = subprocess.run([sys.executable, "-m", "durable_cli", "session", "archive", "--help"], capture_output=True, text=True, env=env())
+    assert "finished" not in r.stdout and "any status but cancelled" in " ".join(r.stdout.split())
+
+
+def test_json_with_jsonl_is_exit_2_before_the_name_is_looked_up(durable):
+    from tests.helpers import leaf_commands
+
+    both = [path for path, cmd in leaf_commands()
+            if {"--json", "--jsonl"} <= {o for p in cmd.params for o in p.opts}]
+    assert len(both) >= 8
+    for path in both:
+        needs_name = path[0] in ("session", "transcript", "elicit")
+        for flags in (["--json", "--jsonl"], ["--jsonl", "--json"]):
+            r = durable(*path, *(["never-made"] if needs_name else []), *flags)
+            assert r.status == 2 and r.out == "" and '"invalid_input"' in r.err, (path, flags, r)
+    r = durable("transcript", "recent", "never-made", "--format", "jsonl", "--json")
+    assert r.status == 2
+    assert durable("ls", "--jsonl").status == 0 and durable("ls", "--json").status == 0
+    assert not os.path.exists(os.path.join(os.environ["DURABLE_HOME"], "objects"))
+
+
+def test_not_found_has_one_hint_whatever_the_scope(durable):
+    durable("--as", "bob", "--tenant", "acme", "session", "create", "hidden")
+    user_scope = durable("session", "show", "nope").err
+    missing = durable("--tenant", "acme", "session", "show", "nope").err
+    invisible = durable("--tenant", "acme", "session", "show", "hidden").err
+    hint = "; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)\n"
+    assert user_scope.endswith(hint) and missing.endswith(hint)
+    assert invisible == missing.replace("nope", "hidden")
+
+
+def test_archive_and_unarchive_complete_only_what_they_can_act_on(durable):
+    durable("session", "create", "a-draft")
+    durable("session", "create", "a-shelved")
+    durable("session", "archive", "a-shelved")
+    durable("session", "create", "a-dropped")
+    durable("session", "cancel", "a-dropped")
+
+    def complete(command):
+        r = subprocess.run(["bash", "-c", f'source completions/durable.bash; COMP_WORDS=(durable session {command} a); COMP_CWORD=3; '
+                            '_durable_completion durable; echo "${COMPREPLY[@]}"'], capture_output=True, text=True, env=env(), cwd=ROOT)
+        return sorted(r.stdout.split())
+
+    assert complete("archive") == ["a-draft"]
+    assert complete("unarchive") == ["a-shelved"]
+    assert complete("show") == ["a-draft", "a-dropped", "a-shelved"]
+
+
+def test_forget_dry_run_lists_what_would_go_and_changes_nothing(durable):
+    durable("--as", "bob", "session", "create", "bobs")
+    durable("--as", "bob", "--tenant", "acme", "session", "create", "shared")
+    durable("--as", "bob", "--tenant", "acme", "session", "invite", "shared", "alice")
+    durable("--as", "bob", "--tenant", "acme", "session", "create", "alone")
+    r = durable("forget", "bob", "--dry-run", "--json")
+    assert r.status == 0
+    doc = r.json()
+    assert doc["dry_run"] is True
+    assert sorted(d["name"] for d in doc["deleted"]) == ["alone", "bobs"]
+    assert [(c["name"], c["what"]) for c in doc["changed"]] == [("shared", "participant removed")]
+    piped = durable("forget", "bob", "--dry-run").out.splitlines()
+    assert sorted(line.split("\t")[0] for line in piped) == ["would change", "would delete", "would delete"]
+    assert durable("--as", "bob", "session", "show", "bobs").status == 0
+    assert durable("--as", "bob", "--tenant", "acme", "session", "show", "alone").status == 0
+    done = durable("forget", "bob", "--yes", "--json").json()
+    assert sorted(d["name"] for d in done["deleted"]) == ["alone", "bobs"] and len(done["changed"]) == 1
+
+
+def test_forget_of_nobody_says_nothing_matched(durable):
+    r = durable("forget", "nobody", "--yes")
+    assert r.status == 0 and r.out == ""
+    assert r.err == "durable: nothing matched user 'nobody': no session, memory or participation; nothing was erased\n"
+    r = durable("forget", "nobody", "--yes", "--json")
+    assert r.status == 0 and r.json() == {"deleted": [], "skipped": [], "changed": [], "dry_run": False}
+
+
+def test_receipts_are_a_table_on_a_terminal_and_tsv_when_piped(durable):
+    from freezegun import freeze_time
+
+    with freeze_time("2020-01-01"):
+        durable("session", "create", "ancient")
+    status, screen = on_terminal("durable purge --older-than 30d --yes", COLUMNS="100")
+    assert status == 0
+    lines = [line for line in screen.splitlines() if line.strip() and "purge" not in line]
+    assert lines[0].split() == ["NAME", "OWNER", "ID", "DETAIL"]
+    assert lines[1].split()[:3] == ["deleted", "ancient", "alice"]
+    status, screen = on_terminal("durable sweep")
+    assert status == 0 and "nothing was deleted or changed" in screen
+    durable("session", "create", "gone")
+    piped = durable("delete", "gone", "--yes")
+    assert piped.out.startswith("deleted\t") and piped.out.count("\t") == 4
+
+
+def test_purge_on_a_terminal_with_nothing_to_do_does_not_ask(durable):
+    durable("session", "create", "fresh")
+    status, screen = on_terminal("durable purge --older-than 30d")
+    assert status == 0 and "nothing to delete" in screen and "[y/N]" not in screen
+
+
+def test_doctor_on_a_terminal_summarizes_and_piped_stays_silent(durable):
+    durable("session", "create", "one")
+    durable("session", "create", "two")
+    status, screen = on_terminal("durable doctor", NO_COLOR="1")
+    assert status == 0 and screen.strip().splitlines()[-1] == "2 objects, index.db: ok, 0 problems"
+    piped = subprocess.run(["durable", "doctor"], capture_output=True, text=True, env=env())
+    assert piped.returncode == 0 and piped.stdout == ""
+
+
+def test_session_card_and_conversation_without_colour(durable):
+    durable("session", "prompt", "card", "do it")
+    durable("transcript", "append", "card", "--role", "assistant", "--tool-calls", '[{"id": "c1", "name": "look", "arguments": "{}"}]')
+    durable("transcript", "append", "card", "--role", "tool", "--call-id", "c1", "found it")
+    r = subprocess.run(["script", "-qec", "durable session show card; durable transcript show card", "/dev/null"],
+                       capture_output=True, text=True, env=env(NO_COLOR="1", COLUMNS="80"), timeout=60)
+    assert "\x1b[" not in ANSI.sub("", r.stdout) and not re.search(r"\x1b\[[0-9;]*m", r.stdout)
+    screen = "\n".join(line.rstrip() for line in r.stdout.replace("\r", "").splitlines()) + "\n"
+    assert "queue         1 pending, 0 processing" in screen and "participants  alice (owner)" in screen
+    assert "  → look({})\n    ← found it\n" in screen
+    # piped: the record and the rows as before
+    assert durable("session", "show", "card").out.startswith("card\t")
+    assert durable("transcript", "show", "card").out.count("\n") == 2
