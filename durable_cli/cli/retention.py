@@ -67,8 +67,8 @@ def ttl(
     """Show, set or clear a session's TTL: it is deleted DUR after its last activity.
 
     Every activity reschedules it: a turn, a prompt or queue change (next, finish, dequeue, stop), a
-    status transition (cancel, archive, unarchive), a pop, clear or summary, an elicitation asked or
-    answered. Reading, a title, an invite, a redaction, a prune, a lease renewal and setting the TTL
+    status transition (cancel, archive, unarchive), a title, a pop, clear, summary or redaction, an
+    elicitation asked or answered. Reading, an invite, a prune, a lease renewal and setting the TTL
     itself do not.
 
     Example: durable ttl scratch 7d

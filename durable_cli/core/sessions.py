@@ -341,7 +341,7 @@ def set_title(obj, title: str) -> dict:
         with obj.handle.transaction():
             obj.db.execute("UPDATE object SET title = ?", (title,))
             state.event(obj, "session.title", {"title": title})
-            state.touch(obj, active=False)
+            state.touch(obj)  # a title is activity (SPEC §3)
     return state.session_json(obj)
 
 

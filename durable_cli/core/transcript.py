@@ -773,6 +773,6 @@ def redact(obj, seq: int) -> dict:
             obj.db.execute("UPDATE object SET live_tokens = live_tokens - ? + ?", (row[TOKENS], count))
         obj.db.execute("UPDATE prompts SET content = ? WHERE turn_seq = ?", (REDACTED, seq))
         state.event(obj, "transcript.redacted", {"seq": seq})
-        state.touch(obj, active=False)
+        state.touch(obj)  # a redaction is activity (SPEC §3)
     obj.handle.checkpoint()
     return row_json(_row(obj, seq))

@@ -56,16 +56,20 @@ def test_ttl_help_says_what_reschedules_it_and_that_is_what_happens(durable):
 
     r = subprocess.run([sys.executable, "-m", "durable_cli", "ttl", "--help"], capture_output=True, text=True, env=env())
     said = " ".join(r.stdout.split())
-    assert "Every activity reschedules it" in said and "a title" in said and "do not" in said
+    assert "Every activity reschedules it" in said and "a title, a pop" in said and "do not" in said
     assert "every write" not in said
     with freeze_time("2026-01-01 00:00:00"):
         durable("transcript", "append", "t", "--role", "user", "hi")
         first = durable("ttl", "t", "7d", "--json").json()["expires_at"]
     with freeze_time("2026-01-02 00:00:00"):
-        durable("session", "title", "t", "A title")  # not activity
+        durable("session", "invite", "t", "bob")  # not activity (and refused: a user-scoped session)
+        durable("transcript", "prune", "t", "--older-than", "30d")  # not activity
         assert durable("ttl", "t", "--json").json()["expires_at"] == first
-        durable("transcript", "append", "t", "--role", "user", "again")  # activity
+        durable("session", "title", "t", "A title")  # activity (SPEC §3)
         assert durable("ttl", "t", "--json").json()["expires_at"] == "2026-01-09T00:00:00.000Z"
+    with freeze_time("2026-01-03 00:00:00"):
+        durable("transcript", "redact", "t", "1")  # activity (SPEC §3)
+        assert durable("ttl", "t", "--json").json()["expires_at"] == "2026-01-10T00:00:00.000Z"
 
 
 def test_archive_help_does_not_say_finished():
