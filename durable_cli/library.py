@@ -258,6 +258,25 @@ class Store:
         with self.open(name, **open_args) as session:
             return transcript.commit_summary(session, plan, text)
 
+    def fork(self, name, new, *, at=None, title=None) -> dict:
+        """`session fork`: NEW, in the acting user's own scope, holding NAME's live rows up to SEQ AT.
+
+        NAME is read under its lock and released before NEW is created under its own (one lock at a
+        time: no deadlock between forks); NAME is not changed. Returns NEW's session object."""
+        from .core import fork, sessions
+
+        new = valid_name(new)
+        if title is not None:
+            title = sessions.valid_title(title)
+        if at is not None and (isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= 2**63 - 1):
+            from .errors import invalid
+
+            raise invalid("--at must be a positive seq")
+        with self.open(name) as source:
+            copy = fork.read_source(source, at)
+        with self.open(address=state.Address("user", self.user, new, "user"), create=True) as session:
+            return fork.write_fork(session, copy, title=title)
+
     def path(self, name=None) -> str:
         """The data directory, or NAME's object file (exit 3 when NAME is missing or not visible)."""
         if name is None:

@@ -208,6 +208,22 @@ def dequeue(name: str = NAME, prompt_id: int = typer.Argument(..., metavar="PROM
 
 
 @app.command()
+def fork(
+    name: str = NAME,
+    new: str = typer.Argument(..., metavar="NEW", help="The new session's NAME (in your own scope)."),
+    at: int = typer.Option(None, "--at", metavar="SEQ", help="Copy the live rows up to this one (default: all)."),
+    title: str = typer.Option(None, "--title", metavar="T", help="The new session's title (default: NAME's)."),
+    json_out: bool = JSON,
+):
+    """Start a new session from NAME's transcript (up to --at SEQ); prints NEW. NAME is not changed.
+
+    Example: durable session fork chat chat-retry --at 12 && durable transcript show chat-retry
+    """
+    doc = store().fork(name, new, at=at, title=title)
+    render.document(doc, "json") if json_out else render.out(doc["name"])
+
+
+@app.command()
 def queue(
     name: str = NAME,
     pending: bool = typer.Option(False, "--pending", help="Only pending prompts."),

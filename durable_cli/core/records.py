@@ -444,7 +444,9 @@ def _check_relations(c, scope, owner, limit, where) -> None:
         where[:] = [f"{label}.covers_first"]
         if summary:
             first, last = t["covers_first"], t["covers_last"]
-            if first is None or last is None or not first <= last < t["seq"]:
+            if last is None and first == t["seq"] and t.get("forked_from") is not None:
+                pass  # a summary copied by fork stands at its own seq and covers nothing
+            elif first is None or last is None or not first <= last < t["seq"]:
                 raise Bad("and covers_last of a summary must cover earlier rows (first <= last < seq)")
         elif t["covers_first"] is not None or t["covers_last"] is not None:
             raise Bad("must be null on a turn that is not a summary")

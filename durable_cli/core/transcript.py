@@ -244,7 +244,7 @@ def row_json(r) -> dict:
         "seq": r[SEQ], "role": r[ROLE], "content": r[CONTENT], "tool_calls": _loads(r[CALLS]), "call_id": r[CALL_ID],
         "name": r[NAME], "meta": _loads(r[META]), "data": _loads(r[DATA]), "forked_from": r[FORKED],
         "tokens": r[TOKENS], "author": r[AUTHOR], "created_at": clock.iso(r[CREATED]), "kind": r[KIND],
-        "superseded_by": r[SUPERSEDED], "covers": [r[FIRST], r[LAST]] if summary else None,
+        "superseded_by": r[SUPERSEDED], "covers": [r[FIRST], r[LAST]] if summary and r[LAST] is not None else None,  # a forked summary covers nothing
     }
 
 
@@ -541,7 +541,7 @@ def commit_summary(obj, plan: Plan, text: str) -> dict:
 
 def _insert_summary(obj, covered, text) -> dict:
     first = min(r[FIRST] if r[KIND] == "summary" else r[SEQ] for r in covered)
-    last = max(r[LAST] if r[KIND] == "summary" else r[SEQ] for r in covered)
+    last = max((r[LAST] or r[FIRST]) if r[KIND] == "summary" else r[SEQ] for r in covered)  # forked: [seq, null]
     count = estimate(obj, text)
     with obj.handle.transaction():
         cur = obj.db.execute(
