@@ -228,6 +228,33 @@ class Store:
             slept += step
             delay = min(delay * 1.5, 0.25)
 
+    FOLLOW_ENDS = ("archived", "cancelled")
+
+    def follow(self, name, *, all_rows=False, since=0, last=None, interval=0.1):
+        """`transcript show --follow`: yield the rows `show` lists, then each batch of newer rows (seq
+        order) as they are appended, until the session is archived, cancelled or deleted.
+
+        The lock is taken for each poll and released in between (a follower never holds up a writer
+        for longer than one read); a poll that finds the lock busy is simply tried again. Polls come
+        every INTERVAL seconds (0.1: a new row shows within 0.25 s)."""
+        with self.open(name) as session:
+            rows, high, status = transcript.follow_start(session, all_rows=all_rows, since=since, last=last)
+        yield rows
+        while status not in self.FOLLOW_ENDS:
+            clock.sleep(interval)
+            try:
+                with self.open(name) as session:
+                    rows, status = transcript.rows_after(session, high)
+            except DurableError as e:
+                if e.code == "busy":
+                    continue
+                if e.code == "not_found":
+                    return  # deleted (or expired): the session has ended
+                raise
+            if rows:
+                high = rows[-1]["seq"]
+                yield rows
+
     def summarize(self, name, *, through, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
         """`transcript summarize`. With a COMMAND the covered rows are read under the lock, the lock is
         released while it runs (others keep appending), and the summary is committed under the lock

@@ -53,6 +53,14 @@ def out(text: str) -> None:
         raise PipeClosed()
 
 
+def flush() -> None:
+    """Push what was printed to the reader now (a follower's rows must not wait in a pipe's buffer)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise PipeClosed()
+
+
 def document(doc, mode: str = "plain") -> None:
     """One record (or a receipt): JSON, a vertical table on a TTY, or one TSV row."""
     if mode in ("json", "jsonl"):

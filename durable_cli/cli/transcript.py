@@ -87,15 +87,23 @@ def show(
     all_rows: bool = typer.Option(False, "--all", help="Every row ever written, superseded ones included, in seq order."),
     since: int = typer.Option(0, "--since", metavar="SEQ", help="Only rows with seq > SEQ."),
     last: int = typer.Option(None, "--last", metavar="N", help="Only the last N live rows in logical order."),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Then print each new row as it is appended, until the session is archived, cancelled or deleted (Ctrl-C stops)."),
     json_out: bool = JSON,
     jsonl: bool = JSONL,
 ):
-    """List the live rows in logical order (--all: the audit view).
+    """List the live rows in logical order (--all: the audit view; --follow: keep printing new rows).
 
     Example: durable transcript show chat --jsonl | jq -r '.role + ": " + .content'
     """
     if last is not None and (last < 0 or all_rows):
         raise DurableError("--last takes a non-negative N and lists live rows (not with --all)", "invalid_input")
+    if follow:
+        if json_out:
+            raise DurableError("--json prints one document and --follow never ends one; use --jsonl with --follow", "invalid_input")
+        for batch in store().follow(name, all_rows=all_rows, since=since, last=last):
+            render.listing(batch, mode(False, jsonl))
+            render.flush()
+        return
     with store().open(name) as s:
         render.transcript(s.show_transcript(all_rows=all_rows, since=since, last=last), mode(json_out, jsonl))
 

@@ -373,6 +373,21 @@ def show(obj, *, all_rows: bool = False, since: int = 0, last=None):
     return (row_json(r) for r in obj.db.execute(sql, (since,)))
 
 
+def follow_start(obj, *, all_rows: bool = False, since: int = 0, last=None):
+    """`show --follow`'s first read: the rows `show` lists, the highest seq written so far (what
+    follows must be newer) and the session's status."""
+    first = list(show(obj, all_rows=all_rows, since=since, last=last))
+    high = obj.db.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
+    return first, max([high, since or 0] + [r["seq"] for r in first]), obj.meta()["status"]
+
+
+def rows_after(obj, seq: int):
+    """Every row with a seq greater than SEQ, in seq order, and the session's status (one poll of `--follow`)."""
+    _require(obj)
+    found = [row_json(r) for r in obj.db.execute(f"SELECT {ROW_COLUMNS} FROM turns WHERE seq > ? ORDER BY seq", (seq,))]
+    return found, obj.meta()["status"]
+
+
 def rows(obj, *, last=None, since: int = 0, all=False) -> list:  # noqa: A002 - the name SPEC §9 gives
     """The library's `rows(last=N | since=SEQ | all=True)`: a list of row dicts."""
     return list(show(obj, all_rows=all, since=since or 0, last=last))
