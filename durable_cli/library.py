@@ -358,6 +358,12 @@ class Store:
 
         return rights.import_records(self, records, **kw)
 
+    def import_llm(self, path=None, **kw):
+        """`import --from llm [PATH]`: llm's conversations, one session each (logs.db read-only)."""
+        from .core import llm_import
+
+        return llm_import.import_llm(self, path, **kw)
+
     def backup(self, dest, **kw):
         from .core import rights
 

@@ -127,7 +127,9 @@ def export(
 
 
 def import_(
-    file: str = typer.Argument(..., metavar="FILE", help="A durable export (JSONL), or - for stdin."),
+    file: str = typer.Argument(None, metavar="FILE|PATH", help="A durable export (JSONL), or - for stdin; with --from llm, llm's logs.db (default: llm's own).", show_default=False),
+    source: str = typer.Option(None, "--from", metavar="SOURCE", help="Import another tool's history instead of an export: llm (its logs.db, read-only).",
+                               autocompletion=lambda incomplete: [c for c in ("llm",) if c.startswith(incomplete)]),
     replace: bool = typer.Option(False, "--replace", help="Overwrite objects that exist with other content."),
     all_users: bool = typer.Option(False, "--all-users", help="Installation restore: every user's and tenant's records, whoever acts."),
     json_out: bool = JSON,
@@ -136,11 +138,30 @@ def import_(
 
     Only your own records and tenant sessions you own are imported, unless --all-users. A record that
     fails is listed as skipped and the others go on; records already imported identically are skipped,
-    so re-running an interrupted import completes it.
+    so re-running an interrupted import completes it. With --from llm, each conversation of llm's
+    logs.db becomes an active session named by its conversation id; conversations imported before are
+    skipped unless --replace.
 
-    Example: durable import alice.jsonl --replace
+    Example: durable import alice.jsonl --replace; durable import --from llm --json | jq '.changed | length'
     """
     from ..core.rights import parse_records
+
+    if source is not None:
+        if source != "llm":
+            raise DurableError(f"invalid --from {source!r}: durable imports from llm", "invalid_input")
+        if all_users:
+            raise DurableError("--all-users restores durable exports; --from llm imports into your own sessions", "invalid_input")
+        try:
+            doc = store().import_llm(file, replace=replace)
+        except DurableError as e:
+            if e.document is not None:
+                render.receipt(e.document, mode(json_out))
+                e.document = None
+            raise
+        render.receipt(doc, mode(json_out))
+        return
+    if file is None:
+        raise DurableError("missing FILE: give a durable export (or - for stdin), or --from llm", "invalid_input")
 
     try:
         data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()

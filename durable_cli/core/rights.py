@@ -207,20 +207,21 @@ def parse_records(lines):
     return records
 
 
-def import_records(store, records, *, replace=False, all_users=False) -> dict:
+def import_records(store, records, *, replace=False, all_users=False, keep_existing=False) -> dict:
     """Re-create exported objects, each all or nothing under its lock (ids recomputed from this
     installation's secret). A record is imported only where the acting user could have made it, unless
     ALL_USERS (an installation restore). A failing record is listed in `skipped` with its reason and
     the others go on; the exit is the first failure's. A record already imported identically is
-    skipped without error, so re-running an interrupted import completes it."""
+    skipped without error, so re-running an interrupted import completes it. KEEP_EXISTING (`import
+    --from llm`): an object that exists with other content is skipped too (listed), not exit 4."""
     out = receipt()
     failures = []
     for number, item in enumerate(records, 1):
         line, record = item if isinstance(item, tuple) else (number, item)
         try:
-            what = _import_one(store, line, record, replace=replace, all_users=all_users)
+            what = _import_one(store, line, record, replace=replace, all_users=all_users, keep_existing=keep_existing)
         except _AlreadyImported as e:
-            out["skipped"].append(dict(e.entry, reason="already imported"))
+            out["skipped"].append(dict(e.entry, reason=e.reason))
             continue
         except DurableError as e:
             failures.append(e)
@@ -235,9 +236,10 @@ def import_records(store, records, *, replace=False, all_users=False) -> dict:
 
 
 class _AlreadyImported(Exception):
-    def __init__(self, entry):
-        super().__init__("already imported")
+    def __init__(self, entry, reason="already imported"):
+        super().__init__(reason)
         self.entry = entry
+        self.reason = reason
 
 
 def _skipped_entry(store, record, reason) -> dict:
@@ -252,8 +254,11 @@ def _skipped_entry(store, record, reason) -> dict:
             "name": name if isinstance(name, str) else None, "reason": reason}
 
 
-def _import_one(store, line, record, *, replace, all_users) -> dict:
+def _import_one(store, line, record, *, replace, all_users, keep_existing=False) -> dict:
     from . import records as _records
+
+    if getattr(record, "error", None) is not None:
+        raise record.error  # a source item that could not even be made into a record (import --from llm)
 
     actor = store.user
     columns = _records.current_columns()
@@ -282,7 +287,8 @@ def _import_one(store, line, record, *, replace, all_users) -> dict:
         try:
             with store.objects.open(object_id, create=listed, what=address.what) as handle:
                 return _import_locked(handle, checked, address, label, columns, actor=actor, listed=listed,
-                                      replace=replace, all_users=all_users, made=made, refusal=refusal)
+                                      replace=replace, all_users=all_users, made=made, refusal=refusal,
+                                      keep_existing=keep_existing)
         except DurableError as e:
             if e.code != "not_found" or listed:
                 raise
@@ -290,7 +296,8 @@ def _import_one(store, line, record, *, replace, all_users) -> dict:
     raise denied(refusal)  # pragma: no cover - it kept vanishing
 
 
-def _import_locked(handle, checked, address, label, columns, *, actor, listed, replace, all_users, made, refusal) -> dict:
+def _import_locked(handle, checked, address, label, columns, *, actor, listed, replace, all_users, made, refusal,
+                   keep_existing=False) -> dict:
     """Under the object's lock: the existence check, the identity check and the write, in one transaction."""
     from . import records as _records
 
@@ -312,6 +319,8 @@ def _import_locked(handle, checked, address, label, columns, *, actor, listed, r
                         raise denied(f"{label}: only an owner of it can import over it; ask an owner")
                 if _records.same_content(stored, checked, handle.id):
                     raise _AlreadyImported(entry_)
+                if not replace and keep_existing:
+                    raise _AlreadyImported(entry_, "already imported; it has changed since (--replace imports it again)")
                 if not replace:
                     raise conflict(f"{label} already exists with other content; use --replace to overwrite it")
                 if not listed:
