@@ -69,6 +69,7 @@ def export(
     user: str = typer.Option(None, "--user", metavar="U", help="Every object user U owns, their memory included."),
     all_objects: bool = typer.Option(False, "--all", help="Every object of the installation."),
     output: str = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (mode 0600) instead of stdout."),
+    json_out: bool = typer.Option(False, "--json", help="Also print the receipt (what was exported or skipped) as JSON on stderr."),
 ):
     """Export objects as versioned JSONL, one record per object with all its rows.
 
@@ -98,9 +99,11 @@ def export(
                 raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
             stream = os.fdopen(fd, "w", encoding="utf-8")
         failure = None
+        exported = []
         try:
             for record in records:
                 stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                exported.append({"id": record["id"], "owner": record["owner"], "name": record["name"], "what": "exported"})
         except DurableError as e:
             if not getattr(e, "after_output", False):
                 raise
@@ -116,6 +119,10 @@ def export(
                 tmp = None
                 raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
             tmp = None
+        if json_out:  # stdout holds the records: the receipt goes to stderr (SPEC §10)
+            skipped = getattr(failure, "receipt", None) or {}
+            sys.stderr.write(json.dumps({"deleted": [], "skipped": skipped.get("skipped", []), "changed": exported,
+                                         "dry_run": False}, ensure_ascii=False, separators=(",", ":")) + "\n")
         if failure is not None:
             raise failure
     finally:
@@ -272,21 +279,29 @@ def _config():
 
 
 @config_app.command("set")
-def config_set(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g. queue.lease."), value: str = typer.Argument(..., metavar="VALUE", help="Its new value.")):
-    """Set a key in the config file.
+def config_set(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g. queue.lease."),
+               value: str = typer.Argument(..., metavar="VALUE", help="Its new value."), json_out: bool = JSON):
+    """Set a key in the config file (--json: print the key's effective value afterwards).
 
     Example: durable config set retention.draft_expiry 1d
     """
     _config().write(key, value)
+    _print_key(key, json_out)
 
 
 @config_app.command("unset")
-def config_unset(key: str = typer.Argument(..., metavar="KEY", help="The key to remove.")):
+def config_unset(key: str = typer.Argument(..., metavar="KEY", help="The key to remove."), json_out: bool = JSON):
     """Remove a key from the config file (back to its default).
 
     Example: durable config unset transcript.tokenizer
     """
     _config().write(key, unset=True)
+    _print_key(key, json_out)
+
+
+def _print_key(key, json_out):
+    if json_out:
+        render.document({"key": key, "value": _config().effective()[key]}, "json")
 
 
 @config_app.command("list")

@@ -184,7 +184,7 @@ def export(store, *, name=None, user=None, all_objects=False, progress=None):
     try:
         conclude(out, "export")
     except DurableError as e:
-        e.document = None  # export's output is the records, not a receipt
+        e.receipt, e.document = e.document, None  # export's output is the records; its receipt goes to stderr
         e.after_output = True
         raise
 
@@ -374,7 +374,8 @@ def backup(store, dest: str, progress=None) -> dict:
     except OSError as e:
         raise _paths.os_error(e, parent)
     try:
-        out = {"dest": dest, "objects": 0, "skipped": [], "at": None}
+        # the receipt of SPEC §10 (each copied object under "changed"), plus where and when
+        out = {"deleted": [], "skipped": [], "changed": [], "dry_run": False, "dest": dest, "objects": 0, "at": None}
         target = ObjectStore(building)
         os.chmod(building, _paths.DIR_MODE)
         _write_secret(target.paths.secret, secret)
@@ -402,6 +403,8 @@ def backup(store, dest: str, progress=None) -> dict:
                         copy.close()
             if found is not None:
                 rows.append(found)
+            seen = found[0] if found is not None else row
+            out["changed"].append({"id": object_id, "owner": seen.get("owner"), "name": seen.get("name"), "what": "copied"})
             out["objects"] += 1
 
         # First every object without waiting; the busy ones are then retried until the lock timeout.
