@@ -37,3 +37,13 @@ def test_readme_library_example(tmp_path, monkeypatch):
     code = re.search(r"## Library\n\n```python\n(.*?)```", text, re.S).group(1)
     code = code.replace('"/tmp/agents"', repr(str(tmp_path / "agents")))
     exec(compile(code, "README", "exec"), {})
+
+
+def test_readme_fork_follow_import_runs_as_printed(tmp_path):
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+               LLM_USER_PATH=str(tmp_path / "llm"))
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", block("fork-follow-import")], capture_output=True, text=True,
+                       env=env, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["chat-b", "1 user: Plan the release", "2 user: Ship Friday", "Ship Monday instead",
+                                     '{"imported":1,"skipped":0}']
