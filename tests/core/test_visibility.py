@@ -29,6 +29,7 @@ SESSION_COMMANDS = {
     "session title": [["A title"]],
     "session invite": [["carol"]],
     "session dequeue": [["1"]],
+    "session fork": [["copy"], ["copy", "--at", "1"]],
     "session queue": [[]],
     "session events": [[]],
     "session participants": [[]],
