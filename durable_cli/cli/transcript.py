@@ -101,8 +101,9 @@ def show(
         if json_out:
             raise DurableError("--json prints one document and --follow never ends one; use --jsonl with --follow", "invalid_input")
         for batch in store().follow(name, all_rows=all_rows, since=since, last=last):
-            render.listing(batch, mode(False, jsonl))
-            render.flush()
+            if batch:
+                render.transcript(batch, mode(False, jsonl))
+                render.flush()
         return
     with store().open(name) as s:
         render.transcript(s.show_transcript(all_rows=all_rows, since=since, last=last), mode(json_out, jsonl))
