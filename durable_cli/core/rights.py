@@ -352,7 +352,6 @@ def backup(store, dest: str, progress=None) -> dict:
     `skipped`, DEST is published with everything else, and the exit is 6 or 7.
     """
     import shutil
-    import tempfile
     import time
 
     source = store.objects.paths
@@ -369,11 +368,14 @@ def backup(store, dest: str, progress=None) -> dict:
     secret = store.objects.secret(create=False)
     if secret is None:
         raise not_found(f"nothing to back up: {source.home} holds no data")
+    # The name is chosen before the directory exists, so an interrupt at any point (even inside mkdir)
+    # is cleaned up by the handler below: the window between mkdtemp and a try is gone.
+    building = os.path.join(parent, f".{os.path.basename(dest)}.durable-backup-{os.urandom(6).hex()}")
     try:
-        building = tempfile.mkdtemp(prefix=f".{os.path.basename(dest)}.durable-backup-", dir=parent)
-    except OSError as e:
-        raise _paths.os_error(e, parent)
-    try:
+        try:
+            os.mkdir(building, _paths.DIR_MODE)
+        except OSError as e:
+            raise _paths.os_error(e, parent)
         # the receipt of SPEC §10 (each copied object under "changed"), plus where and when
         out = {"deleted": [], "skipped": [], "changed": [], "dry_run": False, "dest": dest, "objects": 0, "at": None}
         target = ObjectStore(building)
