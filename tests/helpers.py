@@ -46,3 +46,23 @@ def leaf_commands():
             yield path, cmd
 
     return list(walk(typer.main.get_command(build_app(full=True)), []))
+
+
+def downgrade_to(db, sql: str, version: int) -> None:
+    """Make the SQLite connection DB hold exactly what schema SQL (an early migration step) made: later
+    indexes, tables and columns are dropped, and user_version is set to VERSION. Whatever later steps add."""
+    import sqlite3 as _sqlite3
+
+    old = _sqlite3.connect(":memory:")
+    old.executescript(sql)
+    kinds = lambda c, kind: {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'", (kind,))}
+    for kind in ("trigger", "index", "table"):
+        for name in kinds(db, kind) - kinds(old, kind):
+            db.execute(f'DROP {kind.upper()} "{name}"')
+    for table in kinds(old, "table"):
+        columns = lambda c: [r[1] for r in c.execute(f'PRAGMA table_xinfo("{table}")')]
+        for column in [c for c in columns(db) if c not in columns(old)]:
+            db.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+    old.close()
+    db.execute(f"PRAGMA user_version={version}")
+    db.commit()

@@ -271,7 +271,10 @@ V2 = _extend(V1, turns={
     "forked_from": opt(_hex_id), "request_hash": opt(_nonempty), "request_last": opt(_positive),
 })
 
-FIELDS = {1: V1, 2: V2}
+# version 3 (SPEC §12): the id an adapter was given, and which adapter made the object
+V3 = _extend(V2, object={"external_id": opt(_text), "adapter": opt(enum("openai-agents", "langgraph"))})
+
+FIELDS = {1: V1, 2: V2, 3: V3}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 

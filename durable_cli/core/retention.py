@@ -12,7 +12,7 @@ from ..errors import DurableError
 from . import alarms, sessions, state
 
 LS_KEYS = ("name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at",
-           "turns", "tokens", "expires_at")
+           "turns", "tokens", "expires_at", "external_id")
 
 
 def receipt(dry_run=False) -> dict:

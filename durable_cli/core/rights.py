@@ -16,7 +16,7 @@ from . import state
 from .retention import address_of, conclude, each_object, entry, erase, receipt, run_each
 
 FORMAT = "durable-export"
-VERSION = 2  # 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last
+VERSION = 3  # 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter
 TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets")
 
 

@@ -91,12 +91,15 @@ class Opened:
 
 META_COLUMNS = (
     "one", "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
-    "ttl_seconds", "expires_at", "live_turns", "live_tokens",
+    "ttl_seconds", "expires_at", "live_turns", "live_tokens", "external_id", "adapter",
 )
 
 
-def create_object(obj: Opened, status: str, *, title=None, ttl_seconds=None) -> None:
-    """Insert the object's row and its creator as owner (inside the caller's transaction)."""
+def create_object(obj: Opened, status: str, *, title=None, ttl_seconds=None, origin=None) -> None:
+    """Insert the object's row and its creator as owner (inside the caller's transaction).
+
+    ORIGIN, for an object an adapter makes (SPEC §12), is (external_id, adapter): the framework's own id
+    and the adapter's name."""
     now = clock.now()
     expires = now + ttl_seconds * 1000 if ttl_seconds else None
     a = obj.address
@@ -105,6 +108,8 @@ def create_object(obj: Opened, status: str, *, title=None, ttl_seconds=None) -> 
         " ttl_seconds, expires_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (obj.id, a.scope, a.owner, a.name, title, status, now, now, now, ttl_seconds, expires),
     )
+    if origin is not None:
+        obj.db.execute("UPDATE object SET external_id = ?, adapter = ?", origin)
     if a.id_scope != "reserved":
         obj.db.execute("INSERT INTO participants (user, role, joined_at) VALUES (?, 'owner', ?)", (obj.actor, now))
         event(obj, "session.created", {"scope": a.scope, "status": status})
@@ -161,7 +166,7 @@ def index_row(db):
         "id": m["id"], "scope": m["scope"], "owner": m["owner"], "name": m["name"], "title": m["title"],
         "status": m["status"], "created_at": m["created_at"], "updated_at": m["updated_at"],
         "last_active_at": m["last_active_at"], "turns": m["live_turns"], "tokens": m["live_tokens"],
-        "expires_at": m["expires_at"], "next_alarm_at": next_alarm_at(db),
+        "expires_at": m["expires_at"], "next_alarm_at": next_alarm_at(db), "external_id": m["external_id"],
     }
     members = db.execute("SELECT user, role FROM participants").fetchall()
     return row, members
@@ -188,5 +193,5 @@ def session_json(obj: Opened) -> dict:
         "last_active_at": clock.iso(m["last_active_at"]), "participants": participants,
         "queue": {"pending": counts.get("pending", 0), "processing": counts.get("processing", 0)},
         "turns": m["live_turns"], "tokens": m["live_tokens"], "expires_at": clock.iso(m["expires_at"]),
-        "ttl_seconds": m["ttl_seconds"],
+        "ttl_seconds": m["ttl_seconds"], "external_id": m["external_id"],
     }

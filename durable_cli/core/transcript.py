@@ -302,12 +302,13 @@ def _request_hash(rows) -> str:
     return hashlib.sha256(_dumps([list(r.key()) for r in rows]).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only=False):
+def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only=False, origin=None):
     """Append ROWS (dicts of §6 input fields, or prepared rows) in one transaction: all or none.
 
     Returns the new rows (ONE: the single row; SEQS_ONLY: their seqs, without reading them back). A
     --request-id replayed with the same request returns what it made, as it stands now; with another
-    request it is exit 4.
+    request it is exit 4. ORIGIN (an adapter's (external_id, adapter)) is recorded on the object it
+    creates, or on an object that has none yet.
     """
     from .sessions import check, valid_request_id
 
@@ -322,10 +323,12 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only
         if meta is None:
             if not create:
                 raise not_found(obj.address.missing)
-            state.create_object(obj, "active")
+            state.create_object(obj, "active", origin=origin)
             meta = obj.meta()
         else:
             obj.require_visible()
+            if origin is not None and meta["external_id"] is None:
+                obj.db.execute("UPDATE object SET external_id = ?, adapter = ?", origin)
         if request_id is not None:
             found = obj.db.execute(
                 "SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", (request_id,)

@@ -74,6 +74,13 @@ MIGRATIONS = [
         CREATE INDEX IF NOT EXISTS prompts_by_turn ON prompts (turn_seq) WHERE turn_seq IS NOT NULL;
         """,
     ),
+    (
+        "adapters keep the framework's id",  # SPEC §12: the framework's session/thread id; which adapter owns it
+        """
+        ALTER TABLE object ADD COLUMN external_id TEXT;
+        ALTER TABLE object ADD COLUMN adapter TEXT;
+        """,
+    ),
 ]
 
 VERSION = len(MIGRATIONS)
@@ -110,6 +117,11 @@ INDEX_MIGRATIONS = [
         "ALTER TABLE purge_journal ADD COLUMN dev INTEGER; ALTER TABLE purge_journal ADD COLUMN ino INTEGER;"
         " ALTER TABLE purge_journal ADD COLUMN size INTEGER; ALTER TABLE purge_journal ADD COLUMN mtime_ns INTEGER;"
         " ALTER TABLE purge_journal ADD COLUMN wal_size INTEGER; ALTER TABLE purge_journal ADD COLUMN action TEXT;",
+    ),
+    (
+        "external_id",
+        # SPEC §10/§12: `ls` shows the id an adapter was given (null for sessions no adapter made)
+        "ALTER TABLE objects ADD COLUMN external_id TEXT;",
     ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)

@@ -29,7 +29,8 @@ def test_ls_order_filters_and_shape(durable):
         rows = durable("ls", "--json").json()
         assert [r["name"] for r in rows] == ["new", "mid", "old"]
         assert list(rows[0]) == ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at",
-                                 "last_active_at", "turns", "tokens", "expires_at"]
+                                 "last_active_at", "turns", "tokens", "expires_at", "external_id"]
+        assert rows[0]["external_id"] is None  # no adapter made it
         assert (rows[0]["turns"], rows[0]["tokens"]) == (1, 7)
         assert [r["name"] for r in durable("ls", "--all", "--json").json()] == ["gone", "new", "mid", "old"]
         assert [r["name"] for r in durable("ls", "--status", "archived", "--json").json()] == ["gone"]
@@ -40,7 +41,7 @@ def test_ls_order_filters_and_shape(durable):
         assert [r["name"] for r in durable("--as", "bob", "ls", "--user", "alice", "--json").json()] == ["new", "mid", "old"]
         assert durable("ls", "--status", "bogus").status == 2
         plain = durable("ls").out.splitlines()
-        assert plain[0].split("\t")[0] == "new" and len(plain[0].split("\t")) == 12
+        assert plain[0].split("\t")[0] == "new" and len(plain[0].split("\t")) == 13
 
 
 def test_ls_never_opens_objects(durable, home):

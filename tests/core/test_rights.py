@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from tests.helpers import hold_lock
+from durable_cli.core import rights
 
 SECRET_WORDS = "zanzibar-quokka-7731"
 
@@ -113,7 +114,7 @@ def test_export_delete_import_restores_exactly(durable, tmp_path):
     assert durable("export", "r", "--output", out).status == 0
     assert oct(os.stat(out).st_mode & 0o777) == "0o600"
     record = json.loads(out.read_text().splitlines()[0])
-    assert record["format"] == "durable-export" and record["version"] == 2 and record["name"] == "r"
+    assert record["format"] == "durable-export" and record["version"] == rights.VERSION and record["name"] == "r"
     assert durable("import", out).status == 0  # exists identically: skipped as already imported
     durable("delete", "r", "--yes")
     doc = durable("import", out, "--json").json()

@@ -376,12 +376,9 @@ def test_an_object_written_by_the_first_schema_is_upgraded_in_place(durable, hom
     if path is None:
         path = next(os.path.join(b, f) for b, _, fs in os.walk(home) for f in fs if f.endswith(".sqlite3") and f != "index.db")
     db = sqlite3.connect(path)
-    for index in ("turns_by_call", "prompts_by_turn"):
-        db.execute(f"DROP INDEX {index}")
-    for column in ("tool_calls", "name", "meta", "data", "forked_from", "request_hash", "request_last"):
-        db.execute(f"ALTER TABLE turns DROP COLUMN {column}")
-    db.execute("PRAGMA user_version=1")
-    db.commit()
+    from tests.helpers import downgrade_to
+
+    downgrade_to(db, schema.MIGRATIONS[0][1], 1)  # drops the columns and indexes of every later step
     v1 = sqlite3.connect(":memory:")
     v1.executescript(schema.MIGRATIONS[0][1])
     columns = lambda c: [r[1:3] for r in c.execute("PRAGMA table_xinfo(turns)")]

@@ -220,13 +220,10 @@ def index_check(home):
 
 def make_legacy_index(home):
     """Turn index.db back into a v1 index, as written before the check value existed."""
+    from tests.helpers import downgrade_to
+
     db = sqlite3.connect(home / "index.db")
-    db.execute("DROP TABLE installation")
-    db.execute("DROP TABLE purge_journal")  # as step 1 made it, before intents recorded the file's identity
-    db.execute("CREATE TABLE purge_journal (id TEXT PRIMARY KEY, owner TEXT, name TEXT, created_at INTEGER,"
-               " started_at INTEGER NOT NULL)")
-    db.execute("PRAGMA user_version=1")
-    db.commit()
+    downgrade_to(db, schema.INDEX_MIGRATIONS[0][1], 1)  # no installation table, purge_journal as step 1 made it
     db.close()
 
 
