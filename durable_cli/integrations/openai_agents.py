@@ -1,0 +1,190 @@
+"""durable as the session store of the OpenAI Agents SDK (SPEC §12; extra `openai-agents`).
+
+    from agents import Agent, Runner
+    from durable_cli.integrations.openai_agents import DurableSession
+
+    result = await Runner.run(agent, "hello", session=DurableSession("chat-42"))
+
+Each session id is one durable object (NAME by `durable_cli.integrations.object_name`, the id kept
+as `external_id`). Every item the SDK adds becomes one transcript row holding the item verbatim in
+`data`, and readable fields beside it, so `durable transcript show` reads as a conversation:
+
+| SDK item                                         | row                                              |
+|--------------------------------------------------|--------------------------------------------------|
+| message (`user`, `assistant`, `system`, `developer`) | that role, its text parts joined as `content` |
+| `function_call`                                  | `assistant`, `tool_calls` = [{id, name, arguments}] |
+| `function_call_output`                           | `tool`, `call_id`, the output's text as `content` |
+| anything else (reasoning, hosted tool calls, ...) | `assistant` (`tool` for an `*_output` with a call id), `content` "" |
+
+Rows written without `data` (by the CLI, summaries, redacted rows) come back as SDK items: text as
+a message, a summary as a `system` message, tool calls as `function_call` items, `tool` rows as
+`function_call_output` items. Each call opens the object under its lock and closes it again, as a
+CLI command would: other processes (the CLI, another agent) may use the session in between.
+"""
+
+import asyncio
+
+from .. import DurableError
+from . import object_name
+
+ADAPTER = "openai-agents"
+_TEXT_PARTS = ("input_text", "output_text", "text", "refusal")
+
+
+def _text_of(content) -> str:
+    """The readable text of a message's or an output's content: a string, or its text parts joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") in _TEXT_PARTS:
+                text = part.get("text", part.get("refusal"))
+                if isinstance(text, str):
+                    parts.append(text)
+        return "\n".join(parts)
+    return ""
+
+
+def item_to_row(item) -> dict:
+    """The transcript row (SPEC §6 input fields) of one SDK item; the item itself goes in `data`."""
+    if not isinstance(item, dict):
+        raise DurableError(f"an Agents SDK item must be a dict, not {type(item).__name__}", "invalid_input")
+    kind = item.get("type")
+    role = item.get("role")
+    if kind in (None, "message") and role in ("user", "assistant", "system", "developer"):
+        return {"role": role, "content": _text_of(item.get("content")), "data": item}
+    if kind == "function_call" and _nonempty(item.get("call_id")) and _nonempty(item.get("name")):
+        arguments = item.get("arguments")
+        call = {"id": item["call_id"], "name": item["name"], "arguments": arguments if isinstance(arguments, str) else "{}"}
+        return {"role": "assistant", "content": "", "tool_calls": [call], "data": item}
+    if isinstance(kind, str) and kind.endswith("_output") and _nonempty(item.get("call_id")):
+        content = _text_of(item.get("output")) if kind == "function_call_output" else ""
+        return {"role": "tool", "content": content, "call_id": item["call_id"], "data": item}
+    return {"role": "assistant", "content": "", "data": item}
+
+
+def _nonempty(value) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def row_to_items(row: dict) -> list:
+    """The SDK items of one row: its `data` as stored, or (a row written without it) items made from its fields."""
+    if row["data"] is not None:
+        return [row["data"]]
+    role = "system" if row["kind"] == "summary" else row["role"]
+    if role == "tool":
+        return [{"type": "function_call_output", "call_id": row["call_id"], "output": row["content"]}]
+    items = [{"role": role, "content": row["content"]}] if row["content"] or not row["tool_calls"] else []
+    for call in row["tool_calls"] or ():
+        items.append({"type": "function_call", "call_id": call["id"], "name": call["name"], "arguments": call["arguments"]})
+    return items
+
+
+async def _finish(blocking):
+    """Run BLOCKING in a worker thread and wait for its outcome even if the caller is cancelled
+    meanwhile (a write that committed is reported, then the cancellation is raised), as the SDK's
+    own sessions do."""
+    task = asyncio.ensure_future(asyncio.to_thread(blocking))
+    cancelled = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as e:
+            cancelled = cancelled or e
+    if cancelled is not None:
+        task.exception()  # retrieved, so it is not reported as never retrieved
+        raise cancelled
+    return task.result()
+
+
+class DurableSession:
+    """The Agents SDK `Session` protocol over one durable object (SPEC §12).
+
+    HOME, USER and TENANT are those of `durable_cli.Store` (default: DURABLE_HOME, the acting user,
+    no tenant). A session that does not exist reads as empty and is not created by reading; the
+    first `add_items` creates it (status `active`). Errors are `DurableError`: a write to an archived
+    session has code `conflict`, a lock not obtained in time `busy`, an item over
+    transcript.max_turn_bytes `invalid_input` (nothing of that batch is stored).
+    """
+
+    def __init__(self, session_id: str, *, home=None, user=None, tenant=None, session_settings=None):
+        from ..library import Store
+
+        self.session_id = session_id
+        self.name = object_name(session_id)
+        self.store = Store(home=home, user=user, tenant=tenant)
+        try:
+            from agents.memory.session_settings import SessionSettings, coerce_session_settings
+        except ImportError:  # the SDK is not installed: the protocol still works without its settings type
+            self.session_settings = session_settings
+        else:
+            self.session_settings = coerce_session_settings(session_settings) if session_settings is not None else SessionSettings()
+
+    # -- the protocol ---------------------------------------------------------------------------------
+
+    async def get_items(self, limit=None) -> list:
+        """The items in the order they were added; with LIMIT, the newest LIMIT of them (0: none)."""
+        if limit is None and self.session_settings is not None:
+            limit = getattr(self.session_settings, "limit", None)
+        return await asyncio.to_thread(self.get_items_sync, limit)
+
+    async def add_items(self, items) -> None:
+        """Append ITEMS in one transaction: all stored or none."""
+        items = list(items)
+        if items:
+            await _finish(lambda: self.add_items_sync(items))
+
+    async def pop_item(self):
+        """Remove and return the newest item (`transcript pop`); None when the session is empty."""
+        return await _finish(self.pop_item_sync)
+
+    async def clear_session(self) -> None:
+        """Delete every item (`transcript clear`); the session itself stays."""
+        await _finish(self.clear_session_sync)
+
+    # -- the same, synchronous ------------------------------------------------------------------------
+
+    def get_items_sync(self, limit=None) -> list:
+        if limit is not None and limit == 0:
+            return []
+        last = limit if limit is not None and limit > 0 else None  # a negative limit means all, as in SQLiteSession
+        try:
+            with self.store.open(self.name) as session:
+                rows = session.rows(last=last)
+        except DurableError as e:
+            if e.code == "not_found":
+                return []
+            raise
+        items = [item for row in rows for item in row_to_items(row)]
+        return items[-last:] if last is not None else items
+
+    def add_items_sync(self, items) -> None:
+        rows = [item_to_row(item) for item in items]
+        if not rows:
+            return
+        with self.store.open(self.name, create=True) as session:
+            session.append_many(rows, seqs_only=True, origin=(self.session_id, ADAPTER))
+
+    def pop_item_sync(self):
+        try:
+            with self.store.open(self.name) as session:
+                if not session.rows(last=1):
+                    return None
+                removed = session.pop(1)
+        except DurableError as e:
+            if e.code == "not_found":
+                return None
+            raise
+        return row_to_items(removed[0])[-1]
+
+    def clear_session_sync(self) -> None:
+        try:
+            with self.store.open(self.name) as session:
+                session.clear()
+        except DurableError as e:
+            if e.code != "not_found":
+                raise
+
+    def close(self) -> None:
+        self.store.close()
