@@ -3,6 +3,7 @@
 
     python bench/run.py            full run; rewrites docs/benchmarks.md and docs/bench-scale.png
     python bench/run.py --quick    smaller scales and fewer rounds (a smoke run; writes bench/out/ only)
+    python bench/run.py --integrations   DurableSession vs the Agents SDK's SQLiteSession only (bench/out/)
 
 Run it with the interpreter of the environment being measured (a non-editable install:
 `pip install '.[bench]'`). Pairs alternate A and B; a figure is the median of per-pair ratios.
@@ -504,8 +505,88 @@ def report(png):
     return "\n".join(lines)
 
 
+def integrations_speed():
+    """SPEC §12: DurableSession side by side with the Agents SDK's SQLiteSession, in one process, on the
+    same disk (a temporary directory beside this checkout, not tmpfs). Ratios are durable / SQLiteSession."""
+    import asyncio
+
+    from agents import SQLiteSession
+
+    from durable_cli.integrations.openai_agents import DurableSession
+
+    rounds = 5 if QUICK else 11
+    base = tempfile.mkdtemp(prefix="bench-integrations-", dir=ROOT)
+    counter = iter(range(10**9))
+
+    def items(n, tag=""):
+        return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {tag}{i} " + "x" * 80} for i in range(n)]
+
+    def sessions():
+        k = next(counter)
+        return (DurableSession(f"s{k}", home=os.path.join(base, "home")),
+                SQLiteSession(f"s{k}", db_path=os.path.join(base, "reference.db")))
+
+    def clock(coro):
+        start = time.perf_counter()
+        asyncio.run(coro)
+        return time.perf_counter() - start
+
+    def side_by_side(name, prepare, act):
+        ta, tb, ratios = [], [], []
+        for _ in range(rounds):
+            ours, theirs = sessions()
+            asyncio.run(prepare(ours))
+            asyncio.run(prepare(theirs))
+            x, y = clock(act(ours)), clock(act(theirs))
+            ta.append(x)
+            tb.append(y)
+            ratios.append(x / y)
+            ours.close()
+            theirs.close()
+        results[name] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios),
+                         "a_cmd": "DurableSession", "b_cmd": "SQLiteSession"}
+        print(f"{name:48s} {statistics.median(ta)*1000:8.1f} ms vs {statistics.median(tb)*1000:8.1f} ms  ratio {results[name]['ratio']:.3f}", flush=True)
+
+    async def nothing(session):
+        pass
+
+    def fill(n):
+        async def go(session):
+            await session.add_items(items(n))
+        return go
+
+    async def one_batch(session):
+        await session.add_items(items(1000))
+
+    async def singles(session):
+        for item in items(1000, "single "):
+            await session.add_items([item])
+
+    async def read_all(session):
+        for _ in range(10):
+            await session.get_items()
+
+    async def read_last(session):
+        for _ in range(100):
+            await session.get_items(limit=10)
+
+    try:
+        side_by_side("agents: add_items of 1,000 items (<= 2x)", nothing, one_batch)
+        side_by_side("agents: 1,000 single add_items (<= 1.5x)", nothing, singles)
+        side_by_side("agents: get_items() of 1,000 items, x10 (<= 1.5x)", fill(1000), read_all)
+        side_by_side("agents: get_items(limit=10) at 1k, x100 (<= 2x)", fill(1000), read_last)
+        side_by_side("agents: get_items(limit=10) at 10k, x100 (<= 2x)", fill(10000), read_last)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if "--integrations" in sys.argv:  # only issue 15's lines (prints them; writes bench/out/results.json)
+        integrations_speed()
+        with open(os.path.join(OUT, "results.json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        return
     if "--rows" in sys.argv:  # only issue 14's lines (prints them; writes bench/out/results.json)
         rows_speed()
         with open(os.path.join(OUT, "results.json"), "w") as f:

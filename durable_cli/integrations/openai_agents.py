@@ -113,7 +113,7 @@ class DurableSession:
 
         self.session_id = session_id
         self.name = object_name(session_id)
-        self.store = Store(home=home, user=user, tenant=tenant)
+        self.store = Store(home=home, user=user, tenant=tenant, keep_open=True)
         try:
             from agents.memory.session_settings import SessionSettings, coerce_session_settings
         except ImportError:  # the SDK is not installed: the protocol still works without its settings type

@@ -210,12 +210,48 @@ def remove_files(path: str) -> None:
 class ObjectStore:
     """The data directory: resolves names to ids, wakes objects under their lock, owns index.db."""
 
-    def __init__(self, home: str, lock_timeout: float = 10.0):
+    def __init__(self, home: str, lock_timeout: float = 10.0, *, keep_open: bool = False):
         self.paths = _paths.Paths(home)
         self.lock_timeout = lock_timeout
         self._secret = None
         self._index = None
         self.warnings = []  # things the caller should tell the user, e.g. an index that fell behind
+        # KEEP_OPEN (a long-lived process such as an adapter): keep one idle connection to each object
+        # woken, so closing a run's connection neither folds the WAL into the file nor deletes it (two
+        # extra fsyncs and a directory fsync per run). It holds no transaction and no data: every run
+        # still wakes, checks and reads the object under its lock as usual.
+        self.keep_open = keep_open
+        self._kept = {}  # object id -> ((st_dev, st_ino), idle connection)
+        import threading
+
+        self._kept_guard = threading.Lock()
+
+    def _keep(self, handle) -> None:
+        """Hold (or renew, when the file was replaced) the idle connection of a woken object."""
+        try:
+            st = os.stat(handle.path, follow_symlinks=False)
+        except OSError:
+            return
+        key = (st.st_dev, st.st_ino)
+        with self._kept_guard:
+            kept = self._kept.get(handle.id)
+            if kept is not None and kept[0] == key:
+                return
+            if kept is not None:
+                kept[1].close()
+                del self._kept[handle.id]
+            try:
+                db = sqlite3.connect(handle.path, isolation_level=None, check_same_thread=False, timeout=10)
+                db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the WAL: a reader of it from now on
+            except sqlite3.Error:
+                return  # only a speed-up: without it, runs close the WAL as usual
+            self._kept[handle.id] = (key, db)
+
+    def _drop_kept(self, object_id: str) -> None:
+        with self._kept_guard:
+            kept = self._kept.pop(object_id, None)
+        if kept is not None:
+            kept[1].close()
 
     def secret(self, *, create: bool):
         if self._secret is None:
@@ -292,6 +328,8 @@ class ObjectStore:
             handle.db = connect(handle.path, what)
             ensure_schema(handle.db, what)
             self.check_identity(handle)
+            if self.keep_open:
+                self._keep(handle)
             try:
                 yield handle
             except BaseException as e:
@@ -314,6 +352,7 @@ class ObjectStore:
         from .. import clock
 
         path = self.paths.object_file(object_id)
+        self._drop_kept(object_id)
         identity = file_identity(path)
         if identity is not None:
             self.index().journal(object_id, identity, owner=owner, name=name, created_at=created_at,
@@ -383,6 +422,8 @@ class ObjectStore:
         self.index().remove(object_id)
 
     def close(self) -> None:
+        for object_id in list(self._kept):
+            self._drop_kept(object_id)
         if self._index is not None:
             self._index.close()
             self._index = None
