@@ -60,6 +60,32 @@ class Session(state.Opened):
     forget_fact = memory.forget_fact
     hit = limits.hit
 
+    # SPEC §12: a LangGraph thread's checkpoints (durable_cli.integrations.langgraph)
+    def put_checkpoint(self, **kw):
+        from .core import checkpoints
+
+        return checkpoints.put_checkpoint(self, **kw)
+
+    def put_checkpoint_writes(self, **kw):
+        from .core import checkpoints
+
+        return checkpoints.put_writes(self, **kw)
+
+    def checkpoint_rows(self, **kw):
+        from .core import checkpoints
+
+        return checkpoints.checkpoint_rows(self, **kw)
+
+    def checkpoint_writes(self, ns, checkpoint_id):
+        from .core import checkpoints
+
+        return checkpoints.write_rows(self, ns, checkpoint_id)
+
+    def delete_thread(self):
+        from .core import checkpoints
+
+        return checkpoints.delete_thread(self)
+
     def create(self, *, title=None, ttl_seconds=None):
         return sessions.create(self, title=title, ttl_seconds=ttl_seconds)
 
@@ -314,6 +340,12 @@ class Store:
         with self.open(name) as session:
             sessions.require_session(session)
             return session.handle.path
+
+    def tombstone(self, name, **address):
+        """The tombstone a deleted adapter thread left at NAME (SPEC §12), or None."""
+        from .core import checkpoints
+
+        return checkpoints.tombstone(self, self.address(name, **address))
 
     def close(self) -> None:
         if self._objects is not None:

@@ -47,6 +47,7 @@ def forget(store, user: str, progress=None, dry_run=False) -> dict:
             _erase_owned(store, row, out)
 
     run_each(store, rows, job, out, progress=progress)
+    store.objects.index(create=False).erase_tombstones(user)  # SPEC §12: a deleted thread's tombstone goes with its owner
     store.objects.index(create=False).wipe_free_space()
     return conclude(out, f"forget of {user!r}")
 

@@ -296,6 +296,14 @@ def _require(obj):
     return meta
 
 
+def refuse_rewrite_if_owned(obj, meta, doing: str) -> None:
+    """SPEC §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back
+    (the checkpoints hold the same text): exit 4, delete the thread or the session instead."""
+    if meta.get("adapter") == "langgraph":
+        raise conflict(f"{obj.what} is a LangGraph thread kept by DurableSaver; its checkpoints hold the same text, "
+                       f"so it cannot {doing}: delete the thread (saver.delete_thread) or 'durable delete {obj.name}'")
+
+
 def _request_hash(rows) -> str:
     import hashlib
 
@@ -512,6 +520,7 @@ def plan_summary(obj, *, through: int) -> Plan:
     from .sessions import check
 
     _live_row(obj, through)
+    refuse_rewrite_if_owned(obj, meta, "be summarized")
     check(obj, "write", status=meta["status"])
     return _plan(obj, _covered_rows(obj, through))
 
@@ -647,6 +656,7 @@ def plan_compact(obj, *, max_tokens: int, keep_tokens: int):
     meta = _require(obj)
     from .sessions import check
 
+    refuse_rewrite_if_owned(obj, meta, "be compacted")
     check(obj, "write", status=meta["status"])
     if meta["live_tokens"] <= max_tokens:
         return None
@@ -696,6 +706,7 @@ def pop(obj, count: int = 1) -> list:
     meta = _require(obj)
     from .sessions import check
 
+    refuse_rewrite_if_owned(obj, meta, "be popped")
     check(obj, "write", status=meta["status"])
     if obj.db.execute("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1").fetchone() is None:
         raise conflict(f"the transcript of {obj.what} has no live row to pop")
@@ -726,6 +737,7 @@ def pop(obj, count: int = 1) -> list:
 def clear(obj) -> dict:
     """Delete every row (pinned ones too); the session, queue, events and participants stay."""
     meta = _require(obj)
+    refuse_rewrite_if_owned(obj, meta, "be cleared")
     n = obj.db.execute("SELECT count(*) FROM turns").fetchone()[0]
     if n == 0:
         return {"deleted": 0}
@@ -746,7 +758,7 @@ def prune(obj, *, older_than: int, dry_run: bool = False) -> dict:
     """Delete turns and summaries created before the cutoff (never pinned turns), the rows superseded
     by a deleted summary, and the text of the prompts whose turns went ([pruned], turn_seq null);
     secure_delete plus a truncated WAL, so the text does not linger."""
-    _require(obj)
+    refuse_rewrite_if_owned(obj, _require(obj), "be pruned")
     cutoff = clock.now() - older_than * 1000
     pinned = {r[SEQ] for r in _pinned(obj)}
     doomed = {seq for (seq,) in obj.db.execute("SELECT seq FROM turns WHERE created_at < ?", (cutoff,))} - pinned
@@ -775,10 +787,11 @@ def prune(obj, *, older_than: int, dry_run: bool = False) -> dict:
 def redact(obj, seq: int) -> dict:
     """Replace one row's content (and its prompt's) with [redacted], its tool call arguments with {}
     and its data with null; works on archived objects too."""
-    _require(obj)
+    meta = _require(obj)
     row = _row(obj, seq)
     if row is None:
         raise not_found(f"row {seq} not found in {obj.what}; see 'durable transcript show {obj.name} --all'")
+    refuse_rewrite_if_owned(obj, meta, "be redacted")
     calls = [dict(c, arguments="{}") for c in json.loads(row[CALLS])] if row[CALLS] else None
     parts = [REDACTED]
     for call in calls or ():

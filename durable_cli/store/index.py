@@ -201,6 +201,22 @@ class Index:
         self.connect(create=True)
         self._run(work)
 
+    def bury(self, object_id: str, owner: str, last_checkpoint, at: int) -> None:
+        """Leave (or move forward) the tombstone of a deleted adapter thread."""
+        self.connect(create=True)
+        self._run(lambda db: db.execute(
+            "INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')),"
+            " deleted_at = excluded.deleted_at", (object_id, owner, last_checkpoint, at)))
+
+    def tombstone(self, object_id: str):
+        rows = self.rows("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", (object_id,))
+        return rows[0] if rows else None
+
+    def erase_tombstones(self, owner: str) -> None:
+        if self.connect(create=False):
+            self._run(lambda db: db.execute("DELETE FROM tombstones WHERE owner = ?", (owner,)))
+
     def unjournal(self, object_id: str) -> None:
         self._run(lambda db: db.execute("DELETE FROM purge_journal WHERE id = ?", (object_id,)))
 

@@ -81,6 +81,22 @@ MIGRATIONS = [
         ALTER TABLE object ADD COLUMN adapter TEXT;
         """,
     ),
+    (
+        "langgraph checkpoints",  # SPEC §12: a LangGraph thread's checkpoints and pending writes, and what was mirrored
+        """
+        CREATE TABLE IF NOT EXISTS lg_checkpoints (
+            checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT,
+            type TEXT, checkpoint BLOB, metadata TEXT NOT NULL,
+            PRIMARY KEY (checkpoint_ns, checkpoint_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS lg_writes (
+            checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL,
+            task_path TEXT NOT NULL DEFAULT '', idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB,
+            PRIMARY KEY (checkpoint_ns, checkpoint_id, task_id, idx)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS lg_mirrored (message_id TEXT PRIMARY KEY, seq INTEGER) WITHOUT ROWID;
+        """,
+    ),
 ]
 
 VERSION = len(MIGRATIONS)
@@ -122,6 +138,13 @@ INDEX_MIGRATIONS = [
         "external_id",
         # SPEC §10/§12: `ls` shows the id an adapter was given (null for sessions no adapter made)
         "ALTER TABLE objects ADD COLUMN external_id TEXT;",
+    ),
+    (
+        "tombstones",
+        # SPEC §12: a deleted LangGraph thread stays deleted (no user data: the object id, its owner for
+        # `forget`, the newest checkpoint id it had, when)
+        "CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT,"
+        " deleted_at INTEGER NOT NULL);",
     ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)

@@ -1,0 +1,113 @@
+"""A LangGraph thread's checkpoints and pending writes, kept in its own object (SPEC §12).
+
+The values are the framework's serialized bytes (its serializer's type tag and blob) and metadata
+JSON: durable stores them and never interprets them. The root namespace's messages are mirrored into
+transcript rows by the adapter's mapping, each message once (by its id), in the transaction that
+stores the checkpoint; the object is then owned by the saver (`adapter` = "langgraph"), so the
+transcript commands that rewrite rows refuse it (transcript.refuse_rewrite_if_owned).
+"""
+
+from . import state, transcript
+
+ADAPTER = "langgraph"
+_CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+
+
+def _writable(obj, external_id, *, create: bool):
+    """Inside a transaction: the object's row, creating it (active, owned by the saver) when CREATE."""
+    from .sessions import check
+
+    meta = obj.meta()
+    if meta is None:
+        if not create:
+            return None
+        state.create_object(obj, "active", origin=(external_id, ADAPTER))
+        meta = obj.meta()
+    else:
+        obj.require_visible()
+        if meta["external_id"] is None:
+            obj.db.execute("UPDATE object SET external_id = ?, adapter = ?", (external_id, ADAPTER))
+    check(obj, "write", status=meta["status"])
+    return meta
+
+
+def put_checkpoint(obj, *, external_id, ns, checkpoint_id, parent_id, type_, blob, metadata, mirror=(), keep=None):
+    """Store one checkpoint (replacing one with the same id); append the MIRROR rows ((message id, row
+    fields)) not mirrored yet; with KEEP, drop all but the newest KEEP checkpoints of NS and their writes."""
+    prepared = [(mid, transcript.prepare(obj.config, fields)) for mid, fields in mirror]
+    with obj.handle.transaction():
+        _writable(obj, external_id, create=True)
+        obj.db.execute(f"INSERT OR REPLACE INTO lg_checkpoints ({_CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)",
+                       (ns, checkpoint_id, parent_id, type_, blob, metadata))
+        fresh = []
+        for mid, row in prepared:
+            if obj.db.execute("SELECT 1 FROM lg_mirrored WHERE message_id = ?", (mid,)).fetchone() is None:
+                fresh.append((mid, row))
+        if fresh:
+            seqs = transcript.insert_rows(obj, [row for _, row in fresh], author=obj.actor)
+            obj.db.executemany("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)",
+                               [(mid, seq) for (mid, _), seq in zip(fresh, seqs)])
+        else:
+            state.touch(obj)
+        if keep is not None:
+            old = [r[0] for r in obj.db.execute(
+                "SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?",
+                (ns, keep))]
+            obj.db.executemany("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", [(ns, c) for c in old])
+            obj.db.executemany("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", [(ns, c) for c in old])
+
+
+def put_writes(obj, *, external_id, ns, checkpoint_id, writes, replace: bool):
+    """Store pending writes ((task_id, task_path, idx, channel, type, blob)); REPLACE overwrites
+    same-keyed ones (special channels), else the first stored is kept."""
+    verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+    with obj.handle.transaction():
+        _writable(obj, external_id, create=True)
+        obj.db.executemany(
+            f"{verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(ns, checkpoint_id, *w) for w in writes])
+        state.touch(obj)
+
+
+def checkpoint_rows(obj, *, ns=None, checkpoint_id=None, before=None):
+    """Checkpoints newest first (by id), as (ns, id, parent, type, blob, metadata); none for an object
+    without a session row."""
+    if obj.meta() is None:
+        return []
+    where, params = [], []
+    for column, value, op in (("checkpoint_ns", ns, "="), ("checkpoint_id", checkpoint_id, "="), ("checkpoint_id", before, "<")):
+        if value is not None:
+            where.append(f"{column} {op} ?")
+            params.append(value)
+    sql = f"SELECT {_CHECKPOINT} FROM lg_checkpoints"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return obj.handle.rows(sql + " ORDER BY checkpoint_id DESC", params)
+
+
+def write_rows(obj, ns, checkpoint_id):
+    """Pending writes of one checkpoint as (task_id, channel, type, blob, task_path, idx)."""
+    return obj.handle.rows(
+        "SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
+        (ns, checkpoint_id))
+
+
+def newest_checkpoint_id(obj):
+    row = obj.handle.row("SELECT max(checkpoint_id) FROM lg_checkpoints")
+    return row[0] if row else None
+
+
+def delete_thread(obj) -> None:
+    """Delete the thread's object (through the intent journal), leaving a tombstone in index.db that
+    remembers its newest checkpoint id: a late write from before the delete is then refused."""
+    from .. import clock
+
+    meta = obj.meta()
+    obj.handle.store.index().bury(obj.id, obj.address.owner, newest_checkpoint_id(obj) if meta else None, clock.now())
+    obj.handle.delete(owner=obj.address.owner, name=obj.name, created_at=meta["created_at"] if meta else None)
+
+
+def tombstone(store, address):
+    """The tombstone of the object at ADDRESS, or None (read from index.db alone)."""
+    object_id = store.objects.object_id(address.id_scope, address.owner, address.name)
+    return None if object_id is None else store.objects.index(create=False).tombstone(object_id)
