@@ -1,0 +1,153 @@
+"""DurableSaver behaves as langgraph-checkpoint-sqlite's savers (SPEC §12): LangGraph's own conformance
+suite and a small tool-calling StateGraph run against both; then what only durable adds."""
+
+import asyncio
+import tempfile
+
+import pytest
+
+from tests.integrations.conftest import need
+
+
+@pytest.fixture
+def lg():
+    need("langgraph.checkpoint.sqlite", "langgraph")
+    return need("langgraph.checkpoint.conformance", "langgraph")
+
+
+def conformance(lg, factory):
+    from langgraph.checkpoint.conformance.report import ProgressCallbacks
+
+    results = {}
+
+    def on_result(capability, test, passed, error):
+        results[(capability, test)] = (passed, error)
+
+    registered = lg.checkpointer_test(name=factory.__name__)(factory)
+    report = asyncio.run(lg.validate(registered, progress=ProgressCallbacks(on_test_result=on_result)))
+    return report.conformance_level(), results
+
+
+def test_conformance_suite_passes_what_sqlite_saver_passes(lg, home):
+    async def durable_saver():
+        from durable_cli.integrations.langgraph import DurableSaver
+
+        saver = DurableSaver(home=str(home), user="alice")
+        yield saver
+        saver.close()
+
+    async def sqlite_saver():
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        with tempfile.TemporaryDirectory() as d:
+            async with AsyncSqliteSaver.from_conn_string(d + "/reference.db") as saver:
+                yield saver
+
+    reference_level, reference = conformance(lg, sqlite_saver)
+    level, ours = conformance(lg, durable_saver)
+    assert set(ours) == set(reference) and len(ours) > 40
+    passed_by_reference = {k for k, (ok, _) in reference.items() if ok}
+    failed = {k: ours[k][1] for k in passed_by_reference if not ours[k][0]}
+    assert not failed, failed
+    assert level == reference_level
+
+
+# -- a small StateGraph with a tool node, three turns, each saver -------------------------------------
+
+def three_turns(saver):
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    def model(state):
+        last = state["messages"][-1]
+        turn = sum(1 for m in state["messages"] if isinstance(m, HumanMessage))
+        if isinstance(last, ToolMessage):
+            return {"messages": [AIMessage(content=f"The sum is {last.content}.", id=f"ai-answer-{turn}")]}
+        a, b = turn, 1
+        return {"messages": [AIMessage(content="", id=f"ai-call-{turn}",
+                                       tool_calls=[{"id": f"call_{turn}", "name": "add", "args": {"a": a, "b": b}}])]}
+
+    def tools(state):
+        call = state["messages"][-1].tool_calls[0]
+        return {"messages": [ToolMessage(content=str(call["args"]["a"] + call["args"]["b"]), tool_call_id=call["id"],
+                                         name="add", id=f"tool-{call['id']}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", model)
+    builder.add_node("tools", tools)
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", lambda s: "tools" if s["messages"][-1].tool_calls else END)
+    builder.add_edge("tools", "model")
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "calc"}}
+    for n in range(1, 4):
+        graph.invoke({"messages": [HumanMessage(content=f"what is {n}+1?", id=f"human-{n}")]}, config)
+    state = graph.get_state(config)
+    history = [(s.values, s.next, s.metadata.get("step")) for s in graph.get_state_history(config)]
+    return state.values, history
+
+
+def test_a_tool_graph_gives_equal_state_with_either_saver(lg, home, tmp_path):
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    reference = three_turns(SqliteSaver(sqlite3.connect(tmp_path / "reference.db", check_same_thread=False)))
+    ours = three_turns(DurableSaver(home=str(home)))
+    assert ours[0] == reference[0]
+    assert [m.content for m in ours[0]["messages"]][-1] == "The sum is 4."
+    assert ours[1] == reference[1]
+
+
+def test_the_cli_shows_the_thread_and_refuses_to_rewrite_it(lg, home, durable):
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    three_turns(DurableSaver(home=str(home)))
+    rows = durable("transcript", "show", "calc", "--json").json()
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"] * 3
+    assert rows[1]["tool_calls"] == [{"id": "call_1", "name": "add", "arguments": '{"a": 1, "b": 1}'}]
+    assert (rows[2]["call_id"], rows[2]["content"], rows[3]["content"]) == ("call_1", "2", "The sum is 2.")
+    assert durable("session", "show", "calc", "--json").json()["external_id"] == "calc"
+    for args in (["pop"], ["clear", "--yes"], ["summarize", "--through", "2", "--text", "s"],
+                 ["compact", "--max-tokens", "1", "--keep-tokens", "1", "--text", "s"],
+                 ["prune", "--older-than", "1s"], ["redact", "1"]):
+        r = durable("transcript", args[0], "calc", *args[1:])
+        assert r.status == 4 and "LangGraph" in r.err, (args, r.err)
+    assert len(durable("transcript", "show", "calc", "--json").json()) == 12
+
+
+def test_a_deleted_thread_stays_deleted_and_forget_erases_its_tombstone(lg, home, durable):
+    from durable_cli import DurableError, Store
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    saver = DurableSaver(home=str(home))
+    three_turns(saver)
+    config = {"configurable": {"thread_id": "calc", "checkpoint_ns": ""}}
+    old = saver.get_tuple(config)
+    saver.delete_thread("calc")
+    assert saver.get_tuple(config) is None and list(saver.list(config)) == []
+    assert durable("session", "show", "calc").status == 3
+    with pytest.raises(DurableError) as e:
+        saver.put(old.config, old.checkpoint, old.metadata, {})
+    assert e.value.code == "conflict"
+    with pytest.raises(DurableError):
+        saver.put_writes(old.config, [("messages", [])], "task-1")
+    assert durable("session", "show", "calc").status == 3  # not resurrected
+    three_turns(saver)  # a new thread under that id starts from no checkpoint
+    assert len(list(saver.list(config))) > 0
+    assert Store(home=str(home)).tombstone("calc") is not None
+    assert durable("forget", "alice", "--yes").status == 0
+    assert Store(home=str(home)).tombstone("calc") is None
+
+
+def test_keep_checkpoints_keeps_the_newest_per_namespace(lg, home):
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    saver = DurableSaver(home=str(home), keep_checkpoints=2)
+    values, _ = three_turns(saver)
+    config = {"configurable": {"thread_id": "calc"}}
+    kept = list(saver.list(config))
+    assert len(kept) == 2
+    assert saver.get_tuple(config).checkpoint["channel_values"]["messages"][-1].content == "The sum is 4."
