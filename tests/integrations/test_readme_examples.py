@@ -56,3 +56,14 @@ def test_agents_sdk_python_example_runs(home, capsys, monkeypatch):
 
     with Store(home=home).open("chat-42") as chat:
         assert [r["role"] for r in chat.rows()] == ["user", "assistant", "tool", "assistant"] * 2
+
+
+def test_langgraph_example_runs_and_the_cli_shows_the_thread(home, capsys, durable):
+    need("langgraph.graph", "langgraph")
+    exec(compile(python_block("Use with LangGraph"), "README", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == ["you said: order 1234"]
+    rows = durable("transcript", "show", "support-7", "--json").json()
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("user", "my order is late"), ("assistant", "you said: my order is late"),
+        ("user", "order 1234"), ("assistant", "you said: order 1234")]
+    assert durable("transcript", "pop", "support-7").status == 4
