@@ -6,13 +6,14 @@ import sys
 
 from freezegun import freeze_time
 
-from tests.helpers import hold_lock
+from tests.helpers import faketime_env, hold_lock
 
 
 def faketime(when, *args, env=None):
-    """Run the real CLI in a process whose clock reads WHEN (Debian faketime)."""
-    full = dict(os.environ, FAKETIME_DONT_FAKE_MONOTONIC="1", **(env or {}))
-    proc = subprocess.run(["faketime", when, sys.executable, "-m", "durable_cli", *args], capture_output=True, text=True, env=full, timeout=60)
+    """Run the real CLI in a process whose clock reads WHEN (Debian's libfaketime, preloaded directly:
+    the `faketime` wrapper's semaphores, left in /dev/shm by killed runs, collide on pid reuse)."""
+    full = dict(faketime_env(when), **(env or {}))
+    proc = subprocess.run([sys.executable, "-m", "durable_cli", *args], capture_output=True, text=True, env=full, timeout=60)
     return proc
 
 
@@ -225,10 +226,8 @@ def test_purge_killed_after_journaling_is_finished_by_the_next(durable, home):
     with freeze_time("2026-01-01"):
         for name in ("p1", "p2", "p3"):
             durable("session", "create", name)
-    env = dict(os.environ)
-    proc = subprocess.run(["faketime", "2026-02-01 00:00:00", sys.executable, "-c", KILLER],
-                          env=dict(env, FAKETIME_DONT_FAKE_MONOTONIC="1"), capture_output=True)
-    assert proc.returncode != 0  # killed (faketime reports "Caught Killed")
+    proc = subprocess.run([sys.executable, "-c", KILLER], env=faketime_env("2026-02-01 00:00:00"), capture_output=True)
+    assert proc.returncode != 0  # killed
     assert len(list((home / "objects").rglob("*.sqlite3"))) == 2
     doctor = durable("doctor", "--json")
     assert doctor.status == 7 and "unfinished_purge" in {p["kind"] for p in doctor.json()["problems"]}
