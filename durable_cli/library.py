@@ -408,3 +408,14 @@ class Store:
         from .core import doctor
 
         return doctor.doctor(self, **kw)
+
+    def search(self, query, **kw):
+        """`durable search`: (hits, receipt of skipped busy/corrupt objects); see core.search."""
+        from .core import search
+
+        return search.search(self, query, **kw)
+
+    def usage(self, **kw):
+        from .core import usage
+
+        return usage.usage(self, **kw)

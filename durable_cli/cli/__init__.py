@@ -18,6 +18,7 @@ MODULES = {
     "ls": "retention", "ttl": "retention", "delete": "retention", "purge": "retention", "sweep": "retention",
     "forget": "admin", "export": "admin", "import": "admin", "backup": "admin", "doctor": "admin", "config": "admin", "path": "admin",
     "elicit": "hitl", "memory": "hitl", "limit": "hitl",
+    "search": "search", "usage": "search",
 }
 _GLOBAL_WITH_VALUE = ("--home", "--as", "--tenant", "--lock-timeout")
 

@@ -549,7 +549,7 @@ def current_columns() -> dict:
         db = sqlite3.connect(":memory:")
         try:
             for _name, ddl in schema.MIGRATIONS:
-                for statement in ddl.split(";"):
+                for statement in schema.statements(ddl):
                     if statement.strip():
                         db.execute(statement)
             _COLUMNS = {table: {r[1]: _default(r[4]) for r in db.execute(f"PRAGMA table_info({table})")}

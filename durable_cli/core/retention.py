@@ -32,10 +32,31 @@ def address_of(row) -> state.Address:
 
 def ls(store, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
     """Objects the user participates in, newest activity first, from index.db alone."""
+    for row in ls_rows(store, statuses=statuses, all_objects=all_objects, user=user, older_than=older_than, limit=limit):
+        yield ls_json(row)
+
+
+def ls_rows(store, *, limit=None, extra=(), extra_params=(), **filters):
+    """The index rows `ls` lists (EXTRA, EXTRA_PARAMS: more conditions on `o`), as stored."""
+    where, params = ls_where(store, **filters)
+    where += extra
+    params += list(extra_params)
+    sql = f"SELECT * FROM objects o WHERE {' AND '.join(where)} ORDER BY o.last_active_at DESC, o.id DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return store.objects.index(create=False).rows(sql, params)
+
+
+def ls_where(store, *, statuses=(), all_objects=False, user=None, older_than=None, everyone=False):
+    """The conditions (on index.db's `objects o`) and parameters of what `ls` lists; EVERYONE: every
+    user's objects (installation-wide commands), not only those USER participates in."""
     now = clock.now()
-    where = ["o.scope != 'reserved'", "(o.expires_at IS NULL OR o.expires_at > ?)",
-             "EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id)"]
-    params = [now, user or store.user]
+    where = ["o.scope != 'reserved'", "(o.expires_at IS NULL OR o.expires_at > ?)"]
+    params = [now]
+    if not everyone:
+        where.append("EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id)")
+        params.append(user or store.user)
     if statuses:
         where.append(f"o.status IN ({','.join('?' * len(statuses))})")
         params += list(statuses)
@@ -47,12 +68,7 @@ def ls(store, *, statuses=(), all_objects=False, user=None, older_than=None, lim
     if store.tenant is not None:
         where.append("o.scope = 'tenant' AND o.owner = ?")
         params.append(store.tenant)
-    sql = f"SELECT * FROM objects o WHERE {' AND '.join(where)} ORDER BY o.last_active_at DESC, o.id DESC"
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(limit)
-    for row in store.objects.index(create=False).rows(sql, params):
-        yield ls_json(row)
+    return where, params
 
 
 def ls_json(row) -> dict:

@@ -168,6 +168,10 @@ def index_row(db):
         "last_active_at": m["last_active_at"], "turns": m["live_turns"], "tokens": m["live_tokens"],
         "expires_at": m["expires_at"], "next_alarm_at": next_alarm_at(db), "external_id": m["external_id"],
     }
+    if m["scope"] != "reserved":  # SPEC §7 usage: the object's totals per UTC day and model
+        row["usage"] = db.execute(
+            "SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key"
+        ).fetchall()
     members = db.execute("SELECT user, role FROM participants").fetchall()
     return row, members
 

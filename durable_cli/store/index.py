@@ -18,6 +18,16 @@ COLUMNS = (
 _UPSERT = (
     f"INSERT OR REPLACE INTO objects ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
+USAGE_COLUMNS = ("day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd")
+
+
+def _put_usage(db, row) -> None:
+    """The object's usage totals (a row's "usage": tuples in USAGE_COLUMNS order) replace what index.db had."""
+    if "usage" not in row:
+        return
+    db.execute("DELETE FROM usage WHERE object_id = ?", (row["id"],))
+    db.executemany(f"INSERT INTO usage (object_id, {', '.join(USAGE_COLUMNS)}) VALUES (?{', ?' * len(USAGE_COLUMNS)})",
+                   [(row["id"], *u) for u in row["usage"]])
 
 
 class Index:
@@ -106,7 +116,7 @@ class Index:
         try:
             if self.connect(create=False):
                 tables = [r[0] for r in self.db.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('objects', 'members')"
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('objects', 'members', 'usage')"
                     " AND name NOT LIKE 'sqlite_%'")]
                 for table in tables:
                     try:
@@ -165,6 +175,7 @@ class Index:
         def work(db):
             db.execute("BEGIN IMMEDIATE")
             db.execute(_UPSERT, [row.get(c) for c in COLUMNS])
+            _put_usage(db, row)
             db.execute("DELETE FROM members WHERE object_id = ?", (row["id"],))
             db.executemany(
                 "INSERT OR REPLACE INTO members (user, object_id, role) VALUES (?, ?, ?)",
@@ -183,6 +194,7 @@ class Index:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM objects WHERE id = ?", (object_id,))
             db.execute("DELETE FROM members WHERE object_id = ?", (object_id,))
+            db.execute("DELETE FROM usage WHERE object_id = ?", (object_id,))
             db.execute("DELETE FROM purge_journal WHERE id = ?", (object_id,))
             db.execute("COMMIT")
 
@@ -226,8 +238,10 @@ class Index:
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM objects")
             db.execute("DELETE FROM members")
+            db.execute("DELETE FROM usage")
             for row, members in rows_and_members:
                 db.execute(_UPSERT, [row.get(c) for c in COLUMNS])
+                _put_usage(db, row)
                 db.executemany(
                     "INSERT OR REPLACE INTO members (user, object_id, role) VALUES (?, ?, ?)",
                     [(user, row["id"], role) for user, role in members],

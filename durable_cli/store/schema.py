@@ -10,6 +10,36 @@ import sqlite3
 
 from ..errors import storage
 
+# What the search index reads of a row's tool calls: their arguments, one a line (ROW is turns, NEW or OLD).
+_ARGUMENTS = ("(SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each({row}.tool_calls))")
+# One row's share of usage_totals, added (SIGN +) or taken away (SIGN -): keyed by UTC day and model.
+_USAGE_ROW = (
+    "strftime('%Y-%m-%d', {row}.created_at / 1000.0, 'unixepoch') AS day, json_extract({row}.meta, '$.model') AS model,"
+    " {row}.kind = 'turn' AS turns, {row}.tokens AS tokens,"
+    " coalesce(json_extract({row}.meta, '$.usage.input_tokens'), 0) AS input_tokens,"
+    " coalesce(json_extract({row}.meta, '$.usage.output_tokens'), 0) AS output_tokens,"
+    " coalesce(json_extract({row}.meta, '$.cost_usd'), 0) AS cost_usd"
+)
+_USAGE_ADD = (
+    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd)"
+    " SELECT day || coalesce('=' || model, ''), day, model, {sign}1, {sign}turns, {sign}tokens, {sign}input_tokens,"
+    " {sign}output_tokens, {sign}cost_usd FROM (SELECT " + _USAGE_ROW + ") WHERE true"
+    " ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns,"
+    " tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens,"
+    " output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd;"
+)
+# usage_totals recomputed from the rows (the migration's backfill; doctor compares and repairs with it)
+USAGE_FROM_ROWS = (
+    "SELECT day || coalesce('=' || model, '') AS key, day, model, count(*) AS rows, sum(turns) AS turns,"
+    " sum(tokens) AS tokens, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,"
+    " sum(cost_usd) AS cost_usd FROM (SELECT " + _USAGE_ROW.format(row="turns") + " FROM turns"
+    " WHERE forked_from IS NULL) GROUP BY day, model"
+)
+_USAGE_BACKFILL = (
+    "INSERT OR REPLACE INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) "
+    + USAGE_FROM_ROWS + ";"
+)
+
 MIGRATIONS = [
     (
         "initial",
@@ -97,6 +127,51 @@ MIGRATIONS = [
         CREATE TABLE IF NOT EXISTS lg_mirrored (message_id TEXT PRIMARY KEY, seq INTEGER) WITHOUT ROWID;
         """,
     ),
+    (
+        "full-text search index",  # SPEC §7 search: FTS5 over content and tool call arguments, kept by triggers
+        f"""
+        CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5(
+            content, arguments, tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER IF NOT EXISTS turns_fts_insert AFTER INSERT ON turns BEGIN
+            INSERT INTO turns_fts (rowid, content, arguments) VALUES (NEW.seq, NEW.content, {_ARGUMENTS.format(row="NEW")});
+        END;
+        CREATE TRIGGER IF NOT EXISTS turns_fts_delete AFTER DELETE ON turns BEGIN
+            DELETE FROM turns_fts WHERE rowid = OLD.seq;
+        END;
+        CREATE TRIGGER IF NOT EXISTS turns_fts_update AFTER UPDATE OF content, tool_calls ON turns BEGIN
+            UPDATE turns_fts SET content = NEW.content, arguments = {_ARGUMENTS.format(row="NEW")} WHERE rowid = NEW.seq;
+        END;
+        INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, {_ARGUMENTS.format(row="turns")} FROM turns;
+        """,
+    ),
+    (
+        "usage totals per day and model",  # SPEC §7 usage: kept by triggers over the rows that exist, fork copies excluded
+        f"""
+        CREATE TABLE IF NOT EXISTS usage_totals (
+            key TEXT PRIMARY KEY, day TEXT NOT NULL, model TEXT,
+            rows INTEGER NOT NULL, turns INTEGER NOT NULL, tokens INTEGER NOT NULL,
+            input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL
+        );
+        CREATE TRIGGER IF NOT EXISTS usage_insert AFTER INSERT ON turns WHEN NEW.forked_from IS NULL BEGIN
+            {_USAGE_ADD.format(row="NEW", sign="+")}
+        END;
+        CREATE TRIGGER IF NOT EXISTS usage_delete AFTER DELETE ON turns WHEN OLD.forked_from IS NULL BEGIN
+            {_USAGE_ADD.format(row="OLD", sign="-")}
+            DELETE FROM usage_totals WHERE rows <= 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS usage_update_old AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns
+        WHEN OLD.forked_from IS NULL BEGIN
+            {_USAGE_ADD.format(row="OLD", sign="-")}
+            DELETE FROM usage_totals WHERE rows <= 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS usage_update_new AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns
+        WHEN NEW.forked_from IS NULL BEGIN
+            {_USAGE_ADD.format(row="NEW", sign="+")}
+        END;
+        {_USAGE_BACKFILL}
+        """,
+    ),
 ]
 
 VERSION = len(MIGRATIONS)
@@ -145,6 +220,14 @@ INDEX_MIGRATIONS = [
         # `forget`, the newest checkpoint id it had, when)
         "CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT,"
         " deleted_at INTEGER NOT NULL);",
+    ),
+    (
+        "usage",
+        # SPEC §7 usage: each object's totals per UTC day and model, copied from the object at each write's sleep
+        "CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT,"
+        " rows INTEGER NOT NULL, turns INTEGER NOT NULL, tokens INTEGER NOT NULL, input_tokens INTEGER NOT NULL,"
+        " output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL);"
+        " CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id);",
     ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)

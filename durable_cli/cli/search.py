@@ -1,0 +1,89 @@
+"""durable search, usage: find what was said, count what it cost (SPEC §7)."""
+
+import sys
+
+import typer
+
+from ..errors import DurableError
+from . import complete_choices, complete_name, mode, seconds, store
+from . import render
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+GROUPINGS = ("session", "day", "model")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search)
+    app.command("usage")(usage)
+
+
+def _user(user):
+    if user is not None:
+        from ..config import valid_name
+
+        valid_name(user, "user")
+
+
+def search(
+    query: str = typer.Argument(..., metavar="QUERY", help='FTS5 query: words (AND by default), "a phrase", prefix*, OR, NOT.'),
+    user: str = typer.Option(None, "--user", metavar="U", help="Search the sessions of user U (as 'ls --user U')."),
+    session: str = typer.Option(None, "--session", metavar="NAME", help="Only session NAME.", autocompletion=complete_name),
+    role: str = typer.Option(None, "--role", metavar="R", help="Only rows of role R.", autocompletion=complete_choices(*ROLES)),
+    newer_than: str = typer.Option(None, "--newer-than", metavar="DUR", help="Only rows created within DUR."),
+    superseded: bool = typer.Option(False, "--superseded", help="Search rows replaced by a summary too."),
+    limit: int = typer.Option(20, "--limit", metavar="N", help="At most N hits (default 20)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON array."),
+    jsonl: bool = typer.Option(False, "--jsonl", help="Print one JSON object per line."),
+):
+    """Full-text search of your sessions' transcripts (archived and tenant ones included), best match first.
+
+    Each hit names the session and row; the snippet shows the match in [brackets].
+    Example: durable search 'refund AND "credit card"' --role user --json | jq -r '.[] | "\\(.name)#\\(.seq)"'
+    """
+    _user(user)
+    if limit < 0:
+        raise DurableError("--limit must be non-negative", "invalid_input")
+    if session is not None:
+        from ..config import valid_name
+
+        valid_name(session)
+    hits, skipped = store().search(query, user=user, session=session, role=role,
+                                   newer_than=seconds(newer_than, what="--newer-than"), superseded=superseded, limit=limit)
+    how = mode(json_out, jsonl)
+    if how == "plain" and render.pretty():
+        render.listing(hits, how, columns=["name", "seq", "role", "created_at", "snippet"])
+    else:
+        render.listing(hits, how)
+    for item in skipped["skipped"]:
+        sys.stderr.write(f"durable: warning: skipped {item['name'] or item['id']}: {item['reason']}\n")
+    from ..core.search import conclude
+
+    conclude(skipped)
+
+
+def usage(
+    user: str = typer.Option(None, "--user", metavar="U", help="The sessions of user U (as 'ls --user U')."),
+    all_users: bool = typer.Option(False, "--all", help="Every session of the installation."),
+    session: str = typer.Option(None, "--session", metavar="NAME", help="Only session NAME.", autocompletion=complete_name),
+    newer_than: str = typer.Option(None, "--newer-than", metavar="DUR", help="Only the UTC days within DUR (whole days)."),
+    by: str = typer.Option("session", "--by", metavar="session|day|model", help="Group by session (default), UTC day or model.",
+                           autocompletion=complete_choices(*GROUPINGS)),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+):
+    """Turns, tokens, input/output tokens and cost of your sessions, from index.db (no session is opened).
+
+    Plain output: one row per group (key, then name and owner with --by session, then sessions, turns,
+    tokens, input_tokens, output_tokens, cost_usd), then a row whose key is "total".
+    Example: durable usage --by day --newer-than 7d --json | jq -r '.groups[] | "\\(.key)\\t\\(.cost_usd)"'
+    """
+    _user(user)
+    if session is not None:
+        from ..config import valid_name
+
+        valid_name(session)
+    doc = store().usage(user=user, everyone=all_users, session=session, newer_than=seconds(newer_than, what="--newer-than"), by=by)
+    if json_out:
+        render.document(doc, "json")
+        return
+    rows = doc["groups"] + [{"key": "total", **({"name": None, "owner": None} if by == "session" else {}), **doc["total"]}]
+    render.listing(rows, "plain")

@@ -1,0 +1,60 @@
+"""Usage and cost accounting (SPEC §7 `durable usage`), answered from index.db alone.
+
+Each object keeps its own totals per UTC day and model (`usage_totals`, maintained by triggers on its
+rows in the same transaction: rows that exist, superseded ones included, rows copied by `fork` left
+out); each write's sleep copies them into index.db's `usage` table beside the object's index row.
+So a report over 10,000 sessions is one aggregate query, and no object is opened.
+"""
+
+from .. import clock
+from ..errors import invalid, not_found
+from . import retention
+
+GROUPINGS = ("session", "day", "model")
+FIELDS = ("sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd")
+_SUMS = ("count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_tokens), sum(u.output_tokens),"
+         " sum(u.cost_usd)")
+
+
+def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
+    """`{"groups": [...], "total": {...}}` of SPEC §10 over the sessions `ls --all` lists for USER (the
+    acting user by default; EVERYONE: the installation). NEWER_THAN counts whole UTC days."""
+    if by not in GROUPINGS:
+        raise invalid(f"invalid --by {by!r}: use one of {', '.join(GROUPINGS)}")
+    if everyone and user is not None:
+        raise invalid("give either --user U or --all, not both")
+    where, params = retention.ls_where(store, all_objects=True, user=user, everyone=everyone)
+    if session is not None:
+        where.append("o.name = ?")
+        params.append(session)
+        if not store.objects.index(create=False).rows(f"SELECT 1 FROM objects o WHERE {' AND '.join(where)}", params):
+            raise not_found(f"session \"{session}\" not found; 'durable ls --all' lists your sessions")
+    if newer_than is not None:
+        where.append("u.day >= ?")
+        params.append(clock.iso(clock.now() - newer_than * 1000)[:10])
+    source = f"FROM usage u JOIN objects o ON o.id = u.object_id WHERE {' AND '.join(where)}"
+    index = store.objects.index(create=False)
+    if by == "session":
+        sql = (f"SELECT u.object_id, o.name, o.owner, {_SUMS} {source} GROUP BY u.object_id"
+               " ORDER BY max(o.last_active_at) DESC, u.object_id")
+    else:
+        column = "u.day" if by == "day" else "u.model"
+        sql = f"SELECT {column}, {_SUMS} {source} GROUP BY {column} ORDER BY {column} IS NULL, {column}"
+    groups = []
+    for row in _tuples(index, sql, params):
+        if by == "session":
+            groups.append({"key": row[0], "name": row[1], "owner": row[2], **_fields(row[3:])})
+        else:
+            groups.append({"key": row[0], **_fields(row[1:])})
+    total = _tuples(index, f"SELECT {_SUMS} {source}", params)
+    return {"groups": groups, "total": _fields(total[0] if total else (0,) * len(FIELDS))}
+
+
+def _tuples(index, sql, params):
+    return [tuple(r.values()) for r in index.rows(sql, params)]
+
+
+def _fields(values) -> dict:
+    out = dict(zip(FIELDS, (v or 0 for v in values)))
+    out["cost_usd"] = round(float(out["cost_usd"]), 10)
+    return out
