@@ -57,8 +57,9 @@ def downgrade_to(db, sql: str, version: int) -> None:
     old.executescript(sql)
     kinds = lambda c, kind: {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'", (kind,))}
     for kind in ("trigger", "index", "table"):
-        for name in kinds(db, kind) - kinds(old, kind):
-            db.execute(f'DROP {kind.upper()} "{name}"')
+        # sorted: a virtual table (turns_fts) goes before its shadow tables (turns_fts_data, ...), which go with it
+        for name in sorted(kinds(db, kind) - kinds(old, kind)):
+            db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
     for table in kinds(old, "table"):
         columns = lambda c: [r[1] for r in c.execute(f'PRAGMA table_xinfo("{table}")')]
         for column in [c for c in columns(db) if c not in columns(old)]:

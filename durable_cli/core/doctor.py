@@ -12,6 +12,7 @@ from .. import clock
 from ..errors import DurableError
 from ..store import paths as _paths
 from ..store.lock import try_lock
+from ..store.schema import USAGE_FROM_ROWS
 from . import state
 from .retention import address_of, finish_journal, receipt, run_each
 
@@ -87,6 +88,9 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
                 differ = [k for k in COMPARED if indexed[0].get(k) != found[0].get(k)]
                 if members != sorted(tuple(m) for m in found[1]):
                     differ.append("participants")
+                if "usage" in found[0] and [tuple(u.values()) for u in index.rows(_INDEXED_USAGE, (object_id,))] != \
+                        [tuple(u) for u in found[0]["usage"]]:
+                    differ.append("usage")
                 if not differ:
                     return
                 problem(object_id, "index_mismatch", "index disagrees on " + ", ".join(differ), repaired=repair)
@@ -138,8 +142,28 @@ def _check_object(store, handle, problem, repair):
         return None
     if found[0]["id"] != object_id:
         raise DurableError(f"{what} claims to be {found[0]['id']}", "storage")
+    if _usage_totals_differ(handle):
+        problem(object_id, "usage_totals", "the object's usage totals disagree with its rows", repaired=repair)
+        if repair:
+            with handle.transaction() as db:
+                db.execute("DELETE FROM usage_totals")
+                db.execute("INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens,"
+                           " cost_usd) " + USAGE_FROM_ROWS)
+            found = state.index_row(handle.db)
     address_of(found[0])
     return found
+
+
+_INDEXED_USAGE = ("SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage"
+                  " WHERE object_id = ? ORDER BY day || coalesce('=' || model, '')")
+
+
+def _usage_totals_differ(handle) -> bool:
+    """usage_totals (kept by triggers) against the same totals recomputed from the rows; costs within 1e-9."""
+    kept = handle.rows("SELECT key, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key")
+    fresh = handle.rows("SELECT key, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM ("
+                        + USAGE_FROM_ROWS + ") ORDER BY key")
+    return len(kept) != len(fresh) or any(a[:6] != b[:6] or abs(a[6] - b[6]) > 1e-9 for a, b in zip(kept, fresh))
 
 
 def _quarantine(store, object_id):

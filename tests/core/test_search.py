@@ -1,0 +1,210 @@
+"""SPEC §7 `durable search`: FTS5 over each object's rows, best match first, nothing removed ever found again."""
+
+import json
+import os
+import sqlite3
+
+import pytest
+from freezegun import freeze_time
+
+from tests.helpers import hold_lock
+
+TOKEN = "qqxjzvkw"  # no other word starts with "qq"
+# FTS5 stores a term after the prefix it shares with the term before it (at most "q" here): the byte
+# scans look for the rest, which every copy of the token holds.
+TAIL = TOKEN[2:]
+CALLS = json.dumps([{"id": "c1", "name": "lookup", "arguments": json.dumps({"order": "zebra-42"})}])
+
+
+def append(durable, name, text, *extra, role="user"):
+    r = durable("transcript", "append", name, "--role", role, text, *extra)
+    assert r.status == 0, r.err
+    return int(r.out)
+
+
+def search(durable, *args, pre=()):
+    r = durable(*pre, "search", *args, "--json")
+    assert r.status == 0, r.err
+    return r.json()
+
+
+def files_holding(home, token):
+    found = []
+    for base, _, files in os.walk(home):
+        for f in files:
+            with open(os.path.join(base, f), "rb") as fh:
+                if token.encode() in fh.read():
+                    found.append(f)
+    return found
+
+
+def test_search_finds_content_tool_arguments_and_summaries_with_snippets(durable):
+    append(durable, "orders", "I want a refund for my order")
+    append(durable, "orders", "", "--tool-calls", CALLS, role="assistant")
+    append(durable, "other", "nothing to see")
+    hits = search(durable, "refund")
+    assert [(h["name"], h["seq"], h["role"]) for h in hits] == [("orders", 1, "user")]
+    assert set(hits[0]) >= {"name", "id", "seq", "role", "created_at", "snippet"}
+    assert hits[0]["snippet"] == "I want a [refund] for my order"
+    assert hits[0]["created_at"].endswith("Z")
+    assert [h["seq"] for h in search(durable, "zebra")] == [2]  # tool call arguments
+    assert search(durable, "lookup") == []  # the tool's name is not an argument
+    r = durable("transcript", "summarize", "orders", "--through", "2", "--text", "customer asked for money back")
+    assert r.status == 0, r.err
+    assert [h["seq"] for h in search(durable, "money")] == [3]  # summaries are searched
+    assert search(durable, "refund") == []  # superseded rows only with --superseded
+    assert [h["seq"] for h in search(durable, "refund", "--superseded")] == [1]
+    plain = durable("search", "money")
+    assert plain.status == 0 and plain.out.split("\t")[0] == "orders" and "[money]" in plain.out
+    lines = durable("search", "money OR zebra", "--superseded", "--jsonl").lines()
+    assert {h["seq"] for h in lines} == {2, 3}
+
+
+def test_best_match_first_then_newer_activity_then_name_and_seq(durable):
+    append(durable, "one-mention", "apple and many other words that dilute the match quite a lot here")
+    append(durable, "dense", "apple apple apple")
+    hits = search(durable, "apple")
+    assert [h["name"] for h in hits] == ["dense", "one-mention"]  # bm25 first
+    append(durable, "tie-a", "pear")
+    append(durable, "tie-b", "pear")
+    assert [h["name"] for h in search(durable, "pear")] == ["tie-b", "tie-a"]  # equal rank: newer activity first
+    append(durable, "tie-a", "unrelated")
+    assert [h["name"] for h in search(durable, "pear")] == ["tie-a", "tie-b"]
+    for _ in range(5):
+        append(durable, "many", "kiwi")
+    assert len(search(durable, "kiwi")) == 5
+    assert [h["seq"] for h in search(durable, "kiwi", "--limit", "2")] == [1, 2]
+
+
+def test_filters_role_session_and_newer_than(durable):
+    with freeze_time("2026-01-01T00:00:00Z"):
+        append(durable, "a", "banana old")
+    with freeze_time("2026-01-10T00:00:00Z"):
+        append(durable, "a", "banana new", role="assistant")
+        append(durable, "b", "banana")
+        assert [h["seq"] for h in search(durable, "banana", "--session", "a")] == [1, 2]
+        assert [(h["name"], h["seq"]) for h in search(durable, "banana", "--role", "assistant")] == [("a", 2)]
+        hits = search(durable, "banana", "--newer-than", "2d")
+        assert sorted((h["name"], h["seq"]) for h in hits) == [("a", 2), ("b", 1)]
+    assert durable("search", "banana", "--session", "missing").status == 3
+    assert durable("search", "banana", "--role", "robot").status == 2
+    assert durable("search", "banana", "--newer-than", "5").status == 2
+    assert durable("search", "banana", "--limit", "-1").status == 2
+
+
+@pytest.mark.parametrize("query", ['"unterminated', "AND", "", "   ", "nosuchcolumn:word", "a NOT"])
+def test_a_query_fts5_rejects_is_exit_2(durable, query):
+    append(durable, "a", "words")
+    r = durable("search", query)
+    assert r.status == 2 and r.out == "" and r.err.startswith("durable: error:"), r
+    r = durable("search", query, "--json")
+    assert json.loads(r.err)["error"]["code"] == "invalid_input"
+
+
+def test_only_what_ls_all_lists_is_searched(durable):
+    durable("--as", "bob", "transcript", "append", "bobs", "--role", "user", "secret mango")
+    append(durable, "mine", "my mango")
+    durable("session", "create", "archived-one")
+    append(durable, "archived-one", "archived mango")
+    assert durable("session", "archive", "archived-one").status == 0
+    t = ["--tenant", "acme"]
+    durable("--as", "bob", *t, "transcript", "append", "shared", "--role", "user", "tenant mango")
+    durable("--as", "bob", *t, "transcript", "append", "hidden", "--role", "user", "hidden mango")
+    assert durable("--as", "bob", *t, "session", "invite", "shared", "alice").status == 0
+    assert {h["name"] for h in search(durable, "mango")} == {"mine", "archived-one", "shared"}
+    assert {h["name"] for h in search(durable, "mango", pre=t)} == {"shared"}
+    assert {h["name"] for h in search(durable, "mango", pre=["--as", "bob"])} == {"bobs", "shared", "hidden"}
+    assert {h["name"] for h in search(durable, "mango", "--user", "bob")} == {"bobs", "shared", "hidden"}
+    assert search(durable, "mango", pre=["--as", "carol"]) == []
+
+
+def _removal(durable, home, kind):
+    """Make a session whose row 2 holds TOKEN (in content and tool arguments), then remove it by KIND.
+
+    The rows go in as one batch (one FTS segment), so the removal's delete markers land in a second
+    segment and no automatic merge happens: without an explicit merge, the token would stay on disk."""
+    calls = [{"id": "c1", "name": "f", "arguments": json.dumps({"query": TOKEN + "args"})}]
+    batch = "\n".join(json.dumps(r) for r in [
+        {"role": "system", "content": "keep this text"},
+        {"role": "assistant", "content": f"{TOKEN} said here", "tool_calls": calls},
+        {"role": "user", "content": "tail row"},
+    ])
+    with freeze_time("2026-01-01T00:00:00Z"):
+        r = durable("transcript", "append", "s", "--batch", "-", input=batch)
+    assert r.status == 0, r.err
+    assert [h["seq"] for h in search(durable, TOKEN)] == [2]
+    assert files_holding(home, TAIL) != []
+    commands = {
+        "redact": ["transcript", "redact", "s", "2"],
+        "prune": ["transcript", "prune", "s", "--older-than", "1d"],
+        "pop": ["transcript", "pop", "s", "--count", "2"],
+        "clear": ["transcript", "clear", "s", "--yes"],
+        "delete": ["delete", "s", "--yes"],
+        "purge": ["purge", "--older-than", "1d", "--yes"],
+        "forget": ["forget", "alice", "--yes"],
+    }
+    if kind == "purge":
+        with freeze_time("2030-01-01T00:00:00Z"):
+            r = durable(*commands[kind])
+    else:
+        r = durable(*commands[kind])
+    assert r.status == 0, r.err
+
+
+@pytest.mark.parametrize("kind", ["redact", "prune", "pop", "clear", "delete", "purge", "forget"])
+def test_what_a_removal_takes_is_never_found_again_and_leaves_no_token_on_disk(durable, home, kind):
+    _removal(durable, home, kind)
+    assert files_holding(home, TAIL) == [], kind
+    assert search(durable, TOKEN) == []
+    assert search(durable, TOKEN + "*") == []
+    if kind in ("redact", "prune", "pop", "clear"):
+        assert kind == "clear" or search(durable, "keep") != []  # the rest is still found
+        db = sqlite3.connect(durable("path", "s").out.strip())
+        db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')")  # the index agrees with the rows
+        db.close()
+
+
+def test_a_busy_or_corrupt_object_is_reported_and_the_others_searched(durable, durable_proc, home):
+    append(durable, "good", "lemon good")
+    append(durable, "locked", "lemon locked")
+    append(durable, "broken", "lemon broken")
+    path = durable("path", "broken").out.strip()
+    with open(path, "r+b") as f:
+        f.seek(0)
+        f.write(b"this is not a database file at all" * 4)
+    holder = hold_lock("locked", 30)
+    try:
+        r = durable_proc("--lock-timeout", "0", "search", "lemon", "--json")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.status == 7, r.err  # corrupt wins over busy
+    assert [h["name"] for h in json.loads(r.out)] == ["good"]
+    assert "broken" in r.err and "locked" in r.err
+    os.unlink(path)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+    holder = hold_lock("locked", 30)
+    try:
+        r = durable_proc("--lock-timeout", "0", "search", "lemon", "--json")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.status == 6 and [h["name"] for h in json.loads(r.out)] == ["good"], r.err
+
+
+def test_an_object_made_before_the_index_existed_is_indexed_when_it_wakes(durable):
+    from durable_cli.store import schema
+
+    append(durable, "old", "papaya from the old days")
+    path = durable("path", "old").out.strip()
+    db = sqlite3.connect(path)
+    for (trigger,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'turns_fts%'").fetchall():
+        db.execute(f"DROP TRIGGER {trigger}")
+    db.execute("DROP TABLE turns_fts")
+    step = next(i for i, (name, _) in enumerate(schema.MIGRATIONS) if name == "full-text search index")
+    db.execute(f"PRAGMA user_version={step}")  # later steps are idempotent (IF NOT EXISTS, totals recomputed)
+    db.commit()
+    db.close()
+    assert [h["name"] for h in search(durable, "papaya")] == ["old"]
