@@ -73,27 +73,60 @@ def search(store, query, *, user=None, session=None, role=None, newer_than=None,
     sql = _object_query(role, cutoff, superseded)
     args = [query] + ([role] if role is not None else []) + ([cutoff] if cutoff is not None else []) + [limit]
     viewer = user or store.user
+    best = []  # the LIMIT best keys so far (a max-heap by negation): only hits that may stay get a snippet
 
     def job(row):
         address = retention.address_of(row)
-        with store.objects.open(row["id"], create=False, what=address.what) as handle:
+        with store.objects.open(row["id"], create=False, what=address.what, read_only=True) as handle:
             db = handle.db
             db.execute("PRAGMA query_only = 1")
             try:
                 if row["scope"] == "tenant" and db.execute(
                         "SELECT 1 FROM participants WHERE user = ?", (viewer,)).fetchone() is None:
                     return None  # index.db lagged behind the object's own participants: still hidden
-                found = db.execute(sql, args).fetchall()
+                hits = []
+                for seq, r, created, rank in db.execute(sql, args).fetchall():
+                    key = (rank, -row["last_active_at"], row["name"], seq, row["id"])
+                    if len(best) == limit and key >= _worst(best):
+                        break  # sorted by rank then seq: no later row of this object can make it either
+                    snippet = db.execute(_SNIPPET, (query, seq)).fetchone()[0]
+                    hits.append((*key, r, created, snippet))
+                    _keep(best, key, limit)
+                return hits
             except sqlite3.Error as e:
                 from ..store.objects import sqlite_error
 
                 raise sqlite_error(e, address.what)
-        return [(rank, -row["last_active_at"], row["name"], seq, row["id"], r, created, snippet)
-                for seq, r, created, snippet, rank in found]
 
     merged = heapq.nsmallest(limit, (hit for hits in retention.each_object(store, rows, job, out) for hit in hits))
     return [{"name": name, "id": object_id, "seq": seq, "role": r, "created_at": clock.iso(created), "snippet": snippet}
             for _rank, _active, name, seq, object_id, r, created, snippet in merged], out
+
+
+class _Desc:
+    """A key ordered backwards, so heapq's min-heap keeps the worst of the best on top."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __lt__(self, other):
+        return self.key > other.key
+
+
+def _worst(best):
+    return best[0].key
+
+
+def _keep(best, key, limit) -> None:
+    if len(best) < limit:
+        heapq.heappush(best, _Desc(key))
+    elif key < best[0].key:
+        heapq.heapreplace(best, _Desc(key))
+
+
+_SNIPPET = "SELECT snippet(turns_fts, -1, '[', ']', '…', 16) FROM turns_fts WHERE turns_fts MATCH ? AND rowid = ?"
 
 
 def _object_query(role, cutoff, superseded) -> str:
@@ -105,7 +138,7 @@ def _object_query(role, cutoff, superseded) -> str:
     if cutoff is not None:
         where.append("t.created_at >= ?")
     return (
-        "SELECT t.seq, t.role, t.created_at, snippet(turns_fts, -1, '[', ']', '…', 16), turns_fts.rank"
+        "SELECT t.seq, t.role, t.created_at, turns_fts.rank"
         f" FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid WHERE {' AND '.join(where)}"
         " ORDER BY turns_fts.rank, t.seq LIMIT ?"
     )

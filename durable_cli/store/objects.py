@@ -70,6 +70,25 @@ def _read_only_uri(path: str, what: str) -> str:
     return f"file:{quoted}?mode=ro" + ("" if wal else "&immutable=1")
 
 
+def _connect_read_only(path: str):
+    """An immutable read-only connection to PATH (we hold its lock, so nothing writes it meanwhile), or
+    None when its WAL holds writes or its schema is not this durable's (the caller opens it as usual)."""
+    try:
+        if os.lstat(path + "-wal").st_size:
+            return None
+    except FileNotFoundError:
+        pass
+    quoted = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    try:
+        db = sqlite3.connect(f"file:{quoted}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+        if db.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION:
+            return db
+        db.close()
+    except sqlite3.Error:
+        pass  # the usual open reports it
+    return None
+
+
 def ensure_schema(db: sqlite3.Connection, what: str) -> None:
     """Apply the migrations this file has not seen yet, in order, in one transaction (exit 7 if newer)."""
     try:
@@ -297,14 +316,16 @@ class ObjectStore:
             )
 
     @contextmanager
-    def open(self, object_id: str, *, create: bool, what: str, missing=None, lock_timeout=None):
+    def open(self, object_id: str, *, create: bool, what: str, missing=None, lock_timeout=None, read_only=False):
         """Wake the object with this id: lock, open, schema. Exit 3 (MISSING) when it is absent and CREATE is false.
 
         Nothing is created for a missing object unless CREATE (not even a lock file); nothing is read or
         written through a symlink; a missing object is first checked against index.db's record of the
         secret (a wrong secret.key is exit 7, not "not found" or a second object). Any SQLite failure
         while the object is open becomes exit 7 naming it. LOCK_TIMEOUT overrides the store's for this
-        one wait (a polling command spends its own deadline).
+        one wait (a polling command spends its own deadline). READ_ONLY (a reader over many objects, e.g.
+        search): a file whose WAL is empty is read as immutable under the lock (no -wal/-shm made and
+        removed per object); one that needs a migration or has WAL content is opened as usual.
         """
         missing = missing or f"{what} not found"
         handle = ObjectHandle(self, object_id, what, lock_timeout)
@@ -325,8 +346,10 @@ class ObjectStore:
                     raise not_found(missing)
                 _paths.create_file(handle.path)
                 handle.created = True
-            handle.db = connect(handle.path, what)
-            ensure_schema(handle.db, what)
+            handle.db = _connect_read_only(handle.path) if read_only and not handle.created else None
+            if handle.db is None:
+                handle.db = connect(handle.path, what)
+                ensure_schema(handle.db, what)
             self.check_identity(handle)
             if self.keep_open:
                 self._keep(handle)
