@@ -5,7 +5,7 @@ import sys
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, seconds, store
+from . import complete_choices, complete_name, mode, one_output, seconds, store
 from . import render
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -32,8 +32,8 @@ def search(
     newer_than: str = typer.Option(None, "--newer-than", metavar="DUR", help="Only rows created within DUR."),
     superseded: bool = typer.Option(False, "--superseded", help="Search rows replaced by a summary too."),
     limit: int = typer.Option(20, "--limit", metavar="N", help="At most N hits (default 20)."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON array."),
-    jsonl: bool = typer.Option(False, "--jsonl", help="Print one JSON object per line."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON array.", callback=one_output),
+    jsonl: bool = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output),
 ):
     """Full-text search of your sessions' transcripts (archived and tenant ones included), best match first.
 

@@ -84,7 +84,7 @@ def test_json_with_jsonl_is_exit_2_before_the_name_is_looked_up(durable):
             if {"--json", "--jsonl"} <= {o for p in cmd.params for o in p.opts}]
     assert len(both) >= 8
     for path in both:
-        needs_name = path[0] in ("session", "transcript", "elicit")
+        needs_name = path[0] in ("session", "transcript", "elicit", "search")  # search: the QUERY
         for flags in (["--json", "--jsonl"], ["--jsonl", "--json"]):
             r = durable(*path, *(["never-made"] if needs_name else []), *flags)
             assert r.status == 2 and r.out == "" and '"invalid_input"' in r.err, (path, flags, r)
