@@ -7,6 +7,7 @@ Only the command group being run is imported and built (start-up is a feature: e
 import os
 import signal
 import sys
+from contextlib import contextmanager
 
 import typer
 
@@ -78,7 +79,7 @@ def read_content(text: str, what: str = "TEXT") -> str:
     `echo` and here-documents add); never an implicit read of an inherited stdin."""
     if text != "-":
         return text
-    data = sys.stdin.buffer.read()
+    data = sys.stdin.buffer.read() if sys.stdin is not None else b""
     if data.endswith(b"\n"):
         data = data[:-2] if data.endswith(b"\r\n") else data[:-1]
     try:
@@ -192,8 +193,61 @@ def _completion_words():
     return words[1:]
 
 
+class Deferral:
+    """SIGINT/SIGTERM while a run may have committed wait for its exit (SPEC §3: 130/143 = nothing changed)."""
+
+    committing = False  # a COMMIT has started: from here the run ends with its own status, not 130/143
+    exiting = False  # the run is done: a signal now only has to wait for os._exit
+    pending = None  # the status of a signal that came while deferred
+
+
+D = Deferral()
+
+
+@contextmanager
+def _commit_guard():
+    """Entered around each COMMIT (store.objects.commit_guard). A failed COMMIT changed nothing, so a
+    signal that came meanwhile is delivered then; after a successful one signals wait for the exit."""
+    already = D.committing
+    D.committing = True
+    try:
+        yield
+    except BaseException:
+        if not already:
+            D.committing = False
+            if D.pending is not None:
+                raise Interrupted(D.pending)
+        raise
+
+
 def _interrupt(signum, _frame):
+    if D.committing or D.exiting:
+        D.pending = D.pending or 128 + signum
+        return
     raise Interrupted(128 + signum)
+
+
+STOPPED = object()
+
+
+def unless_interrupted(result):
+    """What a waiting command's poll returns: STOPPED instead of "nothing yet" once a signal came after
+    the run committed (an alarm fired at wake), so the wait ends with its own status, not 130/143."""
+    return STOPPED if result is None and D.pending is not None else result
+
+
+def _reserve_std_fds() -> None:
+    """A closed stdin/stdout/stderr (`durable ls >&-`) reads as empty and writes nowhere; it also keeps
+    fds 0-2 from being reused by a lock or object file, where a stray print would land."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
 
 
 def main() -> None:
@@ -201,64 +255,162 @@ def main() -> None:
     committed and fsync'd, so there is nothing left to do but pay for garbage collection)."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
-    status = run(sys.argv[1:])
+    _reserve_std_fds()
+    try:
+        status = run(sys.argv[1:])
+    except Interrupted as e:  # a signal while the error of an uncommitted run was being reported
+        status = e.exit_status
+    D.exiting = True
     _flush()
     os._exit(status)
 
 
+def _arguments_are_text(argv) -> None:
+    """Invalid UTF-8 on the command line arrives as surrogate escapes: exit 2 before anything runs."""
+    for i, word in enumerate(argv, start=1):
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise DurableError(f"invalid UTF-8 in argument {i} ('{shown[:60]}'); nothing was changed", "invalid_input")
+
+
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+
+
+def _bounded_numbers(command, _made={}) -> None:
+    """Every integer parameter of every command refuses values beyond 64 bits, and every float a value
+    that is not finite (SPEC §4: exit 2), so no command meets a number SQLite cannot hold."""
+    import copy
+
+    from typer._click import types
+
+    for param in command.params:
+        base = type(param.type)
+        if issubclass(base, (types.IntParamType, types.FloatParamType)) and not getattr(base, "bounded", False):
+            if base not in _made:
+                _made[base] = type(base.__name__, (base,), {"bounded": True, "convert": _convert_bounded})
+            bounded = copy.copy(param.type)
+            bounded.__class__ = _made[base]
+            param.type = bounded
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _bounded_numbers(sub)
+
+
+def _convert_bounded(self, value, param, ctx):
+    import math
+
+    rv = super(type(self), self).convert(value, param, ctx)
+    if isinstance(rv, float) and not math.isfinite(rv):
+        self.fail(f"{value!r} is not a finite number.", param, ctx)
+    if isinstance(rv, int) and not INT64[0] <= rv <= INT64[1]:
+        self.fail(f"{value!r} is out of range (at most {INT64[1]}).", param, ctx)
+    return rv
+
+
+def _usage_error(e, as_json: bool) -> int:
+    """The argument parser's own errors in the one-line form of SPEC §4 (never click's usage block)."""
+    from typer._click.exceptions import NoArgsIsHelpError
+
+    from .render import error
+
+    if isinstance(e, NoArgsIsHelpError):  # `durable session`: the help, as a usage error
+        _write_err(e.ctx.get_help() + "\n")
+        return 2
+    error(" ".join(e.format_message().split()) or "invalid usage", "invalid_input", 2, as_json)
+    if not as_json and e.ctx is not None:
+        _write_err(f"Try '{e.ctx.command_path} --help'.\n")
+    return 2
+
+
+def _write_err(text: str) -> None:
+    if sys.stderr is not None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
 def run(argv) -> int:
     """Run one command line; returns the exit status (tests call this in-process)."""
+    from ..store import objects
+    from .render import OutputFailed, PipeClosed, error
+
     argv = list(argv)
     G.home = G.user = G.tenant = G.lock_timeout = G._store = None
+    D.committing = D.exiting = False
+    D.pending = None
     os.umask(0o077)  # files SQLite creates (WAL, SHM) are 0600 whatever the caller's umask
     as_json = "--json" in argv or "--jsonl" in argv
     completing = os.environ.get("_DURABLE_COMPLETE")
+    objects.commit_guard = _commit_guard
     status = 0
     try:
-        app = build_app(_completion_words() if completing else argv, full=bool(completing) and not completing.startswith("complete"))
         try:
-            app(args=argv, prog_name="durable", standalone_mode=True)
-        except SystemExit as e:
-            status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except DurableError as e:
-        if e.document is not None:
-            from . import render
+            if not completing:
+                _arguments_are_text(argv)
+            app = build_app(_completion_words() if completing else argv, full=bool(completing) and not completing.startswith("complete"))
+            import typer.main
 
-            render.document(e.document, "json" if as_json else "plain")
-        _flush()
-        from .render import error
+            command = typer.main.get_command(app)
+            _bounded_numbers(command)
+            try:
+                rv = command.main(args=argv, prog_name="durable", standalone_mode=False)
+                status = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+            except SystemExit as e:  # completion, and the parser's own exits
+                status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if sys.stdout is not None:
+                try:
+                    sys.stdout.flush()  # a full device shows here, while the status can still say so
+                except BrokenPipeError:
+                    raise PipeClosed()
+                except OSError as e:
+                    raise OutputFailed(e)
+        except DurableError as e:
+            if e.document is not None:
+                from . import render
 
-        error(e.message, e.code, e.exit_status, as_json)
-        status = e.exit_status
+                render.document(e.document, "json" if as_json else "plain")
+            _flush()
+            error(e.message, e.code, e.exit_status, as_json)
+            status = e.exit_status
+        except (PipeClosed, BrokenPipeError):
+            status = 0  # `durable ls | head -1`: the reader has what it wanted
+            if D.committing:
+                _write_err("durable: note: stdout was closed before the output was written; the change was committed\n")
+        except OutputFailed as e:
+            status = 7
+            what = "the change was committed; do not retry it" if D.committing else "nothing was changed"
+            error(f"cannot write the output to stdout ({e.error.strerror or e.error}); {what}", "storage", 7, as_json)
+        except Exception as e:  # noqa: BLE001 - the parser's errors, the OS's and bugs, each once
+            from typer._click.exceptions import ClickException, UsageError
+
+            if isinstance(e, UsageError):
+                status = _usage_error(e, as_json)
+            elif isinstance(e, ClickException):
+                error(" ".join(e.format_message().split()), "invalid_input", 2, as_json)
+                status = 2
+            elif isinstance(e, OSError):  # the environment, not a bug: a file that cannot be read or written
+                where = f" ({e.filename})" if e.filename else ""
+                what = "the change itself was committed" if D.committing else "nothing was changed"
+                error(f"{e.strerror or e}{where}; {what}", "storage", 7, as_json)
+                status = 7
+            else:
+                if os.environ.get("DURABLE_DEBUG") == "1":
+                    raise
+                error(f"internal error: {type(e).__name__}: {e}; run with DURABLE_DEBUG=1 for details", "internal", 1, as_json)
+                status = 1
     except Interrupted as e:
         status = e.exit_status
-    except BrokenPipeError:
-        status = 0
-    except BaseException as e:
-        from .render import PipeClosed
-
-        if not isinstance(e, PipeClosed):
-            raise
-        status = 0
-    except OSError as e:  # the environment, not a bug: a file that cannot be read or written
-        from .render import error
-
-        where = f" ({e.filename})" if e.filename else ""
-        error(f"{e.strerror or e}{where}; nothing was changed", "storage", 7, as_json)
-        status = 7
-    except Exception as e:  # noqa: BLE001 - the one place a bug becomes exit 1
-        if os.environ.get("DURABLE_DEBUG") == "1":
-            raise
-        from .render import error
-
-        error(f"internal error: {type(e).__name__}: {e} (a bug; rerun with DURABLE_DEBUG=1 for a traceback)", "internal", 1, as_json)
-        status = 1
     finally:
+        D.exiting = True
+        objects.commit_guard = None
         if G._store is not None:
-            if G._store._objects is not None:
-                for warning in G._store._objects.warnings:
-                    sys.stderr.write(f"durable: warning: {warning}\n")
-            G._store.close()
+            try:
+                if G._store._objects is not None:
+                    for warning in G._store._objects.warnings:
+                        _write_err(f"durable: warning: {warning}\n")
+                G._store.close()
+            except Exception:  # noqa: BLE001 - the status is decided; closing is the OS's job at exit
+                pass
     return status
 
 

@@ -102,7 +102,8 @@ def export(
         exported = []
         try:
             for record in records:
-                stream.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+                render.out(line) if tmp is None else stream.write(line + "\n")
                 exported.append({"id": record["id"], "owner": record["owner"], "name": record["name"], "what": "exported"})
         except DurableError as e:
             if not getattr(e, "after_output", False):

@@ -3,7 +3,7 @@
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, one_output, seconds, store
+from . import complete_choices, complete_name, mode, one_output, seconds, store, unless_interrupted
 from . import render
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
@@ -81,10 +81,10 @@ def wait(
 
     def attempt(session, _more):
         last["doc"] = session.request(request_id)
-        return last["doc"] if last["doc"]["status"] == "answered" else None
+        return unless_interrupted(last["doc"] if last["doc"]["status"] == "answered" else None)
 
     doc = store().poll(name, attempt, wait_seconds=wait_seconds)
-    if doc is None:
+    if doc is None or doc is not last["doc"]:
         raise DurableError(
             f"request {request_id} of session \"{name}\" is {last['doc']['status']}: no answer came", "timeout", document=last["doc"],
         )

@@ -46,11 +46,21 @@ class PipeClosed(BaseException):
     A BaseException, so the argument parser's own handler (which exits 1) does not catch it."""
 
 
+class OutputFailed(BaseException):
+    """stdout could not be written (a full device): exit 7, saying whether the change was committed."""
+
+    def __init__(self, error: OSError):
+        super().__init__(error)
+        self.error = error
+
+
 def out(text: str) -> None:
     try:
         sys.stdout.write(text + "\n")
     except BrokenPipeError:
         raise PipeClosed()
+    except OSError as e:
+        raise OutputFailed(e)
 
 
 def flush() -> None:
@@ -131,11 +141,16 @@ def text_turns(turns) -> None:
 
 
 def error(message: str, code: str, exit_status: int, as_json: bool) -> None:
-    if as_json:
-        sys.stderr.write(_dumps({"error": {"code": code, "message": message, "exit_status": exit_status}}) + "\n")
-    else:
-        sys.stderr.write(f"durable: error: {message}\n")
-    sys.stderr.flush()
+    if sys.stderr is None:
+        return
+    try:
+        if as_json:
+            sys.stderr.write(_dumps({"error": {"code": code, "message": message, "exit_status": exit_status}}) + "\n")
+        else:
+            sys.stderr.write(f"durable: error: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or full: the exit status still tells
+        pass
 
 
 class Progress:

@@ -3,7 +3,7 @@
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, one_output, read_content, seconds, store
+from . import STOPPED, complete_choices, complete_name, mode, one_output, read_content, seconds, store, unless_interrupted
 from . import render
 
 app = typer.Typer(help="Session lifecycle and prompt queue.\n\nExample: durable session prompt fix-login \"Fix the login bug\"", no_args_is_help=True)
@@ -104,9 +104,9 @@ def next_(
     s = store()
     lease_seconds = seconds(lease, what="--lease") or s.config.seconds("queue.lease")
     waiting = wait_seconds > 0
-    doc = s.poll(name, lambda session, _more: session.next_prompt(lease_seconds=lease_seconds, waiting=waiting, context=context, format=fmt),
-                 wait_seconds=wait_seconds)
-    if doc is None:
+    doc = s.poll(name, lambda session, _more: unless_interrupted(
+        session.next_prompt(lease_seconds=lease_seconds, waiting=waiting, context=context, format=fmt)), wait_seconds=wait_seconds)
+    if doc is None or doc is STOPPED:
         if json_out:
             render.out("null")
         raise DurableError(f"no pending prompt in session \"{name}\"" + (f" after waiting {wait}" if waiting else ""), "timeout")

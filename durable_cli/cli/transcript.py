@@ -41,7 +41,7 @@ def append(
     tool_name: str = typer.Option(None, "--name", metavar="TOOL", help="Tool rows: the tool's name."),
     meta: str = typer.Option(None, "--meta", metavar="JSON", help="A JSON object about the turn (model, usage, cost_usd, anything else)."),
     data: str = typer.Option(None, "--data", metavar="JSON", help="The caller's own form of the item, stored and returned verbatim."),
-    tokens: int = typer.Option(None, "--tokens", metavar="N", help="Token count (overrides the estimate)."),
+    tokens: int = typer.Option(None, "--tokens", metavar="N", help="Token count, 0 to 1000000000 (overrides the estimate)."),
     batch: str = typer.Option(None, "--batch", metavar="FILE|-", help="Append many rows from JSONL (one JSON object a line) in one transaction."),
     request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: a retry with the same ID stores nothing new."),
     no_create: bool = typer.Option(False, "--no-create", help="Exit 3 instead of creating a missing session."),

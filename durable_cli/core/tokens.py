@@ -11,6 +11,7 @@ import os
 from ..errors import invalid
 
 ROW_OVERHEAD = 4
+MAX_TOKENS = 1_000_000_000  # one row's count at most: sums over any transcript stay far inside SQLite's 64 bits
 
 
 def approx(text: str) -> int:

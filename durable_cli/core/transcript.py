@@ -179,8 +179,8 @@ def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepare
     if content == "" and not (calls and role == "assistant") and data is None:
         raise invalid(f"{where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)")
     given = fields.get("tokens")
-    if given is not None and (isinstance(given, bool) or not isinstance(given, int) or not 0 <= given <= MAX_INT):
-        raise invalid(f"{where}tokens must be a non-negative integer")
+    if given is not None and (isinstance(given, bool) or not isinstance(given, int) or not 0 <= given <= _tokens.MAX_TOKENS):
+        raise invalid(f"{where}tokens must be an integer from 0 to {_tokens.MAX_TOKENS}")
     row = Prepared()
     row.role, row.content, row.call_id, row.name, row.given_tokens = role, content, call_id, name, given
     try:

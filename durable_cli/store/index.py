@@ -204,11 +204,15 @@ class Index:
         """Record the intent to remove this object before any of its files is unlinked, with the identity
         (dev, ino, size, mtime_ns, wal_size) of its file as durable left it."""
         def work(db):
+            from .objects import commit
+
+            db.execute("BEGIN IMMEDIATE")
             db.execute(
                 "INSERT OR REPLACE INTO purge_journal (id, owner, name, created_at, started_at, dev, ino, size, mtime_ns,"
                 " wal_size, action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (object_id, owner, name, created_at, started_at, *identity, action),
             )
+            commit(db)  # from here the removal is as good as done (the journal finishes it)
 
         self.connect(create=True)
         self._run(work)

@@ -17,6 +17,21 @@ from ..errors import DurableError, not_found, storage
 from . import ids, paths as _paths, schema
 from .lock import ObjectLock
 
+# Entered around every COMMIT of an object when set. The command line sets it for the length of one
+# run (the library never does: signal handling is the program's), so that from the moment a commit
+# may land SIGINT/SIGTERM wait for the exit: an interrupted run then always means nothing changed.
+commit_guard = None
+
+
+def commit(db: sqlite3.Connection, *, changed: bool = True) -> None:
+    """COMMIT a change the user asked for (inside the command line's guard, when one is set and the
+    transaction CHANGED something: committing a read changes nothing)."""
+    if commit_guard is None or not changed:
+        db.execute("COMMIT")
+    else:
+        with commit_guard():
+            db.execute("COMMIT")
+
 
 def sqlite_error(e: Exception, what: str) -> DurableError:
     """A storage error (exit 7) for a SQLite failure, naming the object or file and the way out."""
@@ -133,8 +148,9 @@ class ObjectHandle:
         except sqlite3.Error as e:
             raise sqlite_error(e, self.what)
         try:
+            start = db.total_changes
             yield db
-            db.execute("COMMIT")
+            commit(db, changed=db.total_changes != start)
         except sqlite3.Error as e:
             _rollback(db)
             raise sqlite_error(e, self.what)

@@ -126,8 +126,9 @@ def test_summarize_with_commands(durable, tmp_path):
 def test_summarize_with_the_llm_cli(durable):
     import sys
 
-    llm = shutil.which("llm", path=os.path.dirname(sys.executable)) or shutil.which("llm")
-    assert llm, "the e2e extra (llm, llm-echo) must be installed: pip install -e '.[e2e]'"
+    from tests.helpers import require_tool
+
+    llm = require_tool("llm", path=os.path.dirname(sys.executable))  # the e2e extra: pip install -e '.[e2e]'
     for i in range(3):
         durable("transcript", "append", "l", "--role", "user", f"question {i}")
     env_home = tempfile.mkdtemp()
