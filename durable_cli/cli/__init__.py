@@ -44,7 +44,9 @@ def store():
     """The library Store for this run, built from the global options."""
     if G._store is None:
         from ..library import Store
+        from ..store import objects
 
+        objects.commit_guard = _commit_guard  # for this run only: run() takes it back
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout)
     return G._store
 
@@ -271,7 +273,10 @@ def _arguments_are_text(argv) -> None:
         try:
             word.encode("utf-8")
         except UnicodeEncodeError:
-            shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            try:
+                shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")  # bytes from argv
+            except UnicodeEncodeError:
+                shown = word.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate from a caller
             raise DurableError(f"invalid UTF-8 in argument {i} ('{shown[:60]}'); nothing was changed", "invalid_input")
 
 
@@ -331,7 +336,6 @@ def _write_err(text: str) -> None:
 
 def run(argv) -> int:
     """Run one command line; returns the exit status (tests call this in-process)."""
-    from ..store import objects
     from .render import OutputFailed, PipeClosed, error
 
     argv = list(argv)
@@ -341,7 +345,6 @@ def run(argv) -> int:
     os.umask(0o077)  # files SQLite creates (WAL, SHM) are 0600 whatever the caller's umask
     as_json = "--json" in argv or "--jsonl" in argv
     completing = os.environ.get("_DURABLE_COMPLETE")
-    objects.commit_guard = _commit_guard
     status = 0
     try:
         try:
@@ -402,7 +405,8 @@ def run(argv) -> int:
         status = e.exit_status
     finally:
         D.exiting = True
-        objects.commit_guard = None
+        if "durable_cli.store.objects" in sys.modules:
+            sys.modules["durable_cli.store.objects"].commit_guard = None
         if G._store is not None:
             try:
                 if G._store._objects is not None:

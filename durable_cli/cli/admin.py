@@ -94,9 +94,9 @@ def export(
             tmp = f"{output}.{os.getpid()}.tmp"
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except OSError as e:
+            except (OSError, ValueError) as e:  # ValueError: a NUL in the path
                 tmp = None
-                raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
+                raise DurableError(f"cannot write --output {output!r}: {getattr(e, 'strerror', None) or e}", "invalid_input")
             stream = os.fdopen(fd, "w", encoding="utf-8")
         failure = None
         exported = []
