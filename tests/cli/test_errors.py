@@ -242,3 +242,18 @@ def test_a_bug_is_one_line_exit_1_without_a_traceback(durable, monkeypatch):
     monkeypatch.setenv("DURABLE_DEBUG", "1")
     with pytest.raises(ZeroDivisionError):
         durable("session", "create", "t")
+
+
+def test_doctor_repair_on_a_read_only_mount_is_one_line_exit_7(durable, home):
+    durable("transcript", "append", "s", "--role", "user", "hi")
+    bind = subprocess.run(["mount", "--bind", str(home), str(home)], capture_output=True, text=True)
+    if bind.returncode != 0:
+        pytest.skip(f"cannot bind-mount here ({bind.stderr.strip()}); needs root with CAP_SYS_ADMIN")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(home)], check=True, capture_output=True)
+        for args in (["doctor", "--repair"], ["transcript", "append", "s", "--role", "user", "more"]):
+            r = run_process(*args)
+            assert r.status == 7 and r.err.startswith("durable: error: ") and r.err.count("\n") == 1, (args, r.err)
+    finally:
+        subprocess.run(["umount", str(home)], check=True)
+    assert turns(durable) == ["hi"]
