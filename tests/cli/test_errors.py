@@ -29,8 +29,8 @@ def one_line_error(r, status=2):
 
 
 @pytest.mark.parametrize("args", [
-    ["transcript", "append", "s", "hi"],  # missing option
-    ["transcript", "append", "s"],  # missing argument
+    ["limit", "hit", "k"],  # missing option
+    ["transcript", "redact", "s"],  # missing argument
     ["ls", "--jsn"],  # unknown option
     ["sesion", "show", "s"],  # unknown command
     ["session", "frobnicate", "s"],  # unknown subcommand
@@ -246,6 +246,10 @@ def test_a_bug_is_one_line_exit_1_without_a_traceback(durable, monkeypatch):
 
 def test_doctor_repair_on_a_read_only_mount_is_one_line_exit_7(durable, home):
     durable("transcript", "append", "s", "--role", "user", "hi")
+    db = sqlite3.connect(os.path.join(home, "index.db"))
+    db.execute("DELETE FROM objects")  # something for --repair to write
+    db.commit()
+    db.close()
     bind = subprocess.run(["mount", "--bind", str(home), str(home)], capture_output=True, text=True)
     if bind.returncode != 0:
         pytest.skip(f"cannot bind-mount here ({bind.stderr.strip()}); needs root with CAP_SYS_ADMIN")
