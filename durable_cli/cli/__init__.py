@@ -201,6 +201,7 @@ class Deferral:
     committing = False  # a COMMIT has started: from here the run ends with its own status, not 130/143
     exiting = False  # the run is done: a signal now only has to wait for os._exit
     pending = None  # the status of a signal that came while deferred
+    requested = None  # the status of a signal raised as Interrupted (even one swallowed in a __del__)
 
 
 D = Deferral()
@@ -211,6 +212,8 @@ def _commit_guard():
     """Entered around each COMMIT (store.objects.commit_guard). A failed COMMIT changed nothing, so a
     signal that came meanwhile is delivered then; after a successful one signals wait for the exit."""
     already = D.committing
+    if not already and D.requested is not None:  # its Interrupted was swallowed (raised inside a __del__)
+        raise Interrupted(D.requested)
     D.committing = True
     try:
         yield
@@ -226,7 +229,15 @@ def _interrupt(signum, _frame):
     if D.committing or D.exiting:
         D.pending = D.pending or 128 + signum
         return
+    D.requested = 128 + signum
     raise Interrupted(128 + signum)
+
+
+def _unraisable(hook_args) -> None:
+    """An Interrupted raised where Python cannot propagate it (a finalizer) is not a traceback: the run
+    still ends 130/143 (D.requested), and no commit happens after it."""
+    if not isinstance(hook_args.exc_value, Interrupted):
+        sys.__unraisablehook__(hook_args)
 
 
 STOPPED = object()
@@ -255,10 +266,11 @@ def _reserve_std_fds() -> None:
 def main() -> None:
     """The console script: run, flush, and exit without interpreter teardown (every write is already
     committed and fsync'd, so there is nothing left to do but pay for garbage collection)."""
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
-    _reserve_std_fds()
-    try:
+    try:  # from the moment a handler is installed, its Interrupted is caught below
+        sys.unraisablehook = _unraisable
+        signal.signal(signal.SIGTERM, _interrupt)
+        signal.signal(signal.SIGINT, _interrupt)
+        _reserve_std_fds()
         status = run(sys.argv[1:])
     except Interrupted as e:  # a signal while the error of an uncommitted run was being reported
         status = e.exit_status
@@ -341,7 +353,7 @@ def run(argv) -> int:
     argv = list(argv)
     G.home = G.user = G.tenant = G.lock_timeout = G._store = None
     D.committing = D.exiting = False
-    D.pending = None
+    D.pending = D.requested = None
     os.umask(0o077)  # files SQLite creates (WAL, SHM) are 0600 whatever the caller's umask
     as_json = "--json" in argv or "--jsonl" in argv
     completing = os.environ.get("_DURABLE_COMPLETE")
@@ -415,6 +427,8 @@ def run(argv) -> int:
                 G._store.close()
             except Exception:  # noqa: BLE001 - the status is decided; closing is the OS's job at exit
                 pass
+    if D.requested is not None and not D.committing:
+        status = D.requested  # interrupted, though the Interrupted itself was swallowed: nothing committed
     return status
 
 
