@@ -1,7 +1,6 @@
 """Real processes for the concurrency and crash tests."""
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -22,26 +21,14 @@ def hold_lock(name: str, seconds: float, user=None, tenant=None) -> subprocess.P
     return proc
 
 
-def require_tool(name: str, *, path=None) -> str:
-    """The path of an external tool a test needs. Absent, the test skips saying why; but under CI=true
-    a missing tool is a failure, so CI never skips silently (.ci/run installs them all)."""
-    import pytest
-
-    found = shutil.which(name, path=path) or shutil.which(name)
-    if found:
-        return found
-    why = f"{name} is not installed (.ci/run installs it)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(why + "; CI must not skip")
-    pytest.skip(why)
-
-
 def faketime_env(when: str) -> dict:
     """Environment that runs a process under libfaketime directly (no `faketime` wrapper process,
     whose own pid would take a SIGKILL meant for durable), its clock starting at WHEN."""
     import glob
 
-    require_tool("faketime")
+    from tests.cli.tools import require
+
+    require("faketime")
     libs = glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
     assert libs, "Debian's faketime is installed but its libfaketime.so.1 is not where Debian puts it"
     return dict(os.environ, LD_PRELOAD=libs[0], FAKETIME=f"@{when}", FAKETIME_DONT_FAKE_MONOTONIC="1")

@@ -9,7 +9,6 @@ import pytest
 
 from tests.cli.tools import require
 from tests.conftest import ROOT
-from tests.helpers import require_tool
 
 BIN = os.path.dirname(sys.executable)
 
@@ -41,21 +40,13 @@ def test_bash_completes_commands_and_names(durable):
     ("fish", "source completions/durable.fish; and echo loaded"),
 ])
 def test_zsh_and_fish_load_their_scripts(shell, script):
-<<<<<<< HEAD
     path = require(shell)
-=======
-    path = require_tool(shell)
->>>>>>> 7cec4fe (Trust at the edges: one-line parser errors, 64-bit and 36500-day bounds, signals deferred after COMMIT, output failures after a commit)
     r = subprocess.run([path, "-c", script], capture_output=True, text=True, env=shell_env(), cwd=ROOT, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "loaded", r.stderr
 
 
 def test_fish_completes_names(durable):
-<<<<<<< HEAD
     require("fish")
-=======
-    require_tool("fish")
->>>>>>> 7cec4fe (Trust at the edges: one-line parser errors, 64-bit and 36500-day bounds, signals deferred after COMMIT, output failures after a commit)
     durable("session", "create", "fish-one")
     r = subprocess.run(["fish", "-c", "source completions/durable.fish; complete -C 'durable session show '"],
                        capture_output=True, text=True, env=shell_env(), cwd=ROOT, timeout=60)
@@ -69,8 +60,8 @@ def test_generated_files_are_not_stale(script):
 
 
 def test_man_pages_render_without_warnings():
-    require_tool("groff")
-    require_tool("man")
+    require("groff")
+    require("man")
     pages = sorted(p for p in os.listdir(os.path.join(ROOT, "man")) if p.endswith(".1"))
     assert "durable.1" in pages and "durable-session.1" in pages and "durable-transcript.1" in pages
     for page in pages:

@@ -126,9 +126,9 @@ def test_summarize_with_commands(durable, tmp_path):
 def test_summarize_with_the_llm_cli(durable):
     import sys
 
-    from tests.helpers import require_tool
+    from tests.cli.tools import require
 
-    llm = require_tool("llm", path=os.path.dirname(sys.executable))  # the e2e extra: pip install -e '.[e2e]'
+    llm = require("llm", path=os.path.dirname(sys.executable))  # the e2e extra: pip install -e '.[e2e]'
     for i in range(3):
         durable("transcript", "append", "l", "--role", "user", f"question {i}")
     env_home = tempfile.mkdtemp()

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from tests.helpers import require_tool
+from tests.cli.tools import require
 from tests.reliability.stats import count
 
 APPEND = [sys.executable, "-m", "durable_cli", "transcript", "append", "s", "--role", "user"]
@@ -76,7 +76,7 @@ def under_strace(inject, args):
 def test_sigterm_at_every_sync_of_the_commit_exits_0_with_the_turn_stored():
     """Every fsync of an append belongs to its COMMIT or what follows it (index, checkpoint): a signal
     delivered at any of them, the last one included, is deferred to the exit, which is 0."""
-    require_tool("strace")
+    require("strace")
     seeded()
     counts = syscall_counts(APPEND + ["counted"])
     assert sum(counts.values()) >= 2, counts
@@ -91,7 +91,7 @@ def test_sigterm_at_every_sync_of_the_commit_exits_0_with_the_turn_stored():
 
 
 def test_sigterm_before_the_commit_exits_143_with_nothing_stored():
-    require_tool("strace")
+    require("strace")
     seeded()
     r = under_strace("flock:signal=TERM:when=1", APPEND + ["never"])  # taking the object's lock
     assert r.returncode == 143 and r.stderr == "", (r.returncode, r.stderr)
