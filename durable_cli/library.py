@@ -149,6 +149,8 @@ class Store:
             raise invalid("missing NAME: give a session NAME, or --ephemeral for a random one")
         else:
             address = self.address(name)
+        if title is not None:
+            title = sessions.valid_title(title)  # input first: a rejected create makes nothing, not even a secret
         with self.open(address=address, create=True) as session:
             return session.create(title=title, ttl_seconds=ttl_seconds)
 

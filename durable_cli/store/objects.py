@@ -380,9 +380,24 @@ class ObjectStore:
                     raise sqlite_error(e, what) from e
                 raise
             handle.sleep()
+        except BaseException:
+            if handle.created and not handle.dirty:
+                self._abandon(handle)  # a create that failed before its first commit leaves nothing behind
+            raise
         finally:
             handle.close_db()
             handle.lock.release()
+
+    def _abandon(self, handle) -> None:
+        """Remove the file this run made for an object that never committed (we hold its lock): a rejected
+        or failed create leaves no file, not even a lock file (SPEC §3). Nothing was acknowledged."""
+        handle.close_db()
+        with self._kept_guard:
+            kept = self._kept.pop(handle.id, None)
+        if kept is not None:
+            kept[1].close()
+        remove_files(handle.path)
+        handle.lock.unlink()
 
     def remove_locked(self, object_id, lock, *, owner=None, name=None, created_at=None, quarantine=None) -> None:
         """Remove (or, with QUARANTINE, move there) an object whose lock we hold and whose connections are

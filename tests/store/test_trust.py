@@ -356,3 +356,20 @@ def test_v1_index_upgrades_in_place_keeping_its_rows(home, durable):
     db = sqlite3.connect(home / "index.db")
     assert db.execute("PRAGMA user_version").fetchone()[0] == schema.INDEX_VERSION
     db.close()
+
+
+def test_a_create_that_fails_before_its_first_commit_leaves_no_file(home, durable):
+    """The store's safety net (SPEC §3): whatever rejects a create after the object's file was made --
+    here a library caller's own exception -- the file, its WAL/SHM and its lock file go with it."""
+    from durable_cli import Store
+
+    durable("session", "create", "other")  # the data directory, secret and index exist
+    before = sorted(p.relative_to(home) for p in home.rglob("*") if p.is_file() and "index.db" not in p.name)
+    with pytest.raises(RuntimeError):
+        with Store().open("fresh", create=True):
+            raise RuntimeError("the caller changed its mind")
+    after = sorted(p.relative_to(home) for p in home.rglob("*") if p.is_file() and "index.db" not in p.name)
+    assert after == before
+    assert durable("session", "create", "bad", "--title", "\u202etxet").status == 2
+    assert sorted(p.relative_to(home) for p in home.rglob("*") if p.is_file() and "index.db" not in p.name) == before
+    assert durable("doctor").status == 0
