@@ -131,90 +131,153 @@ def scale_recent():
     shutil.rmtree(home)
 
 
-RAW_BATCH = """
-import json, sqlite3, sys
-rows = [json.loads(line) for line in open(sys.argv[2])]
+# The raw baseline: a bare Python process doing what `append --batch FILE` must do at the least: read
+# the JSONL, parse each line, insert the rows with one executemany in one transaction, fsync'd (WAL,
+# synchronous=FULL), into a table with the same columns as durable's `turns` (the same values for
+# role, content, author and created_at; tokens 0: the raw side estimates nothing). argv[3] is
+# "plain" (no index but the primary key) or "indexed" (durable's own indexes on that table).
+RAW_SCHEMA = """CREATE TABLE IF NOT EXISTS turns (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT NOT NULL, content TEXT NOT NULL,
+    tokens INTEGER NOT NULL, author TEXT, created_at INTEGER NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'turn', superseded_by INTEGER,
+    covers_first INTEGER, covers_last INTEGER, call_id TEXT, request_id TEXT %s,
+    pos INTEGER AS (CASE WHEN kind = 'summary' THEN covers_first ELSE seq END) VIRTUAL,
+    tool_calls TEXT, name TEXT, meta TEXT, data TEXT, forked_from TEXT, request_hash TEXT, request_last INTEGER)"""
+RAW_INDEXES = """CREATE INDEX IF NOT EXISTS turns_live_by_pos ON turns (pos) WHERE superseded_by IS NULL;
+CREATE INDEX IF NOT EXISTS turns_by_created ON turns (created_at);
+CREATE INDEX IF NOT EXISTS turns_by_call ON turns (call_id) WHERE call_id IS NOT NULL;"""
+RAW_INSERT = "INSERT INTO turns (role, content, tokens, author, created_at) VALUES (?, ?, 0, 'bench', ?)"
+RAW_BATCH = f"""
+import json, sqlite3, sys, time
+with open(sys.argv[2], "rb") as f:
+    rows = [json.loads(line) for line in f.read().splitlines() if line.strip()]
+indexed = sys.argv[3] == "indexed"
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("PRAGMA journal_mode=WAL"); db.execute("PRAGMA synchronous=FULL")
-db.execute("CREATE TABLE IF NOT EXISTS turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT, content TEXT, tokens INTEGER)")
+db.execute({RAW_SCHEMA!r} % ("UNIQUE" if indexed else ""))
+if indexed:
+    db.executescript({RAW_INDEXES!r})
+now = int(time.time() * 1000)
 db.execute("BEGIN IMMEDIATE")
-db.executemany("INSERT INTO turns (role, content, tokens) VALUES (?, ?, ?)", [(r["role"], r["content"], 0) for r in rows])
+db.executemany({RAW_INSERT!r}, [(r["role"], r["content"], now) for r in rows])
 db.execute("COMMIT")
+db.close()
 """
 
 
+def alternate(named, rounds, before=None):
+    """Run the timed callables of NAMED in turn, ROUNDS times (order rotated each round); their times."""
+    times = {k: [] for k in named}
+    keys = list(named)
+    for i in range(rounds):
+        if before:
+            before()
+        for k in keys[i % len(keys):] + keys[:i % len(keys)]:
+            times[k].append(named[k]())
+    return times
+
+
+def ratio_of(times, a, b):
+    """Median of per-round ratios A/B (rounds pair up by index)."""
+    return statistics.median(x / y for x, y in zip(times[a], times[b]))
+
+
+def batch_lines(n, start=0):
+    return [json.dumps({"role": "user" if i % 2 else "assistant", "content": f"turn {i} " + "lorem ipsum dolor " * 3})
+            for i in range(start, start + n)]
+
+
 def rows_speed():
-    """Issue 14's lines: append --batch of 10,000 rows and append_many of 1,000 against raw sqlite3
-    executemany of the same rows in one fsync'd transaction; show --last 10 and rows(last=10) from 1k
-    to 1M rows."""
+    """Issue 14's lines: `append --batch` of 10,000 rows and library `append_many` of 1,000 against raw
+    sqlite3 executemany of the same rows in one fsync'd transaction (processes, resp. in-process, side
+    by side in one run); `show --last 10` and `rows(last=10)` on 1k and 1M rows."""
     from durable_cli import Store
 
     home = tempfile.mkdtemp()
     env = env_for(home)
-    lines = [json.dumps({"role": "user" if i % 2 else "assistant", "content": f"turn {i} " + "lorem ipsum dolor " * 3})
-             for i in range(10_000)]
     src = os.path.join(home, "batch.jsonl")
     with open(src, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    counter = iter(range(10**6))
-    raw_db = os.path.join(home, "raw.sqlite3")
+        f.write("\n".join(batch_lines(10_000)) + "\n")
+    plain, indexed = os.path.join(home, "raw-plain.sqlite3"), os.path.join(home, "raw-indexed.sqlite3")
+    # every side appends to a file that already exists and grows by 10,000 rows a round
+    cmds = {
+        "durable": [DURABLE, "transcript", "append", "b", "--batch", src],
+        "raw": [PY, "-c", RAW_BATCH, plain, src, "plain"],
+        "raw indexed": [PY, "-c", RAW_BATCH, indexed, src, "indexed"],
+    }
+    for cmd in cmds.values():
+        timed(cmd, env)
+    rounds = 11 if QUICK else 31
+    t = alternate({k: (lambda c=c: timed(c, env)) for k, c in cmds.items()}, rounds)
+    name = "append --batch 10,000 rows (processes)"
+    results[name] = {"rounds": rounds, **{k: summary(v) for k, v in t.items()},
+                     "rate_ratio": 1 / ratio_of(t, "durable", "raw"),
+                     "rate_ratio_indexed": 1 / ratio_of(t, "durable", "raw indexed")}
+    print(f"{name}: durable {statistics.median(t['durable'])*1000:.0f} ms, raw {statistics.median(t['raw'])*1000:.0f} ms, "
+          f"raw indexed {statistics.median(t['raw indexed'])*1000:.0f} ms; rate ratio {results[name]['rate_ratio']:.3f} "
+          f"(vs indexed {results[name]['rate_ratio_indexed']:.3f})", flush=True)
 
-    def fresh():
-        for p in (raw_db, raw_db + "-wal", raw_db + "-shm"):
-            if os.path.exists(p):
-                os.unlink(p)
-
-    pair("append --batch 10,000 rows vs raw executemany (processes)",
-         [DURABLE, "transcript", "append", "b", "--batch", src], [PY, "-c", RAW_BATCH, raw_db, src], env=env, before=fresh)
-    results["append --batch 10,000 rows vs raw executemany (processes)"]["rate_ratio"] = 1 / results[
-        "append --batch 10,000 rows vs raw executemany (processes)"]["ratio"]
-
+    # library append_many of 1,000 rows: open + append_many + close, against the raw connection's
+    # connect + executemany + commit + close; both files exist already and grow each round
     store = Store(home=home, user="bench")
-    rows = [json.loads(x) for x in lines[:1000]]
+    rows = [json.loads(x) for x in batch_lines(1000)]
     with store.open("lib", create=True) as s:
         s.create()
-    ta, tb, ratios = [], [], []
-    for _ in range(ROUNDS):
+
+    def lib():
         start = time.perf_counter()
         with store.open("lib") as s:
             s.append_many(rows)
-        x = time.perf_counter() - start
-        fresh()
+        return time.perf_counter() - start
+
+    def raw(path, kind):
         start = time.perf_counter()
-        db = sqlite3.connect(raw_db, isolation_level=None)
+        db = sqlite3.connect(path, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
-        db.execute("CREATE TABLE IF NOT EXISTS turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT, content TEXT, tokens INTEGER)")
+        db.execute(RAW_SCHEMA % ("UNIQUE" if kind == "indexed" else ""))
+        if kind == "indexed":
+            db.executescript(RAW_INDEXES)
+        now = int(time.time() * 1000)
         db.execute("BEGIN IMMEDIATE")
-        db.executemany("INSERT INTO turns (role, content, tokens) VALUES (?, ?, ?)", [(r["role"], r["content"], 0) for r in rows])
+        db.executemany(RAW_INSERT, [(r["role"], r["content"], now) for r in rows])
         db.execute("COMMIT")
         db.close()
-        y = time.perf_counter() - start
-        ta.append(x)
-        tb.append(y)
-        ratios.append(x / y)
-    name = "append_many 1,000 rows vs raw executemany (library)"
-    results[name] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios)}
-    print(f"{name:48s} {statistics.median(ta)*1000:8.1f} ms vs {statistics.median(tb)*1000:8.1f} ms  ratio {results[name]['ratio']:.3f}")
+        return time.perf_counter() - start
 
+    lib(), raw(plain, "plain"), raw(indexed, "indexed")
+    rounds = 21 if QUICK else 61
+    t = alternate({"library": lib, "raw": lambda: raw(plain, "plain"), "raw indexed": lambda: raw(indexed, "indexed")}, rounds)
+    name = "append_many 1,000 rows (library)"
+    results[name] = {"rounds": rounds, **{k: summary(v) for k, v in t.items()},
+                     "ratio": ratio_of(t, "library", "raw"), "ratio_indexed": ratio_of(t, "library", "raw indexed")}
+    print(f"{name}: library {statistics.median(t['library'])*1000:.1f} ms, raw {statistics.median(t['raw'])*1000:.1f} ms, "
+          f"raw indexed {statistics.median(t['raw indexed'])*1000:.1f} ms; time ratio {results[name]['ratio']:.3f} "
+          f"(vs indexed {results[name]['ratio_indexed']:.3f})", flush=True)
+
+    # show --last 10 and rows(last=10): 1k and 1M rows (built in bulk through the library's handle: setup)
     sizes = [1_000, 100_000] if QUICK else [1_000, 1_000_000]
     for n in sizes:
         bulk_transcript(store, f"t{n}", n)
-    lib = {n: [] for n in sizes}
-    cli = {n: [] for n in sizes}
-    for _ in range(ROUNDS):
-        for n in sizes:
-            start = time.perf_counter()
-            with store.open(f"t{n}") as s:
-                assert len(s.rows(last=10)) == 10
-            lib[n].append(time.perf_counter() - start)
-            cli[n].append(timed([DURABLE, "transcript", "show", f"t{n}", "--last", "10", "--jsonl"], env))
-    for label, t in (("rows(last=10)", lib), ("show --last 10", cli)):
-        ratio = statistics.median(t[sizes[-1]]) / statistics.median(t[sizes[0]])
-        results[f"{label} flatness"] = {"ratio": ratio, "from": sizes[0], "to": sizes[-1],
+
+    def lib_last(n):
+        start = time.perf_counter()
+        with store.open(f"t{n}") as s:
+            got = s.rows(last=10)
+        assert len(got) == 10 and got[-1]["content"].startswith(f"turn {n - 1} ")
+        return time.perf_counter() - start
+
+    def cli_last(n):
+        return timed([DURABLE, "transcript", "show", f"t{n}", "--last", "10", "--jsonl"], env)
+
+    for label, fn, rounds in (("rows(last=10)", lib_last, 61 if not QUICK else 21), ("show --last 10", cli_last, ROUNDS)):
+        fn(sizes[0]), fn(sizes[-1])
+        t = alternate({n: (lambda n=n: fn(n)) for n in sizes}, rounds)
+        ratio = ratio_of(t, sizes[-1], sizes[0])
+        results[f"{label} flatness"] = {"ratio": ratio, "from": sizes[0], "to": sizes[-1], "rounds": rounds,
                                         **{str(n): summary(v) for n, v in t.items()}}
-        print(f"{label}: {sizes[-1]:,} rows / {sizes[0]:,} rows ratio {ratio:.3f}")
-    _ = counter
+        print(f"{label}: {sizes[-1]:,} rows {statistics.median(t[sizes[-1]])*1000:.2f} ms / {sizes[0]:,} rows "
+              f"{statistics.median(t[sizes[0]])*1000:.2f} ms, ratio {ratio:.3f}", flush=True)
     shutil.rmtree(home)
 
 

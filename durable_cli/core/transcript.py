@@ -142,6 +142,43 @@ def _meta(value, where):
     return value
 
 
+_PLAIN_ROLES = ROLES[:4]  # every role but `tool` (a tuple: `in` must not hash what the input holds)
+_BATCH_KEYS = frozenset(INPUT_KEYS + OUTPUT_KEYS)
+
+
+def _settings(config):
+    return config.get("transcript.max_turn_bytes"), _estimator(config)
+
+
+def _plain(fields: dict, limit: int, count_tokens):
+    """The common row, a role and its text (perhaps its token count), checked in a few comparisons.
+
+    None when the row needs `prepare`'s general path: anything else it holds, and anything wrong
+    with it, so that errors stay those of `prepare`. What is accepted here `prepare` accepts alike.
+    """
+    get = fields.get
+    role, content, given = get("role"), get("content"), get("tokens")
+    if (role not in _PLAIN_ROLES or type(content) is not str or not content or get("tool_calls") is not None
+            or get("call_id") is not None or get("name") is not None or get("meta") is not None or get("data") is not None):
+        return None
+    if given is not None and (type(given) is not int or not 0 <= given <= MAX_INT):
+        return None
+    if content.isascii():
+        size = len(content)
+    else:
+        try:
+            size = len(content.encode("utf-8"))
+        except UnicodeEncodeError:
+            return None
+    if size > limit:
+        return None
+    row = Prepared()
+    row.role, row.content, row.call_id, row.name, row.given_tokens = role, content, None, None, given
+    row.tool_calls = row.meta = row.data = None
+    row.tokens = count_tokens(content) if given is None else given
+    return row
+
+
 def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepared:
     """Validate one input row (a dict of §6 input fields) as a whole; exit 2 naming what is wrong.
 
@@ -215,7 +252,8 @@ def prepare_batch(config, lines) -> list:
     transcript's rows can be fed back in; any other key is refused.
     """
     rows = []
-    settings = (config.get("transcript.max_turn_bytes"), _estimator(config))
+    settings = limit, count_tokens = _settings(config)
+    scan, append = _DECODER.scan_once, rows.append  # the C scanner: decode() less its two regex passes
     for number, line in enumerate(lines, 1):
         if isinstance(line, bytes):
             try:
@@ -224,14 +262,26 @@ def prepare_batch(config, lines) -> list:
                 raise invalid(f"line {number}: not valid UTF-8 (byte {e.start}); nothing was stored")
         if not line.strip():
             continue
-        where = f"line {number}: "
+        try:
+            text = line.strip(" \t\r\n")  # JSON's white space, as decode() allows around the value
+            fields, end = scan(text, 0)
+            if end != len(text):
+                fields = None
+        except (ValueError, StopIteration, RecursionError):
+            fields = None
+        if type(fields) is dict and fields.keys() <= _BATCH_KEYS:
+            row = _plain(fields, limit, count_tokens)
+            if row is not None:
+                append(row)
+                continue
+        where = f"line {number}: "  # the general path, with its errors
         fields = parse_json(line, f"line {number}")
         if not isinstance(fields, dict):
             raise invalid(f"{where}expected a JSON object with role and content")
         unknown = set(fields) - set(INPUT_KEYS) - set(OUTPUT_KEYS)
         if unknown:
             raise invalid(f"{where}unknown keys {sorted(unknown)}: use {', '.join(INPUT_KEYS)}")
-        rows.append(prepare(config, fields, where=where, _settings=settings))
+        append(prepare(config, fields, where=where, _settings=settings))
     if not rows:
         raise invalid("the batch holds no rows; nothing was stored")
     return rows
@@ -261,7 +311,8 @@ def insert_rows(obj, rows, *, author, request_id=None, request_hash=None) -> ran
     now = clock.now()
     first = obj.db.execute(_INSERT, rows[0].params(author, now, request_id, request_hash)).lastrowid
     if len(rows) > 1:
-        obj.db.executemany(_INSERT, [r.params(author, now) for r in rows[1:]])
+        obj.db.executemany(_INSERT, [(r.role, r.content, r.tokens, author, now, r.call_id, r.tool_calls, r.name, r.meta, r.data,
+                                      None, None, None) for r in rows[1:]])  # Prepared.params, inlined
     last = first + len(rows) - 1
     if request_id is not None and last != first:
         obj.db.execute("UPDATE turns SET request_last = ? WHERE seq = ?", (last, first))
@@ -320,7 +371,9 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only
     """
     from .sessions import check, valid_request_id
 
-    rows = [r if isinstance(r, Prepared) else prepare(obj.config, r, where=f"row {i}: " if not one else "")
+    settings = _settings(obj.config)
+    rows = [r if isinstance(r, Prepared) else (type(r) is dict and _plain(r, *settings))
+            or prepare(obj.config, r, where=f"row {i}: " if not one else "", _settings=settings)
             for i, r in enumerate(rows, 1)]
     if not rows:
         raise invalid("no rows to append; nothing was stored")
