@@ -304,15 +304,36 @@ _INSERT = (
 )
 
 
-def insert_rows(obj, rows, *, author, request_id=None, request_hash=None) -> range:
+_INSERT_PLAIN = "INSERT INTO turns (role, content, tokens, author, created_at) VALUES (?, ?, ?, ?, ?)"
+
+
+def _insert_more(db, rows, author, now) -> None:
+    """Rows[1:] by executemany, a run of consecutive plain rows (text only: the other columns keep
+    their defaults, 'turn' and nulls) through the narrow INSERT, which binds 5 values, not 13."""
+    n, start = len(rows), 1
+    while start < n:
+        r = rows[start]
+        plain = r.tool_calls is None and r.call_id is None and r.name is None and r.meta is None and r.data is None
+        end = start + 1
+        while end < n and (plain == (rows[end].tool_calls is None and rows[end].call_id is None and rows[end].name is None
+                                     and rows[end].meta is None and rows[end].data is None)):
+            end += 1
+        if plain:
+            db.executemany(_INSERT_PLAIN, [(r.role, r.content, r.tokens, author, now) for r in rows[start:end]])
+        else:
+            db.executemany(_INSERT, [(r.role, r.content, r.tokens, author, now, r.call_id, r.tool_calls, r.name, r.meta, r.data,
+                                      None, None, None) for r in rows[start:end]])
+        start = end
+
+
+def insert_rows(obj, rows, *, author, request_id=None, request_hash=None, now=None) -> range:
     """Append prepared live rows (inside the caller's transaction) with one `now`, keep the live
     counters and record the activity; returns their seqs. A request id is kept on the first row,
     with the hash of the request and the last seq it made."""
-    now = clock.now()
+    now = clock.now() if now is None else now
     first = obj.db.execute(_INSERT, rows[0].params(author, now, request_id, request_hash)).lastrowid
     if len(rows) > 1:
-        obj.db.executemany(_INSERT, [(r.role, r.content, r.tokens, author, now, r.call_id, r.tool_calls, r.name, r.meta, r.data,
-                                      None, None, None) for r in rows[1:]])  # Prepared.params, inlined
+        _insert_more(obj.db, rows, author, now)
     last = first + len(rows) - 1
     if request_id is not None and last != first:
         obj.db.execute("UPDATE turns SET request_last = ? WHERE seq = ?", (last, first))
@@ -402,11 +423,21 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only
                 made = _rows_between(obj, found[0], found[4])
                 return [r["seq"] for r in made] if seqs_only else made[0] if one else made
         check(obj, "write", status=meta["status"])
-        seqs = insert_rows(obj, rows, author=obj.actor, request_id=request_id, request_hash=digest)
+        now = clock.now()
+        seqs = insert_rows(obj, rows, author=obj.actor, request_id=request_id, request_hash=digest, now=now)
     if seqs_only:
         return list(seqs)
-    made = _rows_between(obj, seqs[0], seqs[-1])
+    made = _inserted(rows, seqs, obj.actor, now)
     return made[0] if one else made
+
+
+def _inserted(rows, seqs, author, now) -> list:
+    """The rows just inserted, as `row_json` would read them back (built from what was written)."""
+    at = clock.iso(now)
+    return [{"seq": seq, "role": r.role, "content": r.content, "tool_calls": _loads(r.tool_calls), "call_id": r.call_id,
+             "name": r.name, "meta": _loads(r.meta), "data": _loads(r.data), "forked_from": None, "tokens": r.tokens,
+             "author": author, "created_at": at, "kind": "turn", "superseded_by": None, "covers": None}
+            for seq, r in zip(seqs, rows)]
 
 
 def append(obj, content="", *, role: str, tool_calls=None, call_id=None, name=None, meta=None, data=None,

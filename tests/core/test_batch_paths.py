@@ -1,0 +1,136 @@
+"""The batch path's shortcuts (issue 14, speed) change nothing a user sees: plain rows taken by the
+fast path are the rows the general path makes, every bad line gets the general path's error, a mixed
+batch is stored as if row by row, and what `append_many` returns is what a reader gets back."""
+
+import json
+
+import pytest
+
+from durable_cli import Store
+from durable_cli.config import Config
+from durable_cli.core import transcript as rules
+from durable_cli.errors import DurableError
+
+FIELDS = ("role", "content", "tokens", "tool_calls", "call_id", "name", "meta", "data", "given_tokens")
+
+
+def general(config, line: str, number=1):
+    """What the general path makes of LINE (the reference the fast path must match)."""
+    where = f"line {number}: "
+    fields = rules.parse_json(line, f"line {number}")
+    if not isinstance(fields, dict):
+        raise rules.invalid(f"{where}expected a JSON object with role and content")
+    unknown = set(fields) - set(rules.INPUT_KEYS) - set(rules.OUTPUT_KEYS)
+    if unknown:
+        raise rules.invalid(f"{where}unknown keys {sorted(unknown)}: use {', '.join(rules.INPUT_KEYS)}")
+    return rules.prepare(config, fields, where=where)
+
+
+def outcome(fn):
+    try:
+        row = fn()
+    except DurableError as e:
+        return ("error", e.message, e.code)
+    return tuple(getattr(row, f) for f in FIELDS)
+
+
+GOOD = [
+    '{"role": "user", "content": "hello there"}',
+    '  \t{"role": "assistant", "content": "with JSON white space around"}  \r',
+    '{"role": "system", "content": "caf\\u00e9 \\u2028 na\\u00efve \\ud83d\\ude00"}',
+    '{"role": "developer", "content": "given", "tokens": 0}',
+    '{"role": "user", "content": "given", "tokens": 9223372036854775807}',
+    '{"role": "user", "content": "nulls", "tool_calls": null, "call_id": null, "name": null, "meta": null, "data": null, "tokens": null}',
+    '{"seq": 4, "role": "user", "content": "show output", "author": "a", "created_at": "x", "kind": "turn", '
+    '"superseded_by": null, "covers": null, "forked_from": null, "tokens": 5}',
+    '{"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "n"}]}',
+    '{"role": "assistant", "content": "x", "tool_calls": []}',
+    '{"role": "tool", "content": "r", "call_id": "c"}',
+    '{"role": "user", "content": "m", "meta": {"model": "x"}, "data": [1]}',
+]
+
+BAD = [
+    '{"role": "user", "content": "x", "colour": 1}',
+    '{"role": "users", "content": "x"}',
+    '{"role": ["user"], "content": "x"}',
+    '{"role": "user", "content": 3}',
+    '{"role": "user", "content": ""}',
+    '{"role": "user"}',
+    '{"role": "user", "content": "x", "tokens": true}',
+    '{"role": "user", "content": "x", "tokens": -1}',
+    '{"role": "user", "content": "x", "tokens": 1.0}',
+    '{"role": "user", "content": "x", "tokens": 9223372036854775808}',
+    '{"role": "user", "content": "lone \\ud800 surrogate"}',
+    '{"role": "user", "content": "x"} trailing',
+    '{"role": "user", "content": "x"} {"role": "user", "content": "y"}',
+    '{"role": "user", "content": NaN}',
+    '["role", "user"]',
+    '"just a string"',
+    'not json',
+    '\u00a0{"role": "user", "content": "not JSON white space"}',
+    '{"role": "tool", "content": "x"}',
+    '{"role": "user", "content": "x", "call_id": "c"}',
+    '{"role": "user", "content": "x", "tool_calls": [{"id": "c", "name": "n"}]}',
+]
+
+
+@pytest.mark.parametrize("line", GOOD)
+def test_fast_path_makes_the_general_paths_row(home, line):
+    config = Config()
+    [fast] = rules.prepare_batch(config, [line.encode()])
+    assert outcome(lambda: fast) == outcome(lambda: general(config, line))
+
+
+@pytest.mark.parametrize("line", BAD)
+def test_every_bad_line_gets_the_general_paths_error(home, line):
+    config = Config()
+    lines = [b'{"role": "user", "content": "fine"}', line.encode()]
+    got = outcome(lambda: rules.prepare_batch(config, lines))
+    want = outcome(lambda: general(config, line, 2))
+    assert got[0] == "error" and got == want and "line 2" in got[1]
+
+
+def test_size_ceiling_same_on_both_paths(home):
+    config = Config()
+    config.overrides["transcript.max_turn_bytes"] = 10
+    for content in ("a" * 10, "é" * 5, "a" * 11, "é" * 6):  # at the limit, then one byte over
+        line = json.dumps({"role": "user", "content": content}, ensure_ascii=False)
+        assert outcome(lambda: rules.prepare_batch(config, [line.encode()])[0]) == outcome(lambda: general(config, line))
+
+
+def test_mixed_batch_is_stored_as_row_by_row_and_returned_as_read(home):
+    rows = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "weather?"},
+        {"role": "user", "content": "and tomorrow?", "tokens": 3},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "w", "arguments": "{}"}]},
+        {"role": "tool", "content": "sunny", "call_id": "c1", "name": "w"},
+        {"role": "assistant", "content": "It is sunny.", "meta": {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 2}}},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "", "data": {"id": "item_1", "x": [1, 2]}},
+        {"role": "user", "content": "bye"},
+        {"role": "assistant", "content": "bye"},
+    ]
+    store = Store(user="alice")
+    with store.open("mixed", create=True) as s:
+        made = s.append_many(rows)
+        assert made == s.rows(all=True)
+        one = [s.append_many([r]) for r in rows]  # the same rows one at a time, each its own transaction
+        again = s.rows(all=True)[len(rows):]
+        raw = s.db.execute("SELECT role, content, tokens, author, kind, superseded_by, covers_first, covers_last, call_id,"
+                           " request_id, tool_calls, name, meta, data, forked_from, request_hash, request_last FROM turns ORDER BY seq").fetchall()
+    assert [r[0] for r in one] == again
+    drop = lambda rs: [{k: v for k, v in r.items() if k not in ("seq", "created_at")} for r in rs]
+    assert drop(made) == drop(again)
+    assert raw[:len(rows)] == raw[len(rows):]  # every column as the one-row path stores it
+    listed = next(x for x in store.ls() if x["name"] == "mixed")
+    assert listed["turns"] == 2 * len(rows) and listed["tokens"] == 2 * sum(r["tokens"] for r in made)
+
+
+def test_cli_batch_json_output_is_what_show_reads(durable):
+    src = "".join(json.dumps({"role": "user" if i % 3 else "assistant", "content": f"m{i}"}) + "\n" for i in range(50))
+    src += json.dumps({"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "n", "arguments": "{}"}]}) + "\n"
+    src += json.dumps({"role": "tool", "content": "ok", "call_id": "c"}) + "\n"
+    made = durable("transcript", "append", "j", "--batch", "-", "--json", input=src).json()
+    assert made == durable("transcript", "show", "j", "--json").json()
+    assert [r["seq"] for r in made] == list(range(1, 53))
