@@ -194,6 +194,11 @@ def rows_speed():
     by side in one run); `show --last 10` and `rows(last=10)` on 1k and 1M rows."""
     from durable_cli import Store
 
+    import durable_cli
+
+    results["rows run"] = {"at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(),
+                           "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
+                           "editable": not os.path.dirname(durable_cli.__file__).startswith(sys.prefix)}
     home = tempfile.mkdtemp()
     env = env_for(home)
     src = os.path.join(home, "batch.jsonl")
@@ -663,6 +668,7 @@ def rows_report():
     """Issue 14's lines as markdown, between markers that `--rows` rewrites in place."""
     b = results["append --batch 10,000 rows (processes)"]
     m = results["append_many 1,000 rows (library)"]
+    run = results["rows run"]
     ms = lambda x: f"{x['median'] * 1000:.1f}"
     verdict = lambda ok: "met" if ok else "**not met**"
     lines = [ROWS_BEGIN, "## Rows (issue 14)", "",
@@ -673,6 +679,9 @@ def rows_report():
              "positions, created_at, call_id). Every side appends to a file that exists and grows by the batch each "
              f"round; the sides run in turn (order rotated), {b['rounds']} rounds for the processes, {m['rounds']} "
              "in-process; ratios are medians of per-round ratios.", "",
+             f"Run at {run['at']}, Python {run['python']}, SQLite {run['sqlite']}, "
+             f"{'an editable' if run['editable'] else 'a non-editable'} install, load average "
+             f"{run['load'][0]:.1f} / {run['load'][1]:.1f} / {run['load'][2]:.1f} on {os.cpu_count()} cores when it started.", "",
              "| line | durable ms | raw ms | raw indexed ms | ratio (vs raw indexed) | goal | |", "|---|---|---|---|---|---|---|",
              f"| `append --batch` 10,000 rows, whole processes: rate durable / raw | {ms(b['durable'])} | {ms(b['raw'])} | "
              f"{ms(b['raw indexed'])} | **{b['rate_ratio']:.3f}** ({b['rate_ratio_indexed']:.3f}) | >= 0.5 | "
