@@ -157,12 +157,16 @@ def _plain(fields: dict, limit: int, count_tokens):
     with it, so that errors stay those of `prepare`. What is accepted here `prepare` accepts alike.
     """
     get = fields.get
-    role, content, given = get("role"), get("content"), get("tokens")
-    if (role not in _PLAIN_ROLES or type(content) is not str or not content or get("tool_calls") is not None
-            or get("call_id") is not None or get("name") is not None or get("meta") is not None or get("data") is not None):
+    role, content, given = get("role"), get("content"), None
+    if role not in _PLAIN_ROLES or type(content) is not str or not content:
         return None
-    if given is not None and (type(given) is not int or not 0 <= given <= MAX_INT):
-        return None
+    if len(fields) > 2:  # more than role and content
+        given = get("tokens")
+        if (get("tool_calls") is not None or get("call_id") is not None or get("name") is not None
+                or get("meta") is not None or get("data") is not None):
+            return None
+        if given is not None and (type(given) is not int or not 0 <= given <= MAX_INT):
+            return None
     if content.isascii():
         size = len(content)
     else:
@@ -260,20 +264,19 @@ def prepare_batch(config, lines) -> list:
                 line = line.decode("utf-8")
             except UnicodeDecodeError as e:
                 raise invalid(f"line {number}: not valid UTF-8 (byte {e.start}); nothing was stored")
-        if not line.strip():
+        text = line.strip(" \t\r\n")  # JSON's white space, as decode() allows around the value
+        if text[:1] == "{":
+            try:
+                fields, end = scan(text, 0)
+            except (ValueError, StopIteration, RecursionError):
+                fields, end = None, -1
+            if end == len(text) and type(fields) is dict and fields.keys() <= _BATCH_KEYS:
+                row = _plain(fields, limit, count_tokens)
+                if row is not None:
+                    append(row)
+                    continue
+        elif not line.strip():
             continue
-        try:
-            text = line.strip(" \t\r\n")  # JSON's white space, as decode() allows around the value
-            fields, end = scan(text, 0)
-            if end != len(text):
-                fields = None
-        except (ValueError, StopIteration, RecursionError):
-            fields = None
-        if type(fields) is dict and fields.keys() <= _BATCH_KEYS:
-            row = _plain(fields, limit, count_tokens)
-            if row is not None:
-                append(row)
-                continue
         where = f"line {number}: "  # the general path, with its errors
         fields = parse_json(line, f"line {number}")
         if not isinstance(fields, dict):
@@ -304,25 +307,35 @@ _INSERT = (
 )
 
 
-_INSERT_PLAIN = "INSERT INTO turns (role, content, tokens, author, created_at) VALUES (?, ?, ?, ?, ?)"
+_PLAIN_HEAD, _PLAIN_VALUES = "INSERT INTO turns (role, content, tokens, author, created_at) VALUES ", "(?, ?, ?, ?, ?)"
+_FULL_HEAD, _FULL_VALUES = _INSERT.split("VALUES ")[0] + "VALUES ", _INSERT.split("VALUES ")[1]
+_PER_PLAIN, _PER_FULL = 199, 76  # rows a multi-row INSERT carries: at most 995 bound values, under SQLite's oldest limit (999)
+
+
+def _is_plain(r) -> bool:
+    return r.tool_calls is None and r.call_id is None and r.name is None and r.meta is None and r.data is None
 
 
 def _insert_more(db, rows, author, now) -> None:
-    """Rows[1:] by executemany, a run of consecutive plain rows (text only: the other columns keep
-    their defaults, 'turn' and nulls) through the narrow INSERT, which binds 5 values, not 13."""
+    """Rows[1:], in order, by multi-row INSERTs of up to _PER_PLAIN/_PER_FULL rows: one statement (one
+    AUTOINCREMENT update, one statement journal) a chunk, not a row. A run of consecutive plain rows
+    (text only: the other columns keep their defaults, 'turn' and nulls) binds 5 values a row, not 13."""
     n, start = len(rows), 1
     while start < n:
-        r = rows[start]
-        plain = r.tool_calls is None and r.call_id is None and r.name is None and r.meta is None and r.data is None
+        plain = _is_plain(rows[start])
         end = start + 1
-        while end < n and (plain == (rows[end].tool_calls is None and rows[end].call_id is None and rows[end].name is None
-                                     and rows[end].meta is None and rows[end].data is None)):
+        while end < n and _is_plain(rows[end]) == plain:
             end += 1
-        if plain:
-            db.executemany(_INSERT_PLAIN, [(r.role, r.content, r.tokens, author, now) for r in rows[start:end]])
-        else:
-            db.executemany(_INSERT, [(r.role, r.content, r.tokens, author, now, r.call_id, r.tool_calls, r.name, r.meta, r.data,
-                                      None, None, None) for r in rows[start:end]])
+        per = _PER_PLAIN if plain else _PER_FULL
+        for i in range(start, end, per):
+            chunk = rows[i:min(end, i + per)]
+            if plain:
+                values = [v for r in chunk for v in (r.role, r.content, r.tokens, author, now)]
+                db.execute(_PLAIN_HEAD + ", ".join([_PLAIN_VALUES] * len(chunk)), values)
+            else:
+                values = [v for r in chunk for v in (r.role, r.content, r.tokens, author, now, r.call_id, r.tool_calls,
+                                                     r.name, r.meta, r.data, None, None, None)]
+                db.execute(_FULL_HEAD + ", ".join([_FULL_VALUES] * len(chunk)), values)
         start = end
 
 

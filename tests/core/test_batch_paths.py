@@ -134,3 +134,20 @@ def test_cli_batch_json_output_is_what_show_reads(durable):
     made = durable("transcript", "append", "j", "--batch", "-", "--json", input=src).json()
     assert made == durable("transcript", "show", "j", "--json").json()
     assert [r["seq"] for r in made] == list(range(1, 53))
+
+
+def test_long_runs_cross_statement_chunks_in_order(home):
+    """Runs longer than one multi-row INSERT (plain and full rows alike) keep their order and fields."""
+    plain = [{"role": "user" if i % 2 else "assistant", "content": f"p{i}"} for i in range(450)]
+    full = [{"role": "assistant", "content": f"f{i}", "meta": {"i": i}} for i in range(170)]
+    rows = plain[:1] + plain[1:420] + full + plain[420:] + [{"role": "tool", "content": "r", "call_id": "c"}]
+    with Store(user="alice").open("long", create=True) as s:
+        s.append("before", role="user")
+        made = s.append_many(rows)
+        back = s.rows(since=1)
+        columns = s.db.execute("SELECT seq, kind, superseded_by, covers_first, forked_from, request_id, request_hash,"
+                               " request_last, author FROM turns WHERE seq > 1 ORDER BY seq").fetchall()
+    assert made == back
+    assert [r["seq"] for r in made] == list(range(2, 2 + len(rows)))
+    assert [(r["role"], r["content"], r["meta"]) for r in made] == [(r["role"], r["content"], r.get("meta")) for r in rows]
+    assert all(c[1:] == ("turn", None, None, None, None, None, None, "alice") for c in columns)
