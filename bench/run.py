@@ -4,6 +4,8 @@
     python bench/run.py            full run; rewrites docs/benchmarks.md and docs/bench-scale.png
     python bench/run.py --quick    smaller scales and fewer rounds (a smoke run; writes bench/out/ only)
     python bench/run.py --integrations   DurableSession vs the Agents SDK's SQLiteSession only (bench/out/)
+    python bench/run.py --rows     only issue 14's lines (rewrites their section of docs/benchmarks.md);
+                                   with --callgrind, also instruction counts under valgrind
 
 Run it with the interpreter of the environment being measured (a non-editable install:
 `pip install '.[bench]'`). Pairs alternate A and B; a figure is the median of per-pair ratios.
@@ -233,6 +235,25 @@ def rows_speed():
     print(f"{name}: durable {statistics.median(t['durable'])*1000:.0f} ms, raw {statistics.median(t['raw'])*1000:.0f} ms, "
           f"raw indexed {statistics.median(t['raw indexed'])*1000:.0f} ms; rate ratio {results[name]['rate_ratio']:.3f} "
           f"(vs indexed {results[name]['rate_ratio_indexed']:.3f}); CPU time ratio {results[name]['cpu_rate_ratio']:.3f}", flush=True)
+
+    if "--callgrind" in sys.argv and shutil.which("valgrind"):
+        # instructions executed (valgrind's callgrind), one run of each: deterministic, unlike times on a
+        # shared machine; it counts CPU work only, not waiting for the disk
+        def instructions(cmd):
+            out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True).stderr
+            return int(out.split("Collected :")[1].split()[0])
+
+        floor = [PY, f"{FLOORS}/floor_typer_sqlite.py", "append", os.path.join(home, "floor"), "hello"]
+        counts = {k: instructions(c) for k, c in cmds.items()}
+        counts["durable, one row"] = instructions([DURABLE, "transcript", "append", "one", "--role", "user", "hello"])
+        if os.path.exists(floor[1]):
+            os.makedirs(floor[-2], exist_ok=True)
+            counts["floor_typer_sqlite, one row"] = instructions(floor)
+        counts["python -c pass"] = instructions([PY, "-c", "pass"])
+        results[name]["instructions"] = counts
+        print("instructions: " + ", ".join(f"{k} {v / 1e6:.0f}M" for k, v in counts.items())
+              + f"; rate ratio {counts['raw'] / counts['durable']:.3f}", flush=True)
 
     # library append_many of 1,000 rows: open + append_many + close, against the raw connection's
     # connect + executemany + commit + close; both files exist already and grow each round
@@ -688,9 +709,19 @@ def rows_report():
              f"{verdict(b['rate_ratio'] >= 0.5)} |",
              f"| same, CPU time (user+sys) of the processes: rate durable / raw | {ms(b['cpu']['durable'])} | "
              f"{ms(b['cpu']['raw'])} | {ms(b['cpu']['raw indexed'])} | {b['cpu_rate_ratio']:.3f} | | |",
+             *([f"| same, instructions executed (callgrind, one run each): rate durable / raw | "
+                f"{b['instructions']['durable'] / 1e6:.0f}M | {b['instructions']['raw'] / 1e6:.0f}M | "
+                f"{b['instructions']['raw indexed'] / 1e6:.0f}M | {b['instructions']['raw'] / b['instructions']['durable']:.3f} "
+                f"({b['instructions']['raw indexed'] / b['instructions']['durable']:.3f}) | | |"] if "instructions" in b else []),
              f"| library `append_many` 1,000 rows (open, append, close): time durable / raw | {ms(m['library'])} | "
              f"{ms(m['raw'])} | {ms(m['raw indexed'])} | **{m['ratio']:.3f}** ({m['ratio_indexed']:.3f}) | <= 2 | "
              f"{verdict(m['ratio'] <= 2)} |", ""]
+    if "instructions" in b:
+        i = b["instructions"]
+        lines += [f"Instructions of the fixed cost, for comparison: one-row `durable transcript append` "
+                  f"{i['durable, one row'] / 1e6:.0f}M, "
+                  + (f"`floor_typer_sqlite.py append` {i['floor_typer_sqlite, one row'] / 1e6:.0f}M, " if "floor_typer_sqlite, one row" in i else "")
+                  + f"`python -c pass` {i['python -c pass'] / 1e6:.0f}M.", ""]
     lines += ["| flatness | rows | ms min/median/max | ratio | goal | |", "|---|---|---|---|---|---|"]
     for label in ("rows(last=10)", "show --last 10"):
         r = results[f"{label} flatness"]
