@@ -307,8 +307,10 @@ _INSERT = (
 )
 
 
-_PLAIN_HEAD, _PLAIN_VALUES = "INSERT INTO turns (role, content, tokens, author, created_at) VALUES ", "(?, ?, ?, ?, ?)"
-_FULL_HEAD, _FULL_VALUES = _INSERT.split("VALUES ")[0] + "VALUES ", _INSERT.split("VALUES ")[1]
+# OR FAIL: a multi-row INSERT that may abort needs a statement journal (a temp file: ~3 MB written for
+# 10,000 rows); a failing statement raises all the same, and the whole transaction is rolled back.
+_PLAIN_HEAD, _PLAIN_VALUES = "INSERT OR FAIL INTO turns (role, content, tokens, author, created_at) VALUES ", "(?, ?, ?, ?, ?)"
+_FULL_HEAD, _FULL_VALUES = _INSERT.split("VALUES ")[0].replace("INSERT INTO", "INSERT OR FAIL INTO") + "VALUES ", _INSERT.split("VALUES ")[1]
 _PER_PLAIN, _PER_FULL = 199, 76  # rows a multi-row INSERT carries: at most 995 bound values, under SQLite's oldest limit (999)
 
 

@@ -151,3 +151,19 @@ def test_long_runs_cross_statement_chunks_in_order(home):
     assert [r["seq"] for r in made] == list(range(2, 2 + len(rows)))
     assert [(r["role"], r["content"], r["meta"]) for r in made] == [(r["role"], r["content"], r.get("meta")) for r in rows]
     assert all(c[1:] == ("turn", None, None, None, None, None, None, "alice") for c in columns)
+
+
+def test_a_row_failing_inside_a_multi_row_insert_stores_nothing(home):
+    """All or nothing holds when SQLite refuses a row in the middle of a multi-row statement."""
+    store = Store(user="alice")
+    with store.open("fail", create=True) as s:
+        s.append("kept", role="user")
+        s.db.execute("CREATE TRIGGER boom BEFORE INSERT ON turns WHEN NEW.content = 'boom' BEGIN SELECT RAISE(FAIL, 'boom'); END")
+        rows = [{"role": "user", "content": f"r{i}"} for i in range(300)]
+        rows[250]["content"] = "boom"
+        with pytest.raises(DurableError):
+            s.append_many(rows)
+        s.db.execute("DROP TRIGGER boom")
+        assert [r["content"] for r in s.rows(all=True)] == ["kept"]
+        assert s.meta()["live_turns"] == 1
+        assert [r["seq"] for r in s.append_many(rows[:2])] == [2, 3]
