@@ -79,7 +79,7 @@ def parse_json(text, what: str):
         return None
     try:
         return _DECODER.decode(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than the decoder goes
         raise invalid(f"{what} is not valid JSON ({e})")
 
 
@@ -270,14 +270,12 @@ def prepare_batch(config, lines) -> list:
                 fields, end = scan(text, 0)
             except (ValueError, StopIteration, RecursionError):
                 fields, end = None, -1
-            if end == len(text) and type(fields) is dict and fields.keys() <= _BATCH_KEYS:
-                row = _plain(fields, limit, count_tokens)
-                if row is not None:
-                    append(row)
-                    continue
+            if end == len(text) and type(fields) is dict and fields.keys() <= _BATCH_KEYS:  # parsed once, whatever the row
+                append(_plain(fields, limit, count_tokens) or prepare(config, fields, where=f"line {number}: ", _settings=settings))
+                continue
         elif not line.strip():
             continue
-        where = f"line {number}: "  # the general path, with its errors
+        where = f"line {number}: "  # not an object of known keys: the general path, with its errors
         fields = parse_json(line, f"line {number}")
         if not isinstance(fields, dict):
             raise invalid(f"{where}expected a JSON object with role and content")

@@ -167,3 +167,13 @@ def test_a_row_failing_inside_a_multi_row_insert_stores_nothing(home):
         assert [r["content"] for r in s.rows(all=True)] == ["kept"]
         assert s.meta()["live_turns"] == 1
         assert [r["seq"] for r in s.append_many(rows[:2])] == [2, 3]
+
+
+def test_json_nested_too_deep_is_exit_2_not_a_traceback(durable, tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    line = '{"role": "user", "content": "x", "data": ' + deep + "}\n"
+    r = durable("transcript", "append", "deep", "--batch", "-", input='{"role": "user", "content": "ok"}\n' + line)
+    assert r.status == 2 and "line 2" in r.err and "Traceback" not in r.err
+    r = durable("transcript", "append", "deep", "--role", "user", "x", "--data", deep)
+    assert r.status == 2 and "--data" in r.err and "Traceback" not in r.err
+    assert durable("transcript", "show", "deep").status == 3  # nothing stored, nothing created
