@@ -446,11 +446,18 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only
 
 def _inserted(rows, seqs, author, now) -> list:
     """The rows just inserted, as `row_json` would read them back (built from what was written)."""
-    at = clock.iso(now)
-    return [{"seq": seq, "role": r.role, "content": r.content, "tool_calls": _loads(r.tool_calls), "call_id": r.call_id,
-             "name": r.name, "meta": _loads(r.meta), "data": _loads(r.data), "forked_from": None, "tokens": r.tokens,
-             "author": author, "created_at": at, "kind": "turn", "superseded_by": None, "covers": None}
-            for seq, r in zip(seqs, rows)]
+    base = {"seq": None, "role": None, "content": None, "tool_calls": None, "call_id": None, "name": None, "meta": None,
+            "data": None, "forked_from": None, "tokens": None, "author": author, "created_at": clock.iso(now), "kind": "turn",
+            "superseded_by": None, "covers": None}  # row_json's keys, in its order
+    made = []
+    for seq, r in zip(seqs, rows):
+        row = base.copy()
+        row["seq"], row["role"], row["content"], row["tokens"] = seq, r.role, r.content, r.tokens
+        if not _is_plain(r):
+            row["tool_calls"], row["call_id"], row["name"] = _loads(r.tool_calls), r.call_id, r.name
+            row["meta"], row["data"] = _loads(r.meta), _loads(r.data)
+        made.append(row)
+    return made
 
 
 def append(obj, content="", *, role: str, tool_calls=None, call_id=None, name=None, meta=None, data=None,
