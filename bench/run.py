@@ -200,7 +200,8 @@ def rows_speed():
 
     results["rows run"] = {"at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(),
                            "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
-                           "editable": not os.path.dirname(durable_cli.__file__).startswith(sys.prefix)}
+                           "editable": not os.path.dirname(durable_cli.__file__).startswith(sys.prefix),
+                           "command": " ".join(["python bench/run.py", *sys.argv[1:]])}
     home = tempfile.mkdtemp()
     env = env_for(home)
     src = os.path.join(home, "batch.jsonl")
@@ -700,7 +701,7 @@ def rows_report():
     ms = lambda x: f"{x['median'] * 1000:.1f}"
     verdict = lambda ok: "met" if ok else "**not met**"
     lines = [ROWS_BEGIN, "## Rows (issue 14)", "",
-             "`python bench/run.py --rows` (also part of the full run). The raw side is a bare sqlite3 connection "
+             f"`{run['command']}` (`--rows` runs only this section; the full run includes it). The raw side is a bare sqlite3 connection "
              "inserting the same rows (same role, content, author, created_at; tokens 0) with one `executemany` in one "
              "fsync'd transaction (WAL, synchronous=FULL) into a table with the same columns as durable's `turns`: "
              "*raw* has no index but the primary key, *raw indexed* has durable's four (UNIQUE request_id, live "
