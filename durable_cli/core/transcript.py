@@ -165,7 +165,7 @@ def _plain(fields: dict, limit: int, count_tokens):
         if (get("tool_calls") is not None or get("call_id") is not None or get("name") is not None
                 or get("meta") is not None or get("data") is not None):
             return None
-        if given is not None and (type(given) is not int or not 0 <= given <= MAX_INT):
+        if given is not None and (type(given) is not int or not 0 <= given <= _tokens.MAX_TOKENS):
             return None
     if content.isascii():
         size = len(content)

@@ -39,7 +39,7 @@ GOOD = [
     '  \t{"role": "assistant", "content": "with JSON white space around"}  \r',
     '{"role": "system", "content": "caf\\u00e9 \\u2028 na\\u00efve \\ud83d\\ude00"}',
     '{"role": "developer", "content": "given", "tokens": 0}',
-    '{"role": "user", "content": "given", "tokens": 9223372036854775807}',
+    '{"role": "user", "content": "given", "tokens": 1000000000}',
     '{"role": "user", "content": "nulls", "tool_calls": null, "call_id": null, "name": null, "meta": null, "data": null, "tokens": null}',
     '{"seq": 4, "role": "user", "content": "show output", "author": "a", "created_at": "x", "kind": "turn", '
     '"superseded_by": null, "covers": null, "forked_from": null, "tokens": 5}',
@@ -59,6 +59,7 @@ BAD = [
     '{"role": "user", "content": "x", "tokens": true}',
     '{"role": "user", "content": "x", "tokens": -1}',
     '{"role": "user", "content": "x", "tokens": 1.0}',
+    '{"role": "user", "content": "x", "tokens": 1000000001}',
     '{"role": "user", "content": "x", "tokens": 9223372036854775808}',
     '{"role": "user", "content": "lone \\ud800 surrogate"}',
     '{"role": "user", "content": "x"} trailing',
