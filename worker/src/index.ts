@@ -1,0 +1,103 @@
+// The Worker: authenticates the token, decides the acting user, computes the object id by HMAC with
+// its own secret and forwards the call to that object's Durable Object (`idFromName(id)`).
+//
+// Secrets / vars: DURABLE_SECRET (the HMAC key), DURABLE_TOKENS (JSON {"token": "user"}),
+// DURABLE_ADMIN_TOKENS (JSON ["token", ...]; an admin may act as any user with --as).
+import { DurableError, httpStatus, validName } from "./rules/state";
+export { DurableObjectSession } from "./object";
+
+export interface Env {
+  OBJECTS: DurableObjectNamespace;
+  DURABLE_SECRET: string;
+  DURABLE_TOKENS?: string;
+  DURABLE_ADMIN_TOKENS?: string;
+}
+
+type Body = { op: string; args?: unknown; scope: string; label?: string; name?: string; tenant?: string | null;
+  actor?: string | null; create?: boolean; request_id?: string | null; config?: Record<string, number> };
+
+let keyCache: { secret: string; key: CryptoKey } | null = null;
+
+async function objectId(secret: string, scope: string, owner: string, name: string): Promise<string> {
+  if (!keyCache || keyCache.secret !== secret) {
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    keyCache = { secret, key };
+  }
+  // length-prefixed fields: injective whatever the names hold
+  const fields = [scope, owner, name].map((f) => `${new TextEncoder().encode(f).length}:${f}`).join("");
+  const mac = await crypto.subtle.sign("HMAC", keyCache.key, new TextEncoder().encode(fields));
+  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function fail(e: DurableError): Response {
+  return new Response(JSON.stringify({ error: { code: e.code, message: e.message } }), {
+    status: e.code === "permission_denied" && e.message.startsWith("missing") ? 401 : httpStatus(e.code),
+    headers: { "content-type": "application/json" },
+  });
+}
+
+function parse<T>(text: string | undefined, fallback: T): T {
+  try {
+    return text ? (JSON.parse(text) as T) : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+export function who(env: Env, header: string | null): { user: string; admin: boolean } {
+  const token = header?.startsWith("Bearer ") ? header.slice(7) : null;
+  if (!token) throw new DurableError("missing token: set DURABLE_TOKEN or config remote.token", "permission_denied");
+  const admins = parse<string[]>(env.DURABLE_ADMIN_TOKENS, []);
+  if (admins.includes(token)) return { user: "admin", admin: true };
+  const users = parse<Record<string, string>>(env.DURABLE_TOKENS, {});
+  if (Object.prototype.hasOwnProperty.call(users, token)) return { user: users[token], admin: false };
+  throw new DurableError("the token is not valid for this Worker; check DURABLE_TOKEN or config remote.token", "permission_denied");
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url);
+    try {
+      if (url.pathname === "/v1/health") return new Response(JSON.stringify({ ok: true }), { headers: { "content-type": "application/json" } });
+      if (url.pathname !== "/v1/call" || request.method !== "POST") {
+        throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");
+      }
+      const token = who(env, request.headers.get("authorization"));
+      let body: Body;
+      try {
+        body = (await request.json()) as Body;
+      } catch {
+        throw new DurableError("the request body is not JSON", "invalid_input");
+      }
+      const actor = body.actor == null ? token.user : validName(body.actor, "user");
+      if (!token.admin && actor !== token.user) {
+        throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");
+      }
+      let idScope: string, owner: string, name: string, scope: string;
+      if (body.scope === "tenant") {
+        [idScope, owner, name, scope] = ["tenant", validName(body.tenant, "tenant"), validName(body.name), "tenant"];
+      } else if (body.scope === "reserved") {
+        [idScope, owner, name, scope] = ["reserved", actor, "", "reserved"];
+      } else if (body.scope === "user") {
+        [idScope, owner, name, scope] = ["user", actor, validName(body.name), body.label === "session" ? "session" : "user"];
+      } else throw new DurableError(`unknown scope '${body.scope}'`, "invalid_input");
+      const id = await objectId(env.DURABLE_SECRET, idScope, owner, name);
+      const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
+      const c = body.config ?? {};
+      const call = {
+        op: body.op, args: body.args ?? {}, address: { id_scope: idScope, owner, name, scope }, actor, id,
+        create: !!body.create, request_id: body.request_id ?? null,
+        config: { max_unfinished: c.max_unfinished ?? 10, max_turn_bytes: c.max_turn_bytes ?? 2097152, token_budget: c.token_budget ?? 4000 },
+      };
+      try {
+        return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
+      } catch (e) {
+        // an overloaded or reset object: busy (6); the client retries with the same request id
+        throw new DurableError(`the object did not answer: ${(e as Error).message}`, "busy");
+      }
+    } catch (e) {
+      if (e instanceof DurableError) return fail(e);
+      return fail(new DurableError(`internal error in the Worker: ${(e as Error).message}`, "internal"));
+    }
+  },
+};

@@ -1,0 +1,67 @@
+// Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
+import { Opened, conflict, event, invalid, iso, notFound, now, touch } from "./state";
+import { check, requireSession } from "./sessions";
+
+const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
+
+const requestJson = (r: any[]) => ({
+  id: r[0], status: r[1], prompt: r[2], choices: JSON.parse(r[3]), created_at: iso(r[4]), expires_at: iso(r[5]),
+  answer: r[6], comment: r[7], answered_by: r[8], answered_at: iso(r[9]),
+});
+
+function visible(obj: Opened) {
+  requireSession(obj);
+  obj.requireVisible();
+}
+
+export function get(obj: Opened, a: { request_id: number }) {
+  visible(obj);
+  const r = obj.db.one(`SELECT ${COLS} FROM requests WHERE id = ?`, a.request_id);
+  if (!r) throw notFound(`request ${a.request_id} not found in ${obj.what}; see 'durable elicit list ${obj.name}'`);
+  return requestJson(r);
+}
+
+export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null }) {
+  if (!a.prompt || !a.prompt.trim()) throw invalid("empty --prompt: say what the person should decide");
+  const choices = a.choices ?? [];
+  for (const c of choices) if (!c) throw invalid("empty --choice");
+  if (new Set(choices).size !== choices.length) throw invalid("duplicate --choice");
+  visible(obj);
+  const t = now();
+  check(obj, "write");
+  const id = obj.db.one("INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?) RETURNING id",
+    a.prompt, JSON.stringify(choices), t, a.timeout_seconds ? t + a.timeout_seconds * 1000 : null)![0];
+  event(obj, "elicit.asked", { request_id: id });
+  touch(obj);
+  return get(obj, { request_id: id });
+}
+
+export function list(obj: Opened, a: { pending_only?: boolean }) {
+  visible(obj);
+  const where = a.pending_only ? "WHERE status = 'pending'" : "";
+  return obj.db.all(`SELECT ${COLS} FROM requests ${where} ORDER BY id`).map(requestJson);
+}
+
+export function answer(obj: Opened, a: { request_id: number; choice: string; comment?: string | null }) {
+  const request = get(obj, a);
+  if (request.choices.length && !request.choices.includes(a.choice)) {
+    throw invalid(`choice '${a.choice}' was not offered; choose one of: ${request.choices.join(", ")}`);
+  }
+  if (!a.choice) throw invalid("empty --choice");
+  if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
+  obj.db.run("UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    a.choice, a.comment ?? null, obj.actor, now(), a.request_id);
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });
+  touch(obj);
+  return get(obj, a);
+}
+
+export function expire(obj: Opened, t: number) {
+  const ids = obj.db.all("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", t).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE requests SET status = 'expired' WHERE id = ?", id);
+    event(obj, "elicit.expired", { request_id: id }, null);
+  }
+  if (ids.length) touch(obj, false);
+  return ids.length;
+}

@@ -1,0 +1,58 @@
+// Remembered facts with provenance, in the user's reserved object (mirrors durable_cli/core/memory.py).
+import { Opened, createObject, invalid, iso, notFound, now, validName } from "./state";
+
+const SOURCES = ["user", "model", "external"];
+const COLS = "key, value, source, confirmed, created_at, confirmed_at, expires_at";
+
+const factJson = (r: any[]) => ({
+  key: r[0], value: r[1], source: r[2], confirmed: !!r[3], created_at: iso(r[4]), confirmed_at: iso(r[5]), expires_at: iso(r[6]),
+});
+const visible = (r: any[], t: number) => !!r[3] && (r[6] === null || r[6] > t);
+
+function checkSet(key: string, value: string, source: string, confirmed: boolean) {
+  validName(key, "memory key");
+  if (!SOURCES.includes(source)) throw invalid(`invalid --source '${source}': use user, model or external`);
+  if (source === "model" && confirmed) throw invalid("a model fact cannot be confirmed when it is written; a person confirms it with 'durable memory confirm KEY'");
+  if (value === "") throw invalid("empty VALUE");
+}
+
+export function setFact(obj: Opened, a: { key: string; value: string; source?: string; confirmed?: boolean; expires_seconds?: number | null }) {
+  const source = a.source ?? "user", confirmed = !!a.confirmed;
+  checkSet(a.key, a.value, source, confirmed);
+  const t = now();
+  if (obj.meta() === null) createObject(obj, "active");
+  obj.db.run(`INSERT OR REPLACE INTO facts (${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    a.key, a.value, source, confirmed ? 1 : 0, t, confirmed ? t : null, a.expires_seconds ? t + a.expires_seconds * 1000 : null);
+  return factJson(obj.db.one(`SELECT ${COLS} FROM facts WHERE key = ?`, a.key)!);
+}
+
+function row(obj: Opened, key: string) {
+  validName(key, "memory key");
+  return obj.meta() ? obj.db.one(`SELECT ${COLS} FROM facts WHERE key = ?`, key) : null;
+}
+
+export function getFact(obj: Opened, a: { key: string; all_facts?: boolean }) {
+  const r = row(obj, a.key);
+  if (!r || (!a.all_facts && !visible(r, now()))) throw notFound(`no confirmed, unexpired fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  return factJson(r);
+}
+
+export function listFacts(obj: Opened, a: { all_facts?: boolean }) {
+  if (obj.meta() === null) return [];
+  const t = now();
+  return obj.db.all(`SELECT ${COLS} FROM facts ORDER BY key`).filter((r) => a.all_facts || visible(r, t)).map(factJson);
+}
+
+export function confirm(obj: Opened, a: { key: string }) {
+  const r = row(obj, a.key);
+  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  return factJson(obj.db.one(`SELECT ${COLS} FROM facts WHERE key = ?`, a.key)!);
+}
+
+export function forgetFact(obj: Opened, a: { key: string }) {
+  const r = row(obj, a.key);
+  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
+  return factJson(r);
+}

@@ -1,0 +1,18 @@
+// One object's retention: its TTL (mirrors durable_cli/core/retention.py ttl()).
+import { Opened, event, iso, touch } from "./state";
+import { requireSession } from "./sessions";
+
+export function ttl(obj: Opened, a: { seconds?: number | null; clear?: boolean }) {
+  let meta = requireSession(obj);
+  obj.requireVisible();
+  if (a.clear || a.seconds != null) {
+    const next = a.clear ? null : a.seconds!;
+    if (next !== meta.ttl_seconds) {
+      obj.db.run("UPDATE object SET ttl_seconds = ?, expires_at = CASE WHEN ? IS NULL THEN NULL ELSE last_active_at + ? * 1000 END", next, next, next);
+      event(obj, "ttl.set", { ttl_seconds: next });
+      touch(obj, false);
+    }
+    meta = obj.meta()!;
+  }
+  return { name: meta.name, ttl_seconds: meta.ttl_seconds, expires_at: iso(meta.expires_at) };
+}

@@ -1,0 +1,307 @@
+// Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
+// The transition table is data, loaded from durable_cli/contract.json like the Python side's.
+import contract from "../../../durable_cli/contract.json";
+import { Opened, conflict, createObject, event, invalid, iso, notFound, sessionJson, setStatus, touch, now, validName } from "./state";
+import * as transcript from "./transcript";
+
+type Transition = { from: string[]; to: string | null; role: string | null };
+const TRANSITIONS = contract.transitions as Record<string, Transition>;
+
+const VERBS: Record<string, string> = {
+  prompt: "take new prompts", next: "hand out work", cancel: "be cancelled", archive: "be archived",
+  unarchive: "be unarchived", write: "be written to", invite: "take participants", any: "do this",
+};
+const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "created_at", "started_at",
+  "lease_expires_at", "completed_at", "error"];
+const TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
+
+export function check(obj: Opened, command: string, status: string | null = null, noop = false): string | null {
+  const { from, to, role } = TRANSITIONS[command];
+  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
+  if (noop) return null;
+  const current = status ?? obj.meta()!.status;
+  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
+  return to ?? current;
+}
+
+function refusal(obj: Opened, command: string, current: string): string {
+  const name = obj.name;
+  if (current === "archived") return `${obj.what} is archived; run 'durable session unarchive ${name}' first`;
+  if (current === "cancelled" && command === "archive") return `${obj.what} is cancelled and cannot be archived; delete it with 'durable delete ${name}'`;
+  if (current === "cancelled") return `${obj.what} is cancelled; send a new prompt with 'durable session prompt ${name} TEXT' to reopen it`;
+  if (command === "unarchive") return `${obj.what} is not archived (it is ${current})`;
+  return `${obj.what} is ${current} and cannot ${VERBS[command]}`;
+}
+
+export function requireSession(obj: Opened) {
+  const meta = obj.meta();
+  if (meta === null) throw notFound(obj.missing);
+  return meta;
+}
+
+export function create(obj: Opened, a: { title?: string | null; ttl_seconds?: number | null }) {
+  if (obj.meta() !== null) {
+    obj.requireVisible();
+    throw conflict(`${obj.what} already exists; pick another name or use 'durable session show ${obj.name}'`);
+  }
+  createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
+  return sessionJson(obj);
+}
+
+export function show(obj: Opened) {
+  requireSession(obj);
+  return sessionJson(obj);
+}
+
+export function validTitle(title: unknown): string {
+  const t = typeof title === "string" ? title.trim() : title;
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || /\p{C}/u.test(t)) throw invalid("invalid title: use 1-200 printable characters");
+  return t;
+}
+
+export function validRequestId(id: unknown) {
+  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || /\p{C}/u.test(id))) {
+    throw invalid("invalid --request-id: use 1-128 printable characters");
+  }
+  return id;
+}
+
+function promptJson(r: any[]): any {
+  const p: any = {};
+  PROMPT_COLUMNS.forEach((k, i) => (p[k] = r[i]));
+  for (const k of TIMES) p[k] = iso(p[k]);
+  return p;
+}
+
+function promptRow(obj: Opened, id: number) {
+  const r = obj.db.one(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts WHERE id = ?`, id);
+  if (!r) throw notFound(`prompt ${id} not found in ${obj.what}; see 'durable session queue ${obj.name}'`);
+  return r;
+}
+
+export function getPrompt(obj: Opened, a: { prompt_id: number }) {
+  const p = promptJson(promptRow(obj, a.prompt_id));
+  p.position = p.status === "pending"
+    ? obj.db.one("SELECT count(*) FROM prompts WHERE status = 'pending' AND id <= ?", a.prompt_id)![0] : null;
+  return p;
+}
+
+export function recompute(obj: Opened, current: string) {
+  let to: string;
+  if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
+  else {
+    const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
+    to = last ? last[0] : "created";
+  }
+  setStatus(obj, to, current);
+}
+
+export function prompt(obj: Opened, a: { content: string; source?: string | null; request_id?: string | null; created?: boolean; waiting?: boolean }) {
+  transcript.checkText(obj, a.content);
+  validRequestId(a.request_id);
+  let meta = obj.meta();
+  if (meta === null) {
+    if (!a.created) throw notFound(obj.missing);
+    createObject(obj, "active");
+    meta = obj.meta()!;
+  } else obj.requireVisible();
+  if (a.request_id != null) {
+    const row = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
+    if (row) {
+      if (row[1] !== a.content) throw conflict(`request id '${a.request_id}' was already used with other content in ${obj.what}`);
+      return getPrompt(obj, { prompt_id: row[0] });
+    }
+  }
+  const to = check(obj, "prompt", meta.status)!;
+  const unfinished = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")![0];
+  const limit = obj.config.max_unfinished;
+  if (unfinished >= limit) {
+    if (a.waiting) return null;
+    throw conflict(`the queue of ${obj.what} is full (${unfinished} unfinished prompts, queue.max_unfinished = ${limit}); wait for a worker or dequeue one`);
+  }
+  const id = obj.db.one("INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
+    a.content, obj.actor, a.source ?? null, a.request_id ?? null, now())![0];
+  event(obj, "prompt.queued", { prompt_id: id });
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return getPrompt(obj, { prompt_id: id });
+}
+
+export function nextPrompt(obj: Opened, a: { lease_seconds: number; waiting?: boolean; context?: number | null }) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  check(obj, "next", meta.status);
+  const busy = obj.db.one("SELECT id FROM prompts WHERE status = 'processing' LIMIT 1");
+  if (busy) {
+    if (a.waiting) return null;
+    throw conflict(`prompt ${busy[0]} of ${obj.what} is still processing; finish it with 'durable session finish ${obj.name} ${busy[0]}' or wait with --wait`);
+  }
+  const row = obj.db.one("SELECT id, content, author FROM prompts WHERE status = 'pending' ORDER BY id LIMIT 1");
+  if (!row) return null;
+  const [id, content, author] = row;
+  const t = now();
+  const seq = transcript.insertTurn(obj, "user", content, author);
+  obj.db.run("UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ? WHERE id = ?",
+    t, t + a.lease_seconds * 1000, seq, id);
+  event(obj, "prompt.started", { prompt_id: id, turn_seq: seq });
+  touch(obj);
+  const window = a.context != null ? transcript.contextWindow(obj, { budget: a.context, keep: seq }) : undefined;
+  const p = getPrompt(obj, { prompt_id: id });
+  if (a.context != null) p.window = window;
+  return p;
+}
+
+function processing(obj: Opened, id: number, doing: string) {
+  requireSession(obj);
+  obj.requireVisible();
+  const r = promptRow(obj, id);
+  if (r[1] !== "processing") throw conflict(`prompt ${id} of ${obj.what} is ${r[1]}, not processing; it cannot be ${doing}`);
+}
+
+export function renew(obj: Opened, a: { prompt_id: number; lease_seconds: number }) {
+  processing(obj, a.prompt_id, "renewed");
+  obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1000, a.prompt_id);
+  touch(obj, false);
+  return getPrompt(obj, a);
+}
+
+export function finish(obj: Opened, a: { prompt_id: number; reply?: string | null; failed?: boolean; error?: string | null }) {
+  if (a.reply != null) transcript.checkText(obj, a.reply);
+  processing(obj, a.prompt_id, "finished");
+  const failed = !!a.failed || a.error != null;
+  const meta = obj.meta()!;
+  if (a.reply != null) transcript.insertTurn(obj, "assistant", a.reply, obj.actor);
+  obj.db.run("UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
+    failed ? "failed" : "completed", now(), failed ? a.error ?? null : null, a.prompt_id);
+  event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return getPrompt(obj, a);
+}
+
+export function failProcessing(obj: Opened, error: string, type = "prompt.failed", where = "status = 'processing'", params: unknown[] = [], actor: string | null | undefined = undefined) {
+  const t = now();
+  const ids = obj.db.all(`SELECT id FROM prompts WHERE ${where} ORDER BY id`, ...params).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE prompts SET status = 'failed', completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?", t, error, id);
+    event(obj, type, { prompt_id: id, error }, actor);
+  }
+  return ids.length;
+}
+
+export function stop(obj: Opened) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (!obj.db.one("SELECT 1 FROM prompts WHERE status = 'processing'")) return sessionJson(obj);
+  failProcessing(obj, "stopped");
+  recompute(obj, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+
+export function cancel(obj: Opened) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const to = check(obj, "cancel", meta.status)!;
+  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')");
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+
+export function archive(obj: Opened) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (check(obj, "archive", null, meta.status === "archived") === null) return sessionJson(obj);
+  const to = check(obj, "archive", meta.status)!;
+  const queued = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")![0];
+  if (queued) throw conflict(`${obj.what} has ${queued} queued or processing prompts; finish, dequeue or cancel them before archiving`);
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+
+export function unarchive(obj: Opened) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const to = check(obj, "unarchive", meta.status)!;
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+
+export function setTitle(obj: Opened, a: { title: string }) {
+  const title = validTitle(a.title);
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (meta.title !== title) {
+    obj.db.run("UPDATE object SET title = ?", title);
+    event(obj, "session.title", { title });
+    touch(obj, false);
+  }
+  return sessionJson(obj);
+}
+
+export function invite(obj: Opened, a: { user: string; role?: string }) {
+  validName(a.user, "user");
+  const role = a.role ?? "member";
+  if (role !== "owner" && role !== "member") throw invalid(`invalid role '${role}': use owner or member`);
+  requireSession(obj);
+  obj.requireVisible();
+  check(obj, "invite");
+  if (obj.address.id_scope !== "tenant") throw conflict(`${obj.what} belongs to one user; only tenant sessions (--tenant ORG) take participants`);
+  const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current || current[0] !== role) {
+    obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
+    event(obj, "participant.added", { user: a.user, role });
+    touch(obj, false);
+  }
+  return sessionJson(obj);
+}
+
+export function dequeue(obj: Opened, a: { prompt_id: number }) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const r = promptRow(obj, a.prompt_id);
+  if (r[1] !== "pending") throw conflict(`prompt ${a.prompt_id} of ${obj.what} is ${r[1]}, not pending; only pending prompts can be dequeued`);
+  obj.db.run("DELETE FROM prompts WHERE id = ?", a.prompt_id);
+  event(obj, "prompt.dequeued", { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+
+export function queue(obj: Opened, a: { pending_only?: boolean }) {
+  requireSession(obj);
+  obj.requireVisible();
+  const where = a.pending_only ? "WHERE status = 'pending'" : "";
+  let position = 0;
+  return obj.db.all(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts ${where} ORDER BY id`).map((r) => {
+    const p = promptJson(r);
+    p.position = p.status === "pending" ? ++position : null;
+    return p;
+  });
+}
+
+export function events(obj: Opened, a: { since?: number }) {
+  requireSession(obj);
+  obj.requireVisible();
+  return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0)
+    .map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
+}
+
+export function participants(obj: Opened) {
+  requireSession(obj);
+  obj.requireVisible();
+  return sessionJson(obj).participants;
+}
+
+export function expireLeases(obj: Opened, t: number) {
+  const meta = obj.meta()!;
+  const n = failProcessing(obj, "timed out", "prompt.lease_expired", "status = 'processing' AND lease_expires_at <= ?", [t], null);
+  if (n) {
+    recompute(obj, meta.status);
+    touch(obj, false);
+  }
+  return n;
+}

@@ -1,0 +1,172 @@
+// An opened object as the rules see it (mirrors durable_cli/core/state.py).
+import contract from "../../../durable_cli/contract.json";
+
+export type Address = { id_scope: string; owner: string; name: string; scope: string };
+export type Config = { max_unfinished: number; max_turn_bytes: number; token_budget: number };
+
+export class DurableError extends Error {
+  constructor(message: string, public code: string = "internal", public document: unknown = undefined) {
+    super(message);
+  }
+}
+export const invalid = (m: string) => new DurableError(m, "invalid_input");
+export const notFound = (m: string) => new DurableError(m, "not_found");
+export const conflict = (m: string) => new DurableError(m, "conflict");
+export const denied = (m: string) => new DurableError(m, "permission_denied");
+
+export function httpStatus(code: string): number {
+  const e = (contract.errors as Record<string, { exit: number; http: number | null }>)[code];
+  return e?.http ?? 500;
+}
+
+export type Row = any[];
+
+/** SqlStorage with Python's cursor habits: all/one/run, undefined bindings as null. */
+export class Db {
+  constructor(private sql: SqlStorage) {}
+  all(q: string, ...b: unknown[]): Row[] {
+    return [...this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x))).raw()] as Row[];
+  }
+  one(q: string, ...b: unknown[]): Row | null {
+    const rows = this.all(q, ...b);
+    return rows.length ? rows[0] : null;
+  }
+  run(q: string, ...b: unknown[]): void {
+    this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x)));
+  }
+}
+
+export function now(): number {
+  return Date.now();
+}
+
+export function iso(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+}
+
+export function dumps(v: unknown): string {
+  return JSON.stringify(v);
+}
+
+const META = ["one", "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
+  "ttl_seconds", "expires_at", "live_turns", "live_tokens"] as const;
+export type Meta = Record<(typeof META)[number], any>;
+
+export class Opened {
+  constructor(public db: Db, public address: Address, public actor: string, public config: Config, public id: string) {}
+  get name() { return this.address.name; }
+  get what(): string {
+    const a = this.address;
+    if (a.id_scope === "reserved") return `memory of user "${a.owner}"`;
+    if (a.id_scope === "tenant") return `session "${a.name}" of tenant "${a.owner}"`;
+    return `session "${a.name}"`;
+  }
+  get missing(): string {
+    if (this.address.id_scope === "reserved") return `${this.what} is empty; 'durable memory set' starts it`;
+    return `${this.what} not found; 'durable ls' lists your sessions`;
+  }
+  get taken(): string { return `${this.what}: the name is taken; pick another name`; }
+  meta(): Meta | null {
+    const r = this.db.one(`SELECT ${META.join(", ")} FROM object`);
+    if (!r) return null;
+    const m: any = {};
+    META.forEach((k, i) => (m[k] = r[i]));
+    return m;
+  }
+  role(): string | null {
+    const r = this.db.one("SELECT role FROM participants WHERE user = ?", this.actor);
+    return r ? r[0] : null;
+  }
+  requireVisible(): void {
+    if (this.address.id_scope === "tenant" && this.role() === null) throw notFound(this.missing);
+  }
+  requireOwner(doing: string): void {
+    if (this.role() !== "owner") throw denied(`only an owner of ${this.what} can ${doing}; ask an owner to do it`);
+  }
+}
+
+export function createObject(obj: Opened, status: string, title: string | null = null, ttl: number | null = null) {
+  const t = now();
+  const a = obj.address;
+  obj.db.run(
+    "INSERT INTO object (one, id, scope, owner, name, title, status, created_at, updated_at, last_active_at, ttl_seconds, expires_at)" +
+      " VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    obj.id, a.scope, a.owner, a.name, title, status, t, t, t, ttl, ttl ? t + ttl * 1000 : null,
+  );
+  if (a.id_scope !== "reserved") {
+    obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, 'owner', ?)", obj.actor, t);
+    event(obj, "session.created", { scope: a.scope, status });
+    if (ttl) event(obj, "ttl.set", { ttl_seconds: ttl });
+  }
+}
+
+export function event(obj: Opened, type: string, data: unknown = null, actor: string | null | undefined = undefined): number {
+  const r = obj.db.one("INSERT INTO events (type, actor, data, at) VALUES (?, ?, ?, ?) RETURNING seq",
+    type, actor === undefined ? obj.actor : actor, dumps(data ?? {}), now());
+  return r![0];
+}
+
+export function touch(obj: Opened, active = true) {
+  const t = now();
+  if (active) {
+    obj.db.run("UPDATE object SET updated_at = ?, last_active_at = ?, expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END", t, t, t);
+  } else {
+    obj.db.run("UPDATE object SET updated_at = ?", t);
+  }
+}
+
+export function setStatus(obj: Opened, to: string, from: string) {
+  if (to === from) return;
+  obj.db.run("UPDATE object SET status = ?", to);
+  event(obj, "session.status", { from, to });
+}
+
+export function nextAlarmAt(db: Db): number | null {
+  const r = db.one("SELECT min(t) FROM (SELECT expires_at AS t FROM object" +
+    " UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing'" +
+    " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')");
+  return r ? r[0] : null;
+}
+
+export function sessionJson(obj: Opened) {
+  const m = obj.meta()!;
+  const participants = obj.db.all("SELECT user, role, joined_at FROM participants ORDER BY joined_at, user")
+    .map(([user, role, j]) => ({ user, role, joined_at: iso(j) }));
+  const counts: Record<string, number> = {};
+  for (const [s, n] of obj.db.all("SELECT status, count(*) FROM prompts WHERE status IN ('pending','processing') GROUP BY status")) counts[s] = n;
+  return {
+    name: m.name, id: m.id, scope: m.scope, owner: m.owner, title: m.title, status: m.status,
+    created_at: iso(m.created_at), updated_at: iso(m.updated_at), last_active_at: iso(m.last_active_at),
+    participants, queue: { pending: counts.pending ?? 0, processing: counts.processing ?? 0 },
+    turns: m.live_turns, tokens: m.live_tokens, expires_at: iso(m.expires_at), ttl_seconds: m.ttl_seconds,
+  };
+}
+
+/** SPEC §2 names: 1-200 code points, printable, equal to their own strip(). */
+export function validName(text: unknown, what = "name"): string {
+  const s = typeof text === "string" ? text : "";
+  const n = [...s].length;
+  if (typeof text !== "string" || n < 1 || n > 200 || /[\p{C}\p{Z}]/u.test(s.replace(/ /g, "")) || s !== s.trim()) {
+    throw invalid(`invalid ${what} ${pyRepr(text)}: use 1-200 printable characters with no leading or trailing white space`);
+  }
+  return s;
+}
+
+/** Python's repr() of a str, for messages that must read the same in both languages. */
+export function pyRepr(v: unknown): string {
+  if (typeof v !== "string") return v === null || v === undefined ? "None" : String(v);
+  const q = v.includes("'") && !v.includes('"') ? '"' : "'";
+  let out = "";
+  for (const ch of v) {
+    if (ch === "\\") out += "\\\\";
+    else if (ch === q) out += "\\" + q;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (/[\p{C}]/u.test(ch)) {
+      const c = ch.codePointAt(0)!;
+      out += c < 0x100 ? "\\x" + c.toString(16).padStart(2, "0") : c < 0x10000 ? "\\u" + c.toString(16).padStart(4, "0") : "\\U" + c.toString(16).padStart(8, "0");
+    } else out += ch;
+  }
+  return q + out + q;
+}

@@ -1,0 +1,289 @@
+// The transcript and its context window (mirrors durable_cli/core/transcript.py, SPEC §6).
+import { createHash } from "node:crypto";
+import { Opened, conflict, createObject, event, invalid, iso, notFound, now, touch, dumps } from "./state";
+import { approx } from "./tokens";
+import { check, requireSession, validRequestId } from "./sessions";
+
+const ROLES = ["system", "developer", "user", "assistant", "tool"];
+const PINNED = ["system", "developer"];
+const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
+const COLS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos, tool_calls, name, meta, data, forked_from";
+const [SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META, DATA, FORKED] =
+  [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+const MAX_INT = 2 ** 63 - 1;
+const REDACTED = "[redacted]";
+
+const utf8 = (s: string) => new TextEncoder().encode(s).length;
+const isInt = (n: unknown) => typeof n === "number" && Number.isInteger(n);
+
+export function checkText(obj: Opened, content: unknown, what = "content") {
+  if (typeof content !== "string" || content === "") throw invalid(`empty ${what}: give TEXT, or - to read it from stdin`);
+  const size = utf8(content);
+  const limit = obj.config.max_turn_bytes;
+  if (size > limit) throw invalid(`${what} is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes); nothing was stored`);
+}
+
+type Prepared = { role: string; content: string; tokens: number; tool_calls: string | null; call_id: string | null;
+  name: string | null; meta: string | null; data: string | null; given: number | null };
+
+function toolCalls(v: unknown, where: string) {
+  if (!Array.isArray(v)) throw invalid(`${where}tool calls must be a JSON array of {"id", "name", "arguments"}`);
+  const seen = new Set<string>();
+  return v.map((call: any, i: number) => {
+    const n = i + 1;
+    if (call === null || typeof call !== "object" || Array.isArray(call)) throw invalid(`${where}tool call ${n} is not a JSON object`);
+    const extra = Object.keys(call).filter((k) => !["id", "name", "arguments"].includes(k)).sort();
+    if (extra.length) throw invalid(`${where}tool call ${n} has unknown keys [${extra.map((k) => `'${k}'`).join(", ")}]: use id, name and arguments`);
+    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(`${where}tool call ${n} needs a non-empty string '${k}'`);
+    const args = call.arguments ?? "{}";
+    if (typeof args !== "string") throw invalid(`${where}tool call ${n}: 'arguments' must be a string (the model's JSON text)`);
+    if (seen.has(call.id)) throw invalid(`${where}tool call id '${call.id}' appears twice in one row`);
+    seen.add(call.id);
+    return { id: call.id, name: call.name, arguments: args };
+  });
+}
+
+function checkMeta(v: any, where: string) {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw invalid(`${where}meta must be a JSON object`);
+  if ("model" in v && typeof v.model !== "string") throw invalid(`${where}meta.model must be a string`);
+  if ("usage" in v) {
+    const u = v.usage;
+    if (u === null || typeof u !== "object" || Array.isArray(u)) throw invalid(`${where}meta.usage must be an object with input_tokens and output_tokens`);
+    for (const k of USAGE_KEYS) {
+      const required = k === "input_tokens" || k === "output_tokens";
+      if (!(k in u) && !required) continue;
+      if (!isInt(u[k]) || u[k] < 0 || u[k] > MAX_INT) throw invalid(`${where}meta.usage.${k} must be a non-negative integer`);
+    }
+  }
+  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0) || v.cost_usd === Infinity)) throw invalid(`${where}meta.cost_usd must be a non-negative number`);
+  return v;
+}
+
+export function prepare(obj: Opened, f: any, where = ""): Prepared {
+  const role = f.role;
+  if (!ROLES.includes(role)) throw invalid(`${where}invalid role ${role == null ? "None" : `'${role}'`}: use one of ${ROLES.join(", ")}`);
+  const content = f.content ?? "";
+  if (typeof content !== "string") throw invalid(`${where}content must be a string`);
+  let calls: any[] | null = null;
+  if (f.tool_calls != null) {
+    if (role !== "assistant") throw invalid(`${where}tool calls belong on assistant rows, not ${role} rows`);
+    calls = toolCalls(f.tool_calls, where);
+    if (!calls.length) calls = null;
+  }
+  const callId = f.call_id ?? null, name = f.name ?? null;
+  if (role === "tool") {
+    if (typeof callId !== "string" || !callId) throw invalid(`${where}a tool row needs the id of the call it answers (--call-id ID)`);
+    if (name !== null && (typeof name !== "string" || !name)) throw invalid(`${where}the tool's name must be a non-empty string`);
+  } else {
+    if (callId !== null) throw invalid(`${where}a call id belongs on tool rows only, not ${role} rows`);
+    if (name !== null) throw invalid(`${where}a tool name belongs on tool rows only, not ${role} rows`);
+  }
+  const meta = f.meta != null ? checkMeta(f.meta, where) : null;
+  const data = f.data === undefined ? null : f.data;
+  if (content === "" && !(calls && role === "assistant") && data === null) {
+    throw invalid(`${where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)`);
+  }
+  const given = f.tokens ?? null;
+  if (given !== null && (!isInt(given) || given < 0 || given > MAX_INT)) throw invalid(`${where}tokens must be a non-negative integer`);
+  const p: Prepared = { role, content, call_id: callId, name, given, tokens: 0,
+    tool_calls: calls ? dumps(calls) : null, meta: meta !== null ? dumps(meta) : null, data: data !== null ? dumps(data) : null };
+  let size = utf8(content);
+  for (const x of [p.tool_calls, p.meta, p.data]) if (x !== null) size += utf8(x);
+  const limit = obj.config.max_turn_bytes;
+  if (size > limit) throw invalid(`${where}the row is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes); nothing was stored`);
+  if (given === null) {
+    const parts = [content];
+    for (const c of calls ?? []) parts.push(c.name, c.arguments);
+    p.tokens = approx(parts.join("\n"));
+  } else p.tokens = given;
+  return p;
+}
+
+function loads(t: string | null) {
+  return t === null ? null : JSON.parse(t);
+}
+
+export function rowJson(r: any[]) {
+  const summary = r[KIND] === "summary";
+  return {
+    seq: r[SEQ], role: r[ROLE], content: r[CONTENT], tool_calls: loads(r[CALLS]), call_id: r[CALL_ID], name: r[NAME],
+    meta: loads(r[META]), data: loads(r[DATA]), forked_from: r[FORKED], tokens: r[TOKENS], author: r[AUTHOR],
+    created_at: iso(r[CREATED]), kind: r[KIND], superseded_by: r[SUPERSEDED], covers: summary ? [r[FIRST], r[LAST]] : null,
+  };
+}
+
+const INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data," +
+  " request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
+
+function insertRows(obj: Opened, rows: Prepared[], author: string | null, requestId: string | null = null, hash: string | null = null): number[] {
+  const t = now();
+  const seqs = rows.map((r, i) => obj.db.one(INSERT, r.role, r.content, r.tokens, author, t, r.call_id, r.tool_calls, r.name, r.meta, r.data,
+    i === 0 ? requestId : null, i === 0 ? hash : null, null)![0] as number);
+  const first = seqs[0], last = seqs[seqs.length - 1];
+  if (requestId !== null && last !== first) obj.db.run("UPDATE turns SET request_last = ? WHERE seq = ?", last, first);
+  obj.db.run("UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?," +
+    " expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
+    rows.length, rows.reduce((s, r) => s + r.tokens, 0), t, t, t);
+  return seqs;
+}
+
+export function insertTurn(obj: Opened, role: string, content: string, author: string | null): number {
+  return insertRows(obj, [prepare(obj, { role, content })], author)[0];
+}
+
+function rowsBetween(obj: Opened, first: number, last: number) {
+  return obj.db.all(`SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last).map(rowJson);
+}
+
+function requireVisible(obj: Opened) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  return meta;
+}
+
+/** The same digest as the Python side: sha256 over the compact JSON of each row's key. */
+function requestHash(rows: Prepared[]): string {
+  const key = rows.map((r) => [r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]);
+  return createHash("sha256").update(dumps(key)).digest("hex");
+}
+
+export function appendMany(obj: Opened, a: { rows: any[]; request_id?: string | null; create?: boolean; one?: boolean; seqs_only?: boolean }) {
+  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, a.one ? "" : `row ${i + 1}: `));
+  if (!rows.length) throw invalid("no rows to append; nothing was stored");
+  const requestId = (validRequestId(a.request_id) as string | null | undefined) ?? null;
+  const digest = requestId !== null ? requestHash(rows) : null;
+  let meta = obj.meta();
+  if (meta === null) {
+    if (a.create === false) throw notFound(obj.missing);
+    createObject(obj, "active");
+    meta = obj.meta()!;
+  } else obj.requireVisible();
+  if (requestId !== null) {
+    const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
+    if (found) {
+      const same = found[3] !== null ? found[3] === digest : rows.length === 1 && found[1] === rows[0].role && found[2] === rows[0].content;
+      if (!same) throw conflict(`request id '${requestId}' was already used with another request in ${obj.what}`);
+      const made = rowsBetween(obj, found[0], found[4]);
+      return a.seqs_only ? made.map((r) => r.seq) : a.one ? made[0] : made;
+    }
+  }
+  check(obj, "write", meta.status);
+  const seqs = insertRows(obj, rows, obj.actor, requestId, digest);
+  if (a.seqs_only) return seqs;
+  const made = rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
+  return a.one ? made[0] : made;
+}
+
+export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null }) {
+  requireVisible(obj);
+  const since = a.since ?? 0;
+  if (a.last != null) {
+    if (a.all_rows) throw invalid("--last lists live rows; it does not go with --all");
+    if (!isInt(a.last) || a.last < 0) throw invalid("--last must be a non-negative integer");
+    return obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT ?`, since, a.last).reverse().map(rowJson);
+  }
+  const sql = a.all_rows ? `SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`
+    : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos`;
+  return obj.db.all(sql, since).map(rowJson);
+}
+
+function pinned(obj: Opened) {
+  const out: any[][] = [];
+  for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`)) {
+    if (PINNED.includes(r[ROLE]) && r[KIND] === "turn") out.push(r);
+    else break;
+  }
+  return out;
+}
+
+function callIds(r: any[]): string[] {
+  return r[CALLS] ? JSON.parse(r[CALLS]).map((c: any) => c.id) : [];
+}
+
+export function contextWindow(obj: Opened, a: { budget?: number | null; limit?: number | null; keep?: number | null }) {
+  const budget = a.budget ?? obj.config.token_budget;
+  const limit = a.limit ?? null;
+  const keep = a.keep ?? null;
+  if (budget < 0 || (limit !== null && limit < 0)) throw invalid("--tokens and --limit must be non-negative");
+  requireVisible(obj);
+  const pin = pinned(obj);
+  let total = pin.reduce((s, r) => s + r[TOKENS], 0);
+  if (total > budget && keep === null) return { turns: [], tokens: 0, budget };
+  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  const tail: any[][] = [];
+  let count = 0;
+  const waiting = new Map<string, any[][]>();
+  const cursor = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
+  for (const r of cursor) {
+    if (r[ROLE] === "tool" && r[KIND] === "turn") {
+      if (!waiting.has(r[CALL_ID])) waiting.set(r[CALL_ID], []);
+      waiting.get(r[CALL_ID])!.push(r);
+      continue;
+    }
+    const group = [r];
+    for (const id of callIds(r)) {
+      group.push(...(waiting.get(id) ?? []));
+      waiting.delete(id);
+    }
+    const cost = group.reduce((s, g) => s + g[TOKENS], 0);
+    if (r[SEQ] !== keep && (total + cost > budget || (limit !== null && count + group.length > limit))) break;
+    tail.push(...group);
+    total += cost;
+    count += group.length;
+  }
+  tail.sort((x, y) => x[POS] - y[POS]);
+  return { turns: [...pin, ...tail].map(rowJson), tokens: total, budget };
+}
+
+export function pop(obj: Opened, a: { count?: number }) {
+  const count = a.count ?? 1;
+  if (!isInt(count) || count < 1) throw invalid("--count must be at least 1");
+  const meta = requireVisible(obj);
+  check(obj, "write", meta.status);
+  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(`the transcript of ${obj.what} has no live row to pop`);
+  const removed: any[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
+    if (!r) break;
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    let restored = [0, 0];
+    if (r[KIND] === "summary") {
+      restored = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by = ?", r[SEQ])!;
+      obj.db.run("UPDATE turns SET superseded_by = NULL WHERE superseded_by = ?", r[SEQ]);
+    } else obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+    obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
+    removed.push(rowJson(r));
+  }
+  event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
+  touch(obj);
+  return removed;
+}
+
+export function clear(obj: Opened) {
+  const meta = requireVisible(obj);
+  const n = obj.db.one("SELECT count(*) FROM turns")![0];
+  if (n === 0) return { deleted: 0 };
+  check(obj, "write", meta.status);
+  obj.db.run("DELETE FROM turns");
+  obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
+  obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
+  event(obj, "transcript.cleared", { deleted: n });
+  touch(obj);
+  return { deleted: n };
+}
+
+export function redact(obj: Opened, a: { seq: number }) {
+  requireVisible(obj);
+  const row = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
+  if (!row) throw notFound(`row ${a.seq} not found in ${obj.what}; see 'durable transcript show ${obj.name} --all'`);
+  const calls = row[CALLS] ? JSON.parse(row[CALLS]).map((c: any) => ({ ...c, arguments: "{}" })) : null;
+  const parts = [REDACTED];
+  for (const c of calls ?? []) parts.push(c.name, c.arguments);
+  const count = approx(parts.join("\n"));
+  obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
+  if (row[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row[TOKENS], count);
+  obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
+  event(obj, "transcript.redacted", { seq: a.seq });
+  touch(obj, false);
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq)!);
+}
