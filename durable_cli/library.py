@@ -99,9 +99,29 @@ def default_user() -> str:
 class Store:
     """One data directory. Options given here take precedence over environment, config file and defaults."""
 
-    def __init__(self, home=None, *, user=None, tenant=None, lock_timeout=None, config=None, keep_open=False):
+    def __new__(cls, home=None, *, user=None, tenant=None, lock_timeout=None, config=None, remote=None, token=None,
+                keep_open=False):
+        """The file backend, or (SPEC §13) the remote one when a URL is chosen: REMOTE, DURABLE_REMOTE or
+        config remote.url. Both answer the same interface; the CLI does not know which it holds."""
+        if cls is Store:
+            config = config or Config()
+            url = remote or config.get("remote.url")
+            if url:
+                from .remote.backend import RemoteStore
+
+                if user is not None:
+                    config.overrides["defaults.user"] = user
+                return RemoteStore(url, tenant=tenant, config=config, token=token)
+            store = object.__new__(cls)
+            store._config_made = config
+            return store
+        return object.__new__(cls)
+
+    def __init__(self, home=None, *, user=None, tenant=None, lock_timeout=None, config=None, remote=None, token=None,
+                 keep_open=False):
         """KEEP_OPEN: for a long-lived process that wakes the same objects again and again (an adapter);
         see ObjectStore. Behaviour is the same either way, only faster."""
+        config = config or getattr(self, "_config_made", None)
         overrides = {"defaults.home": home, "defaults.user": user, "defaults.lock_timeout": lock_timeout}
         self.config = config or Config()
         self.config.overrides.update({k: v for k, v in overrides.items() if v is not None})

@@ -20,8 +20,9 @@ MODULES = {
     "forget": "admin", "export": "admin", "import": "admin", "backup": "admin", "doctor": "admin", "config": "admin", "path": "admin",
     "elicit": "hitl", "memory": "hitl", "limit": "hitl",
     "search": "search", "usage": "search",
+    "remote": "remote",
 }
-_GLOBAL_WITH_VALUE = ("--home", "--as", "--tenant", "--lock-timeout")
+_GLOBAL_WITH_VALUE = ("--home", "--as", "--tenant", "--lock-timeout", "--remote")
 
 HELP = """Keep AI-agent sessions on local disk: one named, single-writer SQLite object per session.
 
@@ -34,6 +35,7 @@ class Globals:
     user = None
     tenant = None
     lock_timeout = None
+    remote = None
     _store = None
 
 
@@ -47,7 +49,7 @@ def store():
         from ..store import objects
 
         objects.commit_guard = _commit_guard  # for this run only: run() takes it back
-        G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout)
+        G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
     return G._store
 
 
@@ -136,11 +138,16 @@ def make_app() -> typer.Typer:
             None, "--lock-timeout", metavar="DUR",
             help="Wait this long for an object's lock, then exit 6; 0 = do not wait (env DURABLE_LOCK_TIMEOUT; default 10s).",
         ),
+        remote: str = typer.Option(None, "--remote", metavar="URL", help="Use the durable Worker at URL (env DURABLE_REMOTE; config remote.url; token DURABLE_TOKEN)."),
         version: bool = typer.Option(False, "--version", is_eager=True, callback=_version, help="Print the version and exit."),
     ):
         if lock_timeout is not None:
             seconds(lock_timeout, allow_zero=True, what="--lock-timeout")
-        G.home, G.user, G.tenant, G.lock_timeout = home, as_user, tenant, lock_timeout
+        if remote is not None:
+            from ..config import check_value
+
+            check_value("remote.url", remote, origin="--remote")
+        G.home, G.user, G.tenant, G.lock_timeout, G.remote = home, as_user, tenant, lock_timeout, remote
 
     return app
 
@@ -351,7 +358,7 @@ def run(argv) -> int:
     from .render import OutputFailed, PipeClosed, error
 
     argv = list(argv)
-    G.home = G.user = G.tenant = G.lock_timeout = G._store = None
+    G.home = G.user = G.tenant = G.lock_timeout = G.remote = G._store = None
     D.committing = D.exiting = False
     D.pending = D.requested = None
     os.umask(0o077)  # files SQLite creates (WAL, SHM) are 0600 whatever the caller's umask

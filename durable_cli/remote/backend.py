@@ -1,0 +1,331 @@
+"""The Store's remote backend: the same interface as the file backend (durable_cli/library.py), each
+operation one HTTP call to the object's Durable Object, which runs it in one storage transaction.
+
+`RemoteStore.open(...)` yields a `RemoteSession` whose methods have the names and arguments of the
+library's `Session`; nothing is locked client-side (the DO's input gate is the lock), and nothing is
+sent until a method is called. Input is validated here first, as locally, so a rejected command
+sends nothing.
+"""
+
+from contextlib import contextmanager
+
+from .. import clock
+from ..config import Config, valid_name
+from ..errors import DurableError, invalid
+
+NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
+NOT_YET = "'{}' works across objects and is not yet available with --remote"
+
+
+def not_available(command: str) -> DurableError:
+    return invalid(NO_REMOTE_MEANING.format(command))
+
+
+def not_yet(command: str) -> DurableError:
+    return invalid(NOT_YET.format(command))
+
+
+class RemoteAddress:
+    __slots__ = ("id_scope", "owner", "name", "scope")
+
+    def __init__(self, id_scope, owner, name, scope):
+        self.id_scope, self.owner, self.name, self.scope = id_scope, owner, name, scope
+
+
+def _fields(row) -> dict:
+    """A prepared row (core.transcript.Prepared) or a dict, as the §6 input fields the Worker takes."""
+    if isinstance(row, dict):
+        return row
+    import json
+
+    return {"role": row.role, "content": row.content, "tool_calls": json.loads(row.tool_calls) if row.tool_calls else None,
+            "call_id": row.call_id, "name": row.name, "meta": json.loads(row.meta) if row.meta is not None else None,
+            "data": json.loads(row.data) if row.data is not None else None, "tokens": row.given_tokens}
+
+
+class RemoteSession:
+    """An object served by the Worker; the methods of library.Session, each one request."""
+
+    def __init__(self, store, address: RemoteAddress, create: bool):
+        self.store = store
+        self.address = address
+        self.name = address.name
+        self._create = create
+
+    def _call(self, op: str, write: bool, **args):
+        return self.store._call(self.address, op, args, create=self._create, write=write)
+
+    # sessions (SPEC §5)
+    def create(self, *, title=None, ttl_seconds=None):
+        return self._call("create", True, title=title, ttl_seconds=ttl_seconds)
+
+    def show(self):
+        return self._call("show", False)
+
+    def prompt(self, content, *, source=None, request_id=None, created=False, waiting=False):
+        return self._call("prompt", True, content=content, source=source, request_id=request_id, created=created, waiting=waiting)
+
+    def next_prompt(self, *, lease_seconds, waiting=False, context=None, format="messages"):  # noqa: A002
+        doc = self._call("next_prompt", True, lease_seconds=lease_seconds, waiting=waiting, context=context)
+        if doc is not None and context is not None and format != "json":
+            from ..core import formats
+
+            doc["window"] = formats.render(doc["window"]["turns"], format)
+        return doc
+
+    def renew(self, prompt_id, *, lease_seconds):
+        return self._call("renew", True, prompt_id=prompt_id, lease_seconds=lease_seconds)
+
+    def finish(self, prompt_id, *, reply=None, failed=False, error=None):
+        return self._call("finish", True, prompt_id=prompt_id, reply=reply, failed=failed, error=error)
+
+    def stop(self):
+        return self._call("stop", True)
+
+    def cancel(self):
+        return self._call("cancel", True)
+
+    def archive(self):
+        return self._call("archive", True)
+
+    def unarchive(self):
+        return self._call("unarchive", True)
+
+    def set_title(self, title):
+        return self._call("set_title", True, title=title)
+
+    def invite(self, user, role="member"):
+        return self._call("invite", True, user=user, role=role)
+
+    def dequeue(self, prompt_id):
+        return self._call("dequeue", True, prompt_id=prompt_id)
+
+    def queue(self, *, pending_only=False):
+        return self._call("queue", False, pending_only=pending_only)
+
+    def events(self, *, since=0):
+        return self._call("events", False, since=since)
+
+    def participants(self):
+        return self._call("participants", False)
+
+    def get_prompt(self, prompt_id):
+        return self._call("get_prompt", False, prompt_id=prompt_id)
+
+    # transcript (SPEC §6)
+    def append(self, content="", *, role, tool_calls=None, call_id=None, name=None, meta=None, data=None, tokens=None,
+               request_id=None, create=True):
+        row = {"role": role, "content": content, "tool_calls": tool_calls, "call_id": call_id, "name": name,
+               "meta": meta, "data": data, "tokens": tokens}
+        return self.append_many([row], request_id=request_id, create=create, one=True)
+
+    def append_many(self, rows, *, request_id=None, create=True, one=False, seqs_only=False):
+        return self._call("append_many", True, rows=[_fields(r) for r in rows], request_id=request_id, create=create,
+                          one=one, seqs_only=seqs_only)
+
+    def show_transcript(self, *, all_rows=False, since=0, last=None):
+        return self._call("show_transcript", False, all_rows=all_rows, since=since or 0, last=last)
+
+    def rows(self, *, last=None, since=0, all=False):  # noqa: A002 - the name SPEC §9 gives
+        return self.show_transcript(all_rows=all, since=since, last=last)
+
+    def context_window(self, *, budget=None, limit=None, keep=None):
+        return self._call("context_window", False, budget=budget, limit=limit, keep=keep)
+
+    def window(self, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002
+        if format not in ("json", "messages", "responses", "anthropic"):
+            raise invalid(f"invalid format {format!r}: use json, messages, responses or anthropic")
+        doc = self.context_window(budget=tokens, limit=limit, keep=keep)
+        if format == "json":
+            return doc
+        from ..core import formats
+
+        return formats.render(doc["turns"], format)
+
+    def pop(self, count=1):
+        return self._call("pop", True, count=count)
+
+    def clear(self):
+        return self._call("clear", True)
+
+    def redact(self, seq):
+        return self._call("redact", True, seq=seq)
+
+    def prune(self, **_kw):
+        raise not_yet("transcript prune")
+
+    def summarize(self, **_kw):
+        raise not_yet("transcript summarize")
+
+    def compact(self, **_kw):
+        raise not_yet("transcript compact")
+
+    # human in the loop, memory, limits (SPEC §8)
+    def ask(self, prompt, *, choices=(), timeout_seconds=None):
+        return self._call("ask", True, prompt=prompt, choices=list(choices), timeout_seconds=timeout_seconds)
+
+    def requests(self, *, pending_only=False):
+        return self._call("requests", False, pending_only=pending_only)
+
+    def request(self, request_id):
+        return self._call("request", False, request_id=request_id)
+
+    def answer(self, request_id, choice, *, comment=None):
+        return self._call("answer", True, request_id=request_id, choice=choice, comment=comment)
+
+    def set_fact(self, key, value, *, source="user", confirmed=False, expires_seconds=None):
+        return self._call("set_fact", True, key=key, value=value, source=source, confirmed=confirmed, expires_seconds=expires_seconds)
+
+    def get_fact(self, key, *, all_facts=False):
+        return self._call("get_fact", False, key=key, all_facts=all_facts)
+
+    def facts(self, *, all_facts=False):
+        return self._call("facts", False, all_facts=all_facts)
+
+    def confirm_fact(self, key):
+        return self._call("confirm_fact", True, key=key)
+
+    def forget_fact(self, key):
+        return self._call("forget_fact", True, key=key)
+
+    def hit(self, key, *, rate, burst=None):
+        from ..core.limits import parse_rate
+
+        valid_name(key, "limit key")
+        n, per = parse_rate(rate)
+        return self._call("hit", True, key=key, rate=rate, n=n, per=per, burst=burst)
+
+
+class RemoteStore:
+    """The Store of SPEC §9 over a durable Worker (SPEC §13)."""
+
+    remote = True
+    _objects = None  # no local data directory
+
+    def __init__(self, url, *, user=None, tenant=None, config=None, token=None):
+        import os
+
+        self.config = config or Config()
+        self.url = url
+        # an acting user named by any means (--as, DURABLE_USER, defaults.user) is sent; else the token's user acts
+        explicit = self.config.get("defaults.user")
+        self.user = valid_name(user or explicit, "user") if (user or explicit) else None
+        if tenant is None:
+            tenant = os.environ.get("DURABLE_TENANT") or None
+        self.tenant = valid_name(tenant, "tenant") if tenant is not None else None
+        self.token = token or self.config.get("remote.token")
+        self._client = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            from .client import RemoteClient
+
+            self._client = RemoteClient(self.url, self.token, self.config.seconds("remote.timeout"))
+        return self._client
+
+    def _call(self, address: RemoteAddress, op: str, args: dict, *, create: bool, write: bool):
+        body = {
+            "op": op, "args": args, "scope": address.id_scope, "label": address.scope, "name": address.name,
+            "tenant": address.owner if address.id_scope == "tenant" else None, "actor": self.user, "create": create,
+            "config": {"max_unfinished": self.config.get("queue.max_unfinished"),
+                       "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
+                       "token_budget": self.config.get("transcript.token_budget")},
+        }
+        return self.client.call(body, write=write)
+
+    def address(self, name, *, user=None, tenant=None, scope=None) -> RemoteAddress:
+        valid_name(name)
+        tenant = tenant if tenant is not None else self.tenant
+        if tenant is not None:
+            return RemoteAddress("tenant", valid_name(tenant, "tenant"), name, "tenant")
+        return RemoteAddress("user", user, name, scope or "user")
+
+    @contextmanager
+    def open(self, name=None, *, user=None, tenant=None, create=False, address=None, actor=None, lock_timeout=None):
+        yield RemoteSession(self, address or self.address(name, user=user, tenant=tenant), create)
+
+    @contextmanager
+    def open_reserved(self, user=None, *, create=False):
+        yield RemoteSession(self, RemoteAddress("reserved", user, "", "reserved"), create)
+
+    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
+        if ephemeral:
+            if name is not None:
+                raise invalid("give either NAME or --ephemeral, not both")
+            import uuid
+
+            name = uuid.uuid4().hex
+            if ttl_seconds is None:
+                ttl_seconds = self.config.seconds("retention.ephemeral_ttl")
+            address = self.address(name, scope="session")
+        elif name is None:
+            raise invalid("missing NAME: give a session NAME, or --ephemeral for a random one")
+        else:
+            address = self.address(name)
+        if title is not None:
+            from ..core.sessions import valid_title
+
+            valid_title(title)
+        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)
+
+    def poll(self, name, attempt, *, wait_seconds: int, **open_args):
+        """As the file backend's poll: ATTEMPT(session, more) until non-None or WAIT_SECONDS pass."""
+        import time
+
+        start, slept, delay = time.monotonic(), 0.0, 0.02
+        while True:
+            left = max(wait_seconds - max(time.monotonic() - start, slept), 0.0)
+            with self.open(name, **open_args) as session:
+                result = attempt(session, left > 0)
+            spent = max(time.monotonic() - start, slept)
+            if result is not None or spent >= wait_seconds:
+                return result
+            step = min(delay, wait_seconds - spent)
+            clock.sleep(step)
+            slept += step
+            delay = min(delay * 1.5, 0.25)
+
+    def ttl(self, name, *, seconds=None, clear=False):
+        with self.open(name) as session:
+            return session._call("ttl", seconds is not None or clear, seconds=seconds, clear=clear)
+
+    def summarize(self, name, **_kw):
+        raise not_yet("transcript summarize")
+
+    def compact(self, name, **_kw):
+        raise not_yet("transcript compact")
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def path(self, name=None):
+        raise not_available("path")
+
+    def backup(self, dest, **_kw):
+        raise not_available("backup")
+
+    def doctor(self, **_kw):
+        raise not_available("doctor")
+
+    def ls(self, **_kw):
+        raise not_yet("ls")
+
+    def delete(self, name):
+        raise not_yet("delete")
+
+    def purge(self, **_kw):
+        raise not_yet("purge")
+
+    def sweep(self, **_kw):
+        raise not_yet("sweep")
+
+    def forget(self, user, **_kw):
+        raise not_yet("forget")
+
+    def export(self, **_kw):
+        raise not_yet("export")
+
+    def import_records(self, records, **_kw):
+        raise not_yet("import")

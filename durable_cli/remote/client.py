@@ -1,0 +1,116 @@
+"""HTTP to the durable Worker: one keep-alive connection per run, a request id on every call, retries.
+
+Reads and writes are both retried after a dropped connection, a timeout or an overloaded object; a
+write is retried with the SAME request id, which the object answers with its first result, so it is
+applied once. A write whose outcome is still unknown when the time (remote.timeout) runs out is exit 7
+with the code `outcome_unknown` and its request id, never a success the object did not commit.
+Standard library only: http.client is imported by the first call, not by the CLI's start-up.
+"""
+
+import json
+import time
+import uuid
+
+from ..errors import DurableError
+
+RETRY_DELAYS = (0.05, 0.2, 0.5, 1.0)
+
+
+class RemoteClient:
+    def __init__(self, url: str, token, timeout: float):
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise DurableError(f"invalid remote URL {url!r}: use http(s)://HOST[:PORT]", "invalid_input")
+        self.url = url
+        self.secure = parts.scheme == "https"
+        self.host = parts.hostname
+        try:
+            self.port = parts.port
+        except ValueError:
+            raise DurableError(f"invalid remote URL {url!r}: bad port", "invalid_input")
+        self.prefix = parts.path.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self._conn = None
+
+    def _connection(self, timeout: float):
+        import http.client
+
+        if self._conn is None:
+            cls = http.client.HTTPSConnection if self.secure else http.client.HTTPConnection
+            self._conn = cls(self.host, self.port, timeout=timeout)
+        else:
+            self._conn.timeout = timeout
+            if self._conn.sock is not None:
+                self._conn.sock.settimeout(timeout)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def call(self, body: dict, *, write: bool) -> object:
+        """POST BODY to /v1/call; the result, or the Worker's error as a DurableError (its code and exit)."""
+        import http.client
+        import socket
+
+        request_id = body.setdefault("request_id", uuid.uuid4().hex)
+        payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        headers = {"content-type": "application/json", "x-durable-request-id": request_id}
+        if self.token:
+            headers["authorization"] = f"Bearer {self.token}"
+        deadline = time.monotonic() + self.timeout
+        sent = False  # whether any attempt may have reached the object
+        why = ""
+        for attempt in range(len(RETRY_DELAYS) + 1):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            conn = self._connection(left)
+            try:
+                conn.request("POST", self.prefix + "/v1/call", body=payload, headers=headers)
+                sent = True
+                response = conn.getresponse()
+                status, data = response.status, response.read()
+            except (ConnectionRefusedError, socket.gaierror) as e:
+                self.close()
+                why = f"cannot connect to {self.url} ({e.strerror or e})"
+                if not sent and isinstance(e, socket.gaierror):
+                    break
+            except (OSError, http.client.HTTPException) as e:  # reset, dropped, timed out
+                self.close()
+                sent = True
+                why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            else:
+                doc = self._decode(status, data)
+                if "error" not in doc:
+                    return doc.get("result")
+                err = doc["error"]
+                if err.get("code") == "busy" and attempt < len(RETRY_DELAYS):
+                    why = err.get("message", "busy")
+                    time.sleep(min(RETRY_DELAYS[attempt], max(deadline - time.monotonic(), 0)))
+                    continue
+                raise DurableError(err.get("message", "the Worker refused the request"), err.get("code", "internal"),
+                                   document=err.get("document"))
+            if attempt < len(RETRY_DELAYS):
+                time.sleep(min(RETRY_DELAYS[attempt], max(deadline - time.monotonic(), 0)))
+        if write and sent:
+            raise DurableError(
+                f"the outcome of the write is unknown ({why or 'no answer within remote.timeout'}); it is safe to retry "
+                f"it with request id {request_id}, which the object applies at most once", "outcome_unknown")
+        raise DurableError(f"the remote {self.url} did not answer ({why or 'timed out'}); nothing was changed", "storage")
+
+    def _decode(self, status: int, data: bytes) -> dict:
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            doc = None
+        if not isinstance(doc, dict) or not ("result" in doc or isinstance(doc.get("error"), dict)):
+            raise DurableError(f"{self.url} answered HTTP {status} with something that is not a durable Worker's answer; "
+                               "check remote.url", "storage")
+        if status == 401 and "error" in doc:
+            doc["error"]["code"] = "permission_denied"
+        return doc
