@@ -1,4 +1,4 @@
-"""One error type for the whole tool, carrying the exit table of SPEC §4."""
+"""One error type for the whole tool, carrying the exit table of SPEC §4 (equal to contract.json's; a test checks)."""
 
 EXIT_CODES = {
     "internal": 1,
@@ -8,6 +8,7 @@ EXIT_CODES = {
     "permission_denied": 5,
     "busy": 6,
     "storage": 7,
+    "outcome_unknown": 7,  # remote mode: a write whose outcome is unknown after the retries (SPEC §13)
     "rate_limited": 8,
     "timeout": 9,
 }

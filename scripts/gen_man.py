@@ -30,6 +30,7 @@ EXIT_TABLE = [
     (5, "permission_denied", "a participant without the right role"),
     (6, "busy", "the object's lock was not obtained within the lock timeout; forget had to skip a busy object"),
     (7, "storage", "corrupt object or index, disk full, read-only, missing secret, symlinked path, newer schema"),
+    (7, "outcome_unknown", "with \\-\\-remote: a write whose outcome is unknown after the retries (retry it with the request id given)"),
     (8, "rate_limited", "durable limit hit refused"),
     (9, "timeout", "a \\-\\-wait ended with nothing (session next, elicit wait)"),
     (130, "\\(em", "interrupted by SIGINT; nothing changed"),
@@ -42,6 +43,8 @@ ENVIRONMENT = [
     ("DURABLE_TENANT", "Tenant for tenant-scoped objects (below \\-\\-tenant)."),
     ("DURABLE_LOCK_TIMEOUT", "How long to wait for an object's lock (below \\-\\-lock\\-timeout; default 10s)."),
     ("DURABLE_CONFIG", "Config file (default: the platform's user config directory, e.g. ~/.config/durable/config.toml)."),
+    ("DURABLE_REMOTE", "URL of a durable Worker: run against Cloudflare Durable Objects (below \\-\\-remote, above config remote.url)."),
+    ("DURABLE_TOKEN", "Token for the Worker (above config remote.token)."),
     ("DURABLE_DEBUG", "Set to 1 to let a bug's traceback through."),
     ("NO_COLOR", "Plain output even on a terminal."),
 ]
