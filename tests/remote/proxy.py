@@ -1,0 +1,62 @@
+"""A TCP proxy between the client and workerd that misbehaves on purpose (fault tests)."""
+
+import select
+import socket
+import threading
+
+
+class Proxy:
+    """MODE: "pass" forwards; "drop_once" forwards the first request, waits for the Worker's answer
+    (so the write is committed) and closes the client's connection without passing it on, then
+    passes; "hold" reads requests and never answers (a slow Worker)."""
+
+    def __init__(self, upstream_url: str, mode: str):
+        host, port = upstream_url.split("//", 1)[1].split(":")
+        self.upstream = (host, int(port))
+        self.mode = mode
+        self.dropped = 0
+        self.requests = 0
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.stopping = False
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while not self.stopping:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client):
+        up = None
+        try:
+            if self.mode != "hold":
+                up = socket.create_connection(self.upstream)
+            while not self.stopping:
+                ready, _, _ = select.select([client] + ([up] if up else []), [], [], 0.2)
+                for sock in ready:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    if sock is client:
+                        self.requests += 1
+                        if up:
+                            up.sendall(data)
+                    elif self.mode == "drop_once" and not self.dropped:
+                        self.dropped += 1
+                        return  # the answer arrived (the write is committed) and is thrown away
+                    else:
+                        client.sendall(data)
+        except OSError:
+            pass
+        finally:
+            client.close()
+            if up:
+                up.close()
+
+    def close(self):
+        self.stopping = True
+        self.server.close()

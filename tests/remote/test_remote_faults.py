@@ -1,0 +1,121 @@
+"""The remote path when things go wrong: tokens, URLs, dropped connections, slow and dead Workers."""
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from tests.conftest import run_inprocess
+from tests.remote.conftest import ALICE_TOKEN, start_dev, unique
+from tests.remote.proxy import Proxy
+
+
+@pytest.fixture
+def remote(remote_dev, monkeypatch):
+    monkeypatch.setenv("DURABLE_USER", "alice")
+    monkeypatch.setenv("DURABLE_TOKEN", ALICE_TOKEN)
+    monkeypatch.setenv("DURABLE_REMOTE", remote_dev.url)
+    return remote_dev
+
+
+def rows(name):
+    r = run_inprocess("transcript", "show", name, "--json")
+    assert r.status == 0, r.err
+    return r.json()
+
+
+def test_user_token_acts_as_its_user_only(remote, monkeypatch):
+    name = unique("mine")
+    assert run_inprocess("session", "create", name).status == 0
+    r = run_inprocess("--as", "bob", "session", "show", name)
+    assert r.status == 5 and "acts as user \"alice\"" in r.err
+    monkeypatch.setenv("DURABLE_USER", "bob")  # any means of naming another user
+    assert run_inprocess("session", "show", name).status == 5
+    monkeypatch.delenv("DURABLE_USER")  # no user named: the token's user acts
+    assert run_inprocess("session", "show", name, "--json").json()["owner"] == "alice"
+
+
+def test_wrong_token_is_exit_5_and_changes_nothing(remote, monkeypatch):
+    name = unique("guarded")
+    monkeypatch.setenv("DURABLE_TOKEN", "not-a-token")
+    r = run_inprocess("transcript", "append", name, "--role", "user", "x", "--json")
+    assert r.status == 5
+    assert json.loads(r.err)["error"]["code"] == "permission_denied"
+    monkeypatch.setenv("DURABLE_TOKEN", ALICE_TOKEN)
+    assert run_inprocess("session", "show", name).status == 3
+
+
+def test_tampered_url_is_refused(remote):
+    r = run_inprocess("--remote", remote.url + "/elsewhere", "session", "show", "x")
+    assert r.status == 2 and "no such endpoint" in r.err
+    r = run_inprocess("--remote", "ftp://example", "session", "show", "x")
+    assert r.status == 2
+
+
+def test_dropped_connection_after_a_write_is_retried_and_applied_once(remote, monkeypatch):
+    name = unique("dropped")
+    proxy = Proxy(remote.url, "drop_once")
+    try:
+        r = run_inprocess("--remote", proxy.url, "transcript", "append", name, "--role", "user", "once", "--json")
+    finally:
+        proxy.close()
+    assert proxy.dropped == 1 and proxy.requests >= 2  # the answer was lost, the retry was answered
+    assert r.status == 0, r.err
+    assert r.json()["seq"] == 1
+    assert [row["content"] for row in rows(name)] == ["once"]
+
+
+def test_slow_worker_times_out_with_outcome_unknown(remote, tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text('[remote]\ntimeout = "1s"\n')
+    monkeypatch.setenv("DURABLE_CONFIG", str(config))
+    proxy = Proxy(remote.url, "hold")
+    try:
+        start = time.monotonic()
+        r = run_inprocess("--remote", proxy.url, "session", "prompt", unique("slow"), "hi", "--json")
+        elapsed = time.monotonic() - start
+        read = run_inprocess("--remote", proxy.url, "session", "show", "x")
+    finally:
+        proxy.close()
+    assert r.status == 7
+    error = json.loads(r.err)["error"]
+    assert error["code"] == "outcome_unknown" and "request id" in error["message"]
+    assert elapsed < 5
+    assert read.status == 7 and "did not answer" in read.err
+
+
+def test_workerd_killed_then_restarted_keeps_what_was_committed(tmp_path_factory, monkeypatch):
+    dev = start_dev(tmp_path_factory)
+    monkeypatch.setenv("DURABLE_TOKEN", dev.admin_token)
+    name = unique("survivor")
+    try:
+        monkeypatch.setenv("DURABLE_REMOTE", dev.url)
+        assert run_inprocess("transcript", "append", name, "--role", "user", "kept").status == 0
+        os.kill(dev.workerd_pid(), signal.SIGKILL)
+        r = run_inprocess("transcript", "append", name, "--role", "user", "lost", "--json")
+        assert r.status == 7
+        assert json.loads(r.err)["error"]["code"] in ("storage", "outcome_unknown")
+    finally:
+        dev.stop()
+    again = type(dev)(dev.storage)  # the same storage (and secret): the same objects
+    try:
+        monkeypatch.setenv("DURABLE_REMOTE", again.url)
+        monkeypatch.setenv("DURABLE_TOKEN", again.admin_token)
+        assert [row["content"] for row in rows(name)] == ["kept"]
+    finally:
+        assert again.stop() == 0
+
+
+def test_remote_dev_without_workerd_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("DURABLE_WORKERD", str(tmp_path / "no-workerd"))
+    r = run_inprocess("remote", "dev")
+    assert r.status == 2 and "npm ci" in r.err and r.out == ""
+
+
+def test_remote_dev_stops_workerd_on_sigterm(tmp_path_factory):
+    dev = start_dev(tmp_path_factory)
+    pid = dev.workerd_pid()
+    assert dev.stop() == 0
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
