@@ -4,12 +4,14 @@ Reads and writes are both retried after a dropped connection, a timeout or an ov
 write is retried with the SAME request id, which the object answers with its first result, so it is
 applied once. A write whose outcome is still unknown when the time (remote.timeout) runs out is exit 7
 with the code `outcome_unknown` and its request id, never a success the object did not commit.
-Standard library only: http.client is imported by the first call, not by the CLI's start-up.
+Standard library only. Plain http:// (loopback, a tunnel) speaks HTTP/1.1 over one socket directly,
+since importing http.client (email, ssl) costs more than the request on loopback; https:// uses
+http.client.
 """
 
 import json
+import os
 import time
-import uuid
 
 from ..errors import DurableError
 
@@ -36,6 +38,11 @@ class RemoteClient:
         self._conn = None
 
     def _connection(self, timeout: float):
+        if not self.secure:
+            if self._conn is None:
+                self._conn = PlainConnection(self.host, self.port or 80)
+            self._conn.timeout = timeout
+            return self._conn
         import http.client
 
         if self._conn is None:
@@ -54,10 +61,15 @@ class RemoteClient:
 
     def call(self, body: dict, *, write: bool) -> object:
         """POST BODY to /v1/call; the result, or the Worker's error as a DurableError (its code and exit)."""
-        import http.client
         import socket
 
-        request_id = body.setdefault("request_id", uuid.uuid4().hex)
+        HTTPException = ProtocolError
+        if self.secure:
+            import http.client
+
+            HTTPException = http.client.HTTPException
+
+        request_id = body.setdefault("request_id", os.urandom(16).hex())
         payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         headers = {"content-type": "application/json", "x-durable-request-id": request_id}
         if self.token:
@@ -80,7 +92,7 @@ class RemoteClient:
                 why = f"cannot connect to {self.url} ({e.strerror or e})"
                 if not sent and isinstance(e, socket.gaierror):
                     break
-            except (OSError, http.client.HTTPException) as e:  # reset, dropped, timed out
+            except (OSError, HTTPException, ProtocolError) as e:  # reset, dropped, timed out
                 self.close()
                 sent = True
                 why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
@@ -114,3 +126,92 @@ class RemoteClient:
         if status == 401 and "error" in doc:
             doc["error"]["code"] = "permission_denied"
         return doc
+
+
+class ProtocolError(Exception):
+    """An answer that is not HTTP/1.1 as expected (treated like a dropped connection)."""
+
+
+class PlainConnection:
+    """Just enough HTTP/1.1 for the Worker's API over one kept-alive socket: request(), getresponse()."""
+
+    def __init__(self, host: str, port: int):
+        self.host, self.port = host, port
+        self.sock = None
+        self.timeout = 10.0
+        self._buffer = b""
+
+    def request(self, method: str, path: str, body: bytes, headers: dict) -> None:
+        import socket
+
+        if self.sock is None:
+            self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._buffer = b""
+        self.sock.settimeout(self.timeout)
+        head = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}", f"Content-Length: {len(body)}"]
+        head += [f"{k}: {v}" for k, v in headers.items()]
+        self.sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+
+    def _fill(self):
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ProtocolError("the connection was closed before the answer")
+        self._buffer += chunk
+
+    def _until(self, mark: bytes) -> bytes:
+        while mark not in self._buffer:
+            self._fill()
+        line, self._buffer = self._buffer.split(mark, 1)
+        return line
+
+    def _exactly(self, n: int) -> bytes:
+        while len(self._buffer) < n:
+            self._fill()
+        data, self._buffer = self._buffer[:n], self._buffer[n:]
+        return data
+
+    def getresponse(self):
+        head = self._until(b"\r\n\r\n").decode("latin-1").split("\r\n")
+        parts = head[0].split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            raise ProtocolError(f"not an HTTP answer: {head[0][:60]!r}")
+        headers = {}
+        for line in head[1:]:
+            key, _, value = line.partition(":")
+            headers[key.strip().lower()] = value.strip()
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            body = b""
+            while True:
+                size = int(self._until(b"\r\n").split(b";")[0], 16)
+                if size == 0:
+                    self._until(b"\r\n")
+                    break
+                body += self._exactly(size)
+                self._exactly(2)
+        elif "content-length" in headers:
+            body = self._exactly(int(headers["content-length"]))
+        else:
+            while True:  # delimited by the end of the connection
+                try:
+                    self._fill()
+                except ProtocolError:
+                    break
+            body, self._buffer = self._buffer, b""
+            self.close()
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return _Response(int(parts[1]), body)
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+class _Response:
+    def __init__(self, status: int, body: bytes):
+        self.status, self._body = status, body
+
+    def read(self) -> bytes:
+        return self._body
