@@ -52,7 +52,7 @@ CREATING = {("session create", ()), ("session prompt", ("hello",)), ("transcript
 # `import` creates from a file rather than a NAME argument; its visibility is Store.visible (see the report).
 NOT_BY_NAME = {"ls", "purge", "sweep", "forget", "import", "backup", "doctor", "config get", "config set",
                "config unset", "config list", "config path", "memory set", "memory get", "memory list",
-               "memory confirm", "memory forget", "limit hit", "search", "usage"}
+               "memory confirm", "memory forget", "limit hit", "search", "usage", "remote dev"}
 
 TENANT = ["--tenant", "acme"]
 HIDDEN = ("zkept", "zlocked", "zbroken")  # bob's objects, invisible to mallory
