@@ -237,7 +237,7 @@ export function setTitle(obj: Opened, a: { title: string }) {
   if (meta.title !== title) {
     obj.db.run("UPDATE object SET title = ?", title);
     event(obj, "session.title", { title });
-    touch(obj, false);
+    touch(obj);  // a title is activity (SPEC §3)
   }
   return sessionJson(obj);
 }

@@ -49,7 +49,7 @@ export function dumps(v: unknown): string {
 }
 
 const META = ["one", "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
-  "ttl_seconds", "expires_at", "live_turns", "live_tokens"] as const;
+  "ttl_seconds", "expires_at", "live_turns", "live_tokens", "external_id", "adapter"] as const;
 export type Meta = Record<(typeof META)[number], any>;
 
 export class Opened {
@@ -63,7 +63,7 @@ export class Opened {
   }
   get missing(): string {
     if (this.address.id_scope === "reserved") return `${this.what} is empty; 'durable memory set' starts it`;
-    return `${this.what} not found; 'durable ls' lists your sessions`;
+    return `${this.what} not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)`;
   }
   get taken(): string { return `${this.what}: the name is taken; pick another name`; }
   meta(): Meta | null {
@@ -139,6 +139,7 @@ export function sessionJson(obj: Opened) {
     created_at: iso(m.created_at), updated_at: iso(m.updated_at), last_active_at: iso(m.last_active_at),
     participants, queue: { pending: counts.pending ?? 0, processing: counts.processing ?? 0 },
     turns: m.live_turns, tokens: m.live_tokens, expires_at: iso(m.expires_at), ttl_seconds: m.ttl_seconds,
+    external_id: m.external_id ?? null,
   };
 }
 

@@ -284,6 +284,6 @@ export function redact(obj: Opened, a: { seq: number }) {
   if (row[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row[TOKENS], count);
   obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
   event(obj, "transcript.redacted", { seq: a.seq });
-  touch(obj, false);
+  touch(obj);  // a redaction is activity (SPEC §3)
   return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq)!);
 }
