@@ -150,7 +150,10 @@ class ObjectHandle:
         try:
             start = db.total_changes
             yield db
-            commit(db, changed=db.total_changes != start)
+            changed = db.total_changes != start
+            if changed:
+                schema.catch_up(db)  # the search index and usage totals, once per transaction
+            commit(db, changed=changed)
         except sqlite3.Error as e:
             _rollback(db)
             raise sqlite_error(e, self.what)

@@ -40,6 +40,58 @@ _USAGE_BACKFILL = (
     + USAGE_FROM_ROWS + ";"
 )
 
+# Since the step "derived tables caught up at commit": turns_fts and usage_totals hold every row up to
+# turns_mark.mark; each write transaction brings them up to date once, just before its COMMIT (`catch_up`),
+# instead of a trigger per inserted row. A row above the mark is not indexed or counted yet, so deleting
+# or changing it takes nothing away; a table emptied (`clear`, `import --replace`) starts over at mark 0.
+_COUNTED = "{row}.seq <= (SELECT mark FROM turns_mark)"
+_USAGE_ADD_COUNTED = (
+    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd)"
+    " SELECT day || coalesce('=' || model, ''), day, model, {sign}1, {sign}turns, {sign}tokens, {sign}input_tokens,"
+    " {sign}output_tokens, {sign}cost_usd FROM (SELECT " + _USAGE_ROW + ") WHERE " + _COUNTED +
+    " ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns,"
+    " tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens,"
+    " output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd;"
+)
+# The catch-up: the rows above the mark (bound as ?1) into the search index, then into the totals, one
+# upsert per (day, model); then the mark moves to the last row (?2).
+_CATCH_UP_CHECK = "SELECT mark, (SELECT max(seq) FROM turns) FROM turns_mark"
+_CATCH_UP = (
+    "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, CASE WHEN tool_calls IS NULL THEN NULL"
+    " ELSE " + _ARGUMENTS.format(row="turns") + " END FROM turns WHERE seq > ?1",
+    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd)"
+    " SELECT day || coalesce('=' || model, ''), day, model, count(*), sum(turns), sum(tokens), sum(input_tokens),"
+    " sum(output_tokens), sum(cost_usd) FROM (SELECT " + _USAGE_ROW.format(row="turns") + " FROM turns"
+    " WHERE seq > ?1 AND forked_from IS NULL) WHERE true GROUP BY day, model"
+    " ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns,"
+    " tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens,"
+    " output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd",
+    "UPDATE turns_mark SET mark = ?2",
+)
+# The common case without a sort: every new row of one UTC day and without meta (no model, no usage
+# figures), as a batch written at one instant is; inserts nothing (HAVING) otherwise.
+_DAY = "strftime('%Y-%m-%d', {} / 1000.0, 'unixepoch')"
+_CATCH_UP_ONE_GROUP = (
+    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd)"
+    f" SELECT {_DAY.format('min(created_at)')}, {_DAY.format('min(created_at)')}, NULL, count(*),"
+    " sum(kind = 'turn'), sum(tokens), 0, 0, 0 FROM turns WHERE seq > ?1 AND forked_from IS NULL"
+    f" HAVING count(*) > 0 AND count(meta) = 0 AND {_DAY.format('min(created_at)')} = {_DAY.format('max(created_at)')}"
+    " ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns,"
+    " tokens = tokens + excluded.tokens"
+)
+
+
+def catch_up(db: sqlite3.Connection) -> None:
+    """Bring turns_fts and usage_totals up to the last row (inside the caller's write transaction, just
+    before its COMMIT): every path that inserts rows commits through here."""
+    mark, last = db.execute(_CATCH_UP_CHECK).fetchone()
+    if last is not None and last > mark:
+        db.execute(_CATCH_UP[0], (mark,))
+        if db.execute(_CATCH_UP_ONE_GROUP, (mark,)).rowcount <= 0:
+            db.execute(_CATCH_UP[1], (mark,))
+        db.execute(_CATCH_UP[-1], (mark, last))
+
+
 MIGRATIONS = [
     (
         "initial",
@@ -170,6 +222,36 @@ MIGRATIONS = [
             {_USAGE_ADD.format(row="NEW", sign="+")}
         END;
         {_USAGE_BACKFILL}
+        """,
+    ),
+    (
+        "derived tables caught up at commit",  # search index and usage totals filled once per write, not per row
+        f"""
+        DROP TRIGGER IF EXISTS turns_fts_insert;
+        DROP TRIGGER IF EXISTS usage_insert;
+        DROP TRIGGER IF EXISTS usage_delete;
+        DROP TRIGGER IF EXISTS usage_update_old;
+        DROP TRIGGER IF EXISTS usage_update_new;
+        CREATE TABLE IF NOT EXISTS turns_mark (one INTEGER PRIMARY KEY CHECK (one = 1), mark INTEGER NOT NULL);
+        INSERT OR REPLACE INTO turns_mark (one, mark) SELECT 1, coalesce(max(seq), 0) FROM turns;
+        CREATE TRIGGER IF NOT EXISTS usage_delete_counted AFTER DELETE ON turns
+        WHEN OLD.forked_from IS NULL AND {_COUNTED.format(row="OLD")} BEGIN
+            {_USAGE_ADD_COUNTED.format(row="OLD", sign="-")}
+            DELETE FROM usage_totals WHERE rows <= 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS turns_emptied AFTER DELETE ON turns WHEN NOT EXISTS (SELECT 1 FROM turns) BEGIN
+            UPDATE turns_mark SET mark = 0;
+            DELETE FROM usage_totals;
+        END;
+        CREATE TRIGGER IF NOT EXISTS usage_update_old_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from
+        ON turns WHEN OLD.forked_from IS NULL AND {_COUNTED.format(row="OLD")} BEGIN
+            {_USAGE_ADD_COUNTED.format(row="OLD", sign="-")}
+            DELETE FROM usage_totals WHERE rows <= 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS usage_update_new_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from
+        ON turns WHEN NEW.forked_from IS NULL AND {_COUNTED.format(row="NEW")} BEGIN
+            {_USAGE_ADD_COUNTED.format(row="NEW", sign="+")}
+        END;
         """,
     ),
 ]
