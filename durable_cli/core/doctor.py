@@ -12,7 +12,7 @@ from .. import clock
 from ..errors import DurableError
 from ..store import paths as _paths
 from ..store.lock import try_lock
-from ..store.schema import USAGE_FROM_ROWS
+from ..store.schema import USAGE_FROM_ROWS, catch_up
 from . import state
 from .retention import address_of, finish_journal, receipt, run_each
 
@@ -146,6 +146,7 @@ def _check_object(store, handle, problem, repair):
         problem(object_id, "usage_totals", "the object's usage totals disagree with its rows", repaired=repair)
         if repair:
             with handle.transaction() as db:
+                catch_up(db)  # rows written since the last commit (an outside writer): indexed, then counted once
                 db.execute("DELETE FROM usage_totals")
                 db.execute("INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens,"
                            " cost_usd) " + USAGE_FROM_ROWS)
@@ -159,7 +160,7 @@ _INDEXED_USAGE = ("SELECT day, model, rows, turns, tokens, input_tokens, output_
 
 
 def _usage_totals_differ(handle) -> bool:
-    """usage_totals (kept by triggers) against the same totals recomputed from the rows; costs within 1e-9."""
+    """usage_totals (kept at each commit) against the same totals recomputed from the rows; costs within 1e-9."""
     kept = handle.rows("SELECT key, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key")
     fresh = handle.rows("SELECT key, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM ("
                         + USAGE_FROM_ROWS + ") ORDER BY key")

@@ -1,7 +1,7 @@
 """Full-text search over the acting user's sessions (SPEC §7 `durable search`).
 
-Each object carries its own FTS5 index (`turns_fts`, kept by triggers on `turns`: content and tool call
-arguments), so it commits with the rows and goes with the file. SQLite 3.40 has no FTS5 secure-delete:
+Each object carries its own FTS5 index (`turns_fts`: content and tool call arguments, brought up to date
+before each write's COMMIT, `schema.catch_up`), so it commits with the rows and goes with the file. SQLite 3.40 has no FTS5 secure-delete:
 a deleted row leaves its tokens in the index's older segments until they are merged, so every removal
 (pop, clear, prune, redact) ends with `drop_removed_tokens`, which merges the whole index into one
 segment (the old ones' pages are zeroed by `secure_delete`) before the commit and the WAL checkpoint.

@@ -1,7 +1,7 @@
 """Usage and cost accounting (SPEC §7 `durable usage`), answered from index.db alone.
 
-Each object keeps its own totals per UTC day and model (`usage_totals`, maintained by triggers on its
-rows in the same transaction: rows that exist, superseded ones included, rows copied by `fork` left
+Each object keeps its own totals per UTC day and model (`usage_totals`, brought up to date before each write's
+COMMIT, `schema.catch_up`: rows that exist, superseded ones included, rows copied by `fork` left
 out); each write's sleep copies them into index.db's `usage` table beside the object's index row.
 So a report over 10,000 sessions is one aggregate query, and no object is opened.
 """

@@ -187,3 +187,16 @@ def test_rows_changed_or_deleted_before_their_commit_are_counted_once(home, dura
     check_all(durable, ["a"])
     assert ok(durable("search", "delta", "--json")).json()[0]["seq"] == kept
     assert ok(durable("search", "charlie OR bravo", "--json")).json() == []
+
+
+def test_doctor_repair_counts_a_row_an_outside_writer_added_once(durable):
+    ok(durable("transcript", "append", "a", "--role", "user", "alpha", "--meta", meta("m1", 1, 1, 0.5)))
+    db = sqlite3.connect(ok(durable("path", "a")).out.strip())
+    db.execute("INSERT INTO turns (role, content, tokens, author, created_at, meta) VALUES ('user', 'bravo', 2, 'x',"
+               " (SELECT created_at FROM turns WHERE seq = 1), ?)", (meta("m1", 3, 3, 0.25),))
+    db.commit()  # sqlite3 by hand: no lock, no catch-up
+    db.close()
+    problems = durable("doctor", "--repair", "--json").json()["problems"]
+    assert "usage_totals" in [p["kind"] for p in problems], problems
+    check_all(durable, ["a"])
+    assert [h["name"] for h in ok(durable("search", "bravo", "--json")).json()] == ["a"]
