@@ -18,7 +18,8 @@ TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 def render() -> str:
     steps = [{"name": name, "statements": [" ".join(s.split()) for s in schema.statements(sql)]} for name, sql in schema.MIGRATIONS]
-    return json.dumps({"migrations": steps}, indent=1, ensure_ascii=False) + "\n"
+    catch_up = [" ".join(s.split()) for s in schema.CATCH_UP_STATEMENTS]
+    return json.dumps({"migrations": steps, "catch_up": catch_up}, indent=1, ensure_ascii=False) + "\n"
 
 
 if __name__ == "__main__":

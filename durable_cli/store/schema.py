@@ -79,6 +79,9 @@ _CATCH_UP_ONE_GROUP = (
     " ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns,"
     " tokens = tokens + excluded.tokens"
 )
+# The same catch-up for the Worker (scripts/gen_worker_schema.py): check, then with (mark) the index and
+# the totals (the general upsert only), then with (mark, last) the mark.
+CATCH_UP_STATEMENTS = (_CATCH_UP_CHECK, *_CATCH_UP)
 
 
 def catch_up(db: sqlite3.Connection) -> None:

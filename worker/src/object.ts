@@ -68,6 +68,19 @@ export class DurableObjectSession {
     return this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'object'") !== null;
   }
 
+  /** Inside a transaction, just before it commits: the search index and usage totals brought up to the
+   *  last row (the file store's schema.catch_up; no trigger fills them per inserted row). Returns RESULT. */
+  private caughtUp<T>(result: T): T {
+    const [check, fts, usage, mark] = schema.catch_up;
+    const row = this.db.one(check);
+    if (row && row[1] !== null && Number(row[1]) > Number(row[0])) {
+      this.db.run(fts, row[0]);
+      this.db.run(usage, row[0]);
+      this.db.run(mark, row[0], row[1]);
+    }
+    return result;
+  }
+
   /** The same ordered steps as the file store's schema.MIGRATIONS, recorded in _durable_schema. */
   private migrate() {
     if (this.migrated && this.exists()) return;
@@ -100,7 +113,7 @@ export class DurableObjectSession {
         if (seen) return new Response(seen[1], { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
       }
       const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
-      const fired = this.ctx.storage.transactionSync(() => fireDue(obj));
+      const fired = this.ctx.storage.transactionSync(() => this.caughtUp(fireDue(obj)));
       if (fired === "expired") {
         await this.erase();
         if (!creating) return this.answer(0, this.refuse(call));
@@ -118,7 +131,7 @@ export class DurableObjectSession {
           this.db.run("DELETE FROM _durable_requests WHERE at < ? AND id NOT IN (SELECT id FROM _durable_requests ORDER BY at DESC LIMIT ?)",
             now() - 86400000, REMEMBERED);
         }
-        return text;
+        return this.caughtUp(text);
       });
       await this.schedule();
       return new Response(body, { headers: { "content-type": "application/json" } });
@@ -160,7 +173,7 @@ export class DurableObjectSession {
     if (!this.exists()) return;
     this.migrate();
     const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4000 }, "");
-    const fired = this.ctx.storage.transactionSync(() => fireDue(obj));
+    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(fireDue(obj)));
     if (fired === "expired") await this.erase();
     else await this.schedule();
   }
