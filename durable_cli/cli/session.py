@@ -75,7 +75,8 @@ def prompt(
         wait_seconds=wait_seconds, create=not no_create,
     )
     if doc is None:
-        raise DurableError(f"the queue of session \"{name}\" is still full after waiting {wait}; nothing was stored", "conflict")
+        raise DurableError(f"the queue of session \"{name}\" is still full after waiting {wait}; nothing was stored "
+                           "(raise the cap with 'durable config set queue.max_unfinished N')", "conflict")
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))
 
 

@@ -178,7 +178,8 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
                 return None
             raise conflict(
                 f"the queue of {obj.what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); "
-                "wait for a worker or dequeue one"
+                "wait for room with --wait DUR, dequeue one, or raise the cap with "
+                "'durable config set queue.max_unfinished N'"
             )
         now = clock.now()
         cur = obj.db.execute(

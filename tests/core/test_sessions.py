@@ -143,6 +143,9 @@ def test_queue_cap(durable):
         assert durable("session", "prompt", "c", f"p{i}").status == 0
     r = durable("session", "prompt", "c", "one more")
     assert r.status == 4 and "full" in r.err
+    assert "--wait" in r.err and "durable config set queue.max_unfinished" in r.err  # how to get past it
+    r = durable("session", "prompt", "c", "one more", "--wait", "1s")
+    assert r.status == 4 and "durable config set queue.max_unfinished" in r.err
     assert len(durable("session", "queue", "c", "--json").json()) == 3
 
 

@@ -117,7 +117,7 @@ export function prompt(obj: Opened, a: { content: string; source?: string | null
   const limit = obj.config.max_unfinished;
   if (unfinished >= limit) {
     if (a.waiting) return null;
-    throw conflict(`the queue of ${obj.what} is full (${unfinished} unfinished prompts, queue.max_unfinished = ${limit}); wait for a worker or dequeue one`);
+    throw conflict(`the queue of ${obj.what} is full (${unfinished} unfinished prompts, queue.max_unfinished = ${limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'`);
   }
   const id = obj.db.one("INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
     a.content, obj.actor, a.source ?? null, a.request_id ?? null, now())![0];
