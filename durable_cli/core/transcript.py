@@ -14,7 +14,7 @@ import json
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
-from . import search, state, tokens as _tokens
+from . import state, tokens as _tokens
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 PINNED_ROLES = ("system", "developer")
@@ -832,7 +832,7 @@ def pop(obj, count: int = 1) -> list:
             obj.db.execute("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?",
                            (restored[0], r[TOKENS], restored[1]))
             removed.append(row_json(r))
-        search.drop_removed_tokens(obj.db)
+        _drop_removed_tokens(obj.db)
         state.event(obj, "transcript.popped", {"seqs": [r["seq"] for r in removed]})
         state.touch(obj)
     obj.handle.checkpoint()
@@ -853,7 +853,7 @@ def clear(obj) -> dict:
         obj.db.execute("DELETE FROM turns")
         obj.db.execute("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL")
         obj.db.execute("UPDATE object SET live_turns = 0, live_tokens = 0")
-        search.drop_removed_tokens(obj.db)
+        _drop_removed_tokens(obj.db)
         state.event(obj, "transcript.cleared", {"deleted": n})
         state.touch(obj)
     obj.handle.checkpoint()
@@ -884,7 +884,7 @@ def prune(obj, *, older_than: int, dry_run: bool = False) -> dict:
         obj.db.executemany("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", [(PRUNED, s) for s in gone])
         live = obj.db.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL").fetchone()
         obj.db.execute("UPDATE object SET live_turns = ?, live_tokens = ?", live)
-        search.drop_removed_tokens(obj.db)
+        _drop_removed_tokens(obj.db)
         state.event(obj, "transcript.pruned", {"deleted": len(doomed), "older_than_seconds": older_than})
         state.touch(obj, active=False)
     obj.handle.checkpoint()
@@ -910,8 +910,15 @@ def redact(obj, seq: int) -> dict:
         if row[SUPERSEDED] is None:
             obj.db.execute("UPDATE object SET live_tokens = live_tokens - ? + ?", (row[TOKENS], count))
         obj.db.execute("UPDATE prompts SET content = ? WHERE turn_seq = ?", (REDACTED, seq))
-        search.drop_removed_tokens(obj.db)
+        _drop_removed_tokens(obj.db)
         state.event(obj, "transcript.redacted", {"seq": seq})
         state.touch(obj)  # a redaction is activity (SPEC §3)
     obj.handle.checkpoint()
     return row_json(_row(obj, seq))
+
+
+def _drop_removed_tokens(db) -> None:
+    """Removals (pop, clear, prune, redact) rewrite the search index; imported here only, off the append path."""
+    from .search import drop_removed_tokens
+
+    drop_removed_tokens(db)
