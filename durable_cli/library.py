@@ -96,6 +96,29 @@ def default_user() -> str:
     return getpass.getuser()
 
 
+def plan_create(store, name, title, ttl_seconds, ephemeral):
+    """What `session create` makes, checked before anything is (either backend): the address (a fresh
+    random NAME with retention.ephemeral_ttl for --ephemeral), the valid title and the TTL."""
+    from .errors import invalid
+
+    if ephemeral:
+        if name is not None:
+            raise invalid("give either NAME or --ephemeral, not both")
+        import uuid
+
+        name = uuid.uuid4().hex
+        if ttl_seconds is None:
+            ttl_seconds = store.config.seconds("retention.ephemeral_ttl")
+        address = store.address(name, scope="session")
+    elif name is None:
+        raise invalid("missing NAME: give a session NAME, or --ephemeral for a random one")
+    else:
+        address = store.address(name)
+    if title is not None:
+        title = sessions.valid_title(title)  # input first: a rejected create makes nothing, not even a secret
+    return address, title, ttl_seconds
+
+
 class Store:
     """One data directory. Options given here take precedence over environment, config file and defaults."""
 
@@ -154,23 +177,7 @@ class Store:
 
     def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
         """`session create`: NAME, or (ephemeral) a fresh random NAME with retention.ephemeral_ttl."""
-        from .errors import invalid
-
-        if ephemeral:
-            if name is not None:
-                raise invalid("give either NAME or --ephemeral, not both")
-            import uuid
-
-            name = uuid.uuid4().hex
-            if ttl_seconds is None:
-                ttl_seconds = self.config.seconds("retention.ephemeral_ttl")
-            address = self.address(name, scope="session")
-        elif name is None:
-            raise invalid("missing NAME: give a session NAME, or --ephemeral for a random one")
-        else:
-            address = self.address(name)
-        if title is not None:
-            title = sessions.valid_title(title)  # input first: a rejected create makes nothing, not even a secret
+        address, title, ttl_seconds = plan_create(self, name, title, ttl_seconds, ephemeral)
         with self.open(address=address, create=True) as session:
             return session.create(title=title, ttl_seconds=ttl_seconds)
 

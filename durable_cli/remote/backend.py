@@ -250,23 +250,9 @@ class RemoteStore:
         yield RemoteSession(self, RemoteAddress("reserved", user, "", "reserved"), create)
 
     def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
-        if ephemeral:
-            if name is not None:
-                raise invalid("give either NAME or --ephemeral, not both")
-            import uuid
+        from ..library import plan_create
 
-            name = uuid.uuid4().hex
-            if ttl_seconds is None:
-                ttl_seconds = self.config.seconds("retention.ephemeral_ttl")
-            address = self.address(name, scope="session")
-        elif name is None:
-            raise invalid("missing NAME: give a session NAME, or --ephemeral for a random one")
-        else:
-            address = self.address(name)
-        if title is not None:
-            from ..core.sessions import valid_title
-
-            valid_title(title)
+        address, title, ttl_seconds = plan_create(self, name, title, ttl_seconds, ephemeral)
         return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)
 
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
