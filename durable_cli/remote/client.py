@@ -60,7 +60,28 @@ class RemoteClient:
             self._conn = None
 
     def call(self, body: dict, *, write: bool) -> object:
-        """POST BODY to /v1/call; the result, or the Worker's error as a DurableError (its code and exit)."""
+        """POST BODY to /v1/call; the result, or the Worker's error as a DurableError (its code and exit).
+
+        A write runs inside the CLI's commit guard (SPEC §13): once it may have been sent, SIGINT and
+        SIGTERM wait for its answer (up to remote.timeout), so 130/143 still mean nothing changed. An
+        answer that the write failed delivers a waiting signal then; an unknown outcome stays exit 7.
+        """
+        from ..store import objects
+
+        guard = objects.commit_guard if write else None
+        if guard is None:
+            return self._call(body, write=write)
+        unknown = None
+        with guard():
+            try:
+                return self._call(body, write=write)
+            except DurableError as e:
+                if e.code != "outcome_unknown":
+                    raise
+                unknown = e  # not "nothing changed": raised after the guard, so no signal replaces it
+        raise unknown
+
+    def _call(self, body: dict, *, write: bool) -> object:
         import socket
 
         HTTPException = ProtocolError

@@ -8,12 +8,15 @@ import threading
 class Proxy:
     """MODE: "pass" forwards; "drop_once" forwards the first request, waits for the Worker's answer
     (so the write is committed) and closes the client's connection without passing it on, then
-    passes; "hold" reads requests and never answers (a slow Worker)."""
+    passes; "hold" reads requests and never answers (a slow Worker); "delay" forwards but holds each
+    answer for DELAY seconds (the write is committed, its answer late)."""
 
-    def __init__(self, upstream_url: str, mode: str):
+    def __init__(self, upstream_url: str, mode: str, delay: float = 0.0):
         host, port = upstream_url.split("//", 1)[1].split(":")
         self.upstream = (host, int(port))
         self.mode = mode
+        self.delay = delay
+        self.answered = 0
         self.dropped = 0
         self.requests = 0
         self.server = socket.create_server(("127.0.0.1", 0))
@@ -49,6 +52,11 @@ class Proxy:
                         self.dropped += 1
                         return  # the answer arrived (the write is committed) and is thrown away
                     else:
+                        if self.mode == "delay":
+                            self.answered += 1
+                            import time
+
+                            time.sleep(self.delay)
                         client.sendall(data)
         except OSError:
             pass

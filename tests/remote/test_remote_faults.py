@@ -119,3 +119,29 @@ def test_remote_dev_stops_workerd_on_sigterm(tmp_path_factory):
     pid = dev.workerd_pid()
     assert dev.stop() == 0
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_a_write_is_in_flight_waits_for_its_answer(remote, sig):
+    """SPEC §13: once a write request has been sent, SIGINT/SIGTERM wait for its answer, so 130/143
+    still mean nothing changed. The proxy lets the Worker commit and holds the answer back."""
+    import subprocess
+    import sys
+
+    name = unique("inflight")
+    proxy = Proxy(remote.url, "delay", delay=1.5)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "--remote", proxy.url, "transcript", "append", name,
+                                 "--role", "user", "committed before the signal"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while proxy.answered == 0 and time.monotonic() < deadline:  # the Worker has answered: committed
+            time.sleep(0.01)
+        assert proxy.answered == 1
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proxy.close()
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert out.strip() == "1" and "Traceback" not in err
+    assert [r["content"] for r in rows(name)] == ["committed before the signal"]
