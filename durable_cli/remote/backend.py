@@ -151,14 +151,19 @@ class RemoteSession:
     def redact(self, seq):
         return self._call("redact", True, seq=seq)
 
-    def prune(self, **_kw):
-        raise not_yet("transcript prune")
+    def prune(self, *, older_than, dry_run=False):
+        return self._call("prune", not dry_run, older_than=older_than, dry_run=dry_run)
 
-    def summarize(self, **_kw):
-        raise not_yet("transcript summarize")
+    def summarize(self, *, through, text=None, command=None, input_format="text", timeout=120):
+        """Summarize with TEXT in one request (as core/transcript.summarize; a COMMAND goes through Store.summarize)."""
+        if command is not None:
+            raise invalid("a summarizer command runs without the object's lock: call Store.summarize(name, ..., command=CMD)")
+        return self._call("summarize", True, through=through, text=text)
 
-    def compact(self, **_kw):
-        raise not_yet("transcript compact")
+    def compact(self, *, max_tokens, keep_tokens, text=None, command=None, input_format="text", timeout=120):
+        if command is not None:
+            raise invalid("a summarizer command runs without the object's lock: call Store.compact(name, ..., command=CMD)")
+        return self._call("compact", True, max_tokens=max_tokens, keep_tokens=keep_tokens, text=text)
 
     # human in the loop, memory, limits (SPEC §8)
     def ask(self, prompt, *, choices=(), timeout_seconds=None):
@@ -276,11 +281,33 @@ class RemoteStore:
         with self.open(name) as session:
             return session._call("ttl", seconds is not None or clear, seconds=seconds, clear=clear)
 
-    def summarize(self, name, **_kw):
-        raise not_yet("transcript summarize")
+    def summarize(self, name, *, through, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
+        """As the file backend's: with TEXT one request; with a COMMAND the plan is read (one request), the
+        command runs here holding nothing, and the summary is committed (a second request) only if the
+        covered rows are unchanged (else exit 4)."""
+        return self._summarize(name, "summary", {"through": through}, text, command, input_format, timeout, open_args)
 
-    def compact(self, name, **_kw):
-        raise not_yet("transcript compact")
+    def compact(self, name, *, max_tokens, keep_tokens, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
+        return self._summarize(name, "compact", {"max_tokens": max_tokens, "keep_tokens": keep_tokens},
+                               text, command, input_format, timeout, open_args)
+
+    def _summarize(self, name, kind, args, text, command, input_format, timeout, open_args) -> dict:
+        from ..core import transcript
+
+        if (text is None) == (command is None):
+            raise invalid("give exactly one of a summary text or a command")
+        if text is not None:
+            transcript.check_text(self.config, text, "summary")
+            with self.open(name, **open_args) as session:
+                return session._call("summarize" if kind == "summary" else "compact", True, text=text, **args)
+        transcript.summarizer_input([], input_format)  # exit 2 for a bad --input before anything runs
+        with self.open(name, **open_args) as session:
+            plan = session._call("plan_" + kind, False, **args)
+        if plan is None:
+            return {"summary": None, "superseded": 0}
+        text = transcript.run_summarizer(command, [tuple(r) for r in plan["covered"]], input_format, timeout)
+        with self.open(name, **open_args) as session:
+            return session._call("commit_summary", True, covered=plan["covered"], high=plan["high"], text=text)
 
     def close(self) -> None:
         if self._client is not None:
@@ -299,7 +326,9 @@ class RemoteStore:
         raise not_yet("ls")
 
     def delete(self, name):
-        raise not_yet("delete")
+        """`delete NAME`: the object's Durable Object erases its whole storage (deleteAll); the receipt as locally."""
+        with self.open(name) as session:
+            return session._call("delete", True)
 
     def purge(self, **_kw):
         raise not_yet("purge")

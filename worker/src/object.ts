@@ -12,7 +12,7 @@ import * as limits from "./rules/limits";
 import * as retention from "./rules/retention";
 import { fireDue } from "./rules/alarms";
 
-type Op = { run: (obj: Opened, args: any) => unknown; write: boolean; creates?: boolean };
+type Op = { run: (obj: Opened, args: any) => unknown; write: boolean; creates?: boolean; erases?: boolean };
 
 // The library's Session method names (durable_cli/library.py), one entry per operation.
 const OPS: Record<string, Op> = {
@@ -39,6 +39,13 @@ const OPS: Record<string, Op> = {
   pop: { run: transcript.pop, write: true },
   clear: { run: transcript.clear, write: true },
   redact: { run: transcript.redact, write: true },
+  prune: { run: transcript.prune, write: true },
+  summarize: { run: transcript.summarize, write: true },
+  compact: { run: transcript.compact, write: true },
+  plan_summary: { run: transcript.planSummary, write: false },
+  plan_compact: { run: transcript.planCompact, write: false },
+  commit_summary: { run: transcript.commitSummary, write: true },
+  delete: { run: retention.remove, write: true, erases: true },
   ask: { run: elicit.ask, write: true },
   requests: { run: elicit.list, write: false },
   request: { run: elicit.get, write: false },
@@ -133,6 +140,7 @@ export class DurableObjectSession {
         }
         return this.caughtUp(text);
       });
+      if (op.erases) await this.erase(); // `delete`: every byte of the object's storage goes, after the receipt was made
       await this.schedule();
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {

@@ -16,3 +16,12 @@ export function ttl(obj: Opened, a: { seconds?: number | null; clear?: boolean }
   }
   return { name: meta.name, ttl_seconds: meta.ttl_seconds, expires_at: iso(meta.expires_at) };
 }
+
+/** `delete NAME` (mirrors core/retention.py delete): the receipt; the DO then erases the whole storage
+ *  (deleteAll) once this transaction has committed. A tenant object is deleted by an owner only. */
+export function remove(obj: Opened) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (obj.address.id_scope === "tenant") obj.requireOwner("delete it");
+  return { deleted: [{ id: meta.id, owner: meta.owner, name: meta.name }], skipped: [], changed: [], dry_run: false };
+}

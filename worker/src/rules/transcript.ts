@@ -108,7 +108,7 @@ export function rowJson(r: any[]) {
   return {
     seq: r[SEQ], role: r[ROLE], content: r[CONTENT], tool_calls: loads(r[CALLS]), call_id: r[CALL_ID], name: r[NAME],
     meta: loads(r[META]), data: loads(r[DATA]), forked_from: r[FORKED], tokens: r[TOKENS], author: r[AUTHOR],
-    created_at: iso(r[CREATED]), kind: r[KIND], superseded_by: r[SUPERSEDED], covers: summary ? [r[FIRST], r[LAST]] : null,
+    created_at: iso(r[CREATED]), kind: r[KIND], superseded_by: r[SUPERSEDED], covers: summary && r[LAST] !== null ? [r[FIRST], r[LAST]] : null,
   };
 }
 
@@ -286,4 +286,176 @@ export function redact(obj: Opened, a: { seq: number }) {
   event(obj, "transcript.redacted", { seq: a.seq });
   touch(obj);  // a redaction is activity (SPEC §3)
   return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq)!);
+}
+
+const PRUNED = "[pruned]"; // what a prompt's text becomes when prune deletes the turn it became
+
+/** SPEC §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back. */
+function refuseRewriteIfOwned(obj: Opened, meta: any, doing: string) {
+  if (meta.adapter === "langgraph") {
+    throw conflict(`${obj.what} is a LangGraph thread kept by DurableSaver; its checkpoints hold the same text, ` +
+      `so it cannot ${doing}: delete the thread (saver.delete_thread) or 'durable delete ${obj.name}'`);
+  }
+}
+
+/** Removals rewrite the search index: merge it so no segment keeps a token of what was removed. */
+function dropRemovedTokens(obj: Opened) {
+  obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
+}
+
+const marks = (n: number) => new Array(n).fill("?").join(",");
+
+export function prune(obj: Opened, a: { older_than: number; dry_run?: boolean }) {
+  const olderThan = a.older_than;
+  if (!isInt(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
+  refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
+  const dryRun = !!a.dry_run;
+  const cutoff = now() - olderThan * 1000;
+  const pin = new Set(pinned(obj).map((r) => r[SEQ]));
+  const doomed = new Set<number>();
+  for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
+  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
+  while (frontier.length) {
+    const more = obj.db.all(`SELECT seq FROM turns WHERE superseded_by IN (${marks(frontier.length)})`, ...frontier)
+      .map((r) => r[0]).filter((s) => !doomed.has(s));
+    for (const s of more) doomed.add(s);
+    frontier = more.length ? obj.db.all(`SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${marks(more.length)})`, ...more).map((r) => r[0]) : [];
+  }
+  if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
+  for (const s of [...doomed].sort((x, y) => x - y)) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", s);
+    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
+  }
+  const live = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL")!;
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live[0], live[1]);
+  dropRemovedTokens(obj);
+  event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
+  touch(obj, false);
+  return { deleted: doomed.size, dry_run: false };
+}
+
+// -- summaries (plan under the object, commit only if the covered rows are unchanged) -----------------
+
+type Plan = { covered: any[][]; high: number };
+
+function liveRow(obj: Opened, seq: unknown) {
+  const row = isInt(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
+  if (!row || row[SUPERSEDED] !== null) throw notFound(`row ${seq} of ${obj.what} is not a live row; see 'durable transcript show ${obj.name}'`);
+  return row;
+}
+
+function splitsACall(obj: Opened, covered: any[][], throughPos: number): boolean {
+  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(callIds);
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    if (obj.db.one(`SELECT 1 FROM turns WHERE call_id IN (${marks(chunk.length)}) AND role = 'tool' AND superseded_by IS NULL AND pos > ? LIMIT 1`,
+      ...chunk, throughPos)) return true;
+  }
+  return false;
+}
+
+function makePlan(obj: Opened, covered: any[][]): Plan {
+  return { covered, high: obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0] };
+}
+
+export function planSummary(obj: Opened, a: { through: number }): Plan {
+  const meta = requireVisible(obj);
+  liveRow(obj, a.through);
+  refuseRewriteIfOwned(obj, meta, "be summarized");
+  check(obj, "write", meta.status);
+  const row = liveRow(obj, a.through);
+  const pin = pinned(obj);
+  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  const covered = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row[POS]);
+  if (!covered.length) throw conflict(`nothing to summarize through row ${a.through} of ${obj.what}: it is a pinned turn`);
+  if (splitsACall(obj, covered, row[POS])) {
+    throw invalid(`row ${a.through} of ${obj.what} would separate a tool call from its results; summarize through the last result instead`);
+  }
+  return makePlan(obj, covered);
+}
+
+export function planCompact(obj: Opened, a: { max_tokens: number; keep_tokens: number }): Plan | null {
+  const max = a.max_tokens, keep = a.keep_tokens;
+  if (!isInt(max) || !isInt(keep) || max < 0 || keep < 0) throw invalid("--max-tokens and --keep-tokens must be non-negative");
+  if (max < keep) throw invalid("--max-tokens must be at least --keep-tokens");
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be compacted");
+  check(obj, "write", meta.status);
+  if (meta.live_tokens <= max) return null;
+  const pin = pinned(obj);
+  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  const live = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
+  let kept = 0;
+  let fallback: number | null = null;
+  for (let i = live.length - 1; i > 0; i--) { // a cut before live[i] keeps live[i:] and covers live[:i]
+    kept += live[i][TOKENS];
+    if (kept < keep || live[i][ROLE] === "tool") continue;
+    if (splitsACall(obj, live.slice(0, i), live[i - 1][POS])) continue;
+    if (live[i][ROLE] === "user" && live[i][KIND] === "turn") return makePlan(obj, live.slice(0, i));
+    if (fallback === null) fallback = i;
+  }
+  return fallback === null ? null : makePlan(obj, live.slice(0, fallback));
+}
+
+const sameRow = (x: any[] | undefined, y: any[]) => !!x && x.length === y.length && x.every((v, i) => v === y[i]);
+
+/** Insert the summary of PLAN if every covered row is still live and unchanged and no `tool` row answering a
+ *  covered call was appended meanwhile; otherwise exit 4 and nothing changes. A plan sent back by a client is
+ *  checked whole: its rows must be the object's own, live, unpinned and consecutive in the logical order. */
+export function commitSummary(obj: Opened, a: { covered: any[][]; high: number; text: string }) {
+  checkText(obj, a.text);
+  const meta = requireVisible(obj);
+  check(obj, "write", meta.status);
+  const covered = a.covered;
+  if (!Array.isArray(covered) || !covered.length || !isInt(a.high) || !covered.every((r) => Array.isArray(r) && isInt(r[SEQ]))) {
+    throw invalid("the summary plan is not one this Worker made");
+  }
+  const changed = conflict(`the transcript of ${obj.what} changed while summarizing; run it again`);
+  const seqs = covered.map((r) => r[SEQ]);
+  const current = new Map<number, any[]>();
+  for (let i = 0; i < seqs.length; i += 500) {
+    const chunk = seqs.slice(i, i + 500);
+    for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${marks(chunk.length)})`, ...chunk)) current.set(r[SEQ], r);
+  }
+  if (covered.some((r) => !sameRow(current.get(r[SEQ]), r) || r[SUPERSEDED] !== null)) throw changed;
+  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(callIds);
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    if (obj.db.one(`SELECT 1 FROM turns WHERE seq > ? AND role = 'tool' AND call_id IN (${marks(chunk.length)}) LIMIT 1`, a.high, ...chunk)) throw changed;
+  }
+  const positions = covered.map((r) => r[POS]);
+  const low = Math.min(...positions), top = Math.max(...positions);
+  const pin = pinned(obj);
+  const between = obj.db.one("SELECT count(*) FROM turns WHERE superseded_by IS NULL AND pos BETWEEN ? AND ?", low, top)![0];
+  if (new Set(seqs).size !== seqs.length || between !== seqs.length || (pin.length && low <= pin[pin.length - 1][POS])) {
+    throw invalid("the summary plan is not one this Worker made");
+  }
+  return insertSummary(obj, covered, a.text);
+}
+
+function insertSummary(obj: Opened, covered: any[][], text: string) {
+  const first = Math.min(...covered.map((r) => (r[KIND] === "summary" ? r[FIRST] : r[SEQ])));
+  const last = Math.max(...covered.map((r) => (r[KIND] === "summary" ? (r[LAST] ?? r[FIRST]) : r[SEQ])));
+  const count = approx(text);
+  const seq = obj.db.one("INSERT INTO turns (role, content, tokens, author, created_at, kind, covers_first, covers_last)" +
+    " VALUES ('system', ?, ?, ?, ?, 'summary', ?, ?) RETURNING seq", text, count, obj.actor, now(), first, last)![0];
+  for (const r of covered) obj.db.run("UPDATE turns SET superseded_by = ? WHERE seq = ?", seq, r[SEQ]);
+  obj.db.run("UPDATE object SET live_turns = live_turns - ? + 1, live_tokens = live_tokens - ? + ?",
+    covered.length, covered.reduce((s, r) => s + r[TOKENS], 0), count);
+  event(obj, "transcript.summarized", { seq, covers: [first, last], superseded: covered.length });
+  touch(obj);
+  return { summary: rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq)!), superseded: covered.length };
+}
+
+/** `transcript summarize --text`: plan and commit in one transaction. */
+export function summarize(obj: Opened, a: { through: number; text: string }) {
+  checkText(obj, a.text, "summary");
+  return insertSummary(obj, planSummary(obj, a).covered, a.text);
+}
+
+/** `transcript compact --text`: plan and commit in one transaction. */
+export function compact(obj: Opened, a: { max_tokens: number; keep_tokens: number; text: string }) {
+  checkText(obj, a.text, "summary");
+  const plan = planCompact(obj, a);
+  return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
 }
