@@ -7,6 +7,8 @@ by nature (another clock reading, another secret) and are normalized; everything
 
 import json
 import re
+import shlex
+import sys
 import time
 
 import pytest
@@ -136,6 +138,8 @@ HITL = [
 ]
 
 
+RACE = ["transcript", "summarize", "r", "--through", "12", "--command",
+        f"{shlex.quote(sys.executable)} -m durable_cli transcript redact r 12 >/dev/null && echo S"]
 AGED = ["(wait until every row written so far is more than 1s old)"]
 
 REWRITE = [
@@ -165,6 +169,8 @@ REWRITE = [
     ["transcript", "append", "r", "--role", "user", "fourth question"],
     ["transcript", "compact", "r", "--max-tokens", "1", "--keep-tokens", "1", "--command", "wc -l", "--input", "jsonl", "--json"],
     ["transcript", "summarize", "r", "--through", "12", "--command", "exit 3"],
+    # a covered row changes while the command runs (nothing is held meanwhile): exit 4, nothing changed
+    RACE,
     ["transcript", "show", "r", "--all", "--json"],
     ["session", "show", "r", "--json"],
     ["transcript", "prune", "r", "--older-than", "1h", "--json"],
@@ -244,6 +250,11 @@ def test_same_results_local_and_remote(scenario, remote_dev, monkeypatch):
     assert any(status != 0 for _, status, _, _, _ in local)  # the scenario exercises refusals too
     for (args, *want, _), (_, *got, _) in zip(local, remote):
         assert got == want, f"durable {' '.join(args)}"
+    if scenario == "rewrite":  # the refusals that matter here are really there, on both backends
+        got = {id(args): (status, out, err) for args, status, out, err, _ in remote}
+        assert got[id(RACE)][0] == 4 and "changed while summarizing" in got[id(RACE)][2]
+        queue = next(out for args, _, out, _, _ in remote if args == ["session", "queue", "r", "--json"])
+        assert '"content":"[pruned]"' in queue
     # the two runs really went to two backends: the object ids differ (another secret)
     local_ids = {i for *_, raw in local for i in ID.findall(raw)}
     remote_ids = {i for *_, raw in remote for i in ID.findall(raw)}
