@@ -322,6 +322,9 @@ class RemoteStore:
     def doctor(self, **_kw):
         raise not_available("doctor")
 
+    def fork(self, name, new, **_kw):
+        raise not_yet("session fork")
+
     def ls(self, **_kw):
         raise not_yet("ls")
 

@@ -267,7 +267,7 @@ def test_commands_without_remote_meaning_are_exit_2(remote_dev, monkeypatch):
         r = run_inprocess("--remote", remote_dev.url, *args)
         assert (r.status, r.out) == (2, ""), args
         assert "not available with --remote" in r.err
-    for args in (["ls"], ["purge", "--older-than", "1d", "--yes"], ["sweep"], ["forget", "bob", "--yes"],
+    for args in (["session", "fork", "a", "b"], ["ls"], ["purge", "--older-than", "1d", "--yes"], ["sweep"], ["forget", "bob", "--yes"],
                  ["export", "--all"], ["import", "-"]):
         r = run_inprocess("--remote", remote_dev.url, *args, input="")
         assert r.status == 2, args
