@@ -174,12 +174,13 @@ REWRITE = [
     ["transcript", "show", "r", "--all", "--json"],
     ["session", "show", "r", "--json"],
     ["transcript", "prune", "r", "--older-than", "1h", "--json"],
-    AGED,  # every row above is now more than 1s old
-    ["session", "prompt", "r", "fresh question"],
-    ["session", "next", "r", "--json"],
+    AGED,  # every row above is now more than 1s old; nothing is written until the prunes are done, so
+    # rows only get older meanwhile and a stalled machine cannot make the two backends disagree
     ["transcript", "prune", "r", "--older-than", "1s", "--dry-run", "--json"],
     ["transcript", "prune", "r", "--older-than", "1s"],
     ["transcript", "prune", "r", "--older-than", "1s", "--json"],
+    ["session", "prompt", "r", "fresh question"],
+    ["session", "next", "r", "--json"],
     ["session", "queue", "r", "--json"],
     ["transcript", "prune", "r", "--older-than", "soon"],
     ["transcript", "prune", "missing", "--older-than", "1d"],
