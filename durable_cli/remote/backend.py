@@ -322,8 +322,21 @@ class RemoteStore:
     def doctor(self, **_kw):
         raise not_available("doctor")
 
-    def fork(self, name, new, **_kw):
-        raise not_yet("session fork")
+    def fork(self, name, new, *, at=None, title=None) -> dict:
+        """`session fork`: the source's Durable Object gives the rows to copy (one read, checking AT), then
+        NEW's, in the acting user's own scope, creates NEW holding them in one transaction (exit 4 if it exists)."""
+        from ..core import sessions
+
+        new = valid_name(new)
+        if title is not None:
+            title = sessions.valid_title(title)
+        if at is not None and (isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= 2**63 - 1):
+            raise invalid("--at must be a positive seq")
+        with self.open(name) as source:
+            plan = source._call("fork_plan", False, at=at)
+        rows = plan.pop("rows")
+        session = RemoteSession(self, RemoteAddress("user", self.user, new, "user"), True)
+        return session._call("fork_create", True, source=plan, rows=rows, title=title)
 
     def ls(self, **_kw):
         raise not_yet("ls")

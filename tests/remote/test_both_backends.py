@@ -196,6 +196,45 @@ REWRITE = [
 ]
 
 
+FORK = [
+    ["transcript", "append", "f", "--role", "system", "be brief"],
+    ["transcript", "append", "f", "--role", "user", "first question"],
+    ["transcript", "append", "f", "--role", "assistant", "--tool-calls", '[{"id": "c1", "name": "ls"}]'],
+    ["transcript", "append", "f", "--role", "tool", "--call-id", "c1", "--name", "ls", "files"],
+    ["transcript", "append", "f", "--role", "assistant", "done", "--meta", '{"model": "m"}', "--data", '{"k": [1]}'],
+    ["transcript", "summarize", "f", "--through", "4", "--text", "asked and listed"],
+    ["transcript", "append", "f", "--role", "user", "second question"],
+    ["transcript", "append", "f", "--role", "assistant", "--tool-calls", '[{"id": "c2", "name": "cat"}]'],
+    ["transcript", "append", "f", "--role", "tool", "--call-id", "c2", "text"],
+    ["session", "title", "f", "Source"],
+    ["session", "fork", "f", "g", "--json"],
+    ["transcript", "show", "g", "--all", "--json"],
+    ["session", "events", "g", "--json"],
+    ["session", "fork", "f", "h", "--at", "5", "--title", "Retry"],
+    ["session", "show", "h", "--json"],
+    ["transcript", "show", "h", "--json"],
+    ["session", "fork", "g", "i", "--at", "1"],
+    ["transcript", "show", "i", "--all", "--json"],
+    # refusals: nothing is created
+    ["session", "fork", "f", "g"],
+    ["session", "fork", "f", "j", "--at", "2"],
+    ["session", "fork", "f", "j", "--at", "8"],
+    ["session", "fork", "f", "k", "--at", "6", "--json"],
+    ["transcript", "show", "k", "--all", "--json"],
+    ["session", "fork", "f", "j", "--at", "3"],
+    ["session", "fork", "f", "j", "--at", "99"],
+    ["session", "fork", "f", "j", "--at", "0"],
+    ["session", "fork", "missing", "j"],
+    ["session", "fork", "f", " j"],
+    ["session", "fork", "f", "j", "--title", ""],
+    ["session", "show", "j"],
+    ["session", "events", "f", "--json"],
+    ["session", "create", "empty"],
+    ["session", "fork", "empty", "empty2", "--json"],
+    ["transcript", "show", "empty2", "--json"],
+]
+
+
 def tenant_scenario(tenant):
     return [
         ["--tenant", tenant, "session", "create", "shared", "--json"],
@@ -207,6 +246,10 @@ def tenant_scenario(tenant):
         ["--tenant", tenant, "--as", "carol", "session", "create", "shared"],
         ["--tenant", tenant, "--as", "bob", "transcript", "append", "shared", "--role", "user", "from bob", "--json"],
         ["--tenant", tenant, "session", "participants", "shared"],
+        ["--tenant", tenant, "--as", "bob", "session", "fork", "shared", "mine", "--json"],
+        ["--as", "bob", "transcript", "show", "mine", "--json"],
+        ["--tenant", tenant, "--as", "carol", "session", "fork", "shared", "theirs"],
+        ["--as", "bob", "delete", "mine", "--yes"],
         ["--tenant", tenant, "--as", "bob", "transcript", "summarize", "shared", "--through", "1", "--text", "x"],
         ["--tenant", tenant, "--as", "carol", "transcript", "prune", "shared", "--older-than", "1s"],
         ["--tenant", tenant, "--as", "carol", "delete", "shared", "--yes"],
@@ -238,7 +281,7 @@ def run_scenario(commands, monkeypatch, env):
     return out
 
 
-SCENARIOS = {"sessions": SESSIONS, "transcript": TRANSCRIPT, "hitl": HITL, "rewrite": REWRITE, "tenant": None}
+SCENARIOS = {"sessions": SESSIONS, "transcript": TRANSCRIPT, "hitl": HITL, "rewrite": REWRITE, "fork": FORK, "tenant": None}
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -251,6 +294,10 @@ def test_same_results_local_and_remote(scenario, remote_dev, monkeypatch):
     assert any(status != 0 for _, status, _, _, _ in local)  # the scenario exercises refusals too
     for (args, *want, _), (_, *got, _) in zip(local, remote):
         assert got == want, f"durable {' '.join(args)}"
+    if scenario == "fork":  # each refusal is really there, on both backends
+        statuses = {" ".join(args): status for args, status, _, _, _ in remote}
+        assert statuses["session fork f g"] == 4 and statuses["session fork f j --at 8"] == 2
+        assert statuses["session fork f j --at 3"] == 3 and statuses["session fork missing j"] == 3
     if scenario == "rewrite":  # the refusals that matter here are really there, on both backends
         got = {id(args): (status, out, err) for args, status, out, err, _ in remote}
         assert got[id(RACE)][0] == 4 and "changed while summarizing" in got[id(RACE)][2]
@@ -268,7 +315,7 @@ def test_commands_without_remote_meaning_are_exit_2(remote_dev, monkeypatch):
         r = run_inprocess("--remote", remote_dev.url, *args)
         assert (r.status, r.out) == (2, ""), args
         assert "not available with --remote" in r.err
-    for args in (["session", "fork", "a", "b"], ["ls"], ["purge", "--older-than", "1d", "--yes"], ["sweep"], ["forget", "bob", "--yes"],
+    for args in (["ls"], ["purge", "--older-than", "1d", "--yes"], ["sweep"], ["forget", "bob", "--yes"],
                  ["export", "--all"], ["import", "-"]):
         r = run_inprocess("--remote", remote_dev.url, *args, input="")
         assert r.status == 2, args

@@ -45,6 +45,8 @@ const OPS: Record<string, Op> = {
   plan_summary: { run: transcript.planSummary, write: false },
   plan_compact: { run: transcript.planCompact, write: false },
   commit_summary: { run: transcript.commitSummary, write: true },
+  fork_plan: { run: transcript.forkPlan, write: false },
+  fork_create: { run: transcript.forkCreate, write: true, creates: true },
   delete: { run: retention.remove, write: true, erases: true },
   ask: { run: elicit.ask, write: true },
   requests: { run: elicit.list, write: false },

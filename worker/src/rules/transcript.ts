@@ -1,8 +1,8 @@
 // The transcript and its context window (mirrors durable_cli/core/transcript.py, SPEC §6).
 import { createHash } from "node:crypto";
-import { Opened, conflict, createObject, event, invalid, iso, notFound, now, touch, dumps } from "./state";
+import { Opened, conflict, createObject, event, invalid, iso, notFound, now, touch, dumps, sessionJson } from "./state";
 import { approx } from "./tokens";
-import { check, requireSession, validRequestId } from "./sessions";
+import { check, requireSession, validRequestId, validTitle } from "./sessions";
 
 const ROLES = ["system", "developer", "user", "assistant", "tool"];
 const PINNED = ["system", "developer"];
@@ -458,4 +458,74 @@ export function compact(obj: Opened, a: { max_tokens: number; keep_tokens: numbe
   checkText(obj, a.text, "summary");
   const plan = planCompact(obj, a);
   return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
+}
+
+// -- fork (mirrors durable_cli/core/fork.py): the source plans, NEW's object creates -------------------
+
+/** `session fork`, on the source: its id, NAME, title and the live rows up to AT (in logical order) that a
+ *  fork copies; exit 3 for an AT that is not a live row, 2 for one separating a tool call from its results. */
+export function forkPlan(obj: Opened, a: { at?: number | null }) {
+  const meta = requireVisible(obj);
+  let rows: any[][];
+  let seq: number | null;
+  if (a.at == null) {
+    rows = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos`);
+    seq = rows.length ? rows[rows.length - 1][SEQ] : null;
+  } else {
+    const cut = liveRow(obj, a.at);
+    rows = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? ORDER BY pos`, cut[POS]);
+    if (splitsACall(obj, rows, cut[POS])) {
+      throw invalid(`row ${a.at} of ${obj.what} would separate a tool call from its results; fork at the last result instead`);
+    }
+    seq = a.at;
+  }
+  return {
+    id: obj.id, name: obj.name, title: meta.title, seq,
+    rows: rows.map((r) => ({ role: r[ROLE], content: r[CONTENT], tool_calls: loads(r[CALLS]), call_id: r[CALL_ID], name: r[NAME],
+      meta: loads(r[META]), data: loads(r[DATA]), tokens: r[TOKENS], created_at: r[CREATED], kind: r[KIND] })),
+  };
+}
+
+const COPY = "INSERT INTO turns (seq, role, content, tokens, author, created_at, kind, covers_first, covers_last, call_id," +
+  " tool_calls, name, meta, data, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)";
+
+/** `session fork`, on NEW: create it (`created`, the acting user its owner) holding the rows a fork plan
+ *  gave, renumbered from 1 here; every row is checked as an append's would be. NEW existing is exit 4. */
+export function forkCreate(obj: Opened, a: { source: any; rows: any[]; title?: string | null }) {
+  const src = a.source ?? {};
+  const bad = (what: string) => invalid(`the fork plan is not one this Worker made: ${what}`);
+  if (typeof src.id !== "string" || !/^[0-9a-f]{64}$/.test(src.id)) throw bad("source id");
+  if (typeof src.name !== "string" || !src.name) throw bad("source name");
+  if (src.seq !== null && !(isInt(src.seq) && src.seq >= 1)) throw bad("seq");
+  if (!Array.isArray(a.rows)) throw bad("rows");
+  const copies = a.rows.map((r: any, i: number) => {
+    const where = `row ${i + 1}: `;
+    if (r === null || typeof r !== "object" || !isInt(r.created_at) || r.created_at < 0) throw bad(`${where}created_at`);
+    if (r.kind === "summary") {
+      if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt(r.tokens) || r.tokens < 0 ||
+        r.tool_calls != null || r.call_id != null || r.name != null || r.meta != null || r.data != null) throw bad(`${where}summary`);
+      return { role: "system", content: r.content, tokens: r.tokens, call_id: null, tool_calls: null, name: null, meta: null,
+        data: null, created_at: r.created_at, kind: "summary" };
+    }
+    if (r.kind !== "turn") throw bad(`${where}kind`);
+    if (!isInt(r.tokens)) throw bad(`${where}tokens`);
+    const p = prepare(obj, r, where);
+    return { ...p, created_at: r.created_at, kind: "turn" };
+  });
+  if (obj.meta() !== null) {
+    obj.requireVisible();
+    throw conflict(`${obj.what} already exists; pick another name for the fork`);
+  }
+  const title = a.title != null ? validTitle(a.title) : src.title != null ? validTitle(src.title) : null;
+  createObject(obj, "created", title);
+  copies.forEach((c, i) => {
+    const seq = i + 1;
+    obj.db.run(COPY, seq, c.role, c.content, c.tokens, obj.actor, c.created_at, c.kind, c.kind === "summary" ? seq : null,
+      c.call_id, c.tool_calls, c.name, c.meta, c.data, src.id);
+  });
+  const t = now();
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?, updated_at = ?, last_active_at = ?",
+    copies.length, copies.reduce((s, c) => s + c.tokens, 0), t, t);
+  event(obj, "session.forked", { name: src.name, id: src.id, seq: src.seq });
+  return sessionJson(obj);
 }
