@@ -59,7 +59,7 @@ def downgrade_to(db, sql: str, version: int) -> None:
     old = _sqlite3.connect(":memory:")
     old.executescript(sql)
     kinds = lambda c, kind: {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'", (kind,))}
-    for kind in ("trigger", "index", "table"):
+    for kind in ("trigger", "view", "index", "table"):
         # sorted: a virtual table (turns_fts) goes before its shadow tables (turns_fts_data, ...), which go with it
         for name in sorted(kinds(db, kind) - kinds(old, kind)):
             db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')

@@ -56,6 +56,8 @@ _USAGE_ADD_COUNTED = (
 # The catch-up: the rows above the mark (bound as ?1) into the search index, then into the totals, one
 # upsert per (day, model); then the mark moves to the last row (?2).
 _CATCH_UP_CHECK = "SELECT mark, (SELECT max(seq) FROM turns) FROM turns_mark"
+# A row's indexed arguments (what catch_up writes, and what FTS5's 'delete' must be given back)
+_INDEXED_ARGUMENTS = "CASE WHEN {row}.tool_calls IS NULL THEN NULL ELSE " + _ARGUMENTS + " END"
 _CATCH_UP = (
     "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, CASE WHEN tool_calls IS NULL THEN NULL"
     " ELSE " + _ARGUMENTS.format(row="turns") + " END FROM turns WHERE seq > ?1",
@@ -254,6 +256,34 @@ MIGRATIONS = [
         CREATE TRIGGER IF NOT EXISTS usage_update_new_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from
         ON turns WHEN NEW.forked_from IS NULL AND {_COUNTED.format(row="NEW")} BEGIN
             {_USAGE_ADD_COUNTED.format(row="NEW", sign="+")}
+        END;
+        """,
+    ),    (
+        "search index without a copy of the text",  # turns_fts reads content and arguments from the rows
+        # (external content, through the view turns_fts_source): indexing stops writing each text twice.
+        # Rebuilt once here from the rows up to the mark; a row leaves the index by FTS5's 'delete' with the
+        # values it was indexed with, before it goes (BEFORE DELETE: `turns_emptied` may zero the mark after).
+        f"""
+        DROP TRIGGER IF EXISTS turns_fts_delete;
+        DROP TRIGGER IF EXISTS turns_fts_update;
+        DROP TABLE IF EXISTS turns_fts;
+        CREATE VIEW IF NOT EXISTS turns_fts_source AS SELECT seq, content, {_INDEXED_ARGUMENTS.format(row="turns")} AS arguments
+            FROM turns;
+        CREATE VIRTUAL TABLE turns_fts USING fts5(
+            content, arguments, content='turns_fts_source', content_rowid='seq',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source
+            WHERE {_COUNTED.format(row="turns_fts_source")};
+        CREATE TRIGGER IF NOT EXISTS turns_fts_forget BEFORE DELETE ON turns WHEN {_COUNTED.format(row="OLD")} BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, content, arguments)
+                VALUES ('delete', OLD.seq, OLD.content, {_INDEXED_ARGUMENTS.format(row="OLD")});
+        END;
+        CREATE TRIGGER IF NOT EXISTS turns_fts_rewrite AFTER UPDATE OF content, tool_calls ON turns
+        WHEN {_COUNTED.format(row="OLD")} BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, content, arguments)
+                VALUES ('delete', OLD.seq, OLD.content, {_INDEXED_ARGUMENTS.format(row="OLD")});
+            INSERT INTO turns_fts (rowid, content, arguments) VALUES (NEW.seq, NEW.content, {_INDEXED_ARGUMENTS.format(row="NEW")});
         END;
         """,
     ),

@@ -208,3 +208,29 @@ def test_an_object_made_before_the_index_existed_is_indexed_when_it_wakes(durabl
     db.commit()
     db.close()
     assert [h["name"] for h in search(durable, "papaya")] == ["old"]
+
+
+def test_the_index_keeps_no_second_copy_of_the_text(durable, home):
+    """turns_fts reads the rows' own text (external content): a row's exact text is on disk once, and
+    the search still finds, ranks and quotes it; a redaction and a pop keep the index in step."""
+    text = "Quokka-Lantern, Velvet; 4711!"
+    append(durable, "s", "first row")
+    seq = append(durable, "s", text)
+    append(durable, "s", "quokka again", "--tool-calls", CALLS, role="assistant")
+    path = durable("path", "s").out.strip()
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    with open(path, "rb") as f:
+        assert f.read().count(text.encode()) == 1
+    hits = search(durable, "velvet")
+    assert [(h["seq"], h["snippet"]) for h in hits] == [(seq, "Quokka-Lantern, [Velvet]; 4711!")]
+    assert [h["seq"] for h in search(durable, '"lantern velvet"')] == [seq]  # phrase queries still work
+    assert [h["seq"] for h in search(durable, "zebra")] == [seq + 1]  # tool call arguments
+    assert durable("transcript", "redact", "s", str(seq)).status == 0
+    assert durable("transcript", "pop", "s").status == 0
+    assert search(durable, "velvet") == [] and search(durable, "zebra") == []
+    assert [h["seq"] for h in search(durable, "first")] == [seq - 1]
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')")
+    db.close()
