@@ -325,14 +325,7 @@ class Store:
                                text, command, input_format, timeout, open_args)
 
     def _summarize(self, name, plan_of, args, text, command, input_format, timeout, open_args) -> dict:
-        if (text is None) == (command is None):
-            from .errors import invalid
-
-            raise invalid("give exactly one of a summary text or a command")
-        if text is not None:
-            transcript.check_text(self.config, text, "summary")
-        else:
-            transcript.summarizer_input([], input_format)  # exit 2 for a bad --input before anything runs
+        transcript.check_summary_request(self.config, text, command, input_format)
         with self.open(name, **open_args) as session:
             plan = plan_of(session, **args)
             if plan is None:

@@ -691,6 +691,16 @@ def _insert_summary(obj, covered, text) -> dict:
     return {"summary": row_json(_row(obj, seq)), "superseded": len(covered)}
 
 
+def check_summary_request(config, text, command, input_format) -> None:
+    """Input first, for either backend: exactly one of TEXT or COMMAND, the text's size, a known --input."""
+    if (text is None) == (command is None):
+        raise invalid("give exactly one of a summary text or a command")
+    if text is not None:
+        check_text(config, text, "summary")
+    else:
+        summarizer_input([], input_format)  # exit 2 for a bad --input before anything runs
+
+
 def summarizer_input(rows, input_format: str) -> str:
     if input_format == "jsonl":
         return "".join(json.dumps(row_json(r), ensure_ascii=False) + "\n" for r in rows)

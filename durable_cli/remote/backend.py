@@ -294,13 +294,10 @@ class RemoteStore:
     def _summarize(self, name, kind, args, text, command, input_format, timeout, open_args) -> dict:
         from ..core import transcript
 
-        if (text is None) == (command is None):
-            raise invalid("give exactly one of a summary text or a command")
+        transcript.check_summary_request(self.config, text, command, input_format)
         if text is not None:
-            transcript.check_text(self.config, text, "summary")
             with self.open(name, **open_args) as session:
                 return session._call("summarize" if kind == "summary" else "compact", True, text=text, **args)
-        transcript.summarizer_input([], input_format)  # exit 2 for a bad --input before anything runs
         with self.open(name, **open_args) as session:
             plan = session._call("plan_" + kind, False, **args)
         if plan is None:
