@@ -335,22 +335,81 @@ class RemoteStore:
         session = RemoteSession(self, RemoteAddress("user", self.user, new, "user"), True)
         return session._call("fork_create", True, source=plan, rows=rows, title=title)
 
-    def ls(self, **_kw):
-        raise not_yet("ls")
+    # -- across objects: the index Durable Objects (worker/src/indexes.ts, across.ts; docs/remote.md) --------
+
+    def _index(self, op: str, *, write=False, **args):
+        body = {"op": op, "args": args, "scope": "index", "tenant": self.tenant, "actor": self.user}
+        return self.client.call(body, write=write)
+
+    def _index_rows(self, *, user=None, all_users=False, reserved=False, expired=False) -> list:
+        """The index rows the acting user sees as `ls --all` does (archived included; past-TTL and memory
+        objects only with EXPIRED / RESERVED), or every object's row (ALL_USERS: admin token only), newest
+        activity first. Each a dict: id, scope, owner, name, title, status, created_at, updated_at,
+        last_active_at (ms since the epoch, as index.db keeps them), turns, tokens, expires_at,
+        next_alarm_at, external_id, members ([user, role] pairs)."""
+        if user is not None:
+            valid_name(user, "user")
+        return self._index("rows", user=user, all=all_users, reserved=reserved, expired=expired)
+
+    def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
+        from ..core.retention import ls_json
+
+        rows = self._index("ls", statuses=list(statuses), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
+        return [ls_json(r) for r in rows]
+
+    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
+        from ..core.usage import FIELDS, GROUPINGS
+
+        if by not in GROUPINGS:
+            raise invalid(f"invalid --by {by!r}: use one of {', '.join(GROUPINGS)}")
+        if everyone and user is not None:
+            raise invalid("give either --user U or --all, not both")
+        newer_day = clock.iso(clock.now() - newer_than * 1000)[:10] if newer_than is not None else None
+        doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by)
+
+        def fields(group):
+            for k in FIELDS:
+                group[k] = round(float(group[k] or 0), 10) if k == "cost_usd" else int(group[k] or 0)
+            return group
+
+        return {"groups": [fields(g) for g in doc["groups"]], "total": fields(doc["total"])}
+
+    def reindex(self) -> dict:
+        """Admin: rebuild the index from the objects it knows (each registered object re-sends its row; rows
+        of absent objects, or in shards an object no longer belongs to, are dropped).
+        `{"reindexed": N, "removed": N, "skipped": [{"id", "owner", "name", "reason"}]}`."""
+        return self._index("reindex", write=True)
 
     def delete(self, name):
         """`delete NAME`: the object's Durable Object erases its whole storage (deleteAll); the receipt as locally."""
         with self.open(name) as session:
             return session._call("delete", True)
 
-    def purge(self, **_kw):
-        raise not_yet("purge")
+    def purge(self, *, older_than: int, user=None, statuses=(), dry_run=False, progress=None) -> dict:
+        """As core/retention.purge: candidates from the index, each object re-checking its own
+        last_active_at before it deletes itself (deleteAll); busy ones skipped (exit 0)."""
+        from ..core.retention import conclude
 
-    def sweep(self, **_kw):
-        raise not_yet("sweep")
+        if user is not None:
+            valid_name(user, "user")
+        out = self._index("purge", write=not dry_run, older_than=older_than, user=user, statuses=list(statuses), dry_run=dry_run)
+        return conclude(out, "purge", busy_ok=True)
 
-    def forget(self, user, **_kw):
-        raise not_yet("forget")
+    def sweep(self, progress=None) -> dict:
+        """Admin: due alarms the DOs' own alarms have not fired yet, then the draft expiry."""
+        from ..core.retention import conclude
+
+        out = self._index("sweep", write=True, draft_expiry=self.config.seconds("retention.draft_expiry"))
+        return conclude(out, "sweep", busy_ok=True)
+
+    def forget(self, user, progress=None, dry_run=False) -> dict:
+        """As core/rights.forget: USER's objects and memory object erased (deleteAll), their participation
+        in tenant objects removed, their index shard wiped."""
+        from ..core.retention import conclude
+
+        valid_name(user, "user")
+        out = self._index("forget", write=not dry_run, user=user, dry_run=dry_run)
+        return conclude(out, f"forget of {user!r}")
 
     def export(self, **_kw):
         raise not_yet("export")

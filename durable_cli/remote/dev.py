@@ -45,10 +45,13 @@ def _capnp_string(text: str) -> str:
 def config_text(*, port: int, storage: str, module: str, secret: str, tokens: dict, admin_tokens: list) -> str:
     bindings = [
         '(name = "OBJECTS", durableObjectNamespace = "DurableObjectSession")',
+        '(name = "INDEX", durableObjectNamespace = "DurableIndex")',
         f'(name = "DURABLE_SECRET", text = {_capnp_string(secret)})',
         f'(name = "DURABLE_TOKENS", text = {_capnp_string(json.dumps(tokens))})',
         f'(name = "DURABLE_ADMIN_TOKENS", text = {_capnp_string(json.dumps(admin_tokens))})',
     ]
+    if os.environ.get("DURABLE_DEV_FAULTS") == "1":  # the tests' hook: an admin may make an index shard fail or lose its rows
+        bindings.append('(name = "DURABLE_DEV_FAULTS", text = "1")')
     joined = ",\n    ".join(bindings)
     return f"""using Workerd = import "/workerd/workerd.capnp";
 
@@ -64,7 +67,10 @@ const durableWorker :Workerd.Worker = (
   modules = [(name = "index.js", esModule = embed {_capnp_string(module)})],
   compatibilityDate = "2025-09-01",
   compatibilityFlags = ["nodejs_compat"],
-  durableObjectNamespaces = [(className = "DurableObjectSession", uniqueKey = "durable-session", enableSql = true)],
+  durableObjectNamespaces = [
+    (className = "DurableObjectSession", uniqueKey = "durable-session", enableSql = true),
+    (className = "DurableIndex", uniqueKey = "durable-index", enableSql = true),
+  ],
   durableObjectStorage = (localDisk = "storage"),
   bindings = [
     {joined},

@@ -4,10 +4,14 @@
 // Secrets / vars: DURABLE_SECRET (the HMAC key), DURABLE_TOKENS (JSON {"token": "user"}),
 // DURABLE_ADMIN_TOKENS (JSON ["token", ...]; an admin may act as any user with --as).
 import { DurableError, httpStatus, validName } from "./rules/state";
+import { across } from "./across";
 export { DurableObjectSession } from "./object";
+export { DurableIndex } from "./indexes";
 
 export interface Env {
   OBJECTS: DurableObjectNamespace;
+  INDEX: DurableObjectNamespace; // the index shards (indexes.ts)
+  DURABLE_DEV_FAULTS?: string; // "1" only under `durable remote dev` for the tests' fault hook
   DURABLE_SECRET: string;
   DURABLE_TOKENS?: string;
   DURABLE_ADMIN_TOKENS?: string;
@@ -72,6 +76,12 @@ export default {
       const actor = body.actor == null ? token.user : validName(body.actor, "user");
       if (!token.admin && actor !== token.user) {
         throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");
+      }
+      if (body.scope === "index") { // the commands across objects (across.ts)
+        const tenant = body.tenant == null ? null : validName(body.tenant, "tenant");
+        const reservedId = (u: string) => objectId(env.DURABLE_SECRET, "reserved", u, "");
+        const result = await across(env, { actor, admin: token.admin, token_user: token.user, tenant, reservedId }, body.op, body.args ?? {});
+        return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
       }
       let idScope: string, owner: string, name: string, scope: string;
       if (body.scope === "tenant") {

@@ -3,7 +3,7 @@
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
-import { Address, Config, Db, DurableError, Opened, httpStatus, nextAlarmAt, now } from "./rules/state";
+import { Address, Config, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, touch } from "./rules/state";
 import * as sessions from "./rules/sessions";
 import * as transcript from "./rules/transcript";
 import * as elicit from "./rules/elicit";
@@ -11,6 +11,7 @@ import * as memory from "./rules/memory";
 import * as limits from "./rules/limits";
 import * as retention from "./rules/retention";
 import { fireDue } from "./rules/alarms";
+import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 
 type Op = { run: (obj: Opened, args: any) => unknown; write: boolean; creates?: boolean; erases?: boolean };
 
@@ -69,7 +70,7 @@ export class DurableObjectSession {
   private db: Db;
   private migrated = false;
 
-  constructor(private ctx: DurableObjectState, _env: unknown) {
+  constructor(private ctx: DurableObjectState, private env: IndexEnv) {
     this.db = new Db(ctx.storage.sql);
   }
 
@@ -96,6 +97,9 @@ export class DurableObjectSession {
     this.ctx.storage.transactionSync(() => {
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_schema (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_requests (id TEXT PRIMARY KEY, status INTEGER NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL)");
+      // the index shards this object's row was last sent to, and whether a commit since has not reached them
+      this.db.run("CREATE TABLE IF NOT EXISTS _durable_index (one INTEGER PRIMARY KEY CHECK (one = 1), dirty INTEGER NOT NULL, shards TEXT NOT NULL)");
+      this.db.run("INSERT OR IGNORE INTO _durable_index (one, dirty, shards) VALUES (1, 1, '[]')");
       const row = this.db.one("SELECT version FROM _durable_schema");
       const version = row ? row[0] : 0;
       if (version > schema.migrations.length) {
@@ -108,6 +112,7 @@ export class DurableObjectSession {
   }
 
   async fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname === "/system") return this.system((await request.json()) as SystemCall);
     const call = (await request.json()) as Call;
     try {
       const op = OPS[call.op];
@@ -122,7 +127,7 @@ export class DurableObjectSession {
         if (seen) return new Response(seen[1], { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
       }
       const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
-      const fired = this.ctx.storage.transactionSync(() => this.caughtUp(fireDue(obj)));
+      const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
       if (fired === "expired") {
         await this.erase();
         if (!creating) return this.answer(0, this.refuse(call));
@@ -134,6 +139,7 @@ export class DurableObjectSession {
       }
       const body = this.ctx.storage.transactionSync(() => {
         const result = op.run(obj, call.args ?? {});
+        if (op.write) this.dirty();
         const text = JSON.stringify({ result: result === undefined ? null : result });
         if (call.request_id && op.write) {
           this.db.run("INSERT OR REPLACE INTO _durable_requests (id, status, body, at) VALUES (?, 200, ?, ?)", call.request_id, text, now());
@@ -143,6 +149,7 @@ export class DurableObjectSession {
         return this.caughtUp(text);
       });
       if (op.erases) await this.erase(); // `delete`: every byte of the object's storage goes, after the receipt was made
+      await this.syncIndex();
       await this.schedule();
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {
@@ -166,15 +173,95 @@ export class DurableObjectSession {
     return new Response(JSON.stringify(body), { status: httpStatus(err.code), headers: { "content-type": "application/json" } });
   }
 
-  /** TTL expiry and `delete`: every byte of the object's storage goes (deleteAll), alarm included. */
+  /** TTL expiry, `delete`, purge and forget: every byte of the object's storage goes (deleteAll), alarm
+   *  included; then its rows leave the index shards it was listed in (best effort: a row left behind
+   *  points at an absent object, which reindex and the commands across objects drop). */
   private async erase() {
+    const id = this.exists() ? this.db.one("SELECT id FROM object") : null;
+    const sent = this.sentTo();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.migrated = false;
+    if (id) await this.unindex(String(id[0]), sent);
+  }
+
+  private async unindex(id: string, shards: string[]) {
+    try {
+      await Promise.all(shards.map((s) => ask(this.env, s, "drop", { id })));
+      await ask(this.env, `root:${id[0]}`, "unregister", { id });
+    } catch {
+      // left for reindex (docs/remote.md)
+    }
+  }
+
+  private sentTo(): string[] {
+    try {
+      const r = this.db.one("SELECT shards FROM _durable_index");
+      return r ? (JSON.parse(r[0]) as string[]) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** Inside a write transaction: the index has not seen this commit yet. */
+  private dirty() {
+    this.db.run("UPDATE _durable_index SET dirty = 1");
+  }
+
+  private dirtyIf<T>(fired: T): T {
+    if (fired === "fired") this.dirty();
+    return fired;
+  }
+
+  private isDirty(): boolean {
+    if (!this.exists()) return false;
+    const r = this.db.one("SELECT dirty FROM _durable_index");
+    return !r || !!r[0];
+  }
+
+  /** The object's index row (core/state.py index_row), from its own storage. */
+  private indexRow(): IndexRow | null {
+    const m = this.db.one("SELECT id, scope, owner, name, title, status, created_at, updated_at, last_active_at, live_turns, live_tokens," +
+      " expires_at, external_id FROM object");
+    if (!m) return null;
+    const [id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at, external_id] = m;
+    const row: IndexRow = {
+      id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at,
+      next_alarm_at: nextAlarmAt(this.db), external_id: external_id ?? null,
+      members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]] as [string, string]),
+    };
+    if (scope !== "reserved") {
+      row.usage = this.db.all("SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key");
+    }
+    return row;
+  }
+
+  /** After a commit (or on a wake after a failed update): send the row to its shards, drop it from the
+   *  shards it left (a participant removed), and mark the object clean. Other requests wait meanwhile,
+   *  as the local index update happens under the object's lock. A failure leaves the object dirty and
+   *  an alarm retries it (and so does the next request). FORCE: send even if clean (reindex). */
+  private async syncIndex(force = false): Promise<IndexRow | null> {
+    if (!this.exists() || !(force || this.isDirty())) return null;
+    return this.ctx.blockConcurrencyWhile(async () => {
+      const row = this.indexRow();
+      if (row === null) return null;
+      const home = homeShard(row.scope, row.owner);
+      const shards = shardsOf(row);
+      const gone = this.sentTo().filter((s) => !shards.includes(s));
+      try {
+        await Promise.all(shards.map((s) => ask(this.env, s, "put", { row, home: s === home })));
+        await Promise.all(gone.map((s) => ask(this.env, s, "drop", { id: row.id })));
+      } catch {
+        return row; // still dirty: schedule() sets an alarm to retry
+      }
+      this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET dirty = 0, shards = ?", JSON.stringify(shards)));
+      return row;
+    });
   }
 
   private async schedule() {
-    const due = this.exists() ? nextAlarmAt(this.db) : null;
+    let due = this.exists() ? nextAlarmAt(this.db) : null;
+    if (this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
     if (due === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.max(due, now() + 1));
   }
@@ -183,8 +270,103 @@ export class DurableObjectSession {
     if (!this.exists()) return;
     this.migrate();
     const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4000 }, "");
-    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(fireDue(obj)));
+    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();
-    else await this.schedule();
+    else {
+      await this.syncIndex();
+      await this.schedule();
+    }
+  }
+
+  /** Operations the Worker runs for the commands across objects (never reachable from /v1/call): each
+   *  re-checks the object itself, since the index row that led here can be stale. */
+  private async system(call: SystemCall): Promise<Response> {
+    try {
+      let result: unknown = null;
+      if (this.exists()) {
+        this.migrate();
+        result = await this.systemOp(call);
+        if (this.exists()) {
+          await this.syncIndex(call.op === "reindex");
+          await this.schedule();
+          if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
+        }
+      } else {
+        result = { absent: true }; // the index row that led here is stale
+      }
+      return new Response(JSON.stringify({ result }), { headers: { "content-type": "application/json" } });
+    } catch (e) {
+      return this.answer(0, e);
+    }
+  }
+
+  private async systemOp(call: SystemCall): Promise<unknown> {
+    const config = { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4000 };
+    const obj = new Opened(this.db, call.address, "", config, call.id);
+    const meta = obj.meta();
+    if (meta === null) return { absent: true };
+    const entry = (extra: object = {}) => ({ id: meta.id, owner: meta.owner, name: meta.name, ...extra });
+    const a = call.args ?? {};
+    switch (call.op) {
+      case "reindex":
+        return this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj)))) === "expired"
+          ? (await this.erase(), null) : this.indexRow();
+      case "purge_if": { // the object's own last_active_at decides, not the index row
+        if (meta.scope === "reserved" || meta.last_active_at >= a.cutoff || (a.statuses?.length && !a.statuses.includes(meta.status))) return null;
+        await this.erase();
+        return { deleted: entry() };
+      }
+      case "sweep": {
+        const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
+        if (fired === "expired") {
+          await this.erase();
+          return a.kind === "alarm" ? { deleted: entry({ reason: "ttl expired" }) } : null;
+        }
+        if (a.kind === "alarm") return fired === "fired" ? { changed: entry({ what: "alarm fired" }) } : null;
+        const archived = this.ctx.storage.transactionSync(() => {
+          const m = obj.meta()!;
+          if (m.status !== "created" || m.updated_at >= a.draft_before || this.db.one("SELECT 1 FROM prompts LIMIT 1")) return false;
+          this.db.run("UPDATE object SET status = 'archived'");
+          event(obj, "session.status", { from: "created", to: "archived", reason: "draft expired" }, null);
+          touch(obj, false);
+          this.dirty();
+          return true;
+        });
+        return archived ? { changed: entry({ what: "draft archived" }) } : null;
+      }
+      case "erase": // forget: an object the user owns (or their memory object)
+        if (meta.owner !== a.user || meta.scope === "tenant") return null;
+        await this.erase();
+        return { deleted: entry() };
+      case "leave": // forget: the user's traces in a tenant object (core/rights.py _leave_tenant)
+        return this.leave(obj, entry, a.user);
+      default:
+        throw new DurableError(`unknown system operation '${call.op}'`, "invalid_input");
+    }
+  }
+
+  private async leave(obj: Opened, entry: (extra?: object) => object, user: string): Promise<unknown> {
+    if (obj.address.id_scope !== "tenant" || !this.db.one("SELECT 1 FROM participants WHERE user = ?", user)) return null;
+    const left = this.ctx.storage.transactionSync(() => {
+      this.db.run("DELETE FROM participants WHERE user = ?", user);
+      for (const [table, column] of [["turns", "author"], ["prompts", "author"], ["events", "actor"], ["requests", "answered_by"]]) {
+        this.db.run(`UPDATE ${table} SET ${column} = NULL WHERE ${column} = ?`, user);
+      }
+      this.db.run("UPDATE events SET data = '{}' WHERE type IN ('participant.added', 'participant.removed') AND json_extract(data, '$.user') = ?", user);
+      const rest = this.db.all("SELECT user, role FROM participants ORDER BY joined_at, user");
+      event(obj, "participant.removed", {}, null);
+      if (rest.length && !rest.some((r) => r[1] === "owner")) this.db.run("UPDATE participants SET role = 'owner' WHERE user = ?", rest[0][0]);
+      this.dirty();
+      return rest.length;
+    });
+    if (!left) {
+      await this.erase();
+      return { deleted: entry() };
+    }
+    return { changed: entry({ what: "participant removed" }) };
   }
 }
+
+const INDEX_RETRY_MS = 2000; // a failed index update is retried by the alarm this soon (and by the next request)
+
+type SystemCall = { op: string; args: any; address: Address; id: string };

@@ -1,0 +1,245 @@
+// The commands across objects (SPEC §7 ls, usage, purge, sweep, forget; SPEC §13 reindex), run by the
+// Worker from the index shards (indexes.ts), each deletion or change re-checked by the object itself.
+// Receipts are SPEC §10's; the client turns their skips into the exit status (core/retention.conclude).
+import { DurableError, denied, invalid, notFound, now } from "./rules/state";
+import { Filter, IndexEnv, IndexRow, ask, select, shards, shardsOf, system, ROOTS, homeShard } from "./indexes";
+
+export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string> };
+type Entry = { id: string; owner: string | null; name: string | null; [k: string]: unknown };
+type Receipt = { deleted: Entry[]; skipped: Entry[]; changed: Entry[]; dry_run: boolean };
+
+const receipt = (dry_run = false): Receipt => ({ deleted: [], skipped: [], changed: [], dry_run });
+const entry = (row: { id: string; owner?: string | null; name?: string | null }, extra: object = {}): Entry =>
+  ({ id: row.id, owner: row.owner ?? null, name: row.name ?? null, ...extra });
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const PARALLEL = 8;
+
+function asUser(who: Who, user: string | null | undefined): string {
+  const u = user ?? who.actor;
+  if (!who.admin && u !== who.token_user) {
+    throw denied(`this token acts as user "${who.token_user}", not "${u}"; use an admin token to act as another user`);
+  }
+  return u;
+}
+
+function adminOnly(who: Who, what: string) {
+  if (!who.admin) throw denied(`'${what}' covers the whole installation and needs an admin token`);
+}
+
+/** FN over ROWS, PARALLEL at a time, results in the rows' order. */
+async function each<T, R>(rows: T[], fn: (row: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(rows.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < rows.length) {
+      const i = next++;
+      out[i] = await fn(rows[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, rows.length) }, worker));
+  return out;
+}
+
+type Outcome = { deleted?: Entry; changed?: Entry; absent?: boolean } | null;
+
+/** A system operation on ROW's object under the many-object policy: busy or unreadable -> skipped; absent -> its index rows dropped. */
+async function onObject(env: IndexEnv, row: IndexRow, op: string, args: object, out: Receipt): Promise<Outcome> {
+  let r: Outcome;
+  try {
+    r = await system<Outcome>(env, row, op, args);
+  } catch (e) {
+    const reason = e instanceof DurableError && e.code !== "busy" ? e.message : "busy";
+    out.skipped.push(entry(row, { reason }));
+    return null;
+  }
+  if (r && r.absent) {
+    await dropGhost(env, row);
+    return null;
+  }
+  return r;
+}
+
+/** The index rows of an object that no longer exists (a removal that failed after deleteAll). */
+async function dropGhost(env: IndexEnv, row: IndexRow) {
+  const where = new Set([...shardsOf(row), homeShard(row.scope, row.owner)]);
+  await Promise.all([...where].map((s) => ask(env, s, "drop", { id: row.id })));
+  await ask(env, `root:${row.id[0]}`, "unregister", { id: row.id });
+}
+
+function record(out: Receipt, r: Outcome) {
+  if (r?.deleted) out.deleted.push(r.deleted);
+  if (r?.changed) out.changed.push(r.changed);
+}
+
+export async function across(env: IndexEnv, who: Who, op: string, a: any): Promise<unknown> {
+  switch (op) {
+    case "ls": {
+      const user = asUser(who, a.user);
+      return select(env, { user }, { statuses: a.statuses ?? [], all_objects: !!a.all_objects, older_than: a.older_than ?? null,
+        tenant: who.tenant, limit: a.limit ?? null });
+    }
+    case "rows": { // RemoteStore._index_rows: what `ls --all` lists (or every object, admin)
+      if (a.all) adminOnly(who, "--all");
+      const filter: Filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who.tenant };
+      return a.all ? select(env, { all: true }, filter) : select(env, { user: asUser(who, a.user) }, filter);
+    }
+    case "usage": return usage(env, who, a);
+    case "purge": return purge(env, who, a);
+    case "sweep": return sweep(env, who, a);
+    case "forget": return forget(env, who, a);
+    case "reindex": return reindex(env, who);
+    case "fault": { // tests only: `durable remote dev` with DURABLE_DEV_FAULTS=1
+      adminOnly(who, "fault");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
+      return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
+    }
+    default:
+      throw invalid(`unknown index operation '${op}'`);
+  }
+}
+
+async function usage(env: IndexEnv, who: Who, a: any) {
+  const everyone = !!a.everyone;
+  if (everyone) adminOnly(who, "usage --all");
+  const user = everyone ? null : asUser(who, a.user);
+  const filter: Filter = { tenant: who.tenant };
+  const shardsToAsk = everyone ? await shards(env) : [`user:${user}`];
+  const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user });
+  if (a.session != null) {
+    filter.name = a.session;
+    const found = await Promise.all(shardsToAsk.map((s) => ask<IndexRow[]>(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
+    if (!found.flat().length) throw notFound(`session "${a.session}" not found; 'durable ls --all' lists your sessions`);
+  }
+  const parts = await Promise.all(shardsToAsk.map((s) => ask<{ groups: any[]; total: any }>(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
+  const total: any = { sessions: 0, turns: 0, tokens: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+  for (const p of parts) for (const k of Object.keys(total)) total[k] += p.total[k];
+  let groups: any[];
+  if (a.by === "session") {
+    groups = parts.flatMap((p) => p.groups).sort((x, y) => y.last_active_at - x.last_active_at || (x.key < y.key ? -1 : 1));
+    for (const g of groups) delete g.last_active_at;
+  } else {
+    const merged = new Map<string | null, any>();
+    for (const g of parts.flatMap((p) => p.groups)) {
+      const m = merged.get(g.key);
+      if (!m) merged.set(g.key, { ...g });
+      else for (const k of Object.keys(total)) m[k] += g[k];
+    }
+    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+  }
+  return { groups, total };
+}
+
+async function purge(env: IndexEnv, who: Who, a: any): Promise<Receipt> {
+  const user: string | null = a.user ?? null;
+  if (user === null) adminOnly(who, "purge without --user");
+  else asUser(who, user);
+  const out = receipt(!!a.dry_run);
+  const cutoff = now() - a.older_than * 1000;
+  const filter: Filter = { cutoff, owner: user, tenant: who.tenant, statuses: a.statuses ?? [], expired: true, home_only: true };
+  const where = user !== null ? [`user:${user}`] : who.tenant !== null ? [`tenant:${who.tenant}`] : await shards(env);
+  const rows = (await Promise.all(where.map((s) => ask<IndexRow[]>(env, s, "list", { filter })))).flat().sort(byId);
+  if (a.dry_run) {
+    out.deleted = rows.map((r) => entry(r));
+    return out;
+  }
+  for (const r of await each(rows, (row) => onObject(env, row, "purge_if", { cutoff, statuses: a.statuses ?? [] }, out))) record(out, r);
+  return out;
+}
+
+async function sweep(env: IndexEnv, who: Who, a: any): Promise<Receipt> {
+  adminOnly(who, "sweep");
+  const out = receipt();
+  const t = now();
+  const draftBefore = t - a.draft_expiry * 1000;
+  const all = await shards(env);
+  const find = async (filter: Filter) => (await Promise.all(all.map((s) => ask<IndexRow[]>(env, s, "list", { filter: { ...filter, home_only: true, expired: true } })))).flat().sort(byId);
+  const due = await find({ alarm_due: t, reserved: true });
+  const drafts = await find({ draft_before: draftBefore });
+  for (const r of await each(due, (row) => onObject(env, row, "sweep", { kind: "alarm" }, out))) record(out, r);
+  for (const r of await each(drafts, (row) => onObject(env, row, "sweep", { kind: "draft", draft_before: draftBefore }, out))) record(out, r);
+  return out;
+}
+
+async function forget(env: IndexEnv, who: Who, a: any): Promise<Receipt> {
+  const user = asUser(who, a.user);
+  const out = receipt(!!a.dry_run);
+  const wanted = (r: IndexRow) => (r.owner === user && ["user", "session", "reserved"].includes(r.scope))
+    || (r.scope === "tenant" && r.members.some(([u]) => u === user));
+  const found = new Map<string, IndexRow>();
+  for (const r of await ask<IndexRow[]>(env, `user:${user}`, "list", { filter: { reserved: true, expired: true } })) if (wanted(r)) found.set(r.id, r);
+  if (who.admin) { // a tenant membership the user's own shard missed (index lag): the tenants' home rows list members too
+    for (const s of (await shards(env)).filter((s) => s.startsWith("tenant:"))) {
+      for (const r of await ask<IndexRow[]>(env, s, "list", { filter: { member: user, home_only: true, expired: true } })) if (wanted(r)) found.set(r.id, r);
+    }
+  }
+  const reserved = await who.reservedId(user); // the memory object, even if the index never heard of it
+  if (!found.has(reserved)) found.set(reserved, { id: reserved, scope: "reserved", owner: user, name: "", members: [] } as unknown as IndexRow);
+  const rows = [...found.values()].sort(byId);
+  if (a.dry_run) {
+    for (const r of rows) {
+      if (r.scope === "reserved" && r.id === reserved && !r.status) continue; // not known to exist: nothing to say
+      const others = r.scope === "tenant" && r.members.some(([u]) => u !== user);
+      if (others) out.changed.push(entry(r, { what: "participant removed" }));
+      else out.deleted.push(entry(r));
+    }
+    return out;
+  }
+  for (const r of await each(rows, (row) => onObject(env, row, row.scope === "tenant" ? "leave" : "erase", { user }, out))) record(out, r);
+  if (!out.skipped.length) await ask(env, `user:${user}`, "wipe"); // nothing of USER stays in the index
+  return out;
+}
+
+/** Rebuild the index from the objects it knows: every registered object re-sends its row (absent ones
+ *  are dropped), then every row of every shard is kept only if its object exists and still lists that shard. */
+async function reindex(env: IndexEnv, who: Who) {
+  adminOnly(who, "reindex");
+  const done = new Map<string, IndexRow | null>();
+  const skipped: Entry[] = [];
+  let removed = 0;
+  const visit = async (id: string, hint: IndexRow | null): Promise<IndexRow | null> => {
+    if (done.has(id)) return done.get(id)!;
+    const placeholder = hint ?? ({ id, scope: "user", owner: "", name: "" } as IndexRow);
+    let row: IndexRow | null;
+    try {
+      const r = await system<IndexRow | { absent: true } | null>(env, placeholder, "reindex");
+      row = r && !(r as any).absent ? (r as IndexRow) : null;
+    } catch (e) {
+      skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
+      done.set(id, undefined as unknown as null);
+      return undefined as unknown as null;
+    }
+    if (row) await ask(env, `root:${id[0]}`, "register", { id, home: homeShard(row.scope, row.owner) });
+    done.set(id, row);
+    return row;
+  };
+  for (const x of ROOTS) {
+    let after = "";
+    for (;;) {
+      const page = await ask<{ id: string; home: string }[]>(env, `root:${x}`, "registry", { after, limit: 500 });
+      if (!page.length) break;
+      await each(page, async (e) => {
+        const row = await visit(e.id, null);
+        if (row === null) {
+          await ask(env, e.home, "drop", { id: e.id });
+          await ask(env, `root:${x}`, "unregister", { id: e.id });
+          removed++;
+        }
+      });
+      after = page[page.length - 1].id;
+    }
+  }
+  for (const shard of await shards(env)) {
+    const rows = await ask<IndexRow[]>(env, shard, "list", { filter: { reserved: true, expired: true } });
+    await each(rows, async (r) => {
+      const row = await visit(r.id, r);
+      if (row === undefined) return;
+      if (row === null || !shardsOf(row).includes(shard)) {
+        await ask(env, shard, "drop", { id: r.id });
+        if (row === null) await ask(env, `root:${r.id[0]}`, "unregister", { id: r.id });
+        removed++;
+      }
+    });
+  }
+  const objects = [...done.values()].filter((r) => r).length;
+  return { reindexed: objects, removed, skipped };
+}

@@ -1,0 +1,277 @@
+// The index of SPEC §13: what index.db holds locally, held by Durable Objects of class DurableIndex.
+//
+// Sharding (docs/remote.md "Index and commands across objects"):
+// - `user:U`   one per user: a copy of the row of every object U participates in (their own objects,
+//              the tenant objects they were invited to), plus the home rows of U's own objects and of
+//              their memory object. `ls`, `usage` and `forget U` read this one shard.
+// - `tenant:T` one per tenant: the home rows of T's objects (`purge --tenant`, installation-wide commands).
+// - `root:X`   16 root shards (X = the object id's first hex digit): the registry id -> home shard of
+//              every object ever indexed and not deleted, i.e. "the objects the index knows". The
+//              installation-wide commands (`ls`/`usage --all` by an admin, `purge`, `sweep`, `reindex`)
+//              find every home shard through them.
+// Each object sends its row after it commits (object.ts syncIndex): to its home shard and to the user
+// shard of each participant; the home shard registers a new id with its root shard.
+import { Db, DurableError, denied, invalid, now } from "./rules/state";
+
+export interface IndexEnv {
+  OBJECTS: DurableObjectNamespace;
+  INDEX: DurableObjectNamespace;
+  DURABLE_DEV_FAULTS?: string;
+}
+
+/** One object's index row (times in ms since the epoch, as index.db keeps them). */
+export type IndexRow = {
+  id: string; scope: string; owner: string; name: string; title: string | null; status: string;
+  created_at: number; updated_at: number; last_active_at: number; turns: number; tokens: number;
+  expires_at: number | null; next_alarm_at: number | null; external_id: string | null;
+  members: [string, string][]; usage?: unknown[][];
+};
+
+export const ROOTS = "0123456789abcdef";
+export const ROW_COLUMNS = ["id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
+  "turns", "tokens", "expires_at", "next_alarm_at", "external_id"] as const;
+const USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+
+export function homeShard(scope: string, owner: string): string {
+  return scope === "tenant" ? `tenant:${owner}` : `user:${owner}`;
+}
+
+/** The shards an object's row goes to: its home, and the user shard of each participant. */
+export function shardsOf(row: { scope: string; owner: string; members: [string, string][] }): string[] {
+  const out = new Set([homeShard(row.scope, row.owner)]);
+  for (const [user] of row.members) out.add(`user:${user}`);
+  return [...out].sort();
+}
+
+export function shardStub(env: IndexEnv, shard: string): DurableObjectStub {
+  return env.INDEX.get(env.INDEX.idFromName(shard));
+}
+
+/** The Durable Object of the object an index row stands for (rows carry the object id; the DO is idFromName(id)). */
+export function objectStub(env: IndexEnv, row: { id: string }): DurableObjectStub {
+  return env.OBJECTS.get(env.OBJECTS.idFromName(row.id));
+}
+
+/** The address (as object.ts's Call takes it) of the object an index row stands for. */
+export function addressOf(row: { scope: string; owner: string; name: string }) {
+  const idScope = row.scope === "session" ? "user" : row.scope;
+  return { id_scope: idScope, owner: row.owner, name: row.name, scope: row.scope };
+}
+
+async function answer<T>(response: Response): Promise<T> {
+  const doc = (await response.json()) as { result?: T; error?: { code: string; message: string } };
+  if (doc.error) throw new DurableError(doc.error.message, doc.error.code);
+  return doc.result as T;
+}
+
+/** One request to an index shard. */
+export async function ask<T>(env: IndexEnv, shard: string, op: string, args: unknown = {}): Promise<T> {
+  return answer<T>(await shardStub(env, shard).fetch(`https://index/${op}`, { method: "POST", body: JSON.stringify({ shard, ...(args as object) }) }));
+}
+
+/** A Worker-side operation on an object's DO (object.ts SYSTEM ops: not reachable from /v1/call). */
+export async function system<T>(env: IndexEnv, row: IndexRow | { id: string; scope: string; owner: string; name: string }, op: string, args: unknown = {}): Promise<T> {
+  const call = { op, args, address: addressOf(row), id: row.id };
+  return answer<T>(await objectStub(env, row).fetch("https://object/system", { method: "POST", body: JSON.stringify(call) }));
+}
+
+/** What a shard's `list` selects (all optional; the SQL is the shard's, mirroring core/retention.ls_where). */
+export type Filter = {
+  member?: string | null; home_only?: boolean; statuses?: string[]; all_objects?: boolean; older_than?: number | null;
+  tenant?: string | null; owner?: string | null; name?: string | null; cutoff?: number | null; alarm_due?: number | null;
+  draft_before?: number | null; reserved?: boolean; expired?: boolean; limit?: number | null; at?: number;
+};
+
+function whereOf(f: Filter): [string[], unknown[]] {
+  const at = f.at ?? now();
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (!f.reserved) where.push("o.scope != 'reserved'");
+  if (!f.expired) { where.push("(o.expires_at IS NULL OR o.expires_at > ?)"); params.push(at); }
+  if (f.member != null) { where.push("EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id)"); params.push(f.member); }
+  if (f.home_only) where.push("o.home = 1");
+  if (f.statuses && f.statuses.length) { where.push(`o.status IN (${f.statuses.map(() => "?").join(",")})`); params.push(...f.statuses); }
+  else if (f.all_objects === false) where.push("o.status != 'archived'");
+  if (f.older_than != null) { where.push("o.last_active_at < ?"); params.push(at - f.older_than * 1000); }
+  if (f.cutoff != null) { where.push("o.last_active_at < ?"); params.push(f.cutoff); }
+  if (f.tenant != null) { where.push("o.scope = 'tenant' AND o.owner = ?"); params.push(f.tenant); }
+  if (f.owner != null) { where.push("o.owner = ? AND o.scope IN ('user', 'session')"); params.push(f.owner); }
+  if (f.name != null) { where.push("o.name = ?"); params.push(f.name); }
+  if (f.alarm_due != null) { where.push("o.next_alarm_at IS NOT NULL AND o.next_alarm_at <= ?"); params.push(f.alarm_due); }
+  if (f.draft_before != null) { where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'"); params.push(f.draft_before); }
+  if (!where.length) where.push("1");
+  return [where, params];
+}
+
+const SUMS = "count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_tokens), sum(u.output_tokens), sum(u.cost_usd)";
+const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+const fields = (v: unknown[]) => Object.fromEntries(FIELDS.map((k, i) => [k, Number(v[i] ?? 0)]));
+
+/** One index shard (user:U, tenant:T or root:X); every shard has every table, each uses its own. */
+export class DurableIndex {
+  private db: Db;
+  private ready = false;
+
+  constructor(private ctx: DurableObjectState, private env: IndexEnv) {
+    this.db = new Db(ctx.storage.sql);
+  }
+
+  private init() {
+    if (this.ready) return;
+    const cols = "id TEXT PRIMARY KEY, scope TEXT NOT NULL, owner TEXT NOT NULL, name TEXT NOT NULL, title TEXT, status TEXT NOT NULL," +
+      " created_at INTEGER, updated_at INTEGER, last_active_at INTEGER, turns INTEGER, tokens INTEGER, expires_at INTEGER," +
+      " next_alarm_at INTEGER, external_id TEXT, home INTEGER NOT NULL";
+    this.ctx.storage.transactionSync(() => {
+      this.db.run(`CREATE TABLE IF NOT EXISTS objects (${cols})`);
+      this.db.run("CREATE INDEX IF NOT EXISTS objects_by_activity ON objects (last_active_at, id)");
+      this.db.run("CREATE INDEX IF NOT EXISTS objects_by_alarm ON objects (next_alarm_at) WHERE next_alarm_at IS NOT NULL");
+      this.db.run("CREATE TABLE IF NOT EXISTS members (object_id TEXT NOT NULL, user TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (object_id, user))");
+      this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
+      this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER," +
+        " tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
+      this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
+      this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
+      this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
+      // a root shard: every user and tenant shard (so that installation-wide commands reach them all)
+      this.db.run("CREATE TABLE IF NOT EXISTS shards (name TEXT PRIMARY KEY)");
+      // a user or tenant shard: its own name, once it has told its root shard about itself
+      this.db.run("CREATE TABLE IF NOT EXISTS self (one INTEGER PRIMARY KEY CHECK (one = 1), name TEXT NOT NULL)");
+    });
+    this.ready = true;
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const op = new URL(request.url).pathname.slice(1);
+    const args = (await request.json()) as any;
+    try {
+      this.init();
+      const refused = this.db.one("SELECT refuse FROM faults");
+      if (refused && refused[0] && (op === "put" || op === "drop")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      let result: unknown;
+      switch (op) {
+        case "put": result = await this.put(args.shard, args.row, !!args.home); break;
+        case "drop": result = this.drop(args.id); break;
+        case "list": result = this.list(args.filter ?? {}); break;
+        case "usage": result = this.usage(args.filter ?? {}, args.by, args.newer_day ?? null); break;
+        case "register": this.db.run("INSERT OR REPLACE INTO registry (id, home) VALUES (?, ?)", args.id, args.home); break;
+        case "unregister": this.db.run("DELETE FROM registry WHERE id = ?", args.id); break;
+        case "registry": result = this.db.all("SELECT id, home FROM registry WHERE id > ? ORDER BY id LIMIT ?", args.after ?? "", args.limit ?? 1000)
+          .map(([id, home]) => ({ id, home })); break;
+        case "shard": this.db.run("INSERT OR IGNORE INTO shards (name) VALUES (?)", args.name); break;
+        case "unshard": this.db.run("DELETE FROM shards WHERE name = ?", args.name); break;
+        case "shards": result = this.db.all("SELECT name FROM shards ORDER BY name").map((r) => r[0]); break;
+        case "wipe": // forget, and the tests' "index shard lost": every byte of the shard goes, and its root forgets it
+          await this.ctx.storage.deleteAll();
+          this.ready = false;
+          if (args.shard && !args.shard.startsWith("root:")) await ask(this.env, rootOf(args.shard), "unshard", { name: args.shard });
+          break;
+        case "fault": this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0); break;
+        default: throw invalid(`unknown index operation '${op}'`);
+      }
+      return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
+    } catch (e) {
+      const err = e instanceof DurableError ? e : new DurableError(`internal error in the index: ${(e as Error)?.message ?? e}`, "internal");
+      return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), { status: 500, headers: { "content-type": "application/json" } });
+    }
+  }
+
+  /** The object's row replaces what the shard had; a new home row registers the id with its root shard. */
+  private async put(shard: string, row: IndexRow, home: boolean) {
+    if (!this.db.one("SELECT 1 FROM self")) {
+      await ask(this.env, rootOf(shard), "shard", { name: shard });
+      this.db.run("INSERT OR REPLACE INTO self (one, name) VALUES (1, ?)", shard);
+    }
+    const known = this.db.one("SELECT home FROM objects WHERE id = ?", row.id);
+    if (home && !(known && known[0])) await ask(this.env, `root:${row.id[0]}`, "register", { id: row.id, home: shard });
+    this.ctx.storage.transactionSync(() => {
+      this.db.run(`INSERT OR REPLACE INTO objects (${ROW_COLUMNS.join(", ")}, home) VALUES (${ROW_COLUMNS.map(() => "?").join(", ")}, ?)`,
+        ...ROW_COLUMNS.map((c) => (row as any)[c] ?? null), home ? 1 : 0);
+      this.db.run("DELETE FROM members WHERE object_id = ?", row.id);
+      for (const [user, role] of row.members) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row.id, user, role);
+      this.db.run("DELETE FROM usage WHERE object_id = ?", row.id);
+      for (const u of row.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row.id, ...u);
+    });
+  }
+
+  private drop(id: string) {
+    this.ctx.storage.transactionSync(() => {
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+    });
+  }
+
+  private list(f: Filter): IndexRow[] {
+    const [where, params] = whereOf(f);
+    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY o.last_active_at DESC, o.id DESC`;
+    if (f.limit != null) { sql += " LIMIT ?"; params.push(f.limit); }
+    const rows = this.db.all(sql, ...params).map((r) => {
+      const row: any = {};
+      ROW_COLUMNS.forEach((c, i) => (row[c] = r[i]));
+      row.members = [];
+      return row as IndexRow;
+    });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    if (rows.length) {
+      for (const [object_id, user, role] of this.db.all("SELECT object_id, user, role FROM members ORDER BY object_id, user")) {
+        byId.get(object_id)?.members.push([user, role]);
+      }
+    }
+    return rows;
+  }
+
+  /** Usage groups over the selected objects (core/usage.py's query), with each session group's last activity for merging. */
+  private usage(f: Filter, by: string, newerDay: string | null) {
+    const [where, params] = whereOf(f);
+    if (newerDay !== null) { where.push("u.day >= ?"); params.push(newerDay); }
+    const source = `FROM usage u JOIN objects o ON o.id = u.object_id WHERE ${where.join(" AND ")}`;
+    let groups: any[];
+    if (by === "session") {
+      groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params)
+        .map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
+    } else {
+      const column = by === "day" ? "u.day" : "u.model";
+      groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
+    }
+    const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
+    return { groups, total: fields(total ?? []) };
+  }
+}
+
+// -- the Worker's side: reading the index ----------------------------------------------------------
+
+/** The root shard that knows a user or tenant shard. */
+export function rootOf(shard: string): string {
+  let h = 0;
+  for (const ch of shard) h = (h * 31 + ch.codePointAt(0)!) >>> 0;
+  return `root:${ROOTS[h % ROOTS.length]}`;
+}
+
+/** Every user and tenant shard the index knows (through the root shards). */
+export async function shards(env: IndexEnv): Promise<string[]> {
+  const all = await Promise.all([...ROOTS].map((x) => ask<string[]>(env, `root:${x}`, "shards")));
+  return [...new Set(all.flat())].sort();
+}
+
+function newestFirst(a: IndexRow, b: IndexRow): number {
+  return b.last_active_at - a.last_active_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
+/** Rows matching FILTER: from USER's shard (rows USER participates in), or (ALL) from every home shard. */
+export async function select(env: IndexEnv, opts: { user?: string | null; all?: boolean }, filter: Filter): Promise<IndexRow[]> {
+  if (opts.all) {
+    const every = await shards(env);
+    const lists = await Promise.all(every.map((s) => ask<IndexRow[]>(env, s, "list", { filter: { ...filter, home_only: true } })));
+    const rows = lists.flat().sort(newestFirst);
+    return filter.limit != null ? rows.slice(0, filter.limit) : rows;
+  }
+  if (!opts.user) throw invalid("no user to list the objects of");
+  return ask<IndexRow[]>(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter } });
+}
+
+/** The objects `ls --all` lists for USER (archived included, past-TTL and memory objects hidden), or every
+ *  object of the installation (ALL, admin), newest activity first. Address one with objectStub(env, row). */
+export async function listObjects(env: IndexEnv, opts: { user?: string; all?: boolean }): Promise<IndexRow[]> {
+  return select(env, opts, {});
+}
+
+export { denied };
