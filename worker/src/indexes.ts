@@ -88,7 +88,10 @@ function whereOf(f: Filter): [string[], unknown[]] {
   const params: unknown[] = [];
   if (!f.reserved) where.push("o.scope != 'reserved'");
   if (!f.expired) { where.push("(o.expires_at IS NULL OR o.expires_at > ?)"); params.push(at); }
-  if (f.member != null) { where.push("EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id)"); params.push(f.member); }
+  if (f.member != null && f.reserved) { // the member's memory object has no participants: it is theirs by owner
+    where.push("(EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id) OR (o.scope = 'reserved' AND o.owner = ?))");
+    params.push(f.member, f.member);
+  } else if (f.member != null) { where.push("EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id)"); params.push(f.member); }
   if (f.home_only) where.push("o.home = 1");
   if (f.statuses && f.statuses.length) { where.push(`o.status IN (${f.statuses.map(() => "?").join(",")})`); params.push(...f.statuses); }
   else if (f.all_objects === false) where.push("o.status != 'archived'");
