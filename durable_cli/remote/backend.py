@@ -378,7 +378,15 @@ class RemoteStore:
         """Admin: rebuild the index from the objects it knows (each registered object re-sends its row; rows
         of absent objects, or in shards an object no longer belongs to, are dropped).
         `{"reindexed": N, "removed": N, "skipped": [{"id", "owner", "name", "reason"}]}`."""
-        return self._index("reindex", write=True)
+        total = {"reindexed": 0, "removed": 0, "skipped": []}
+        cursor = {}
+        while cursor is not None:  # one page of objects per request (docs/remote.md)
+            page = self._index("reindex", write=True, **cursor)
+            for key in ("reindexed", "removed"):
+                total[key] += page[key]
+            total["skipped"] += page["skipped"]
+            cursor = page["next"]
+        return total
 
     def delete(self, name):
         """`delete NAME`: the object's Durable Object erases its whole storage (deleteAll); the receipt as locally."""

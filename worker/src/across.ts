@@ -87,7 +87,7 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
     case "purge": return purge(env, who, a);
     case "sweep": return sweep(env, who, a);
     case "forget": return forget(env, who, a);
-    case "reindex": return reindex(env, who);
+    case "reindex": return reindex(env, who, a);
     case "fault": { // tests only: `durable remote dev` with DURABLE_DEV_FAULTS=1
       adminOnly(who, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
@@ -189,15 +189,19 @@ async function forget(env: IndexEnv, who: Who, a: any): Promise<Receipt> {
   return out;
 }
 
-/** Rebuild the index from the objects it knows: every registered object re-sends its row (absent ones
- *  are dropped), then every row of every shard is kept only if its object exists and still lists that shard. */
-async function reindex(env: IndexEnv, who: Who) {
+const REINDEX_PAGE = 200; // objects per request: one request stays far below the Worker's subrequest limit
+
+/** Rebuild the index from the objects it knows, one page per request (the client follows `next`): every
+ *  registered object re-sends its row (absent ones are dropped from the registry and their home shard),
+ *  then every row of every shard is kept only if its object exists and still lists that shard. */
+async function reindex(env: IndexEnv, who: Who, a: any) {
   adminOnly(who, "reindex");
-  const done = new Map<string, IndexRow | null>();
+  const step: number = a.step ?? 0;
+  const after: string = a.after ?? "";
   const skipped: Entry[] = [];
   let removed = 0;
-  const visit = async (id: string, hint: IndexRow | null): Promise<IndexRow | null> => {
-    if (done.has(id)) return done.get(id)!;
+  let reindexed = 0;
+  const visit = async (id: string, hint: IndexRow | null): Promise<IndexRow | null | undefined> => {
     const placeholder = hint ?? ({ id, scope: "user", owner: "", name: "" } as IndexRow);
     let row: IndexRow | null;
     try {
@@ -205,31 +209,31 @@ async function reindex(env: IndexEnv, who: Who) {
       row = r && !(r as any).absent ? (r as IndexRow) : null;
     } catch (e) {
       skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
-      done.set(id, undefined as unknown as null);
-      return undefined as unknown as null;
+      return undefined;
     }
-    if (row) await ask(env, `root:${id[0]}`, "register", { id, home: homeShard(row.scope, row.owner) });
-    done.set(id, row);
+    if (row) {
+      await ask(env, `root:${id[0]}`, "register", { id, home: homeShard(row.scope, row.owner) });
+      reindexed++;
+    }
     return row;
   };
-  for (const x of ROOTS) {
-    let after = "";
-    for (;;) {
-      const page = await ask<{ id: string; home: string }[]>(env, `root:${x}`, "registry", { after, limit: 500 });
-      if (!page.length) break;
-      await each(page, async (e) => {
-        const row = await visit(e.id, null);
-        if (row === null) {
-          await ask(env, e.home, "drop", { id: e.id });
-          await ask(env, `root:${x}`, "unregister", { id: e.id });
-          removed++;
-        }
-      });
-      after = page[page.length - 1].id;
-    }
-  }
-  for (const shard of await shards(env)) {
-    const rows = await ask<IndexRow[]>(env, shard, "list", { filter: { reserved: true, expired: true } });
+  let last: string | null = null;
+  if (step < ROOTS.length) {
+    const root = `root:${ROOTS[step]}`;
+    const page = await ask<{ id: string; home: string }[]>(env, root, "registry", { after, limit: REINDEX_PAGE });
+    await each(page, async (e) => {
+      if ((await visit(e.id, null)) === null) {
+        await ask(env, e.home, "drop", { id: e.id });
+        await ask(env, root, "unregister", { id: e.id });
+        removed++;
+      }
+    });
+    last = page.length === REINDEX_PAGE ? page[page.length - 1].id : null;
+  } else {
+    const all = await shards(env);
+    const shard = all[step - ROOTS.length];
+    if (shard === undefined) return { reindexed, removed, skipped, next: null };
+    const rows = await ask<IndexRow[]>(env, shard, "list", { filter: { reserved: true, expired: true, after_id: after, limit: REINDEX_PAGE } });
     await each(rows, async (r) => {
       const row = await visit(r.id, r);
       if (row === undefined) return;
@@ -239,7 +243,8 @@ async function reindex(env: IndexEnv, who: Who) {
         removed++;
       }
     });
+    last = rows.length === REINDEX_PAGE ? rows[rows.length - 1].id : null;
   }
-  const objects = [...done.values()].filter((r) => r).length;
-  return { reindexed: objects, removed, skipped };
+  const next = last !== null ? { step, after: last } : { step: step + 1, after: "" };
+  return { reindexed, removed, skipped, next };
 }

@@ -80,6 +80,7 @@ export type Filter = {
   member?: string | null; home_only?: boolean; statuses?: string[]; all_objects?: boolean; older_than?: number | null;
   tenant?: string | null; owner?: string | null; name?: string | null; cutoff?: number | null; alarm_due?: number | null;
   draft_before?: number | null; reserved?: boolean; expired?: boolean; limit?: number | null; at?: number;
+  after_id?: string | null; // with it: in id order, ids after this one (reindex pages)
 };
 
 function whereOf(f: Filter): [string[], unknown[]] {
@@ -101,6 +102,7 @@ function whereOf(f: Filter): [string[], unknown[]] {
   if (f.owner != null) { where.push("o.owner = ? AND o.scope IN ('user', 'session')"); params.push(f.owner); }
   if (f.name != null) { where.push("o.name = ?"); params.push(f.name); }
   if (f.alarm_due != null) { where.push("o.next_alarm_at IS NOT NULL AND o.next_alarm_at <= ?"); params.push(f.alarm_due); }
+  if (f.after_id != null) { where.push("o.id > ?"); params.push(f.after_id); }
   if (f.draft_before != null) { where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'"); params.push(f.draft_before); }
   if (!where.length) where.push("1");
   return [where, params];
@@ -205,7 +207,8 @@ export class DurableIndex {
 
   private list(f: Filter): IndexRow[] {
     const [where, params] = whereOf(f);
-    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY o.last_active_at DESC, o.id DESC`;
+    const order = f.after_id != null ? "o.id" : "o.last_active_at DESC, o.id DESC";
+    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
     if (f.limit != null) { sql += " LIMIT ?"; params.push(f.limit); }
     const rows = this.db.all(sql, ...params).map((r) => {
       const row: any = {};
