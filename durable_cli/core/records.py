@@ -176,6 +176,7 @@ def opt(check):
         return None if v is None else check(v)
 
     nullable.optional = True
+    nullable.inner = check
     return nullable
 
 
@@ -246,6 +247,7 @@ def _json_text(rule=None):
                 raise Bad(f"is not valid: {e.message}"[:300])
         return v
 
+    check.rule = rule
     return check
 
 
@@ -280,6 +282,48 @@ TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "seq
 
 def current_tables(version=None) -> list:
     return list(FIELDS[version or max(FIELDS)])
+
+
+def describe(version=None) -> dict:
+    """The current version's rules as data, for the Worker (scripts/gen_worker_records.py writes
+    worker/src/generated/records.json; the Worker checks an import with the same table)."""
+    named = {_text: "text", _nonempty: "nonempty", _name: "name", _int: "int", _count: "count", _positive: "positive",
+             _time: "time", _ttl: "ttl", _title: "title", _request_id: "request_id", _hex_id: "hex_id", _flag: "flag",
+             _number: "number", _json_object: "json_object", _choices: "choices", _one: "one"}
+    rules = {None: "json", _tool_calls: "json_tool_calls", _meta: "json_meta"}
+
+    def one(check):
+        optional = getattr(check, "optional", False)
+        check = getattr(check, "inner", check)
+        if hasattr(check, "values"):
+            return {"check": "enum", "optional": optional, "values": list(check.values)}
+        if hasattr(check, "rule"):
+            return {"check": rules[check.rule], "optional": optional}
+        return {"check": named[check], "optional": optional}
+
+    version = version or max(FIELDS)
+    return {"format": FORMAT, "version": version, "max_time": MAX_TIME, "max_ttl": MAX_TTL,
+            "tables": {t: {c: one(check) for c, check in cols.items()} for t, cols in FIELDS[version].items()},
+            "keys": KEYS, "sequenced": list(SEQUENCED), "derived": {t: list(c) for t, c in DERIVED.items()},
+            "columns": {t: list(c) for t, c in current_columns().items()},
+            "real": {t: [r for r in cols if r in real_columns().get(t, ())] for t, cols in current_columns().items()}}
+
+
+def real_columns() -> dict:
+    """table -> the columns declared REAL (a float in JSON, `1.0`, even where the Worker's JSON says `1`)."""
+    import sqlite3
+
+    from ..store import schema
+
+    db = sqlite3.connect(":memory:")
+    try:
+        for _name, ddl in schema.MIGRATIONS:
+            for statement in schema.statements(ddl):
+                if statement.strip():
+                    db.execute(statement)
+        return {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})") if r[2].upper() == "REAL"] for t in current_tables()}
+    finally:
+        db.close()
 
 
 # -- checking a record -------------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 // DURABLE_ADMIN_TOKENS (JSON ["token", ...]; an admin may act as any user with --as).
 import { DurableError, httpStatus, validName } from "./rules/state";
 import { across } from "./across";
+import { listObjects } from "./indexes";
+import { searchAll } from "./search";
 export { DurableObjectSession } from "./object";
 export { DurableIndex } from "./indexes";
 
@@ -17,8 +19,11 @@ export interface Env {
   DURABLE_ADMIN_TOKENS?: string;
 }
 
+// owner: another user's user-scoped object or memory, for an admin's installation-wide command only
+// (all_users: import --all-users, export --all / --user U); a user token names its own objects only.
 type Body = { op: string; args?: unknown; scope: string; label?: string; name?: string; tenant?: string | null;
-  actor?: string | null; create?: boolean; request_id?: string | null; config?: Record<string, number> };
+  actor?: string | null; create?: boolean; request_id?: string | null; config?: Record<string, number>;
+  owner?: string | null; all_users?: boolean };
 
 let keyCache: { secret: string; key: CryptoKey } | null = null;
 
@@ -58,6 +63,30 @@ export function who(env: Env, header: string | null): { user: string; admin: boo
   throw new DurableError("the token is not valid for this Worker; check DURABLE_TOKEN or config remote.token", "permission_denied");
 }
 
+function json(doc: unknown): Response {
+  return new Response(JSON.stringify(doc), { headers: { "content-type": "application/json" } });
+}
+
+/** The owner of a user-scoped object or memory: the acting user's own, or (an admin's installation-wide
+ *  command) the one named. */
+function ownerOf(body: Body, actor: string, allUsers: boolean): string {
+  if (body.owner == null || body.owner === actor) return actor;
+  const owner = validName(body.owner, "user");
+  if (!allUsers) throw new DurableError(`this object belongs to user "${owner}"; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
+  return owner;
+}
+
+/** One call to the object's Durable Object (`idFromName` of its id); its Response as it answered. */
+export async function callObject(env: Env, id: string, call: unknown): Promise<Response> {
+  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
+  try {
+    return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
+  } catch (e) {
+    // an overloaded or reset object: busy (6); the client retries with the same request id
+    throw new DurableError(`the object did not answer: ${(e as Error).message}`, "busy");
+  }
+}
+
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
@@ -77,6 +106,12 @@ export default {
       if (!token.admin && actor !== token.user) {
         throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");
       }
+      if (body.op === "whoami") return json({ result: { user: actor, admin: token.admin } });
+      const allUsers = body.all_users === true;
+      if (allUsers && !token.admin) {
+        throw new DurableError(`an installation-wide ${body.op === "import" ? "import (--all-users)" : body.op} needs an admin token; this token acts as user "${token.user}" only`, "permission_denied");
+      }
+      if (body.scope === "objects") return json({ result: await searchAll(env, body.op, body.args, actor, token.admin, listObjects) });
       if (body.scope === "index") { // the commands across objects (across.ts)
         const tenant = body.tenant == null ? null : validName(body.tenant, "tenant");
         const reservedId = (u: string) => objectId(env.DURABLE_SECRET, "reserved", u, "");
@@ -87,24 +122,18 @@ export default {
       if (body.scope === "tenant") {
         [idScope, owner, name, scope] = ["tenant", validName(body.tenant, "tenant"), validName(body.name), "tenant"];
       } else if (body.scope === "reserved") {
-        [idScope, owner, name, scope] = ["reserved", actor, "", "reserved"];
+        [idScope, owner, name, scope] = ["reserved", ownerOf(body, actor, allUsers), "", "reserved"];
       } else if (body.scope === "user") {
-        [idScope, owner, name, scope] = ["user", actor, validName(body.name), body.label === "session" ? "session" : "user"];
+        [idScope, owner, name, scope] = ["user", ownerOf(body, actor, allUsers), validName(body.name), body.label === "session" ? "session" : "user"];
       } else throw new DurableError(`unknown scope '${body.scope}'`, "invalid_input");
       const id = await objectId(env.DURABLE_SECRET, idScope, owner, name);
-      const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
       const c = body.config ?? {};
       const call = {
         op: body.op, args: body.args ?? {}, address: { id_scope: idScope, owner, name, scope }, actor, id,
-        create: !!body.create, request_id: body.request_id ?? null,
+        create: !!body.create, request_id: body.request_id ?? null, all_users: allUsers,
         config: { max_unfinished: c.max_unfinished ?? 10, max_turn_bytes: c.max_turn_bytes ?? 2097152, token_budget: c.token_budget ?? 4000 },
       };
-      try {
-        return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
-      } catch (e) {
-        // an overloaded or reset object: busy (6); the client retries with the same request id
-        throw new DurableError(`the object did not answer: ${(e as Error).message}`, "busy");
-      }
+      return await callObject(env, id, call);
     } catch (e) {
       if (e instanceof DurableError) return fail(e);
       return fail(new DurableError(`internal error in the Worker: ${(e as Error).message}`, "internal"));

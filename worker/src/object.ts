@@ -10,10 +10,13 @@ import * as elicit from "./rules/elicit";
 import * as memory from "./rules/memory";
 import * as limits from "./rules/limits";
 import * as retention from "./rules/retention";
+import * as rights from "./rules/rights";
 import { fireDue } from "./rules/alarms";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 
-type Op = { run: (obj: Opened, args: any) => unknown; write: boolean; creates?: boolean; erases?: boolean };
+// precheck: run before any storage is touched (a refused import leaves no storage behind)
+type Op = { run: (obj: Opened, args: any) => unknown; write: boolean; creates?: boolean; erases?: boolean;
+  precheck?: (obj: Opened, args: any, exists: boolean) => unknown };
 
 // The library's Session method names (durable_cli/library.py), one entry per operation.
 const OPS: Record<string, Op> = {
@@ -60,9 +63,15 @@ const OPS: Record<string, Op> = {
   forget_fact: { run: memory.forgetFact, write: true },
   hit: { run: limits.hit, write: true, creates: true },
   ttl: { run: retention.ttl, write: true },
+  export: { run: rights.exportObject, write: false },
+  import: { run: rights.importObject, write: true, creates: true, precheck: rights.precheck },
+  search_object: { run: rights.searchObject, write: false },
 };
 
-export type Call = { op: string; args: any; address: Address; actor: string; id: string; config: Config; create: boolean; request_id: string | null };
+// all_users: an admin's installation-wide command (import --all-users, export --all): tenant objects are
+// reachable without being a participant. The Worker sets it for admin tokens only.
+export type Call = { op: string; args: any; address: Address; actor: string; id: string; config: Config; create: boolean;
+  request_id: string | null; all_users?: boolean };
 
 const REMEMBERED = 1000; // request ids kept per object (and at least a day's worth)
 
@@ -114,12 +123,18 @@ export class DurableObjectSession {
   async fetch(request: Request): Promise<Response> {
     if (new URL(request.url).pathname === "/system") return this.system((await request.json()) as SystemCall);
     const call = (await request.json()) as Call;
+    let fresh = false; // an import into storage that did not exist: a failure leaves none behind
     try {
       const op = OPS[call.op];
       if (!op) throw new DurableError(`unknown operation '${call.op}'`, "invalid_input");
       const creating = op.creates && call.create !== false;
-      if (!this.exists()) {
+      const existed = this.exists();
+      if (!existed) {
         if (!creating) return this.answer(0, this.refuse(call));
+      }
+      if (op.precheck) {
+        op.precheck(new Opened(this.db, call.address, call.actor, call.config, call.id), { ...(call.args ?? {}), all_users: !!call.all_users }, existed);
+        fresh = !existed;
       }
       this.migrate();
       if (call.request_id && op.write) {
@@ -133,12 +148,12 @@ export class DurableObjectSession {
         if (!creating) return this.answer(0, this.refuse(call));
         this.migrate();
       }
-      if (fired !== "absent" && fired !== "expired" && call.address.id_scope === "tenant" && obj.role() === null) {
+      if (fired !== "absent" && fired !== "expired" && call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) {
         // another user's tenant object: exactly "not found" (or "name is taken" for a creating command)
         throw creating ? new DurableError(`${obj.what}: the name is taken; pick another name`, "conflict") : new DurableError(obj.missing, "not_found");
       }
       const body = this.ctx.storage.transactionSync(() => {
-        const result = op.run(obj, call.args ?? {});
+        const result = op.run(obj, { ...(call.args ?? {}), all_users: !!call.all_users });
         if (op.write) this.dirty();
         const text = JSON.stringify({ result: result === undefined ? null : result });
         if (call.request_id && op.write) {
@@ -153,6 +168,7 @@ export class DurableObjectSession {
       await this.schedule();
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {
+      if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
       return this.answer(0, e);
     }
   }

@@ -31,6 +31,12 @@ export class Db {
     const rows = this.all(q, ...b);
     return rows.length ? rows[0] : null;
   }
+  /** Rows as objects keyed by column name, in the table's column order (as Python's `SELECT *` dicts). */
+  dicts(q: string, ...b: unknown[]): Record<string, any>[] {
+    const cur = this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x)));
+    const names = cur.columnNames;
+    return [...cur.raw()].map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+  }
   run(q: string, ...b: unknown[]): void {
     this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x)));
   }

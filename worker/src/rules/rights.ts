@@ -1,0 +1,407 @@
+// Export, import and search of ONE object (mirrors durable_cli/core/rights.py, records.py and search.py,
+// SPEC §7). The export format's tables, columns and checks come from durable_cli/core/records.py through
+// worker/src/generated/records.json (scripts/gen_worker_records.py): a record is checked here again with
+// the same rules, since the Worker cannot trust clients.
+import records from "../generated/records.json";
+import { DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, validName } from "./state";
+
+type Rule = { check: string; optional: boolean; values?: string[] };
+const TABLES = records.tables as unknown as Record<string, Record<string, Rule>>;
+const COLUMNS = records.columns as Record<string, string[]>;
+const KEYS = records.keys as Record<string, string>;
+const SEQUENCED = records.sequenced as string[];
+const DERIVED = records.derived as Record<string, string[]>;
+const EXPORTED = records.tables_exported as string[];
+const MAX_INT = 2 ** 63 - 1;
+
+const utf8 = (s: string) => new TextEncoder().encode(s).length;
+const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
+
+// -- export --------------------------------------------------------------------------------------------
+
+/** The object as one export record: every table as stored (`SELECT *`), as core/rights.py `_dump`. */
+export function exportObject(obj: Opened) {
+  const meta = obj.meta();
+  if (meta === null) throw notFound(obj.missing);
+  obj.requireVisible();
+  return dump(obj);
+}
+
+export function dump(obj: Opened) {
+  const rec: Record<string, any> = {};
+  for (const table of EXPORTED) rec[table] = obj.db.dicts(`SELECT * FROM ${table}`);
+  rec.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  const meta = rec.object[0];
+  delete rec.object;
+  delete meta.one;
+  return { format: records.format, version: records.version, id: meta.id, scope: meta.scope, owner: meta.owner,
+    name: meta.name, object: meta, ...rec };
+}
+
+// -- checking a record (records.py check_record, on the current version's canonical form) ---------------
+
+class Bad extends Error {}
+
+function text(v: unknown): string {
+  if (typeof v !== "string") throw new Bad(`must be a string, not ${kind(v)}`);
+  if (/\p{Cs}/u.test(v)) throw new Bad("is not valid UTF-8 (lone surrogate)");
+  return v;
+}
+function kind(v: unknown): string {
+  if (v === null || v === undefined) return "null";
+  if (typeof v === "boolean") return "a boolean";
+  if (isInt(v)) return "an integer";
+  if (typeof v === "number") return "a number";
+  if (typeof v === "string") return "a string";
+  return Array.isArray(v) ? "an array" : "an object";
+}
+function int(v: unknown): number {
+  if (!isInt(v) || Math.abs(v) > MAX_INT) throw new Bad(`must be an integer, not ${kind(v)}`);
+  return v;
+}
+function jsonText(v: unknown): any {
+  text(v);
+  try {
+    return JSON.parse(v as string);
+  } catch {
+    throw new Bad("must be JSON text");
+  }
+}
+const plainObject = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+const CHECKS: Record<string, (v: any, rule: Rule) => void> = {
+  text: (v) => text(v),
+  nonempty: (v) => { if (text(v) === "") throw new Bad("must not be empty"); },
+  name: (v) => {
+    text(v);
+    try { validName(v); } catch { throw new Bad(`${pyRepr(v)} is not a valid name (1-200 printable characters, no leading or trailing white space)`); }
+  },
+  int: (v) => int(v),
+  count: (v) => { if (int(v) < 0) throw new Bad("must be a non-negative integer"); },
+  positive: (v) => { if (int(v) < 1) throw new Bad("must be a positive integer"); },
+  time: (v) => { if (!isInt(v) || v < 0 || v > records.max_time) throw new Bad(`must be a time in milliseconds since 1970 (an integer from 0 to ${records.max_time})`); },
+  ttl: (v) => { if (int(v) < 1) throw new Bad("must be a positive integer"); if (v > records.max_ttl) throw new Bad("is over 36,500 days"); },
+  title: (v) => {
+    text(v);
+    const n = [...v].length;
+    if (n < 1 || n > 200 || /[\p{C}\p{Z}]/u.test(v.replace(/ /g, "")) || v !== v.trim()) throw new Bad("must be 1-200 printable characters with no leading or trailing white space");
+  },
+  request_id: (v) => { text(v); const n = [...v].length; if (n < 1 || n > 128 || /[\p{C}\p{Z}]/u.test(v.replace(/ /g, ""))) throw new Bad("must be 1-128 printable characters"); },
+  hex_id: (v) => { text(v); if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad("must be 64 lowercase hex digits"); },
+  flag: (v) => { if (v !== 0 && v !== 1) throw new Bad("must be 0 or 1"); },
+  number: (v) => { if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad("must be a non-negative number"); },
+  one: (v) => { if (v !== 1) throw new Bad("must be 1"); },
+  json: (v) => jsonText(v),
+  json_object: (v) => { if (!plainObject(jsonText(v))) throw new Bad("must be the JSON text of an object"); },
+  choices: (v) => {
+    const c = jsonText(v);
+    if (!Array.isArray(c) || c.some((x) => typeof x !== "string" || x === "")) throw new Bad("must be the JSON text of an array of non-empty strings");
+    if (new Set(c).size !== c.length) throw new Bad("holds a duplicate choice");
+  },
+  json_tool_calls: (v) => {
+    const c = jsonText(v);
+    if (!Array.isArray(c) || c.length === 0) throw new Bad("must hold at least one tool call (null means none)");
+    const seen = new Set<string>();
+    for (const call of c) {
+      if (!plainObject(call) || Object.keys(call).some((k) => !["id", "name", "arguments"].includes(k)) ||
+        typeof call.id !== "string" || !call.id || typeof call.name !== "string" || !call.name ||
+        (call.arguments !== undefined && typeof call.arguments !== "string") || seen.has(call.id)) {
+        throw new Bad("is not valid: a tool call needs a unique non-empty id, a name and string arguments");
+      }
+      seen.add(call.id);
+    }
+  },
+  json_meta: (v) => {
+    const m = jsonText(v);
+    if (!plainObject(m)) throw new Bad("is not valid: meta must be a JSON object");
+    if ("model" in m && typeof m.model !== "string") throw new Bad("is not valid: meta.model must be a string");
+    if ("usage" in m) {
+      const u = m.usage;
+      if (!plainObject(u)) throw new Bad("is not valid: meta.usage must be an object");
+      for (const k of ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"]) {
+        if (!(k in u) && k !== "input_tokens" && k !== "output_tokens") continue;
+        if (!isInt(u[k]) || u[k] < 0 || u[k] > MAX_INT) throw new Bad(`is not valid: meta.usage.${k} must be a non-negative integer`);
+      }
+    }
+    if ("cost_usd" in m && (typeof m.cost_usd !== "number" || !(m.cost_usd >= 0) || !Number.isFinite(m.cost_usd))) throw new Bad("is not valid: meta.cost_usd must be a non-negative number");
+  },
+  enum: (v, rule) => { if (typeof v !== "string" || !rule.values!.includes(v)) throw new Bad(`${pyRepr(v)} is not one of ${rule.values!.join(", ")}`); },
+};
+
+export type Content = Record<string, any>;
+
+/** A record in records.py's canonical form (the current version's columns, rows sorted by key), checked
+ *  with every rule of the format; a violation is exit 2 naming the field. */
+export function checkContent(c: any, address: { id_scope: string; owner: string; name: string }, limit: number): Content {
+  let where = "record";
+  try {
+    if (!plainObject(c)) throw new Bad("must be an object");
+    const out: Content = {};
+    for (const table of Object.keys(TABLES)) {
+      const spec = TABLES[table];
+      if (table === "object") {
+        where = "object";
+        out.object = row(c.object, spec, COLUMNS.object, "object", (w) => (where = w));
+        continue;
+      }
+      where = table;
+      const rows = c[table] ?? [];
+      if (!Array.isArray(rows)) throw new Bad("must be an array");
+      const key = KEYS[table];
+      const seen = new Set<unknown>();
+      out[table] = rows.map((r: any, i: number) => {
+        const got = row(r, spec, COLUMNS[table], `${table}[${i}]`, (w) => (where = w));
+        if (key) {
+          if (seen.has(got[key])) { where = `${table}[${i}].${key}`; throw new Bad(`${pyRepr(got[key])} appears twice`); }
+          seen.add(got[key]);
+        }
+        return got;
+      });
+      if (key) out[table].sort((a: any, b: any) => (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0));
+    }
+    for (const k of Object.keys(c)) {
+      if (!(k in TABLES) && k !== "sequences") { where = k.slice(0, 60); throw new Bad("is not a field of the export format"); }
+    }
+    const meta = out.object;
+    const scope = meta.scope === "session" ? "user" : meta.scope;
+    if (scope !== address.id_scope || meta.owner !== address.owner || meta.name !== address.name) {
+      where = "object";
+      throw new Bad("disagrees with the record's scope, owner and name");
+    }
+    if (meta.scope !== "reserved") CHECKS.name(meta.name, { check: "name", optional: false });
+    else if (meta.name !== "") { where = "name"; throw new Bad("must be empty for a reserved (memory) record"); }
+    if ((meta.ttl_seconds === null) !== (meta.expires_at === null)) { where = "object.expires_at"; throw new Bad("must be set exactly when ttl_seconds is"); }
+    if (meta.scope === "reserved" && meta.title !== null) { where = "object.title"; throw new Bad("must be null for a reserved (memory) record"); }
+    relations(out, meta.scope, meta.owner, limit, (w) => (where = w));
+    out.sequences = sequences(c.sequences ?? {}, out, (w) => (where = w));
+    const live = out.turns.filter((t: any) => t.superseded_by === null);
+    out.live = { live_turns: live.length, live_tokens: live.reduce((s: number, t: any) => s + t.tokens, 0) };
+    return out;
+  } catch (e) {
+    if (e instanceof Bad) throw invalid(`${where} ${e.message}; nothing of this record was imported`);
+    throw e;
+  }
+}
+
+function row(r: any, spec: Record<string, Rule>, current: string[], label: string, at: (w: string) => void): Record<string, any> {
+  at(label);
+  if (!plainObject(r)) throw new Bad("must be an object");
+  for (const column of Object.keys(r)) {
+    if (!(column in spec)) { at(`${label}.${column.slice(0, 60)}`); throw new Bad("is not a column of this table in this export version"); }
+  }
+  const out: Record<string, any> = {};
+  for (const column of current) {
+    const rule = spec[column];
+    at(`${label}.${column}`);
+    const v = r[column] === undefined ? null : r[column];
+    if (rule === undefined) { out[column] = null; continue; }
+    if (v === null) {
+      if (!rule.optional) throw new Bad("is missing");
+    } else CHECKS[rule.check](v, rule);
+    out[column] = v;
+  }
+  return out;
+}
+
+function relations(c: Content, scope: string, owner: string, limit: number, at: (w: string) => void) {
+  const people = c.participants;
+  at("participants");
+  if (scope === "user" || scope === "session") {
+    if (people.length !== 1 || people[0].user !== owner || people[0].role !== "owner") throw new Bad(`of a user-scoped record must be exactly its owner ${pyRepr(owner)} as owner`);
+  } else if (scope === "tenant") {
+    if (!people.some((p: any) => p.role === "owner")) throw new Bad("of a tenant record must include an owner");
+  } else {
+    for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) { at(t); throw new Bad("must be empty in a reserved (memory) record"); }
+  }
+  if (scope !== "reserved") for (const t of ["facts", "buckets"]) if (c[t].length) { at(t); throw new Bad("only a reserved (memory) record holds them"); }
+  const turns = new Map<number, any>(c.turns.map((t: any) => [t.seq, t]));
+  const tooLarge = (size: number) => { if (size > limit) throw new Bad(`is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes)`); };
+  c.turns.forEach((t: any, i: number) => {
+    const label = `turns[${i}]`;
+    at(`${label}.content`);
+    if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad("must not be empty");
+    let size = utf8(t.content);
+    for (const k of ["tool_calls", "meta", "data"]) if (t[k] !== null) size += utf8(t[k]);
+    tooLarge(size);
+    at(`${label}.covers_first`);
+    if (t.kind === "summary") {
+      const [first, last] = [t.covers_first, t.covers_last];
+      if (!(last === null && first === t.seq && t.forked_from !== null) && (first === null || last === null || !(first <= last && last < t.seq))) {
+        throw new Bad("and covers_last of a summary must cover earlier rows (first <= last < seq)");
+      }
+    } else if (t.covers_first !== null || t.covers_last !== null) throw new Bad("must be null on a turn that is not a summary");
+    at(`${label}.call_id`);
+    if (t.call_id !== null && t.role !== "tool") throw new Bad("is only allowed on a tool row");
+    at(`${label}.superseded_by`);
+    const by = t.superseded_by;
+    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(`${by} is not a later summary row of this record`);
+  });
+  unique(c.turns, "turns", "request_id", at);
+  unique(c.prompts, "prompts", "request_id", at);
+  c.prompts.forEach((p: any, i: number) => { at(`prompts[${i}].content`); tooLarge(utf8(p.content)); });
+  c.requests.forEach((r: any, i: number) => {
+    at(`requests[${i}].prompt`);
+    tooLarge(utf8(r.prompt) + utf8(r.choices));
+    at(`requests[${i}].answer`);
+    const choices = JSON.parse(r.choices);
+    if (r.status === "answered") {
+      if (r.answer === null || (choices.length && !choices.includes(r.answer))) throw new Bad(`${pyRepr(r.answer)} is not one of the request's choices`);
+    } else if (r.answer !== null) throw new Bad(`must be null on a ${r.status} request`);
+  });
+  c.events.forEach((e: any, i: number) => { at(`events[${i}].data`); tooLarge(utf8(e.data)); });
+  c.facts.forEach((f: any, i: number) => { at(`facts[${i}].value`); tooLarge(utf8(f.value)); });
+}
+
+function unique(rows: any[], table: string, column: string, at: (w: string) => void) {
+  const seen = new Set<unknown>();
+  rows.forEach((r, i) => {
+    if (r[column] === null) return;
+    if (seen.has(r[column])) { at(`${table}[${i}].${column}`); throw new Bad(`${pyRepr(r[column])} appears twice`); }
+    seen.add(r[column]);
+  });
+}
+
+function sequences(given: any, c: Content, at: (w: string) => void): Record<string, number> {
+  at("sequences");
+  if (!plainObject(given)) throw new Bad("must be an object");
+  const out: Record<string, number> = {};
+  for (const [table, value] of Object.entries(given)) {
+    at(`sequences.${table.slice(0, 60)}`);
+    if (!SEQUENCED.includes(table)) throw new Bad("is not a table with a sequence");
+    if (int(value) < 0) throw new Bad("must be a non-negative integer");
+    const top = Math.max(0, ...c[table].map((r: any) => r[KEYS[table]]));
+    if ((value as number) < top) throw new Bad(`${value} is below the table's highest key ${top}`);
+    out[table] = value as number;
+  }
+  for (const table of SEQUENCED) {
+    if (c[table].length && !(table in out)) out[table] = Math.max(...c[table].map((r: any) => r[KEYS[table]]));
+  }
+  return out;
+}
+
+// -- import ----------------------------------------------------------------------------------------------
+
+export type ImportArgs = { record: any; replace?: boolean; all_users?: boolean; keep_existing?: boolean };
+
+function owners(c: Content): Set<string> {
+  return new Set(c.participants.filter((p: any) => p.role === "owner").map((p: any) => p.user));
+}
+
+function label(obj: Opened): string {
+  const a = obj.address;
+  return obj.what + (a.id_scope === "user" ? ` of user "${a.owner}"` : "");
+}
+
+/** Before any storage is touched: the record's rules, and whether the acting user could have made it. */
+export function precheck(obj: Opened, a: ImportArgs, exists: boolean): Content {
+  const checked = checkContent(a.record, obj.address, obj.config.max_turn_bytes);
+  const listed = !!a.all_users || obj.address.id_scope !== "tenant" || owners(checked).has(obj.actor);
+  if (!listed && !exists) throw denied(refusal(obj));
+  return checked;
+}
+
+function refusal(obj: Opened): string {
+  return `${label(obj)} does not list you (${pyRepr(obj.actor)}) as an owner; import it as one of its owners (or an installation restore with --all-users)`;
+}
+
+/** `import`: one record into this object, all or nothing (core/rights.py `_import_locked`). */
+export function importObject(obj: Opened, a: ImportArgs) {
+  const checked = precheck(obj, a, true);
+  const listed = !!a.all_users || obj.address.id_scope !== "tenant" || owners(checked).has(obj.actor);
+  const entry = { id: obj.id, owner: obj.address.owner, name: obj.address.name };
+  const stored = canonical(obj);
+  const present = stored.object !== null && (stored.object.expires_at === null || stored.object.expires_at > now());
+  if (present) {
+    const role = stored.participants.find((p: any) => p.user === obj.actor)?.role ?? null;
+    if (obj.address.id_scope === "tenant" && !a.all_users) {
+      if (role === null) throw conflict(`${label(obj)}: the name is taken`);
+      if (role !== "owner") throw denied(`${label(obj)}: only an owner of it can import over it; ask an owner`);
+    }
+    if (same(stored, checked, obj.id)) return { ...entry, already: "already imported" };
+    if (!a.replace && a.keep_existing) return { ...entry, already: "already imported; it has changed since (--replace imports it again)" };
+    if (!a.replace) throw conflict(`${label(obj)} already exists with other content; use --replace to overwrite it`);
+    if (!listed) throw denied(`${label(obj)} does not list you (${pyRepr(obj.actor)}) as an owner; importing it would take the session from you`);
+  } else if (!listed) throw denied(refusal(obj));
+  write(obj, checked);
+  return { ...entry, what: present ? "replaced" : "imported" };
+}
+
+/** The stored object in the canonical form (records.py dump_object). */
+function canonical(obj: Opened): Content {
+  const c: Content = {};
+  for (const table of Object.keys(COLUMNS)) {
+    const keep = COLUMNS[table].filter((k) => !(DERIVED[table] ?? []).includes(k));
+    const order = KEYS[table] ? ` ORDER BY ${KEYS[table]}` : "";
+    c[table] = obj.db.dicts(`SELECT ${keep.join(", ")} FROM ${table}${order}`);
+  }
+  c.object = c.object.length ? c.object[0] : null;
+  c.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
+  return c;
+}
+
+function same(stored: Content, checked: Content, id: string): boolean {
+  const norm = (c: Content, withId: boolean) => {
+    const out: Content = {};
+    for (const table of Object.keys(COLUMNS)) {
+      const keep = COLUMNS[table].filter((k) => !(DERIVED[table] ?? []).includes(k));
+      const rows = table === "object" ? [withId ? { ...c.object, id } : c.object] : c[table];
+      out[table] = rows.map((r: any) => keep.map((k) => r[k] ?? null));
+    }
+    out.sequences = SEQUENCED.filter((t) => t in c.sequences).map((t) => [t, c.sequences[t]]);
+    return JSON.stringify(out);
+  };
+  return norm(stored, false) === norm(checked, true);
+}
+
+/** Replace every row of the object with the record's (records.py write_object), in the caller's transaction. */
+function write(obj: Opened, c: Content) {
+  for (const table of Object.keys(COLUMNS)) obj.db.run(`DELETE FROM ${table}`);
+  obj.db.run("DELETE FROM sqlite_sequence");
+  const insert = (table: string, rows: any[]) => {
+    const cols = COLUMNS[table];
+    const sql = `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`;
+    for (const r of rows) obj.db.run(sql, ...cols.map((k) => (r[k] === undefined ? null : r[k])));
+  };
+  insert("object", [{ ...c.object, id: obj.id, one: 1, ...c.live }]);
+  for (const table of Object.keys(COLUMNS)) if (table !== "object") insert(table, c[table]);
+  obj.db.run("DELETE FROM sqlite_sequence");
+  for (const [name, seq] of Object.entries(c.sequences)) obj.db.run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", name, seq);
+}
+
+// -- search ---------------------------------------------------------------------------------------------
+
+const ROLES = ["system", "developer", "user", "assistant", "tool"];
+const SNIPPET = "SELECT snippet(turns_fts, -1, '[', ']', '…', 16) FROM turns_fts WHERE turns_fts MATCH ? AND rowid = ?";
+
+export type SearchArgs = { query: string; role?: string | null; cutoff?: number | null; superseded?: boolean; limit: number };
+
+/** One object's best LIMIT hits by bm25 rank, then seq (core/search.py's per-object query), with what the
+ *  merge across objects orders by: rank, the object's last_active_at, NAME, seq. An invisible or absent
+ *  object has no hits. */
+export function searchObject(obj: Opened, a: SearchArgs) {
+  const meta = obj.meta();
+  if (meta === null || (obj.address.id_scope === "tenant" && obj.role() === null)) return { hits: [], last_active_at: null };
+  if (typeof a.query !== "string" || !a.query.trim()) throw invalid("empty search query: give words, \"a phrase\" or prefix*");
+  if (a.role != null && !ROLES.includes(a.role)) throw invalid(`invalid --role ${pyRepr(a.role)}: use one of ${ROLES.join(", ")}`);
+  if (!isInt(a.limit) || a.limit < 0) throw invalid("--limit must be a non-negative integer");
+  if (a.cutoff != null && !isInt(a.cutoff)) throw invalid("--newer-than must be a duration");
+  const where = ["turns_fts MATCH ?"];
+  const args: unknown[] = [a.query];
+  if (!a.superseded) where.push("t.superseded_by IS NULL");
+  if (a.role != null) { where.push("t.role = ?"); args.push(a.role); }
+  if (a.cutoff != null) { where.push("t.created_at >= ?"); args.push(a.cutoff); }
+  args.push(a.limit);
+  let rows;
+  try {
+    rows = obj.db.all(`SELECT t.seq, t.role, t.created_at, turns_fts.rank FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid` +
+      ` WHERE ${where.join(" AND ")} ORDER BY turns_fts.rank, t.seq LIMIT ?`, ...args);
+  } catch (e) {
+    throw invalid(`invalid search query ${pyRepr(a.query)} (${(e as Error).message}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT`);
+  }
+  const hits = rows.map(([seq, role, created, rank]) => ({
+    rank, seq, role, created_at: created, snippet: obj.db.one(SNIPPET, a.query, seq)![0],
+  }));
+  return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
+}
+
+export { DurableError };
