@@ -276,13 +276,13 @@ def record(store, conversation_id, name, created_at, rows) -> dict:
     from ..config import valid_name
     from . import records, rights
 
-    actor = store.user
+    actor = store.whoami()["user"] if getattr(store, "remote", False) else store.user
     try:
         address = store.address(conversation_id)
     except DurableError:
         address = None
     scope = address.scope if address else "user"
-    owner = address.owner if address else actor
+    owner = (address.owner if address else None) or actor
     try:
         valid_name(conversation_id)
     except DurableError:
@@ -318,8 +318,6 @@ def record(store, conversation_id, name, created_at, rows) -> dict:
 def import_llm(store, path=None, *, replace=False) -> dict:
     """Import every conversation of logs.db at PATH (default: llm's own); a receipt. logs.db is read
     whole, read-only, and closed before anything is written."""
-    from . import rights
-
     path = path or default_path()
     db = open_logs(path)
     items = []
@@ -335,7 +333,7 @@ def import_llm(store, path=None, *, replace=False) -> dict:
         raise invalid(f"cannot read {path} as an llm logs database ({e}); nothing was imported")
     finally:
         db.close()
-    return rights.import_records(store, items, replace=replace, keep_existing=True)
+    return store.import_records(items, replace=replace, keep_existing=True)
 
 
 class _Refused(dict):

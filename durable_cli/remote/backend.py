@@ -419,8 +419,200 @@ class RemoteStore:
         out = self._index("forget", write=not dry_run, user=user, dry_run=dry_run)
         return conclude(out, f"forget of {user!r}")
 
-    def export(self, **_kw):
-        raise not_yet("export")
+    # -- export, import, search (SPEC §7): per-object operations of the object's DO (worker/src/rules/rights.ts) --
 
-    def import_records(self, records, **_kw):
-        raise not_yet("import")
+    _whoami = None
+
+    def whoami(self) -> dict:
+        """`{"user", "admin"}`: the acting user (the token's, or the one named) and whether the token is an admin's."""
+        if self._whoami is None:
+            self._whoami = self.client.call({"op": "whoami", "scope": "none", "actor": self.user}, write=False)
+        return self._whoami
+
+    def _object_call(self, row, op: str, args: dict, *, write: bool, create=False, all_users=False):
+        """OP on the object an index row (or a record's address: scope, owner, name) stands for; ALL_USERS
+        (admin tokens only, the Worker checks): another user's object, or a tenant's without taking part."""
+        scope = row["scope"]
+        id_scope = "user" if scope in ("user", "session") else scope
+        body = {
+            "op": op, "args": args, "scope": id_scope, "label": scope, "name": row["name"],
+            "tenant": row["owner"] if id_scope == "tenant" else None, "owner": None if id_scope == "tenant" else row["owner"],
+            "actor": self.user, "create": create, "all_users": all_users,
+            "config": {"max_unfinished": self.config.get("queue.max_unfinished"),
+                       "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
+                       "token_budget": self.config.get("transcript.token_budget")},
+        }
+        return self.client.call(body, write=write)
+
+    def export(self, *, name=None, user=None, all_objects=False, progress=None):
+        """As core/rights.export: one record per object (a generator), each the object's DO's own dump, exactly
+        the local export's form. NAME: one object; USER: the objects USER owns, their memory included (another
+        user's: admin token); ALL_OBJECTS: every object the index knows (admin token). A busy or unreadable
+        object is reported (warnings, on stderr) and in the exit status after the others are yielded."""
+        from ..core.retention import conclude, receipt
+        from ..errors import denied
+
+        if name is not None:
+            with self.open(name) as session:
+                record = session._call("export", False)
+            yield _floats(record)
+            return
+        me = self.whoami()
+        if all_objects and not me["admin"]:
+            raise denied(f"export --all covers every user's objects and needs an admin token; this token acts as user \"{me['user']}\" only")
+        if user is not None:
+            valid_name(user, "user")
+            if user != me["user"] and not me["admin"]:
+                raise denied(f"this token acts as user \"{me['user']}\", not \"{user}\"; use an admin token to export another user's objects")
+        rows = self._index_rows(user=None if all_objects else user, all_users=all_objects, reserved=True)
+        if not all_objects:
+            rows = [r for r in rows if r["owner"] == user and r["scope"] in ("user", "session", "reserved")]
+        out = receipt()
+        memory = None
+        if not all_objects and not any(r["scope"] == "reserved" for r in rows):
+            # the memory object, even where the index does not list it (as forget finds it)
+            memory = self._export_one({"id": None, "scope": "reserved", "owner": user, "name": ""}, me, out)
+        if progress:
+            progress.start(len(rows))
+        for row in sorted(rows, key=lambda r: r["id"]):
+            if progress:
+                progress.advance()
+            if memory is not None and memory["id"] < row["id"]:
+                yield memory
+                memory = None
+            record = self._export_one(row, me, out)
+            if record is not None:
+                yield record
+        if memory is not None:
+            yield memory
+        for s in out["skipped"]:
+            self.warnings.append(f"export skipped object {s['id']} ({s['name'] if s['name'] is not None else 'name unknown'}): {s['reason']}")
+        try:
+            conclude(out, "export")
+        except DurableError as e:
+            e.receipt, e.document = e.document, None  # export's output is the records; its receipt goes to stderr
+            e.after_output = True
+            raise
+
+    def _export_one(self, row, me, out):
+        """ROW's record, or None (gone since the index listed it; or skipped into OUT: busy, unreadable)."""
+        from ..core.retention import entry
+
+        try:
+            return _floats(self._object_call(row, "export", {}, write=False, all_users=me["admin"]))
+        except DurableError as e:
+            if e.code != "not_found":
+                out["skipped"].append(entry(row, reason="busy" if e.code == "busy" else e.message))
+            return None
+
+    @property
+    def warnings(self) -> list:
+        if self._objects is None:
+            self._objects = _Notes()  # the CLI prints a store's warnings on stderr at exit
+        return self._objects.warnings
+
+    def import_records(self, records, *, replace=False, all_users=False, keep_existing=False) -> dict:
+        """As core/rights.import_records: each record checked here (records.py, exit 2 naming the field), then
+        sent to its object's DO, which checks it again, decides existence, identity and ownership and writes it
+        in one transaction (all or nothing). A failing record is listed in `skipped` and the others go on."""
+        from ..core import records as _records
+        from ..core.retention import address_of, receipt
+        from ..errors import denied
+
+        me = self.whoami()
+        if all_users and not me["admin"]:
+            raise denied(f"import --all-users restores every user's records and needs an admin token; this token acts as "
+                         f"user \"{me['user']}\" only; nothing was imported")
+        actor = me["user"]
+        columns = _records.current_columns()
+        out, failures = receipt(), []
+        for number, item in enumerate(records, 1):
+            line, record = item if isinstance(item, tuple) else (number, item)
+            address = None
+            try:
+                if getattr(record, "error", None) is not None:
+                    raise record.error
+                checked = _records.check_record(record, line=line, max_turn_bytes=self.config.get("transcript.max_turn_bytes"),
+                                                columns=columns)
+                address = address_of(record)
+                label = f"line {line}: {address.what}" + (f" of user \"{address.owner}\"" if address.id_scope == "user" else "")
+                if not all_users and address.id_scope in ("user", "reserved") and address.owner != actor:
+                    raise denied(f"{label} belongs to another user; only they can import it "
+                                 "(or an installation restore with --all-users)")
+                content = {k: v for k, v in checked.content.items() if k != "live"}
+                done = self._object_call({"scope": address.scope, "owner": address.owner, "name": address.name}, "import",
+                                         {"record": content, "replace": replace, "keep_existing": keep_existing},
+                                         write=True, create=True, all_users=all_users)
+            except DurableError as e:
+                message = e.message if e.message.startswith("line ") else f"line {line}: {e.message}"
+                failures.append(DurableError(message, e.code))
+                owner, name = (record.get(k) if isinstance(record, dict) else None for k in ("owner", "name"))
+                out["skipped"].append({"id": (e.document or {}).get("id") if isinstance(e.document, dict) else None,
+                                       "owner": owner if isinstance(owner, str) else None,
+                                       "name": name if isinstance(name, str) else None, "reason": message})
+                continue
+            if "already" in done:
+                out["skipped"].append({"id": done["id"], "owner": done["owner"], "name": done["name"], "reason": done["already"]})
+            else:
+                out["changed"].append(done)
+        if failures:
+            first = failures[0]
+            more = f" ({len(failures)} records were not imported; see the receipt)" if len(failures) > 1 else ""
+            raise DurableError(first.message + more, first.code, document=out)
+        return out
+
+    def import_llm(self, path=None, **kw):
+        """`import --from llm [PATH]`: llm's local logs.db (read-only) into remote objects, as locally."""
+        from ..core import llm_import
+
+        return llm_import.import_llm(self, path, **kw)
+
+    def search(self, query, *, user=None, session=None, role=None, newer_than=None, superseded=False, limit=20):
+        """As core/search.search: (hits, receipt of skipped objects). One request: the Worker lists the
+        sessions `ls --all` lists (the index), asks each object's DO for its best hits (bm25 per object) and
+        merges them (worker/src/search.ts)."""
+        from ..core import search as _search
+        from ..core.retention import receipt
+
+        _search.check_query(query)
+        if role is not None and role not in _search.ROLES:
+            raise invalid(f"invalid --role {role!r}: use one of {', '.join(_search.ROLES)}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise invalid("--limit must be a non-negative integer")
+        if user is not None:
+            valid_name(user, "user")
+        cutoff = None if newer_than is None else clock.now() - newer_than * 1000
+        doc = self.client.call({"op": "search", "scope": "objects", "actor": self.user, "args": {
+            "query": query, "user": user, "session": session, "role": role, "cutoff": cutoff, "superseded": superseded,
+            "limit": limit}}, write=False)
+        out = receipt()
+        out["skipped"] = doc["skipped"]
+        return doc["hits"], out
+
+
+class _Notes:
+    """What the CLI reads of a store's local object store at exit: its warnings (remote: export's skips)."""
+
+    def __init__(self):
+        self.warnings = []
+
+    def close(self):
+        pass
+
+
+_REAL = None
+
+
+def _floats(record: dict) -> dict:
+    """A REAL column reads `1.0` locally and `1` from the Worker's JSON: the record as the local export writes it."""
+    global _REAL
+    if _REAL is None:
+        from ..core import records
+
+        _REAL = {t: c for t, c in records.real_columns().items() if c}
+    for table, columns in _REAL.items():
+        for row in ([record.get(table)] if table == "object" else record.get(table) or []):
+            for c in columns:
+                if isinstance(row.get(c), int):
+                    row[c] = float(row[c])
+    return record

@@ -169,6 +169,7 @@ export class DurableObjectSession {
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
+      if (call.op === "import" && e instanceof DurableError && e.document === undefined) e.document = { id: call.id }; // the receipt's entry
       return this.answer(0, e);
     }
   }
