@@ -21,6 +21,13 @@ export function get(obj: Opened, a: { request_id: number }) {
   return requestJson(r);
 }
 
+/** Python's json.dumps of a list of strings (", " between items, non-ASCII escaped): the stored text equals
+ *  the file backend's, so an export of the object is the same either way. */
+function pyJson(items: string[]): string {
+  const str = (s: string) => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  return "[" + items.map(str).join(", ") + "]";
+}
+
 export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null }) {
   if (!a.prompt || !a.prompt.trim()) throw invalid("empty --prompt: say what the person should decide");
   const choices = a.choices ?? [];
@@ -30,7 +37,7 @@ export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeou
   const t = now();
   check(obj, "write");
   const id = obj.db.one("INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?) RETURNING id",
-    a.prompt, JSON.stringify(choices), t, a.timeout_seconds ? t + a.timeout_seconds * 1000 : null)![0];
+    a.prompt, pyJson(choices), t, a.timeout_seconds ? t + a.timeout_seconds * 1000 : null)![0];
   event(obj, "elicit.asked", { request_id: id });
   touch(obj);
   return get(obj, { request_id: id });

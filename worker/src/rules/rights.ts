@@ -371,7 +371,7 @@ function write(obj: Opened, c: Content) {
 // -- search ---------------------------------------------------------------------------------------------
 
 const ROLES = ["system", "developer", "user", "assistant", "tool"];
-const SNIPPET = "SELECT snippet(turns_fts, -1, '[', ']', '…', 16) FROM turns_fts WHERE turns_fts MATCH ? AND rowid = ?";
+const SNIPPET = "snippet(turns_fts, -1, '[', ']', '…', 16)";
 
 export type SearchArgs = { query: string; role?: string | null; cutoff?: number | null; superseded?: boolean; limit: number };
 
@@ -393,14 +393,14 @@ export function searchObject(obj: Opened, a: SearchArgs) {
   args.push(a.limit);
   let rows;
   try {
-    rows = obj.db.all(`SELECT t.seq, t.role, t.created_at, turns_fts.rank FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid` +
+    // the snippet in the same statement: a second `MATCH ? AND rowid = ?` statement answers another row's
+    // snippet in workerd's SQLite (external-content FTS5 read through a view)
+    rows = obj.db.all(`SELECT t.seq, t.role, t.created_at, turns_fts.rank, ${SNIPPET} FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid` +
       ` WHERE ${where.join(" AND ")} ORDER BY turns_fts.rank, t.seq LIMIT ?`, ...args);
   } catch (e) {
     throw invalid(`invalid search query ${pyRepr(a.query)} (${(e as Error).message}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT`);
   }
-  const hits = rows.map(([seq, role, created, rank]) => ({
-    rank, seq, role, created_at: created, snippet: obj.db.one(SNIPPET, a.query, seq)![0],
-  }));
+  const hits = rows.map(([seq, role, created, rank, snippet]) => ({ rank, seq, role, created_at: created, snippet }));
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
 }
 
