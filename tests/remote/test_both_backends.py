@@ -315,7 +315,6 @@ def test_commands_without_remote_meaning_are_exit_2(remote_dev, monkeypatch):
         r = run_inprocess("--remote", remote_dev.url, *args)
         assert (r.status, r.out) == (2, ""), args
         assert "not available with --remote" in r.err
-    for args in (["export", "--all"], ["import", "-"]):
-        r = run_inprocess("--remote", remote_dev.url, *args, input="")
-        assert r.status == 2, args
-        assert "not yet available with --remote" in r.err, (args, r.err)
+    # every command across objects is remote now: export and import (tests/remote/test_remote_rights.py) too
+    r = run_inprocess("--remote", remote_dev.url, "import", "-", input="")
+    assert (r.status, r.err) == (0, "")
