@@ -79,6 +79,14 @@ def both(commands, monkeypatch, remote_dev, user, stdin=None):
     return local, remote, local_raw, remote_raw
 
 
+def _foreign(text):
+    """The record of TEXT as if another user owned it."""
+    record = json.loads(text)
+    record["owner"] = record["object"]["owner"] = "someone-else"
+    record["participants"] = [dict(record["participants"][0], user="someone-else")]
+    return json.dumps(record) + "\n"
+
+
 def _export_of(raw, name):
     return next(line for line in raw.splitlines() if json.loads(line)["name"] == name) + "\n"
 
@@ -128,15 +136,17 @@ def test_export_import_search_same_both_ways(remote_dev, monkeypatch):
         ["--tenant", tenant, "import", "-", "--json"],          # a tenant record the acting user owns
         ["--tenant", tenant, "--as", "bob", "session", "show", "shared", "--json"],
         ["search", "budget", "--json"],
+        ["import", "-", "--json"],                              # another user's record: exit 5, the same receipt
     ]
     first = len(BUILD) + 3
     assert commands[first] == ["export", "s"]
     export_s = {first + 16: lambda raw: raw[first], first + 18: lambda raw: raw[first],
                 first + 20: lambda raw: raw[first], first + 21: lambda raw: raw[first],
-                first + 26: lambda raw: raw[first + 2]}
+                first + 26: lambda raw: raw[first + 2], first + 29: lambda raw: _foreign(raw[first])}
     local, remote, local_raw, remote_raw = both(commands, monkeypatch, remote_dev, user, export_s)
     statuses = {" ".join(a): s for a, s, *_ in remote}
-    assert statuses["import - --json"] == 0 and statuses["import -"] == 4
+    assert [remote[first + i][1] for i in (16, 18, 20, 21, 26, 29)] == [0, 0, 4, 0, 0, 5]
+    assert "belongs to another user" in remote[first + 29][3] and '"id":"<id>"' in remote[first + 29][2]
     assert statuses["search \"unclosed"] == 2 and statuses["search budget --session missing"] == 3
     # the export after delete + import is the export before, byte for byte (ids too: the same installation)
     assert remote_raw[first + 17] == remote_raw[first] and local_raw[first + 17] == local_raw[first]

@@ -39,7 +39,9 @@ async function objectId(secret: string, scope: string, owner: string, name: stri
 }
 
 function fail(e: DurableError): Response {
-  return new Response(JSON.stringify({ error: { code: e.code, message: e.message } }), {
+  const error: Record<string, unknown> = { code: e.code, message: e.message };
+  if (e.document !== undefined) error.document = e.document;
+  return new Response(JSON.stringify({ error }), {
     status: e.code === "permission_denied" && e.message.startsWith("missing") ? 401 : httpStatus(e.code),
     headers: { "content-type": "application/json" },
   });
@@ -69,11 +71,18 @@ function json(doc: unknown): Response {
 
 /** The owner of a user-scoped object or memory: the acting user's own, or (an admin's installation-wide
  *  command) the one named. */
-function ownerOf(body: Body, actor: string, allUsers: boolean): string {
-  if (body.owner == null || body.owner === actor) return actor;
-  const owner = validName(body.owner, "user");
-  if (!allUsers) throw new DurableError(`this object belongs to user "${owner}"; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
-  return owner;
+function ownerOf(body: Body, actor: string): string {
+  return body.owner == null ? actor : validName(body.owner, "user");
+}
+
+/** Another user's user-scoped object or memory: an admin's installation-wide call only. For an import the
+ *  refusal says what the file backend says of such a record, with the id for the receipt's entry. */
+function refuseOthers(body: Body, address: { id_scope: string; owner: string; name: string }, actor: string, id: string) {
+  const what = address.id_scope === "reserved" ? `memory of user "${address.owner}"` : `session "${address.name}" of user "${address.owner}"`;
+  if (body.op === "import") {
+    throw new DurableError(`${what} belongs to another user; only they can import it (or an installation restore with --all-users)`, "permission_denied", { id });
+  }
+  throw new DurableError(`${what} belongs to another user; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
 }
 
 /** One call to the object's Durable Object (`idFromName` of its id); its Response as it answered. */
@@ -122,11 +131,12 @@ export default {
       if (body.scope === "tenant") {
         [idScope, owner, name, scope] = ["tenant", validName(body.tenant, "tenant"), validName(body.name), "tenant"];
       } else if (body.scope === "reserved") {
-        [idScope, owner, name, scope] = ["reserved", ownerOf(body, actor, allUsers), "", "reserved"];
+        [idScope, owner, name, scope] = ["reserved", ownerOf(body, actor), "", "reserved"];
       } else if (body.scope === "user") {
-        [idScope, owner, name, scope] = ["user", ownerOf(body, actor, allUsers), validName(body.name), body.label === "session" ? "session" : "user"];
+        [idScope, owner, name, scope] = ["user", ownerOf(body, actor), validName(body.name), body.label === "session" ? "session" : "user"];
       } else throw new DurableError(`unknown scope '${body.scope}'`, "invalid_input");
       const id = await objectId(env.DURABLE_SECRET, idScope, owner, name);
+      if (idScope !== "tenant" && owner !== actor && !allUsers) refuseOthers(body, { id_scope: idScope, owner, name }, actor, id);
       const c = body.config ?? {};
       const call = {
         op: body.op, args: body.args ?? {}, address: { id_scope: idScope, owner, name, scope }, actor, id,
