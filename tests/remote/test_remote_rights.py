@@ -303,6 +303,19 @@ def test_tenant_and_other_users_objects_never_show(alice, monkeypatch):
     r = run_inprocess("import", "-", "--all-users", "--replace", "--json", input=json.dumps(fake) + "\n")
     assert r.status == 0 and json.loads(r.out)["changed"][0]["what"] == "replaced", r.err
     assert [p["user"] for p in run_inprocess("--as", carol, "--tenant", org, "session", "participants", "plan", "--json").json()] == [carol]
+    # another user's own session, restored by an admin: back under its owner, the same record
+    theirs = run_inprocess("--as", carol, "export", "theirs").out
+    assert run_inprocess("--as", carol, "delete", "theirs", "--yes").status == 0
+    r = run_inprocess("import", "-", "--all-users", "--json", input=theirs)
+    assert r.status == 0 and json.loads(r.out)["changed"][0]["owner"] == carol, r.err
+    assert run_inprocess("--as", carol, "export", "theirs").out == theirs
+    # the whole installation, by an admin: every user's and tenant's objects
+    everything = [json.loads(line) for line in run_inprocess("export", "--all").out.splitlines()]
+    assert {(r["owner"], r["name"]) for r in everything} >= {(carol, "theirs"), (bob, "theirs"), (org, "plan"), ("alice", "mine")}
+    # alice, with her own token, finds nothing of bob's or carol's
+    monkeypatch.setenv("DURABLE_TOKEN", ALICE_TOKEN)
+    r = run_inprocess("search", "budget", "--limit", "100", "--json")
+    assert r.status == 0 and {h["name"] for h in r.json()} == {"mine"}, r.err  # "plan" is carol's alone since the restore
 
 
 def test_import_from_llm_writes_remote_objects(real_logs, remote_dev, monkeypatch):  # noqa: F811
