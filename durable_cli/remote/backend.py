@@ -541,7 +541,8 @@ class RemoteStore:
                 message = e.message if e.message.startswith("line ") else f"line {line}: {e.message}"
                 failures.append(DurableError(message, e.code))
                 owner, name = (record.get(k) if isinstance(record, dict) else None for k in ("owner", "name"))
-                out["skipped"].append({"id": (e.document or {}).get("id") if isinstance(e.document, dict) else None,
+                object_id = e.document.get("id") if isinstance(e.document, dict) else self._id_of(record)
+                out["skipped"].append({"id": object_id,
                                        "owner": owner if isinstance(owner, str) else None,
                                        "name": name if isinstance(name, str) else None, "reason": message})
                 continue
@@ -554,6 +555,20 @@ class RemoteStore:
             more = f" ({len(failures)} records were not imported; see the receipt)" if len(failures) > 1 else ""
             raise DurableError(first.message + more, first.code, document=out)
         return out
+
+    def _id_of(self, record):
+        """The id this installation gives RECORD's object (the Worker's secret), or None when it cannot be addressed."""
+        from ..core.retention import address_of
+
+        try:
+            address = address_of(record)
+            valid_name(address.owner, "user")
+            if address.id_scope != "reserved":
+                valid_name(address.name)
+            return self._object_call({"scope": address.scope, "owner": address.owner, "name": address.name},
+                                     "object_id", {}, write=False)["id"]
+        except Exception:  # noqa: BLE001 - a record too broken to address, or a Worker that cannot say
+            return None
 
     def import_llm(self, path=None, **kw):
         """`import --from llm [PATH]`: llm's local logs.db (read-only) into remote objects, as locally."""

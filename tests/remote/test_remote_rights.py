@@ -137,15 +137,18 @@ def test_export_import_search_same_both_ways(remote_dev, monkeypatch):
         ["--tenant", tenant, "--as", "bob", "session", "show", "shared", "--json"],
         ["search", "budget", "--json"],
         ["import", "-", "--json"],                              # another user's record: exit 5, the same receipt
+        ["import", "-", "--json"],                              # a record breaking a rule: exit 2, the same receipt
     ]
     first = len(BUILD) + 3
     assert commands[first] == ["export", "s"]
     export_s = {first + 16: lambda raw: raw[first], first + 18: lambda raw: raw[first],
                 first + 20: lambda raw: raw[first], first + 21: lambda raw: raw[first],
-                first + 26: lambda raw: raw[first + 2], first + 29: lambda raw: _foreign(raw[first])}
+                first + 26: lambda raw: raw[first + 2], first + 29: lambda raw: _foreign(raw[first]),
+                first + 30: lambda raw: raw[first].replace('"role":"user"', '"role":"wizard"', 1)}
     local, remote, local_raw, remote_raw = both(commands, monkeypatch, remote_dev, user, export_s)
     statuses = {" ".join(a): s for a, s, *_ in remote}
-    assert [remote[first + i][1] for i in (16, 18, 20, 21, 26, 29)] == [0, 0, 4, 0, 0, 5]
+    assert [remote[first + i][1] for i in (16, 18, 20, 21, 26, 29, 30)] == [0, 0, 4, 0, 0, 5, 2]
+    assert '"id":"<id>"' in remote[first + 30][2] and "turns[1].role 'wizard'" in remote[first + 30][3]
     assert "belongs to another user" in remote[first + 29][3] and '"id":"<id>"' in remote[first + 29][2]
     assert statuses["search \"unclosed"] == 2 and statuses["search budget --session missing"] == 3
     # the export after delete + import is the export before, byte for byte (ids too: the same installation)
