@@ -29,6 +29,11 @@ EVENT_TYPES = frozenset((
 KEYS = {"participants": "user", "prompts": "id", "turns": "seq", "events": "seq", "requests": "id",
         "facts": "key", "buckets": "key"}
 SEQUENCED = ("prompts", "turns", "events", "requests")
+# Tables keyed by several columns (an adapter's tables): rows are unique and listed in this order.
+COMPOSITE_KEYS = {"lg_checkpoints": ("checkpoint_ns", "checkpoint_id"),
+                  "lg_writes": ("checkpoint_ns", "checkpoint_id", "task_id", "idx"), "lg_mirrored": ("message_id",)}
+# Tables only a LangGraph thread's object holds (SPEC §12: object.adapter = "langgraph").
+ADAPTER_TABLES = {"lg_checkpoints": "langgraph", "lg_writes": "langgraph", "lg_mirrored": "langgraph"}
 # Columns a record may carry but import recomputes (a cache, or a generated column).
 DERIVED = {"object": ("one", "live_turns", "live_tokens"), "turns": ("pos",)}
 
@@ -159,6 +164,31 @@ def _one(v):
     return v
 
 
+def _blob(v):
+    """Bytes a framework serialized (LangGraph's checkpoints and writes): base64 text in the record."""
+    import base64
+    import binascii
+
+    _text(v)
+    try:
+        return base64.b64decode(v.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        raise Bad("must be base64 text (the stored bytes)")
+
+
+def blob_text(value: bytes) -> str:
+    """How a BLOB column goes into a record (the reverse of _blob)."""
+    import base64
+
+    return base64.b64encode(value).decode("ascii")
+
+
+def as_json(content: dict) -> dict:
+    """Checked content with its BLOB values as base64 text again (to send it as JSON)."""
+    return {table: [{c: blob_text(v) if isinstance(v, bytes) else v for c, v in row.items()} for row in rows]
+            if isinstance(rows, list) else rows for table, rows in content.items()}
+
+
 def enum(*values):
     def check(v):
         if not isinstance(v, str) or v not in values:
@@ -276,7 +306,18 @@ V2 = _extend(V1, turns={
 # version 3 (SPEC §12): the id an adapter was given, and which adapter made the object
 V3 = _extend(V2, object={"external_id": opt(_text), "adapter": opt(enum("openai-agents", "langgraph"))})
 
-FIELDS = {1: V1, 2: V2, 3: V3}
+# version 4 (SPEC §7 "the adapters' tables"): a LangGraph thread's checkpoints, pending writes and the
+# messages already mirrored into its transcript; the serialized values as base64 text
+V4 = _extend(
+    V3,
+    lg_checkpoints={"checkpoint_ns": _text, "checkpoint_id": _nonempty, "parent_checkpoint_id": opt(_nonempty),
+                    "type": opt(_text), "checkpoint": opt(_blob), "metadata": _json_text()},
+    lg_writes={"checkpoint_ns": _text, "checkpoint_id": _nonempty, "task_id": _nonempty, "task_path": _text,
+               "idx": _int, "channel": _nonempty, "type": opt(_text), "value": opt(_blob)},
+    lg_mirrored={"message_id": _nonempty, "seq": opt(_positive)},
+)
+
+FIELDS = {1: V1, 2: V2, 3: V3, 4: V4}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 
@@ -289,7 +330,7 @@ def describe(version=None) -> dict:
     worker/src/generated/records.json; the Worker checks an import with the same table)."""
     named = {_text: "text", _nonempty: "nonempty", _name: "name", _int: "int", _count: "count", _positive: "positive",
              _time: "time", _ttl: "ttl", _title: "title", _request_id: "request_id", _hex_id: "hex_id", _flag: "flag",
-             _number: "number", _json_object: "json_object", _choices: "choices", _one: "one"}
+             _number: "number", _json_object: "json_object", _choices: "choices", _one: "one", _blob: "blob"}
     rules = {None: "json", _tool_calls: "json_tool_calls", _meta: "json_meta"}
 
     def one(check):
@@ -304,7 +345,8 @@ def describe(version=None) -> dict:
     version = version or max(FIELDS)
     return {"format": FORMAT, "version": version, "max_time": MAX_TIME, "max_ttl": MAX_TTL,
             "tables": {t: {c: one(check) for c, check in cols.items()} for t, cols in FIELDS[version].items()},
-            "keys": KEYS, "sequenced": list(SEQUENCED), "derived": {t: list(c) for t, c in DERIVED.items()},
+            "keys": KEYS, "composite_keys": {t: list(c) for t, c in COMPOSITE_KEYS.items()},
+            "adapter_tables": ADAPTER_TABLES, "sequenced": list(SEQUENCED), "derived": {t: list(c) for t, c in DERIVED.items()},
             "columns": {t: list(c) for t, c in current_columns().items()},
             "real": {t: [r for r in cols if r in real_columns().get(t, ())] for t, cols in current_columns().items()}}
 
@@ -407,6 +449,7 @@ def _check(record, line, limit, columns, where) -> Checked:
         if not isinstance(rows, list):
             raise Bad("must be an array")
         key = KEYS.get(table)
+        composite = COMPOSITE_KEYS.get(table)
         seen, out = set(), []
         for i, row in enumerate(rows):
             where[:] = [f"{table}[{i}]"]
@@ -418,8 +461,20 @@ def _check(record, line, limit, columns, where) -> Checked:
                     where[:] = [f"{table}[{i}].{key}"]
                     raise Bad(f"{checked[key]!r} appears twice")
                 seen.add(checked[key])
+            elif composite is not None:
+                value = tuple(checked[c] for c in composite)
+                if value in seen:
+                    where[:] = [f"{table}[{i}]"]
+                    raise Bad(f"repeats the key ({', '.join(composite)}) = {value!r}"[:300])
+                seen.add(value)
             out.append(checked)
-        content[table] = sorted(out, key=lambda r: r[key]) if key else out
+        if key:
+            out.sort(key=lambda r: r[key])
+        elif composite:
+            out.sort(key=lambda r: tuple(r[c] for c in composite))
+        content[table] = out
+    for table in columns:  # tables newer than the record's version: none of their rows
+        content.setdefault(table, [])
     _check_relations(content, scope, owner, limit, where)
     content["sequences"] = _sequences(record.get("sequences", {}), content, where)
     _recount(content)
@@ -479,6 +534,11 @@ def _check_relations(c, scope, owner, limit, where) -> None:
             if c.get(table):
                 where[:] = [table]
                 raise Bad("only a reserved (memory) record holds them")
+    adapter = c["object"].get("adapter")
+    for table, owner_adapter in ADAPTER_TABLES.items():
+        if c.get(table) and adapter != owner_adapter:
+            where[:] = [table]
+            raise Bad(f"only an object made by the {owner_adapter} adapter holds them (object.adapter)")
 
     turns = {t["seq"]: t for t in c["turns"]}
     for i, t in enumerate(c["turns"]):
@@ -623,6 +683,8 @@ def dump_object(db, columns) -> dict:
     for table, cols in columns.items():
         keep = [k for k in cols if k not in DERIVED.get(table, ())]
         order = f" ORDER BY {KEYS[table]}" if table in KEYS else ""
+        if table in COMPOSITE_KEYS:
+            order = f" ORDER BY {', '.join(COMPOSITE_KEYS[table])}"
         rows = db.execute(f"SELECT {', '.join(keep)} FROM {table}{order}").fetchall()
         c[table] = [dict(zip(keep, r)) for r in rows]
     c["object"] = c["object"][0] if c["object"] else None

@@ -16,8 +16,9 @@ from . import state
 from .retention import address_of, conclude, each_object, entry, erase, receipt, run_each
 
 FORMAT = "durable-export"
-VERSION = 3  # 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter
-TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets")
+VERSION = 4  # 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter; 4: LangGraph tables
+TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets",
+          "lg_checkpoints", "lg_writes", "lg_mirrored")
 
 
 def forget(store, user: str, progress=None, dry_run=False) -> dict:
@@ -150,11 +151,14 @@ def _leave_tenant(store, row, user, out) -> None:
 # -- export / import --------------------------------------------------------------------------------
 
 def _dump(db) -> dict:
+    from . import records as _records
+
     record = {}
     for table in TABLES:
         cur = db.execute(f"SELECT * FROM {table}")
         columns = [c[0] for c in cur.description]
-        record[table] = [dict(zip(columns, r)) for r in cur.fetchall()]
+        record[table] = [{c: _records.blob_text(v) if isinstance(v, bytes) else v for c, v in zip(columns, r)}
+                         for r in cur.fetchall()]
     record["sequences"] = dict(db.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
     meta = record.pop("object")[0]
     meta.pop("one", None)

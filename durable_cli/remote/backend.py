@@ -533,7 +533,7 @@ class RemoteStore:
                 checked = _records.check_record(record, line=line, max_turn_bytes=self.config.get("transcript.max_turn_bytes"),
                                                 columns=columns)
                 address = address_of(record)  # another user's record: the Worker refuses it (exit 5), naming its id
-                content = {k: v for k, v in checked.content.items() if k != "live"}
+                content = _records.as_json({k: v for k, v in checked.content.items() if k != "live"})
                 done = self._object_call({"scope": address.scope, "owner": address.owner, "name": address.name}, "import",
                                          {"record": content, "replace": replace, "keep_existing": keep_existing},
                                          write=True, create=True, all_users=all_users)

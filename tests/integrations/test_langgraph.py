@@ -54,7 +54,7 @@ def test_conformance_suite_passes_what_sqlite_saver_passes(lg, home):
 
 # -- a small StateGraph with a tool node, three turns, each saver -------------------------------------
 
-def three_turns(saver):
+def three_turns(saver, turns=(1, 2, 3)):
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langgraph.graph import END, START, MessagesState, StateGraph
 
@@ -80,7 +80,7 @@ def three_turns(saver):
     builder.add_edge("tools", "model")
     graph = builder.compile(checkpointer=saver)
     config = {"configurable": {"thread_id": "calc"}}
-    for n in range(1, 4):
+    for n in turns:
         graph.invoke({"messages": [HumanMessage(content=f"what is {n}+1?", id=f"human-{n}")]}, config)
     state = graph.get_state(config)
     history = [(s.values, s.next, s.metadata.get("step")) for s in graph.get_state_history(config)]
@@ -151,3 +151,60 @@ def test_keep_checkpoints_keeps_the_newest_per_namespace(lg, home):
     kept = list(saver.list(config))
     assert len(kept) == 2
     assert saver.get_tuple(config).checkpoint["channel_values"]["messages"][-1].content == "The sum is 4."
+
+
+# -- export and import carry the thread (SPEC §7: the adapters' tables are in the export format) ----------
+
+def _thread(saver):
+    config = {"configurable": {"thread_id": "calc"}}
+    return [(t.config, t.checkpoint, t.metadata, t.parent_config, t.pending_writes) for t in saver.list(config)]
+
+
+def test_export_delete_import_gives_back_a_resumable_thread(lg, home, durable):
+    import json
+
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    saver = DurableSaver(home=str(home))
+    values, _ = three_turns(saver)
+    before = _thread(saver)
+    saver.close()
+    dump = durable("export", "calc").out
+    record = json.loads(dump)
+    assert record["version"] == 4 and record["object"]["adapter"] == "langgraph"
+    assert len(record["lg_checkpoints"]) == len(before) and record["lg_writes"]
+    assert {m["message_id"] for m in record["lg_mirrored"]} >= {"human-1", "ai-call-1", "tool-call_1", "ai-answer-3"}
+    assert durable("delete", "calc", "--yes").status == 0
+    assert durable("import", "-", input=dump).status == 0
+    assert durable("export", "calc").out == dump  # byte for byte
+    assert durable("import", "-", input=dump).status == 0  # re-run: already imported
+    saver = DurableSaver(home=str(home))
+    assert _thread(saver) == before
+    # the graph goes on from the restored checkpoint: a fourth turn sees the three before it
+    values4, _ = three_turns(saver, turns=(4,))
+    assert [m.content for m in values4["messages"]] == [m.content for m in values["messages"]] + [
+        "what is 4+1?", "", "5", "The sum is 5."]
+    assert len(durable("transcript", "show", "calc", "--json").json()) == 16  # 12 mirrored rows, then the 4th turn
+
+
+def test_import_refuses_broken_checkpoint_rows_and_stores_nothing(lg, home, durable):
+    import json
+
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    three_turns(DurableSaver(home=str(home)))
+    record = json.loads(durable("export", "calc").out)
+    assert durable("delete", "calc", "--yes").status == 0
+    first = record["lg_checkpoints"][0]
+    cases = [
+        (dict(record, lg_checkpoints=[dict(first, checkpoint="not base64!")]), "lg_checkpoints[0].checkpoint must be base64"),
+        (dict(record, lg_checkpoints=[first, dict(first)]), "lg_checkpoints[1] repeats the key (checkpoint_ns, checkpoint_id)"),
+        (dict(record, lg_checkpoints=[dict(first, metadata="{not json")]), "lg_checkpoints[0].metadata must be JSON text"),
+        (dict(record, lg_writes=[dict(record["lg_writes"][0], idx="1")]), "lg_writes[0].idx must be an integer"),
+        (dict(record, object=dict(record["object"], adapter=None)), "lg_checkpoints only an object made by the langgraph adapter"),
+        (dict(record, version=3), "lg_checkpoints is not a field of the export format"),
+    ]
+    for bad, message in cases:
+        r = durable("import", "-", input=json.dumps(bad) + "\n")
+        assert r.status == 2 and message in r.err, (message, r.err)
+        assert durable("session", "show", "calc").status == 3  # nothing of the record was stored

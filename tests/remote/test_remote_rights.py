@@ -154,7 +154,7 @@ def test_export_import_search_same_both_ways(remote_dev, monkeypatch):
     # the export after delete + import is the export before, byte for byte (ids too: the same installation)
     assert remote_raw[first + 17] == remote_raw[first] and local_raw[first + 17] == local_raw[first]
     record = json.loads(remote_raw[first])
-    assert record["version"] == 3 and record["object"]["ttl_seconds"] == 30 * 86400
+    assert record["version"] == 4 and record["object"]["ttl_seconds"] == 30 * 86400
     kinds = {t["kind"] for t in record["turns"]}
     assert kinds == {"turn", "summary"} and any(t["tool_calls"] for t in record["turns"])
     assert any(t["superseded_by"] for t in record["turns"]) and record["turns"][0]["role"] == "system"
@@ -335,3 +335,29 @@ def test_import_from_llm_writes_remote_objects(real_logs, remote_dev, monkeypatc
     r = run_inprocess("import", "--from", "llm", "--json")
     assert r.status == 0, r.err
     assert {c["owner"] for c in r.json()["changed"] + r.json()["skipped"]} == {"alice"}
+
+
+def test_a_langgraph_thread_moves_to_the_remote_and_back_with_its_checkpoints(remote_dev, monkeypatch, home):
+    """The adapters' tables (export version 4: checkpoints, pending writes, mirrored ids; BLOBs as base64)
+    go into a Durable Object and come back out the same."""
+    pytest.importorskip("langgraph.checkpoint.base")
+    from durable_cli.integrations.langgraph import DurableSaver
+    from tests.integrations.test_langgraph import three_turns
+
+    user = unique("alice")
+    three_turns(DurableSaver(home=str(home), user=user))
+    local = run([["export", "calc"]], monkeypatch, {"DURABLE_USER": user})[1][0]
+    record = json.loads(local)
+    assert record["lg_checkpoints"] and record["lg_writes"]
+    remote_env = {"DURABLE_USER": user, "DURABLE_REMOTE": remote_dev.url, "DURABLE_TOKEN": remote_dev.admin_token}
+    (_, status, _, err), = run([["import", "-"]], monkeypatch, remote_env, {0: lambda raw: local})[0]
+    assert status == 0, err
+    again = json.loads(run([["export", "calc"]], monkeypatch, remote_env)[1][0])
+    for r in (record, again):
+        r.pop("id"), r["object"].pop("id")
+    assert again == record
+    (_, status, out, err), = run([["import", "-", "--json"]], monkeypatch, remote_env, {0: lambda raw: local})[0]
+    assert status == 0 and json.loads(out)["skipped"][0]["reason"] == "already imported", err
+    bad = dict(json.loads(local), lg_writes=[dict(record["lg_writes"][0], value="%%")])
+    (_, status, _, err), = run([["import", "-", "--replace"]], monkeypatch, remote_env, {0: lambda raw: json.dumps(bad) + "\n"})[0]
+    assert status == 2 and "lg_writes[0].value must be base64" in err

@@ -12,6 +12,9 @@ const KEYS = records.keys as Record<string, string>;
 const SEQUENCED = records.sequenced as string[];
 const DERIVED = records.derived as Record<string, string[]>;
 const EXPORTED = records.tables_exported as string[];
+const COMPOSITE = records.composite_keys as Record<string, string[]>;
+const ADAPTER_TABLES = records.adapter_tables as Record<string, string>;
+const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const MAX_INT = 2 ** 63 - 1;
 
 const utf8 = (s: string) => new TextEncoder().encode(s).length;
@@ -27,9 +30,25 @@ export function exportObject(obj: Opened, a: { all_users?: boolean }) {
   return dump(obj);
 }
 
+/** A BLOB column (an adapter's serialized value) as the record's base64 text, and back. */
+function blobText(v: unknown): unknown {
+  if (!(v instanceof ArrayBuffer) && !ArrayBuffer.isView(v)) return v;
+  const bytes = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+function blobBytes(v: string): Uint8Array {
+  const s = atob(v);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+const withBlobsAsText = (rows: Record<string, any>[]) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, blobText(v)])));
+
 export function dump(obj: Opened) {
   const rec: Record<string, any> = {};
-  for (const table of EXPORTED) rec[table] = obj.db.dicts(`SELECT * FROM ${table}`);
+  for (const table of EXPORTED) rec[table] = withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`));
   rec.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
   const meta = rec.object[0];
   delete rec.object;
@@ -91,6 +110,7 @@ const CHECKS: Record<string, (v: any, rule: Rule) => void> = {
   flag: (v) => { if (v !== 0 && v !== 1) throw new Bad("must be 0 or 1"); },
   number: (v) => { if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad("must be a non-negative number"); },
   one: (v) => { if (v !== 1) throw new Bad("must be 1"); },
+  blob: (v) => { text(v); if (!B64.test(v)) throw new Bad("must be base64 text (the stored bytes)"); },
   json: (v) => jsonText(v),
   json_object: (v) => { if (!plainObject(jsonText(v))) throw new Bad("must be the JSON text of an object"); },
   choices: (v) => {
@@ -148,16 +168,23 @@ export function checkContent(c: any, address: { id_scope: string; owner: string;
       const rows = c[table] ?? [];
       if (!Array.isArray(rows)) throw new Bad("must be an array");
       const key = KEYS[table];
+      const composite = COMPOSITE[table];
       const seen = new Set<unknown>();
       out[table] = rows.map((r: any, i: number) => {
         const got = row(r, spec, COLUMNS[table], `${table}[${i}]`, (w) => (where = w));
         if (key) {
           if (seen.has(got[key])) { where = `${table}[${i}].${key}`; throw new Bad(`${pyRepr(got[key])} appears twice`); }
           seen.add(got[key]);
+        } else if (composite) {
+          const value = JSON.stringify(composite.map((c) => got[c]));
+          if (seen.has(value)) { where = `${table}[${i}]`; throw new Bad(`repeats the key (${composite.join(", ")})`); }
+          seen.add(value);
         }
         return got;
       });
-      if (key) out[table].sort((a: any, b: any) => (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0));
+      const cmp = (a: any, b: any) => (a < b ? -1 : a > b ? 1 : 0);
+      if (key) out[table].sort((a: any, b: any) => cmp(a[key], b[key]));
+      else if (composite) out[table].sort((a: any, b: any) => composite.reduce((o, c) => o || cmp(a[c], b[c]), 0));
     }
     for (const k of Object.keys(c)) {
       if (!(k in TABLES) && k !== "sequences") { where = k.slice(0, 60); throw new Bad("is not a field of the export format"); }
@@ -214,6 +241,9 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) { at(t); throw new Bad("must be empty in a reserved (memory) record"); }
   }
   if (scope !== "reserved") for (const t of ["facts", "buckets"]) if (c[t].length) { at(t); throw new Bad("only a reserved (memory) record holds them"); }
+  for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
+    if (c[t]?.length && c.object.adapter !== adapter) { at(t); throw new Bad(`only an object made by the ${adapter} adapter holds them (object.adapter)`); }
+  }
   const turns = new Map<number, any>(c.turns.map((t: any) => [t.seq, t]));
   const tooLarge = (size: number) => { if (size > limit) throw new Bad(`is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes)`); };
   c.turns.forEach((t: any, i: number) => {
@@ -331,8 +361,8 @@ function canonical(obj: Opened): Content {
   const c: Content = {};
   for (const table of Object.keys(COLUMNS)) {
     const keep = COLUMNS[table].filter((k) => !(DERIVED[table] ?? []).includes(k));
-    const order = KEYS[table] ? ` ORDER BY ${KEYS[table]}` : "";
-    c[table] = obj.db.dicts(`SELECT ${keep.join(", ")} FROM ${table}${order}`);
+    const order = KEYS[table] ? ` ORDER BY ${KEYS[table]}` : COMPOSITE[table] ? ` ORDER BY ${COMPOSITE[table].join(", ")}` : "";
+    c[table] = withBlobsAsText(obj.db.dicts(`SELECT ${keep.join(", ")} FROM ${table}${order}`));
   }
   c.object = c.object.length ? c.object[0] : null;
   c.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
@@ -360,7 +390,8 @@ function write(obj: Opened, c: Content) {
   const insert = (table: string, rows: any[]) => {
     const cols = COLUMNS[table];
     const sql = `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`;
-    for (const r of rows) obj.db.run(sql, ...cols.map((k) => (r[k] === undefined ? null : r[k])));
+    const blob = (k: string) => TABLES[table]?.[k]?.check === "blob";
+    for (const r of rows) obj.db.run(sql, ...cols.map((k) => (r[k] === undefined || r[k] === null ? null : blob(k) ? blobBytes(r[k]) : r[k])));
   };
   insert("object", [{ ...c.object, id: obj.id, one: 1, ...c.live }]);
   for (const table of Object.keys(COLUMNS)) if (table !== "object") insert(table, c[table]);
