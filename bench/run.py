@@ -4,6 +4,8 @@
     python bench/run.py            full run; rewrites docs/benchmarks.md and docs/bench-scale.png
     python bench/run.py --quick    smaller scales and fewer rounds (a smoke run; writes bench/out/ only)
     python bench/run.py --integrations   DurableSession vs the Agents SDK's SQLiteSession only (bench/out/)
+    python bench/run.py --remote   only the remote lines: library append and CLI append against a `durable remote dev`
+                                   (workerd on loopback) vs local files (prints them; writes bench/out/results-remote.json)
     python bench/run.py --rows     only issue 14's lines (rewrites their section of docs/benchmarks.md);
                                    with --callgrind, also instruction counts under valgrind
 
@@ -763,6 +765,62 @@ def write_rows_section():
     print(f"wrote {target}")
 
 
+def remote_speed():
+    """`--remote`: a library append (open + append of one row to an existing object) against workerd on
+    loopback, median and p95 of N, beside the same against local files; then the CLI `transcript append`
+    remote/local ratio (pairs alternate)."""
+    import select
+    import signal
+
+    from durable_cli import Store
+
+    n = 100 if QUICK else 300
+    storage, home = tempfile.mkdtemp(), tempfile.mkdtemp()
+    proc = subprocess.Popen([DURABLE, "remote", "dev", "--storage", storage, "--token", "bench-token=bench"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        doc = json.loads(proc.stdout.readline()) if ready else None
+        if not doc:
+            raise SystemExit(f"durable remote dev did not start: {proc.stderr.read().decode()[-500:]}")
+        url = doc["url"]
+
+        def lib(store):
+            with store.open("bench", create=True) as s:
+                s.append("warm", role="user")
+            times = []
+            for i in range(n):
+                t = time.perf_counter()
+                with store.open("bench", create=True) as s:
+                    s.append(f"hello {i}", role="user")
+                times.append(time.perf_counter() - t)
+            store.close()
+            return times
+
+        remote = lib(Store(remote=url, token="bench-token"))
+        local = lib(Store(home=home, user="bench"))
+        for label, t in (("remote", remote), ("local", local)):
+            p95 = sorted(t)[int(len(t) * 0.95)]
+            results[f"library append, {label}"] = {**summary(t), "p95": p95, "n": len(t)}
+            print(f"library append {label:7s} median {statistics.median(t)*1000:6.2f} ms  p95 {p95*1000:6.2f} ms  (n={len(t)})", flush=True)
+        renv = dict(env_for(tempfile.mkdtemp()), DURABLE_REMOTE=url, DURABLE_TOKEN="bench-token")
+        renv.pop("DURABLE_USER")
+        lenv = env_for(home)
+        append = [DURABLE, "transcript", "append", "bench", "--role", "user", "hello"]
+        ta, tb, ratios = [], [], []
+        timed(append, renv), timed(append, lenv)
+        for _ in range(ROUNDS):
+            x, y = timed(append, renv), timed(append, lenv)
+            ta.append(x), tb.append(y), ratios.append(x / y)
+        results["CLI transcript append, remote / local"] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios)}
+        print(f"CLI transcript append remote {statistics.median(ta)*1000:6.1f} ms vs local {statistics.median(tb)*1000:6.1f} ms"
+              f"  ratio {statistics.median(ratios):.3f}", flush=True)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        shutil.rmtree(storage, ignore_errors=True), shutil.rmtree(home, ignore_errors=True)
+
+
 def bytecode():
     """Compile the measured package's bytecode, as `pip install` does: from an editable install under
     PYTHONDONTWRITEBYTECODE=1 every run would otherwise compile durable's modules from source again
@@ -780,6 +838,11 @@ def main():
     if "--integrations" in sys.argv:  # only issue 15's lines (prints them; writes bench/out/results.json)
         integrations_speed()
         with open(os.path.join(OUT, "results.json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        return
+    if "--remote" in sys.argv:  # only the remote lines (prints them; writes bench/out/results-remote.json)
+        remote_speed()
+        with open(os.path.join(OUT, "results-remote.json"), "w") as f:
             json.dump(results, f, indent=1, default=str)
         return
     if "--rows" in sys.argv:  # only issue 14's lines (prints them; writes bench/out/results.json)

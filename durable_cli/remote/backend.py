@@ -388,6 +388,25 @@ class RemoteStore:
             cursor = page["next"]
         return total
 
+    def _paged(self, op: str, *, write: bool, in_id_order=True, **args) -> dict:
+        """A command across objects, one page of objects per request (the Worker bounds each; the client
+        follows the cursor). Each page is a write request of its own: a retried page (a dropped connection)
+        is answered with its first answer. The pages' receipts joined, each list in id order as locally
+        (sweep: due alarms first, then drafts, as its pages come)."""
+        out = {"deleted": [], "skipped": [], "changed": [], "dry_run": bool(args.get("dry_run", False))}
+        cursor = None
+        while True:
+            page = self._index(op, write=write, cursor=cursor, **args)
+            for key in ("deleted", "skipped", "changed"):
+                out[key] += page[key]
+            cursor = page.get("next")
+            if cursor is None:
+                break
+        if in_id_order:
+            for key in ("deleted", "skipped", "changed"):
+                out[key].sort(key=lambda e: str(e.get("id")))
+        return out
+
     def delete(self, name):
         """`delete NAME`: the object's Durable Object erases its whole storage (deleteAll); the receipt as locally."""
         with self.open(name) as session:
@@ -400,14 +419,14 @@ class RemoteStore:
 
         if user is not None:
             valid_name(user, "user")
-        out = self._index("purge", write=not dry_run, older_than=older_than, user=user, statuses=list(statuses), dry_run=dry_run)
+        out = self._paged("purge", write=not dry_run, older_than=older_than, user=user, statuses=list(statuses), dry_run=dry_run)
         return conclude(out, "purge", busy_ok=True)
 
     def sweep(self, progress=None) -> dict:
         """Admin: due alarms the DOs' own alarms have not fired yet, then the draft expiry."""
         from ..core.retention import conclude
 
-        out = self._index("sweep", write=True, draft_expiry=self.config.seconds("retention.draft_expiry"))
+        out = self._paged("sweep", write=True, in_id_order=False, draft_expiry=self.config.seconds("retention.draft_expiry"))
         return conclude(out, "sweep", busy_ok=True)
 
     def forget(self, user, progress=None, dry_run=False) -> dict:
@@ -416,7 +435,7 @@ class RemoteStore:
         from ..core.retention import conclude
 
         valid_name(user, "user")
-        out = self._index("forget", write=not dry_run, user=user, dry_run=dry_run)
+        out = self._paged("forget", write=not dry_run, user=user, dry_run=dry_run)
         return conclude(out, f"forget of {user!r}")
 
     # -- export, import, search (SPEC §7): per-object operations of the object's DO (worker/src/rules/rights.ts) --

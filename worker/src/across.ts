@@ -2,9 +2,10 @@
 // Worker from the index shards (indexes.ts), each deletion or change re-checked by the object itself.
 // Receipts are SPEC §10's; the client turns their skips into the exit status (core/retention.conclude).
 import { DurableError, denied, invalid, notFound, now } from "./rules/state";
-import { Filter, IndexEnv, IndexRow, ask, select, shards, shardsOf, system, ROOTS, homeShard } from "./indexes";
+import { Filter, IndexEnv, IndexRow, ask, select, shards, shardsOf, system, ROOTS, homeShard, rootOf } from "./indexes";
 
-export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string> };
+export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
+  request_id?: string | null };
 type Entry = { id: string; owner: string | null; name: string | null; [k: string]: unknown };
 type Receipt = { deleted: Entry[]; skipped: Entry[]; changed: Entry[]; dry_run: boolean };
 
@@ -13,6 +14,41 @@ const entry = (row: { id: string; owner?: string | null; name?: string | null },
   ({ id: row.id, owner: row.owner ?? null, name: row.name ?? null, ...extra });
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const PARALLEL = 8;
+const PAGE = 100; // objects per request of purge, sweep and forget: each request bounded in work and subrequests
+
+/** One page of rows after AFTER in id order, from several (shard, filter) sources (an object listed by
+ *  two of them once), and the cursor of the next page (null: this was the last). */
+async function pageOf(env: IndexEnv, sources: [string, Filter][], after: string): Promise<{ rows: IndexRow[]; next: string | null }> {
+  const lists = await Promise.all(sources.map(([s, f]) => ask<IndexRow[]>(env, s, "list", { filter: { ...f, after_id: after, limit: PAGE } })));
+  const seen = new Map<string, IndexRow>();
+  for (const r of lists.flat()) if (!seen.has(r.id)) seen.set(r.id, r);
+  const all = [...seen.values()].sort(byId);
+  const rows = all.slice(0, PAGE);
+  // the first PAGE ids of the union are all among what was fetched: a shard that had more gave PAGE ids
+  const more = all.length > PAGE || lists.some((l) => l.length === PAGE);
+  return { rows, next: more && rows.length ? rows[rows.length - 1].id : null };
+}
+
+/** Run a page of a write across objects at most once per client request id: a retried request (its
+ *  answer lost with a dropped connection) gets the first answer, kept by a root shard for a day; while
+ *  the first attempt still runs, a retry is told busy (the client waits and retries). */
+async function once<T>(env: IndexEnv, who: Who, run: () => Promise<T>): Promise<T> {
+  const id = who.request_id;
+  if (!id) return run();
+  const root = rootOf(`page:${id}`);
+  const claim = await ask<{ body?: string; pending?: boolean }>(env, root, "claim", { id });
+  if (claim.body !== undefined) return JSON.parse(claim.body) as T;
+  if (claim.pending) throw new DurableError("this request is still running; try again shortly", "busy");
+  let result: T;
+  try {
+    result = await run();
+  } catch (e) {
+    await ask(env, root, "unclaim", { id }).catch(() => undefined);
+    throw e;
+  }
+  await ask(env, root, "settle", { id, body: JSON.stringify(result) });
+  return result;
+}
 
 function asUser(who: Who, user: string | null | undefined): string {
   const u = user ?? who.actor;
@@ -84,10 +120,10 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
       return a.all ? select(env, { all: true }, filter) : select(env, { user: asUser(who, a.user) }, filter);
     }
     case "usage": return usage(env, who, a);
-    case "purge": return purge(env, who, a);
-    case "sweep": return sweep(env, who, a);
-    case "forget": return forget(env, who, a);
-    case "reindex": return reindex(env, who, a);
+    case "purge": return a.dry_run ? purge(env, who, a) : once(env, who, () => purge(env, who, a));
+    case "sweep": return once(env, who, () => sweep(env, who, a));
+    case "forget": return a.dry_run ? forget(env, who, a) : once(env, who, () => forget(env, who, a));
+    case "reindex": return once(env, who, () => reindex(env, who, a));
     case "fault": { // tests only: `durable remote dev` with DURABLE_DEV_FAULTS=1
       adminOnly(who, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
@@ -129,52 +165,61 @@ async function usage(env: IndexEnv, who: Who, a: any) {
   return { groups, total };
 }
 
-async function purge(env: IndexEnv, who: Who, a: any): Promise<Receipt> {
+type Paged = Receipt & { next: unknown };
+
+/** One page (PAGE objects in id order after the cursor); the cutoff is the first page's, carried by the cursor. */
+async function purge(env: IndexEnv, who: Who, a: any): Promise<Paged> {
   const user: string | null = a.user ?? null;
   if (user === null) adminOnly(who, "purge without --user");
   else asUser(who, user);
   const out = receipt(!!a.dry_run);
-  const cutoff = now() - a.older_than * 1000;
+  const c = a.cursor ?? {};
+  const cutoff: number = c.cutoff ?? now() - a.older_than * 1000;
   const filter: Filter = { cutoff, owner: user, tenant: who.tenant, statuses: a.statuses ?? [], expired: true, home_only: true };
   const where = user !== null ? [`user:${user}`] : who.tenant !== null ? [`tenant:${who.tenant}`] : await shards(env);
-  const rows = (await Promise.all(where.map((s) => ask<IndexRow[]>(env, s, "list", { filter })))).flat().sort(byId);
-  if (a.dry_run) {
-    out.deleted = rows.map((r) => entry(r));
-    return out;
-  }
-  for (const r of await each(rows, (row) => onObject(env, row, "purge_if", { cutoff, statuses: a.statuses ?? [] }, out))) record(out, r);
-  return out;
+  const { rows, next } = await pageOf(env, where.map((s) => [s, filter] as [string, Filter]), c.after ?? "");
+  if (a.dry_run) out.deleted = rows.map((r) => entry(r));
+  else for (const r of await each(rows, (row) => onObject(env, row, "purge_if", { cutoff, statuses: a.statuses ?? [] }, out))) record(out, r);
+  return { ...out, next: next === null ? null : { after: next, cutoff } };
 }
 
-async function sweep(env: IndexEnv, who: Who, a: any): Promise<Receipt> {
+/** Pages of due alarms, then pages of expired drafts (the times are the first page's, carried by the cursor). */
+async function sweep(env: IndexEnv, who: Who, a: any): Promise<Paged> {
   adminOnly(who, "sweep");
   const out = receipt();
-  const t = now();
-  const draftBefore = t - a.draft_expiry * 1000;
-  const all = await shards(env);
-  const find = async (filter: Filter) => (await Promise.all(all.map((s) => ask<IndexRow[]>(env, s, "list", { filter: { ...filter, home_only: true, expired: true } })))).flat().sort(byId);
-  const due = await find({ alarm_due: t, reserved: true });
-  const drafts = await find({ draft_before: draftBefore });
-  for (const r of await each(due, (row) => onObject(env, row, "sweep", { kind: "alarm" }, out))) record(out, r);
-  for (const r of await each(drafts, (row) => onObject(env, row, "sweep", { kind: "draft", draft_before: draftBefore }, out))) record(out, r);
-  return out;
+  const c = a.cursor ?? {};
+  const t: number = c.t ?? now();
+  const draftBefore: number = c.draft_before ?? t - a.draft_expiry * 1000;
+  const phase: string = c.phase ?? "alarm";
+  const filter: Filter = phase === "alarm" ? { alarm_due: t, reserved: true } : { draft_before: draftBefore };
+  const { rows, next } = await pageOf(env, (await shards(env)).map((s) => [s, { ...filter, home_only: true, expired: true }] as [string, Filter]), c.after ?? "");
+  const args = phase === "alarm" ? { kind: "alarm" } : { kind: "draft", draft_before: draftBefore };
+  for (const r of await each(rows, (row) => onObject(env, row, "sweep", args, out))) record(out, r);
+  const cursor = next !== null ? { phase, after: next, t, draft_before: draftBefore } : phase === "alarm" ? { phase: "draft", after: "", t, draft_before: draftBefore } : null;
+  return { ...out, next: cursor };
 }
 
-async function forget(env: IndexEnv, who: Who, a: any): Promise<Receipt> {
+/** Pages of USER's objects in id order; the last page also takes their memory object and, if nothing
+ *  was skipped on any page (counted in the cursor), wipes their shard. */
+async function forget(env: IndexEnv, who: Who, a: any): Promise<Paged> {
   const user = asUser(who, a.user);
   const out = receipt(!!a.dry_run);
+  const c = a.cursor ?? {};
   const wanted = (r: IndexRow) => (r.owner === user && ["user", "session", "reserved"].includes(r.scope))
     || (r.scope === "tenant" && r.members.some(([u]) => u === user));
-  const found = new Map<string, IndexRow>();
-  for (const r of await ask<IndexRow[]>(env, `user:${user}`, "list", { filter: { reserved: true, expired: true } })) if (wanted(r)) found.set(r.id, r);
+  const sources: [string, Filter][] = [[`user:${user}`, { reserved: true, expired: true }]];
   if (who.admin) { // a tenant membership the user's own shard missed (index lag): the tenants' home rows list members too
-    for (const s of (await shards(env)).filter((s) => s.startsWith("tenant:"))) {
-      for (const r of await ask<IndexRow[]>(env, s, "list", { filter: { member: user, home_only: true, expired: true } })) if (wanted(r)) found.set(r.id, r);
-    }
+    for (const s of (await shards(env)).filter((s) => s.startsWith("tenant:"))) sources.push([s, { member: user, home_only: true, expired: true }]);
   }
+  const page = await pageOf(env, sources, c.after ?? "");
+  const found = new Map<string, IndexRow>();
+  for (const r of page.rows) if (wanted(r)) found.set(r.id, r);
   const reserved = await who.reservedId(user); // the memory object, even if the index never heard of it
-  if (!found.has(reserved)) found.set(reserved, { id: reserved, scope: "reserved", owner: user, name: "", members: [] } as unknown as IndexRow);
+  if (page.next === null && !found.has(reserved)) { // (met on an earlier page, it is gone now and answers absent)
+    found.set(reserved, { id: reserved, scope: "reserved", owner: user, name: "", members: [] } as unknown as IndexRow);
+  }
   const rows = [...found.values()].sort(byId);
+  const next = (skipped: number) => (page.next === null ? null : { after: page.next, skipped });
   if (a.dry_run) {
     for (const r of rows) {
       if (r.scope === "reserved" && r.id === reserved && !r.status) continue; // not known to exist: nothing to say
@@ -182,11 +227,12 @@ async function forget(env: IndexEnv, who: Who, a: any): Promise<Receipt> {
       if (others) out.changed.push(entry(r, { what: "participant removed" }));
       else out.deleted.push(entry(r));
     }
-    return out;
+    return { ...out, next: next(0) };
   }
   for (const r of await each(rows, (row) => onObject(env, row, row.scope === "tenant" ? "leave" : "erase", { user }, out))) record(out, r);
-  if (!out.skipped.length) await ask(env, `user:${user}`, "wipe"); // nothing of USER stays in the index
-  return out;
+  const skipped = (c.skipped ?? 0) + out.skipped.length;
+  if (page.next === null && !skipped) await ask(env, `user:${user}`, "wipe"); // nothing of USER stays in the index
+  return { ...out, next: next(skipped) };
 }
 
 const REINDEX_PAGE = 200; // objects per request: one request stays far below the Worker's subrequest limit

@@ -124,7 +124,7 @@ export default {
       if (body.scope === "index") { // the commands across objects (across.ts)
         const tenant = body.tenant == null ? null : validName(body.tenant, "tenant");
         const reservedId = (u: string) => objectId(env.DURABLE_SECRET, "reserved", u, "");
-        const result = await across(env, { actor, admin: token.admin, token_user: token.user, tenant, reservedId }, body.op, body.args ?? {});
+        const result = await across(env, { actor, admin: token.admin, token_user: token.user, tenant, reservedId, request_id: body.request_id ?? null }, body.op, body.args ?? {});
         return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
       }
       let idScope: string, owner: string, name: string, scope: string;

@@ -108,6 +108,9 @@ function whereOf(f: Filter): [string[], unknown[]] {
   return [where, params];
 }
 
+const PAGE_MEMORY_MS = 86400000; // a page's answer is kept a day for a retry
+const PAGE_ABANDONED_MS = 60000; // a claimed page with no answer this long is run again
+
 const SUMS = "count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_tokens), sum(u.output_tokens), sum(u.cost_usd)";
 const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
 const fields = (v: unknown[]) => Object.fromEntries(FIELDS.map((k, i) => [k, Number(v[i] ?? 0)]));
@@ -142,6 +145,8 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS shards (name TEXT PRIMARY KEY)");
       // a user or tenant shard: its own name, once it has told its root shard about itself
       this.db.run("CREATE TABLE IF NOT EXISTS self (one INTEGER PRIMARY KEY CHECK (one = 1), name TEXT NOT NULL)");
+      // a root shard: the answers of recent pages of purge/sweep/forget/reindex by request id (a retried page is answered once)
+      this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
     });
     this.ready = true;
   }
@@ -171,6 +176,12 @@ export class DurableIndex {
           this.ready = false;
           if (args.shard && !args.shard.startsWith("root:")) await ask(this.env, rootOf(args.shard), "unshard", { name: args.shard });
           break;
+        case "claim": result = this.claim(args.id); break;
+        case "unclaim": this.db.run("DELETE FROM pages WHERE id = ? AND body IS NULL", args.id); break;
+        case "settle":
+          this.db.run("UPDATE pages SET body = ?, at = ? WHERE id = ?", args.body, now(), args.id);
+          this.db.run("DELETE FROM pages WHERE at < ?", now() - PAGE_MEMORY_MS);
+          break;
         case "fault": this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0); break;
         default: throw invalid(`unknown index operation '${op}'`);
       }
@@ -197,6 +208,16 @@ export class DurableIndex {
       this.db.run("DELETE FROM usage WHERE object_id = ?", row.id);
       for (const u of row.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row.id, ...u);
     });
+  }
+
+  /** A page request arrives: its first answer if it has one; "pending" while another attempt runs it
+   *  (the client retries busy); else it is claimed and runs (an attempt silent for PAGE_ABANDONED_MS is taken over). */
+  private claim(id: string): { body?: string; pending?: boolean } {
+    const r = this.db.one("SELECT body, at FROM pages WHERE id = ?", id);
+    if (r && r[0] !== null) return { body: r[0] };
+    if (r && r[1] > now() - PAGE_ABANDONED_MS) return { pending: true };
+    this.db.run("INSERT OR REPLACE INTO pages (id, body, at) VALUES (?, NULL, ?)", id, now());
+    return {};
   }
 
   private drop(id: string) {

@@ -78,6 +78,11 @@ const REMEMBERED = 1000; // request ids kept per object (and at least a day's wo
 export class DurableObjectSession {
   private db: Db;
   private migrated = false;
+  // What this instance knows without asking storage (reset on a wake, and by erase()):
+  private indexed: boolean | null = null; // the shards have the last commit (null: unknown, read _durable_index.dirty)
+  private due: number | null | undefined = undefined; // the object's next alarm time after the last commit (undefined: unknown)
+  private alarmAt: number | null | undefined = undefined; // the DO alarm as this instance last set it (undefined: unknown)
+  private sent: string | null = null; // the row and shards last taken by the index (a put of the same is skipped)
 
   constructor(private ctx: DurableObjectState, private env: IndexEnv) {
     this.db = new Db(ctx.storage.sql);
@@ -142,7 +147,7 @@ export class DurableObjectSession {
         if (seen) return new Response(seen[1], { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
       }
       const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
-      const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
+      const fired = this.fire(obj);
       if (fired === "expired") {
         await this.erase();
         if (!creating) return this.answer(0, this.refuse(call));
@@ -174,6 +179,15 @@ export class DurableObjectSession {
     }
   }
 
+  /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
+   *  knows nothing is due: the object's alarm times change only through its own commits, seen here. */
+  private fire(obj: Opened): string {
+    if (this.due !== undefined && (this.due === null || this.due > now())) return obj.meta() === null ? "absent" : "ok";
+    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
+    if (fired === "ok") this.due = this.exists() ? nextAlarmAt(this.db) : null;
+    return fired;
+  }
+
   private refuse(call: Call): DurableError {
     const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
     if (call.op === "facts") return new DurableError("", "__empty_list");
@@ -199,6 +213,7 @@ export class DurableObjectSession {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.migrated = false;
+    this.forgetState();
     if (id) await this.unindex(String(id[0]), sent);
   }
 
@@ -220,9 +235,16 @@ export class DurableObjectSession {
     }
   }
 
-  /** Inside a write transaction: the index has not seen this commit yet. */
+  private forgetState() {
+    [this.indexed, this.due, this.alarmAt, this.sent] = [null, undefined, null, null];
+  }
+
+  /** Inside a write transaction: the index has not seen this commit yet. Stored only on the transition
+   *  (a page write when it was clean); this instance's memory says when the shards have taken it. */
   private dirty() {
-    this.db.run("UPDATE _durable_index SET dirty = 1");
+    this.db.run("UPDATE _durable_index SET dirty = 1 WHERE dirty = 0");
+    this.indexed = false;
+    this.due = undefined;
   }
 
   private dirtyIf<T>(fired: T): T {
@@ -230,10 +252,14 @@ export class DurableObjectSession {
     return fired;
   }
 
+  /** The shards may lack a commit: known to this instance, else (a wake) as stored -- an object stays
+   *  marked dirty in storage after a hot-path update, so a new instance re-sends its row once (idempotent). */
   private isDirty(): boolean {
     if (!this.exists()) return false;
+    if (this.indexed !== null) return !this.indexed;
     const r = this.db.one("SELECT dirty FROM _durable_index");
-    return !r || !!r[0];
+    this.indexed = !!r && !r[0];
+    return !this.indexed;
   }
 
   /** The object's index row (core/state.py index_row), from its own storage. */
@@ -257,40 +283,60 @@ export class DurableObjectSession {
    *  shards it left (a participant removed), and mark the object clean. Other requests wait meanwhile,
    *  as the local index update happens under the object's lock. A failure leaves the object dirty and
    *  an alarm retries it (and so does the next request). FORCE: send even if clean (reindex). */
-  private async syncIndex(force = false): Promise<IndexRow | null> {
+  private async syncIndex(force = false, persist = false): Promise<IndexRow | null> {
     if (!this.exists() || !(force || this.isDirty())) return null;
     return this.ctx.blockConcurrencyWhile(async () => {
       const row = this.indexRow();
       if (row === null) return null;
       const home = homeShard(row.scope, row.owner);
       const shards = shardsOf(row);
-      const gone = this.sentTo().filter((s) => !shards.includes(s));
+      const before = this.sentTo();
+      const gone = before.filter((s) => !shards.includes(s));
+      const text = JSON.stringify([row, shards]);
+      if (!force && text === this.sent && !gone.length) { // the shards already hold exactly this
+        this.indexed = true;
+        return row;
+      }
+      this.indexed = false;
       try {
-        await Promise.all(shards.map((s) => ask(this.env, s, "put", { row, home: s === home })));
-        await Promise.all(gone.map((s) => ask(this.env, s, "drop", { id: row.id })));
+        await Promise.all([...shards.map((s) => ask(this.env, s, "put", { row, home: s === home })),
+          ...gone.map((s) => ask(this.env, s, "drop", { id: row.id }))]);
       } catch {
         return row; // still dirty: schedule() sets an alarm to retry
       }
-      this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET dirty = 0, shards = ?", JSON.stringify(shards)));
+      this.indexed = true;
+      this.sent = text;
+      // storage is written only when the shard set changed, or off the hot path (alarm, reindex): a clean
+      // mark left unwritten costs one idempotent re-send on the next wake, not a write per request
+      if (persist || shards.join() !== before.join()) {
+        this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET dirty = ?, shards = ?", persist ? 0 : 1, JSON.stringify(shards)));
+      }
       return row;
     });
   }
 
+  /** The DO alarm at the object's next due time (or a retry of a failed index update); storage is told
+   *  only when that time changed since this instance last set it. */
   private async schedule() {
-    let due = this.exists() ? nextAlarmAt(this.db) : null;
-    if (this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
+    const exists = this.exists();
+    let due = exists ? nextAlarmAt(this.db) : null;
+    this.due = due;
+    if (exists && this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
+    if (due === this.alarmAt) return;
     if (due === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.max(due, now() + 1));
+    this.alarmAt = due;
   }
 
   async alarm() {
+    this.alarmAt = null; // a fired alarm is no longer set
     if (!this.exists()) return;
     this.migrate();
     const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4000 }, "");
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();
     else {
-      await this.syncIndex();
+      await this.syncIndex(false, true);
       await this.schedule();
     }
   }
@@ -304,7 +350,7 @@ export class DurableObjectSession {
         this.migrate();
         result = await this.systemOp(call);
         if (this.exists()) {
-          await this.syncIndex(call.op === "reindex");
+          await this.syncIndex(call.op === "reindex", true);
           await this.schedule();
           if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
         }
