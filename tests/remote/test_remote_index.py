@@ -248,3 +248,108 @@ def test_index_rows_interface(remote_dev, monkeypatch):
     _wait_until(lambda: [r["name"] for r in store._index_rows(expired=True)] == [], "n1's TTL alarm removed its row")
     assert run_inprocess("--as", user, "session", "show", "n1").status == 3
     normalize("")  # the shared helpers stay importable
+
+
+
+def _many_then_purge(count, dev, monkeypatch, tmp_path):
+    """COUNT objects made locally and remotely with the same names (8 clients each side); once all are
+    idle for 1s, `purge --older-than 1s --yes --json` both ways: the same receipt. The remote purge goes
+    through a proxy that loses the Worker's answer to the first page (committed, then the connection drops)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from durable_cli.library import Store
+    from tests.remote.proxy import Proxy
+
+    names = [f"obj-{i:05d}" for i in range(count)]
+    local_home = str(tmp_path / "local-home")
+
+    def make(remote, part):
+        store = Store(remote=dev.url, token=dev.admin_token, user="alice") if remote else Store(home=local_home, user="alice")
+        for name in part:
+            store.create_session(name)
+        store.close()
+
+    for remote in (False, True):
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda k: make(remote, names[k::8]), range(8)))
+    made = time.time()
+    while time.time() < made + 1.05:  # a condition on the clock both backends read
+        time.sleep(made + 1.05 - time.time())
+    monkeypatch.setenv("DURABLE_HOME", local_home)
+    want = run_inprocess("purge", "--older-than", "1s", "--yes", "--json")
+    monkeypatch.setenv("DURABLE_TOKEN", dev.admin_token)
+    proxy = Proxy(dev.url, "drop_once")
+    try:
+        monkeypatch.setenv("DURABLE_REMOTE", proxy.url)
+        got = run_inprocess("purge", "--older-than", "1s", "--yes", "--json")
+    finally:
+        proxy.close()
+    assert proxy.dropped == 1  # the first page's answer was lost; its retry got the first answer
+    assert (got.status, got.err) == (want.status, want.err) == (0, "")
+    assert _canonical(normalize(got.out)) == _canonical(normalize(want.out))
+    deleted = json.loads(got.out)["deleted"]
+    assert sorted(e["name"] for e in deleted) == names  # each once: the retried page counted once, none lost
+    assert [e["id"] for e in deleted] == sorted(e["id"] for e in deleted)  # in id order, as locally
+    monkeypatch.setenv("DURABLE_REMOTE", dev.url)
+    assert json.loads(run_inprocess("ls", "--all", "--json").out) == []
+
+
+def test_purge_of_hundreds_of_objects_is_paged_and_a_retried_page_counts_once(tmp_path_factory, tmp_path, monkeypatch):
+    """300 objects: three pages of 100 and an empty last one (600+ objects: the soak below, ~1 min here)."""
+    dev = start_dev(tmp_path_factory)
+    try:
+        _many_then_purge(300, dev, monkeypatch, tmp_path)
+    finally:
+        dev.stop()
+
+
+@pytest.mark.soak
+def test_purge_of_a_thousand_objects_soak(tmp_path_factory, tmp_path, monkeypatch):
+    dev = start_dev(tmp_path_factory)
+    try:
+        _many_then_purge(1200, dev, monkeypatch, tmp_path)
+    finally:
+        dev.stop()
+
+
+def test_a_failed_index_update_is_retried_by_the_alarm_and_survives_a_restart(tmp_path_factory, monkeypatch):
+    """The hot path writes no "clean" mark (the object keeps it in memory): a failed update is still
+    retried by the DO alarm with no further request, and after a workerd restart (new instances, the
+    alarm and the stored dirty mark kept) the index catches up with every acknowledged write."""
+    from durable_cli.library import Store
+    from tests.remote.conftest import Dev
+
+    monkeypatch.setenv("DURABLE_DEV_FAULTS", "1")
+    dev = start_dev(tmp_path_factory)
+    try:
+        for key, value in _admin_env(dev).items():
+            monkeypatch.setenv(key, value)
+        store = Store()
+
+        def turns():
+            rows = json.loads(run_inprocess("ls", "--all", "--json").out)
+            return rows[0]["turns"] if rows else None
+
+        assert run_inprocess("transcript", "append", "x", "--role", "user", "one").status == 0
+        assert turns() == 1  # read-your-writes: the update reached the shard before the answer
+        store._index("fault", shard="user:alice", refuse=True)
+        assert run_inprocess("transcript", "append", "x", "--role", "user", "two").status == 0
+        assert turns() == 1
+        store._index("fault", shard="user:alice", refuse=False)
+        _wait_until(lambda: turns() == 2, "the object's alarm re-sent its row, with no request to it")
+        store._index("fault", shard="user:alice", refuse=True)
+        assert run_inprocess("transcript", "append", "x", "--role", "user", "three").status == 0
+        store.close()
+        assert dev.stop() == 0
+        dev = Dev(dev.storage)  # same storage: the refusal, the object's dirty mark and its alarm are kept
+        for key, value in _admin_env(dev).items():
+            monkeypatch.setenv(key, value)
+        store = Store()
+        assert turns() == 2
+        store._index("fault", shard="user:alice", refuse=False)
+        _wait_until(lambda: turns() == 3, "after the restart the alarm re-sent the row")
+        assert run_inprocess("transcript", "append", "x", "--role", "user", "four").status == 0
+        assert turns() == 4
+        store.close()
+    finally:
+        dev.stop()

@@ -219,8 +219,7 @@ export class DurableObjectSession {
 
   private async unindex(id: string, shards: string[]) {
     try {
-      await Promise.all(shards.map((s) => ask(this.env, s, "drop", { id })));
-      await ask(this.env, `root:${id[0]}`, "unregister", { id });
+      await Promise.all([...shards.map((s) => ask(this.env, s, "drop", { id })), ask(this.env, `root:${id[0]}`, "unregister", { id })]);
     } catch {
       // left for reindex (docs/remote.md)
     }
