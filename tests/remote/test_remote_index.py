@@ -353,3 +353,27 @@ def test_a_failed_index_update_is_retried_by_the_alarm_and_survives_a_restart(tm
         store.close()
     finally:
         dev.stop()
+
+
+def test_deleted_and_forgotten_text_leaves_no_bytes_in_the_storage_directory(remote_dev, monkeypatch):
+    """`delete` and `forget` erase an object with deleteAll: none of its text is left in any file under
+    workerd's --storage directory (workerd refuses PRAGMA secure_delete; docs/remote.md)."""
+    import subprocess
+
+    from durable_cli.library import Store
+
+    user = f"gone-{time.time_ns()}"
+    store = Store(remote=remote_dev.url, token=remote_dev.admin_token, user=user)
+    marks = {"deleted": f"ZQX-{time.time_ns()}-DELETED", "forgotten": f"ZQX-{time.time_ns()}-FORGOTTEN"}
+    for name, mark in marks.items():
+        with store.open(name, create=True) as session:
+            session.append(f"secret {mark} here", role="user")
+    def files_with(mark):
+        found = subprocess.run(["grep", "-rlaF", mark, remote_dev.storage], capture_output=True, text=True)
+        return found.stdout.split()
+
+    assert all(files_with(mark) for mark in marks.values())  # the text really is in the storage files
+    assert store.delete("deleted")["deleted"][0]["name"] == "deleted"
+    assert [e["name"] for e in store.forget(user)["deleted"]] == ["forgotten"]
+    store.close()
+    assert [files_with(mark) for mark in marks.values()] == [[], []]
