@@ -229,6 +229,7 @@ class Store:
             with self.objects.open(object_id, create=create, what=address.what, missing=address.missing,
                                    lock_timeout=lock_timeout) as handle:
                 handle.on_sleep = state.sync_index
+                handle.on_keep = state.keep_facts
                 session = Session(handle, address, actor, self.config)
                 fired = alarms.fire_due(session)
                 if fired == "absent" and not handle.created and self.objects.index(create=False).rows(

@@ -10,6 +10,11 @@ from . import elicit, sessions, state
 
 def fire_due(obj) -> str:
     """Fire what is due. Returns "absent" (no object row), "expired" (TTL fired, object deleted) or "ok"."""
+    known = obj.handle.known  # a kept connection nobody else committed through since: its facts hold
+    if known is not None and known.get("present"):
+        due = known["due"]
+        if due is None or due > clock.now():
+            return "ok"
     meta = obj.meta()
     if meta is None:
         return "absent"

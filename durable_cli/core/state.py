@@ -176,9 +176,20 @@ def index_row(db):
     return row, members
 
 
+def keep_facts(handle) -> dict:
+    """What a kept connection carries to the store's next run on the object (ObjectHandle.known, trusted
+    only while no other connection commits): whether the object's row exists, and its next alarm."""
+    if handle.facts is not None:
+        return handle.facts  # as sync_index read them after the run's last commit
+    db = handle.db
+    present = db.execute("SELECT 1 FROM object").fetchone() is not None
+    return {"present": present, "due": next_alarm_at(db) if present else None}
+
+
 def sync_index(handle) -> None:
     """After a commit, under the object's lock: bring the object's index.db row in step."""
     found = index_row(handle.db)
+    handle.facts = {"present": found is not None, "due": found[0]["next_alarm_at"] if found is not None else None}
     if found is not None:
         handle.store.index().upsert(*found)
 

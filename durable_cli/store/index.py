@@ -30,6 +30,29 @@ def _put_usage(db, row) -> None:
                    [(row["id"], *u) for u in row["usage"]])
 
 
+def _update(db, object_id, values, before) -> bool:
+    """Update the columns of OBJECT_ID's row that differ from BEFORE (what we wrote last); False when the
+    row is not there (then the caller writes it whole)."""
+    changed = [(c, v) for c, v, old in zip(COLUMNS, values, before) if v != old or type(v) is not type(old)]
+    if not changed:
+        return db.execute("SELECT 1 FROM objects WHERE id = ?", (object_id,)).fetchone() is not None
+    sql = f"UPDATE objects SET {', '.join(c + ' = ?' for c, _ in changed)} WHERE id = ?"
+    return db.execute(sql, [v for _, v in changed] + [object_id]).rowcount == 1
+
+
+def _update_usage(db, object_id, usage, before) -> bool:
+    """Update the usage rows that changed in place, when the (day, model) keys are those written last."""
+    if before is None or [u[:2] for u in usage] != [u[:2] for u in before]:
+        return False
+    for new, old in zip(usage, before):
+        if new != old:
+            cur = db.execute(f"UPDATE usage SET {', '.join(c + ' = ?' for c in USAGE_COLUMNS[2:])}"
+                             " WHERE object_id = ? AND day = ? AND model IS ?", (*new[2:], object_id, new[0], new[1]))
+            if cur.rowcount != 1:
+                return False
+    return True
+
+
 class Index:
     def __init__(self, paths: "_paths.Paths", secret=lambda: None):
         self.paths = paths
@@ -37,6 +60,11 @@ class Index:
         self.db = None
         self._recorded = False
         self._guard = threading.RLock()  # one connection, shared by the threads of a Store: one transaction at a time
+        # What this connection last wrote for each object (its row's values, members, usage), valid while no
+        # other connection commits to index.db (PRAGMA data_version as it stood after our last commit): an
+        # upsert then writes only what changed (a long-lived Store writes one object again and again).
+        self._written = {}
+        self._version = None
 
     def connect(self, *, create: bool) -> bool:
         """Open index.db (upgrading it); False when it does not exist and CREATE is false.
@@ -172,21 +200,35 @@ class Index:
         return self._run(query)
 
     def upsert(self, row: dict, members) -> None:
+        object_id = row["id"]
+        values = [row.get(c) for c in COLUMNS]
+        members = [tuple(m) for m in members]
+        usage = [tuple(u) for u in row["usage"]] if "usage" in row else None
+
         def work(db):
             db.execute("BEGIN IMMEDIATE")
-            db.execute(_UPSERT, [row.get(c) for c in COLUMNS])
-            _put_usage(db, row)
-            db.execute("DELETE FROM members WHERE object_id = ?", (row["id"],))
-            db.executemany(
-                "INSERT OR REPLACE INTO members (user, object_id, role) VALUES (?, ?, ?)",
-                [(user, row["id"], role) for user, role in members],
-            )
+            before = self._written.pop(object_id, None)
+            if before is not None and db.execute("PRAGMA data_version").fetchone()[0] != self._version:
+                self._written.clear()  # another connection wrote index.db since: what we wrote may be gone
+                before = None
+            if before is None or not _update(db, object_id, values, before[0]):
+                db.execute(_UPSERT, values)
+            if before is None or usage != before[2]:
+                if before is None or usage is None or not _update_usage(db, object_id, usage, before[2]):
+                    _put_usage(db, row)
+            if before is None or members != before[1]:
+                db.execute("DELETE FROM members WHERE object_id = ?", (object_id,))
+                db.executemany("INSERT OR REPLACE INTO members (user, object_id, role) VALUES (?, ?, ?)",
+                               [(user, object_id, role) for user, role in members])
             db.execute("COMMIT")
+            self._version = db.execute("PRAGMA data_version").fetchone()[0]
+            self._written[object_id] = (values, members, usage)
 
         self.connect(create=True)
         self._run(work)
 
     def remove(self, object_id: str) -> None:
+        self._written.pop(object_id, None)
         if not self.connect(create=False):
             return
 
@@ -238,6 +280,8 @@ class Index:
 
     def replace_all(self, rows_and_members) -> None:
         """Rebuild: every row from the objects, in one transaction (doctor --repair, backup)."""
+        self._written.clear()
+
         def work(db):
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM objects")
@@ -267,6 +311,7 @@ class Index:
         return [r[0] for r in self._run(lambda db: db.execute("PRAGMA integrity_check").fetchall()) if r[0] != "ok"]
 
     def close(self) -> None:
+        self._written.clear()
         if self.db is not None:
             self.db.close()
             self.db = None

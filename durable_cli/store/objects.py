@@ -126,6 +126,14 @@ class ObjectHandle:
         self.dirty = False  # a transaction committed since the object woke
         self.deleted = False
         self.created = False  # this run made the file (an empty file is then a create, not lost data)
+        self.kept_key = None  # (st_dev, st_ino) of the file a kept connection (ObjectStore.keep_open) has open
+        # KNOWN: what the last run of this store on the object learnt (schema and identity checked, and the
+        # layer above's facts, e.g. its next alarm), when its kept connection shows no commit by any other
+        # connection since (PRAGMA data_version unchanged): still true now. None otherwise.
+        self.known = None
+        self.on_keep = None  # set by the layer above: (handle) -> the facts a kept connection carries to the next run
+        self.facts = None  # the layer above's facts as of its last commit (on_keep may answer with them)
+        self.wrote = False  # a transaction committed in this run (dirty is reset at each sleep)
 
     def row(self, sql: str, params=()):
         try:
@@ -161,6 +169,7 @@ class ObjectHandle:
             _rollback(db)
             raise
         self.dirty = True
+        self.wrote = True
 
     def checkpoint(self) -> None:
         """Fold the WAL into the file and truncate it, so removed text does not linger in the WAL."""
@@ -254,36 +263,68 @@ class ObjectStore:
         self._secret = None
         self._index = None
         self.warnings = []  # things the caller should tell the user, e.g. an index that fell behind
-        # KEEP_OPEN (a long-lived process such as an adapter): keep one idle connection to each object
-        # woken, so closing a run's connection neither folds the WAL into the file nor deletes it (two
-        # extra fsyncs and a directory fsync per run). It holds no transaction and no data: every run
-        # still wakes, checks and reads the object under its lock as usual.
+        # KEEP_OPEN (a long-lived process such as an adapter): a run's connection is kept open when the run
+        # ends, idle (no transaction, no lock held), for the next run of this store on the object. The next
+        # run still takes the object's lock first and uses it only if the file at the path is still the one
+        # it has open (same device and inode); else it opens the file afresh. Closing a run's connection
+        # would also fold the WAL into the file and delete it (two extra fsyncs and a directory fsync).
         self.keep_open = keep_open
-        self._kept = {}  # object id -> ((st_dev, st_ino), idle connection)
+        self._kept = {}  # object id -> ((st_dev, st_ino), idle connection); a connection in use is not here
         import threading
 
         self._kept_guard = threading.Lock()
+        self._ids = {}  # (scope, owner, NAME) -> id under the loaded secret (an HMAC per open saved)
 
-    def _keep(self, handle) -> None:
-        """Hold (or renew, when the file was replaced) the idle connection of a woken object."""
+    def _checkout(self, handle):
+        """The connection a former run of this store left open on this object, if the file at its path is
+        still the one it has open (we hold the object's lock, so it stays that one until we release it);
+        else None (a stale connection, to a file deleted or replaced meanwhile, is closed: SQLite neither
+        checkpoints nor deletes anything by name for a file that has moved)."""
+        with self._kept_guard:
+            kept = self._kept.pop(handle.id, None)
+        if kept is None:
+            return None
+        key, db, facts = kept
         try:
             st = os.stat(handle.path, follow_symlinks=False)
         except OSError:
-            return
-        key = (st.st_dev, st.st_ino)
+            st = None
+        if st is None or (st.st_dev, st.st_ino) != key:
+            db.close()
+            return None
+        try:
+            if db.execute("PRAGMA data_version").fetchone()[0] == facts["data_version"]:
+                handle.known = facts  # nobody else committed since: what the last run checked still holds
+        except sqlite3.Error:
+            db.close()
+            return None
+        handle.kept_key = key
+        return db
+
+    def _checkin(self, handle) -> None:
+        """Keep the connection of a run that ended cleanly (no transaction open) for the next run, with
+        what this run knows (trusted by the next one only if no other connection commits meanwhile)."""
+        db = handle.db
+        key = handle.kept_key
+        try:
+            if key is None:
+                st = os.stat(handle.path, follow_symlinks=False)
+                key = (st.st_dev, st.st_ino)
+            if db.in_transaction:
+                raise sqlite3.Error("a transaction is open")
+            if handle.known is not None and not handle.wrote:
+                facts = handle.known  # nothing changed: what the run was told still holds
+            else:
+                facts = dict(handle.on_keep(handle) if handle.on_keep is not None else {})
+            facts["data_version"] = db.execute("PRAGMA data_version").fetchone()[0]
+        except (OSError, sqlite3.Error, DurableError):
+            return  # closed as usual
+        handle.db = None
         with self._kept_guard:
-            kept = self._kept.get(handle.id)
-            if kept is not None and kept[0] == key:
-                return
-            if kept is not None:
-                kept[1].close()
-                del self._kept[handle.id]
-            try:
-                db = sqlite3.connect(handle.path, isolation_level=None, check_same_thread=False, timeout=10)
-                db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the WAL: a reader of it from now on
-            except sqlite3.Error:
-                return  # only a speed-up: without it, runs close the WAL as usual
-            self._kept[handle.id] = (key, db)
+            old = self._kept.pop(handle.id, None)
+            self._kept[handle.id] = (key, db, facts)
+        if old is not None:
+            old[1].close()
 
     def _drop_kept(self, object_id: str) -> None:
         with self._kept_guard:
@@ -299,7 +340,15 @@ class ObjectStore:
     def object_id(self, scope: str, owner: str, name: str, *, create: bool = False):
         """The id for (scope, owner, NAME), or None when the installation has no secret yet."""
         secret = self.secret(create=create)
-        return None if secret is None else ids.object_id(secret, scope, owner, name)
+        if secret is None:
+            return None
+        key = (scope, owner, name)
+        found = self._ids.get(key)
+        if found is None:
+            if len(self._ids) >= 4096:
+                self._ids.clear()
+            found = self._ids[key] = ids.object_id(secret, scope, owner, name)
+        return found
 
     def index(self, *, create: bool = True):
         from .index import Index
@@ -348,30 +397,38 @@ class ObjectStore:
         """
         missing = missing or f"{what} not found"
         handle = ObjectHandle(self, object_id, what, lock_timeout)
-        self.paths.check_index()  # refused up front: the index is written at sleep, after the object's commit
+        if not (self.keep_open and self._index is not None and self._index.db is not None):
+            # refused up front: the index is written at sleep, after the object's commit (a kept-open
+            # store's index connection already has its files open: nothing is opened by path again)
+            self.paths.check_index()
         if not self.paths.check_object(object_id, sidecars=False):  # the full check follows, under the lock
             self.check_secret()
+            if self._kept:
+                self._drop_kept(object_id)  # deleted by another process since this store's last run
             if not create:
                 raise not_found(missing)
-        if create:
-            _paths.make_dir(self.paths.objects)
+            _paths.make_dir(self.paths.objects)  # durable never removes a shard: an existing file has both
             _paths.make_dir(os.path.dirname(handle.path))
         handle.lock.acquire(create=True)
         try:
-            exists = self.paths.check_object(object_id)
+            if self._kept and not read_only:
+                handle.db = self._checkout(handle)  # the file it has open is the one at the path: it exists
+            exists = handle.db is not None or self.paths.check_object(object_id)
             if not exists:
+                if self._kept:
+                    self._drop_kept(object_id)
                 if not create:
                     handle.lock.unlink()  # the object went away while we waited; leave nothing behind
                     raise not_found(missing)
                 _paths.create_file(handle.path)
                 handle.created = True
-            handle.db = _connect_read_only(handle.path) if read_only and not handle.created else None
+            if read_only and not handle.created:
+                handle.db = _connect_read_only(handle.path)
             if handle.db is None:
                 handle.db = connect(handle.path, what)
-                ensure_schema(handle.db, what)
-            self.check_identity(handle)
-            if self.keep_open:
-                self._keep(handle)
+            if handle.known is None:  # else checked by this store's last run, and nobody committed since
+                ensure_schema(handle.db, what)  # one PRAGMA when up to date (another process may have migrated it)
+                self.check_identity(handle)
             try:
                 yield handle
             except BaseException as e:
@@ -387,6 +444,9 @@ class ObjectStore:
             if handle.created and not handle.dirty:
                 self._abandon(handle)  # a create that failed before its first commit leaves nothing behind
             raise
+        else:
+            if self.keep_open and handle.db is not None and not read_only:
+                self._checkin(handle)
         finally:
             handle.close_db()
             handle.lock.release()
