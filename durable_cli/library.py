@@ -42,6 +42,7 @@ class Session(state.Opened):
     pop = transcript.pop
     clear = transcript.clear
     rows = transcript.rows
+    stored_rows = transcript.stored_rows
     window = transcript.window
     show_transcript = transcript.show
     context_window = transcript.context_window

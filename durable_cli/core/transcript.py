@@ -44,8 +44,11 @@ def estimate(obj, text: str) -> int:
     return _estimator(obj.config)(text)
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode  # json.dumps, made once
+
+
 def _dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODE(value)
 
 
 def _loads(text):
@@ -151,19 +154,20 @@ def _settings(config):
 
 
 def _plain(fields: dict, limit: int, count_tokens):
-    """The common row, a role and its text (perhaps its token count), checked in a few comparisons.
+    """The common row, a role and its text (perhaps its token count, perhaps the caller's `data`, as an
+    adapter writes a message), checked in a few comparisons.
 
     None when the row needs `prepare`'s general path: anything else it holds, and anything wrong
     with it, so that errors stay those of `prepare`. What is accepted here `prepare` accepts alike.
     """
     get = fields.get
-    role, content, given = get("role"), get("content"), None
+    role, content, given, data = get("role"), get("content"), None, None
     if role not in _PLAIN_ROLES or type(content) is not str or not content:
         return None
     if len(fields) > 2:  # more than role and content
-        given = get("tokens")
+        given, data = get("tokens"), get("data")
         if (get("tool_calls") is not None or get("call_id") is not None or get("name") is not None
-                or get("meta") is not None or get("data") is not None):
+                or get("meta") is not None):
             return None
         if given is not None and (type(given) is not int or not 0 <= given <= _tokens.MAX_TOKENS):
             return None
@@ -174,11 +178,18 @@ def _plain(fields: dict, limit: int, count_tokens):
             size = len(content.encode("utf-8"))
         except UnicodeEncodeError:
             return None
+    if data is not None:
+        try:
+            data = _ENCODE(data)
+        except (TypeError, ValueError, RecursionError):
+            return None
+        size += len(data) if data.isascii() else len(data.encode("utf-8", "surrogatepass"))
     if size > limit:
         return None
     row = Prepared()
     row.role, row.content, row.call_id, row.name, row.given_tokens = role, content, None, None, given
-    row.tool_calls = row.meta = row.data = None
+    row.tool_calls = row.meta = None
+    row.data = data
     row.tokens = count_tokens(content) if given is None else given
     return row
 
@@ -506,6 +517,23 @@ def rows_after(obj, seq: int):
 def rows(obj, *, last=None, since: int = 0, all=False) -> list:  # noqa: A002 - the name SPEC §9 gives
     """The library's `rows(last=N | since=SEQ | all=True)`: a list of row dicts."""
     return list(show(obj, all_rows=all, since=since or 0, last=last))
+
+
+STORED_COLUMNS = "data, role, kind, content, call_id, tool_calls"
+
+
+def stored_rows(obj, *, last=None) -> list:
+    """The live rows in logical order (LAST: the newest N) as tuples of STORED_COLUMNS, `data` and
+    `tool_calls` as the JSON text stored: for a reader that needs only these (an adapter rebuilding its
+    framework's items), without making whole row dicts. Read backwards through the live-position index."""
+    _require(obj)
+    if last is None:
+        return obj.handle.rows(f"SELECT {STORED_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos")
+    if isinstance(last, bool) or not isinstance(last, int) or last < 0:
+        raise invalid("last must be a non-negative integer")
+    tail = obj.handle.rows(f"SELECT {STORED_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?", (last,))
+    tail.reverse()
+    return tail
 
 
 def _pinned(obj):

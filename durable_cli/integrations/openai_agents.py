@@ -23,6 +23,7 @@ CLI command would: other processes (the CLI, another agent) may use the session 
 """
 
 import asyncio
+import json
 
 from .. import DurableError
 from . import object_name
@@ -79,6 +80,15 @@ def row_to_items(row: dict) -> list:
     for call in row["tool_calls"] or ():
         items.append({"type": "function_call", "call_id": call["id"], "name": call["name"], "arguments": call["arguments"]})
     return items
+
+
+def _stored_to_items(stored) -> list:
+    """row_to_items of a row read by `stored_rows` (data, role, kind, content, call_id, tool_calls)."""
+    data, role, kind, content, call_id, calls = stored
+    if data is not None:
+        return [json.loads(data)]
+    return row_to_items({"data": None, "role": role, "kind": kind, "content": content, "call_id": call_id,
+                         "tool_calls": json.loads(calls) if calls is not None else None})
 
 
 async def _finish(blocking):
@@ -151,12 +161,18 @@ class DurableSession:
         last = limit if limit is not None and limit > 0 else None  # a negative limit means all, as in SQLiteSession
         try:
             with self.store.open(self.name) as session:
-                rows = session.rows(last=last)
+                stored = session.stored_rows(last=last)
         except DurableError as e:
             if e.code == "not_found":
                 return []
             raise
-        items = [item for row in rows for item in row_to_items(row)]
+        loads = json.loads
+        items = []
+        for row in stored:
+            if row[0] is not None:
+                items.append(loads(row[0]))
+            else:
+                items += _stored_to_items(row)
         return items[-last:] if last is not None else items
 
     def add_items_sync(self, items) -> None:

@@ -151,14 +151,23 @@ def refuse_symlink(path: str) -> bool:
     return True
 
 
-def create_file(path: str) -> None:
-    """Create an empty file with mode 0600 (if absent), never following a symlink."""
+def create_file(path: str, contents: bytes = b"") -> None:
+    """Create a file with mode 0600 (if absent), never following a symlink; CONTENTS written and fsync'd."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
     except OSError as e:
         raise os_error(e, path)
-    os.fchmod(fd, FILE_MODE)
-    os.close(fd)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        if contents:
+            view = memoryview(contents)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+    except OSError as e:
+        raise os_error(e, path)
+    finally:
+        os.close(fd)
 
 
 def unlink_quiet(path: str) -> None:
