@@ -314,6 +314,8 @@ class ObjectStore:
         try:
             if db.execute("PRAGMA data_version").fetchone()[0] == facts["data_version"]:
                 handle.known = facts  # nobody else committed since: what the last run checked still holds
+            elif db.execute("PRAGMA user_version").fetchone()[0] != schema.VERSION:
+                raise sqlite3.Error("another schema")  # migrated afresh: DDL is checked against a fresh parse
         except sqlite3.Error:
             db.close()
             return None

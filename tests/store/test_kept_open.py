@@ -1,0 +1,171 @@
+"""A kept-open Store (what the adapters use) keeps each object's connection between runs and trusts what
+its last run checked only while no other connection committed: every edge where someone else changed the
+object (or index.db) in between must be noticed, exactly as a fresh Store would."""
+
+import glob
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from durable_cli import DurableError, Store
+from durable_cli.store import objects, schema
+from tests.helpers import downgrade_to
+
+
+def kept(home):
+    return Store(home=str(home), user="alice", keep_open=True)
+
+
+def texts(store, name):
+    with store.open(name) as s:
+        return [r["content"] for r in s.rows()]
+
+
+def other_process(home, code):
+    """Run CODE (Python) in another process against HOME: the other writer a kept store must notice."""
+    subprocess.run([sys.executable, "-c", "import sys; home = sys.argv[1]\n" + code, str(home)], check=True, timeout=60)
+
+
+def object_file(home):
+    [path] = glob.glob(os.path.join(str(home), "objects", "*", "*.sqlite3"))
+    return path
+
+
+def append_elsewhere(home, name, text):
+    other_process(home, f"from durable_cli import Store\n"
+                        f"with Store(home=home, user='alice').open({name!r}, create=True) as s: s.append({text!r}, role='user')")
+
+
+def test_another_process_writing_between_two_runs_is_seen(home):
+    store = kept(home)
+    with store.open("chat", create=True) as s:
+        s.append("one", role="user")
+    append_elsewhere(home, "chat", "two")
+    assert texts(store, "chat") == ["one", "two"]
+    with store.open("chat") as s:
+        s.append("three", role="user")
+        assert [r["seq"] for r in s.rows()] == [1, 2, 3]
+    fresh = Store(home=str(home), user="alice")
+    assert texts(fresh, "chat") == ["one", "two", "three"]
+    assert [(r["name"], r["turns"]) for r in fresh.ls()] == [("chat", 3)]  # index.db in step
+
+
+def test_two_kept_stores_on_one_object_take_turns(home):
+    a, b = kept(home), kept(home)
+    for i in range(3):
+        for store, who in ((a, "a"), (b, "b")):
+            with store.open("chat", create=True) as s:
+                s.append(f"{who}{i}", role="user")
+    assert texts(a, "chat") == texts(b, "chat") == ["a0", "b0", "a1", "b1", "a2", "b2"]
+    assert [(r["name"], r["turns"]) for r in Store(home=str(home), user="alice").ls()] == [("chat", 6)]
+
+
+def test_a_newer_schema_written_by_another_process_is_refused(home):
+    store = kept(home)
+    with store.open("chat", create=True) as s:
+        s.append("one", role="user")
+    path = object_file(home)
+    other_process(home, f"import sqlite3; db = sqlite3.connect({path!r}); db.execute('PRAGMA user_version={len(schema.MIGRATIONS) + 1}'); db.commit()")
+    with pytest.raises(DurableError) as e:
+        store.open("chat").__enter__()
+    assert e.value.code == "storage" and "newer durable" in e.value.message
+
+
+def test_an_older_schema_left_by_another_process_is_migrated_again(home):
+    store = kept(home)
+    with store.open("chat", create=True) as s:
+        s.append("one", role="user")
+    db = sqlite3.connect(object_file(home))
+    downgrade_to(db, schema.MIGRATIONS[0][1], 1)  # as a copy restored from an old release would be
+    db.close()
+    with store.open("chat") as s:
+        s.append("two", role="user", tool_calls=None)
+        assert s.db.execute("PRAGMA user_version").fetchone()[0] == len(schema.MIGRATIONS)
+    assert texts(Store(home=str(home), user="alice"), "chat") == ["one", "two"]
+
+
+def test_a_delete_by_another_process_is_seen_and_nothing_is_written_into_the_removed_file(home, durable_proc):
+    store = kept(home)
+    with store.open("chat", create=True) as s:
+        s.append("old", role="user")
+    old = os.stat(object_file(home)).st_ino
+    assert durable_proc("delete", "chat", "--yes").status == 0
+    with pytest.raises(DurableError) as e:
+        store.open("chat").__enter__()
+    assert e.value.code == "not_found"
+    with store.open("chat", create=True) as s:  # made anew, in a new file
+        s.append("new", role="user")
+    assert os.stat(object_file(home)).st_ino != old
+    shown = durable_proc("transcript", "show", "chat", "--json")
+    assert [r["content"] for r in shown.json()] == ["new"]
+
+
+def test_an_object_deleted_and_made_again_by_others_is_the_one_written(home, durable_proc):
+    store = kept(home)
+    with store.open("chat", create=True) as s:
+        s.append("old", role="user")
+    assert durable_proc("delete", "chat", "--yes").status == 0
+    assert durable_proc("transcript", "append", "chat", "--role", "user", "other").status == 0
+    with store.open("chat") as s:
+        assert [r["content"] for r in s.rows()] == ["other"]
+        s.append("mine", role="user")
+    shown = durable_proc("transcript", "show", "chat", "--json")
+    assert [r["content"] for r in shown.json()] == ["other", "mine"]
+
+
+def test_a_ttl_comes_due_for_a_kept_store_as_for_any(home):
+    from freezegun import freeze_time
+
+    store = kept(home)
+    with freeze_time("2026-01-01 00:00:00"):
+        store.create_session("brief", ttl_seconds=60)
+        with store.open("brief") as s:
+            s.append("hi", role="user")
+        assert texts(store, "brief") == ["hi"]  # read once more: facts from the last run are reused
+    with freeze_time("2026-01-01 00:02:00"):
+        with pytest.raises(DurableError) as e:
+            store.open("brief").__enter__()
+        assert e.value.code == "not_found"
+    assert glob.glob(os.path.join(str(home), "objects", "*", "*.sqlite3")) == []
+
+
+def test_index_rows_removed_meanwhile_come_back_whole(home):
+    store = kept(home)
+    with store.open("chat", create=True) as s:
+        s.append("one", role="user")
+    object_id = store.objects.object_id("user", "alice", "chat")
+    store.objects.index().remove(object_id)  # this store's own index connection
+    with store.open("chat") as s:
+        s.append("two", role="user")
+    other_process(home, "import sqlite3, os; db = sqlite3.connect(os.path.join(home, 'index.db'));"
+                        " db.execute('DELETE FROM objects'); db.execute('DELETE FROM members'); db.commit()")
+    with store.open("chat") as s:
+        s.append("three", role="user")
+    fresh = Store(home=str(home), user="alice")
+    assert [(r["name"], r["turns"], r["status"]) for r in fresh.ls()] == [("chat", 3, "active")]
+    members = fresh.objects.index(create=False).rows("SELECT user, role FROM members WHERE object_id = ?", (object_id,))
+    assert members == [{"user": "alice", "role": "owner"}]
+
+
+def test_a_new_object_starts_as_the_migrations_make_it(tmp_path):
+    """New objects are a copy of a template built from the migrations: the same schema, rows and mode
+    as running every step on an empty file."""
+    made = tmp_path / "made.sqlite3"
+    objects._paths.create_file(str(made), objects.template())
+    migrated = tmp_path / "migrated.sqlite3"
+    db = sqlite3.connect(migrated, isolation_level=None)
+    schema.migrate(db, schema.MIGRATIONS, "test")
+
+    def content(c):
+        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")]
+        return (c.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name").fetchall(),
+                c.execute("PRAGMA user_version").fetchone(), c.execute("PRAGMA journal_mode").fetchone(),
+                {t: c.execute(f'SELECT * FROM "{t}"').fetchall() for t in tables if not t.startswith("turns_fts")})
+
+    other = sqlite3.connect(made, isolation_level=None)
+    assert content(other) == content(db)
+    assert other.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert oct(os.stat(made).st_mode & 0o777) == "0o600"
