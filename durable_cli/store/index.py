@@ -208,7 +208,8 @@ class Index:
         def work(db):
             db.execute("BEGIN IMMEDIATE")
             before = self._written.pop(object_id, None)
-            if before is not None and db.execute("PRAGMA data_version").fetchone()[0] != self._version:
+            version = db.execute("PRAGMA data_version").fetchone()[0]  # read under the write lock: no commit slips by
+            if before is not None and version != self._version:
                 self._written.clear()  # another connection wrote index.db since: what we wrote may be gone
                 before = None
             if before is None or not _update(db, object_id, values, before[0]):
@@ -221,7 +222,7 @@ class Index:
                 db.executemany("INSERT OR REPLACE INTO members (user, object_id, role) VALUES (?, ?, ?)",
                                [(user, object_id, role) for user, role in members])
             db.execute("COMMIT")
-            self._version = db.execute("PRAGMA data_version").fetchone()[0]
+            self._version = version  # our own commit does not change it
             self._written[object_id] = (values, members, usage)
 
         self.connect(create=True)

@@ -146,6 +146,7 @@ class ObjectHandle:
         self.deleted = False
         self.created = False  # this run made the file (an empty file is then a create, not lost data)
         self.kept_key = None  # (st_dev, st_ino) of the file a kept connection (ObjectStore.keep_open) has open
+        self.kept_version = None  # its PRAGMA data_version when this run took it
         # KNOWN: what the last run of this store on the object learnt (schema and identity checked, and the
         # layer above's facts, e.g. its next alarm), when its kept connection shows no commit by any other
         # connection since (PRAGMA data_version unchanged): still true now. None otherwise.
@@ -312,7 +313,8 @@ class ObjectStore:
             db.close()
             return None
         try:
-            if db.execute("PRAGMA data_version").fetchone()[0] == facts["data_version"]:
+            handle.kept_version = db.execute("PRAGMA data_version").fetchone()[0]
+            if handle.kept_version == facts["data_version"]:
                 handle.known = facts  # nobody else committed since: what the last run checked still holds
             elif db.execute("PRAGMA user_version").fetchone()[0] != schema.VERSION:
                 raise sqlite3.Error("another schema")  # migrated afresh: DDL is checked against a fresh parse
@@ -337,7 +339,10 @@ class ObjectStore:
                 facts = handle.known  # nothing changed: what the run was told still holds
             else:
                 facts = dict(handle.on_keep(handle) if handle.on_keep is not None else {})
-            facts["data_version"] = db.execute("PRAGMA data_version").fetchone()[0]
+            # as read when the run began (our own commits do not change it; no other durable process commits
+            # while we hold the lock), else read now
+            version = handle.kept_version
+            facts["data_version"] = version if version is not None else db.execute("PRAGMA data_version").fetchone()[0]
         except (OSError, sqlite3.Error, DurableError):
             return  # closed as usual
         handle.db = None

@@ -91,14 +91,13 @@ def test_a_delete_by_another_process_is_seen_and_nothing_is_written_into_the_rem
     store = kept(home)
     with store.open("chat", create=True) as s:
         s.append("old", role="user")
-    old = os.stat(object_file(home)).st_ino
     assert durable_proc("delete", "chat", "--yes").status == 0
     with pytest.raises(DurableError) as e:
         store.open("chat").__enter__()
     assert e.value.code == "not_found"
     with store.open("chat", create=True) as s:  # made anew, in a new file
         s.append("new", role="user")
-    assert os.stat(object_file(home)).st_ino != old
+    # (its inode number may be the old one's again: ours was closed once the delete was seen, so it was free)
     shown = durable_proc("transcript", "show", "chat", "--json")
     assert [r["content"] for r in shown.json()] == ["new"]
 
