@@ -144,7 +144,9 @@ class Store:
     def __init__(self, home=None, *, user=None, tenant=None, lock_timeout=None, config=None, remote=None, token=None,
                  keep_open=False):
         """KEEP_OPEN: for a long-lived process that wakes the same objects again and again (an adapter);
-        see ObjectStore. Behaviour is the same either way, only faster."""
+        see ObjectStore. Behaviour is the same either way, only faster, but for one thing: an object that
+        `open(create=True)` makes is written to disk when the `with` block ends without an exception (in
+        one go), so a block that raises leaves no object, even after a transaction inside it committed."""
         config = config or getattr(self, "_config_made", None)
         overrides = {"defaults.home": home, "defaults.user": user, "defaults.lock_timeout": lock_timeout}
         self.config = config or Config()

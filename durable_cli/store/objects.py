@@ -108,19 +108,52 @@ _template = None
 
 
 def template() -> bytes:
-    """A new object's file as the migrations make it (every step applied to an empty database, in WAL
-    mode), built once per process: a new object starts as a copy of it, not by running every step."""
+    """An empty object as the migrations make it (every step applied to an empty database), built once
+    per process: a new object starts as a copy of it, not by running every step."""
     global _template
     if _template is None:
         db = sqlite3.connect(":memory:", isolation_level=None)
         try:
             schema.migrate(db, schema.MIGRATIONS, "a new object")
-            image = bytearray(db.serialize())
+            _template = db.serialize()
         finally:
             db.close()
-        image[18] = image[19] = 2  # the file format's "WAL mode" (what PRAGMA journal_mode=WAL records)
-        _template = bytes(image)
     return _template
+
+
+def file_image(db: sqlite3.Connection) -> bytes:
+    """The file of an object made in memory: its pages, marked as in WAL mode (what PRAGMA journal_mode=WAL
+    records in the header), as every object file is."""
+    image = bytearray(db.serialize())
+    image[18] = image[19] = 2
+    return bytes(image)
+
+
+_template_file = None
+
+
+def template_file() -> bytes:
+    """file_image of the template: a new object's file before its first write."""
+    global _template_file
+    if _template_file is None:
+        db = sqlite3.connect(":memory:")
+        try:
+            db.deserialize(template())
+            _template_file = file_image(db)
+        finally:
+            db.close()
+    return _template_file
+
+
+def _new_in_memory(what: str) -> sqlite3.Connection:
+    """A new object, in memory until its run ends well (ObjectStore.open writes it then, in one go)."""
+    try:
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db.deserialize(template())
+        db.execute("PRAGMA secure_delete=ON")
+    except sqlite3.Error as e:
+        raise sqlite_error(e, what)
+    return db
 
 
 def ensure_schema(db: sqlite3.Connection, what: str) -> None:
@@ -129,6 +162,10 @@ def ensure_schema(db: sqlite3.Connection, what: str) -> None:
         schema.migrate(db, schema.MIGRATIONS, what)
     except sqlite3.Error as e:
         raise sqlite_error(e, what)
+
+
+class _NothingMade(Exception):
+    """A run that would have made an object ended without committing anything to it."""
 
 
 class ObjectHandle:
@@ -144,7 +181,8 @@ class ObjectHandle:
         self.on_sleep = None  # set by the layer above: brings the index row in step at sleep
         self.dirty = False  # a transaction committed since the object woke
         self.deleted = False
-        self.created = False  # this run made the file (an empty file is then a create, not lost data)
+        self.created = False  # this run made the object (an empty file is then a create, not lost data)
+        self.in_memory = False  # ... in memory: written to its path when the run ends well (ObjectStore.keep_open)
         self.kept_key = None  # (st_dev, st_ino) of the file a kept connection (ObjectStore.keep_open) has open
         self.kept_version = None  # its PRAGMA data_version when this run took it
         # KNOWN: what the last run of this store on the object learnt (schema and identity checked, and the
@@ -446,7 +484,15 @@ class ObjectStore:
                 if not create:
                     handle.lock.unlink()  # the object went away while we waited; leave nothing behind
                     raise not_found(missing)
-                _paths.create_file(handle.path, template())  # fsync'd before any commit lands in its WAL
+                if self.keep_open:
+                    # An adapter's new object is made in memory and its file written when the run ends
+                    # well: one file write and two fsyncs (file, directory) instead of a file, a WAL made,
+                    # synced and committed; a run that fails or is killed leaves no file. (Only here: what
+                    # an adapter writes in one run is small; an import or a fork may not fit in memory.)
+                    handle.db = _new_in_memory(what)
+                    handle.in_memory = True
+                else:
+                    _paths.create_file(handle.path, template_file())  # fsync'd before any commit lands in its WAL
                 handle.created = True
             if read_only and not handle.created:
                 handle.db = _connect_read_only(handle.path)
@@ -458,24 +504,60 @@ class ObjectStore:
             try:
                 yield handle
             except BaseException as e:
-                try:
-                    handle.sleep()  # what committed before the failure still reaches the index
-                except Exception:  # noqa: BLE001 - the original failure is the one to report
-                    pass
+                if not handle.in_memory:
+                    try:
+                        handle.sleep()  # what committed before the failure still reaches the index
+                    except Exception:  # noqa: BLE001 - the original failure is the one to report
+                        pass
                 if isinstance(e, sqlite3.Error):
                     raise sqlite_error(e, what) from e
                 raise
+            if handle.in_memory:
+                if not handle.dirty:
+                    raise _NothingMade()
+                self._write_new(handle)
             handle.sleep()
+        except _NothingMade:
+            self._abandon(handle)  # a create that committed nothing leaves nothing behind
         except BaseException:
-            if handle.created and not handle.dirty:
+            if handle.in_memory:
+                if not os.path.lexists(handle.path):  # else renamed into place: committed, whatever came after
+                    self._abandon(handle)  # a create that failed leaves nothing behind
+            elif handle.created and not handle.dirty:
                 self._abandon(handle)  # a create that failed before its first commit leaves nothing behind
             raise
         else:
-            if self.keep_open and handle.db is not None and not read_only:
+            if self.keep_open and handle.db is not None and not read_only and not handle.in_memory:
                 self._checkin(handle)
         finally:
             handle.close_db()
             handle.lock.release()
+
+    def _write_new(self, handle) -> None:
+        """Write the object this run made in memory to its path: a temporary file beside it, fsync'd, renamed
+        into place, the directory fsync'd (the rename is the commit: before it there is no file)."""
+        path = handle.path
+        temporary = path + ".new"
+        try:
+            image = file_image(handle.db)
+        except sqlite3.Error as e:
+            raise sqlite_error(e, handle.what)
+        _paths.unlink_quiet(temporary)  # left by a run killed before its rename
+        try:
+            _paths.create_file(temporary, image)
+        except BaseException:
+            _paths.unlink_quiet(temporary)
+            raise
+        try:
+            if commit_guard is None:
+                os.rename(temporary, path)
+            else:
+                with commit_guard():
+                    os.rename(temporary, path)
+        except OSError as e:
+            _paths.unlink_quiet(temporary)
+            raise _paths.os_error(e, path)
+        _paths.fsync_dir(os.path.dirname(path))
 
     def _abandon(self, handle) -> None:
         """Remove the file this run made for an object that never committed (we hold its lock): a rejected

@@ -153,7 +153,7 @@ def test_a_new_object_starts_as_the_migrations_make_it(tmp_path):
     """New objects are a copy of a template built from the migrations: the same schema, rows and mode
     as running every step on an empty file."""
     made = tmp_path / "made.sqlite3"
-    objects._paths.create_file(str(made), objects.template())
+    objects._paths.create_file(str(made), objects.file_image(objects._new_in_memory("test")))
     migrated = tmp_path / "migrated.sqlite3"
     db = sqlite3.connect(migrated, isolation_level=None)
     schema.migrate(db, schema.MIGRATIONS, "test")
@@ -168,3 +168,56 @@ def test_a_new_object_starts_as_the_migrations_make_it(tmp_path):
     assert content(other) == content(db)
     assert other.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert oct(os.stat(made).st_mode & 0o777) == "0o600"
+
+
+def files_under(home):
+    return sorted(os.path.relpath(p, str(home)) for p in glob.glob(os.path.join(str(home), "objects", "**", "*"), recursive=True)
+                  if os.path.isfile(p))
+
+
+def test_an_adapter_store_makes_a_new_object_whole_or_not_at_all(home, durable_proc):
+    """A kept-open store makes a new object in memory and writes its file when the run ends well: a run
+    that fails leaves no file (not even a lock file), one that ends well leaves an ordinary WAL object."""
+    store = kept(home)
+    with pytest.raises(RuntimeError):
+        with store.open("chat", create=True) as s:
+            s.append("lost", role="user")
+            raise RuntimeError("the caller fails after a commit")
+    with pytest.raises(DurableError):
+        with store.open("chat", create=True) as s:
+            s.append_many([{"role": "user", "content": "fine"}, {"role": "tool", "content": "no call id"}])
+    assert files_under(home) == []
+    assert list(Store(home=str(home), user="alice").ls()) == []
+    with store.open("chat", create=True) as s:
+        s.append("kept", role="user")
+    [path] = [p for p in files_under(home) if p.endswith(".sqlite3")]
+    db = sqlite3.connect(os.path.join(str(home), path))
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    db.close()
+    shown = durable_proc("transcript", "show", "chat", "--json")
+    assert [r["content"] for r in shown.json()] == ["kept"]
+    assert [(r["name"], r["turns"]) for r in Store(home=str(home), user="alice").ls()] == [("chat", 1)]
+    assert durable_proc("transcript", "append", "chat", "--role", "user", "more").status == 0
+    assert texts(store, "chat") == ["kept", "more"]
+
+
+def test_a_new_object_half_written_by_a_killed_run_is_not_an_object(home):
+    store = kept(home)
+    with store.open("chat", create=True) as s:
+        s.append("one", role="user")
+    path = object_file(home)
+    with open(path + ".new", "wb") as f:  # what a run killed before its rename leaves (a prefix of a file)
+        f.write(b"SQLite format 3\0" + b"\0" * 100)
+    os.unlink(path)
+    for side in ("-wal", "-shm"):
+        if os.path.exists(path + side):
+            os.unlink(path + side)
+    fresh = Store(home=str(home), user="alice")
+    with pytest.raises(DurableError) as e:
+        fresh.open("chat").__enter__()
+    assert e.value.code == "not_found"
+    with store.open("chat", create=True) as s:  # made again over the leftover
+        s.append("two", role="user")
+    assert not os.path.exists(path + ".new")
+    assert texts(fresh, "chat") == ["two"]
