@@ -234,6 +234,7 @@ class Index:
             return
 
         def work(db):
+            self._written.pop(object_id, None)  # (under the guard: an upsert of another thread may have run)
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM objects WHERE id = ?", (object_id,))
             db.execute("DELETE FROM members WHERE object_id = ?", (object_id,))
@@ -281,9 +282,8 @@ class Index:
 
     def replace_all(self, rows_and_members) -> None:
         """Rebuild: every row from the objects, in one transaction (doctor --repair, backup)."""
-        self._written.clear()
-
         def work(db):
+            self._written.clear()  # under the guard, so no upsert records a row this rewrites
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM objects")
             db.execute("DELETE FROM members")
