@@ -221,3 +221,31 @@ def test_a_new_object_half_written_by_a_killed_run_is_not_an_object(home):
         s.append("two", role="user")
     assert not os.path.exists(path + ".new")
     assert texts(fresh, "chat") == ["two"]
+
+
+def test_threads_sharing_a_kept_store_take_turns_on_one_object(home):
+    import threading
+
+    store = kept(home)
+    errors = []
+
+    def writer(who, name):
+        try:
+            for i in range(20):
+                with store.open(name, create=True) as s:
+                    s.append(f"{who}-{i}", role="user")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w, "shared" if w < 3 else f"own{w}")) for w in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    fresh = Store(home=str(home), user="alice")
+    got = texts(fresh, "shared")
+    assert sorted(got) == sorted(f"{w}-{i}" for w in range(3) for i in range(20))
+    for w in range(3):  # each writer's rows in its own order
+        assert [t for t in got if t.startswith(f"{w}-")] == [f"{w}-{i}" for i in range(20)]
+    assert sorted((r["name"], r["turns"]) for r in fresh.ls()) == [("own3", 20), ("own4", 20), ("shared", 60)]
