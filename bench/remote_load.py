@@ -222,8 +222,8 @@ def drainer(ops, client, lease, log, stop_file, deadline):
             status = work_one(ops, client, SHARED_USER, name, lease, log)
             if status == 0:
                 busy = True
-            elif writers_done and (status == 3 or status in (4, 9) and ops.pending(SHARED_USER, name) == 0):
-                drained.add(name)  # 3: no prompt ever came to it
+            elif writers_done and (status not in (4, 7) or ops.pending(SHARED_USER, name) == 0):
+                drained.add(name)  # 9: none pending; 3: no prompt ever came to it; 4: another worker holds the last
         if writers_done and len(drained) == len(shared_p):
             return
         if not busy:
@@ -600,12 +600,14 @@ def main():
     p.add_argument("--restarts", type=int, default=0, help="restart the Worker this many times mid-load")
     p.add_argument("--lease", default="20s", help="lease of a taken prompt (a prompt taken by a `next` whose answer was lost waits this long)")
     p.add_argument("--timeout", default="10s", help="remote.timeout of every client")
-    p.add_argument("--max-seconds", type=int, default=900)
+    p.add_argument("--max-seconds", type=int, default=900, help="workers stop draining after this long")
     p.add_argument("--throughput", type=float, default=0, help="measure per-object append rates for this many seconds instead")
     p.add_argument("--threads", type=int, default=8, help="with --throughput: client threads")
     p.add_argument("--self-check", action="store_true", help="after the check, pop one acknowledged row and check that the check sees it")
     p.add_argument("--lib-child", help=argparse.SUPPRESS)
     args = p.parse_args()
+    for variable in ("DURABLE_USER", "DURABLE_TENANT", "DURABLE_REMOTE", "DURABLE_TOKEN"):
+        os.environ.pop(variable, None)  # each client acts as its token's user
     if args.lib_child:
         return lib_child(json.loads(args.lib_child))
     if args.throughput:

@@ -5,6 +5,7 @@ The short form runs here in seconds; the full 50 CLI + 200 library clients run i
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -23,12 +24,16 @@ def run_harness(*args, timeout):
         if os.environ.get("CI") == "true":
             pytest.fail(f"remote tests cannot run under CI: {reason}")
         pytest.skip(reason)
+    proc = subprocess.Popen([sys.executable, HARNESS, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, HARNESS, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"the harness did not finish in {timeout}s: {(e.stderr or b"")[-2000:]!r}")
-    assert "Traceback" not in proc.stderr, proc.stderr
-    summary = json.loads(proc.stdout)
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the harness, its library processes and workerd
+        out, err = proc.communicate()
+        pytest.fail(f"the harness did not finish in {timeout}s: {err[-3000:]}")
+    assert "Traceback" not in err, err
+    summary = json.loads(out)
     assert proc.returncode == (0 if summary["ok"] else 1)
     return summary
 
