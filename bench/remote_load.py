@@ -280,7 +280,8 @@ class Dev:
             self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
             line = self.proc.stdout.readline()
             if line:
-                self.url = json.loads(line)["url"]
+                doc = json.loads(line)
+                self.url, self.admin_token = doc["url"], doc["admin_token"]
                 return
             self.proc.wait()
             why = self.proc.stderr.read().decode()
@@ -390,7 +391,40 @@ def check(url, config, records):
             statuses[reason] = statuses.get(reason, 0) + 1
     counts["prompt_statuses"] = statuses
     counts["objects"] = len(objects)
+    counts["live_rows"] = {f"{u}/{n}": sum(1 for r in rows[(u, n)] if r.get("superseded_by") is None)
+                           for u, n in objects if rows[(u, n)] or queues[(u, n)]}
     return counts, failures
+
+
+def index_check(url, config, admin_token, live_rows):
+    """The remote index (ls per user) against the objects written: before and after an admin `reindex`.
+    None when this build has no remote index (Store.reindex)."""
+    os.environ["DURABLE_CONFIG"] = config
+    from durable_cli import Store
+
+    admin = Store(remote=url, token=admin_token)
+    if not hasattr(admin, "reindex"):
+        return None
+
+    def compare():
+        users = sorted({key.split("/", 1)[0] for key in live_rows})
+        listed = {}
+        for user in users:
+            for row in Store(remote=url, token=token(user)).ls(all_objects=True):
+                listed[f"{user}/{row['name']}"] = row["turns"]
+        missing = sorted(set(live_rows) - set(listed))
+        extra = sorted(set(listed) - set(live_rows))
+        turns = sorted(k for k in set(listed) & set(live_rows) if listed[k] != live_rows[k])
+        return {"objects": len(live_rows), "listed": len(listed), "missing": missing[:10], "extra": extra[:10],
+                "turns_differ": turns[:10], "consistent": not (missing or extra or turns)}
+
+    before = compare()
+    start = time.perf_counter()
+    done = admin.reindex()
+    seconds = time.perf_counter() - start
+    after = compare()
+    return {"before_reindex": before, "after_reindex": after, "reindex_s": round(seconds, 2),
+            "reindex": {"reindexed": done["reindexed"], "removed": done["removed"], "skipped": len(done["skipped"])}}
 
 
 def figures(records, wall):
@@ -517,6 +551,9 @@ def load(args):
                                            if a["t0"] <= t_down <= a["t0"] + a["seconds"])
             in_flight.append(rs["requests_in_flight"])
         counts, failures = check(url, config, records)
+        index = index_check(url, config, dev.admin_token, counts.pop("live_rows"))
+        if index is not None and not index["after_reindex"]["consistent"]:
+            failures.append(f"the index after reindex differs from the objects: {index['after_reindex']}")
         caught = None
         if args.self_check:  # the check must see a lost row: pop one acknowledged append and check again
             lost = next(r for r in records if r["kind"] == "append" and r["status"] == 0 and r["name"].startswith("shared-a"))
@@ -530,6 +567,7 @@ def load(args):
             "requests_per_s": round(sum(len(r["attempts"]) for r in records) / wall, 1),
             "restarts": restarts,
             "counts": counts,
+            "index": index if index is not None else "no remote index in this build (Store.reindex missing)",
             "by_client": figures(records, wall),
             "failures": failures[:50],
             "check_catches_a_lost_row": caught,
