@@ -183,6 +183,21 @@ def writer(ops, client, n_ops, lease, log):
         record["status"] = record["attempts"][-1]["status"]
         if kind == "prompt" and not shared and record["status"] == 0:
             work_one(ops, client, user, name, lease, log)
+    # leave nothing pending in the own object: a prompt held by a `next` whose answer was lost blocks
+    # it (4) until that lease expires
+    deadline = time.time() + 3 * lease_seconds(lease) + 30
+    while n_ops > 3 and time.time() < deadline:
+        status = work_one(ops, client, mine, f"own-{client}", lease, log)
+        if status in (3, 9):
+            break
+        if status != 0:
+            time.sleep(0.5)
+
+
+def lease_seconds(lease):
+    from durable_cli import durations
+
+    return durations.parse(lease)
 
 
 def work_one(ops, client, user, name, lease, log):
@@ -384,6 +399,25 @@ def check(url, config, records):
         for p in qs:
             if content_count.get((key, p["content"]), 0) > 1 or content_count.get((key, "r:" + p["content"]), 0) > 1:
                 failures.append(f"prompt {p['content']} of {key[1]} was worked on twice")
+    # a prompt not completed must be explained by a `next` whose answer was lost (its lease then
+    # expired: nobody knew they held it) or a finish that came after the lease (a loaded machine)
+    next_unknown = sum(1 for r in records if r["kind"] == "next" and r["status"] == 7)
+    late = sum(1 for r in records if r["kind"] == "finish" and r["status"] == 4 and all(a["status"] != 7 for a in r["attempts"]))
+    counts["next_unknown"], counts["finish_after_lease"] = next_unknown, late
+    counts["finish_retried_then_4"] = 0
+    for r in records:
+        if r["kind"] == "finish" and r["status"] == 4 and any(a["status"] == 7 for a in r["attempts"]):
+            counts["finish_retried_then_4"] += 1  # the first try landed, its answer was lost: completed?
+            p = by_id.get(((r["user"], r["name"]), r["prompt_id"]))
+            if p is None or p["status"] != "completed":
+                failures.append(f"finish of prompt {r['prompt_id']} of {r['name']} ended 4 after a 7 but it is not completed")
+    pending = sum(1 for qs in queues.values() for p in qs if p["status"] == "pending")
+    if pending:
+        failures.append(f"{pending} prompts are still pending after the workers drained every object")
+    not_completed = sum(1 for qs in queues.values() for p in qs if p["status"] != "completed")
+    if not_completed > next_unknown + late:
+        failures.append(f"{not_completed} prompts are not completed, more than the {next_unknown} lost `next` answers "
+                        f"and {late} finishes after the lease explain")
     statuses = {}
     for qs in queues.values():
         for p in qs:

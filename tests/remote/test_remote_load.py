@@ -55,7 +55,7 @@ def check(summary, restarts):
 
 def test_load_with_the_worker_restarted_mid_load_loses_nothing_acknowledged():
     summary = run_harness("--cli", "4", "--cli-workers", "1", "--lib", "16", "--lib-workers", "2", "--lib-procs", "2",
-                          "--ops", "4", "--restarts", "2", "--self-check", timeout=240)
+                          "--ops", "4", "--restarts", "2", "--lease", "5s", "--self-check", timeout=240)
     check(summary, restarts=2)
     assert summary["check_catches_a_lost_row"] is True  # the check is not blind: a popped row is reported
     assert [r["how"] for r in summary["restarts"]] == ["SIGKILL workerd", "SIGTERM durable remote dev"]
