@@ -618,8 +618,42 @@ def load(args):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def rate_child(spec):
+    """THREADS library clients appending to one object (or one each) for SECONDS; counts and latencies as JSON."""
+    os.environ["DURABLE_CONFIG"] = spec["config"]
+    counter, lat, lock = [0], [], threading.Lock()
+    end = time.time() + spec["seconds"]
+
+    def go(i):
+        ops = LibOps(spec["url"], spec["config"])
+        name = spec["name"] if spec["shared"] else f"{spec['name']}-{spec['proc']}-{i}"
+        rows = [{"role": "user", "content": f"row {k}"} for k in range(spec["batch"])]
+        while time.time() < end:
+            t = time.perf_counter()
+            with ops.store(SHARED_USER).open(name, create=True) as s:
+                s.append_many(rows) if spec["batch"] > 1 else s.append("x", role="user")
+            with lock:
+                counter[0] += spec["batch"]
+                lat.append(time.perf_counter() - t)
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(spec["threads"])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    json.dump({"rows": counter[0], "lat": lat}, sys.stdout)
+
+
+def workerd_cpu(dev) -> float:
+    """CPU seconds (user + system) workerd has used so far."""
+    with open(f"/proc/{dev.workerd_pid()}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def throughput(args):
-    """Appends per second to ONE object (the DO is single-threaded) vs spread over many, library clients."""
+    """Appends per second to ONE object (a DO is single-threaded) vs one object per client thread, library
+    clients spread over --procs processes."""
     work = tempfile.mkdtemp(prefix="durable-remote-rate-")
     config = os.path.join(work, "config.toml")
     with open(config, "w") as f:
@@ -627,34 +661,25 @@ def throughput(args):
     dev = Dev(os.path.join(work, "storage"), free_port(), [SHARED_USER])
     try:
         out = {}
-        for label, shared, batch in (("one_object", True, 1), ("one_object_batch_100", True, 100), ("one_object_per_thread", False, 1)):
-            counter = [0]
-            lat = []
-            lock = threading.Lock()
-            end = time.time() + args.throughput
-
-            def go(i):
-                ops = LibOps(dev.url, config)
-                name = "rate-" + label if shared else f"rate-{label}-{i}"
-                rows = [{"role": "user", "content": f"row {k}"} for k in range(batch)]
-                while time.time() < end:
-                    t = time.perf_counter()
-                    with ops.store(SHARED_USER).open(name) as s:
-                        s.append_many(rows) if batch > 1 else s.append("x", role="user")
-                    with lock:
-                        counter[0] += batch
-                        lat.append(time.perf_counter() - t)
-
-            threads = [threading.Thread(target=go, args=(i,)) for i in range(args.threads)]
+        for label, shared, batch in (("one_object", True, 1), ("one_object_batch_100", True, 100),
+                                     ("one_object_per_thread", False, 1)):
+            specs = [{"url": dev.url, "config": config, "seconds": args.throughput, "shared": shared, "batch": batch,
+                      "threads": args.threads, "name": "rate-" + label, "proc": k} for k in range(args.procs)]
+            cpu0 = workerd_cpu(dev)
             t0 = time.time()
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+            children = [subprocess.Popen([PY, __file__, "--rate-child", json.dumps(spec)], stdout=subprocess.PIPE,
+                                         cwd=ROOT, text=True) for spec in specs]
+            docs = [json.loads(c.communicate()[0]) for c in children]
             wall = time.time() - t0
-            out[label] = {"rows_per_s": round(counter[0] / wall, 1), "requests_per_s": round(len(lat) / wall, 1),
-                          "p50_ms": _ms(statistics.median(lat)), "p99_ms": _ms(percentile(lat, 0.99)),
-                          "threads": args.threads, "rows_per_request": batch}
+            cpu = workerd_cpu(dev) - cpu0
+            rows = sum(d["rows"] for d in docs)
+            lat = [x for d in docs for x in d["lat"]]
+            out[label] = {"rows_per_s": round(rows / wall, 1), "requests_per_s": round(len(lat) / wall, 1),
+                          "p50_ms": _ms(percentile(lat, 0.5)), "p99_ms": _ms(percentile(lat, 0.99)),
+                          "clients": args.threads * args.procs, "processes": args.procs, "rows_per_request": batch,
+                          # workerd's CPU per request: a single-threaded object saturates near 1000 / this
+                          "workerd_cpu_ms_per_request": round(cpu * 1000 / max(len(lat), 1), 3),
+                          "workerd_cpu_share": round(cpu / wall, 2)}
         return out
     finally:
         dev.stop()
@@ -674,14 +699,18 @@ def main():
     p.add_argument("--timeout", default="10s", help="remote.timeout of every client")
     p.add_argument("--max-seconds", type=int, default=900, help="workers stop draining after this long")
     p.add_argument("--throughput", type=float, default=0, help="measure per-object append rates for this many seconds instead")
-    p.add_argument("--threads", type=int, default=8, help="with --throughput: client threads")
+    p.add_argument("--threads", type=int, default=8, help="with --throughput: client threads per process")
     p.add_argument("--self-check", action="store_true", help="after the check, pop one acknowledged row and check that the check sees it")
+    p.add_argument("--procs", type=int, default=2, help="with --throughput: client processes")
     p.add_argument("--lib-child", help=argparse.SUPPRESS)
+    p.add_argument("--rate-child", help=argparse.SUPPRESS)
     args = p.parse_args()
     for variable in ("DURABLE_USER", "DURABLE_TENANT", "DURABLE_REMOTE", "DURABLE_TOKEN"):
         os.environ.pop(variable, None)  # each client acts as its token's user
     if args.lib_child:
         return lib_child(json.loads(args.lib_child))
+    if args.rate_child:
+        return rate_child(json.loads(args.rate_child))
     if args.throughput:
         print(json.dumps(throughput(args), indent=1))
         return 0
