@@ -1,6 +1,7 @@
 """Load and faults against one workerd (bench/remote_load.py): real `durable` processes and library
 clients at once, appends and prompts to shared and separate objects, the Worker restarted mid-load.
-Every acknowledged write is there exactly once, an exit-7 write at most once, no prompt is taken twice.
+Every acknowledged write is there exactly once, an exit-7 write at most once, no prompt is taken twice,
+and the index lists every object written (with its turns) before and after an admin `reindex`.
 The short form runs here in seconds; the full 50 CLI + 200 library clients run is a soak."""
 
 import json
@@ -47,6 +48,9 @@ def check(summary, restarts):
     assert counts["appends_unknown_landed"] <= counts["appends_unknown"]
     assert counts["prompts_unknown_landed"] <= counts["prompts_unknown"]
     assert counts["prompts_finished"] == counts["prompts_taken"]
+    index = summary["index"]  # the remote index lists every object written, with its turns, after reindex
+    assert index["after_reindex"]["consistent"], index
+    assert index["after_reindex"]["listed"] == index["after_reindex"]["objects"] == counts["objects"]
     for side in ("cli", "lib"):
         figures = summary["by_client"][side]
         assert set(figures["first_attempt_statuses"]) <= DOCUMENTED, figures["errors"]
