@@ -401,16 +401,23 @@ def check(url, config, records):
                 failures.append(f"prompt {p['content']} of {key[1]} was worked on twice")
     # a prompt not completed must be explained by a `next` whose answer was lost (its lease then
     # expired: nobody knew they held it) or a finish that came after the lease (a loaded machine)
-    next_unknown = sum(1 for r in records if r["kind"] == "next" and r["status"] == 7)
+    lost_next = [r for r in records if r["kind"] == "next" and r["status"] == 7]
+    next_unknown = sum(1 for r in lost_next if "unknown" in str(r["attempts"][-1]["detail"]))
+    counts["next_unknown"], counts["next_not_sent"] = next_unknown, len(lost_next) - next_unknown
     late = sum(1 for r in records if r["kind"] == "finish" and r["status"] == 4 and all(a["status"] != 7 for a in r["attempts"]))
-    counts["next_unknown"], counts["finish_after_lease"] = next_unknown, late
     counts["finish_retried_then_4"] = 0
     for r in records:
         if r["kind"] == "finish" and r["status"] == 4 and any(a["status"] == 7 for a in r["attempts"]):
-            counts["finish_retried_then_4"] += 1  # the first try landed, its answer was lost: completed?
+            # either the first try committed (its answer lost): completed; or the Worker was down
+            # past the prompt's lease, which expired first: failed "timed out"
+            counts["finish_retried_then_4"] += 1
             p = by_id.get(((r["user"], r["name"]), r["prompt_id"]))
-            if p is None or p["status"] != "completed":
-                failures.append(f"finish of prompt {r['prompt_id']} of {r['name']} ended 4 after a 7 but it is not completed")
+            if p is not None and p["status"] == "failed" and p.get("error") == "timed out":
+                late += 1
+            elif p is None or p["status"] != "completed":
+                failures.append(f"finish of prompt {r['prompt_id']} of {r['name']} ended 4 after a 7 but it is "
+                                f"{p and p['status']}")
+    counts["finish_after_lease"] = late
     pending = sum(1 for qs in queues.values() for p in qs if p["status"] == "pending")
     if pending:
         failures.append(f"{pending} prompts are still pending after the workers drained every object")
