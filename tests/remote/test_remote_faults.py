@@ -145,3 +145,21 @@ def test_a_signal_while_a_write_is_in_flight_waits_for_its_answer(remote, sig):
     assert proc.returncode == 0, (proc.returncode, err)
     assert out.strip() == "1" and "Traceback" not in err
     assert [r["content"] for r in rows(name)] == ["committed before the signal"]
+
+
+def test_a_client_cannot_raise_the_workers_turn_ceiling(remote_dev, monkeypatch):
+    """The client sends its transcript.max_turn_bytes with each call; the Worker never goes above its own
+    ceiling (DURABLE_MAX_TURN_BYTES, default 2 MiB as SPEC §3), so a client configured higher is refused."""
+    from tests.conftest import run_inprocess
+    from tests.remote.conftest import unique
+
+    monkeypatch.setenv("DURABLE_REMOTE", remote_dev.url)
+    monkeypatch.setenv("DURABLE_TOKEN", remote_dev.admin_token)
+    monkeypatch.setenv("DURABLE_USER", unique("raiser"))
+    assert run_inprocess("config", "set", "transcript.max_turn_bytes", str(64 * 1024 * 1024)).status == 0
+    big = "x" * (2 * 1024 * 1024 + 1)
+    r = run_inprocess("transcript", "append", "big", "--role", "user", "-", input=big)
+    assert r.status == 2 and "over the limit of 2097152" in r.err, r.err
+    assert run_inprocess("session", "show", "big").status == 3  # nothing stored, not even the object
+    r = run_inprocess("transcript", "append", "big", "--role", "user", "-", input="x" * 1000)
+    assert r.status == 0, r.err

@@ -17,6 +17,18 @@ export interface Env {
   DURABLE_SECRET: string;
   DURABLE_TOKENS?: string;
   DURABLE_ADMIN_TOKENS?: string;
+  DURABLE_MAX_TURN_BYTES?: string; // the Worker's own turn ceiling (a var): a client's transcript.max_turn_bytes only lowers it
+}
+
+const DEFAULT_TURN_BYTES = 2097152; // SPEC §3: 2 MiB
+
+/** The config a call runs with: the client's values where they are positive integers, the turn ceiling
+ *  never above the Worker's own (a client cannot raise what the storage is asked to hold). */
+function callConfig(env: Env, c: Record<string, number>) {
+  const positive = (v: unknown, fallback: number) => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : fallback);
+  const cap = positive(Number(env.DURABLE_MAX_TURN_BYTES), DEFAULT_TURN_BYTES);
+  return { max_unfinished: positive(c.max_unfinished, 10), max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
+    token_budget: positive(c.token_budget, 4000) };
 }
 
 // owner: another user's user-scoped object or memory, for an admin's installation-wide command only
@@ -142,7 +154,7 @@ export default {
       const call = {
         op: body.op, args: body.args ?? {}, address: { id_scope: idScope, owner, name, scope }, actor, id,
         create: !!body.create, request_id: body.request_id ?? null, all_users: allUsers,
-        config: { max_unfinished: c.max_unfinished ?? 10, max_turn_bytes: c.max_turn_bytes ?? 2097152, token_budget: c.token_budget ?? 4000 },
+        config: callConfig(env, c),
       };
       return await callObject(env, id, call);
     } catch (e) {
