@@ -11,6 +11,8 @@ from durable_cli.config import Config
 from durable_cli.core import transcript as rules
 from durable_cli.errors import DurableError
 
+pytestmark = pytest.mark.both_backends
+
 FIELDS = ("role", "content", "tokens", "tool_calls", "call_id", "name", "meta", "data", "given_tokens")
 
 

@@ -24,6 +24,8 @@ from openai.types.responses.response_input_param import FunctionCallOutput
 from durable_cli.core import formats
 from durable_cli.errors import DurableError
 
+pytestmark = pytest.mark.both_backends
+
 
 # ---------------------------------------------------------------- strict checking against SDK types
 

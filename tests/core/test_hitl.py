@@ -4,11 +4,15 @@ import json
 import subprocess
 import sys
 
+import pytest
 from freezegun import freeze_time
 
 from tests.core.test_retention import faketime
 from tests.helpers import hold_lock
 from tests.waiting import has_polled, lock_file
+
+pytestmark = pytest.mark.both_backends
+CLOCK = "freezes the clock (freezegun/faketime), which cannot reach the Worker's clock"
 
 
 def test_elicit_round_trip(durable):
@@ -32,6 +36,7 @@ def test_elicit_round_trip(durable):
     assert durable("elicit", "ask", "nope", "--prompt", "x").status == 3
 
 
+@pytest.mark.local_only(CLOCK)
 def test_elicit_expiry_with_faketime(durable):
     assert faketime("2026-01-01 00:00:00", "session", "create", "x").returncode == 0
     assert faketime("2026-01-01 00:00:00", "elicit", "ask", "x", "--prompt", "?", "--timeout", "10m").returncode == 0
@@ -45,6 +50,7 @@ def test_elicit_expiry_with_faketime(durable):
     assert "elicit.expired" in [e["type"] for e in events]
 
 
+@pytest.mark.local_only("sees its polls through the object's file lock (tests/waiting.py); remote waits: test_polling.py")
 def test_elicit_wait_sees_an_answer_from_another_process(durable):
     durable("session", "create", "w")
     durable("elicit", "ask", "w", "--prompt", "go?")
@@ -85,9 +91,15 @@ def test_memory_provenance_and_confirmation(durable):
     assert durable("memory", "forget", "tz").status == 0
     assert durable("memory", "get", "tz", "--all").status == 3
     assert durable("memory", "confirm", "nope").status == 3
+
+
+@pytest.mark.cross_object
+def test_the_memory_object_never_shows_in_ls(durable):
+    assert durable("memory", "set", "tz", "UTC", "--confirmed").status == 0
     assert durable("ls", "--all", "--json").json() == []  # the reserved object never shows in ls
 
 
+@pytest.mark.local_only(CLOCK)
 def test_memory_expiry_with_faketime_and_freezegun(durable):
     assert faketime("2026-01-01 00:00:00", "memory", "set", "k", "v", "--confirmed", "--expires", "1h").returncode == 0
     assert faketime("2026-01-01 00:30:00", "memory", "get", "k").stdout == "v\n"
@@ -108,6 +120,7 @@ def test_users_are_isolated(durable):
     assert durable("--as", "bob", "limit", "hit", "api", "--rate", "2/1h").status == 0
 
 
+@pytest.mark.local_only(CLOCK)
 def test_limit_refill_and_retry_after(durable):
     with freeze_time("2026-01-01 00:00:00"):
         assert durable("limit", "hit", "k", "--rate", "2/1m", "--json").json() == {"key": "k", "allowed": True, "remaining": 1, "retry_after": None}

@@ -5,7 +5,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.helpers import hold_lock
+
+pytestmark = pytest.mark.both_backends
+LOCK = "holds the object's file lock; the Worker has no file lock (its input gate serializes)"
 
 # Holds NAME's lock in a loop, letting go briefly between holds: a busy agent writing all the time.
 BUSY = """
@@ -35,6 +40,7 @@ def _timed(durable, *args):
     return result, time.monotonic() - started
 
 
+@pytest.mark.local_only(LOCK)
 def test_next_wait_counts_the_lock_waits(durable):
     durable("session", "create", "w")
     holder = _busy("w")
@@ -49,6 +55,7 @@ def test_next_wait_counts_the_lock_waits(durable):
     assert elapsed < 1.0 + 1.5, elapsed
 
 
+@pytest.mark.local_only(LOCK)
 def test_elicit_wait_counts_the_lock_waits(durable):
     durable("session", "create", "e")
     durable("elicit", "ask", "e", "--prompt", "go?")
@@ -62,6 +69,7 @@ def test_elicit_wait_counts_the_lock_waits(durable):
     assert elapsed < 1.0 + 1.5, elapsed
 
 
+@pytest.mark.local_only(LOCK)
 def test_a_lock_held_throughout_ends_the_wait_as_busy(durable):
     """--wait 1s under the default 10 s lock timeout: the wait, not the lock timeout, bounds the run."""
     durable("session", "create", "h")
@@ -75,6 +83,7 @@ def test_a_lock_held_throughout_ends_the_wait_as_busy(durable):
     assert elapsed < 1.0 + 1.5, elapsed
 
 
+@pytest.mark.local_only(LOCK)
 def test_wait_zero_still_waits_for_the_lock(durable):
     """Without a wait, a poll is an ordinary command: it waits for the lock up to --lock-timeout."""
     durable("session", "create", "z")

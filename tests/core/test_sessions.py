@@ -3,6 +3,9 @@
 import pytest
 from freezegun import freeze_time
 
+pytestmark = pytest.mark.both_backends
+CLOCK = "freezes the clock with freezegun, which cannot reach the Worker's clock"
+
 STATUSES = ["created", "active", "completed", "failed", "cancelled", "archived"]
 
 
@@ -149,6 +152,7 @@ def test_queue_cap(durable):
     assert len(durable("session", "queue", "c", "--json").json()) == 3
 
 
+@pytest.mark.local_only(CLOCK)
 def test_lease_expiry_fails_the_prompt_on_next_wake(durable):
     with freeze_time("2026-11-29 08:00:00"):
         durable("session", "prompt", "l", "work")
