@@ -45,6 +45,8 @@ class Session(state.Opened):
     stored_rows = transcript.stored_rows
     window = transcript.window
     show_transcript = transcript.show
+    follow_start = transcript.follow_start
+    rows_after = transcript.rows_after
     context_window = transcript.context_window
     summarize = transcript.summarize
     compact = transcript.compact
@@ -118,6 +120,58 @@ def plan_create(store, name, title, ttl_seconds, ephemeral):
     if title is not None:
         title = sessions.valid_title(title)  # input first: a rejected create makes nothing, not even a secret
     return address, title, ttl_seconds
+
+
+GIVE_UP = object()  # what a poll answers to end the wait with None (the deadline came while it waited)
+FOLLOW_ENDS = ("archived", "cancelled")
+
+
+def poll_loop(once, wait_seconds):
+    """The polling loop of `Store.poll` and the remote backend's: ONCE(left, looked) until it answers
+    non-None or WAIT_SECONDS pass (GIVE_UP ends the wait with None).
+
+    WAIT_SECONDS bounds the whole run: time is read from a monotonic clock (or the time slept, if more:
+    a frozen clock cannot stall it). LEFT is what is left of it; LOOKED whether a poll has run before.
+    Polls back off from 20 ms to 250 ms."""
+    import time
+
+    start, slept, delay, looked = time.monotonic(), 0.0, 0.02, False
+    while True:
+        left = max(wait_seconds - max(time.monotonic() - start, slept), 0.0)
+        result = once(left, looked)
+        if result is GIVE_UP:
+            return None
+        looked = True
+        spent = max(time.monotonic() - start, slept)
+        if result is not None or spent >= wait_seconds:
+            return result
+        step = min(delay, wait_seconds - spent)
+        clock.sleep(step)
+        slept += step
+        delay = min(delay * 1.5, 0.25)
+
+
+def follow_rows(store, name, *, all_rows=False, since=0, last=None, interval=0.1):
+    """The loop of `transcript show --follow` for either backend: the rows `show` lists, then each batch
+    of newer rows, polling every INTERVAL seconds until the session is archived, cancelled or gone; a
+    poll that finds the object busy is tried again."""
+    with store.open(name) as session:
+        rows, high, status = session.follow_start(all_rows=all_rows, since=since, last=last)
+    yield rows
+    while status not in FOLLOW_ENDS:
+        clock.sleep(interval)
+        try:
+            with store.open(name) as session:
+                rows, status = session.rows_after(high)
+        except DurableError as e:
+            if e.code == "busy":
+                continue
+            if e.code == "not_found":
+                return  # deleted (or expired): the session has ended
+            raise
+        if rows:
+            high = rows[-1]["seq"]
+            yield rows
 
 
 class Store:
@@ -267,30 +321,21 @@ class Store:
         the lock at most what is left. A poll the deadline cuts short ends the wait with None; the
         first poll that cannot get the lock at all is exit 6 (busy), as any command's would be.
         """
-        import time
-
         lock_timeout = self.objects.lock_timeout
-        start, slept, delay, looked = time.monotonic(), 0.0, 0.02, False
-        while True:
-            left = max(wait_seconds - max(time.monotonic() - start, slept), 0.0)
+
+        def once(left, looked):
             cut = left < lock_timeout and (looked or wait_seconds > 0)
             try:
                 with self.open(name, lock_timeout=left if cut else None, **open_args) as session:
-                    result = attempt(session, left > 0)
+                    return attempt(session, left > 0)
             except DurableError as e:
                 if e.code == "busy" and cut and looked:
-                    return None  # the deadline came while another process held the lock
+                    return GIVE_UP  # the deadline came while another process held the lock
                 raise
-            looked = True
-            spent = max(time.monotonic() - start, slept)
-            if result is not None or spent >= wait_seconds:
-                return result
-            step = min(delay, wait_seconds - spent)
-            clock.sleep(step)
-            slept += step
-            delay = min(delay * 1.5, 0.25)
 
-    FOLLOW_ENDS = ("archived", "cancelled")
+        return poll_loop(once, wait_seconds)
+
+    FOLLOW_ENDS = FOLLOW_ENDS
 
     def follow(self, name, *, all_rows=False, since=0, last=None, interval=0.1):
         """`transcript show --follow`: yield the rows `show` lists, then each batch of newer rows (seq
@@ -299,23 +344,7 @@ class Store:
         The lock is taken for each poll and released in between (a follower never holds up a writer
         for longer than one read); a poll that finds the lock busy is simply tried again. Polls come
         every INTERVAL seconds (0.1: a new row shows within 0.25 s)."""
-        with self.open(name) as session:
-            rows, high, status = transcript.follow_start(session, all_rows=all_rows, since=since, last=last)
-        yield rows
-        while status not in self.FOLLOW_ENDS:
-            clock.sleep(interval)
-            try:
-                with self.open(name) as session:
-                    rows, status = transcript.rows_after(session, high)
-            except DurableError as e:
-                if e.code == "busy":
-                    continue
-                if e.code == "not_found":
-                    return  # deleted (or expired): the session has ended
-                raise
-            if rows:
-                high = rows[-1]["seq"]
-                yield rows
+        return follow_rows(self, name, all_rows=all_rows, since=since, last=last, interval=interval)
 
     def summarize(self, name, *, through, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
         """`transcript summarize`. With a COMMAND the covered rows are read under the lock, the lock is

@@ -9,7 +9,6 @@ sends nothing.
 
 from contextlib import contextmanager
 
-from .. import clock
 from ..config import Config, valid_name
 from ..errors import DurableError, invalid
 
@@ -125,6 +124,14 @@ class RemoteSession:
 
     def show_transcript(self, *, all_rows=False, since=0, last=None):
         return self._call("show_transcript", False, all_rows=all_rows, since=since or 0, last=last)
+
+    def follow_start(self, *, all_rows=False, since=0, last=None):
+        rows, high, status = self._call("follow_start", False, all_rows=all_rows, since=since or 0, last=last)
+        return rows, high, status
+
+    def rows_after(self, seq):
+        rows, status = self._call("rows_after", False, seq=seq)
+        return rows, status
 
     def rows(self, *, last=None, since=0, all=False):  # noqa: A002 - the name SPEC §9 gives
         return self.show_transcript(all_rows=all, since=since, last=last)
@@ -261,21 +268,21 @@ class RemoteStore:
         return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)
 
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
-        """As the file backend's poll: ATTEMPT(session, more) until non-None or WAIT_SECONDS pass."""
-        import time
+        """As the file backend's poll (the same loop, library.poll_loop): ATTEMPT(session, more) until
+        non-None or WAIT_SECONDS pass; one request per poll, nothing held in between."""
+        from ..library import poll_loop
 
-        start, slept, delay = time.monotonic(), 0.0, 0.02
-        while True:
-            left = max(wait_seconds - max(time.monotonic() - start, slept), 0.0)
+        def once(left, looked):
             with self.open(name, **open_args) as session:
-                result = attempt(session, left > 0)
-            spent = max(time.monotonic() - start, slept)
-            if result is not None or spent >= wait_seconds:
-                return result
-            step = min(delay, wait_seconds - spent)
-            clock.sleep(step)
-            slept += step
-            delay = min(delay * 1.5, 0.25)
+                return attempt(session, left > 0)
+
+        return poll_loop(once, wait_seconds)
+
+    def follow(self, name, *, all_rows=False, since=0, last=None, interval=0.1):
+        """`transcript show --follow`: the file backend's loop (library.follow_rows), one request per poll."""
+        from ..library import follow_rows
+
+        return follow_rows(self, name, all_rows=all_rows, since=since, last=last, interval=interval)
 
     def ttl(self, name, *, seconds=None, clear=False):
         with self.open(name) as session:

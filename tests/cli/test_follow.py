@@ -14,6 +14,8 @@ import pytest
 
 from durable_cli import Store
 
+pytestmark = pytest.mark.both_backends
+
 LATENCIES = []
 
 

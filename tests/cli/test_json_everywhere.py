@@ -7,6 +7,8 @@ import pytest
 
 from tests.helpers import leaf_commands
 
+pytestmark = pytest.mark.both_backends
+
 # §10's array documents: these take --jsonl too
 LISTINGS = {"ls", "session queue", "session events", "session participants", "transcript show", "transcript pop",
             "elicit list", "memory list", "search"}
@@ -26,6 +28,7 @@ def test_every_command_takes_json_and_every_listing_jsonl():
     assert no_lines == [], f"listings without --jsonl: {no_lines}"
 
 
+@pytest.mark.local_only("runs backup, doctor and path (no remote meaning) and cross-object commands")
 def test_receipts_and_documents_on_every_exit(durable, tmp_path):
     durable("session", "create", "s")
     backup = durable("backup", tmp_path / "b", "--json")

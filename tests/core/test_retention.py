@@ -7,6 +7,10 @@ import sys
 from freezegun import freeze_time
 
 from tests.helpers import faketime_env, hold_lock
+import pytest
+
+pytestmark = pytest.mark.both_backends
+CLOCK = "freezes the clock (freezegun/faketime), which cannot reach the Worker's clock"
 
 
 def faketime(when, *args, env=None):
@@ -17,6 +21,7 @@ def faketime(when, *args, env=None):
     return proc
 
 
+@pytest.mark.local_only(CLOCK)  # and cross_object (ls)
 def test_ls_order_filters_and_shape(durable):
     with freeze_time("2026-11-01"):
         durable("session", "create", "old")
@@ -45,6 +50,7 @@ def test_ls_order_filters_and_shape(durable):
         assert plain[0].split("\t")[0] == "new" and len(plain[0].split("\t")) == 13
 
 
+@pytest.mark.local_only("hides the object files from ls")
 def test_ls_never_opens_objects(durable, home):
     durable("session", "create", "a")
     for base, _, files in os.walk(home / "objects"):
@@ -58,6 +64,7 @@ def test_ls_never_opens_objects(durable, home):
         os.rename(home / "objects.hidden", home / "objects")
 
 
+@pytest.mark.local_only(CLOCK)
 def test_ttl_fires_on_wake_and_is_pushed_back_by_writes(durable):
     with freeze_time("2026-11-29 08:00:00"):
         durable("session", "create", "t", "--ttl", "1h")
@@ -85,6 +92,7 @@ def test_ttl_clear_and_invalid(durable):
     assert "ttl.set" in [e["type"] for e in durable("session", "events", "t", "--json").json()]
 
 
+@pytest.mark.local_only(CLOCK)  # and cross_object (sweep)
 def test_ttl_fires_in_sweep_with_faketime(durable, home):
     assert faketime("2026-01-01 00:00:00", "session", "create", "e", "--ttl", "1h").returncode == 0
     assert faketime("2026-01-01 00:00:00", "session", "create", "keep").returncode == 0
@@ -97,6 +105,7 @@ def test_ttl_fires_in_sweep_with_faketime(durable, home):
     assert len(list((home / "objects").rglob("*.sqlite3"))) == 1
 
 
+@pytest.mark.local_only(CLOCK)
 def test_ephemeral_session_expires_after_24h(durable):
     with freeze_time("2026-11-29 08:00:00"):
         name = durable("session", "create", "--ephemeral").out.strip()
@@ -106,6 +115,7 @@ def test_ephemeral_session_expires_after_24h(durable):
         assert durable("session", "show", name).status == 3
 
 
+@pytest.mark.local_only(CLOCK)  # and cross_object (sweep)
 def test_draft_expiry_only_in_sweep(durable):
     with freeze_time("2026-11-29 08:00:00"):
         durable("session", "create", "draft")
@@ -122,6 +132,7 @@ def test_draft_expiry_only_in_sweep(durable):
         assert durable("session", "show", "retitled", "--json").json()["status"] == "created"
 
 
+@pytest.mark.local_only(CLOCK)  # and cross_object (sweep)
 def test_lease_alarm_in_sweep(durable):
     with freeze_time("2026-11-29 08:00:00"):
         durable("session", "prompt", "l", "x")
@@ -132,14 +143,21 @@ def test_lease_alarm_in_sweep(durable):
         assert durable("ls", "--json").json()[0]["status"] == "failed"
 
 
-def test_delete(durable, home):
+def test_delete(durable, backend, home):
     durable("transcript", "append", "d", "--role", "user", "x")
     assert durable("delete", "d").status == 2  # no TTY, no --yes
     doc = durable("delete", "d", "--yes", "--json").json()
     assert [x["name"] for x in doc["deleted"]] == ["d"] and doc["skipped"] == [] and doc["dry_run"] is False
-    assert list((home / "objects").rglob("*.*")) == []
-    assert durable("ls", "--json").json() == []
+    assert list((home / "objects").rglob("*.*")) == []  # remote: nothing here in the first place
+    assert durable("session", "show", "d").status == 3
     assert durable("delete", "d", "--yes").status == 3
+
+
+@pytest.mark.cross_object
+def test_a_deleted_object_leaves_ls(durable):
+    durable("transcript", "append", "d", "--role", "user", "x")
+    assert durable("delete", "d", "--yes").status == 0
+    assert durable("ls", "--json").json() == []
 
 
 def purge_setup(durable):
@@ -151,6 +169,7 @@ def purge_setup(durable):
         durable("session", "create", "a-new")
 
 
+@pytest.mark.local_only(CLOCK)  # and cross_object (purge)
 def test_purge_selects_exactly_the_idle_objects(durable, home):
     purge_setup(durable)
     with freeze_time("2026-06-02"):
@@ -167,6 +186,7 @@ def test_purge_selects_exactly_the_idle_objects(durable, home):
         assert durable("doctor").status == 0
 
 
+@pytest.mark.local_only(CLOCK)  # and cross_object (purge)
 def test_purge_with_faketime_processes(durable, home):
     assert faketime("2026-01-01 00:00:00", "session", "create", "x").returncode == 0
     assert faketime("2026-03-01 00:00:00", "session", "create", "y").returncode == 0
@@ -175,6 +195,7 @@ def test_purge_with_faketime_processes(durable, home):
     assert [row["name"] for row in durable("ls", "--json").json()] == ["y"]
 
 
+@pytest.mark.local_only("holds an object's file lock")  # and cross_object (purge)
 def test_purge_skips_busy_objects(durable):
     with freeze_time("2026-01-01"):
         durable("session", "create", "busy")
@@ -192,6 +213,7 @@ def test_purge_skips_busy_objects(durable):
     assert durable("session", "show", "busy").status == 0
 
 
+@pytest.mark.local_only("edits index.db with sqlite3")  # and cross_object (purge)
 def test_purge_rechecks_under_the_lock(durable, home):
     """A stale index row (older activity than the object really has) does not get the object deleted."""
     import sqlite3
@@ -222,6 +244,7 @@ main()
 """
 
 
+@pytest.mark.local_only(CLOCK)  # and the intent journal of the file store
 def test_purge_killed_after_journaling_is_finished_by_the_next(durable, home):
     with freeze_time("2026-01-01"):
         for name in ("p1", "p2", "p3"):

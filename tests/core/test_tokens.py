@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.both_backends
+
 pytest.importorskip("tiktoken")
 
 URL = "https://example.invalid/encodings/durable_fake.tiktoken"

@@ -11,6 +11,8 @@ import pytest
 
 from tests.helpers import hold_lock, leaf_commands
 
+pytestmark = pytest.mark.both_backends
+
 # Arguments after NAME for every leaf command that addresses a session (several forms for some).
 SESSION_COMMANDS = {
     "ttl": [[], ["1d"], ["--clear"]],
@@ -74,10 +76,15 @@ def _bob_makes(durable, name):
 
 
 @pytest.fixture
-def hidden_objects(durable, home, monkeypatch):
-    """bob's tenant objects: one with rows, one whose lock another process holds, one corrupt."""
+def hidden_objects(durable, backend, home, monkeypatch):
+    """bob's tenant objects: one with rows, one whose lock another process holds, one corrupt (the
+    last two are states of object files: remote, bob's object with rows only). Yields their names."""
     from durable_cli import Store
 
+    if backend == "remote":
+        _bob_makes(durable, HIDDEN[0])
+        yield HIDDEN[:1]
+        return
     for name in HIDDEN:
         _bob_makes(durable, name)
     store = Store(user="bob", tenant="acme")
@@ -93,7 +100,7 @@ def hidden_objects(durable, home, monkeypatch):
     monkeypatch.delenv("DURABLE_TENANT")
     # a visibility check that waited for the lock would exit 6 after this, not answer "not found"
     monkeypatch.setenv("DURABLE_LOCK_TIMEOUT", "1s")
-    yield
+    yield HIDDEN
     holder.kill()
     holder.wait()
 
@@ -102,7 +109,7 @@ def _normal(result, name):
     return result.status, result.out.replace(name, "NAME"), result.err.replace(name, "NAME")
 
 
-def test_an_invisible_tenant_object_answers_as_a_missing_one(durable, hidden_objects):
+def test_an_invisible_tenant_object_answers_as_a_missing_one(durable, backend, hidden_objects):
     commands = dict((" ".join(p), c) for p, c in leaf_commands())
     before = durable("--as", "bob", *TENANT, "session", "show", "zkept", "--json").out
     events = durable("--as", "bob", *TENANT, "session", "events", "zkept", "--json").out
@@ -116,7 +123,7 @@ def test_an_invisible_tenant_object_answers_as_a_missing_one(durable, hidden_obj
                 ghost += 1
                 never = f"zghost{ghost}"
                 missing = durable("--as", "mallory", *TENANT, *args, never, *tail)
-                answers = {name: _normal(durable("--as", "mallory", *TENANT, *args, name, *tail), name) for name in HIDDEN}
+                answers = {name: _normal(durable("--as", "mallory", *TENANT, *args, name, *tail), name) for name in hidden_objects}
                 label = " ".join(args + ["NAME"] + tail)
                 if (command, tuple(extra)) in CREATING:
                     assert missing.status == 0, (label, missing)  # a never-made NAME is created
@@ -126,7 +133,8 @@ def test_an_invisible_tenant_object_answers_as_a_missing_one(durable, hidden_obj
                     assert len(set(answers.values())) == 1, (label, answers)
                 else:
                     expected = _normal(missing, never)
-                    assert expected[0] == 3, (label, missing)
+                    # with --remote, `path` has no meaning and `export` is not yet remote: exit 2 for any NAME
+                    assert expected[0] == (2 if backend == "remote" and command in ("path", "export") else 3), (label, missing)
                     for name, answer in answers.items():
                         assert answer == expected, (label, name)
     # nothing was changed by any of it
@@ -146,6 +154,7 @@ def test_the_same_words_for_a_missing_session_whatever_the_scope(durable):
     assert a.err == b.err == c.err == "durable: error: session \"nope\" not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)\n"
 
 
+@pytest.mark.local_only("Store.visible reads index.db (remote: the Worker decides, covered above)")
 def test_store_visible_is_decided_from_the_index(durable):
     from durable_cli import Store
 

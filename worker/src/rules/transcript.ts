@@ -187,6 +187,21 @@ export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?
   return obj.db.all(sql, since).map(rowJson);
 }
 
+/** `show --follow`'s first read: the rows `show` lists, the highest seq written so far (what follows must be
+ *  newer) and the session's status (core/transcript.py follow_start). */
+export function followStart(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null }) {
+  const rows = show(obj, a);
+  const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
+  return [rows, Math.max(high, a.since ?? 0, ...rows.map((r: any) => r.seq)), obj.meta()!.status];
+}
+
+/** Every row with a seq greater than SEQ, in seq order, and the session's status (one poll of `--follow`). */
+export function rowsAfter(obj: Opened, a: { seq: number }) {
+  requireVisible(obj);
+  if (!isInt(a.seq)) throw invalid("seq must be an integer");
+  return [obj.db.all(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq).map(rowJson), obj.meta()!.status];
+}
+
 function pinned(obj: Opened) {
   const out: any[][] = [];
   for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`)) {
