@@ -9,7 +9,10 @@ class Proxy:
     """MODE: "pass" forwards; "drop_once" forwards the first request, waits for the Worker's answer
     (so the write is committed) and closes the client's connection without passing it on, then
     passes; "hold" reads requests and never answers (a slow Worker); "delay" forwards but holds each
-    answer for DELAY seconds (the write is committed, its answer late)."""
+    answer for DELAY seconds (the write is committed, its answer late); "hold_request" keeps the first
+    request until `go` is set, then forwards it (to whatever answers at the upstream address then) and
+    passes; "hold_answer" forwards the first request, keeps its answer until `go` is set and then closes
+    the client's connection without it, then passes."""
 
     def __init__(self, upstream_url: str, mode: str, delay: float = 0.0):
         host, port = upstream_url.split("//", 1)[1].split(":")
@@ -22,6 +25,8 @@ class Proxy:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.stopping = False
+        self.go = threading.Event()
+        self.held = threading.Event()  # the first request (hold_request) or its answer (hold_answer) is held
         self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
 
@@ -36,7 +41,14 @@ class Proxy:
     def _serve(self, client):
         up = None
         try:
-            if self.mode != "hold":
+            if self.mode == "hold_request" and not self.held.is_set():
+                data = client.recv(65536)
+                self.requests += 1
+                self.held.set()
+                self.go.wait()
+                up = socket.create_connection(self.upstream)
+                up.sendall(data)
+            elif self.mode != "hold":
                 up = socket.create_connection(self.upstream)
             while not self.stopping:
                 ready, _, _ = select.select([client] + ([up] if up else []), [], [], 0.2)
@@ -48,6 +60,11 @@ class Proxy:
                         self.requests += 1
                         if up:
                             up.sendall(data)
+                    elif self.mode == "hold_answer" and not self.held.is_set():
+                        self.held.set()
+                        self.go.wait()
+                        self.dropped += 1
+                        return  # the answer (the write committed) never reaches the client
                     elif self.mode == "drop_once" and not self.dropped:
                         self.dropped += 1
                         return  # the answer arrived (the write is committed) and is thrown away

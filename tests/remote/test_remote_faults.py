@@ -163,3 +163,71 @@ def test_a_client_cannot_raise_the_workers_turn_ceiling(remote_dev, monkeypatch)
     assert run_inprocess("session", "show", "big").status == 3  # nothing stored, not even the object
     r = run_inprocess("transcript", "append", "big", "--role", "user", "-", input="x" * 1000)
     assert r.status == 0, r.err
+
+
+@pytest.mark.parametrize("moment", ["request_held", "answer_held", "racing", "answer_held_no_restart"])
+def test_workerd_killed_while_a_write_is_in_flight(moment, tmp_path_factory, tmp_path, monkeypatch):
+    """SIGKILL of workerd with a write on its way, then workerd restarted on the same storage and port.
+    request_held: the request had not reached the Worker (the proxy held it; it is delivered to the new
+    workerd). answer_held: the Worker committed it and died before its answer left (the client retries
+    with the same request id; the restarted object answers it from its request table). racing: the kill
+    comes just as the request is forwarded (committed or not). answer_held_no_restart: as answer_held,
+    but workerd comes back only after remote.timeout ran out (exit 7 outcome_unknown). Whatever the moment, the client answers
+    exit 0 with the row's seq, or exit 7 saying so; the row is then there once, or (exit 7 only) not
+    at all: never twice, never a success without it."""
+    import subprocess
+    import sys
+
+    from durable_cli.remote.dev import free_port
+
+    port = str(free_port())
+    dev = start_dev(tmp_path_factory, "--port", port)
+    config = tmp_path / "config.toml"
+    config.write_text('[remote]\ntimeout = "%s"\n' % ("2s" if moment == "answer_held_no_restart" else "20s"))
+    monkeypatch.setenv("DURABLE_CONFIG", str(config))
+    monkeypatch.setenv("DURABLE_TOKEN", ALICE_TOKEN)  # a user token: the same after the restart
+    monkeypatch.setenv("DURABLE_REMOTE", dev.url)
+    name = unique("inflight-kill")
+    assert run_inprocess("session", "create", name).status == 0  # the object exists: only the row is at stake
+    proxy = Proxy(dev.url, {"request_held": "hold_request", "answer_held": "hold_answer", "racing": "pass",
+                            "answer_held_no_restart": "hold_answer"}[moment])
+    again = None
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "--remote", proxy.url, "transcript", "append", name,
+                                 "--role", "user", "the only row", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not (proxy.requests if moment == "racing" else proxy.held.is_set()) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert proxy.requests, "the write never came"
+        workerd = dev.workerd_pid()
+        os.kill(workerd, signal.SIGKILL)
+        dev.stop()  # `remote dev` ends once its workerd is gone
+        if moment.startswith("answer_held"):
+            proxy.go.set()  # the client's connection closes without the answer; its retries find no Worker
+        if moment == "answer_held_no_restart":
+            out, err = proc.communicate(timeout=60)
+        again = type(dev)(dev.storage, "--port", port)  # the same storage (objects, secret) and address
+        proxy.go.set()
+        if moment != "answer_held_no_restart":
+            out, err = proc.communicate(timeout=60)
+    finally:
+        proxy.close()
+    try:
+        rows_now = [row["content"] for row in rows(name)]
+    finally:
+        assert again.stop() == 0
+    assert "Traceback" not in err
+    if proc.returncode == 0:
+        assert json.loads(out)["seq"] == 1 and rows_now == ["the only row"]
+    else:
+        assert proc.returncode == 7, err
+        assert json.loads(err)["error"]["code"] in ("outcome_unknown", "storage"), err
+        assert rows_now in ([], ["the only row"])
+    if moment == "request_held":  # it never reached the dead Worker: the new one applies it
+        assert proc.returncode == 0, err
+    if moment.startswith("answer_held"):  # committed before the kill: never lost
+        assert rows_now == ["the only row"]
+    if moment == "answer_held_no_restart":  # and the client says it cannot know, naming the request id
+        assert proc.returncode == 7 and json.loads(err)["error"]["code"] == "outcome_unknown", err
+        assert "request id" in json.loads(err)["error"]["message"]
