@@ -850,7 +850,7 @@ def remote_speed():
             "transcript append": ["transcript", "append", "b", "--role", "user", "hello"],
             "transcript show --last 5": ["transcript", "show", "b", "--last", "5", "--json"],
             "session show": ["session", "show", "b", "--json"],
-            "session prompt": ["session", "prompt", "b", "more"],
+            "session title": ["session", "title", "b", "Bench"],
         }
         for label, args in commands.items():
             ta, tb, ratios = [], [], []

@@ -15,7 +15,6 @@ from . import clock
 from .config import Config, valid_name
 from .core import alarms, elicit, limits, memory, sessions, state, transcript
 from .errors import DurableError, conflict, not_found, storage
-from .store.objects import ObjectStore
 
 
 class Session(state.Opened):
@@ -219,8 +218,10 @@ class Store:
         return self.config.get("defaults.home") or user_dir("data")
 
     @property
-    def objects(self) -> ObjectStore:
+    def objects(self) -> "ObjectStore":  # noqa: F821 - imported when first used (never by the remote backend)
         if self._objects is None:
+            from .store.objects import ObjectStore
+
             self._objects = ObjectStore(self.home, self.config.seconds("defaults.lock_timeout"), keep_open=self._keep_open)
         return self._objects
 

@@ -45,10 +45,10 @@ G = Globals()
 def store():
     """The library Store for this run, built from the global options."""
     if G._store is None:
+        from .. import guard
         from ..library import Store
-        from ..store import objects
 
-        objects.commit_guard = _commit_guard  # for this run only: run() takes it back
+        guard.commit_guard = _commit_guard  # for this run only: run() takes it back
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
     return G._store
 
@@ -424,8 +424,8 @@ def run(argv) -> int:
         status = e.exit_status
     finally:
         D.exiting = True
-        if "durable_cli.store.objects" in sys.modules:
-            sys.modules["durable_cli.store.objects"].commit_guard = None
+        if "durable_cli.guard" in sys.modules:
+            sys.modules["durable_cli.guard"].commit_guard = None
         if G._store is not None:
             try:
                 if G._store._objects is not None:

@@ -66,9 +66,9 @@ class RemoteClient:
         SIGTERM wait for its answer (up to remote.timeout), so 130/143 still mean nothing changed. An
         answer that the write failed delivers a waiting signal then; an unknown outcome stays exit 7.
         """
-        from ..store import objects
+        from .. import guard as _guard
 
-        guard = objects.commit_guard if write else None
+        guard = _guard.commit_guard if write else None
         if guard is None:
             return self._call(body, write=write)
         unknown = None
@@ -166,7 +166,9 @@ class PlainConnection:
         import socket
 
         if self.sock is None:
-            self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            # an ASCII host as bytes: getaddrinfo would otherwise import the idna codec (unicodedata, stringprep)
+            host = self.host.encode("ascii") if self.host.isascii() else self.host
+            self.sock = socket.create_connection((host, self.port), timeout=self.timeout)
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._buffer = b""
         self.sock.settimeout(self.timeout)

@@ -13,6 +13,7 @@ import os
 import sqlite3
 from contextlib import contextmanager
 
+from .. import guard as _guard
 from ..errors import DurableError, not_found, storage
 from . import ids, paths as _paths, schema
 from .lock import ObjectLock
@@ -20,16 +21,14 @@ from .lock import ObjectLock
 # Entered around every COMMIT of an object when set. The command line sets it for the length of one
 # run (the library never does: signal handling is the program's), so that from the moment a commit
 # may land SIGINT/SIGTERM wait for the exit: an interrupted run then always means nothing changed.
-commit_guard = None
-
-
 def commit(db: sqlite3.Connection, *, changed: bool = True) -> None:
     """COMMIT a change the user asked for (inside the command line's guard, when one is set and the
     transaction CHANGED something: committing a read changes nothing)."""
-    if commit_guard is None or not changed:
+    guard = _guard.commit_guard
+    if guard is None or not changed:
         db.execute("COMMIT")
     else:
-        with commit_guard():
+        with guard():
             db.execute("COMMIT")
 
 

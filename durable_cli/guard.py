@@ -1,0 +1,7 @@
+"""The command line's commit guard (SPEC §4, §13), in a module of its own so that either backend reads
+it without importing the other: set by the CLI for one run, None in the library.
+
+While it is entered around a COMMIT (store/objects.py) or a remote write (remote/client.py), SIGINT and
+SIGTERM wait for the outcome, so 130/143 still mean nothing changed."""
+
+commit_guard = None
