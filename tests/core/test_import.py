@@ -8,6 +8,9 @@ import pytest
 
 from durable_cli.core import records, rights
 
+# every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
+pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]
+
 
 def export_one(durable, name, *args):
     r = durable(*args, "export", name)
@@ -191,6 +194,7 @@ def test_tenant_records_follow_visibility_and_ownership(durable):
     assert durable("--tenant", "acme", "session", "show", "t", "--json").json()["participants"][0]["user"] == "alice"
 
 
+@pytest.mark.local_only("holds an object's file lock")
 def test_an_invisible_busy_tenant_object_is_only_taken_not_busy(durable):
     """Visibility is decided from index.db before the lock (SPEC §2): a busy object bob cannot see is
     "name is taken" at once, never a wait and an exit 6 that would say it is in use."""
@@ -218,6 +222,7 @@ def test_reimport_is_skipped_as_already_imported_and_other_content_needs_replace
     assert [t["content"] for t in durable("transcript", "show", "s", "--json").json()] == ["hello", "hi there"]
 
 
+@pytest.mark.local_only("reads the bytes of the object files")
 def test_replace_leaves_no_old_text_in_the_files(durable, home):
     record = session_with_rows(durable)
     durable("transcript", "append", "s", "--role", "user", "secret-words-to-wipe")

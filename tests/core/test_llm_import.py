@@ -10,6 +10,9 @@ import sys
 
 import pytest
 
+# every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
+pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]
+
 
 def _fingerprint(directory):
     """Every file in DIRECTORY with the hash of its bytes: logs.db must be unchanged and nothing added."""

@@ -8,6 +8,10 @@ import sys
 
 from tests.helpers import hold_lock
 from durable_cli.core import rights
+import pytest
+
+# every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
+pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]
 
 SECRET_WORDS = "zanzibar-quokka-7731"
 
@@ -35,6 +39,7 @@ def seed_bob(durable):
     durable("--as", "alice", "transcript", "append", "alice-own", "--role", "user", "untouched")
 
 
+@pytest.mark.local_only("reads the bytes of the data directory")
 def test_forget_erases_every_byte(durable, home):
     seed_bob(durable)
     assert any(SECRET_WORDS.encode() in data for _, data in all_bytes(home))
@@ -58,6 +63,7 @@ def test_forget_erases_every_byte(durable, home):
     assert durable("doctor").status == 0
 
 
+@pytest.mark.local_only("removes index.db entries")
 def test_forget_finds_objects_the_index_lost(durable, home):
     durable("--as", "bob", "transcript", "append", "hidden", "--role", "user", SECRET_WORDS)
     durable("--as", "bob", "--tenant", "t", "transcript", "append", "room", "--role", "user", "hi")
@@ -142,6 +148,7 @@ def test_export_user_and_all_and_stdin_import(durable, home, tmp_path, monkeypat
     assert durable("import", "-", input="not json\n").status == 2
 
 
+@pytest.mark.local_only("backup has no remote meaning")
 def test_backup_is_a_working_home(durable, home, tmp_path, monkeypatch):
     rich_session(durable)
     durable("--as", "bob", "memory", "set", "x", "y")
@@ -166,6 +173,7 @@ for i in range(150):
 """
 
 
+@pytest.mark.local_only("backup has no remote meaning")
 def test_backup_while_another_process_appends(durable, home, tmp_path, monkeypatch):
     durable("transcript", "append", "busy", "--role", "user", "start")
     writer = subprocess.Popen([sys.executable, "-c", APPENDER])
@@ -184,6 +192,7 @@ def object_path(durable, home, name):
     return home / "objects" / object_id[:2] / f"{object_id}.sqlite3", object_id
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_finds_corruption_per_object(durable, home):
     for name in ("zeroed", "truncated", "garbage", "fine"):
         for i in range(40):
@@ -221,6 +230,7 @@ def test_doctor_finds_corruption_per_object(durable, home):
     assert os.listdir(home / "quarantine") == []
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_rebuilds_a_deleted_index(durable, home):
     durable("session", "create", "a")
     durable("transcript", "append", "b", "--role", "user", "x")
@@ -234,6 +244,7 @@ def test_doctor_rebuilds_a_deleted_index(durable, home):
     assert durable("doctor").status == 0
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_stale_lock_modes_and_orphans(durable, home):
     durable("session", "create", "a")
     (home / "objects" / "ab").mkdir(mode=0o700)
@@ -251,6 +262,7 @@ def test_doctor_stale_lock_modes_and_orphans(durable, home):
     assert oct(os.stat(home / "secret.key").st_mode & 0o777) == "0o600"
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_rebuilds_a_corrupt_index(durable, home):
     durable("session", "create", "a")
     listing = durable("ls", "--json").json()
@@ -265,6 +277,7 @@ def test_doctor_rebuilds_a_corrupt_index(durable, home):
     assert durable("doctor").status == 0
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_accepts_a_home_the_user_made(durable, home):
     home.mkdir(mode=0o755)
     os.chmod(home, 0o755)

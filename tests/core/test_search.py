@@ -9,6 +9,9 @@ from freezegun import freeze_time
 
 from tests.helpers import hold_lock
 
+# every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
+pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]
+
 TOKEN = "qqxjzvkw"  # no other word starts with "qq"
 # FTS5 stores a term after the prefix it shares with the term before it (at most "q" here): the byte
 # scans look for the rest, which every copy of the token holds.
@@ -152,6 +155,7 @@ def _removal(durable, home, kind):
 
 
 @pytest.mark.parametrize("kind", ["redact", "prune", "pop", "clear", "delete", "purge", "forget"])
+@pytest.mark.local_only("reads the bytes of the object files")
 def test_what_a_removal_takes_is_never_found_again_and_leaves_no_token_on_disk(durable, home, kind):
     _removal(durable, home, kind)
     assert files_holding(home, TAIL) == [], kind
@@ -164,6 +168,7 @@ def test_what_a_removal_takes_is_never_found_again_and_leaves_no_token_on_disk(d
         db.close()
 
 
+@pytest.mark.local_only("busy (file lock) and corrupt object files")
 def test_a_busy_or_corrupt_object_is_reported_and_the_others_searched(durable, durable_proc, home):
     append(durable, "good", "lemon good")
     append(durable, "locked", "lemon locked")
@@ -194,6 +199,7 @@ def test_a_busy_or_corrupt_object_is_reported_and_the_others_searched(durable, d
     assert r.status == 6 and [h["name"] for h in json.loads(r.out)] == ["good"], r.err
 
 
+@pytest.mark.local_only("writes an object file of an older schema")
 def test_an_object_made_before_the_index_existed_is_indexed_when_it_wakes(durable):
     from durable_cli.store import schema
 
@@ -210,6 +216,7 @@ def test_an_object_made_before_the_index_existed_is_indexed_when_it_wakes(durabl
     assert [h["name"] for h in search(durable, "papaya")] == ["old"]
 
 
+@pytest.mark.local_only("reads the object file with sqlite3")
 def test_the_index_keeps_no_second_copy_of_the_text(durable, home):
     """turns_fts reads the rows' own text (external content): a row's exact text is on disk once, and
     the search still finds, ranks and quotes it; a redaction and a pop keep the index in step."""

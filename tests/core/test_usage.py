@@ -6,6 +6,10 @@ import sqlite3
 from freezegun import freeze_time
 
 from tests.helpers import hold_lock
+import pytest
+
+# every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
+pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]
 
 
 def meta(model=None, inp=0, out=0, cost=None):
@@ -135,6 +139,7 @@ def test_rows_copied_by_fork_are_not_counted_again(durable):
     assert durable("doctor").status == 0  # the totals agree with the rows
 
 
+@pytest.mark.local_only("hides the object files from usage (index.db)")
 def test_usage_reads_index_db_only(durable):
     seed(durable)
     holder = hold_lock("a", 30)
@@ -145,6 +150,7 @@ def test_usage_reads_index_db_only(durable):
         holder.wait()
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_finds_and_rebuilds_wrong_totals(durable, home):
     seed(durable)
     db = sqlite3.connect(home / "index.db")
