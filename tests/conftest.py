@@ -53,9 +53,10 @@ def run_inprocess(*args, input=None, monkeypatch=None):
 
 
 # Backends (SPEC §13). A module marked `pytestmark = pytest.mark.both_backends` runs each test using the
-# `durable` fixture twice: against files ("local") and against a real workerd ("remote": `durable remote
-# dev`, each test its own fresh storage, acting through the admin token so --as/DURABLE_USER work as
-# locally). Tests about files, the clock (freezegun cannot reach the Worker) or local-only commands carry
+# `durable` fixture twice: against files ("local") and against a real workerd ("remote": the Worker of
+# `durable remote dev`, each test a fresh one with its own storage and secret, several served by one
+# workerd: tests/remote/conftest.py Fleet), acting through the admin token so that --as and
+# DURABLE_USER work as locally, and test-local names and users need no rewriting. Tests about files, the clock (freezegun cannot reach the Worker) or local-only commands carry
 # `@pytest.mark.local_only("why")`; tests of commands across objects carry `@pytest.mark.cross_object`
 # and stay local until part 2 makes those commands remote: then set CROSS_OBJECT_REMOTE (or run with
 # DURABLE_TEST_CROSS_OBJECT=1).
@@ -99,14 +100,12 @@ def backend(request):
 
 @pytest.fixture
 def durable(backend, request, monkeypatch):
-    """`durable ARGS` in this process, against files or (backend "remote") a fresh workerd of this test's own."""
+    """`durable ARGS` in this process, against files or (backend "remote") a fresh, empty Worker of this test's own."""
     if backend == "remote":
         from tests.remote.conftest import require_workerd
 
         require_workerd()
-        pool = request.getfixturevalue("_remote_pool")
-        dev = pool.take()
-        request.addfinalizer(lambda: pool.release(dev))
+        dev = request.getfixturevalue("_remote_pool").take()
         request.node.remote_dev = dev
         monkeypatch.setenv("DURABLE_REMOTE", dev.url)
         monkeypatch.setenv("DURABLE_TOKEN", dev.admin_token)

@@ -74,38 +74,99 @@ def start_dev(tmp_path_factory, *extra) -> Dev:
     return Dev(tmp_path_factory.mktemp("remote-storage"), *extra)
 
 
+class Slot:
+    """One independent Worker of a Fleet: its URL, admin token and storage (its objects, its secret)."""
+
+    def __init__(self, url, admin_token, storage):
+        self.url, self.admin_token, self.storage = url, admin_token, storage
+
+
+class Fleet:
+    """One workerd serving SLOTS independent copies of the Worker, each on its own 127.0.0.1 port with
+    its own Durable Object storage directory and its own secret: as many fresh, empty backends as
+    `durable remote dev --storage NEW-DIR` would give, for the price of one process (the config below
+    is the one durable_cli/remote/dev.py generates, once per slot)."""
+
+    def __init__(self, root, slots: int):
+        import secrets
+        import shutil
+
+        from durable_cli.remote.dev import _capnp_string, built_worker, free_port, workerd_binary
+
+        root = str(root)
+        shutil.copy(built_worker(), os.path.join(root, "index.js"))
+        services, sockets, workers, self.free = [], [], [], []
+        for i in range(slots):
+            storage = os.path.join(root, f"slot{i}")
+            os.makedirs(storage)
+            port, admin = free_port(), "admin-" + secrets.token_hex(16)
+            services += [f'(name = "main{i}", worker = .worker{i})',
+                         f'(name = "storage{i}", disk = (path = {_capnp_string(storage)}, writable = true))']
+            sockets.append(f'(name = "http{i}", address = "127.0.0.1:{port}", http = (), service = "main{i}")')
+            bindings = ['(name = "OBJECTS", durableObjectNamespace = "DurableObjectSession")',
+                        f'(name = "DURABLE_SECRET", text = {_capnp_string(secrets.token_hex(32))})',
+                        f'(name = "DURABLE_TOKENS", text = {_capnp_string(json.dumps({ALICE_TOKEN: "alice"}))})',
+                        f'(name = "DURABLE_ADMIN_TOKENS", text = {_capnp_string(json.dumps([admin]))})']
+            workers.append(f"""const worker{i} :Workerd.Worker = (
+  modules = [(name = "index.js", esModule = embed "index.js")],
+  compatibilityDate = "2025-09-01",
+  compatibilityFlags = ["nodejs_compat"],
+  durableObjectNamespaces = [(className = "DurableObjectSession", uniqueKey = "durable-session", enableSql = true)],
+  durableObjectStorage = (localDisk = "storage{i}"),
+  bindings = [{", ".join(bindings)}],
+);""")
+            self.free.append(Slot(f"http://127.0.0.1:{port}", admin, storage))
+        config = os.path.join(root, "config.capnp")
+        with open(config, "w", encoding="utf-8") as f:
+            f.write('using Workerd = import "/workerd/workerd.capnp";\n\nconst config :Workerd.Config = (\n'
+                    f'  services = [{", ".join(services)}],\n  sockets = [{", ".join(sockets)}],\n);\n\n'
+                    + "\n".join(workers) + "\n")
+        self.log = open(os.path.join(root, "workerd.log"), "w+b")
+        self.proc = subprocess.Popen([workerd_binary(), "serve", config], stdout=self.log, stderr=self.log,
+                                     stdin=subprocess.DEVNULL)
+        self.free.reverse()
+
+    def wait_ready(self):
+        from durable_cli.remote.dev import _answers
+
+        deadline = time.monotonic() + 60
+        for slot in self.free:
+            while not _answers(slot.url):
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.log.seek(0)
+                    raise RuntimeError(f"workerd did not start: {self.log.read().decode()[-2000:]}")
+                time.sleep(0.01)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(timeout=30)
+        self.log.close()
+
+
 class DevPool:
-    """Fresh `remote dev` processes, each with its own new storage (hence its own secret and objects),
-    one started ahead so a test taking one waits little: the isolation of a fresh data directory."""
+    """Fresh, empty backends for the tests of both backends (tests/conftest.py): each test gets a slot
+    of its own (its own storage and secret: the isolation of a fresh data directory); a Fleet of
+    SLOTS is started when the previous one is used up, and the used one stopped."""
+
+    SLOTS = 16
 
     def __init__(self, tmp_path_factory):
         self.factory = tmp_path_factory
-        self.spare = None
-        self.stopping = []
+        self.fleet = None
 
-    def _spawn(self):
-        return Dev(self.factory.mktemp("remote-storage"), wait=False)
-
-    def take(self) -> Dev:
-        dev = self.spare or self._spawn()
-        self.spare = self._spawn()
-        dev.wait_ready()
-        return dev
-
-    def release(self, dev: Dev):
-        """SIGTERM now; reaped later, so a test does not wait for workerd to exit."""
-        if dev.proc.poll() is None:
-            dev.proc.send_signal(signal.SIGTERM)
-        self.stopping = [d for d in self.stopping if d.proc.poll() is None] + [dev]
+    def take(self) -> Slot:
+        if self.fleet is None or not self.fleet.free:
+            if self.fleet is not None:
+                self.fleet.stop()  # every test that had one of its slots has finished
+            self.fleet = Fleet(self.factory.mktemp("remote-fleet"), self.SLOTS)
+            self.fleet.wait_ready()
+        return self.fleet.free.pop()
 
     def close(self):
-        if self.spare is not None:
-            self.stopping.append(self.spare)
-            self.spare.wait_ready()
-            self.spare.proc.send_signal(signal.SIGTERM)
-            self.spare = None
-        for dev in self.stopping:
-            dev.stop()
+        if self.fleet is not None:
+            self.fleet.stop()
+            self.fleet = None
 
 
 @pytest.fixture(scope="module")
