@@ -78,7 +78,8 @@ def backends_of(item_or_definition) -> list:
 
 
 def pytest_generate_tests(metafunc):
-    if "backend" in metafunc.fixturenames:
+    given = any("backend" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize"))
+    if "backend" in metafunc.fixturenames and not given:  # a test may name its backend itself
         backends = backends_of(metafunc.definition)
         if len(backends) > 1:  # elsewhere no parameter: test ids stay as they were
             metafunc.parametrize("backend", backends, scope="function")

@@ -1,6 +1,7 @@
 """SPEC §8: elicitation requests, remembered facts, rate limits."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ from freezegun import freeze_time
 
 from tests.core.test_retention import faketime
 from tests.helpers import hold_lock
-from tests.waiting import has_polled, lock_file
+from tests.waiting import has_polled, lock_file, wait_until
 
 pytestmark = pytest.mark.both_backends
 CLOCK = "freezes the clock (freezegun/faketime), which cannot reach the Worker's clock"
@@ -50,7 +51,7 @@ def test_elicit_expiry_with_faketime(durable):
     assert "elicit.expired" in [e["type"] for e in events]
 
 
-@pytest.mark.local_only("sees its polls through the object's file lock (tests/waiting.py); remote waits: test_polling.py")
+@pytest.mark.local_only("sees its polls through the object's file lock (tests/waiting.py); remote: the test below")
 def test_elicit_wait_sees_an_answer_from_another_process(durable):
     durable("session", "create", "w")
     durable("elicit", "ask", "w", "--prompt", "go?")
@@ -61,6 +62,27 @@ def test_elicit_wait_sees_an_answer_from_another_process(durable):
     assert durable("transcript", "append", "w", "--role", "user", "writes go on while it waits").status == 0
     assert durable("elicit", "answer", "w", "1", "--choice", "sure").status == 0
     out, _ = waiter.communicate(timeout=30)
+    assert waiter.returncode == 0 and json.loads(out)["answer"] == "sure"
+
+
+@pytest.mark.parametrize("backend", ["remote"])
+def test_elicit_wait_sees_an_answer_from_another_process_remote(durable, backend, monkeypatch):
+    """The remote form of the test above: the waiter's polls are seen passing through a proxy."""
+    from tests.remote.proxy import Proxy
+
+    durable("session", "create", "w")
+    durable("elicit", "ask", "w", "--prompt", "go?")
+    proxy = Proxy(os.environ["DURABLE_REMOTE"], "pass")
+    try:
+        waiter = subprocess.Popen([sys.executable, "-m", "durable_cli", "--remote", proxy.url, "elicit", "wait", "w", "1",
+                                   "--wait", "30s", "--json"], stdout=subprocess.PIPE, text=True)
+        wait_until(lambda: proxy.requests >= 2 or waiter.poll() is not None, "the waiter to poll twice")
+        assert waiter.poll() is None  # it has looked (twice) and found no answer
+        assert durable("transcript", "append", "w", "--role", "user", "writes go on while it waits").status == 0
+        assert durable("elicit", "answer", "w", "1", "--choice", "sure").status == 0
+        out, _ = waiter.communicate(timeout=30)
+    finally:
+        proxy.close()
     assert waiter.returncode == 0 and json.loads(out)["answer"] == "sure"
 
 
