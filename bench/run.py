@@ -8,9 +8,6 @@
                                    (workerd on loopback) vs local files (prints them; writes bench/out/results-remote.json)
     python bench/run.py --rows     only issue 14's lines (rewrites their section of docs/benchmarks.md);
                                    with --callgrind, also instruction counts under valgrind
-    python bench/run.py --remote   only remote mode's lines (issue 18): CLI commands against a local
-                                   workerd (`durable remote dev`) vs the same local commands, and the
-                                   library append; prints them, writes bench/out/results-remote.json
 
 Run it with the interpreter of the environment being measured (a non-editable install:
 `pip install '.[bench]'`). Pairs alternate A and B; a figure is the median of per-pair ratios.
@@ -835,9 +832,9 @@ def bytecode():
     compileall.compile_dir(os.path.dirname(durable_cli.__file__), quiet=1)
 
 
-def remote_speed():
-    """SPEC §13 on loopback: each CLI command against workerd vs the same local command (goal <= 1.3x),
-    pairs alternating; and the library's open + append against the Worker (goal <= 10 ms median)."""
+def remote_cli_speed():
+    """`--remote`, after remote_speed: more CLI commands (a write, reads) against workerd vs the same local
+    command (SPEC §13 goal <= 1.3x), pairs alternating, the remote one first."""
     dev = subprocess.Popen([PY, "-m", "durable_cli", "remote", "dev"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         doc = json.loads(dev.stdout.readline())
@@ -864,23 +861,6 @@ def remote_speed():
             results[name] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios)}
             print(f"{name:48s} {statistics.median(ta)*1000:8.1f} ms vs {statistics.median(tb)*1000:8.1f} ms  "
                   f"ratio {results[name]['ratio']:.3f}", flush=True)
-        code = (
-            "import statistics, sys, time\n"
-            "from durable_cli import Store\n"
-            "store = Store(remote=sys.argv[1], token=sys.argv[2], user='bench')\n"
-            "times = []\n"
-            "for i in range(300):\n"
-            "    t = time.perf_counter()\n"
-            "    with store.open('lib', create=True) as s:\n"
-            "        s.append('row %d' % i, role='user')\n"
-            "    times.append(time.perf_counter() - t)\n"
-            "times.sort()\n"
-            "print(statistics.median(times) * 1000, times[int(len(times) * 0.95)] * 1000)\n"
-        )
-        out = subprocess.run([PY, "-c", code, doc["url"], doc["admin_token"]], env=remote, check=True,
-                             capture_output=True, text=True).stdout.split()
-        results["remote library open + append (ms)"] = {"median": float(out[0]), "p95": float(out[1])}
-        print(f"{'remote library open + append, median of 300':48s} {float(out[0]):8.2f} ms (p95 {float(out[1]):.2f} ms)")
     finally:
         dev.terminate()
         dev.wait()
@@ -889,11 +869,6 @@ def remote_speed():
 def main():
     os.makedirs(OUT, exist_ok=True)
     bytecode()
-    if "--remote" in sys.argv:
-        remote_speed()
-        with open(os.path.join(OUT, "results-remote.json"), "w") as f:
-            json.dump(results, f, indent=1, default=str)
-        return
     if "--integrations" in sys.argv:  # only issue 15's lines (prints them; writes bench/out/results.json)
         integrations_speed()
         with open(os.path.join(OUT, "results.json"), "w") as f:
@@ -901,6 +876,7 @@ def main():
         return
     if "--remote" in sys.argv:  # only the remote lines (prints them; writes bench/out/results-remote.json)
         remote_speed()
+        remote_cli_speed()
         with open(os.path.join(OUT, "results-remote.json"), "w") as f:
             json.dump(results, f, indent=1, default=str)
         return
