@@ -57,10 +57,10 @@ def run_inprocess(*args, input=None, monkeypatch=None):
 # `durable remote dev`, each test a fresh one with its own storage and secret, several served by one
 # workerd: tests/remote/conftest.py Fleet), acting through the admin token so that --as and
 # DURABLE_USER work as locally, and test-local names and users need no rewriting. Tests about files, the clock (freezegun cannot reach the Worker) or local-only commands carry
-# `@pytest.mark.local_only("why")`; tests of commands across objects carry `@pytest.mark.cross_object`
-# and stay local until part 2 makes those commands remote: then set CROSS_OBJECT_REMOTE (or run with
-# DURABLE_TEST_CROSS_OBJECT=1).
-CROSS_OBJECT_REMOTE = os.environ.get("DURABLE_TEST_CROSS_OBJECT") == "1"
+# `@pytest.mark.local_only("why")`. Tests of commands across objects (ls, purge, sweep, forget, export,
+# import, usage, search: remote since part 2) carry `@pytest.mark.cross_object`; DURABLE_TEST_CROSS_OBJECT=0
+# keeps them local (e.g. against a Worker without part 2).
+CROSS_OBJECT_REMOTE = os.environ.get("DURABLE_TEST_CROSS_OBJECT", "1") == "1"
 
 
 def backends_of(item_or_definition) -> list:

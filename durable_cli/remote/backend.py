@@ -9,6 +9,7 @@ sends nothing.
 
 from contextlib import contextmanager
 
+from .. import clock
 from ..config import Config, valid_name
 from ..errors import DurableError, invalid
 
@@ -619,7 +620,7 @@ class RemoteStore:
         cutoff = None if newer_than is None else clock.now() - newer_than * 1000
         doc = self.client.call({"op": "search", "scope": "objects", "actor": self.user, "args": {
             "query": query, "user": user, "session": session, "role": role, "cutoff": cutoff, "superseded": superseded,
-            "limit": limit}}, write=False)
+            "limit": limit, "tenant": self.tenant}}, write=False)
         out = receipt()
         out["skipped"] = doc["skipped"]
         return doc["hits"], out

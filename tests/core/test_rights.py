@@ -76,6 +76,7 @@ def test_forget_finds_objects_the_index_lost(durable, home):
         assert SECRET_WORDS.encode() not in data, path
 
 
+@pytest.mark.local_only("holds an object's file lock")
 def test_forget_promotes_an_owner_and_skips_busy(durable):
     t = ["--tenant", "acme"]
     durable("--as", "owner1", *t, "session", "create", "room")

@@ -79,6 +79,7 @@ def test_best_match_first_then_newer_activity_then_name_and_seq(durable):
     assert [h["seq"] for h in search(durable, "kiwi", "--limit", "2")] == [1, 2]
 
 
+@pytest.mark.local_only("freezes the clock (freezegun/faketime), which cannot reach the Worker's clock")
 def test_filters_role_session_and_newer_than(durable):
     with freeze_time("2026-01-01T00:00:00Z"):
         append(durable, "a", "banana old")
@@ -241,3 +242,10 @@ def test_the_index_keeps_no_second_copy_of_the_text(durable, home):
     db = sqlite3.connect(path)
     db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')")
     db.close()
+
+
+def test_newer_than_reaching_back_past_every_row_finds_them(durable):
+    """--newer-than without a frozen clock (so remote too): rows written just now are within 1d."""
+    append(durable, "a", "kiwi one")
+    append(durable, "b", "kiwi two")
+    assert sorted(h["name"] for h in search(durable, "kiwi", "--newer-than", "1d")) == ["a", "b"]

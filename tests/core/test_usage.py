@@ -41,6 +41,7 @@ def seed(durable):
         append(durable, "b", "hello", "--tokens", "1", "--meta", meta("gpt-x", 1, 1, 0.125), role="assistant")
 
 
+@pytest.mark.local_only("freezes the clock (freezegun/faketime), which cannot reach the Worker's clock")
 def test_usage_by_session_day_and_model(durable):
     seed(durable)
     doc = usage(durable)
@@ -64,6 +65,7 @@ def test_usage_by_session_day_and_model(durable):
     assert plain[-1].split("\t")[0] == "total"
 
 
+@pytest.mark.local_only("freezes the clock (freezegun/faketime), which cannot reach the Worker's clock")
 def test_newer_than_counts_whole_utc_days(durable):
     seed(durable)
     with freeze_time("2026-03-03T12:00:00Z"):
@@ -112,6 +114,7 @@ def _index_usage(home, name):
         db.close()
 
 
+@pytest.mark.local_only("reads index.db with sqlite3")
 def test_delete_purge_and_forget_remove_the_usage_rows(durable, home):
     seed(durable)
     append(durable, "bobs", "x", "--meta", meta("m"), pre=["--as", "bob"])
@@ -126,6 +129,7 @@ def test_delete_purge_and_forget_remove_the_usage_rows(durable, home):
     assert _index_usage(home, "bobs") == (0, 0)
 
 
+@pytest.mark.local_only("writes rows into the object file with sqlite3")
 def test_rows_copied_by_fork_are_not_counted_again(durable):
     seed(durable)
     path = durable("path", "b").out.strip()
@@ -171,3 +175,11 @@ def test_doctor_finds_and_rebuilds_wrong_totals(durable, home):
     assert durable("doctor", "--repair").status == 0
     assert durable("doctor").status == 0
     assert usage(durable)["total"]["tokens"] == 36
+
+
+def test_newer_than_reaching_back_past_every_row_counts_them_all(durable):
+    """--newer-than without a frozen clock (so remote too): rows written just now are within 1d."""
+    append(durable, "a", "question", "--tokens", "10")
+    append(durable, "a", "answer", "--tokens", "20", "--meta", meta("gpt-x", 100, 50, 0.25), role="assistant")
+    everything = usage(durable)["total"]
+    assert everything["turns"] == 2 and usage(durable, "--newer-than", "1d")["total"] == everything

@@ -133,8 +133,8 @@ def test_an_invisible_tenant_object_answers_as_a_missing_one(durable, backend, h
                     assert len(set(answers.values())) == 1, (label, answers)
                 else:
                     expected = _normal(missing, never)
-                    # with --remote, `path` has no meaning and `export` is not yet remote: exit 2 for any NAME
-                    assert expected[0] == (2 if backend == "remote" and command in ("path", "export") else 3), (label, missing)
+                    # with --remote, `path` has no meaning: exit 2 for any NAME
+                    assert expected[0] == (2 if backend == "remote" and command == "path" else 3), (label, missing)
                     for name, answer in answers.items():
                         assert answer == expected, (label, name)
     # nothing was changed by any of it

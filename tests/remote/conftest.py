@@ -84,37 +84,37 @@ class Slot:
 class Fleet:
     """One workerd serving SLOTS independent copies of the Worker, each on its own 127.0.0.1 port with
     its own Durable Object storage directory and its own secret: as many fresh, empty backends as
-    `durable remote dev --storage NEW-DIR` would give, for the price of one process (the config below
-    is the one durable_cli/remote/dev.py generates, once per slot)."""
+    `durable remote dev --storage NEW-DIR` would give, for the price of one process (each slot's Worker
+    is the one durable_cli/remote/dev.py configures, taken from its config_text)."""
 
     def __init__(self, root, slots: int):
         import secrets
         import shutil
 
-        from durable_cli.remote.dev import _capnp_string, built_worker, free_port, workerd_binary
+        import socket
+
+        from durable_cli.remote.dev import _capnp_string, built_worker, config_text, workerd_binary
 
         root = str(root)
         shutil.copy(built_worker(), os.path.join(root, "index.js"))
-        services, sockets, workers, self.free = [], [], [], []
+        services, sockets, workers, self.free, listeners = [], [], [], [], []
         for i in range(slots):
             storage = os.path.join(root, f"slot{i}")
             os.makedirs(storage)
-            port, admin = free_port(), "admin-" + secrets.token_hex(16)
+            # the listening socket is made here and handed to workerd (--socket-fd): no other process on
+            # the machine can take the port between choosing it and workerd binding it
+            listener = socket.create_server(("127.0.0.1", 0))
+            listener.set_inheritable(True)
+            listeners.append(listener)
+            port, admin = listener.getsockname()[1], "admin-" + secrets.token_hex(16)
             services += [f'(name = "main{i}", worker = .worker{i})',
                          f'(name = "storage{i}", disk = (path = {_capnp_string(storage)}, writable = true))']
             sockets.append(f'(name = "http{i}", address = "127.0.0.1:{port}", http = (), service = "main{i}")')
-            bindings = ['(name = "OBJECTS", durableObjectNamespace = "DurableObjectSession")',
-                        f'(name = "DURABLE_SECRET", text = {_capnp_string(secrets.token_hex(32))})',
-                        f'(name = "DURABLE_TOKENS", text = {_capnp_string(json.dumps({ALICE_TOKEN: "alice"}))})',
-                        f'(name = "DURABLE_ADMIN_TOKENS", text = {_capnp_string(json.dumps([admin]))})']
-            workers.append(f"""const worker{i} :Workerd.Worker = (
-  modules = [(name = "index.js", esModule = embed "index.js")],
-  compatibilityDate = "2025-09-01",
-  compatibilityFlags = ["nodejs_compat"],
-  durableObjectNamespaces = [(className = "DurableObjectSession", uniqueKey = "durable-session", enableSql = true)],
-  durableObjectStorage = (localDisk = "storage{i}"),
-  bindings = [{", ".join(bindings)}],
-);""")
+            text = config_text(port=port, storage=storage, module="index.js", secret=secrets.token_hex(32),
+                               tokens={ALICE_TOKEN: "alice"}, admin_tokens=[admin])
+            worker = text[text.index("const durableWorker :Workerd.Worker"):]  # remote dev's Worker, as it is
+            assert worker.count('localDisk = "storage"') == 1, worker
+            workers.append(worker.replace("durableWorker", f"worker{i}").replace('localDisk = "storage"', f'localDisk = "storage{i}"'))
             self.free.append(Slot(f"http://127.0.0.1:{port}", admin, storage))
         config = os.path.join(root, "config.capnp")
         with open(config, "w", encoding="utf-8") as f:
@@ -122,8 +122,11 @@ class Fleet:
                     f'  services = [{", ".join(services)}],\n  sockets = [{", ".join(sockets)}],\n);\n\n'
                     + "\n".join(workers) + "\n")
         self.log = open(os.path.join(root, "workerd.log"), "w+b")
-        self.proc = subprocess.Popen([workerd_binary(), "serve", config], stdout=self.log, stderr=self.log,
-                                     stdin=subprocess.DEVNULL)
+        fds = [arg for i, listener in enumerate(listeners) for arg in ("--socket-fd", f"http{i}={listener.fileno()}")]
+        self.proc = subprocess.Popen([workerd_binary(), "serve", config, *fds], stdout=self.log, stderr=self.log,
+                                     stdin=subprocess.DEVNULL, pass_fds=[listener.fileno() for listener in listeners])
+        for listener in listeners:
+            listener.close()  # workerd has its own copy
         self.free.reverse()
 
     def wait_ready(self):

@@ -22,7 +22,9 @@ export async function searchAll(env: any, op: string, args: any, actor: string, 
   const limit = a.limit;
   if (!Number.isInteger(limit) || limit < 0) throw invalid("--limit must be a non-negative integer");
   const t = now();
-  const listed = (await list(env, { user })).filter((r) => r.expires_at === null || r.expires_at > t);
+  const tenant = a.tenant == null ? null : validName(a.tenant, "tenant"); // --tenant ORG: that tenant's sessions only, as `ls`
+  const listed = (await list(env, { user })).filter((r) => (r.expires_at === null || r.expires_at > t) &&
+    (tenant === null || (r.scope === "tenant" && r.owner === tenant)));
   if (a.session != null && !listed.some((r) => r.name === a.session)) {
     throw new DurableError(`session "${a.session}" not found; 'durable ls --all' lists your sessions`, "not_found");
   }
