@@ -216,7 +216,7 @@ D = Deferral()
 
 @contextmanager
 def _commit_guard():
-    """Entered around each COMMIT (store.objects.commit_guard). A failed COMMIT changed nothing, so a
+    """Entered around each COMMIT (durable_cli.guard.commit_guard). A failed COMMIT changed nothing, so a
     signal that came meanwhile is delivered then; after a successful one signals wait for the exit."""
     already = D.committing
     if not already and D.requested is not None:  # its Interrupted was swallowed (raised inside a __del__)
