@@ -548,10 +548,11 @@ class ObjectStore:
             _paths.unlink_quiet(temporary)
             raise
         try:
-            if commit_guard is None:
+            guard = _guard.commit_guard
+            if guard is None:
                 os.rename(temporary, path)
             else:
-                with commit_guard():
+                with guard():
                     os.rename(temporary, path)
         except OSError as e:
             _paths.unlink_quiet(temporary)
