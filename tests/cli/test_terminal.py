@@ -6,6 +6,9 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT
+import pytest
+
+pytestmark = pytest.mark.both_backends
 
 BIN = os.path.dirname(sys.executable)
 ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
@@ -51,6 +54,7 @@ def test_usage_lines_name_arguments_and_options_show_their_choices():
     assert r.stdout.startswith("Usage: durable session prompt [OPTIONS] NAME TEXT|-\n")
 
 
+@pytest.mark.local_only("freezes the clock (freezegun/faketime), which cannot reach the Worker's clock")
 def test_ttl_help_says_what_reschedules_it_and_that_is_what_happens(durable):
     from freezegun import freeze_time
 
@@ -148,6 +152,7 @@ def test_forget_of_nobody_says_nothing_matched(durable):
     assert r.status == 0 and r.json() == {"deleted": [], "skipped": [], "changed": [], "dry_run": False}
 
 
+@pytest.mark.local_only("freezes the clock (freezegun/faketime), which cannot reach the Worker's clock")
 def test_receipts_are_a_table_on_a_terminal_and_tsv_when_piped(durable):
     from freezegun import freeze_time
 
@@ -171,6 +176,7 @@ def test_purge_on_a_terminal_with_nothing_to_do_does_not_ask(durable):
     assert status == 0 and "nothing to delete" in screen and "[y/N]" not in screen
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_on_a_terminal_summarizes_and_piped_stays_silent(durable):
     durable("session", "create", "one")
     durable("session", "create", "two")
