@@ -1,6 +1,9 @@
-"""A property test: the library API against a small model of SPEC §5's table."""
+"""A property test: the library API against a small model of SPEC §5's table (files, and the Worker)."""
 
 import tempfile
+import time
+
+import pytest
 
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -11,14 +14,18 @@ from durable_cli import DurableError, Store
 class SessionModel(RuleBasedStateMachine):
     @initialize()
     def start(self):
+        self.name = "s"
         self.home = tempfile.mkdtemp()
-        self.store = Store(home=self.home, user="alice", lock_timeout="0")
+        self.store = self.make_store()
         self.call("create", create=True)
         self.status, self.pending, self.processing, self.last_outcome = "created", [], None, None
         self.next_id = 1
 
+    def make_store(self):
+        return Store(home=self.home, user="alice", lock_timeout="0")
+
     def call(self, method, *args, create=False, **kwargs):
-        with self.store.open("s", create=create) as s:
+        with self.store.open(self.name, create=create) as s:
             if method == "create":
                 return s.create()
             return getattr(s, method)(*args, **kwargs)
@@ -130,3 +137,30 @@ class SessionModel(RuleBasedStateMachine):
 
 TestSessionModel = SessionModel.TestCase
 TestSessionModel.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+
+
+REMOTE = {}
+
+
+@pytest.fixture(scope="class")
+def remote_worker(tmp_path_factory):
+    """A workerd serving the Worker for the remote model (each example uses a new NAME)."""
+    from tests.remote.conftest import ALICE_TOKEN, start_dev
+
+    dev = start_dev(tmp_path_factory)
+    REMOTE.update(url=dev.url, token=ALICE_TOKEN)
+    yield
+    REMOTE.clear()
+    dev.stop()
+
+
+class RemoteSessionModel(SessionModel):
+    """The same model against the remote backend: RemoteStore, one request per call."""
+
+    def make_store(self):
+        self.name = f"s-{time.time_ns()}"
+        return Store(remote=REMOTE["url"], token=REMOTE["token"], user="alice")
+
+
+TestRemoteSessionModel = pytest.mark.usefixtures("remote_worker")(RemoteSessionModel.TestCase)
+TestRemoteSessionModel.settings = settings(max_examples=15, stateful_step_count=25, deadline=None)
