@@ -163,4 +163,4 @@ class RemoteSessionModel(SessionModel):
 
 
 TestRemoteSessionModel = pytest.mark.usefixtures("remote_worker")(RemoteSessionModel.TestCase)
-TestRemoteSessionModel.settings = settings(max_examples=15, stateful_step_count=25, deadline=None)
+TestRemoteSessionModel.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
