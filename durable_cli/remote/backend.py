@@ -14,15 +14,10 @@ from ..config import Config, valid_name
 from ..errors import DurableError, invalid
 
 NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
-NOT_YET = "'{}' works across objects and is not yet available with --remote"
 
 
 def not_available(command: str) -> DurableError:
     return invalid(NO_REMOTE_MEANING.format(command))
-
-
-def not_yet(command: str) -> DurableError:
-    return invalid(NOT_YET.format(command))
 
 
 class RemoteAddress:
