@@ -75,6 +75,10 @@ class DurableSaver(BaseCheckpointSaver):
             raise DurableError("keep_checkpoints must be a positive integer", "invalid_input")
         self.keep_checkpoints = keep_checkpoints
         self.store = Store(home=home, user=user, tenant=tenant, keep_open=True)
+        if getattr(self.store, "remote", False):  # the Worker keeps no checkpoints yet (docs/remote.md, Known limits)
+            self.store.close()
+            raise DurableError("DurableSaver does not support --remote yet (DURABLE_REMOTE or remote.url is set): "
+                               "keep LangGraph threads in a local data directory", "invalid_input")
 
     # -- helpers --------------------------------------------------------------------------------------
 

@@ -114,9 +114,25 @@ class RemoteSession:
                "meta": meta, "data": data, "tokens": tokens}
         return self.append_many([row], request_id=request_id, create=create, one=True)
 
-    def append_many(self, rows, *, request_id=None, create=True, one=False, seqs_only=False):
-        return self._call("append_many", True, rows=[_fields(r) for r in rows], request_id=request_id, create=create,
-                          one=one, seqs_only=seqs_only)
+    def append_many(self, rows, *, request_id=None, create=True, one=False, seqs_only=False, origin=None):
+        """As core/transcript.append_many: dict rows are validated here first (the same messages, nothing sent
+        when one is refused); ORIGIN (an adapter's (external_id, adapter)) is recorded on the object as locally."""
+        from ..core.transcript import prepare
+
+        fields = []
+        for i, r in enumerate(rows, 1):
+            if isinstance(r, dict):
+                prepare(self.store.config, r, where="" if one else f"row {i}: ")
+            fields.append(_fields(r))
+        return self._call("append_many", True, rows=fields, request_id=request_id, create=create, one=one,
+                          seqs_only=seqs_only, origin=list(origin) if origin is not None else None)
+
+    def stored_rows(self, *, last=None):
+        """As core/transcript.stored_rows: the live rows (LAST: the newest N) as (data, role, kind, content,
+        call_id, tool_calls) tuples, `data` and `tool_calls` the JSON text stored."""
+        if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
+            raise invalid("last must be a non-negative integer")
+        return [tuple(r) for r in self._call("stored_rows", False, last=last)]
 
     def show_transcript(self, *, all_rows=False, since=0, last=None):
         return self._call("show_transcript", False, all_rows=all_rows, since=since or 0, last=last)

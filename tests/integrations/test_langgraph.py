@@ -208,3 +208,16 @@ def test_import_refuses_broken_checkpoint_rows_and_stores_nothing(lg, home, dura
         r = durable("import", "-", input=json.dumps(bad) + "\n")
         assert r.status == 2 and message in r.err, (message, r.err)
         assert durable("session", "show", "calc").status == 3  # nothing of the record was stored
+
+
+def test_durable_saver_over_a_remote_store_is_refused_clearly(lg, home, monkeypatch):
+    """DurableSaver keeps no checkpoints in the Worker yet: a clear DurableError at construction, never an
+    AttributeError at the first put (docs/remote.md, Known limits). No Worker is needed to construct it."""
+    from durable_cli import DurableError
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    monkeypatch.setenv("DURABLE_REMOTE", "http://127.0.0.1:9")
+    monkeypatch.setenv("DURABLE_TOKEN", "tk")
+    with pytest.raises(DurableError) as e:
+        DurableSaver(home=home)
+    assert e.value.code == "invalid_input" and "does not support --remote yet" in e.value.message

@@ -11,7 +11,8 @@ import pytest
 
 from tests.integrations.conftest import need
 
-STORES = ("sqlite", "durable")
+# "durable-remote": DurableSession over the remote backend (SPEC §13), a fresh Worker of the test's own
+STORES = ("sqlite", "durable", "durable-remote")
 
 
 @pytest.fixture
@@ -19,10 +20,23 @@ def agents():
     return need("agents", "openai-agents")
 
 
+def use_remote(request, monkeypatch):
+    """DURABLE_REMOTE and DURABLE_TOKEN naming a fresh, empty Worker (tests/conftest.py's pool), acting as alice."""
+    from tests.remote.conftest import require_workerd
+
+    require_workerd()
+    slot = request.getfixturevalue("_remote_pool").take()
+    monkeypatch.setenv("DURABLE_REMOTE", slot.url)
+    monkeypatch.setenv("DURABLE_TOKEN", slot.admin_token)
+    return slot
+
+
 @pytest.fixture(params=STORES)
-def open_session(request, agents, tmp_path, home):
+def open_session(request, agents, tmp_path, home, monkeypatch):
     """A factory: session id -> a session of the store under test (each call a new instance)."""
     made = []
+    if request.param == "durable-remote":
+        use_remote(request, monkeypatch)
 
     def make(session_id):
         if request.param == "sqlite":
@@ -31,6 +45,7 @@ def open_session(request, agents, tmp_path, home):
             from durable_cli.integrations.openai_agents import DurableSession
 
             s = DurableSession(session_id, home=home)
+            assert getattr(s.store, "remote", False) == (request.param == "durable-remote")
         made.append(s)
         return s
 
@@ -216,8 +231,9 @@ def three_turns(agents, session, streamed):
     return finals, model.inputs, run(session.get_items())
 
 
+@pytest.mark.both_backends
 @pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
-def test_runner_three_turns_give_equal_items_and_equal_model_inputs(agents, home, tmp_path, streamed):
+def test_runner_three_turns_give_equal_items_and_equal_model_inputs(agents, home, tmp_path, streamed, durable):
     from durable_cli.integrations.openai_agents import DurableSession
 
     reference = three_turns(agents, agents.SQLiteSession("calc", db_path=tmp_path / "reference.db"), streamed)
@@ -230,6 +246,7 @@ def test_runner_three_turns_give_equal_items_and_equal_model_inputs(agents, home
 
 # -- what durable adds ------------------------------------------------------------------------------
 
+@pytest.mark.both_backends
 def test_an_sdk_conversation_reads_as_a_conversation_in_the_cli(agents, home, durable):
     from durable_cli.integrations.openai_agents import DurableSession
 
@@ -253,6 +270,8 @@ def test_an_sdk_conversation_reads_as_a_conversation_in_the_cli(agents, home, du
     assert "what is 3+1?" in text and "3+1 is 4" in text
 
 
+@pytest.mark.both_backends
+@pytest.mark.cross_object
 def test_external_id_in_session_show_and_ls(agents, home, durable):
     from durable_cli.integrations import object_name
     from durable_cli.integrations.openai_agents import DurableSession
@@ -281,6 +300,20 @@ def test_reading_a_missing_session_creates_nothing(agents, home):
     assert not [f for f in made if f.endswith((".sqlite3", ".lock"))], made
 
 
+@pytest.mark.both_backends
+@pytest.mark.cross_object
+def test_reading_a_missing_session_lists_no_object(agents, home, durable):
+    from durable_cli.integrations.openai_agents import DurableSession
+
+    s = DurableSession("nobody", home=home)
+    assert run(s.get_items()) == [] and run(s.get_items(3)) == [] and run(s.pop_item()) is None
+    run(s.clear_session())
+    run(s.add_items([]))
+    assert durable("ls", "--json").json() == []
+    assert durable("session", "show", "nobody").status == 3
+
+
+@pytest.mark.both_backends
 def test_rows_written_without_data_come_back_as_sdk_items(agents, home, durable):
     from durable_cli.integrations.openai_agents import DurableSession
 
@@ -311,6 +344,7 @@ def test_rows_written_without_data_come_back_as_sdk_items(agents, home, durable)
     assert len(run(s.get_items())) == 6
 
 
+@pytest.mark.both_backends
 def test_writing_to_an_archived_session_is_a_conflict(agents, home, durable):
     from durable_cli import DurableError
     from durable_cli.integrations.openai_agents import DurableSession
@@ -325,7 +359,8 @@ def test_writing_to_an_archived_session_is_a_conflict(agents, home, durable):
     assert run(s.get_items()) == HISTORY[:2]  # reading still works
 
 
-def test_an_item_over_the_row_limit_stores_nothing_of_its_batch(agents, home):
+@pytest.mark.both_backends
+def test_an_item_over_the_row_limit_stores_nothing_of_its_batch(agents, home, durable):
     from durable_cli import DurableError
     from durable_cli.integrations.openai_agents import DurableSession
 

@@ -39,6 +39,7 @@ const OPS: Record<string, Op> = {
   get_prompt: { run: sessions.getPrompt, write: false },
   append_many: { run: transcript.appendMany, write: true, creates: true },
   show_transcript: { run: transcript.show, write: false },
+  stored_rows: { run: transcript.storedRows, write: false },
   follow_start: { run: transcript.followStart, write: false },
   rows_after: { run: transcript.rowsAfter, write: false },
   context_window: { run: transcript.contextWindow, write: false },

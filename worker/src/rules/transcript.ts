@@ -147,17 +147,33 @@ function requestHash(rows: Prepared[]): string {
   return createHash("sha256").update(dumps(key)).digest("hex");
 }
 
-export function appendMany(obj: Opened, a: { rows: any[]; request_id?: string | null; create?: boolean; one?: boolean; seqs_only?: boolean }) {
+/** ORIGIN: an adapter's [external_id, adapter], recorded on the object this creates, or on one that has none yet
+ *  (core/transcript.py append_many). */
+function checkOrigin(origin: unknown): [string, string] | null {
+  if (origin == null) return null;
+  if (!Array.isArray(origin) || origin.length !== 2 || typeof origin[0] !== "string" || typeof origin[1] !== "string") {
+    throw invalid("origin must be [external_id, adapter]");
+  }
+  return [origin[0], origin[1]];
+}
+
+export function appendMany(obj: Opened, a: { rows: any[]; request_id?: string | null; create?: boolean; one?: boolean; seqs_only?: boolean;
+  origin?: [string, string] | null }) {
   const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, a.one ? "" : `row ${i + 1}: `));
   if (!rows.length) throw invalid("no rows to append; nothing was stored");
   const requestId = (validRequestId(a.request_id) as string | null | undefined) ?? null;
   const digest = requestId !== null ? requestHash(rows) : null;
+  const origin = checkOrigin(a.origin);
   let meta = obj.meta();
   if (meta === null) {
     if (a.create === false) throw notFound(obj.missing);
     createObject(obj, "active");
+    if (origin !== null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
     meta = obj.meta()!;
-  } else obj.requireVisible();
+  } else {
+    obj.requireVisible();
+    if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+  }
   if (requestId !== null) {
     const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
     if (found) {
@@ -185,6 +201,17 @@ export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?
   const sql = a.all_rows ? `SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`
     : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos`;
   return obj.db.all(sql, since).map(rowJson);
+}
+
+const STORED = "data, role, kind, content, call_id, tool_calls";
+
+/** The live rows in logical order (LAST: the newest N) as [data, role, kind, content, call_id, tool_calls], `data`
+ *  and `tool_calls` the JSON text stored (core/transcript.py stored_rows: what an adapter rebuilds its items from). */
+export function storedRows(obj: Opened, a: { last?: number | null }) {
+  requireVisible(obj);
+  if (a.last == null) return obj.db.all(`SELECT ${STORED} FROM turns WHERE superseded_by IS NULL ORDER BY pos`);
+  if (!isInt(a.last) || a.last < 0) throw invalid("last must be a non-negative integer");
+  return obj.db.all(`SELECT ${STORED} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, a.last).reverse();
 }
 
 /** `show --follow`'s first read: the rows `show` lists, the highest seq written so far (what follows must be
