@@ -75,14 +75,12 @@ class DurableSaver(BaseCheckpointSaver):
             raise DurableError("keep_checkpoints must be a positive integer", "invalid_input")
         self.keep_checkpoints = keep_checkpoints
         self.store = Store(home=home, user=user, tenant=tenant, keep_open=True)
-        if getattr(self.store, "remote", False):  # the Worker keeps no checkpoints yet (docs/remote.md, Known limits)
-            self.store.close()
-            raise DurableError("DurableSaver does not support --remote yet (DURABLE_REMOTE or remote.url is set): "
-                               "keep LangGraph threads in a local data directory", "invalid_input")
 
     # -- helpers --------------------------------------------------------------------------------------
 
     def _refuse_late(self, name, thread_id, *ids) -> None:
+        if getattr(self.store, "remote", False):
+            return  # the Worker judges the put by the tombstone in the same request (worker/src/rules/checkpoints.ts)
         grave = self.store.tombstone(name)
         if grave is None or not grave["last_checkpoint"]:
             return
@@ -132,7 +130,8 @@ class DurableSaver(BaseCheckpointSaver):
         found = []
         for thread_id in threads:
             def work(session, thread_id=thread_id):
-                if session.meta() is None or session.meta()["adapter"] != ADAPTER:
+                meta = session.meta()
+                if meta is None or meta["adapter"] != ADAPTER:
                     return []
                 out = []
                 for row in session.checkpoint_rows(ns=ns, checkpoint_id=cid, before=before_id):

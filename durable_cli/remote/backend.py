@@ -38,6 +38,18 @@ def _fields(row) -> dict:
             "data": json.loads(row.data) if row.data is not None else None, "tokens": row.given_tokens}
 
 
+def _b64(blob):
+    import base64
+
+    return None if blob is None else base64.b64encode(bytes(blob)).decode("ascii")
+
+
+def _unb64(text):
+    import base64
+
+    return None if text is None else base64.b64decode(text)
+
+
 class RemoteSession:
     """An object served by the Worker; the methods of library.Session, each one request."""
 
@@ -184,6 +196,46 @@ class RemoteSession:
             raise invalid("a summarizer command runs without the object's lock: call Store.compact(name, ..., command=CMD)")
         return self._call("compact", True, max_tokens=max_tokens, keep_tokens=keep_tokens, text=text)
 
+    # SPEC §12: a LangGraph thread's checkpoints (worker/src/rules/checkpoints.ts); serialized values go base64
+    def meta(self):
+        """The object's row (library.Session.meta), or None when there is none."""
+        try:
+            return self._call("meta", False)
+        except DurableError as e:
+            if e.code == "not_found":
+                return None
+            raise
+
+    def put_checkpoint(self, *, external_id, ns, checkpoint_id, parent_id, type_, blob, metadata, mirror=(), keep=None):
+        """As core/checkpoints.put_checkpoint, in one request; the Worker also refuses a late put (a parent from
+        before a delete_thread) by the tombstone, as the adapter does locally before its transaction."""
+        return self._call("put_checkpoint", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
+                          parent_id=parent_id, type=type_, blob=_b64(blob), metadata=metadata,
+                          mirror=[[mid, fields] for mid, fields in mirror], keep=keep)
+
+    def put_checkpoint_writes(self, *, external_id, ns, checkpoint_id, writes, replace):
+        return self._call("put_checkpoint_writes", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
+                          writes=[[task, path, idx, channel, type_, _b64(blob)] for task, path, idx, channel, type_, blob in writes],
+                          replace=replace)
+
+    def checkpoint_rows(self, *, ns=None, checkpoint_id=None, before=None):
+        """As core/checkpoints.checkpoint_rows; each checkpoint's pending writes come in the same request and
+        `checkpoint_writes` answers from them (one request for what the adapter reads)."""
+        rows, writes = self._call("checkpoint_rows", False, ns=ns, checkpoint_id=checkpoint_id, before=before, with_writes=True)
+        rows = [(r[0], r[1], r[2], r[3], _unb64(r[4]), r[5]) for r in rows]
+        self._writes = {(r[0], r[1]): w for r, w in zip(rows, writes)}
+        return rows
+
+    def checkpoint_writes(self, ns, checkpoint_id):
+        known = getattr(self, "_writes", {}).get((ns, checkpoint_id))
+        if known is None:
+            known = self._call("checkpoint_writes", False, ns=ns, checkpoint_id=checkpoint_id)
+        return [(w[0], w[1], w[2], _unb64(w[3]), w[4], w[5]) for w in known]
+
+    def delete_thread(self):
+        """The Worker leaves the tombstone in the owner's index shard, then erases the object (deleteAll)."""
+        self._call("delete_thread", True)
+
     # human in the loop, memory, limits (SPEC §8)
     def ask(self, prompt, *, choices=(), timeout_seconds=None):
         return self._call("ask", True, prompt=prompt, choices=list(choices), timeout_seconds=timeout_seconds)
@@ -324,6 +376,11 @@ class RemoteStore:
         text = transcript.run_summarizer(command, [tuple(r) for r in plan["covered"]], input_format, timeout)
         with self.open(name, **open_args) as session:
             return session._call("commit_summary", True, covered=plan["covered"], high=plan["high"], text=text)
+
+    def tombstone(self, name, **address):
+        """The tombstone a deleted adapter thread left at NAME (SPEC §12; kept in the owner's index shard), or None."""
+        with self.open(name, **address) as session:
+            return session._call("tombstone", False)
 
     def close(self) -> None:
         if self._client is not None:

@@ -8,6 +8,10 @@ import pytest
 
 from tests.integrations.conftest import need
 
+# each test using the `durable` fixture runs over files and over a fresh Worker (tests/conftest.py): DURABLE_REMOTE
+# is then set, so DurableSaver's Store is the remote backend (SPEC §13)
+pytestmark = pytest.mark.both_backends
+
 
 @pytest.fixture
 def lg():
@@ -28,11 +32,12 @@ def conformance(lg, factory):
     return report.conformance_level(), results
 
 
-def test_conformance_suite_passes_what_sqlite_saver_passes(lg, home):
+def test_conformance_suite_passes_what_sqlite_saver_passes(lg, home, durable, backend):
     async def durable_saver():
         from durable_cli.integrations.langgraph import DurableSaver
 
         saver = DurableSaver(home=str(home), user="alice")
+        assert getattr(saver.store, "remote", False) == (backend == "remote")
         yield saver
         saver.close()
 
@@ -87,7 +92,7 @@ def three_turns(saver, turns=(1, 2, 3)):
     return state.values, history
 
 
-def test_a_tool_graph_gives_equal_state_with_either_saver(lg, home, tmp_path):
+def test_a_tool_graph_gives_equal_state_with_either_saver(lg, home, tmp_path, durable, backend):
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -95,7 +100,9 @@ def test_a_tool_graph_gives_equal_state_with_either_saver(lg, home, tmp_path):
     from durable_cli.integrations.langgraph import DurableSaver
 
     reference = three_turns(SqliteSaver(sqlite3.connect(tmp_path / "reference.db", check_same_thread=False)))
-    ours = three_turns(DurableSaver(home=str(home)))
+    saver = DurableSaver(home=str(home))
+    assert getattr(saver.store, "remote", False) == (backend == "remote")
+    ours = three_turns(saver)
     assert ours[0] == reference[0]
     assert [m.content for m in ours[0]["messages"]][-1] == "The sum is 4."
     assert ours[1] == reference[1]
@@ -118,6 +125,7 @@ def test_the_cli_shows_the_thread_and_refuses_to_rewrite_it(lg, home, durable):
     assert len(durable("transcript", "show", "calc", "--json").json()) == 12
 
 
+@pytest.mark.cross_object
 def test_a_deleted_thread_stays_deleted_and_forget_erases_its_tombstone(lg, home, durable):
     from durable_cli import DurableError, Store
     from durable_cli.integrations.langgraph import DurableSaver
@@ -137,12 +145,15 @@ def test_a_deleted_thread_stays_deleted_and_forget_erases_its_tombstone(lg, home
     assert durable("session", "show", "calc").status == 3  # not resurrected
     three_turns(saver)  # a new thread under that id starts from no checkpoint
     assert len(list(saver.list(config))) > 0
+    with pytest.raises(DurableError) as e:  # the new thread does not make the old checkpoint ids valid again
+        saver.put(old.config, old.checkpoint, old.metadata, {})
+    assert e.value.code == "conflict" and "was deleted" in e.value.message
     assert Store(home=str(home)).tombstone("calc") is not None
     assert durable("forget", "alice", "--yes").status == 0
     assert Store(home=str(home)).tombstone("calc") is None
 
 
-def test_keep_checkpoints_keeps_the_newest_per_namespace(lg, home):
+def test_keep_checkpoints_keeps_the_newest_per_namespace(lg, home, durable):
     from durable_cli.integrations.langgraph import DurableSaver
 
     saver = DurableSaver(home=str(home), keep_checkpoints=2)
@@ -160,6 +171,7 @@ def _thread(saver):
     return [(t.config, t.checkpoint, t.metadata, t.parent_config, t.pending_writes) for t in saver.list(config)]
 
 
+@pytest.mark.cross_object
 def test_export_delete_import_gives_back_a_resumable_thread(lg, home, durable):
     import json
 
@@ -187,6 +199,7 @@ def test_export_delete_import_gives_back_a_resumable_thread(lg, home, durable):
     assert len(durable("transcript", "show", "calc", "--json").json()) == 16  # 12 mirrored rows, then the 4th turn
 
 
+@pytest.mark.cross_object
 def test_import_refuses_broken_checkpoint_rows_and_stores_nothing(lg, home, durable):
     import json
 
@@ -209,15 +222,3 @@ def test_import_refuses_broken_checkpoint_rows_and_stores_nothing(lg, home, dura
         assert r.status == 2 and message in r.err, (message, r.err)
         assert durable("session", "show", "calc").status == 3  # nothing of the record was stored
 
-
-def test_durable_saver_over_a_remote_store_is_refused_clearly(lg, home, monkeypatch):
-    """DurableSaver keeps no checkpoints in the Worker yet: a clear DurableError at construction, never an
-    AttributeError at the first put (docs/remote.md, Known limits). No Worker is needed to construct it."""
-    from durable_cli import DurableError
-    from durable_cli.integrations.langgraph import DurableSaver
-
-    monkeypatch.setenv("DURABLE_REMOTE", "http://127.0.0.1:9")
-    monkeypatch.setenv("DURABLE_TOKEN", "tk")
-    with pytest.raises(DurableError) as e:
-        DurableSaver(home=home)
-    assert e.value.code == "invalid_input" and "does not support --remote yet" in e.value.message

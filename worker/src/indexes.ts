@@ -147,6 +147,8 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS self (one INTEGER PRIMARY KEY CHECK (one = 1), name TEXT NOT NULL)");
       // a root shard: the answers of recent pages of purge/sweep/forget/reindex by request id (a retried page is answered once)
       this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
+      // a user or tenant shard: the tombstones of deleted LangGraph threads it is the home of (index.db's tombstones)
+      this.db.run("CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT, deleted_at INTEGER NOT NULL)");
     });
     this.ready = true;
   }
@@ -176,6 +178,16 @@ export class DurableIndex {
           this.ready = false;
           if (args.shard && !args.shard.startsWith("root:")) await ask(this.env, rootOf(args.shard), "unshard", { name: args.shard });
           break;
+        case "bury": // as index.db's bury: left, or moved forward
+          this.db.run("INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?)" +
+            " ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, ''))," +
+            " deleted_at = excluded.deleted_at", args.id, args.owner, args.last_checkpoint ?? null, args.at);
+          break;
+        case "tombstone": {
+          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", args.id);
+          result = r ? { id: r[0], owner: r[1], last_checkpoint: r[2], deleted_at: r[3] } : null;
+          break;
+        }
         case "claim": result = this.claim(args.id); break;
         case "unclaim": this.db.run("DELETE FROM pages WHERE id = ? AND body IS NULL", args.id); break;
         case "settle":

@@ -11,12 +11,15 @@ import * as memory from "./rules/memory";
 import * as limits from "./rules/limits";
 import * as retention from "./rules/retention";
 import * as rights from "./rules/rights";
+import * as checkpoints from "./rules/checkpoints";
 import { fireDue } from "./rules/alarms";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 
 // precheck: run before any storage is touched (a refused import leaves no storage behind)
+// tomb: a put of a LangGraph thread, judged by the tombstone delete_thread left (rules/checkpoints.ts)
+// buries: delete_thread, which leaves that tombstone in the home index shard before the object is erased
 type Op = { run: (obj: Opened, args: any) => unknown; write: boolean; creates?: boolean; erases?: boolean;
-  precheck?: (obj: Opened, args: any, exists: boolean) => unknown };
+  precheck?: (obj: Opened, args: any, exists: boolean) => unknown; tomb?: boolean; buries?: boolean };
 
 // The library's Session method names (durable_cli/library.py), one entry per operation.
 const OPS: Record<string, Op> = {
@@ -39,7 +42,6 @@ const OPS: Record<string, Op> = {
   get_prompt: { run: sessions.getPrompt, write: false },
   append_many: { run: transcript.appendMany, write: true, creates: true },
   show_transcript: { run: transcript.show, write: false },
-  stored_rows: { run: transcript.storedRows, write: false },
   follow_start: { run: transcript.followStart, write: false },
   rows_after: { run: transcript.rowsAfter, write: false },
   context_window: { run: transcript.contextWindow, write: false },
@@ -69,6 +71,13 @@ const OPS: Record<string, Op> = {
   export: { run: rights.exportObject, write: false },
   import: { run: rights.importObject, write: true, creates: true, precheck: rights.precheck },
   search_object: { run: rights.searchObject, write: false },
+  stored_rows: { run: transcript.storedRows, write: false },
+  meta: { run: (obj: Opened) => obj.meta(), write: false },
+  put_checkpoint: { run: checkpoints.putCheckpoint, write: true, creates: true, tomb: true },
+  put_checkpoint_writes: { run: checkpoints.putWrites, write: true, creates: true, tomb: true },
+  checkpoint_rows: { run: checkpoints.checkpointRows, write: false },
+  checkpoint_writes: { run: checkpoints.writeRows, write: false },
+  delete_thread: { run: checkpoints.deleteThread, write: true, erases: true, buries: true },
 };
 
 // all_users: an admin's installation-wide command (import --all-users, export --all): tenant objects are
@@ -117,6 +126,8 @@ export class DurableObjectSession {
       // the index shards this object's row was last sent to, and whether a commit since has not reached them
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_index (one INTEGER PRIMARY KEY CHECK (one = 1), dirty INTEGER NOT NULL, shards TEXT NOT NULL)");
       this.db.run("INSERT OR IGNORE INTO _durable_index (one, dirty, shards) VALUES (1, 1, '[]')");
+      // a LangGraph thread created after a delete_thread: the tombstone it is judged by (rules/checkpoints.ts)
+      this.db.run("CREATE TABLE IF NOT EXISTS _durable_tomb (one INTEGER PRIMARY KEY CHECK (one = 1), last_checkpoint TEXT)");
       const row = this.db.one("SELECT version FROM _durable_schema");
       const version = row ? row[0] : 0;
       if (version > schema.migrations.length) {
@@ -133,10 +144,19 @@ export class DurableObjectSession {
     const call = (await request.json()) as Call;
     let fresh = false; // an import into storage that did not exist: a failure leaves none behind
     try {
+      if (call.op === "tombstone") { // Store.tombstone(NAME): what delete_thread left for this object, or null
+        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        return new Response(JSON.stringify({ result: grave ?? null }), { headers: { "content-type": "application/json" } });
+      }
       const op = OPS[call.op];
       if (!op) throw new DurableError(`unknown operation '${call.op}'`, "invalid_input");
       const creating = op.creates && call.create !== false;
       const existed = this.exists();
+      let extra: Record<string, unknown> = {};
+      if (op.tomb && (!existed || this.db.one("SELECT 1 FROM object") === null)) { // no object: the shard's tombstone judges
+        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        extra = { __tomb: grave ?? null, __tomb_fetched: true };
+      }
       if (!existed) {
         if (!creating) return this.answer(0, this.refuse(call));
       }
@@ -155,13 +175,18 @@ export class DurableObjectSession {
         await this.erase();
         if (!creating) return this.answer(0, this.refuse(call));
         this.migrate();
+        if (op.tomb && !extra.__tomb_fetched) {
+          const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+          extra = { __tomb: grave ?? null, __tomb_fetched: true };
+        }
       }
       if (fired !== "absent" && fired !== "expired" && call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) {
         // another user's tenant object: exactly "not found" (or "name is taken" for a creating command)
         throw creating ? new DurableError(`${obj.what}: the name is taken; pick another name`, "conflict") : new DurableError(obj.missing, "not_found");
       }
+      let ran: any = null;
       const body = this.ctx.storage.transactionSync(() => {
-        const result = op.run(obj, { ...(call.args ?? {}), all_users: !!call.all_users });
+        const result = ran = op.run(obj, { ...(call.args ?? {}), all_users: !!call.all_users, ...extra });
         if (op.write) this.dirty();
         const text = JSON.stringify({ result: result === undefined ? null : result });
         if (call.request_id && op.write) {
@@ -171,6 +196,10 @@ export class DurableObjectSession {
         }
         return this.caughtUp(text);
       });
+      if (op.buries) { // the tombstone first: an object is never gone without it (a failure leaves the thread as it was)
+        await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "bury",
+          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, at: now() });
+      }
       if (op.erases) await this.erase(); // `delete`: every byte of the object's storage goes, after the receipt was made
       await this.syncIndex();
       await this.schedule();

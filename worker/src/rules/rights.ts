@@ -31,14 +31,14 @@ export function exportObject(obj: Opened, a: { all_users?: boolean }) {
 }
 
 /** A BLOB column (an adapter's serialized value) as the record's base64 text, and back. */
-function blobText(v: unknown): unknown {
+export function blobText(v: unknown): unknown {
   if (!(v instanceof ArrayBuffer) && !ArrayBuffer.isView(v)) return v;
   const bytes = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
   let s = "";
   for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(s);
 }
-function blobBytes(v: string): Uint8Array {
+export function blobBytes(v: string): Uint8Array {
   const s = atob(v);
   const out = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);

@@ -115,7 +115,7 @@ export function rowJson(r: any[]) {
 const INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data," +
   " request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
 
-function insertRows(obj: Opened, rows: Prepared[], author: string | null, requestId: string | null = null, hash: string | null = null): number[] {
+export function insertRows(obj: Opened, rows: Prepared[], author: string | null, requestId: string | null = null, hash: string | null = null): number[] {
   const t = now();
   const seqs = rows.map((r, i) => obj.db.one(INSERT, r.role, r.content, r.tokens, author, t, r.call_id, r.tool_calls, r.name, r.meta, r.data,
     i === 0 ? requestId : null, i === 0 ? hash : null, null)![0] as number);
@@ -281,6 +281,7 @@ export function pop(obj: Opened, a: { count?: number }) {
   const count = a.count ?? 1;
   if (!isInt(count) || count < 1) throw invalid("--count must be at least 1");
   const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be popped");
   check(obj, "write", meta.status);
   if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(`the transcript of ${obj.what} has no live row to pop`);
   const removed: any[] = [];
@@ -303,6 +304,7 @@ export function pop(obj: Opened, a: { count?: number }) {
 
 export function clear(obj: Opened) {
   const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be cleared");
   const n = obj.db.one("SELECT count(*) FROM turns")![0];
   if (n === 0) return { deleted: 0 };
   check(obj, "write", meta.status);
@@ -315,9 +317,10 @@ export function clear(obj: Opened) {
 }
 
 export function redact(obj: Opened, a: { seq: number }) {
-  requireVisible(obj);
+  const meta = requireVisible(obj);
   const row = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
   if (!row) throw notFound(`row ${a.seq} not found in ${obj.what}; see 'durable transcript show ${obj.name} --all'`);
+  refuseRewriteIfOwned(obj, meta, "be redacted");
   const calls = row[CALLS] ? JSON.parse(row[CALLS]).map((c: any) => ({ ...c, arguments: "{}" })) : null;
   const parts = [REDACTED];
   for (const c of calls ?? []) parts.push(c.name, c.arguments);

@@ -1,0 +1,127 @@
+// A LangGraph thread's checkpoints and pending writes (mirrors durable_cli/core/checkpoints.py, SPEC §12).
+// The values are the framework's serialized bytes, sent base64 over JSON and stored as BLOBs; metadata is
+// JSON text. durable never interprets them. The root namespace's messages are mirrored into transcript rows
+// (each message once, by id) in the transaction that stores the checkpoint.
+//
+// Tombstones (delete_thread): locally in index.db, here in the index shard that is the object's home
+// (user:OWNER or tenant:T, so `forget` wipes a user's with their shard). object.ts reads the tombstone from
+// the shard when a put finds no object (args.__tomb) and keeps a copy in the object's own storage
+// (_durable_tomb) while the object lives: a late write from before the delete is refused in the put itself.
+import { Opened, conflict, createObject, invalid, pyRepr, touch } from "./state";
+import { check } from "./sessions";
+import { insertRows, prepare } from "./transcript";
+import { blobBytes, blobText } from "./rights";
+
+export const ADAPTER = "langgraph";
+const CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+
+type Tomb = { last_checkpoint: string | null } | null;
+
+const bytes = (v: unknown) => (v === null || v === undefined ? null : blobBytes(String(v)));
+const text = (v: unknown) => (v === null || v === undefined ? null : typeof v === "string" ? v : blobText(v));
+
+function str(v: unknown, what: string): string {
+  if (typeof v !== "string") throw invalid(`${what} must be a string`);
+  return v;
+}
+
+/** The tombstone this put is judged by: the shard's (object absent: fetched by object.ts), else the kept copy. */
+function tombOf(obj: Opened, a: any): Tomb {
+  if (a.__tomb_fetched) return a.__tomb ?? null;
+  const r = obj.db.one("SELECT last_checkpoint FROM _durable_tomb");
+  return r ? { last_checkpoint: r[0] } : null;
+}
+
+/** The adapter's _refuse_late: a write carrying a checkpoint id from before the delete is refused. */
+function refuseLate(obj: Opened, a: any, externalId: string, ids: (string | null | undefined)[]) {
+  const grave = tombOf(obj, a);
+  if (grave === null || !grave.last_checkpoint) return;
+  if (ids.some((i) => i !== null && i !== undefined && i <= grave.last_checkpoint!)) {
+    throw conflict(`LangGraph thread ${pyRepr(externalId)} was deleted; a write from before the delete is refused ` +
+      "(start the thread again without a checkpoint id)");
+  }
+}
+
+/** Inside the transaction: the object's row, created (active, owned by the saver) when absent. */
+function writable(obj: Opened, a: any, externalId: string) {
+  let meta = obj.meta();
+  if (meta === null) {
+    createObject(obj, "active");
+    obj.db.run("UPDATE object SET external_id = ?, adapter = ?", externalId, ADAPTER);
+    const grave = tombOf(obj, a);
+    if (grave !== null) obj.db.run("INSERT OR REPLACE INTO _durable_tomb (one, last_checkpoint) VALUES (1, ?)", grave.last_checkpoint);
+    meta = obj.meta()!;
+  } else {
+    obj.requireVisible();
+    if (meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", externalId, ADAPTER);
+  }
+  check(obj, "write", meta.status);
+  return meta;
+}
+
+export function putCheckpoint(obj: Opened, a: any) {
+  const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
+  const parent = a.parent_id ?? null;
+  refuseLate(obj, a, externalId, [parent]);
+  const keep = a.keep ?? null;
+  if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid("keep_checkpoints must be a positive integer");
+  const prepared = (a.mirror ?? []).map(([mid, fields]: [string, any]) => [str(mid, "message id"), prepare(obj, fields)] as const);
+  writable(obj, a, externalId);
+  obj.db.run(`INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
+    ns, id, parent, a.type ?? null, bytes(a.blob), a.metadata ?? null);
+  const fresh = prepared.filter(([mid]: readonly [string, unknown]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
+  if (fresh.length) {
+    const seqs = insertRows(obj, fresh.map(([, row]: readonly [string, any]) => row), obj.actor);
+    fresh.forEach(([mid]: readonly [string, unknown], i: number) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
+  } else touch(obj);
+  if (keep !== null) {
+    const old = obj.db.all("SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?", ns, keep);
+    for (const [c] of old) {
+      obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
+      obj.db.run("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
+    }
+  }
+  return null;
+}
+
+export function putWrites(obj: Opened, a: any) {
+  const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
+  refuseLate(obj, a, externalId, [id]);
+  const verb = a.replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE";
+  writable(obj, a, externalId);
+  for (const [task, path, idx, channel, type, blob] of a.writes ?? []) {
+    obj.db.run(`${verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ns, id, task, path, idx, channel, type, bytes(blob));
+  }
+  touch(obj);
+  return null;
+}
+
+/** Checkpoints newest first, as [ns, id, parent, type, blob (base64), metadata]; none unless the saver owns the
+ *  object. WITH_WRITES: also each one's pending writes ([task_id, channel, type, blob, task_path, idx]), in one read. */
+export function checkpointRows(obj: Opened, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null; owned?: boolean; with_writes?: boolean }) {
+  const meta = obj.meta();
+  if (meta === null || (a.owned && meta.adapter !== ADAPTER)) return a.with_writes ? [[], []] : [];
+  obj.requireVisible();
+  const where: string[] = [], params: unknown[] = [];
+  for (const [column, value, op] of [["checkpoint_ns", a.ns, "="], ["checkpoint_id", a.checkpoint_id, "="], ["checkpoint_id", a.before, "<"]] as const) {
+    if (value !== null && value !== undefined) { where.push(`${column} ${op} ?`); params.push(value); }
+  }
+  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC`;
+  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text(r[4]), r[5]]);
+  if (!a.with_writes) return rows;
+  return [rows, rows.map((r) => writeRows(obj, { ns: r[0] as string, checkpoint_id: r[1] as string }))];
+}
+
+export function writeRows(obj: Opened, a: { ns: string; checkpoint_id: string }) {
+  return obj.db.all("SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
+    a.ns, a.checkpoint_id).map((r) => [r[0], r[1], r[2], text(r[3]), r[4], r[5]]);
+}
+
+/** The thread's newest checkpoint id, for the tombstone object.ts leaves in the home shard before it erases
+ *  the object (as core/checkpoints.delete_thread). */
+export function deleteThread(obj: Opened) {
+  const meta = obj.meta();
+  const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
+  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner };
+}
