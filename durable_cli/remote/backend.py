@@ -7,6 +7,7 @@ sent until a method is called. Input is validated here first, as locally, so a r
 sends nothing.
 """
 
+import threading
 from contextlib import contextmanager
 
 from .. import clock
@@ -290,15 +291,20 @@ class RemoteStore:
             tenant = os.environ.get("DURABLE_TENANT") or None
         self.tenant = valid_name(tenant, "tenant") if tenant is not None else None
         self.token = token or self.config.get("remote.token")
-        self._client = None
+        # one client (one kept-alive connection) per thread: an adapter's calls run in worker threads at once
+        # (asyncio.to_thread), and two requests on one connection would each read the other's answer
+        self._local = threading.local()
+        self._clients = []
 
     @property
     def client(self):
-        if self._client is None:
+        client = getattr(self._local, "client", None)
+        if client is None:
             from .client import RemoteClient
 
-            self._client = RemoteClient(self.url, self.token, self.config.seconds("remote.timeout"))
-        return self._client
+            client = self._local.client = RemoteClient(self.url, self.token, self.config.seconds("remote.timeout"))
+            self._clients.append(client)
+        return client
 
     def _call(self, address: RemoteAddress, op: str, args: dict, *, create: bool, write: bool):
         body = {
@@ -383,8 +389,8 @@ class RemoteStore:
             return session._call("tombstone", False)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        for client in self._clients:
+            client.close()
 
     def path(self, name=None):
         raise not_available("path")

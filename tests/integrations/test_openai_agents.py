@@ -151,6 +151,18 @@ def test_concurrent_writers_on_one_id_lose_nothing(open_session):
     assert sorted(i["content"] for i in items) == sorted(f"{t}{i}" for t in "ab" for i in range(10))
 
 
+def test_concurrent_calls_on_one_instance_each_get_their_own_answer(open_session):
+    s = open_session("chat-1")
+    run(s.add_items([user(f"m{i}") for i in range(12)]))
+    limits = [1 + i % 12 for i in range(48)]
+
+    async def many():
+        return await asyncio.gather(*(s.get_items(n) for n in limits))
+
+    got = run(many())
+    assert [[i["content"] for i in items] for items in got] == [[f"m{i}" for i in range(12 - n, 12)] for n in limits]
+
+
 def test_a_failing_batch_stores_nothing(open_session):
     s = open_session("chat-1")
     run(s.add_items(HISTORY[:2]))
