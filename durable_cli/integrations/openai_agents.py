@@ -23,6 +23,7 @@ CLI command would: other processes (the CLI, another agent) may use the session 
 """
 
 import asyncio
+import contextvars
 import json
 
 from .. import DurableError
@@ -94,18 +95,24 @@ def _stored_to_items(stored) -> list:
 async def _finish(blocking):
     """Run BLOCKING in a worker thread and wait for its outcome even if the caller is cancelled
     meanwhile (a write that committed is reported, then the cancellation is raised), as the SDK's
-    own sessions do."""
-    task = asyncio.ensure_future(asyncio.to_thread(blocking))
+    own sessions do. (asyncio.to_thread's executor call, awaited through a shield: the cancellation
+    reaches the caller, never the write.)"""
+    future = asyncio.get_running_loop().run_in_executor(None, contextvars.copy_context().run, blocking)
     cancelled = None
-    while not task.done():
+    while True:
         try:
-            await asyncio.wait({task})
+            result = await asyncio.shield(future)
+            break
         except asyncio.CancelledError as e:
+            if future.done() and future.cancelled():
+                raise
             cancelled = cancelled or e
+            if future.done():
+                break
     if cancelled is not None:
-        task.exception()  # retrieved, so it is not reported as never retrieved
+        future.exception()  # retrieved, so it is not reported as never retrieved
         raise cancelled
-    return task.result()
+    return result
 
 
 class DurableSession:

@@ -381,3 +381,24 @@ def test_an_item_over_the_row_limit_stores_nothing_of_its_batch(agents, home, du
         run(s.add_items([user("small"), user("x" * (2 * 1024 * 1024 + 1))]))
     assert e.value.code == "invalid_input"
     assert run(s.get_items()) == []
+
+
+def test_a_cancelled_add_items_still_stores_what_it_wrote(agents, home):
+    """Cancelling the caller of add_items once the write has started does not cut the write short: the
+    items are stored (all of them) and the caller sees the cancellation, as with the SDK's own sessions."""
+    from durable_cli.integrations.openai_agents import DurableSession
+
+    session = DurableSession("cancelled", home=home)
+
+    async def go():
+        task = asyncio.ensure_future(session.add_items([user("one"), user("two")]))
+        await asyncio.sleep(0)  # the task has handed the write to its worker thread
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return await session.get_items()
+
+    try:
+        assert run(go()) == [user("one"), user("two")]
+    finally:
+        session.close()
