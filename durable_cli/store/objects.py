@@ -120,12 +120,12 @@ def template() -> bytes:
     return _template
 
 
-def file_image(db: sqlite3.Connection) -> bytes:
+def file_image(db: sqlite3.Connection) -> bytearray:
     """The file of an object made in memory: its pages, marked as in WAL mode (what PRAGMA journal_mode=WAL
-    records in the header), as every object file is."""
+    records in the header), as every object file is. (Not copied once more into bytes: it is written once.)"""
     image = bytearray(db.serialize())
     image[18] = image[19] = 2
-    return bytes(image)
+    return image
 
 
 _template_file = None
@@ -138,7 +138,7 @@ def template_file() -> bytes:
         db = sqlite3.connect(":memory:")
         try:
             db.deserialize(template())
-            _template_file = file_image(db)
+            _template_file = bytes(file_image(db))
         finally:
             db.close()
     return _template_file
