@@ -29,14 +29,11 @@ class RemoteAddress:
 
 
 def _fields(row) -> dict:
-    """A prepared row (core.transcript.Prepared) or a dict, as the §6 input fields the Worker takes."""
-    if isinstance(row, dict):
-        return row
-    import json
-
-    return {"role": row.role, "content": row.content, "tool_calls": json.loads(row.tool_calls) if row.tool_calls else None,
-            "call_id": row.call_id, "name": row.name, "meta": json.loads(row.meta) if row.meta is not None else None,
-            "data": json.loads(row.data) if row.data is not None else None, "tokens": row.given_tokens}
+    """A prepared row (core.transcript.Prepared) as the input fields the Worker takes: its JSON fields as the
+    text the file backend would store (`tool_calls_json`, `meta_json`, `data_json`), which the Worker checks and
+    stores as given, so they come back verbatim (SPEC §6; worker/src/rules/verbatim.ts)."""
+    return {"role": row.role, "content": row.content, "tool_calls_json": row.tool_calls, "call_id": row.call_id,
+            "name": row.name, "meta_json": row.meta, "data_json": row.data, "tokens": row.given_tokens}
 
 
 def _b64(blob):
@@ -135,7 +132,7 @@ class RemoteSession:
         fields = []
         for i, r in enumerate(rows, 1):
             if isinstance(r, dict):
-                prepare(self.store.config, r, where="" if one else f"row {i}: ")
+                r = prepare(self.store.config, r, where="" if one else f"row {i}: ")
             fields.append(_fields(r))
         return self._call("append_many", True, rows=fields, request_id=request_id, create=create, one=one,
                           seqs_only=seqs_only, origin=list(origin) if origin is not None else None)
@@ -210,9 +207,11 @@ class RemoteSession:
     def put_checkpoint(self, *, external_id, ns, checkpoint_id, parent_id, type_, blob, metadata, mirror=(), keep=None):
         """As core/checkpoints.put_checkpoint, in one request; the Worker also refuses a late put (a parent from
         before a delete_thread) by the tombstone, as the adapter does locally before its transaction."""
+        from ..core.transcript import prepare
+
         return self._call("put_checkpoint", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
                           parent_id=parent_id, type=type_, blob=_b64(blob), metadata=metadata,
-                          mirror=[[mid, fields] for mid, fields in mirror], keep=keep)
+                          mirror=[[mid, _fields(prepare(self.store.config, fields))] for mid, fields in mirror], keep=keep)
 
     def put_checkpoint_writes(self, *, external_id, ns, checkpoint_id, writes, replace):
         return self._call("put_checkpoint_writes", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,

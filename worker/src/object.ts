@@ -13,6 +13,7 @@ import * as retention from "./rules/retention";
 import * as rights from "./rules/rights";
 import * as checkpoints from "./rules/checkpoints";
 import { fireDue } from "./rules/alarms";
+import { stringify } from "./rules/verbatim";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 
 // precheck: run before any storage is touched (a refused import leaves no storage behind)
@@ -188,7 +189,8 @@ export class DurableObjectSession {
       const body = this.ctx.storage.transactionSync(() => {
         const result = ran = op.run(obj, { ...(call.args ?? {}), all_users: !!call.all_users, ...extra });
         if (op.write) this.dirty();
-        const text = JSON.stringify({ result: result === undefined ? null : result });
+        // a row's JSON fields as stored, verbatim (rules/verbatim.ts), here and in the answer a replay gets
+        const text = stringify({ result: result === undefined ? null : result });
         if (call.request_id && op.write) {
           this.db.run("INSERT OR REPLACE INTO _durable_requests (id, status, body, at) VALUES (?, 200, ?, ?)", call.request_id, text, now());
           this.db.run("DELETE FROM _durable_requests WHERE at < ? AND id NOT IN (SELECT id FROM _durable_requests ORDER BY at DESC LIMIT ?)",

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { Opened, conflict, createObject, event, invalid, iso, notFound, now, touch, dumps, sessionJson } from "./state";
 import { approx } from "./tokens";
 import { check, requireSession, validRequestId, validTitle } from "./sessions";
+import { field, raw } from "./verbatim";
 
 const ROLES = ["system", "developer", "user", "assistant", "tool"];
 const PINNED = ["system", "developer"];
@@ -59,16 +60,21 @@ function checkMeta(v: any, where: string) {
   return v;
 }
 
+/** One input row checked as a whole (core/transcript.py prepare). Its JSON fields come as text (`tool_calls_json`,
+ *  `meta_json`, `data_json`: what the Python client prepared, the text the file backend stores) or as values
+ *  (`tool_calls`, `meta`, `data`); text is parsed only to be checked and is stored as given (rules/verbatim.ts). */
 export function prepare(obj: Opened, f: any, where = ""): Prepared {
   const role = f.role;
   if (!ROLES.includes(role)) throw invalid(`${where}invalid role ${role == null ? "None" : `'${role}'`}: use one of ${ROLES.join(", ")}`);
   const content = f.content ?? "";
   if (typeof content !== "string") throw invalid(`${where}content must be a string`);
   let calls: any[] | null = null;
-  if (f.tool_calls != null) {
+  let [givenCalls, callsText] = field(f, "tool_calls", where);
+  if (givenCalls !== null) {
     if (role !== "assistant") throw invalid(`${where}tool calls belong on assistant rows, not ${role} rows`);
-    calls = toolCalls(f.tool_calls, where);
+    calls = toolCalls(givenCalls, where);
     if (!calls.length) calls = null;
+    else if (dumps(calls) !== dumps(givenCalls)) callsText = dumps(calls); // "arguments" filled in: the text stored is the calls'
   }
   const callId = f.call_id ?? null, name = f.name ?? null;
   if (role === "tool") {
@@ -78,15 +84,16 @@ export function prepare(obj: Opened, f: any, where = ""): Prepared {
     if (callId !== null) throw invalid(`${where}a call id belongs on tool rows only, not ${role} rows`);
     if (name !== null) throw invalid(`${where}a tool name belongs on tool rows only, not ${role} rows`);
   }
-  const meta = f.meta != null ? checkMeta(f.meta, where) : null;
-  const data = f.data === undefined ? null : f.data;
+  const [meta, metaText] = field(f, "meta", where);
+  if (meta !== null) checkMeta(meta, where);
+  const [data, dataText] = field(f, "data", where);
   if (content === "" && !(calls && role === "assistant") && data === null) {
     throw invalid(`${where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)`);
   }
   const given = f.tokens ?? null;
   if (given !== null && (!isInt(given) || given < 0 || given > MAX_INT)) throw invalid(`${where}tokens must be a non-negative integer`);
   const p: Prepared = { role, content, call_id: callId, name, given, tokens: 0,
-    tool_calls: calls ? dumps(calls) : null, meta: meta !== null ? dumps(meta) : null, data: data !== null ? dumps(data) : null };
+    tool_calls: calls ? callsText : null, meta: metaText, data: dataText };
   let size = utf8(content);
   for (const x of [p.tool_calls, p.meta, p.data]) if (x !== null) size += utf8(x);
   const limit = obj.config.max_turn_bytes;
@@ -99,15 +106,12 @@ export function prepare(obj: Opened, f: any, where = ""): Prepared {
   return p;
 }
 
-function loads(t: string | null) {
-  return t === null ? null : JSON.parse(t);
-}
-
+/** A row as SPEC §10 shows it; its JSON fields are the stored text, emitted as is (rules/verbatim.ts `stringify`). */
 export function rowJson(r: any[]) {
   const summary = r[KIND] === "summary";
   return {
-    seq: r[SEQ], role: r[ROLE], content: r[CONTENT], tool_calls: loads(r[CALLS]), call_id: r[CALL_ID], name: r[NAME],
-    meta: loads(r[META]), data: loads(r[DATA]), forked_from: r[FORKED], tokens: r[TOKENS], author: r[AUTHOR],
+    seq: r[SEQ], role: r[ROLE], content: r[CONTENT], tool_calls: raw(r[CALLS]), call_id: r[CALL_ID], name: r[NAME],
+    meta: raw(r[META]), data: raw(r[DATA]), forked_from: r[FORKED], tokens: r[TOKENS], author: r[AUTHOR],
     created_at: iso(r[CREATED]), kind: r[KIND], superseded_by: r[SUPERSEDED], covers: summary && r[LAST] !== null ? [r[FIRST], r[LAST]] : null,
   };
 }
@@ -526,8 +530,9 @@ export function forkPlan(obj: Opened, a: { at?: number | null }) {
   }
   return {
     id: obj.id, name: obj.name, title: meta.title, seq,
-    rows: rows.map((r) => ({ role: r[ROLE], content: r[CONTENT], tool_calls: loads(r[CALLS]), call_id: r[CALL_ID], name: r[NAME],
-      meta: loads(r[META]), data: loads(r[DATA]), tokens: r[TOKENS], created_at: r[CREATED], kind: r[KIND] })),
+    // the JSON fields as the text stored, which fork_create stores as given (prepare)
+    rows: rows.map((r) => ({ role: r[ROLE], content: r[CONTENT], tool_calls_json: r[CALLS], call_id: r[CALL_ID], name: r[NAME],
+      meta_json: r[META], data_json: r[DATA], tokens: r[TOKENS], created_at: r[CREATED], kind: r[KIND] })),
   };
 }
 
@@ -548,7 +553,9 @@ export function forkCreate(obj: Opened, a: { source: any; rows: any[]; title?: s
     if (r === null || typeof r !== "object" || !isInt(r.created_at) || r.created_at < 0) throw bad(`${where}created_at`);
     if (r.kind === "summary") {
       if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt(r.tokens) || r.tokens < 0 ||
-        r.tool_calls != null || r.call_id != null || r.name != null || r.meta != null || r.data != null) throw bad(`${where}summary`);
+        r.call_id != null || r.name != null || ["tool_calls", "meta", "data"].some((k) => r[k] != null || r[`${k}_json`] != null)) {
+        throw bad(`${where}summary`);
+      }
       return { role: "system", content: r.content, tokens: r.tokens, call_id: null, tool_calls: null, name: null, meta: null,
         data: null, created_at: r.created_at, kind: "summary" };
     }
