@@ -203,7 +203,13 @@ def _plain(fields: dict, limit: int, count_tokens):
             data = "".join(_C_ENCODE(data, 0)) if _C_ENCODE is not None else _ENCODE(data)
         except (TypeError, ValueError, RecursionError):
             return None
-        size += len(data) if data.isascii() else len(data.encode("utf-8", "surrogatepass"))
+        if data.isascii():
+            size += len(data)
+        else:
+            try:
+                size += len(data.encode("utf-8"))
+            except UnicodeEncodeError:  # a lone surrogate: prepare says so
+                return None
     if size > limit:
         return None
     row = Prepared()
@@ -265,9 +271,12 @@ def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepare
         size = len(content.encode("utf-8"))
     except UnicodeEncodeError:
         raise invalid(f"{where}content is not valid UTF-8")
-    for x in (row.tool_calls, row.meta, row.data):
+    for what, x in (("tool calls", row.tool_calls), ("meta", row.meta), ("data", row.data)):
         if x is not None:
-            size += len(x.encode("utf-8", "surrogatepass"))
+            try:
+                size += len(x.encode("utf-8"))
+            except UnicodeEncodeError:  # a lone surrogate ("\ud83d"): no UTF-8 text to store, or to send
+                raise invalid(f"{where}{what} is not valid UTF-8 (a lone surrogate); nothing was stored")
     if size > limit:
         raise invalid(f"{where}the row is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
     if given is None:

@@ -85,3 +85,24 @@ def test_get_items_keeps_an_item_verbatim_remotely(remote_dev, monkeypatch):
     assert json.dumps(got, ensure_ascii=False) == want
     assert json.dumps(again, ensure_ascii=False) == want
     assert '"k": {"b": 1, "1": 2}' in want and '"f": 1.0' in want and '"z": -0.0' in want
+
+
+def test_a_lone_surrogate_in_a_json_field_is_exit_2_on_both_backends(remote_dev, monkeypatch):
+    """JSON text may escape a lone surrogate ("\\ud83d"), which has no UTF-8 form: exit 2 and nothing stored, not
+    an internal error (files) or three U+FFFD stored (Worker)."""
+    lines = [["transcript", "append", "s", "--role", "user", "", "--data", '"\\ud83d"'],
+             ["transcript", "append", "s", "--role", "user", "x", "--meta", '{"k": "a\\udc00"}'],
+             ["transcript", "append", "s", "--role", "assistant", "--tool-calls", '[{"id": "c", "name": "f", "arguments": "\\ud800"}]'],
+             ["transcript", "show", "s"]]
+    user = unique("alice")
+    results = {}
+    for mode, env in (("local", {}), ("remote", {"DURABLE_REMOTE": remote_dev.url, "DURABLE_TOKEN": remote_dev.admin_token})):
+        for key in ("DURABLE_REMOTE", "DURABLE_TOKEN"):
+            monkeypatch.delenv(key, raising=False)
+        for key, value in {"DURABLE_USER": user, **env}.items():
+            monkeypatch.setenv(key, value)
+        results[mode] = [(r.status, r.out, r.err) for r in (run_inprocess(*args) for args in lines)]
+    assert results["remote"] == results["local"]
+    assert [status for status, _, _ in results["local"]] == [2, 2, 2, 3]
+    assert "data is not valid UTF-8 (a lone surrogate); nothing was stored" in results["local"][0][2]
+    assert "meta is not valid UTF-8" in results["local"][1][2] and "tool calls is not valid UTF-8" in results["local"][2][2]
