@@ -375,15 +375,9 @@ class Store:
 
         NAME is read under its lock and released before NEW is created under its own (one lock at a
         time: no deadlock between forks); NAME is not changed. Returns NEW's session object."""
-        from .core import fork, sessions
+        from .core import fork
 
-        new = valid_name(new)
-        if title is not None:
-            title = sessions.valid_title(title)
-        if at is not None and (isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= 2**63 - 1):
-            from .errors import invalid
-
-            raise invalid("--at must be a positive seq")
+        new, title = fork.check_request(new, title, at)
         with self.open(name) as source:
             copy = fork.read_source(source, at)
         with self.open(address=state.Address("user", self.user, new, "user"), create=True) as session:

@@ -18,6 +18,20 @@ _COPY = (
 )
 
 
+def check_request(new, title, at):
+    """`session fork`'s input, checked before anything is read: NEW's name, the title and AT (a seq)."""
+    from ..config import valid_name
+    from ..errors import invalid
+    from .sessions import valid_title
+
+    new = valid_name(new)
+    if title is not None:
+        title = valid_title(title)
+    if at is not None and (isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= 2**63 - 1):
+        raise invalid("--at must be a positive seq")
+    return new, title
+
+
 def read_source(obj, at=None) -> dict:
     """Under the source's lock: its id, NAME, title and the live rows to copy (exit 3 for a SEQ that is
     not a live row, 2 for one that would separate a tool call from its results)."""

@@ -353,19 +353,7 @@ def describe(version=None) -> dict:
 
 def real_columns() -> dict:
     """table -> the columns declared REAL (a float in JSON, `1.0`, even where the Worker's JSON says `1`)."""
-    import sqlite3
-
-    from ..store import schema
-
-    db = sqlite3.connect(":memory:")
-    try:
-        for _name, ddl in schema.MIGRATIONS:
-            for statement in schema.statements(ddl):
-                if statement.strip():
-                    db.execute(statement)
-        return {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})") if r[2].upper() == "REAL"] for t in current_tables()}
-    finally:
-        db.close()
+    return {t: [r[1] for r in info if r[2].upper() == "REAL"] for t, info in _table_info().items()}
 
 
 # -- checking a record -------------------------------------------------------------------------------
@@ -638,14 +626,14 @@ def _recount(c) -> None:
 
 # -- a stored object in the same canonical form --------------------------------------------------------
 
-_COLUMNS = None
+_TABLE_INFO = None
 
 
-def current_columns() -> dict:
-    """table -> {column: default} for the columns an INSERT can set (generated ones excluded), read once
-    from the object schema built in a scratch in-memory database."""
-    global _COLUMNS
-    if _COLUMNS is None:
+def _table_info() -> dict:
+    """table -> PRAGMA table_info rows of the current tables, read once from the object schema built in a
+    scratch in-memory database."""
+    global _TABLE_INFO
+    if _TABLE_INFO is None:
         import sqlite3
 
         from ..store import schema
@@ -656,11 +644,16 @@ def current_columns() -> dict:
                 for statement in schema.statements(ddl):
                     if statement.strip():
                         db.execute(statement)
-            _COLUMNS = {table: {r[1]: _default(r[4]) for r in db.execute(f"PRAGMA table_info({table})")}
-                        for table in current_tables()}
+            _TABLE_INFO = {table: db.execute(f"PRAGMA table_info({table})").fetchall() for table in current_tables()}
         finally:
             db.close()
-    return _COLUMNS
+    return _TABLE_INFO
+
+
+def current_columns() -> dict:
+    """table -> {column: default} for the columns an INSERT can set (generated ones excluded: table_info
+    leaves them out)."""
+    return {table: {r[1]: _default(r[4]) for r in info} for table, info in _table_info().items()}
 
 
 def _default(sql):

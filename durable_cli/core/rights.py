@@ -184,8 +184,14 @@ def export(store, *, name=None, user=None, all_objects=False, progress=None):
             return _dump(handle.db)
 
     yield from each_object(store, rows, job, out, progress=progress)
+    conclude_export(out, store.objects.warnings)
+
+
+def conclude_export(out, warnings: list) -> None:
+    """After the records: each skipped object as a warning (stderr), then the exit status of the first
+    failure, raised with the receipt (not the output: export's output is the records)."""
     for s in out["skipped"]:
-        store.objects.warnings.append(f"export skipped object {s['id']} ({s['name'] if s['name'] is not None else 'name unknown'}): {s['reason']}")
+        warnings.append(f"export skipped object {s['id']} ({s['name'] if s['name'] is not None else 'name unknown'}): {s['reason']}")
     try:
         conclude(out, "export")
     except DurableError as e:

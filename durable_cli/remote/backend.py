@@ -403,13 +403,9 @@ class RemoteStore:
     def fork(self, name, new, *, at=None, title=None) -> dict:
         """`session fork`: the source's Durable Object gives the rows to copy (one read, checking AT), then
         NEW's, in the acting user's own scope, creates NEW holding them in one transaction (exit 4 if it exists)."""
-        from ..core import sessions
+        from ..core.fork import check_request
 
-        new = valid_name(new)
-        if title is not None:
-            title = sessions.valid_title(title)
-        if at is not None and (isinstance(at, bool) or not isinstance(at, int) or not 1 <= at <= 2**63 - 1):
-            raise invalid("--at must be a positive seq")
+        new, title = check_request(new, title, at)
         with self.open(name) as source:
             plan = source._call("fork_plan", False, at=at)
         rows = plan.pop("rows")
@@ -549,7 +545,8 @@ class RemoteStore:
         the local export's form. NAME: one object; USER: the objects USER owns, their memory included (another
         user's: admin token); ALL_OBJECTS: every object the index knows (admin token). A busy or unreadable
         object is reported (warnings, on stderr) and in the exit status after the others are yielded."""
-        from ..core.retention import conclude, receipt
+        from ..core.retention import receipt
+        from ..core.rights import conclude_export
         from ..errors import denied
 
         if name is not None:
@@ -585,14 +582,7 @@ class RemoteStore:
                 yield record
         if memory is not None:
             yield memory
-        for s in out["skipped"]:
-            self.warnings.append(f"export skipped object {s['id']} ({s['name'] if s['name'] is not None else 'name unknown'}): {s['reason']}")
-        try:
-            conclude(out, "export")
-        except DurableError as e:
-            e.receipt, e.document = e.document, None  # export's output is the records; its receipt goes to stderr
-            e.after_output = True
-            raise
+        conclude_export(out, self.warnings)
 
     def _export_one(self, row, me, out):
         """ROW's record, or None (gone since the index listed it; or skipped into OUT: busy, unreadable)."""
