@@ -67,7 +67,7 @@ def _nothing_of(user, doc, json_out) -> bool:
 def export(
     name: str = typer.Argument(None, metavar="[NAME]", help="Session NAME (or --user / --all).", autocompletion=complete_name, show_default=False),
     user: str = typer.Option(None, "--user", metavar="U", help="Every object user U owns, their memory included."),
-    all_objects: bool = typer.Option(False, "--all", help="Every object of the installation."),
+    all_objects: bool = typer.Option(False, "--all", help="Every object of every user and tenant: the whole installation."),
     output: str = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (mode 0600) instead of stdout."),
     json_out: bool = typer.Option(False, "--json", help="Also print the receipt (what was exported or skipped) as JSON on stderr."),
 ):

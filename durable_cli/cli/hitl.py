@@ -80,11 +80,12 @@ def wait(
     last = {}
 
     def attempt(session, _more):
+        # Only a pending request can still be answered: any other status ends the wait at once.
         last["doc"] = session.request(request_id)
-        return unless_interrupted(last["doc"] if last["doc"]["status"] == "answered" else None)
+        return unless_interrupted(None if last["doc"]["status"] == "pending" else last["doc"])
 
     doc = store().poll(name, attempt, wait_seconds=wait_seconds)
-    if doc is None or doc is not last["doc"]:
+    if doc is None or doc is not last["doc"] or doc["status"] != "answered":
         raise DurableError(
             f"request {request_id} of session \"{name}\" is {last['doc']['status']}: no answer came", "timeout", document=last["doc"],
         )
@@ -126,7 +127,7 @@ def _reserved(fn, *, empty=None):
 
 
 @memory_app.command("get")
-def memory_get(key: str = typer.Argument(..., metavar="KEY", help="The fact's key."), all_facts: bool = typer.Option(False, "--all", help="Unconfirmed and expired facts too."), json_out: bool = JSON):
+def memory_get(key: str = typer.Argument(..., metavar="KEY", help="The fact's key."), all_facts: bool = typer.Option(False, "--all", help="Print the fact even when it is unconfirmed or expired."), json_out: bool = JSON):
     """Print a confirmed, unexpired fact (exit 3 otherwise, unless --all).
 
     Example: durable memory get timezone --json | jq -r .value
@@ -136,7 +137,7 @@ def memory_get(key: str = typer.Argument(..., metavar="KEY", help="The fact's ke
 
 
 @memory_app.command("list")
-def memory_list(all_facts: bool = typer.Option(False, "--all", help="Unconfirmed and expired facts too."), json_out: bool = JSON, jsonl: bool = JSONL):
+def memory_list(all_facts: bool = typer.Option(False, "--all", help="Unconfirmed and expired facts too (every fact you have)."), json_out: bool = JSON, jsonl: bool = JSONL):
     """List confirmed, unexpired facts (--all: every fact).
 
     Example: durable memory list --all --jsonl | jq -r 'select(.confirmed | not) | .key'

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
 def ls(
     status: list[str] = STATUS,
-    all_objects: bool = typer.Option(False, "--all", help="Include archived sessions."),
+    all_objects: bool = typer.Option(False, "--all", help="Archived sessions too (here --all widens the statuses listed, not the users: see --user)."),
     user: str = typer.Option(None, "--user", metavar="U", help="Sessions of user U instead of the acting user."),
     older_than: str = typer.Option(None, "--older-than", metavar="DUR", help="Only sessions idle for longer than DUR."),
     limit: int = typer.Option(None, "--limit", metavar="N", help="At most N sessions."),

@@ -63,7 +63,7 @@ def search(
 
 def usage(
     user: str = typer.Option(None, "--user", metavar="U", help="The sessions of user U (as 'ls --user U')."),
-    all_users: bool = typer.Option(False, "--all", help="Every session of the installation."),
+    all_users: bool = typer.Option(False, "--all", help="Every user's sessions: the whole installation (archived ones count either way)."),
     session: str = typer.Option(None, "--session", metavar="NAME", help="Only session NAME.", autocompletion=complete_name),
     newer_than: str = typer.Option(None, "--newer-than", metavar="DUR", help="Only the UTC days within DUR (whole days)."),
     by: str = typer.Option("session", "--by", metavar="session|day|model", help="Group by session (default), UTC day or model.",

@@ -84,7 +84,7 @@ def append(
 @app.command()
 def show(
     name: str = NAME,
-    all_rows: bool = typer.Option(False, "--all", help="Every row ever written, superseded ones included, in seq order."),
+    all_rows: bool = typer.Option(False, "--all", help="Every row ever written (the audit view): superseded rows too, in seq order."),
     since: int = typer.Option(0, "--since", metavar="SEQ", help="Only rows with seq > SEQ."),
     last: int = typer.Option(None, "--last", metavar="N", help="Only the last N live rows in logical order."),
     follow: bool = typer.Option(False, "--follow", "-f", help="Then print each new row as it is appended, until the session is archived, cancelled or deleted (Ctrl-C stops)."),

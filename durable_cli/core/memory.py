@@ -57,8 +57,13 @@ def _row(obj, key):
 
 def get_fact(obj, key: str, *, all_facts=False) -> dict:
     row = _row(obj, key)
-    if row is None or (not all_facts and not _visible(row, clock.now())):
-        raise not_found(f"no confirmed, unexpired fact {key!r}; 'durable memory list --all' shows every fact")
+    if row is None:
+        raise not_found(f"no fact {key!r}; 'durable memory list --all' shows every fact")
+    if not all_facts and not row[3]:
+        raise not_found(f"fact {key!r} is unconfirmed; 'durable memory confirm {key}' confirms it, "
+                        f"or 'durable memory get {key} --all' shows it")
+    if not all_facts and not _visible(row, clock.now()):
+        raise not_found(f"fact {key!r} has expired; 'durable memory get {key} --all' still shows it")
     return fact_json(row)
 
 

@@ -51,6 +51,23 @@ def test_elicit_expiry_with_faketime(durable):
     assert "elicit.expired" in [e["type"] for e in events]
 
 
+def test_elicit_wait_ends_when_the_request_expires(durable):
+    """SPEC §8: exit 9 within a poll of the request becoming `expired`, not at the end of --wait
+    (a 2 s question waited on for 10 s returned after 10.5 s)."""
+    import time
+
+    durable("session", "create", "e")
+    durable("elicit", "ask", "e", "--prompt", "quick?", "--timeout", "2s")
+    start = time.monotonic()
+    r = durable("elicit", "wait", "e", "1", "--wait", "10s", "--json")
+    elapsed = time.monotonic() - start
+    assert r.status == 9 and r.json()["status"] == "expired", (r.status, r.out, r.err)
+    assert elapsed < 6, f"elicit wait returned {elapsed:.1f} s after the ask, not at the expiry (2 s)"
+    start = time.monotonic()  # already expired: at once
+    r = durable("elicit", "wait", "e", "1", "--wait", "10s", "--json")
+    assert r.status == 9 and r.json()["status"] == "expired" and time.monotonic() - start < 3
+
+
 @pytest.mark.local_only("sees its polls through the object's file lock (tests/waiting.py); remote: the test below")
 def test_elicit_wait_sees_an_answer_from_another_process(durable):
     durable("session", "create", "w")
@@ -103,7 +120,9 @@ def test_memory_provenance_and_confirmation(durable):
     assert durable("memory", "set", "tz", "UTC", "--source", "model", "--confirmed").status == 2
     fact = durable("memory", "set", "tz", "UTC", "--source", "model", "--json").json()
     assert (fact["source"], fact["confirmed"], fact["confirmed_at"]) == ("model", False, None)
-    assert durable("memory", "get", "tz").status == 3
+    r = durable("memory", "get", "tz")
+    assert r.status == 3 and "unconfirmed" in r.err and "durable memory confirm tz" in r.err and "--all" in r.err, r.err
+    assert durable("memory", "get", "nope").status == 3 and "unconfirmed" not in durable("memory", "get", "nope").err
     assert durable("memory", "list", "--json").json() == []
     assert [f["key"] for f in durable("memory", "list", "--all", "--json").json()] == ["tz"]
     confirmed = durable("memory", "confirm", "tz", "--json").json()

@@ -33,7 +33,9 @@ function row(obj: Opened, key: string) {
 
 export function getFact(obj: Opened, a: { key: string; all_facts?: boolean }) {
   const r = row(obj, a.key);
-  if (!r || (!a.all_facts && !visible(r, now()))) throw notFound(`no confirmed, unexpired fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!a.all_facts && !r[3]) throw notFound(`fact '${a.key}' is unconfirmed; 'durable memory confirm ${a.key}' confirms it, or 'durable memory get ${a.key} --all' shows it`);
+  if (!a.all_facts && !visible(r, now())) throw notFound(`fact '${a.key}' has expired; 'durable memory get ${a.key} --all' still shows it`);
   return factJson(r);
 }
 
