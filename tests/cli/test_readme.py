@@ -40,10 +40,24 @@ def test_readme_library_example(tmp_path, monkeypatch):
 
 
 def test_readme_fork_follow_import_runs_as_printed(tmp_path):
-    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
-               LLM_USER_PATH=str(tmp_path / "llm"))
+    """Run as a reader would, with llm's default history (under HOME) where the reader's real one is:
+    the block must use a throw-away LLM_USER_PATH, never import (or write to) that history."""
+    user_home = tmp_path / "user-home"
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"], HOME=str(user_home))
+    for var in ("LLM_USER_PATH", "XDG_CONFIG_HOME"):
+        env.pop(var, None)
     r = subprocess.run(["bash", "-euo", "pipefail", "-c", block("fork-follow-import")], capture_output=True, text=True,
                        env=env, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["chat-b", "1 user: Plan the release", "2 user: Ship Friday", "Ship Monday instead",
                                      '{"imported":1,"skipped":0}']
+    assert not any(user_home.rglob("logs.db")), "the README's llm example wrote to the reader's own llm history"
+
+
+def test_readme_throw_away_homes_take_their_config_along():
+    """A throw-away DURABLE_HOME alone still writes `config set` to ~/.config: the README sets DURABLE_CONFIG beside it."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    lines = [line for line in text.splitlines() if re.search(r"DURABLE_HOME=\"?\$\(mktemp", line)]
+    assert lines
+    for line in lines:
+        assert re.search(r"DURABLE_CONFIG=\"?\$\(mktemp -d\)/", line), line
