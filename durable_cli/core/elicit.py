@@ -8,6 +8,7 @@ import json
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
+from ..text import quote, strip
 from . import state
 
 COLUMNS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at"
@@ -36,15 +37,21 @@ def get(obj, request_id: int) -> dict:
     return request_json(row)
 
 
-def ask(obj, prompt: str, *, choices=(), timeout_seconds=None) -> dict:
-    if not prompt or not prompt.strip():
+def check_ask(prompt, choices) -> list:
+    """A request's input (exit 2), checked before the object is reached, on both backends."""
+    if not isinstance(prompt, str) or not prompt or not strip(prompt):
         raise invalid("empty --prompt: say what the person should decide")
     choices = list(choices)
     for c in choices:
-        if not c:
+        if not isinstance(c, str) or not c:
             raise invalid("empty --choice")
     if len(set(choices)) != len(choices):
         raise invalid("duplicate --choice")
+    return choices
+
+
+def ask(obj, prompt: str, *, choices=(), timeout_seconds=None) -> dict:
+    choices = check_ask(prompt, choices)
     _require(obj)
     from .sessions import check
 
@@ -70,7 +77,7 @@ def list_requests(obj, *, pending_only: bool = False) -> list:
 def answer(obj, request_id: int, choice: str, *, comment=None) -> dict:
     request = get(obj, request_id)
     if request["choices"] and choice not in request["choices"]:
-        raise invalid(f"choice {choice!r} was not offered; choose one of: {', '.join(request['choices'])}")
+        raise invalid(f"choice {quote(choice)} was not offered; choose one of: {', '.join(request['choices'])}")
     if not choice:
         raise invalid("empty --choice")
     if request["status"] != "pending":

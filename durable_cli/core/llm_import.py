@@ -18,6 +18,7 @@ import os
 import sqlite3
 
 from ..errors import DurableError, invalid
+from ..text import printable, rstrip, strip
 from . import transcript
 
 ZERO_ID = "0" * 64  # the record's id is recomputed from its scope, owner and NAME at import
@@ -67,8 +68,8 @@ def title_of(name):
     """A conversation's name as a title: non-printable characters as spaces, stripped, at most 200."""
     if not isinstance(name, str):
         return None
-    text = "".join(c if c.isprintable() else " " for c in name).strip()[:200].rstrip()
-    return text or None
+    title = strip("".join(c if printable(c) else " " for c in name))[:200]
+    return rstrip(title) or None
 
 
 def ms(text) -> int:

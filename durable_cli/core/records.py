@@ -12,6 +12,7 @@ import json
 import math
 
 from ..errors import invalid
+from ..text import printable, strip
 from . import state
 
 FORMAT = "durable-export"
@@ -102,14 +103,14 @@ def _ttl(v):
 
 def _title(v):
     _text(v)
-    if not 1 <= len(v) <= 200 or not v.isprintable() or v != v.strip():
+    if not 1 <= len(v) <= 200 or not printable(v) or v != strip(v):
         raise Bad("must be 1-200 printable characters with no leading or trailing white space")
     return v
 
 
 def _request_id(v):
     _text(v)
-    if not 1 <= len(v) <= 128 or not v.isprintable():
+    if not 1 <= len(v) <= 128 or not printable(v):
         raise Bad("must be 1-128 printable characters")
     return v
 

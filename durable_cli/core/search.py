@@ -16,6 +16,7 @@ import sqlite3
 
 from .. import clock
 from ..errors import DurableError, invalid
+from ..text import strip
 from . import retention
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -31,7 +32,7 @@ def drop_removed_tokens(db) -> None:
 def check_query(query) -> None:
     """Exit 2 for a query FTS5 rejects, decided once on an empty in-memory table (so the answer does not
     depend on which objects exist)."""
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str) or not strip(query):
         raise invalid("empty search query: give words, \"a phrase\" or prefix*")
     db = sqlite3.connect(":memory:")
     try:

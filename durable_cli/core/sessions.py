@@ -19,6 +19,7 @@ pending or processing, else the outcome of the last finished prompt, else `creat
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
+from ..text import printable, quote, strip
 from . import state, transcript
 
 ANY = frozenset(state.STATUSES)
@@ -99,14 +100,14 @@ def show(obj) -> dict:
 
 
 def valid_title(title: str) -> str:
-    title = title.strip() if isinstance(title, str) else title
-    if not isinstance(title, str) or not 1 <= len(title) <= 200 or not title.isprintable():
+    title = strip(title) if isinstance(title, str) else title
+    if not isinstance(title, str) or not 1 <= len(title) <= 200 or not printable(title):
         raise invalid("invalid title: use 1-200 printable characters")
     return title
 
 
 def valid_request_id(request_id):
-    if request_id is not None and (not 1 <= len(request_id) <= 128 or not request_id.isprintable()):
+    if request_id is not None and (not 1 <= len(request_id) <= 128 or not printable(request_id)):
         raise invalid("invalid --request-id: use 1-128 printable characters")
     return request_id
 
@@ -346,12 +347,17 @@ def set_title(obj, title: str) -> dict:
     return state.session_json(obj)
 
 
-def invite(obj, user: str, role: str = "member") -> dict:
+def check_invite(user, role) -> None:
+    """An invitation's input (exit 2), checked before the object is reached, on both backends."""
     from ..config import valid_name
 
     valid_name(user, "user")
     if role not in state.ROLES:
-        raise invalid(f"invalid role {role!r}: use owner or member")
+        raise invalid(f"invalid role {quote(role) if isinstance(role, str) else repr(role)}: use owner or member")
+
+
+def invite(obj, user: str, role: str = "member") -> dict:
+    check_invite(user, role)
     require_session(obj)
     obj.require_visible()
     check(obj, "invite")

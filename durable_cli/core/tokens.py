@@ -9,13 +9,14 @@ import math
 import os
 
 from ..errors import invalid
+from ..text import word_count
 
 ROW_OVERHEAD = 4
 MAX_TOKENS = 1_000_000_000  # one row's count at most: sums over any transcript stay far inside SQLite's 64 bits
 
 
 def approx(text: str) -> int:
-    return max(math.ceil(len(text) / 4), math.ceil(len(text.split()) * 1.3)) + ROW_OVERHEAD
+    return max(math.ceil(len(text) / 4), math.ceil(word_count(text) * 1.3)) + ROW_OVERHEAD
 
 
 def estimator(name: str):

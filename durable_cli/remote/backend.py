@@ -97,9 +97,14 @@ class RemoteSession:
         return self._call("unarchive", True)
 
     def set_title(self, title):
-        return self._call("set_title", True, title=title)
+        from ..core.sessions import valid_title
+
+        return self._call("set_title", True, title=valid_title(title))
 
     def invite(self, user, role="member"):
+        from ..core.sessions import check_invite
+
+        check_invite(user, role)
         return self._call("invite", True, user=user, role=role)
 
     def dequeue(self, prompt_id):
@@ -238,7 +243,9 @@ class RemoteSession:
 
     # human in the loop, memory, limits (SPEC §8)
     def ask(self, prompt, *, choices=(), timeout_seconds=None):
-        return self._call("ask", True, prompt=prompt, choices=list(choices), timeout_seconds=timeout_seconds)
+        from ..core.elicit import check_ask
+
+        return self._call("ask", True, prompt=prompt, choices=check_ask(prompt, choices), timeout_seconds=timeout_seconds)
 
     def requests(self, *, pending_only=False):
         return self._call("requests", False, pending_only=pending_only)

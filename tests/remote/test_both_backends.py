@@ -235,10 +235,37 @@ FORK = [
 ]
 
 
+# Characters where the runtimes' own Unicode databases and white-space sets disagree (issue 24): both
+# backends follow durable_cli/contract/unicode.json (tests/test_vectors.py runs the rules themselves).
+UNICODE = [
+    ["session", "create", "u", "--title", "\x1cabc\x85", "--json"],
+    ["session", "title", "u", "a\u00a0b"],
+    ["session", "title", "u", "\ufeffabc"],
+    ["session", "title", "u", "x\U0001f6dc"],
+    ["session", "title", "u", "\u3000x\u2028", "--json"],
+    ["session", "create", "a\u2028b"],
+    ["session", "create", "x\U0001f6dc"],
+    ["session", "create", "\u3000"],
+    ["session", "prompt", "u", "hi", "--request-id", "r\u3000"],
+    ["session", "prompt", "u", "hi", "--request-id", "r\u00a0"],
+    ["elicit", "ask", "u", "--prompt", "\ufeff", "--json"],
+    ["elicit", "ask", "u", "--prompt", "\x1c\x85"],
+    ["elicit", "ask", "u", "--prompt", "Ship?", "--choice", "yes", "--choice", "no"],
+    ["elicit", "answer", "u", "2", "--choice", "it's not"],
+    ["elicit", "answer", "u", "2", "--choice", "a\xa0b"],
+    ["transcript", "append", "u", "--role", "user", "a\ufeffb c\u3000d\x1ce", "--json"],
+    ["transcript", "append", "u", "--role", "wizard", "x"],
+    ["transcript", "append", "u", "--role", "it's", "x"],
+    ["session", "show", "u", "--json"],
+]
+
+
 def tenant_scenario(tenant):
     return [
         ["--tenant", tenant, "session", "create", "shared", "--json"],
         ["--tenant", tenant, "session", "invite", "shared", "bob", "--json"],
+        ["--tenant", tenant, "session", "invite", "shared", "b\U0001f6dc"],
+        ["--tenant", tenant, "session", "invite", "shared", "bob\u00a0"],
         ["--tenant", tenant, "--as", "bob", "session", "show", "shared", "--json"],
         ["--tenant", tenant, "--as", "bob", "session", "archive", "shared"],
         ["--tenant", tenant, "--as", "carol", "session", "show", "shared"],
@@ -281,7 +308,7 @@ def run_scenario(commands, monkeypatch, env):
     return out
 
 
-SCENARIOS = {"sessions": SESSIONS, "transcript": TRANSCRIPT, "hitl": HITL, "rewrite": REWRITE, "fork": FORK, "tenant": None}
+SCENARIOS = {"sessions": SESSIONS, "transcript": TRANSCRIPT, "hitl": HITL, "rewrite": REWRITE, "fork": FORK, "unicode": UNICODE, "tenant": None}
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))

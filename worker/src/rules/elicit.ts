@@ -1,5 +1,6 @@
 // Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
 import { Opened, conflict, event, invalid, iso, notFound, now, touch } from "./state";
+import { quote, strip } from "./text";
 import { check, requireSession } from "./sessions";
 
 const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
@@ -28,11 +29,17 @@ function pyJson(items: string[]): string {
   return "[" + items.map(str).join(", ") + "]";
 }
 
-export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null }) {
-  if (!a.prompt || !a.prompt.trim()) throw invalid("empty --prompt: say what the person should decide");
-  const choices = a.choices ?? [];
-  for (const c of choices) if (!c) throw invalid("empty --choice");
+/** A request's input (exit 2), checked before the object is reached (core/elicit.py check_ask). */
+export function checkAsk(prompt: unknown, choices: unknown): string[] {
+  if (typeof prompt !== "string" || !prompt || !strip(prompt)) throw invalid("empty --prompt: say what the person should decide");
+  if (!Array.isArray(choices)) throw invalid("empty --choice");
+  for (const c of choices) if (typeof c !== "string" || !c) throw invalid("empty --choice");
   if (new Set(choices).size !== choices.length) throw invalid("duplicate --choice");
+  return choices;
+}
+
+export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null }) {
+  const choices = checkAsk(a.prompt, a.choices ?? []);
   visible(obj);
   const t = now();
   check(obj, "write");
@@ -52,7 +59,7 @@ export function list(obj: Opened, a: { pending_only?: boolean }) {
 export function answer(obj: Opened, a: { request_id: number; choice: string; comment?: string | null }) {
   const request = get(obj, a);
   if (request.choices.length && !request.choices.includes(a.choice)) {
-    throw invalid(`choice '${a.choice}' was not offered; choose one of: ${request.choices.join(", ")}`);
+    throw invalid(`choice ${quote(a.choice)} was not offered; choose one of: ${request.choices.join(", ")}`);
   }
   if (!a.choice) throw invalid("empty --choice");
   if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);

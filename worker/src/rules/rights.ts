@@ -4,6 +4,7 @@
 // the same rules, since the Worker cannot trust clients.
 import records from "../generated/records.json";
 import { DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, validName } from "./state";
+import { printable, strip } from "./text";
 
 type Rule = { check: string; optional: boolean; values?: string[] };
 const TABLES = records.tables as unknown as Record<string, Record<string, Rule>>;
@@ -103,9 +104,9 @@ const CHECKS: Record<string, (v: any, rule: Rule) => void> = {
   title: (v) => {
     text(v);
     const n = [...v].length;
-    if (n < 1 || n > 200 || /[\p{C}\p{Z}]/u.test(v.replace(/ /g, "")) || v !== v.trim()) throw new Bad("must be 1-200 printable characters with no leading or trailing white space");
+    if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad("must be 1-200 printable characters with no leading or trailing white space");
   },
-  request_id: (v) => { text(v); const n = [...v].length; if (n < 1 || n > 128 || /[\p{C}\p{Z}]/u.test(v.replace(/ /g, ""))) throw new Bad("must be 1-128 printable characters"); },
+  request_id: (v) => { text(v); const n = [...v].length; if (n < 1 || n > 128 || !printable(v)) throw new Bad("must be 1-128 printable characters"); },
   hex_id: (v) => { text(v); if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad("must be 64 lowercase hex digits"); },
   flag: (v) => { if (v !== 0 && v !== 1) throw new Bad("must be 0 or 1"); },
   number: (v) => { if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad("must be a non-negative number"); },
@@ -412,7 +413,7 @@ export type SearchArgs = { query: string; role?: string | null; cutoff?: number 
 export function searchObject(obj: Opened, a: SearchArgs) {
   const meta = obj.meta();
   if (meta === null || (obj.address.id_scope === "tenant" && obj.role() === null)) return { hits: [], last_active_at: null };
-  if (typeof a.query !== "string" || !a.query.trim()) throw invalid("empty search query: give words, \"a phrase\" or prefix*");
+  if (typeof a.query !== "string" || !strip(a.query)) throw invalid("empty search query: give words, \"a phrase\" or prefix*");
   if (a.role != null && !ROLES.includes(a.role)) throw invalid(`invalid --role ${pyRepr(a.role)}: use one of ${ROLES.join(", ")}`);
   if (!isInt(a.limit) || a.limit < 0) throw invalid("--limit must be a non-negative integer");
   if (a.cutoff != null && !isInt(a.cutoff)) throw invalid("--newer-than must be a duration");

@@ -3,6 +3,7 @@
 import contract from "../../../durable_cli/contract.json";
 import { Opened, conflict, createObject, event, invalid, iso, notFound, sessionJson, setStatus, touch, now, validName } from "./state";
 import * as transcript from "./transcript";
+import { printable, quote, strip } from "./text";
 
 type Transition = { from: string[]; to: string | null; role: string | null };
 const TRANSITIONS = contract.transitions as Record<string, Transition>;
@@ -54,13 +55,13 @@ export function show(obj: Opened) {
 }
 
 export function validTitle(title: unknown): string {
-  const t = typeof title === "string" ? title.trim() : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || /\p{C}/u.test(t)) throw invalid("invalid title: use 1-200 printable characters");
+  const t = typeof title === "string" ? strip(title) : title;
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid("invalid title: use 1-200 printable characters");
   return t;
 }
 
 export function validRequestId(id: unknown) {
-  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || /\p{C}/u.test(id))) {
+  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
     throw invalid("invalid --request-id: use 1-128 printable characters");
   }
   return id;
@@ -242,10 +243,15 @@ export function setTitle(obj: Opened, a: { title: string }) {
   return sessionJson(obj);
 }
 
+/** An invitation's input (exit 2), checked before the object is reached (core/sessions.py check_invite). */
+export function checkInvite(user: unknown, role: unknown) {
+  validName(user, "user");
+  if (role !== "owner" && role !== "member") throw invalid(`invalid role ${quote(role)}: use owner or member`);
+}
+
 export function invite(obj: Opened, a: { user: string; role?: string }) {
-  validName(a.user, "user");
   const role = a.role ?? "member";
-  if (role !== "owner" && role !== "member") throw invalid(`invalid role '${role}': use owner or member`);
+  checkInvite(a.user, role);
   requireSession(obj);
   obj.requireVisible();
   check(obj, "invite");

@@ -1,5 +1,6 @@
 // An opened object as the rules see it (mirrors durable_cli/core/state.py).
 import contract from "../../../durable_cli/contract.json";
+import { printable, quote, strip } from "./text";
 
 export type Address = { id_scope: string; owner: string; name: string; scope: string };
 export type Config = { max_unfinished: number; max_turn_bytes: number; token_budget: number };
@@ -153,27 +154,11 @@ export function sessionJson(obj: Opened) {
 export function validName(text: unknown, what = "name"): string {
   const s = typeof text === "string" ? text : "";
   const n = [...s].length;
-  if (typeof text !== "string" || n < 1 || n > 200 || /[\p{C}\p{Z}]/u.test(s.replace(/ /g, "")) || s !== s.trim()) {
+  if (typeof text !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
     throw invalid(`invalid ${what} ${pyRepr(text)}: use 1-200 printable characters with no leading or trailing white space`);
   }
   return s;
 }
 
 /** Python's repr() of a str, for messages that must read the same in both languages. */
-export function pyRepr(v: unknown): string {
-  if (typeof v !== "string") return v === null || v === undefined ? "None" : String(v);
-  const q = v.includes("'") && !v.includes('"') ? '"' : "'";
-  let out = "";
-  for (const ch of v) {
-    if (ch === "\\") out += "\\\\";
-    else if (ch === q) out += "\\" + q;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\r") out += "\\r";
-    else if (ch === "\t") out += "\\t";
-    else if (/[\p{C}]/u.test(ch)) {
-      const c = ch.codePointAt(0)!;
-      out += c < 0x100 ? "\\x" + c.toString(16).padStart(2, "0") : c < 0x10000 ? "\\u" + c.toString(16).padStart(4, "0") : "\\U" + c.toString(16).padStart(8, "0");
-    } else out += ch;
-  }
-  return q + out + q;
-}
+export const pyRepr = quote;

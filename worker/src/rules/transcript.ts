@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { Opened, conflict, createObject, event, invalid, iso, notFound, now, touch, dumps, sessionJson } from "./state";
 import { approx } from "./tokens";
+import { quote } from "./text";
 import { check, requireSession, validRequestId, validTitle } from "./sessions";
 import { field, raw } from "./verbatim";
 
@@ -34,11 +35,11 @@ function toolCalls(v: unknown, where: string) {
     const n = i + 1;
     if (call === null || typeof call !== "object" || Array.isArray(call)) throw invalid(`${where}tool call ${n} is not a JSON object`);
     const extra = Object.keys(call).filter((k) => !["id", "name", "arguments"].includes(k)).sort();
-    if (extra.length) throw invalid(`${where}tool call ${n} has unknown keys [${extra.map((k) => `'${k}'`).join(", ")}]: use id, name and arguments`);
-    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(`${where}tool call ${n} needs a non-empty string '${k}'`);
+    if (extra.length) throw invalid(`${where}tool call ${n} has unknown keys [${extra.map(quote).join(", ")}]: use id, name and arguments`);
+    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(`${where}tool call ${n} needs a non-empty string ${quote(k)}`);
     const args = call.arguments ?? "{}";
     if (typeof args !== "string") throw invalid(`${where}tool call ${n}: 'arguments' must be a string (the model's JSON text)`);
-    if (seen.has(call.id)) throw invalid(`${where}tool call id '${call.id}' appears twice in one row`);
+    if (seen.has(call.id)) throw invalid(`${where}tool call id ${quote(call.id)} appears twice in one row`);
     seen.add(call.id);
     return { id: call.id, name: call.name, arguments: args };
   });
@@ -65,7 +66,7 @@ function checkMeta(v: any, where: string) {
  *  (`tool_calls`, `meta`, `data`); text is parsed only to be checked and is stored as given (rules/verbatim.ts). */
 export function prepare(obj: Opened, f: any, where = ""): Prepared {
   const role = f.role;
-  if (!ROLES.includes(role)) throw invalid(`${where}invalid role ${role == null ? "None" : `'${role}'`}: use one of ${ROLES.join(", ")}`);
+  if (!ROLES.includes(role)) throw invalid(`${where}invalid role ${quote(role)}: use one of ${ROLES.join(", ")}`);
   const content = f.content ?? "";
   if (typeof content !== "string") throw invalid(`${where}content must be a string`);
   let calls: any[] | null = null;

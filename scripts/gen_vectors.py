@@ -1,0 +1,155 @@
+"""Write durable_cli/contract/vectors.json: input -> outcome for the validators both runtimes hold.
+
+The inputs are listed here; each outcome is what the Python rules answer (SPEC's reference is Python:
+`str.isprintable()`, `strip()`, `len(text.split())`, `repr`). tests/test_vectors.py runs the vectors
+against durable_cli/core (and fails when this file's output differs from the committed copy), and
+`node --test` runs the same file against worker/src/rules (worker/test/vectors.test.ts): a rule
+changed in one language only fails one of them. Run after changing a rule or adding a case:
+`python scripts/gen_vectors.py`.
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from durable_cli import durations, text  # noqa: E402
+from durable_cli.config import valid_name  # noqa: E402
+from durable_cli.core import elicit, sessions, tokens, transcript  # noqa: E402
+from durable_cli.errors import DurableError  # noqa: E402
+
+TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "durable_cli", "contract", "vectors.json")
+
+# The characters where runtimes disagree unless told: separators, format characters, controls,
+# JS-only and Python-only white space, a code point newer than Unicode 14, astral printables.
+TRICKY = ["\u00a0", "\u2028", "\u2029", "\u3000", "\u1680", "\u2000", "\u200a", "\u202f", "\u205f", "\u180e",
+          "\u200b", "\u200d", "\u2060", "\ufeff", "\u001c", "\u001f", "\u0085", "\u00ad", "\u0000", "\u007f",
+          "\t", "\n", "\r", "\x0b", "\x0c", " ", "\U0001f6dc", "\U0001f600", "\u0378", "\ue000", "\ud800",
+          "\udc00", "\U000e0001", "\u0300", "\u00e9", "\u65e5"]
+NAMES = ["fix-login", "", "a" * 200, "a" * 201, "\U0001f600" * 200, "\U0001f600" * 201, "it's", 'say "hi"', "a b",
+         " a", "a ", "x y z"] + [f"a{c}b" for c in TRICKY] + [f"{c}ab" for c in TRICKY] + [f"ab{c}" for c in TRICKY] + TRICKY
+TITLES = NAMES + ["  padded  ", "\x1cabc", "abc\x1f", "\ufeffabc", "\u0085abc", "\u3000abc\u3000", " " * 5,
+                  " " + "a" * 200 + " ", "\u00a0" + "a" * 200]
+REQUEST_IDS = ["r-1", "", "a" * 128, "a" * 129, " leading", "trailing ", "a b"] + [f"r{c}1" for c in TRICKY]
+QUOTES = ["it's not", "a\xa0b", 'say "hi"', "both ' and \"", "back\\slash", "\n\t\r", "\x00\x1b\x7f", "\u2028",
+          "\U0001f6dc", "\U0001f600", "\ufeff", "\u65e5\u672c", "\ud800", "\U000e0001", "plain"]
+INVITES = [["bob", "member"], ["bob", "owner"], ["bob", "admin"], ["bob", "it's"], ["bob\u00a0", "member"],
+           ["\U0001f6dc", "member"], ["b\u3000b", "owner"], ["", "member"]]
+ASKS = [["ok?", []], ["ok?", ["yes", "no"]], ["\ufeff", []], ["\x1c", []], ["\u0085", []], ["\u3000", []],
+        ["\u200b", []], [" ", []], ["", []], ["q", ["a", ""]], ["q", ["a", "a"]], ["q", ["\u00a0"]]]
+APPROX = ["", "hello", "hello world", "a\ufeffb", "\ufeff", "a\u200bb", "a\x1cb", "a\u0085b", "a\u00a0b",
+          "a\u3000b c", "\U0001f600\U0001f600\U0001f600\U0001f600\U0001f600", "one two three four five six seven",
+          "x" * 41, "word " * 40, "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f \x85\xa0"]
+DURATIONS = ["90d", "1h30m", "45s", "1w2d3h4m5s", "36500d", "36501d", "5200w", "5215w", "30", "0s", "05m", "1.5h",
+             "-5d", "30x", "0", "", "1d1d", "1m1h", " 1d", "1d ", "1\u00a0d", "\u0661d", "9999999999999d"]
+ROWS = [
+    {"role": "user", "content": "hi"},
+    {"role": "wizard", "content": "hi"},
+    {"role": "it's", "content": "hi"},
+    {"role": None, "content": "hi"},
+    {"role": "user", "content": ""},
+    {"role": "user", "content": 5},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f", "arguments": "{\"x\":1}"}]},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f"}]},
+    {"role": "assistant", "content": "", "tool_calls": []},
+    {"role": "assistant", "content": "", "tool_calls": {"id": "c1"}},
+    {"role": "assistant", "content": "x", "tool_calls": ["c1"]},
+    {"role": "assistant", "content": "x", "tool_calls": [{"id": "c1", "name": "f", "zz": 1, "aa": 2}]},
+    {"role": "assistant", "content": "x", "tool_calls": [{"id": "", "name": "f"}]},
+    {"role": "assistant", "content": "x", "tool_calls": [{"id": "c1", "name": 5}]},
+    {"role": "assistant", "content": "x", "tool_calls": [{"id": "c1", "name": "f", "arguments": {}}]},
+    {"role": "assistant", "content": "x", "tool_calls": [{"id": "it's", "name": "f"}, {"id": "it's", "name": "g"}]},
+    {"role": "user", "content": "x", "tool_calls": [{"id": "c1", "name": "f"}]},
+    {"role": "tool", "content": "42", "call_id": "c1"},
+    {"role": "tool", "content": "42", "call_id": "c1", "name": "f"},
+    {"role": "tool", "content": "42"},
+    {"role": "tool", "content": "42", "call_id": ""},
+    {"role": "tool", "content": "42", "call_id": "c1", "name": ""},
+    {"role": "user", "content": "42", "call_id": "c1"},
+    {"role": "user", "content": "42", "name": "f"},
+    {"role": "user", "content": "", "data": {"k": 1}},
+    {"role": "user", "content": "x", "meta": []},
+    {"role": "user", "content": "x", "meta": {"model": 5}},
+    {"role": "user", "content": "x", "meta": {"usage": 5}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 1}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 1, "output_tokens": -1}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 1, "output_tokens": 2}, "cost_usd": -1}},
+    {"role": "user", "content": "x", "meta": {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 2}, "cost_usd": 0.5}},
+    {"role": "user", "content": "x", "tokens": 7},
+    # tokens out of range and usage/cost bounds: helper "json" (issue 24 numbers) lands them; vectors then
+    {"role": "user", "content": "a\ufeffb c"},
+    {"role": "user", "content": "\u00e9" * 10},
+]
+
+
+def outcome(call):
+    try:
+        return {"ok": call()}
+    except DurableError as e:
+        return {"error": e.code, "message": str(e)}
+
+
+def row_outcome(fields):
+    def call():
+        row = transcript.prepare(None, fields, where="line 1: ", _settings=(2 * 1024 * 1024, tokens.approx))
+        return {"role": row.role, "content": row.content, "tokens": row.tokens, "call_id": row.call_id, "name": row.name,
+                "tool_calls": json.loads(row.tool_calls) if row.tool_calls else None}
+    return outcome(call)
+
+
+def code_point_runs(f):
+    """[[first, last, value], ...] over U+0000..U+FFFF where F(code point) stays the same."""
+    runs = []
+    for c in range(0x10000):
+        v = f(c)
+        if runs and runs[-1][2] == v and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c, v])
+    return runs
+
+
+def build() -> dict:
+    return {
+        "about": "Generated by scripts/gen_vectors.py: input -> outcome for the rules both runtimes hold; run by "
+                 "tests/test_vectors.py against durable_cli and by `node --test` (worker/test) against worker/src/rules.",
+        "name": [{"args": [s, "name"], **outcome(lambda s=s: valid_name(s, "name"))} for s in NAMES],
+        "user": [{"args": [s, "user"], **outcome(lambda s=s: valid_name(s, "user"))} for s in NAMES],
+        "title": [{"args": [s], **outcome(lambda s=s: sessions.valid_title(s))} for s in TITLES],
+        "request_id": [{"args": [s], **outcome(lambda s=s: sessions.valid_request_id(s))} for s in REQUEST_IDS],
+        "invite": [{"args": a, **outcome(lambda a=a: sessions.check_invite(*a))} for a in INVITES],
+        "ask": [{"args": a, **outcome(lambda a=a: elicit.check_ask(*a))} for a in ASKS],
+        "quote": [{"args": [s], "ok": text.quote(s)} for s in QUOTES],
+        "approx": [{"args": [s], "ok": tokens.approx(s)} for s in APPROX],
+        "row": [{"args": [r], **row_outcome(r)} for r in ROWS],
+        # Python only: the Worker is sent seconds, never a duration's text
+        "duration": [{"args": [s], **outcome(lambda s=s: durations.parse(s))} for s in DURATIONS],
+        # approx("a" + chr(c) + "b") for every code point to U+FFFF: 6 where c joins a and b, 7 where it
+        # separates them (white space), as runs [first, last, tokens]
+        "approx_code_points": code_point_runs(lambda c: tokens.approx("a" + chr(c) + "b")),
+        # strip(chr(c)) == "" for every code point to U+FFFF, as runs [first, last, stripped]
+        "strip_code_points": code_point_runs(lambda c: text.strip(chr(c)) == ""),
+    }
+
+
+def render() -> str:
+    doc = build()
+    lines = ["{"]
+    keys = list(doc)
+    for i, key in enumerate(keys):
+        value = doc[key]
+        end = "," if i < len(keys) - 1 else ""
+        if isinstance(value, list):
+            lines.append(f"  {json.dumps(key)}: [")
+            lines += [f"    {json.dumps(v)}{',' if j < len(value) - 1 else ''}" for j, v in enumerate(value)]
+            lines.append(f"  ]{end}")
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value)}{end}")
+    return "\n".join(lines + ["}"]) + "\n"
+
+
+if __name__ == "__main__":
+    with open(TARGET, "w", encoding="utf-8") as f:
+        f.write(render())
+    print(TARGET)
