@@ -469,3 +469,10 @@ class Store:
         from .core import usage
 
         return usage.usage(self, **kw)
+
+    def reindex(self) -> dict:
+        """`remote reindex` (SPEC §13) has no local meaning: `doctor --repair` rebuilds index.db."""
+        from .errors import invalid
+
+        raise invalid("remote reindex needs --remote URL (or DURABLE_REMOTE); a local index.db is rebuilt by "
+                      "'durable doctor --repair'")

@@ -33,3 +33,22 @@ def dev(
         tokens[value] = valid_name(user, "user")
     status = dev_server.serve(port=port, storage=storage, tokens=tokens)
     raise typer.Exit(status)
+
+
+@app.command()
+def reindex(json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")):
+    """Admin: rebuild the remote index shards from the objects, page by page; prints a receipt.
+
+    Each object the index knows re-sends its row; rows of objects that are gone are dropped. Needs
+    --remote (or DURABLE_REMOTE) and an admin token; locally, 'durable doctor --repair' rebuilds index.db.
+
+    Example: durable --remote https://durable.example.workers.dev remote reindex --json
+    """
+    from . import mode, render, store
+
+    doc = store().reindex()
+    if mode(json_out) == "plain":
+        import sys
+
+        sys.stderr.write(f"reindexed {doc['reindexed']} object(s), removed {doc['removed']} stale index row(s)\n")
+    render.receipt(doc, mode(json_out))

@@ -459,10 +459,14 @@ class RemoteStore:
         return {"groups": [fields(g) for g in doc["groups"]], "total": fields(doc["total"])}
 
     def reindex(self) -> dict:
-        """Admin: rebuild the index from the objects it knows (each registered object re-sends its row; rows
-        of absent objects, or in shards an object no longer belongs to, are dropped).
-        `{"reindexed": N, "removed": N, "skipped": [{"id", "owner", "name", "reason"}]}`."""
-        total = {"reindexed": 0, "removed": 0, "skipped": []}
+        """Admin (`durable remote reindex`, SPEC §13): rebuild the index shards from the objects (each
+        registered object re-sends its row; rows of absent objects, or in shards an object no longer
+        belongs to, are dropped), one page per request. The §10 receipt, with the counts beside it:
+        `{"deleted": [], "skipped": [{"id", "owner", "name", "reason"}], "changed": [], "dry_run": false,
+        "reindexed": N, "removed": N}`; exit 7 (or 6) after the others when an object could not be read."""
+        from ..core.retention import conclude
+
+        total = {"deleted": [], "skipped": [], "changed": [], "dry_run": False, "reindexed": 0, "removed": 0}
         cursor = {}
         while cursor is not None:  # one page of objects per request (docs/remote.md)
             page = self._index("reindex", write=True, **cursor)
@@ -470,7 +474,8 @@ class RemoteStore:
                 total[key] += page[key]
             total["skipped"] += page["skipped"]
             cursor = page["next"]
-        return total
+        total["skipped"].sort(key=lambda s: s["id"])
+        return conclude(total, "reindex")
 
     def _paged(self, op: str, *, write: bool, in_id_order=True, **args) -> dict:
         """A command across objects, one page of objects per request (the Worker bounds each; the client

@@ -8,6 +8,7 @@ local side gets a fresh data directory per test.
 """
 
 import json
+import re
 import time
 
 import pytest
@@ -140,7 +141,7 @@ def test_non_admin_tokens_are_refused_installation_wide_commands(remote_dev, mon
     for args in (["sweep"], ["usage", "--all"], ["purge", "--older-than", "1d", "--yes"],
                  ["--tenant", "acme", "purge", "--older-than", "1d", "--yes"], ["ls", "--user", "bob"],
                  ["usage", "--user", "bob"], ["forget", "bob", "--yes"], ["purge", "--older-than", "1d", "--user", "bob", "--yes"],
-                 ["--as", "bob", "ls"]):
+                 ["--as", "bob", "ls"], ["remote", "reindex"], ["remote", "reindex", "--json"]):
         r = run_inprocess(*args)
         assert (r.status, r.out) == (5, ""), args
         assert "admin token" in r.err, (args, r.err)
@@ -195,8 +196,10 @@ def test_a_lagging_or_lost_index_is_repaired_and_purge_rechecks_the_object(fault
     fault(refuse=True)
     assert run_inprocess("transcript", "append", "x", "--role", "user", "three").status == 0
     fault(refuse=False)
-    doc = store.reindex()
-    assert doc["skipped"] == [] and doc["reindexed"] >= 1
+    r = run_inprocess("remote", "reindex", "--json")  # SPEC §13: the admin command, a §10 receipt
+    doc = json.loads(r.out)
+    assert r.status == 0 and doc["skipped"] == [] and doc["reindexed"] >= 1
+    assert {"deleted", "skipped", "changed", "dry_run"} <= set(doc) and doc["dry_run"] is False
     assert turns("x") == 3
     # a lost index shard: everything it held comes back from the objects the root shards know
     assert run_inprocess("--tenant", "acme", "session", "create", "team").status == 0
@@ -222,9 +225,15 @@ def test_a_lagging_or_lost_index_is_repaired_and_purge_rechecks_the_object(fault
     assert "x" in {r["name"] for r in store._index_rows()}
     assert run_inprocess("--tenant", "acme", "delete", "team", "--yes").status == 0
     assert run_inprocess("delete", "y", "--yes").status == 0
-    doc = store.reindex()
-    assert doc["removed"] >= 1 and doc["skipped"] == []
+    r = run_inprocess("remote", "reindex")
+    assert (r.status, r.out) == (0, "") and re.search(r"removed [1-9]", r.err), r.err
+    assert store.reindex()["removed"] == 0  # nothing left to drop
     assert store._index_rows(all_users=True, expired=True, reserved=True) == []
+
+
+def test_remote_reindex_has_no_local_meaning(home):
+    r = run_inprocess("remote", "reindex", "--json")
+    assert (r.status, r.out) == (2, "") and "doctor --repair" in r.err
 
 
 def test_index_rows_interface(remote_dev, monkeypatch):
