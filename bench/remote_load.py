@@ -49,8 +49,16 @@ def own_user(client: str) -> str:
     return f"u{sum(map(ord, client)) % 8}"
 
 
+BENCH_KEY = "durable-bench-token-key-" + "0123456789abcdef" * 2  # written into the dev storage: remote dev signs with it
+_TOKENS = {}
+
+
 def token(user: str) -> str:
-    return f"tok-{user}"
+    if user not in _TOKENS:
+        from durable_cli.remote import tokens
+
+        _TOKENS[user] = tokens.issue(BENCH_KEY.encode(), user, expires=86400)
+    return _TOKENS[user]
 
 
 def shared_objects():
@@ -289,8 +297,9 @@ class Dev:
 
     def __init__(self, storage, port, users):
         args = [*CLI, "remote", "dev", "--storage", storage, "--port", str(port)]
-        for user in users:
-            args += ["--token", f"{token(user)}={user}"]
+        os.makedirs(storage, exist_ok=True)
+        with open(os.path.join(storage, "durable-token-key"), "w") as f:  # users' tokens are signed with BENCH_KEY
+            f.write(BENCH_KEY)
         for attempt in range(5):  # the port of a Worker just killed may take a moment to be free again
             self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
             line = self.proc.stdout.readline()

@@ -776,7 +776,7 @@ def remote_speed():
 
     n = 100 if QUICK else 300
     storage, home = tempfile.mkdtemp(), tempfile.mkdtemp()
-    proc = subprocess.Popen([DURABLE, "remote", "dev", "--storage", storage, "--token", "bench-token=bench"],
+    proc = subprocess.Popen([DURABLE, "remote", "dev", "--storage", storage],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 60)
@@ -784,6 +784,8 @@ def remote_speed():
         if not doc:
             raise SystemExit(f"durable remote dev did not start: {proc.stderr.read().decode()[-500:]}")
         url = doc["url"]
+        bench_token = subprocess.run([DURABLE, "remote", "token", "bench", "--key-file", doc["token_key_file"]],
+                                     capture_output=True, text=True, check=True).stdout.strip()
 
         def lib(store):
             with store.open("bench", create=True) as s:
@@ -797,13 +799,13 @@ def remote_speed():
             store.close()
             return times
 
-        remote = lib(Store(remote=url, token="bench-token"))
+        remote = lib(Store(remote=url, token=bench_token))
         local = lib(Store(home=home, user="bench"))
         for label, t in (("remote", remote), ("local", local)):
             p95 = sorted(t)[int(len(t) * 0.95)]
             results[f"library append, {label}"] = {**summary(t), "p95": p95, "n": len(t)}
             print(f"library append {label:7s} median {statistics.median(t)*1000:6.2f} ms  p95 {p95*1000:6.2f} ms  (n={len(t)})", flush=True)
-        renv = dict(env_for(tempfile.mkdtemp()), DURABLE_REMOTE=url, DURABLE_TOKEN="bench-token")
+        renv = dict(env_for(tempfile.mkdtemp()), DURABLE_REMOTE=url, DURABLE_TOKEN=bench_token)
         renv.pop("DURABLE_USER")
         lenv = env_for(home)
         append = [DURABLE, "transcript", "append", "bench", "--role", "user", "hello"]

@@ -8,6 +8,7 @@ EXIT_CODES = {
     "permission_denied": 5,
     "busy": 6,
     "storage": 7,
+    "misconfigured": 7,  # remote mode: the Worker's own configuration is wrong (SPEC §13), naming the variable
     "outcome_unknown": 7,  # remote mode: a write whose outcome is unknown after the retries (SPEC §13)
     "rate_limited": 8,
     "timeout": 9,

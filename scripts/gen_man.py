@@ -30,6 +30,7 @@ EXIT_TABLE = [
     (5, "permission_denied", "a participant without the right role"),
     (6, "busy", "the object's lock was not obtained within the lock timeout; forget had to skip a busy object"),
     (7, "storage", "corrupt object or index, disk full, read-only, missing secret, symlinked path, newer schema"),
+    (7, "misconfigured", "with \\-\\-remote: the Worker's configuration is wrong (the message names the variable)"),
     (7, "outcome_unknown", "with \\-\\-remote: a write whose outcome is unknown after the retries (retry it with the request id given)"),
     (8, "rate_limited", "durable limit hit refused"),
     (9, "timeout", "a \\-\\-wait ended with nothing (session next, elicit wait)"),

@@ -531,6 +531,14 @@ class RemoteStore:
 
     _whoami = None
 
+    def revoke(self, *, jti=None, user=None, issued_before=None) -> dict:
+        """`durable remote revoke` (admin): a token by its jti, or USER's tokens whose iat (whole seconds) is
+        before ISSUED_BEFORE. `{"revoked": jti or None, "user", "issued_before"}` (RFC 3339)."""
+        doc = self.client.call({"op": "revoke", "scope": "auth", "actor": self.user,
+                                "args": {"jti": jti, "user": user, "issued_before": issued_before}}, write=True)
+        return {"revoked": doc["revoked"], "user": doc["user"],
+                "issued_before": None if doc["issued_before"] is None else clock.iso(doc["issued_before"] * 1000)}
+
     def whoami(self) -> dict:
         """`{"user", "admin"}`: the acting user (the token's, or the one named) and whether the token is an admin's."""
         if self._whoami is None:

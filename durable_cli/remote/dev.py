@@ -4,8 +4,10 @@ remote mode and for the tests.
 The bare `workerd` binary comes from the npm package `workerd` (`npm ci` in worker/), the Worker from
 `npm run build` there (worker/dist/index.js). A capnp config is generated into a private temporary
 directory: one SQLite-backed Durable Object namespace stored in --storage DIR (a temporary directory
-when not given), a random admin token, and a Worker secret kept in DIR so ids stay stable across
-restarts. Once the Worker answers, one JSON line {"url", "admin_token"} goes to stdout.
+when not given), and the Worker's two secrets kept in DIR so ids and tokens stay valid across restarts:
+DURABLE_SECRET (durable-worker-secret) and DURABLE_TOKEN_KEY (durable-token-key, the key `durable remote
+token --key-file` signs with). Once the Worker answers, one JSON line {"url", "admin_token",
+"token_key_file"} goes to stdout (the admin token: user "admin", signed with that key).
 """
 
 import json
@@ -42,14 +44,14 @@ def _capnp_string(text: str) -> str:
     return json.dumps(text)  # capnp text literals take the same escapes as JSON strings here
 
 
-def config_text(*, port: int, storage: str, module: str, secret: str, tokens: dict, admin_tokens: list) -> str:
+def config_text(*, port: int, storage: str, module: str, secret: str, token_key: str, variables=None) -> str:
+    """The capnp config of one Worker. VARIABLES: more text bindings (name -> text; None leaves one out, so
+    a test can serve a misconfigured Worker)."""
+    values = {"DURABLE_SECRET": secret, "DURABLE_TOKEN_KEY": token_key, **(variables or {})}
     bindings = [
         '(name = "OBJECTS", durableObjectNamespace = "DurableObjectSession")',
         '(name = "INDEX", durableObjectNamespace = "DurableIndex")',
-        f'(name = "DURABLE_SECRET", text = {_capnp_string(secret)})',
-        f'(name = "DURABLE_TOKENS", text = {_capnp_string(json.dumps(tokens))})',
-        f'(name = "DURABLE_ADMIN_TOKENS", text = {_capnp_string(json.dumps(admin_tokens))})',
-    ]
+    ] + [f'(name = "{name}", text = {_capnp_string(text)})' for name, text in values.items() if text is not None]
     if os.environ.get("DURABLE_DEV_FAULTS") == "1":  # the tests' hook: an admin may make an index shard fail or lose its rows
         bindings.append('(name = "DURABLE_DEV_FAULTS", text = "1")')
     joined = ",\n    ".join(bindings)
@@ -102,21 +104,33 @@ class Stop(BaseException):
     pass
 
 
-def serve(*, port=None, storage=None, tokens=None, out=sys.stdout) -> int:
-    """Run workerd until SIGTERM/SIGINT; print {"url", "admin_token"} once it answers. Returns the exit status."""
+def _kept(path: str) -> str:
+    """A random secret kept in PATH (made on first use, mode 0600): its text."""
+    if not os.path.exists(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, secrets.token_hex(32).encode())
+        os.close(fd)
+    with open(path) as f:
+        return f.read().strip()
+
+
+ADMIN_TOKEN_LIFE = 365 * 86400
+
+
+def serve(*, port=None, storage=None, out=sys.stdout) -> int:
+    """Run workerd until SIGTERM/SIGINT; print {"url", "admin_token", "token_key_file"} once it answers.
+    Returns the exit status."""
+    from . import tokens
+
     binary, worker = workerd_binary(), built_worker()
     scratch = tempfile.mkdtemp(prefix="durable-remote-dev-")
     owned_storage = storage is None
     storage = os.path.abspath(storage) if storage else os.path.join(scratch, "storage")
     os.makedirs(storage, mode=0o700, exist_ok=True)
-    secret_file = os.path.join(storage, "durable-worker-secret")
-    if not os.path.exists(secret_file):
-        fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, secrets.token_hex(32).encode())
-        os.close(fd)
-    with open(secret_file) as f:
-        secret = f.read().strip()
-    admin = "admin-" + secrets.token_hex(16)
+    secret = _kept(os.path.join(storage, "durable-worker-secret"))
+    key_file = os.path.join(storage, "durable-token-key")
+    token_key = _kept(key_file)
+    admin = tokens.issue(tokens.read_key(key_file), "admin", admin=True, expires=ADMIN_TOKEN_LIFE)
     module = os.path.join(scratch, "index.js")
     with open(worker, "rb") as src, open(module, "wb") as dst:
         dst.write(src.read())
@@ -124,7 +138,7 @@ def serve(*, port=None, storage=None, tokens=None, out=sys.stdout) -> int:
     config = os.path.join(scratch, "config.capnp")
     with open(config, "w", encoding="utf-8") as f:
         f.write(config_text(port=port, storage=os.path.join(storage, "objects"), module="index.js", secret=secret,
-                            tokens=tokens or {}, admin_tokens=[admin]))
+                            token_key=token_key))
     os.makedirs(os.path.join(storage, "objects"), mode=0o700, exist_ok=True)
     url = f"http://127.0.0.1:{port}"
     log = open(os.path.join(scratch, "workerd.log"), "w+b")
@@ -143,7 +157,7 @@ def serve(*, port=None, storage=None, tokens=None, out=sys.stdout) -> int:
                 tail = log.read().decode("utf-8", "replace").strip().splitlines()[-3:]
                 raise DurableError(f"workerd did not start ({'; '.join(tail) or 'no output'})", "storage")
             time.sleep(0.02)
-        out.write(json.dumps({"url": url, "admin_token": admin}) + "\n")
+        out.write(json.dumps({"url": url, "admin_token": admin, "token_key_file": key_file}) + "\n")
         out.flush()
         while proc.poll() is None:
             time.sleep(0.2)

@@ -21,7 +21,7 @@ def _options(cmd):
 
 def test_every_command_takes_json_and_every_listing_jsonl():
     commands = {" ".join(path): cmd for path, cmd in leaf_commands()}
-    # `remote dev` prints its one line of JSON ({"url", "admin_token"}, SPEC §13) whatever the options
+    # `remote dev` prints its one line of JSON ({"url", "admin_token", "token_key_file"}, SPEC §13) whatever the options
     missing = [name for name, cmd in commands.items() if "--json" not in _options(cmd) and name != "remote dev"]
     assert missing == [], f"commands without --json: {missing}"
     no_lines = [name for name in LISTINGS if name in commands and "--jsonl" not in _options(commands[name])]

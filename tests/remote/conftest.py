@@ -17,7 +17,18 @@ import pytest
 from tests.conftest import ROOT
 
 WORKER = os.path.join(ROOT, "worker")
-ALICE_TOKEN = "token-alice"
+# Every test Worker signs tokens with this key (SPEC §13: tokens are signed, not listed): a `remote dev`
+# finds it in its --storage DIR, a Fleet's slots are configured with it; so one token serves them all.
+TOKEN_KEY = "durable-tests-token-key-" + "0123456789abcdef" * 2
+
+
+def token(user: str, *, admin: bool = False, expires: int = 30 * 86400) -> str:
+    from durable_cli.remote import tokens
+
+    return tokens.issue(TOKEN_KEY.encode(), user, admin=admin, expires=expires)
+
+
+ALICE_TOKEN = token("alice")
 
 
 def _missing():
@@ -32,9 +43,12 @@ class Dev:
 
     def __init__(self, storage, *extra, wait=True):
         self.storage = str(storage)
+        key_file = os.path.join(self.storage, "durable-token-key")
+        if not os.path.exists(key_file):  # the tests' key (a restart on the same storage keeps it)
+            with open(key_file, "w") as f:
+                f.write(TOKEN_KEY)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "durable_cli", "remote", "dev", "--storage", self.storage,
-             "--token", f"{ALICE_TOKEN}=alice", *extra],
+            [sys.executable, "-m", "durable_cli", "remote", "dev", "--storage", self.storage, *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
         )
         if wait:
@@ -48,7 +62,7 @@ class Dev:
             self.stop()
             raise RuntimeError(f"durable remote dev did not start: {self.proc.stderr.read().decode()}")
         doc = json.loads(line)
-        self.url, self.admin_token = doc["url"], doc["admin_token"]
+        self.url, self.admin_token, self.token_key_file = doc["url"], doc["admin_token"], doc["token_key_file"]
 
     def workerd_pid(self) -> int:
         with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
@@ -87,7 +101,7 @@ class Fleet:
     `durable remote dev --storage NEW-DIR` would give, for the price of one process (each slot's Worker
     is the one durable_cli/remote/dev.py configures, taken from its config_text)."""
 
-    def __init__(self, root, slots: int):
+    def __init__(self, root, slots: int, variables=None):
         import secrets
         import shutil
 
@@ -106,12 +120,12 @@ class Fleet:
             listener = socket.create_server(("127.0.0.1", 0))
             listener.set_inheritable(True)
             listeners.append(listener)
-            port, admin = listener.getsockname()[1], "admin-" + secrets.token_hex(16)
+            port, admin = listener.getsockname()[1], token("admin", admin=True)
             services += [f'(name = "main{i}", worker = .worker{i})',
                          f'(name = "storage{i}", disk = (path = {_capnp_string(storage)}, writable = true))']
             sockets.append(f'(name = "http{i}", address = "127.0.0.1:{port}", http = (), service = "main{i}")')
             text = config_text(port=port, storage=storage, module="index.js", secret=secrets.token_hex(32),
-                               tokens={ALICE_TOKEN: "alice"}, admin_tokens=[admin])
+                               token_key=TOKEN_KEY, variables=variables)
             worker = text[text.index("const durableWorker :Workerd.Worker"):]  # remote dev's Worker, as it is
             assert worker.count('localDisk = "storage"') == 1, worker
             workers.append(worker.replace("durableWorker", f"worker{i}").replace('localDisk = "storage"', f'localDisk = "storage{i}"'))

@@ -1,11 +1,14 @@
-// The Worker: authenticates the token, decides the acting user, computes the object id by HMAC with
-// its own secret and forwards the call to that object's Durable Object (`idFromName(id)`).
+// The Worker: checks its own configuration, verifies the signed token (auth.ts), decides the acting user,
+// computes the object id by HMAC with its own secret and forwards the call to that object's Durable
+// Object (`idFromName(id)`).
 //
-// Secrets / vars: DURABLE_SECRET (the HMAC key), DURABLE_TOKENS (JSON {"token": "user"}),
-// DURABLE_ADMIN_TOKENS (JSON ["token", ...]; an admin may act as any user with --as).
+// Secrets / vars (docs/remote.md "Configuration"): DURABLE_SECRET (the HMAC key of object ids),
+// DURABLE_TOKEN_KEY (the HS256 key of tokens; an admin token may act as any user with --as),
+// DURABLE_MAX_TURN_BYTES, DURABLE_MAX_BODY_BYTES.
 import { DurableError, httpStatus, validName } from "./rules/state";
+import { Revocations, checkConfig, checkRevoked, forgetRevocations, verify } from "./auth";
 import { across } from "./across";
-import { listObjects } from "./indexes";
+import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
 export { DurableObjectSession } from "./object";
 export { DurableIndex } from "./indexes";
@@ -15,18 +18,15 @@ export interface Env {
   INDEX: DurableObjectNamespace; // the index shards (indexes.ts)
   DURABLE_DEV_FAULTS?: string; // "1" only under `durable remote dev` for the tests' fault hook
   DURABLE_SECRET: string;
-  DURABLE_TOKENS?: string;
-  DURABLE_ADMIN_TOKENS?: string;
+  DURABLE_TOKEN_KEY: string;
   DURABLE_MAX_TURN_BYTES?: string; // the Worker's own turn ceiling (a var): a client's transcript.max_turn_bytes only lowers it
+  DURABLE_MAX_BODY_BYTES?: string; // a larger body is 413 before it is parsed (the client sends a larger batch in parts)
 }
-
-const DEFAULT_TURN_BYTES = 2097152; // SPEC §3: 2 MiB
 
 /** The config a call runs with: the client's values where they are positive integers, the turn ceiling
  *  never above the Worker's own (a client cannot raise what the storage is asked to hold). */
-function callConfig(env: Env, c: Record<string, number>) {
+function callConfig(cap: number, c: Record<string, number>) {
   const positive = (v: unknown, fallback: number) => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : fallback);
-  const cap = positive(Number(env.DURABLE_MAX_TURN_BYTES), DEFAULT_TURN_BYTES);
   return { max_unfinished: positive(c.max_unfinished, 10), max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
     token_budget: positive(c.token_budget, 4000) };
 }
@@ -51,30 +51,32 @@ async function objectId(secret: string, scope: string, owner: string, name: stri
 }
 
 function fail(e: DurableError): Response {
-  const error: Record<string, unknown> = { code: e.code, message: e.message };
+  // unauthorized (a token that is not one of this Worker's): HTTP 401, permission_denied (exit 5) to the client
+  const code = e.code === "unauthorized" ? "permission_denied" : e.code;
+  const error: Record<string, unknown> = { code, message: e.message };
   if (e.document !== undefined) error.document = e.document;
+  if ((e as { retryable?: boolean }).retryable) error.retryable = true;
   return new Response(JSON.stringify({ error }), {
-    status: e.code === "permission_denied" && e.message.startsWith("missing") ? 401 : httpStatus(e.code),
+    status: e.code === "unauthorized" ? 401 : e.code === "too_large" ? 413 : httpStatus(e.code),
     headers: { "content-type": "application/json" },
   });
 }
 
-function parse<T>(text: string | undefined, fallback: T): T {
-  try {
-    return text ? (JSON.parse(text) as T) : fallback;
-  } catch {
-    return fallback;
-  }
+/** The caller: the claims of a valid, unrevoked token of this Worker (auth.ts), or 401. */
+export async function who(env: Env, header: string | null): Promise<{ user: string; admin: boolean }> {
+  const token = header?.startsWith("Bearer ") ? header.slice(7) : null;
+  if (!token) throw new DurableError("missing token: set DURABLE_TOKEN or config remote.token ('durable remote token' issues one)", "unauthorized");
+  const t = Date.now();
+  const claims = await verify(token, env.DURABLE_TOKEN_KEY, t);
+  await checkRevoked(claims, t, () => askIndex<Revocations>(env, "revocations", {}));
+  return { user: claims.sub, admin: claims.adm };
 }
 
-export function who(env: Env, header: string | null): { user: string; admin: boolean } {
-  const token = header?.startsWith("Bearer ") ? header.slice(7) : null;
-  if (!token) throw new DurableError("missing token: set DURABLE_TOKEN or config remote.token", "permission_denied");
-  const admins = parse<string[]>(env.DURABLE_ADMIN_TOKENS, []);
-  if (admins.includes(token)) return { user: "admin", admin: true };
-  const users = parse<Record<string, string>>(env.DURABLE_TOKENS, {});
-  if (Object.prototype.hasOwnProperty.call(users, token)) return { user: users[token], admin: false };
-  throw new DurableError("the token is not valid for this Worker; check DURABLE_TOKEN or config remote.token", "permission_denied");
+/** The revocation list lives in one index shard (indexes.ts), read rarely (cached per isolate). */
+const AUTH_SHARD = "auth:0";
+
+async function askIndex<T>(env: Env, op: string, args: unknown): Promise<T> {
+  return ask<T>(env, AUTH_SHARD, op, args);
 }
 
 function json(doc: unknown): Response {
@@ -108,15 +110,29 @@ export async function callObject(env: Env, id: string, call: unknown): Promise<R
   }
 }
 
+/** `durable remote revoke` (admin): a token by its jti, or a user's tokens issued before a time (whole seconds of iat). */
+async function revoke(env: Env, admin: boolean, args: any): Promise<unknown> {
+  if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
+  const jti = args?.jti ?? null, user = args?.user ?? null, before = args?.issued_before ?? null;
+  if ((jti === null) === (user === null)) throw new DurableError("revoke takes a token id (JTI) or --user USER, not both", "invalid_input");
+  if (jti !== null && (typeof jti !== "string" || !jti || jti.length > 200)) throw new DurableError("invalid JTI: use the jti of a token", "invalid_input");
+  if (user !== null) validName(user, "user");
+  if (user !== null && (!Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
+  await askIndex(env, "revoke", { jti, user, issued_before: user === null ? null : before });
+  forgetRevocations(); // this isolate sees it at once; others within the cache's life (auth.ts)
+  return { revoked: jti, user, issued_before: user === null ? null : before };
+}
+
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
     try {
+      const settings = checkConfig(env); // before anything else: a misconfigured Worker touches no storage
       if (url.pathname === "/v1/health") return new Response(JSON.stringify({ ok: true }), { headers: { "content-type": "application/json" } });
       if (url.pathname !== "/v1/call" || request.method !== "POST") {
         throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");
       }
-      const token = who(env, request.headers.get("authorization"));
+      const token = await who(env, request.headers.get("authorization"));
       let body: Body;
       try {
         body = (await request.json()) as Body;
@@ -128,6 +144,7 @@ export default {
         throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");
       }
       if (body.op === "whoami") return json({ result: { user: actor, admin: token.admin } });
+      if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args) });
       const allUsers = body.all_users === true;
       if (allUsers && !token.admin) {
         throw new DurableError(`an installation-wide ${body.op === "import" ? "import (--all-users)" : body.op} needs an admin token; this token acts as user "${token.user}" only`, "permission_denied");
@@ -148,13 +165,15 @@ export default {
         [idScope, owner, name, scope] = ["user", ownerOf(body, actor), validName(body.name), body.label === "session" ? "session" : "user"];
       } else throw new DurableError(`unknown scope '${body.scope}'`, "invalid_input");
       const id = await objectId(env.DURABLE_SECRET, idScope, owner, name);
-      if (body.op === "object_id") return json({ result: { id } }); // an import receipt's entry for a record the client refused
       if (idScope !== "tenant" && owner !== actor && !allUsers) refuseOthers(body, { id_scope: idScope, owner, name }, actor, id);
+      // an import receipt's entry for a record the client refused: the caller's own (or, for an admin's
+      // installation-wide call, anyone's) id at once; a tenant object's only to a participant (its DO says)
+      if (body.op === "object_id" && (idScope !== "tenant" || allUsers)) return json({ result: { id } });
       const c = body.config ?? {};
       const call = {
         op: body.op, args: body.args ?? {}, address: { id_scope: idScope, owner, name, scope }, actor, id,
         create: !!body.create, request_id: body.request_id ?? null, all_users: allUsers,
-        config: callConfig(env, c),
+        config: callConfig(settings.maxTurnBytes, c),
       };
       return await callObject(env, id, call);
     } catch (e) {

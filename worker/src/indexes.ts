@@ -149,6 +149,9 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
       // a user or tenant shard: the tombstones of deleted LangGraph threads it is the home of (index.db's tombstones)
       this.db.run("CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT, deleted_at INTEGER NOT NULL)");
+      // the shard auth:0: revoked tokens (`durable remote revoke`): by jti, or a user's issued before a time (s)
+      this.db.run("CREATE TABLE IF NOT EXISTS revoked_jtis (jti TEXT PRIMARY KEY, at INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS revoked_users (user TEXT PRIMARY KEY, issued_before INTEGER NOT NULL)");
     });
     this.ready = true;
   }
@@ -193,6 +196,15 @@ export class DurableIndex {
         case "settle":
           this.db.run("UPDATE pages SET body = ?, at = ? WHERE id = ?", args.body, now(), args.id);
           this.db.run("DELETE FROM pages WHERE at < ?", now() - PAGE_MEMORY_MS);
+          break;
+        case "revoke":
+          if (args.jti !== null) this.db.run("INSERT OR IGNORE INTO revoked_jtis (jti, at) VALUES (?, ?)", args.jti, now());
+          else this.db.run("INSERT INTO revoked_users (user, issued_before) VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET" +
+            " issued_before = max(issued_before, excluded.issued_before)", args.user, args.issued_before);
+          break;
+        case "revocations":
+          result = { jtis: this.db.all("SELECT jti FROM revoked_jtis").map((r) => r[0]),
+            users: Object.fromEntries(this.db.all("SELECT user, issued_before FROM revoked_users").map((r) => [r[0], r[1]])) };
           break;
         case "fault": this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0); break;
         default: throw invalid(`unknown index operation '${op}'`);

@@ -74,6 +74,8 @@ const OPS: Record<string, Op> = {
   search_object: { run: rights.searchObject, write: false },
   stored_rows: { run: transcript.storedRows, write: false },
   meta: { run: (obj: Opened) => obj.meta(), write: false },
+  // a tenant object's id (an import receipt's entry): to a participant only, as every operation (index.ts)
+  object_id: { run: (obj: Opened) => (obj.requireVisible(), { id: obj.id }), write: false },
   put_checkpoint: { run: checkpoints.putCheckpoint, write: true, creates: true, tomb: true },
   put_checkpoint_writes: { run: checkpoints.putWrites, write: true, creates: true, tomb: true },
   checkpoint_rows: { run: checkpoints.checkpointRows, write: false },
