@@ -55,6 +55,7 @@ class Session(state.Opened):
     requests = elicit.list_requests
     request = elicit.get
     answer = elicit.answer
+    decline = elicit.decline
     set_fact = memory.set_fact
     get_fact = memory.get_fact
     facts = memory.list_facts

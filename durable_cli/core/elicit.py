@@ -50,11 +50,22 @@ def check_ask(prompt, choices) -> list:
     return choices
 
 
-def ask(obj, prompt: str, *, choices=(), timeout_seconds=None) -> dict:
+def ask(obj, prompt: str, *, choices=(), timeout_seconds=None, request_id=None) -> dict:
+    """Store a pending request. REQUEST_ID (1-128 characters, as `--request-id`) makes the ask idempotent:
+    the same id with the same prompt and choices returns the request it made, as it stands now (answered,
+    pending or expired), and stores nothing; with another prompt or choices it is exit 4. The id is kept in
+    the `elicit.asked` event (requests are never deleted, so it stays as long as the request)."""
+    from .sessions import check, valid_request_id
+
+    valid_request_id(request_id)
     choices = check_ask(prompt, choices)
     _require(obj)
-    from .sessions import check
-
+    if request_id is not None:
+        asked = _asked_with(obj, request_id)
+        if asked is not None:
+            if asked["prompt"] != prompt or asked["choices"] != choices:
+                raise conflict(f"request id {quote(request_id)} was already used with another question in {obj.what}")
+            return asked
     now = clock.now()
     with obj.handle.transaction():
         check(obj, "write")  # archived objects are read-only (SPEC §5): exit 4, nothing asked
@@ -62,10 +73,21 @@ def ask(obj, prompt: str, *, choices=(), timeout_seconds=None) -> dict:
             "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?)",
             (prompt, json.dumps(choices), now, now + timeout_seconds * 1000 if timeout_seconds else None),
         )
-        request_id = cur.lastrowid
-        state.event(obj, "elicit.asked", {"request_id": request_id})
+        made = cur.lastrowid
+        data = {"request_id": made}
+        if request_id is not None:
+            data["key"] = request_id
+        state.event(obj, "elicit.asked", data)
         state.touch(obj)
-    return get(obj, request_id)
+    return get(obj, made)
+
+
+def _asked_with(obj, request_id: str):
+    """The request an earlier ask with REQUEST_ID made, or None."""
+    row = obj.handle.row(
+        "SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked'"
+        " AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", (request_id,))
+    return None if row is None else get(obj, row[0])
 
 
 def list_requests(obj, *, pending_only: bool = False) -> list:
@@ -88,6 +110,24 @@ def answer(obj, request_id: int, choice: str, *, comment=None) -> dict:
             (choice, comment, obj.actor, clock.now(), request_id),
         )
         state.event(obj, "elicit.answered", {"request_id": request_id, "answer": choice})
+        state.touch(obj)
+    return get(obj, request_id)
+
+
+def decline(obj, request_id: int, action: str) -> dict:
+    """The person would not answer (SPEC §14: an MCP client's `decline` or `cancel`): the request is
+    `answered` with answer null and ACTION as the comment, so nobody asks it again."""
+    if action not in ("decline", "cancel"):
+        raise invalid(f"invalid action {quote(action)}: use decline or cancel")
+    request = get(obj, request_id)
+    if request["status"] != "pending":
+        raise conflict(f"request {request_id} of {obj.what} is {request['status']}, not pending; it cannot be answered")
+    with obj.handle.transaction():
+        obj.db.execute(
+            "UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+            (action, obj.actor, clock.now(), request_id),
+        )
+        state.event(obj, "elicit.answered", {"request_id": request_id, "answer": None})
         state.touch(obj)
     return get(obj, request_id)
 

@@ -242,16 +242,21 @@ class RemoteSession:
         self._call("delete_thread", True)
 
     # human in the loop, memory, limits (SPEC §8)
-    def ask(self, prompt, *, choices=(), timeout_seconds=None):
+    def ask(self, prompt, *, choices=(), timeout_seconds=None, request_id=None):
         from ..core.elicit import check_ask
+        from ..core.sessions import valid_request_id
 
-        return self._call("ask", True, prompt=prompt, choices=check_ask(prompt, choices), timeout_seconds=timeout_seconds)
+        args = {"key": valid_request_id(request_id)} if request_id is not None else {}
+        return self._call("ask", True, prompt=prompt, choices=check_ask(prompt, choices), timeout_seconds=timeout_seconds, **args)
 
     def requests(self, *, pending_only=False):
         return self._call("requests", False, pending_only=pending_only)
 
     def request(self, request_id):
         return self._call("request", False, request_id=request_id)
+
+    def decline(self, request_id, action):
+        return self._call("decline", True, request_id=request_id, action=action)
 
     def answer(self, request_id, choice, *, comment=None):
         return self._call("answer", True, request_id=request_id, choice=choice, comment=comment)

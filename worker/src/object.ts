@@ -62,6 +62,7 @@ const OPS: Record<string, Op> = {
   requests: { run: elicit.list, write: false },
   request: { run: elicit.get, write: false },
   answer: { run: elicit.answer, write: true },
+  decline: { run: elicit.decline, write: true },
   set_fact: { run: memory.setFact, write: true, creates: true },
   get_fact: { run: memory.getFact, write: false },
   facts: { run: memory.listFacts, write: false },

@@ -1,7 +1,7 @@
 // Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
 import { Opened, conflict, event, invalid, iso, notFound, now, touch } from "./state";
 import { quote, strip } from "./text";
-import { check, requireSession } from "./sessions";
+import { check, requireSession, validRequestId } from "./sessions";
 
 const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
 
@@ -38,16 +38,42 @@ export function checkAsk(prompt: unknown, choices: unknown): string[] {
   return choices;
 }
 
-export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null }) {
+/** KEY: the caller's request id (SPEC §14 ask_human): the same key with the same question returns the request
+ *  it made, as it stands now; with another question, a conflict. Kept in the `elicit.asked` event. */
+export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null; key?: string | null }) {
+  const key = (validRequestId(a.key) as string | null | undefined) ?? null;
   const choices = checkAsk(a.prompt, a.choices ?? []);
   visible(obj);
+  if (key !== null) {
+    const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked'"
+      + " AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
+    if (made) {
+      const asked = get(obj, { request_id: made[0] });
+      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices)) {
+        throw conflict(`request id ${quote(key)} was already used with another question in ${obj.what}`);
+      }
+      return asked;
+    }
+  }
   const t = now();
   check(obj, "write");
   const id = obj.db.one("INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?) RETURNING id",
     a.prompt, pyJson(choices), t, a.timeout_seconds ? t + a.timeout_seconds * 1000 : null)![0];
-  event(obj, "elicit.asked", { request_id: id });
+  event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
   touch(obj);
   return get(obj, { request_id: id });
+}
+
+/** The person would not answer (an MCP client's decline or cancel): answered, answer null, the action as the comment. */
+export function decline(obj: Opened, a: { request_id: number; action: string }) {
+  if (a.action !== "decline" && a.action !== "cancel") throw invalid(`invalid action ${quote(a.action)}: use decline or cancel`);
+  const request = get(obj, a);
+  if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
+  obj.db.run("UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    a.action, obj.actor, now(), a.request_id);
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: null });
+  touch(obj);
+  return get(obj, a);
 }
 
 export function list(obj: Opened, a: { pending_only?: boolean }) {

@@ -1,0 +1,788 @@
+"""`durable mcp` (SPEC §14): durable's sessions, memory and human-in-the-loop served over the Model
+Context Protocol on stdio, with the official `mcp` SDK (extra `mcp`; imported by this command only).
+
+The server acts as one user (the Store it is given: `--as`, `--tenant`, `--remote` as every command).
+Each tool call is one wake/work/sleep through the library's public API (durable_cli.library), run in a
+worker thread so the protocol keeps flowing while a call waits for a lock. Arguments are checked here
+with the CLI's rules; every refusal or failure is a tool error (`isError`) whose text is the SPEC §4
+message and whose structured content is the §4 JSON error.
+
+Both revisions the SDK serves: with a 2025-11-25 (or older) client, `elicitation/create` requests and
+`resources/subscribe`; with a 2026-07-28 client, `InputRequiredResult` rounds and `subscriptions/listen`.
+A question for the person (`ask_human`) is stored in the session first, so it outlives the connection
+and the server: the same `request_id` returns that request and asks nothing twice.
+"""
+
+import json
+from contextlib import contextmanager
+from urllib.parse import quote, unquote
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import clock, durations
+from ..errors import DurableError, Interrupted, conflict, denied, invalid
+
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+POLL_LOCAL, POLL_REMOTE = 0.2, 0.5  # seconds between looks at index.db (or the remote index) for subscribers
+STATUSES = ("created", "active", "completed", "failed", "cancelled", "archived")
+ROLES = ("system", "developer", "user", "assistant", "tool")
+WINDOW_FORMATS = ("messages", "responses", "anthropic", "json")
+RECENT_FORMATS = ("json", "messages", "responses", "anthropic")
+SESSIONS_URI = "durable://sessions"
+SESSION_PREFIX = "durable://session/"
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
+
+# The argument schemas (JSON Schema 2020-12, advertised as each tool's input schema and applied by
+# `check_arguments` with the CLI's messages; the SDK's low-level server applies nothing itself).
+S = {"type": "string"}
+NAME = {"type": "string", "description": "Session NAME (1-200 printable characters)."}
+DURATION = {"type": "string", "description": "A duration: 90d, 1h30m, 45s."}
+COUNT = {"type": "integer", "minimum": 0, "maximum": INT64[1]}
+ANY = {"description": "Any JSON value."}
+ROW_PROPERTIES = {
+    "role": {"type": "string", "enum": list(ROLES)},
+    "text": {"type": "string", "description": "The row's content."},
+    "tool_calls": {"type": "array", "items": {"type": "object"}, "description": 'Assistant rows: [{"id", "name", "arguments"}].'},
+    "call_id": {"type": "string", "description": "Tool rows: the id of the call this result answers."},
+    "tool_name": {"type": "string", "description": "Tool rows: the tool's name (the row's `name`)."},
+    "meta": {"type": "object", "description": "A JSON object about the turn (model, usage, cost_usd, ...)."},
+    "data": ANY,
+    "tokens": {"type": "integer", "minimum": 0, "maximum": 1_000_000_000},
+}
+
+
+def _tool(description, properties=None, required=()):
+    return {"description": description, "properties": properties or {}, "required": list(required)}
+
+
+TOOLS = {
+    "sessions_list": _tool(
+        "List your sessions, newest activity first (as `durable ls`; archived ones only with all).",
+        {"status": {"type": "array", "items": {"type": "string", "enum": list(STATUSES)}}, "all": {"type": "boolean"},
+         "older_than": DURATION, "limit": COUNT}),
+    "session_create": _tool(
+        "Create a session (status created); the session object. Without name, ephemeral makes a random one.",
+        {"name": NAME, "title": S, "ephemeral": {"type": "boolean"}, "ttl": DURATION}),
+    "session_show": _tool("Show a session: status, queue, turns, tokens, participants.", {"name": NAME}, ["name"]),
+    "session_prompt": _tool(
+        "Queue a prompt (creates the session if needed); the prompt object.",
+        {"name": NAME, "text": S, "source": S, "request_id": S, "wait": DURATION, "no_create": {"type": "boolean"}},
+        ["name", "text"]),
+    "session_next": _tool(
+        "Take the oldest pending prompt for work; with context_tokens it carries the context window.",
+        {"name": NAME, "wait": DURATION, "lease": DURATION, "context_tokens": COUNT,
+         "format": {"type": "string", "enum": list(WINDOW_FORMATS)}}, ["name"]),
+    "session_finish": _tool(
+        "Finish a processing prompt with its reply, the turn's rows and meta, in one transaction.",
+        {"name": NAME, "prompt_id": {"type": "integer"}, "reply": S,
+         "rows": {"type": "array", "items": {"type": "object"}}, "meta": {"type": "object"},
+         "failed": {"type": "boolean"}, "error": S, "attempt": {"type": "integer", "minimum": 1}},
+        ["name", "prompt_id"]),
+    "transcript_append": _tool(
+        "Append one row (role and text, ...) or rows (an array of rows) in one transaction.",
+        {"name": NAME, **ROW_PROPERTIES, "rows": {"type": "array", "items": {"type": "object"}},
+         "request_id": S, "no_create": {"type": "boolean"}}, ["name"]),
+    "transcript_recent": _tool(
+        "The context window: pinned turns, then the newest rows within the token budget.",
+        {"name": NAME, "tokens": COUNT, "limit": COUNT, "format": {"type": "string", "enum": list(RECENT_FORMATS)}},
+        ["name"]),
+    "transcript_search": _tool(
+        "Full-text search (FTS5 syntax) over your sessions' transcripts, best match first.",
+        {"query": S, "session": NAME, "role": {"type": "string", "enum": list(ROLES)}, "newer_than": DURATION,
+         "superseded": {"type": "boolean"}, "limit": COUNT}, ["query"]),
+    "memory_set": _tool(
+        "Remember a fact about the user. It is stored as source model and unconfirmed, whatever is sent: "
+        "only a person confirms it (memory_confirm).",
+        {"key": S, "value": S, "expires": DURATION, "source": S, "confirmed": {"type": "boolean"}}, ["key", "value"]),
+    "memory_get": _tool("A confirmed, unexpired fact.", {"key": S}, ["key"]),
+    "memory_list": _tool("Every confirmed, unexpired fact."),
+    "memory_confirm": _tool("Ask the person to confirm a remembered fact; confirmed only if they accept.", {"key": S}, ["key"]),
+    "ask_human": _tool(
+        "Ask the person a question (stored in the session first); returns the request, answered when the client "
+        "could ask, else pending (answerable with 'durable elicit answer'). The same request_id returns the same request.",
+        {"name": NAME, "prompt": S, "choices": {"type": "array", "items": S}, "timeout": DURATION, "request_id": S},
+        ["name", "prompt"]),
+    "limit_hit": _tool(
+        "Take one token from the user's rate-limit bucket KEY (rate N/DUR, e.g. 5/1m); refused: error rate_limited.",
+        {"key": S, "rate": S, "burst": {"type": "integer", "minimum": 1, "maximum": INT64[1]}}, ["key", "rate"]),
+}
+
+
+def input_schema(name: str) -> dict:
+    spec = TOOLS[name]
+    return {"type": "object", "properties": spec["properties"], "required": spec["required"], "additionalProperties": False}
+
+
+# ---- arguments, checked with the CLI's rules -------------------------------------------------------
+
+_KINDS = {"string": "a string", "integer": "an integer", "boolean": "true or false", "array": "an array", "object": "an object"}
+
+
+def _text(value, what):
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise invalid(f"invalid UTF-8 in {what} (a lone surrogate); nothing was changed")
+
+
+def _check_value(value, schema, what):
+    kind = schema.get("type")
+    if kind == "string":
+        if not isinstance(value, str):
+            raise invalid(f"{what} must be {_KINDS[kind]}")
+        _text(value, what)
+    elif kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise invalid(f"{what} must be {_KINDS[kind]}")
+        low, high = schema.get("minimum", INT64[0]), schema.get("maximum", INT64[1])
+        if not low <= value <= high:
+            raise invalid(f"{what} must be an integer from {low} to {high}")
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            raise invalid(f"{what} must be {_KINDS[kind]}")
+    elif kind == "array":
+        if not isinstance(value, list):
+            raise invalid(f"{what} must be {_KINDS[kind]}")
+        items = schema.get("items")
+        if items:
+            value = [_check_value(v, items, f"{what}[{i}]") for i, v in enumerate(value)]
+    elif kind == "object":
+        if not isinstance(value, dict):
+            raise invalid(f"{what} must be {_KINDS[kind]}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise invalid(f"invalid {what} {value!r}: use one of {', '.join(map(str, schema['enum']))}")
+    return value
+
+
+def check_arguments(tool: str, arguments) -> dict:
+    """The arguments of a call to TOOL, checked against its schema; exit-2 errors naming the argument."""
+    spec = TOOLS[tool]
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise invalid(f"the arguments of {tool} must be a JSON object")
+    unknown = sorted(set(arguments) - set(spec["properties"]))
+    if unknown:
+        raise invalid(f"unknown argument {unknown[0]!r} for {tool}: use {', '.join(spec['properties']) or 'none'}")
+    checked = {}
+    for key, value in arguments.items():
+        _text(key, "an argument name")
+        if value is None:
+            continue  # null: as if not given
+        checked[key] = _check_value(value, spec["properties"][key], f"argument {key!r}")
+    for key in spec["required"]:
+        if key not in checked:
+            raise invalid(f"missing argument {key!r} for {tool}")
+    return checked
+
+
+def still_wanted():
+    """None while the call that runs this thread is still wanted; raises the cancellation once its client
+    went away (or the server stops), so a waiting poll ends with nothing changed."""
+    anyio.from_thread.check_cancelled()
+
+
+def _seconds(args, key, *, allow_zero=False):
+    value = args.get(key)
+    return None if value is None else durations.parse(value, allow_zero=allow_zero, what=key)
+
+
+# ---- the tools, over the library ---------------------------------------------------------------------
+
+class Tools:
+    """The synchronous tools: each one call of the library (run in a worker thread)."""
+
+    def __init__(self, store):
+        self.store = store
+
+    def _open(self, name, **kw):
+        from ..config import valid_name
+
+        valid_name(name)
+        return self.store.open(name, **kw)
+
+    def sessions_list(self, a):
+        older = _seconds(a, "older_than")
+        rows = list(self.store.ls(statuses=tuple(a.get("status") or ()), all_objects=a.get("all", False),
+                                  older_than=older, limit=a.get("limit")))
+        return {"result": rows}
+
+    def session_create(self, a):
+        return self.store.create_session(a.get("name"), title=a.get("title"), ttl_seconds=_seconds(a, "ttl"),
+                                         ephemeral=a.get("ephemeral", False))
+
+    def session_show(self, a):
+        with self._open(a["name"]) as s:
+            return s.show()
+
+    def session_prompt(self, a):
+        from ..config import valid_name
+        from ..core import sessions, transcript
+
+        valid_name(a["name"])
+        wait = _seconds(a, "wait", allow_zero=True) or 0
+        content, source, request_id, create = a["text"], a.get("source"), a.get("request_id"), not a.get("no_create", False)
+        transcript.check_text(self.store.config, content)
+        sessions.valid_request_id(request_id)
+        doc = self.store.poll(
+            a["name"], lambda s, _more: still_wanted() or s.prompt(content, source=source, request_id=request_id, created=create, waiting=wait > 0),
+            wait_seconds=wait, create=create)
+        if doc is None:
+            raise conflict(f"the queue of session \"{a['name']}\" is still full after waiting {a['wait']}; nothing was stored "
+                           "(raise the cap with 'durable config set queue.max_unfinished N')")
+        return doc
+
+    def session_next(self, a):
+        from ..config import valid_name
+
+        valid_name(a["name"])
+        wait = _seconds(a, "wait", allow_zero=True) or 0
+        context, fmt = a.get("context_tokens"), a.get("format")
+        if fmt is not None and context is None:
+            raise invalid("format goes with context_tokens")
+        lease = _seconds(a, "lease") or self.store.config.seconds("queue.lease")
+        doc = self.store.poll(a["name"], lambda s, _more: still_wanted() or s.next_prompt(
+            lease_seconds=lease, waiting=wait > 0, context=context, format=fmt or "messages"), wait_seconds=wait)
+        if doc is None:
+            after = f" after waiting {a['wait']}" if wait else ""
+            raise DurableError(f"no pending prompt in session \"{a['name']}\"{after}", "timeout")
+        return doc
+
+    def session_finish(self, a):
+        import inspect
+
+        from ..core import transcript
+
+        extra = {}
+        if a.get("rows") is not None:
+            extra["rows"] = transcript.prepare_batch(self.store.config, [json.dumps(r) for r in a["rows"]])
+        if a.get("meta") is not None:
+            extra["meta"] = a["meta"]
+        if a.get("attempt") is not None:
+            extra["attempt"] = a["attempt"]
+        failed = a.get("failed", False) or a.get("error") is not None
+        with self._open(a["name"]) as s:
+            accepted = inspect.signature(s.finish).parameters
+            for key in extra:
+                if key not in accepted:
+                    raise invalid(f"session_finish: {key} is not supported by this version of durable")
+            return s.finish(a["prompt_id"], reply=a.get("reply"), failed=failed, error=a.get("error"), **extra)
+
+    def transcript_append(self, a):
+        from ..core import sessions, transcript
+
+        config = self.store.config
+        sessions.valid_request_id(a.get("request_id"))
+        single = [k for k in ROW_PROPERTIES if k in a]
+        if "rows" in a:
+            if single:
+                raise invalid(f"rows holds the rows; {single[0]} does not go with it")
+            rows = transcript.prepare_batch(config, [json.dumps(r) for r in a["rows"]])
+        else:
+            if "role" not in a:
+                raise invalid("missing argument 'role': use one of " + ", ".join(ROLES))
+            fields = {"role": a["role"], "content": a.get("text", ""), "tool_calls": a.get("tool_calls"),
+                      "call_id": a.get("call_id"), "name": a.get("tool_name"), "meta": a.get("meta"),
+                      "data": a.get("data"), "tokens": a.get("tokens")}
+            rows = [transcript.prepare(config, fields)]
+        create = not a.get("no_create", False)
+        with self._open(a["name"], create=create) as s:
+            made = s.append_many(rows, request_id=a.get("request_id"), create=create)
+        return {"result": made} if "rows" in a else made[0]
+
+    def transcript_recent(self, a):
+        fmt = a.get("format", "json")
+        with self._open(a["name"]) as s:
+            window = s.context_window(budget=a.get("tokens"), limit=a.get("limit"))
+        if fmt == "json":
+            return window
+        from ..core import formats
+
+        rendered = formats.render(window["turns"], fmt)
+        return rendered if isinstance(rendered, dict) else {"result": rendered}
+
+    def transcript_search(self, a):
+        from ..config import valid_name
+
+        if a.get("session") is not None:
+            valid_name(a["session"])
+        hits, skipped = self.store.search(a["query"], session=a.get("session"), role=a.get("role"),
+                                          newer_than=_seconds(a, "newer_than"), superseded=a.get("superseded", False),
+                                          limit=a.get("limit", 20))
+        out = {"result": hits}
+        if skipped["skipped"]:
+            out["skipped"] = skipped["skipped"]
+        return out
+
+    def memory_set(self, a):
+        from ..core.memory import check_set
+
+        check_set(a["key"], a["value"], "model", False)  # SPEC §14: always source model, unconfirmed
+        expires = _seconds(a, "expires")
+        with self.store.open_reserved(create=True) as m:
+            return m.set_fact(a["key"], a["value"], source="model", confirmed=False, expires_seconds=expires)
+
+    def _reserved(self, fn, empty=None):
+        try:
+            with self.store.open_reserved() as m:
+                return fn(m)
+        except DurableError as e:
+            if e.code == "not_found" and empty is not None:
+                return empty()
+            raise
+
+    def memory_get(self, a):
+        return self._reserved(lambda m: m.get_fact(a["key"]))
+
+    def memory_list(self, a):
+        return {"result": self._reserved(lambda m: m.facts(), empty=list)}
+
+    def fact(self, key):
+        """Any fact KEY (confirmed or not), for memory_confirm."""
+        from ..config import valid_name
+
+        valid_name(key, "memory key")
+        return self._reserved(lambda m: m.get_fact(key, all_facts=True))
+
+    def confirm_seen(self, key, value):
+        """Confirm KEY if it still holds the VALUE the person was shown (else exit 4, nothing confirmed)."""
+        def confirm(m):
+            fact = m.get_fact(key, all_facts=True)
+            if fact["value"] != value:
+                raise conflict(f"fact {key!r} changed while the person was asked; nothing was confirmed (ask again)")
+            return m.confirm_fact(key)
+        return self._reserved(confirm)
+
+    def limit_hit(self, a):
+        from ..config import valid_name
+        from ..core.limits import parse_rate
+
+        valid_name(a["key"], "limit key")
+        parse_rate(a["rate"])
+        with self.store.open_reserved(create=True) as m:
+            return m.hit(a["key"], rate=a["rate"], burst=a.get("burst"))
+
+    # ask_human's steps
+    def ask(self, a):
+        """Store the question (idempotent under request_id): (request, made_now)."""
+        from ..config import valid_name
+
+        valid_name(a["name"])
+        timeout = _seconds(a, "timeout")
+        with self._open(a["name"]) as s:
+            before = {r["id"] for r in s.requests(pending_only=True)} if a.get("request_id") is not None else set()
+            request = s.ask(a["prompt"], choices=a.get("choices") or (), timeout_seconds=timeout, request_id=a.get("request_id"))
+        return request, request["status"] == "pending" and request["id"] not in before
+
+    def request(self, name, request_id):
+        with self._open(name) as s:
+            return s.request(request_id)
+
+    def record(self, name, request_id, action, choice):
+        """The person's answer (accept with CHOICE, or decline/cancel) on the stored request; a request
+        no longer pending (answered elsewhere, expired) is returned as it stands."""
+        with self._open(name) as s:
+            try:
+                if action == "accept":
+                    return s.answer(request_id, choice)
+                return s.decline(request_id, action)
+            except DurableError as e:
+                if e.code != "conflict":
+                    raise
+                return s.request(request_id)
+
+
+def unanswered(request) -> dict:
+    """An ask_human whose request expired unanswered: error timeout, carrying the request."""
+    if request["status"] == "expired":
+        raise DurableError(f"request {request['id']} expired with no answer", "timeout", document=request)
+    return request
+
+
+# ---- results and errors ----------------------------------------------------------------------------------
+
+def ok(doc) -> types.CallToolResult:
+    text = json.dumps(doc, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=doc)
+
+
+def error_document(e: DurableError) -> dict:
+    err = {"code": e.code, "message": e.message, "exit_status": e.exit_status}
+    if isinstance(e.document, dict):
+        if e.code == "rate_limited":
+            err["retry_after"] = e.document.get("retry_after")
+        err["document"] = e.document
+    return {"error": err}
+
+
+def failed(e: DurableError) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=e.message)],
+                                structured_content=error_document(e), is_error=True)
+
+
+def as_durable_error(e: BaseException) -> DurableError:
+    if isinstance(e, DurableError):
+        return e
+    if isinstance(e, OSError):
+        where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+        return DurableError(f"{e.strerror or e}{where}; nothing was changed", "storage")
+    import os
+
+    if os.environ.get("DURABLE_DEBUG") == "1":
+        import traceback
+
+        traceback.print_exception(e)
+    return DurableError(f"internal error: {type(e).__name__}: {e}; run with DURABLE_DEBUG=1 for details", "internal")
+
+
+# ---- resources ---------------------------------------------------------------------------------------------
+
+def session_uri(name: str, transcript=False) -> str:
+    return SESSION_PREFIX + quote(name, safe="") + ("/transcript" if transcript else "")
+
+
+def parse_uri(uri: str):
+    """("sessions", None) | ("session", NAME) | ("transcript", NAME); None for a URI we do not serve."""
+    if uri == SESSIONS_URI:
+        return "sessions", None
+    if not uri.startswith(SESSION_PREFIX):
+        return None
+    rest = uri[len(SESSION_PREFIX):]
+    kind = "session"
+    if rest.endswith("/transcript"):
+        kind, rest = "transcript", rest[: -len("/transcript")]
+    if not rest or "/" in rest:
+        return None
+    try:
+        name = unquote(rest, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return kind, name
+
+
+# ---- the server --------------------------------------------------------------------------------------------
+
+class Guard:
+    """The commit guard while `durable mcp` serves (durable_cli.guard): once SIGINT/SIGTERM came, a commit
+    that has not started raises Interrupted (its transaction rolls back: nothing of the call in hand
+    changed); one that has started finishes, and the exit waits for it."""
+
+    stopping = None
+
+    @contextmanager
+    def __call__(self):
+        if self.stopping is not None:
+            raise Interrupted(self.stopping)
+        yield
+
+
+class DurableMCP:
+    def __init__(self, store):
+        from .. import __version__
+
+        self.store = store
+        self.tools = Tools(store)
+        self.remote = not hasattr(store, "objects")
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
+        self.legacy_subscribers = {}  # uri -> the ServerSession that subscribed (one connection on stdio)
+        self.listened = {}  # uri -> number of open subscriptions/listen streams naming it
+        self.limiter = anyio.CapacityLimiter(4)
+        self.server = Server(
+            "durable", version=__version__,
+            instructions="durable: sessions, memory and questions for the person, kept on disk (or in Cloudflare "
+                         "Durable Objects). Facts you remember stay unconfirmed until the person confirms them.",
+            on_list_tools=self.list_tools, on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
+            on_read_resource=self.read_resource, on_subscribe_resource=self.subscribe,
+            on_unsubscribe_resource=self.unsubscribe, on_subscriptions_listen=self.subscriptions_listen,
+        )
+
+    async def run_sync(self, fn, *args):
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+
+    # tools
+    async def list_tools(self, ctx, params):
+        return types.ListToolsResult(tools=[
+            types.Tool(name=name, description=spec["description"], input_schema=input_schema(name))
+            for name, spec in TOOLS.items()])
+
+    async def call_tool(self, ctx, params):
+        try:
+            if params.name not in TOOLS:
+                raise invalid(f"unknown tool {params.name!r}: use one of {', '.join(TOOLS)}")
+            args = check_arguments(params.name, params.arguments)
+            if params.name == "ask_human":
+                return await self.ask_human(ctx, params, args)
+            if params.name == "memory_confirm":
+                return await self.memory_confirm(ctx, params, args)
+            return ok(await self.run_sync(getattr(self.tools, params.name), args))
+        except Exception as e:  # noqa: BLE001 - every failure is a tool error, never a crash of the server
+            return failed(as_durable_error(e))
+
+    # asking the person
+    @staticmethod
+    def can_elicit(ctx) -> bool:
+        caps = ctx.session.client_capabilities
+        return caps is not None and caps.elicitation is not None
+
+    @staticmethod
+    def modern(ctx) -> bool:
+        return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @staticmethod
+    def answer_schema(choices) -> dict:
+        if choices:
+            field = {"type": "string", "title": "Answer", "enum": list(choices)}
+        else:
+            field = {"type": "string", "title": "Answer"}
+        return {"type": "object", "properties": {"answer": field}, "required": ["answer"]}
+
+    @staticmethod
+    def response_of(params, key):
+        responses = params.input_responses or {}
+        value = responses.get(key)
+        if value is None:
+            return None
+        if isinstance(value, types.ElicitResult):
+            return value
+        try:
+            return types.ElicitResult.model_validate(value if isinstance(value, dict) else value.model_dump(by_alias=True))
+        except Exception:  # noqa: BLE001 - a response that is not an elicitation result
+            raise invalid(f"the input response {key!r} is not an elicitation result")
+
+    @staticmethod
+    def state_of(params) -> dict:
+        try:
+            state = json.loads(params.request_state)
+            if not isinstance(state, dict):
+                raise ValueError
+            return state
+        except (TypeError, ValueError):
+            raise invalid("invalid request_state: call the tool again without it")
+
+    async def ask_human(self, ctx, params, a):
+        if self.modern(ctx) and params.request_state is not None:
+            state = self.state_of(params)
+            request_id = state.get("request")
+            if type(request_id) is not int:
+                raise invalid("invalid request_state: call the tool again without it")
+            request = await self.run_sync(self.tools.request, a["name"], request_id)
+            if request["prompt"] != a["prompt"]:
+                raise invalid("the request_state belongs to another question: call the tool again without it")
+            response = self.response_of(params, "answer")
+            if response is not None and request["status"] == "pending":
+                request = await self.record(a["name"], request, response)
+            return ok(unanswered(request))
+        request, made_now = await self.run_sync(self.tools.ask, a)
+        if not made_now or not self.can_elicit(ctx):
+            return ok(unanswered(request))
+        question = types.ElicitRequestFormParams(message=request["prompt"], requested_schema=self.answer_schema(request["choices"]))
+        if self.modern(ctx):
+            return types.InputRequiredResult(
+                input_requests={"answer": types.ElicitRequest(params=question)},
+                request_state=json.dumps({"request": request["id"]}))
+        timeout = _seconds(a, "timeout")  # the request was just made: it expires this long from now
+        left = None if timeout is None else timeout + 0.3
+        response = None
+        with anyio.move_on_after(left):
+            try:
+                response = await ctx.session.elicit_form(question.message, question.requested_schema, ctx.request_id)
+            except Exception:  # noqa: BLE001 - the client could not ask: the request stays pending
+                response = None
+        if response is None:  # not asked, or not answered in time: the request as it stands (expired: timeout)
+            return ok(unanswered(await self.run_sync(self.tools.request, a["name"], request["id"])))
+        return ok(unanswered(await self.record(a["name"], request, response)))
+
+    async def record(self, name, request, response: types.ElicitResult):
+        if response.action == "accept":
+            choice = (response.content or {}).get("answer")
+            if not isinstance(choice, str) or not choice or (request["choices"] and choice not in request["choices"]):
+                raise invalid(f"the answer {choice!r} was not one of the choices offered")
+            return await self.run_sync(self.tools.record, name, request["id"], "accept", choice)
+        return await self.run_sync(self.tools.record, name, request["id"], response.action, None)
+
+    async def memory_confirm(self, ctx, params, a):
+        key = a["key"]
+        fact = await self.run_sync(self.tools.fact, key)
+        if fact["confirmed"]:
+            return ok(fact)
+        if not self.can_elicit(ctx):
+            raise denied(f"memory_confirm needs a person to confirm {key!r}, and this MCP client cannot ask one "
+                         f"(no elicitation capability); the person can run 'durable memory confirm {key}'")
+        message = f"Remember this as a fact? {key} = {fact['value']}"
+        schema = {"type": "object", "properties": {}}
+        if self.modern(ctx):
+            if params.request_state is None:
+                return types.InputRequiredResult(
+                    input_requests={"confirm": types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))},
+                    request_state=json.dumps({"key": key, "value": fact["value"]}))
+            state = self.state_of(params)
+            if state.get("key") != key:
+                raise invalid("the request_state belongs to another fact: call the tool again without it")
+            response = self.response_of(params, "confirm")
+            seen = state.get("value")
+        else:
+            try:
+                response = await ctx.session.elicit_form(message, schema, ctx.request_id)
+            except Exception:  # noqa: BLE001 - the client could not ask: nothing is confirmed
+                raise denied(f"the person could not be asked to confirm {key!r}; nothing was confirmed "
+                             f"(the person can run 'durable memory confirm {key}')")
+            seen = fact["value"]
+        if response is None or response.action != "accept":
+            return ok(await self.run_sync(self.tools.fact, key))
+        return ok(await self.run_sync(self.tools.confirm_seen, key, seen))
+
+    # resources
+    async def list_resources(self, ctx, params):
+        rows = await self.run_sync(lambda: list(self.store.ls(limit=100)))
+        resources = [types.Resource(uri=SESSIONS_URI, name="sessions", description="Your sessions (as durable ls)",
+                                    mime_type="application/json")]
+        for row in rows:
+            resources.append(types.Resource(uri=session_uri(row["name"]), name=row["name"], title=row["title"],
+                                            mime_type="application/json"))
+        return types.ListResourcesResult(resources=resources)
+
+    async def list_templates(self, ctx, params):
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template="durable://session/{name}", name="session",
+                                   description="A session (as durable session show); NAME percent-encoded",
+                                   mime_type="application/json"),
+            types.ResourceTemplate(uri_template="durable://session/{name}/transcript", name="transcript",
+                                   description="A session's live transcript rows", mime_type="application/json"),
+        ])
+
+    def resource_document(self, uri):
+        parsed = parse_uri(uri)
+        if parsed is None:
+            raise DurableError(f"no such resource {uri!r}: use {SESSIONS_URI} or durable://session/NAME[/transcript]", "not_found")
+        kind, name = parsed
+        if kind == "sessions":
+            return list(self.store.ls(all_objects=True))
+        with self.tools._open(name) as s:
+            return s.show() if kind == "session" else list(s.show_transcript())
+
+    async def read_resource(self, ctx, params):
+        uri = str(params.uri)
+        try:
+            doc = await self.run_sync(self.resource_document, uri)
+        except Exception as e:  # noqa: BLE001 - an MCP error carrying the §4 JSON error
+            err = as_durable_error(e)
+            code = RESOURCE_NOT_FOUND if err.code == "not_found" else -32602 if err.code == "invalid_input" else -32603
+            raise MCPError(code, err.message, error_document(err))
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type="application/json", text=json.dumps(doc, ensure_ascii=False))])
+
+    def check_uri(self, uri):
+        if parse_uri(uri) is None:
+            err = DurableError(f"no such resource {uri!r}: use {SESSIONS_URI} or durable://session/NAME[/transcript]", "not_found")
+            raise MCPError(RESOURCE_NOT_FOUND, err.message, error_document(err))
+
+    async def subscribe(self, ctx, params):
+        uri = str(params.uri)
+        self.check_uri(uri)
+        self.legacy_subscribers[uri] = ctx.session
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx, params):
+        self.legacy_subscribers.pop(str(params.uri), None)
+        return types.EmptyResult()
+
+    async def subscriptions_listen(self, ctx, params):
+        uris = list((params.notifications.resource_subscriptions or []) if params.notifications else [])
+        for uri in uris:
+            self.listened[uri] = self.listened.get(uri, 0) + 1
+        try:
+            return await self.listen(ctx, params)
+        finally:
+            for uri in uris:
+                self.listened[uri] -= 1
+                if not self.listened[uri]:
+                    del self.listened[uri]
+
+    def marks(self, uris) -> dict:
+        """What each subscribed URI stands on now, from index.db (or the remote index) alone: `ls` rows,
+        never an opened object. A change in a mark means rows landed (or the session changed)."""
+        rows = {row["name"]: row for row in self.store.ls(all_objects=True)}
+        marks = {}
+        for uri in uris:
+            parsed = parse_uri(uri)
+            if parsed is None:
+                continue
+            kind, name = parsed
+            if kind == "sessions":
+                marks[uri] = tuple(sorted((r["name"], r["updated_at"], r["status"], r["turns"], r["title"]) for r in rows.values()))
+            else:
+                row = rows.get(name)
+                marks[uri] = None if row is None else (row["updated_at"], row["status"], row["turns"], row["tokens"], row["title"])
+        return marks
+
+    async def watch(self):
+        """Notify subscribers within a second of a change from any process (SPEC §14)."""
+        seen = {}
+        interval = POLL_REMOTE if self.remote else POLL_LOCAL
+        while True:
+            await anyio.sleep(interval)
+            uris = set(self.legacy_subscribers) | set(self.listened)
+            if not uris:
+                seen = {}
+                continue
+            try:
+                marks = await self.run_sync(self.marks, uris)
+            except Exception:  # noqa: BLE001 - a busy or unreadable index: look again next time
+                continue
+            for uri, mark in marks.items():
+                if uri in seen and seen[uri] != mark:
+                    session = self.legacy_subscribers.get(uri)
+                    if session is not None:
+                        try:
+                            await session.send_resource_updated(uri)
+                        except Exception:  # noqa: BLE001 - the client went away
+                            self.legacy_subscribers.pop(uri, None)
+                    if uri in self.listened:
+                        await self.bus.publish(ResourceUpdated(uri=uri))
+                seen[uri] = mark
+            for uri in set(seen) - uris:
+                del seen[uri]
+
+
+async def _serve(app: DurableMCP, guard: Guard) -> int:
+    import signal
+
+    status = 0
+    async with anyio.create_task_group() as tg:
+        async def on_signal():
+            nonlocal status
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    status = 128 + signum
+                    guard.stopping = status
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(on_signal)
+        tg.start_soon(app.watch)
+        async with stdio_server() as (read_stream, write_stream):
+            await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+        tg.cancel_scope.cancel()  # stdin closed: the client is done
+    return status
+
+
+def serve(store) -> int:
+    """Serve MCP on stdin/stdout until stdin closes (exit 0) or SIGINT/SIGTERM (130/143: the call in hand
+    either committed before the signal, or changed nothing)."""
+    from .. import guard as _guard
+
+    guard = Guard()
+    _guard.commit_guard = guard
+    app = DurableMCP(store)
+    return anyio.run(_serve, app, guard)

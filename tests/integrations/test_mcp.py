@@ -1,0 +1,295 @@
+"""`durable mcp` (SPEC §14) driven by the official SDK's own client over stdio, in both protocol revisions
+the SDK serves: a 2025-11-25 client (`mode="legacy"`: elicitation/create, resources/subscribe) and a
+2026-07-28 one (InputRequiredResult rounds, subscriptions/listen).
+
+A server start costs about a second of imports (the SDK), so each test drives one server through many
+calls; the CLI checks the effects from a separate process, as a person would.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.integrations.conftest import need
+
+pytestmark = pytest.mark.both_backends
+
+MODERN = "2026-07-28"
+ENV_KEYS = ("DURABLE_HOME", "DURABLE_CONFIG", "DURABLE_USER", "DURABLE_TENANT", "DURABLE_REMOTE", "DURABLE_TOKEN")
+
+
+@pytest.fixture(autouse=True)
+def sdk():
+    need("mcp_types", "mcp")
+
+
+def params(*args):
+    from mcp.client.stdio import StdioServerParameters
+
+    env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
+    return StdioServerParameters(command=sys.executable, args=["-m", "durable_cli", *args, "mcp"], env=env)
+
+
+class Person:
+    """The elicitation callback: answers with ANSWER ("decline", "cancel", or a choice), records what it was asked."""
+
+    def __init__(self, answer, delay=0):
+        self.answer, self.asked, self.delay = answer, [], delay
+
+    async def __call__(self, ctx, p):
+        import anyio
+        import mcp_types as types
+
+        self.asked.append(p.message)
+        await anyio.sleep(self.delay)
+        if self.answer in ("decline", "cancel"):
+            return types.ElicitResult(action=self.answer)
+        return types.ElicitResult(action="accept", content={} if self.answer is None else {"answer": self.answer})
+
+
+def client(mode, person=None, *args, **kw):
+    from mcp import Client
+
+    return Client(params(*args), mode=mode, elicitation_callback=person, **kw)
+
+
+def run(main):
+    import anyio
+
+    return anyio.run(main)
+
+
+def cli(*args, input=None):
+    """`durable ARGS` in a separate process (the environment of the test: files or the test's Worker)."""
+    return subprocess.run([sys.executable, "-m", "durable_cli", *args], capture_output=True, text=True, input=input, timeout=60)
+
+
+async def call(c, tool, **arguments):
+    r = await c.call_tool(tool, arguments)
+    return r.is_error, r.structured_content
+
+
+def error_of(result, code):
+    is_error, doc = result
+    assert is_error, doc
+    assert set(doc["error"]) >= {"code", "message", "exit_status"} and doc["error"]["code"] == code, doc
+    return doc["error"]
+
+
+def test_every_tool_over_stdio_with_an_accepting_person(durable):
+    """Every tool once, through a 2025-11-25 client whose person accepts: §10 documents as structured content,
+    §4 errors as isError tool results, and the server still serving after each refusal."""
+    person = Person("yes")
+
+    async def main():
+        async with client("legacy", person) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert set(tools) == {"sessions_list", "session_create", "session_show", "session_prompt", "session_next",
+                                  "session_finish", "transcript_append", "transcript_recent", "transcript_search",
+                                  "memory_set", "memory_get", "memory_list", "memory_confirm", "ask_human", "limit_hit"}
+            for t in tools.values():  # no tool acts for another user
+                assert t.input_schema["type"] == "object" and not {"user", "as", "as_user"} & set(t.input_schema["properties"])
+
+            ok, s = await call(c, "session_create", name="plan", title="Trip")
+            assert not ok and s["name"] == "plan" and s["status"] == "created" and s["owner"] == "alice"
+            assert (await call(c, "session_show", name="plan"))[1]["title"] == "Trip"
+            names = (await call(c, "sessions_list"))[1]["result"]
+            assert [r["name"] for r in names] == ["plan"] and "last_active_at" in names[0]
+
+            p = (await call(c, "session_prompt", name="plan", text="Book a room", request_id="r1"))[1]
+            assert p["status"] == "pending" and p["content"] == "Book a room"
+            assert (await call(c, "session_prompt", name="plan", text="Book a room", request_id="r1"))[1]["id"] == p["id"]
+            taken = (await call(c, "session_next", name="plan", context_tokens=1000, format="json"))[1]
+            assert taken["id"] == p["id"] and taken["status"] == "processing" and taken["window"]["turns"][-1]["content"] == "Book a room"
+            error_of(await call(c, "session_next", name="plan"), "conflict")  # one already processing
+            done = (await call(c, "session_finish", name="plan", prompt_id=p["id"], reply="Booked."))[1]
+            assert done["status"] == "completed"
+            assert error_of(await call(c, "session_next", name="plan"), "timeout")["exit_status"] == 9
+
+            row = (await call(c, "transcript_append", name="plan", role="assistant", text="",
+                              tool_calls=[{"id": "c1", "name": "lookup", "arguments": "{}"}], meta={"model": "m"}))[1]
+            assert row["tool_calls"][0]["id"] == "c1" and row["meta"] == {"model": "m"}
+            rows = (await call(c, "transcript_append", name="plan", rows=[
+                {"role": "tool", "content": "free", "call_id": "c1", "name": "lookup", "data": {"k": [1]}},
+                {"role": "assistant", "content": "Room 4 is free"}]))[1]["result"]
+            assert [r["role"] for r in rows] == ["tool", "assistant"] and rows[0]["data"] == {"k": [1]}
+            recent = (await call(c, "transcript_recent", name="plan", tokens=4000))[1]
+            assert set(recent) >= {"turns", "tokens", "budget"} and recent["turns"][-1]["content"] == "Room 4 is free"
+            messages = (await call(c, "transcript_recent", name="plan", format="messages"))[1]["result"]
+            assert messages[-1] == {"role": "assistant", "content": "Room 4 is free"}
+            hits = (await call(c, "transcript_search", query="room"))[1]["result"]
+            assert hits and set(hits[0]) >= {"name", "id", "seq", "role", "created_at", "snippet"}
+
+            fact = (await call(c, "memory_set", key="tz", value="Europe/Paris", source="user", confirmed=True))[1]
+            assert fact["source"] == "model" and fact["confirmed"] is False  # whatever it is sent
+            error_of(await call(c, "memory_get", key="tz"), "not_found")  # unconfirmed: not a fact yet
+            assert (await call(c, "memory_list"))[1] == {"result": []}
+            confirmed = (await call(c, "memory_confirm", key="tz"))[1]
+            assert confirmed["confirmed"] is True and person.asked == ["Remember this as a fact? tz = Europe/Paris"]
+            assert (await call(c, "memory_get", key="tz"))[1]["value"] == "Europe/Paris"
+            assert [f["key"] for f in (await call(c, "memory_list"))[1]["result"]] == ["tz"]
+
+            asked = (await call(c, "ask_human", name="plan", prompt="Book room 4?", choices=["yes", "no"]))[1]
+            assert asked["status"] == "answered" and asked["answer"] == "yes" and asked["answered_by"] == "alice"
+
+            hit = (await call(c, "limit_hit", key="api", rate="1/1h"))[1]
+            assert hit == {"key": "api", "allowed": True, "remaining": 0, "retry_after": None}
+            refused = error_of(await call(c, "limit_hit", key="api", rate="1/1h"), "rate_limited")
+            assert refused["exit_status"] == 8 and 3500 <= refused["retry_after"] <= 3600
+
+            # bad input: the CLI's checks, an MCP tool error each time, never a crash
+            assert error_of(await call(c, "no_such_tool"), "invalid_input")["exit_status"] == 2
+            error_of(await call(c, "session_show"), "invalid_input")  # missing name
+            error_of(await call(c, "session_show", name=7), "invalid_input")
+            error_of(await call(c, "session_show", name=" padded "), "invalid_input")
+            error_of(await call(c, "session_show", name="plan", user="bob"), "invalid_input")  # no user argument
+            error_of(await call(c, "sessions_list", limit=-1), "invalid_input")
+            error_of(await call(c, "sessions_list", limit=2 ** 63), "invalid_input")
+            error_of(await call(c, "sessions_list", limit=True), "invalid_input")
+            error_of(await call(c, "sessions_list", status=["sleeping"]), "invalid_input")
+            error_of(await call(c, "session_next", name="plan", wait="30"), "invalid_input")
+            error_of(await call(c, "limit_hit", key="api", rate="often"), "invalid_input")
+            error_of(await call(c, "transcript_append", name="plan", role="robot", text="x"), "invalid_input")
+            error_of(await call(c, "transcript_append", name="plan", rows=[{"role": "user"}]), "invalid_input")
+            huge = error_of(await call(c, "transcript_append", name="plan", role="user", text="x" * (2 * 1024 * 1024 + 1)), "invalid_input")
+            assert "max_turn_bytes" in huge["message"]
+            error_of(await call(c, "session_prompt", name="plan", text="y" * (2 * 1024 * 1024 + 1)), "invalid_input")
+            error_of(await call(c, "session_show", name="nope"), "not_found")
+            assert (await call(c, "session_show", name="plan"))[1]["turns"] == 5  # still serving; nothing refused was stored
+
+            await declined_and_subscribed(c, person, "legacy")
+
+    run(main)
+    # the effects, seen by the CLI from another process
+    shown = json.loads(cli("transcript", "show", "plan", "--json").stdout)
+    assert [r["content"] for r in shown] == ["Book a room", "Booked.", "", "free", "Room 4 is free"]
+    requests = json.loads(cli("elicit", "list", "plan", "--json").stdout)
+    assert [(r["status"], r["answer"]) for r in requests] == [("answered", "yes")]
+    requests = json.loads(cli("elicit", "list", "ops/daily", "--json").stdout)
+    assert [(r["status"], r["answer"], r["comment"]) for r in requests] == [("answered", None, "decline")]
+
+
+async def declined_and_subscribed(c, person, mode):
+    """Declined questions are answered null with the word as comment; a declined confirmation leaves the
+    fact unconfirmed; a subscriber hears of rows another process appends within a second."""
+    import anyio
+
+    person.answer, asked_before = "decline", len(person.asked)
+    uri = "durable://session/ops%2Fdaily/transcript"  # NAME percent-encoded
+    error_of(await call(c, "ask_human", name="ops/daily", prompt="Restart the database?"), "not_found")  # needs the session
+    await call(c, "session_create", name="ops/daily")
+    asked = (await call(c, "ask_human", name="ops/daily", prompt="Restart the database?", choices=["yes", "no"]))[1]
+    assert asked["status"] == "answered" and asked["answer"] is None and asked["comment"] == "decline"
+    await call(c, "memory_set", key="editor", value="vim")
+    still = (await call(c, "memory_confirm", key="editor"))[1]
+    assert still["confirmed"] is False and len(person.asked) == asked_before + 2
+
+    assert json.loads((await c.read_resource(uri)).contents[0].text) == []
+    sessions = json.loads((await c.read_resource("durable://sessions")).contents[0].text)
+    assert "ops/daily" in [s["name"] for s in sessions]
+    assert json.loads((await c.read_resource("durable://session/ops%2Fdaily")).contents[0].text)["name"] == "ops/daily"
+    with pytest.raises(Exception, match="not found"):
+        await c.read_resource("durable://session/nope")
+
+    def append_elsewhere():
+        assert cli("transcript", "append", "ops/daily", "--role", "user", "disk full").returncode == 0
+        return time.monotonic()
+
+    heard = []
+    if mode == "legacy":
+        got = anyio.Event()
+
+        async def handler(message):
+            if getattr(message, "method", None) == "notifications/resources/updated":
+                heard.append((time.monotonic(), message.params.uri))
+                got.set()
+
+        c.session._message_handler = handler  # noqa: SLF001 - the test's own client
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # resources/subscribe is the 2025-11-25 way, deprecated by the SDK
+            await c.subscribe_resource(uri)
+        await anyio.sleep(0.6)  # the server's first look
+        landed = await anyio.to_thread.run_sync(append_elsewhere)
+        with anyio.fail_after(5):
+            await got.wait()
+    else:
+        async with c.listen(resource_subscriptions=[uri]) as sub:
+            await anyio.sleep(0.6)
+            landed = await anyio.to_thread.run_sync(append_elsewhere)
+            with anyio.fail_after(5):
+                async for event in sub:
+                    heard.append((time.monotonic(), event.uri))
+                    break
+    assert heard[0][1] == uri and heard[0][0] - landed < 1.0
+    rows = json.loads((await c.read_resource(uri)).contents[0].text)
+    assert [r["content"] for r in rows] == ["disk full"]
+
+
+@pytest.mark.local_only("restarts a server between calls; the Worker side of ask is the first test's")
+def test_without_the_capability_then_a_restart_between_two_ask_human_calls():
+    """A client that cannot elicit gets the stored pending request (answerable with `durable elicit answer`)
+    and a refused memory_confirm; after a restart, a 2026-07-28 client: the same request_id returns that
+    request and asks nothing twice; a client that disconnects mid-call leaves nothing half-done."""
+    import anyio
+
+    assert cli("session", "create", "deploy").returncode == 0
+
+    async def first():
+        async with client("legacy") as c:
+            pending = (await call(c, "ask_human", name="deploy", prompt="Ship v2?", choices=["yes", "no"], request_id="ship-v2"))[1]
+            assert pending["status"] == "pending" and pending["answer"] is None
+            await call(c, "memory_set", key="team", value="infra")
+            refused = error_of(await call(c, "memory_confirm", key="team"), "permission_denied")
+            assert "durable memory confirm team" in refused["message"] and refused["exit_status"] == 5
+            # a client that goes away mid-call: the waiting session_next ends, and takes nothing
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: call(c, "session_next", name="deploy", wait="30s"))
+                await anyio.sleep(0.5)
+                tg.cancel_scope.cancel()
+            return pending
+
+    pending = run(first)
+    person = Person("yes")
+
+    async def second():
+        started = time.monotonic()
+        async with client(MODERN, person) as c:
+            again = (await call(c, "ask_human", name="deploy", prompt="Ship v2?", choices=["yes", "no"], request_id="ship-v2"))[1]
+            assert again == pending and person.asked == []  # the same request, asked nothing twice
+            error_of(await call(c, "ask_human", name="deploy", prompt="Ship v3?", request_id="ship-v2"), "conflict")
+            assert cli("elicit", "answer", "deploy", str(pending["id"]), "--choice", "no").returncode == 0
+            answered = (await call(c, "ask_human", name="deploy", prompt="Ship v2?", choices=["yes", "no"], request_id="ship-v2"))[1]
+            assert answered["status"] == "answered" and answered["answer"] == "no" and person.asked == []
+            fresh = (await call(c, "ask_human", name="deploy", prompt="Roll back?", choices=["yes", "no"], request_id="rb"))[1]
+            assert fresh["id"] == pending["id"] + 1 and fresh["answer"] == "yes" and person.asked == ["Roll back?"]
+            person.delay = 1.5  # slower than the request's timeout: it expires unanswered
+            timed = error_of(await call(c, "ask_human", name="deploy", prompt="Quick?", timeout="1s", request_id="q"), "timeout")
+            assert timed["exit_status"] == 9 and timed["document"]["status"] == "expired"
+            person.delay = 0
+            await declined_and_subscribed(c, person, MODERN)  # a 2026-07-28 client: InputRequiredResult, subscriptions/listen
+        return time.monotonic() - started
+
+    run(second)
+    assert cli("session", "prompt", "deploy", "later").returncode == 0
+    time.sleep(0.5)
+    queue = json.loads(cli("session", "queue", "deploy", "--json").stdout)
+    assert [p["status"] for p in queue] == ["pending"]  # the abandoned wait took nothing
+    events = json.loads(cli("session", "events", "ops/daily", "--json").stdout)
+    assert [e["type"] for e in events if e["type"].startswith("elicit.")] == ["elicit.asked", "elicit.answered"]
+
+
+@pytest.mark.local_only("about the installed package, not a backend")
+def test_without_the_sdk_it_is_a_clear_usage_error():
+    probe = ("import sys; sys.modules['mcp_types'] = None; sys.modules['mcp'] = None\n"
+             "from durable_cli.cli import run; sys.exit(run(['mcp']))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "durable: error: durable mcp needs the MCP Python SDK (mcp >= 2.3), which is not installed; "
+        "install it with: pip install 'durable-cli[mcp]'"]
