@@ -337,6 +337,7 @@ def _import_locked(handle, checked, address, label, columns, *, actor, listed, r
                 if not listed:
                     raise denied(f"{label} does not list you ({actor!r}) as an owner; importing it would take "
                                  "the session from you")
+                handle.evict_search()  # the old rows leave the owner's search side file before they are replaced
             elif not listed:
                 raise denied(refusal)
             _records.write_object(db, checked, handle.id, columns)

@@ -71,37 +71,107 @@ def search(store, query, *, user=None, session=None, role=None, newer_than=None,
     if limit == 0:
         return [], out
     rows = retention.ls_rows(store, all_objects=True, user=user, extra=extra, extra_params=params)
-    sql = _object_query(role, cutoff, superseded)
-    args = [query] + ([role] if role is not None else []) + ([cutoff] if cutoff is not None else []) + [limit]
     viewer = user or store.user
     best = []  # the LIMIT best keys so far (a max-heap by negation): only hits that may stay get a snippet
-
-    def job(row):
-        address = retention.address_of(row)
-        with store.objects.open(row["id"], create=False, what=address.what, read_only=True) as handle:
-            db = handle.db
-            db.execute("PRAGMA query_only = 1")
-            try:
-                if row["scope"] == "tenant" and db.execute(
-                        "SELECT 1 FROM participants WHERE user = ?", (viewer,)).fetchone() is None:
-                    return None  # index.db lagged behind the object's own participants: still hidden
-                hits = []
-                for seq, r, created, rank in db.execute(sql, args).fetchall():
-                    key = (rank, -row["last_active_at"], row["name"], seq, row["id"])
-                    if len(best) == limit and key >= _worst(best):
-                        break  # sorted by rank then seq: no later row of this object can make it either
-                    snippet = db.execute(_SNIPPET, (query, seq)).fetchone()[0]
-                    hits.append((*key, r, created, snippet))
-                    _keep(best, key, limit)
-                return hits
-            except sqlite3.Error as e:
-                from ..store.objects import sqlite_error
-
-                raise sqlite_error(e, address.what)
-
-    merged = heapq.nsmallest(limit, (hit for hits in retention.each_object(store, rows, job, out) for hit in hits))
+    found = []
+    groups = {}
+    for row in rows:
+        groups.setdefault((retention.address_of(row).id_scope, row["owner"]), []).append(row)
+    secret = store.objects.secret(create=False)
+    for (id_scope, owner), members in groups.items():
+        found += _search_side_file(store, secret, id_scope, owner, members, viewer, query, role, cutoff, superseded,
+                                   limit, best, out)
+    merged = heapq.nsmallest(limit, found)
     return [{"name": name, "id": object_id, "seq": seq, "role": r, "created_at": clock.iso(created), "snippet": snippet}
             for _rank, _active, name, seq, object_id, r, created, snippet in merged], out
+
+
+def _search_side_file(store, secret, id_scope, owner, members, viewer, query, role, cutoff, superseded, limit, best, out):
+    """The hits of one owner's side file (SPEC §7), after bringing it up to date with the objects in MEMBERS
+    (index rows) whose rows it has not indexed yet; rank is the side file's bm25."""
+    from ..store import side_index
+
+    path = side_index.side_path(store.objects.paths, side_index.side_id(secret, id_scope, owner))
+    try:
+        db = side_index.connect(path, create=True, timeout=store.objects.lock_timeout, synchronous="OFF")
+    except sqlite3.OperationalError:
+        raise DurableError(f"the search index of {viewer!r} is busy; try again", "busy", 6)
+    if db is None:
+        raise DurableError("the search index could not be made; run 'durable doctor'", "storage", 7)
+    try:
+        synced = dict(db.execute("SELECT object_id, mark FROM synced").fetchall())
+        stale = [row for row in members if row.get("seq_max") is None or synced.get(row["id"]) != row["seq_max"]]
+        allowed = {row["id"]: row for row in members}
+        hidden = set()
+
+        def sync(row):
+            address = retention.address_of(row)
+            with store.objects.open(row["id"], create=False, what=address.what, read_only=True) as handle:
+                odb = handle.db
+                try:
+                    if row["scope"] == "tenant" and odb.execute(
+                            "SELECT 1 FROM participants WHERE user = ?", (viewer,)).fetchone() is None:
+                        hidden.add(row["id"])  # index.db lagged behind the object's own participants: still hidden
+                    mark = synced.get(row["id"])
+                    new = odb.execute(side_index.ROWS_ABOVE, (-1 if mark is None else mark,)).fetchall()
+                    top = odb.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
+                except sqlite3.Error as e:
+                    from ..store.objects import sqlite_error
+
+                    raise sqlite_error(e, address.what)
+                # written while the object's lock is held: no removal can slip in between (it evicts first)
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    if mark is None:
+                        side_index.drop_object(db, row["id"])
+                    for seq, r, created, sup, content, arguments in new:
+                        cur = db.execute("INSERT INTO docs (object_id, seq, role, created_at, superseded) VALUES (?, ?, ?, ?, ?)",
+                                         (row["id"], seq, r, created, sup))
+                        db.execute("INSERT INTO fts (rowid, content, arguments) VALUES (?, ?, ?)",
+                                   (cur.lastrowid, content, arguments))
+                    db.execute("INSERT OR REPLACE INTO synced (object_id, mark) VALUES (?, ?)", (row["id"], top))
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+                return row["id"], top
+
+        stale_ids = {row["id"] for row in stale}
+        done = list(retention.each_object(store, stale, sync, out))
+        failed = stale_ids - {object_id for object_id, _top in done}
+        unknown = [(top, object_id) for object_id, top in done if allowed[object_id].get("seq_max") is None]
+        if unknown:  # index.db rows written before it kept seq_max: learn it once, so the next search opens nothing
+            store.objects.index().execute_many("UPDATE objects SET seq_max = ? WHERE id = ? AND seq_max IS NULL", unknown)
+        hits = []
+        for rowid, rank in db.execute(_SIDE_QUERY, (query,)):
+            if len(best) == limit and (rank,) > best[0].key[:1]:
+                break  # by rank: no later row can make it
+            doc = db.execute("SELECT object_id, seq, role, created_at, superseded FROM docs WHERE rowid = ?", (rowid,)).fetchone()
+            if doc is None:
+                continue
+            object_id, seq, r, created, sup = doc
+            row = allowed.get(object_id)
+            if row is None or object_id in hidden or object_id in failed:
+                continue
+            if (sup and not superseded) or (role is not None and r != role) or (cutoff is not None and created < cutoff):
+                continue
+            key = (rank, -row["last_active_at"], row["name"], seq, object_id)
+            if len(best) == limit and key >= _worst(best):
+                continue
+            _keep(best, key, limit)
+            hits.append((key, rowid, r, created))
+        kept = {d.key for d in best}
+        return [(*key, r, created, db.execute(_SIDE_SNIPPET, (query, rowid)).fetchone()[0])
+                for key, rowid, r, created in hits if key in kept]
+    except sqlite3.Error as e:
+        raise DurableError(f"the search index failed ({e}); run 'durable doctor --repair'", "storage", 7)
+    finally:
+        db.close()
+
+
+_SIDE_QUERY = "SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank"
+_SIDE_SNIPPET = "SELECT snippet(fts, -1, '[', ']', '…', 16) FROM fts WHERE fts MATCH ? AND rowid = ?"
 
 
 class _Desc:
@@ -125,24 +195,6 @@ def _keep(best, key, limit) -> None:
         heapq.heappush(best, _Desc(key))
     elif key < best[0].key:
         heapq.heapreplace(best, _Desc(key))
-
-
-_SNIPPET = "SELECT snippet(turns_fts, -1, '[', ']', '…', 16) FROM turns_fts WHERE turns_fts MATCH ? AND rowid = ?"
-
-
-def _object_query(role, cutoff, superseded) -> str:
-    where = ["turns_fts MATCH ?"]
-    if not superseded:
-        where.append("t.superseded_by IS NULL")
-    if role is not None:
-        where.append("t.role = ?")
-    if cutoff is not None:
-        where.append("t.created_at >= ?")
-    return (
-        "SELECT t.seq, t.role, t.created_at, turns_fts.rank"
-        f" FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid WHERE {' AND '.join(where)}"
-        " ORDER BY turns_fts.rank, t.seq LIMIT ?"
-    )
 
 
 def conclude(out) -> None:

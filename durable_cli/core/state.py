@@ -167,6 +167,7 @@ def index_row(db):
         "status": m["status"], "created_at": m["created_at"], "updated_at": m["updated_at"],
         "last_active_at": m["last_active_at"], "turns": m["live_turns"], "tokens": m["live_tokens"],
         "expires_at": m["expires_at"], "next_alarm_at": next_alarm_at(db), "external_id": m["external_id"],
+        "seq_max": db.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0],
     }
     if m["scope"] != "reserved":  # SPEC §7 usage: the object's totals per UTC day and model
         row["usage"] = db.execute(

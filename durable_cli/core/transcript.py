@@ -738,6 +738,7 @@ def _insert_summary(obj, covered, text) -> dict:
             (text, count, obj.actor, clock.now(), first, last),
         )
         seq = cur.lastrowid
+        obj.handle.evict_search(merge=False)  # rows change shape (superseded), not text: indexed again at the next search
         obj.db.executemany("UPDATE turns SET superseded_by = ? WHERE seq = ?", [(seq, r[SEQ]) for r in covered])
         obj.db.execute(
             "UPDATE object SET live_turns = live_turns - ? + 1, live_tokens = live_tokens - ? + ?",
@@ -899,7 +900,7 @@ def pop(obj, count: int = 1) -> list:
             obj.db.execute("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?",
                            (restored[0], r[TOKENS], restored[1]))
             removed.append(row_json(r))
-        _drop_removed_tokens(obj.db)
+        _drop_removed_tokens(obj)
         state.event(obj, "transcript.popped", {"seqs": [r["seq"] for r in removed]})
         state.touch(obj)
     obj.handle.checkpoint()
@@ -920,7 +921,7 @@ def clear(obj) -> dict:
         obj.db.execute("DELETE FROM turns")
         obj.db.execute("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL")
         obj.db.execute("UPDATE object SET live_turns = 0, live_tokens = 0")
-        _drop_removed_tokens(obj.db)
+        _drop_removed_tokens(obj)
         state.event(obj, "transcript.cleared", {"deleted": n})
         state.touch(obj)
     obj.handle.checkpoint()
@@ -951,7 +952,7 @@ def prune(obj, *, older_than: int, dry_run: bool = False) -> dict:
         obj.db.executemany("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", [(PRUNED, s) for s in gone])
         live = obj.db.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL").fetchone()
         obj.db.execute("UPDATE object SET live_turns = ?, live_tokens = ?", live)
-        _drop_removed_tokens(obj.db)
+        _drop_removed_tokens(obj)
         state.event(obj, "transcript.pruned", {"deleted": len(doomed), "older_than_seconds": older_than})
         state.touch(obj, active=False)
     obj.handle.checkpoint()
@@ -977,15 +978,17 @@ def redact(obj, seq: int) -> dict:
         if row[SUPERSEDED] is None:
             obj.db.execute("UPDATE object SET live_tokens = live_tokens - ? + ?", (row[TOKENS], count))
         obj.db.execute("UPDATE prompts SET content = ? WHERE turn_seq = ?", (REDACTED, seq))
-        _drop_removed_tokens(obj.db)
+        _drop_removed_tokens(obj)
         state.event(obj, "transcript.redacted", {"seq": seq})
         state.touch(obj)  # a redaction is activity (SPEC §3)
     obj.handle.checkpoint()
     return row_json(_row(obj, seq))
 
 
-def _drop_removed_tokens(db) -> None:
-    """Removals (pop, clear, prune, redact) rewrite the search index; imported here only, off the append path."""
+def _drop_removed_tokens(obj) -> None:
+    """Removals (pop, clear, prune, redact) rewrite the search index and leave the owner's side file first;
+    imported here only, off the append path."""
     from .search import drop_removed_tokens
 
-    drop_removed_tokens(db)
+    obj.handle.evict_search()
+    drop_removed_tokens(obj.db)

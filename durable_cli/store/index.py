@@ -13,7 +13,7 @@ from . import ids, paths as _paths, schema
 
 COLUMNS = (
     "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
-    "turns", "tokens", "expires_at", "next_alarm_at", "external_id",
+    "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "seq_max",
 )
 _UPSERT = (
     f"INSERT OR REPLACE INTO objects ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
@@ -198,6 +198,19 @@ class Index:
             return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
         return self._run(query)
+
+    def execute_many(self, sql: str, params) -> None:
+        """One write transaction of SQL over PARAMS (a no-op when there is no index yet)."""
+        if not self.connect(create=False):
+            return
+
+        def work(db):
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany(sql, params)
+            db.execute("COMMIT")
+            self._written.clear()  # what upsert remembers may no longer be what the rows hold
+
+        self._run(work)
 
     def upsert(self, row: dict, members) -> None:
         object_id = row["id"]

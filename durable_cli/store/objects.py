@@ -198,6 +198,13 @@ class ObjectHandle:
         except sqlite3.DatabaseError as e:
             raise sqlite_error(e, self.what)
 
+    def evict_search(self, *, merge: bool = True) -> None:
+        """Before a change to this object's rows other than an append commits (under its lock): take it out
+        of its owner's search side file (store/side_index.py), merging the tokens away when MERGE."""
+        found = self.row("SELECT scope, owner FROM object")
+        if found is not None:
+            self.store.evict_search(self.id, ids.id_scope(found[0]), found[1], merge=merge)
+
     def rows(self, sql: str, params=()):
         try:
             return self.db.execute(sql, params).fetchall()
@@ -327,6 +334,7 @@ class ObjectStore:
         # would also fold the WAL into the file and delete it (two extra fsyncs and a directory fsync).
         self.keep_open = keep_open
         self._kept = {}  # object id -> ((st_dev, st_ino), idle connection); a connection in use is not here
+        self._side_owed = set()  # search side files whose merge was deferred to close (side_index.evict)
         import threading
 
         self._kept_guard = threading.Lock()
@@ -578,6 +586,7 @@ class ObjectStore:
 
         path = self.paths.object_file(object_id)
         self._drop_kept(object_id)
+        self.evict_search(object_id, deferred=True)  # first: a crash after it leaves the object to be indexed again
         identity = file_identity(path)
         if identity is not None:
             self.index().journal(object_id, identity, owner=owner, name=name, created_at=created_at,
@@ -644,9 +653,40 @@ class ObjectStore:
         if fd is not None:
             _paths.unlink_quiet(lock_path)
             os.close(fd)
+        self.evict_search(object_id, deferred=True)
         self.index().remove(object_id)
 
+    def evict_search(self, object_id: str, id_scope=None, owner=None, *, merge: bool = True, deferred: bool = False) -> None:
+        """Take OBJECT_ID out of its owner's search side file (SPEC §7: what is removed leaves no token in
+        any file). Without ID_SCOPE/OWNER they come from index.db, else every side file is looked at.
+        DEFERRED (many removals in one command): the merge that drops the tokens runs at close."""
+        from . import side_index
+
+        if not _paths.real_dir(side_index.directory(self.paths)):
+            return  # no search ever ran here
+        secret = self.secret(create=False)
+        if secret is None:
+            return
+        owed = self._side_owed if deferred else None
+        if id_scope is None:
+            found = self.index().rows("SELECT scope, owner FROM objects WHERE id = ?", (object_id,))
+            if found:
+                id_scope, owner = ids.id_scope(found[0]["scope"]), found[0]["owner"]
+        if id_scope is not None:
+            side_index.evict(self.paths, secret, id_scope, owner, object_id, deferred=owed, merge=merge,
+                             timeout=self.lock_timeout)
+            return
+        for path in side_index.each_side_file(self.paths):
+            side_index.evict_at(path, object_id, deferred=owed, merge=merge, timeout=self.lock_timeout)
+
     def close(self) -> None:
+        if self._side_owed:
+            from . import side_index
+
+            try:
+                side_index.flush(self._side_owed, timeout=self.lock_timeout)
+            except sqlite3.Error:
+                self._side_owed.clear()  # owed in the file: the next open of it merges
         for object_id in list(self._kept):
             self._drop_kept(object_id)
         if self._index is not None:

@@ -344,6 +344,12 @@ INDEX_MIGRATIONS = [
         " output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL);"
         " CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id);",
     ),
+    (
+        "seq_max",
+        # SPEC §7 search side files: the object's newest row seq, so a search knows what to index without
+        # opening objects that did not change (null: not known yet, the object is read)
+        "ALTER TABLE objects ADD COLUMN seq_max INTEGER;",
+    ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)
 

@@ -226,8 +226,10 @@ def test_reimport_is_skipped_as_already_imported_and_other_content_needs_replace
 def test_replace_leaves_no_old_text_in_the_files(durable, home):
     record = session_with_rows(durable)
     durable("transcript", "append", "s", "--role", "user", "secret-words-to-wipe")
+    assert durable("search", "secret", "--json").json() != []  # the search side file holds them now
     assert durable("import", "-", "--replace", input=jsonl(record)).status == 0
-    for base, _, names in os.walk(home / "objects"):
+    assert durable("search", "secret", "--json").json() == []
+    for base, _, names in os.walk(home):
         for n in names:
             with open(os.path.join(base, n), "rb") as f:
                 assert b"secret-words-to-wipe" not in f.read(), n
