@@ -438,12 +438,23 @@ class RemoteStore:
         next_alarm_at, external_id, members ([user, role] pairs)."""
         if user is not None:
             valid_name(user, "user")
-        return self._index("rows", user=user, all=all_users, reserved=reserved, expired=expired)
+        return self._pages("rows", user=user, all=all_users, reserved=reserved, expired=expired)
+
+    def _pages(self, op: str, *, limit=None, **args) -> list:
+        """Every page of a listing (newest activity first): the Worker answers one page per request
+        ({"rows", "next"}: SPEC §13, a request holds one page of its answer); the client follows `next`."""
+        rows, before = [], None
+        while True:
+            page = self._index(op, before=before, limit=None if limit is None else limit - len(rows), **args)
+            rows += page["rows"]
+            before = page["next"]
+            if before is None or (limit is not None and len(rows) >= limit):
+                return rows
 
     def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
         from ..core.retention import ls_json
 
-        rows = self._index("ls", statuses=list(statuses), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
+        rows = self._pages("ls", statuses=list(statuses), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
         return [ls_json(r) for r in rows]
 
     def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:

@@ -52,6 +52,9 @@ def config_text(*, port: int, storage: str, module: str, secret: str, token_key:
         '(name = "OBJECTS", durableObjectNamespace = "DurableObjectSession")',
         '(name = "INDEX", durableObjectNamespace = "DurableIndex")',
     ] + [f'(name = "{name}", text = {_capnp_string(text)})' for name, text in values.items() if text is not None]
+    # Cloudflare's per-request subrequest limit, enforced by the Worker (docs/remote.md "Limits"): the
+    # strictest plan's (Workers Free: 1,000 to Cloudflare services) unless DURABLE_SUBREQUEST_LIMIT says
+    bindings.append(f'(name = "DURABLE_SUBREQUEST_LIMIT", text = {_capnp_string(os.environ.get("DURABLE_SUBREQUEST_LIMIT") or "1000")})')
     if os.environ.get("DURABLE_DEV_FAULTS") == "1":  # the tests' hook: an admin may make an index shard fail or lose its rows
         bindings.append('(name = "DURABLE_DEV_FAULTS", text = "1")')
     joined = ",\n    ".join(bindings)

@@ -2,7 +2,8 @@
 // Worker from the index shards (indexes.ts), each deletion or change re-checked by the object itself.
 // Receipts are SPEC §10's; the client turns their skips into the exit status (core/retention.conclude).
 import { DurableError, denied, invalid, notFound, now } from "./rules/state";
-import { Filter, IndexEnv, IndexRow, ask, select, shards, shardsOf, system, ROOTS, homeShard, rootOf } from "./indexes";
+import { takeMaxSubrequests } from "./subrequests";
+import { Filter, IndexEnv, IndexRow, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
   request_id?: string | null };
@@ -16,10 +17,15 @@ const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id 
 const PARALLEL = 8;
 const PAGE = 100; // objects per request of purge, sweep and forget: each request bounded in work and subrequests
 
+/** Where a page's rows come from: one user or tenant shard, or ROOTS (the root shards' copies of every home row). */
+const ROOTS_SOURCE = "roots";
+
 /** One page of rows after AFTER in id order, from several (shard, filter) sources (an object listed by
- *  two of them once), and the cursor of the next page (null: this was the last). */
+ *  two of them once), and the cursor of the next page (null: this was the last). At most 16 subrequests
+ *  for the roots and one per other source, whatever the number of users and tenants. */
 async function pageOf(env: IndexEnv, sources: [string, Filter][], after: string): Promise<{ rows: IndexRow[]; next: string | null }> {
-  const lists = await Promise.all(sources.map(([s, f]) => ask<IndexRow[]>(env, s, "list", { filter: { ...f, after_id: after, limit: PAGE } })));
+  const lists = await Promise.all(sources.map(([s, f]) => s === ROOTS_SOURCE ? rootsPage(env, f, after, PAGE)
+    : ask<IndexRow[]>(env, s, "list", { filter: { ...f, after_id: after, limit: PAGE } })));
   const seen = new Map<string, IndexRow>();
   for (const r of lists.flat()) if (!seen.has(r.id)) seen.set(r.id, r);
   const all = [...seen.values()].sort(byId);
@@ -109,15 +115,15 @@ function record(out: Receipt, r: Outcome) {
 
 export async function across(env: IndexEnv, who: Who, op: string, a: any): Promise<unknown> {
   switch (op) {
-    case "ls": {
+    case "ls": { // one page, newest first; the client follows `next`
       const user = asUser(who, a.user);
       return select(env, { user }, { statuses: a.statuses ?? [], all_objects: !!a.all_objects, older_than: a.older_than ?? null,
-        tenant: who.tenant, limit: a.limit ?? null });
+        tenant: who.tenant, limit: a.limit ?? null }, a.before ?? null);
     }
-    case "rows": { // RemoteStore._index_rows: what `ls --all` lists (or every object, admin)
+    case "rows": { // RemoteStore._index_rows: what `ls --all` lists (or every object, admin), one page
       if (a.all) adminOnly(who, "--all");
       const filter: Filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who.tenant };
-      return a.all ? select(env, { all: true }, filter) : select(env, { user: asUser(who, a.user) }, filter);
+      return a.all ? select(env, { all: true }, filter, a.before ?? null) : select(env, { user: asUser(who, a.user) }, filter, a.before ?? null);
     }
     case "usage": return usage(env, who, a);
     case "purge": return a.dry_run ? purge(env, who, a) : once(env, who, () => purge(env, who, a));
@@ -129,6 +135,12 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
+    case "seed": return seed(env, who, a); // tests only, as "fault"
+    case "subrequests": { // tests only: the most subrequests one request made since the last ask (and reset)
+      adminOnly(who, "subrequests");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("subrequest counts are a test hook of 'durable remote dev' only");
+      return takeMaxSubrequests();
+    }
     default:
       throw invalid(`unknown index operation '${op}'`);
   }
@@ -139,7 +151,7 @@ async function usage(env: IndexEnv, who: Who, a: any) {
   if (everyone) adminOnly(who, "usage --all");
   const user = everyone ? null : asUser(who, a.user);
   const filter: Filter = { tenant: who.tenant };
-  const shardsToAsk = everyone ? await shards(env) : [`user:${user}`];
+  const shardsToAsk = everyone ? ROOT_SHARDS : [`user:${user}`]; // the root shards hold a copy of every home row
   const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user });
   if (a.session != null) {
     filter.name = a.session;
@@ -176,7 +188,7 @@ async function purge(env: IndexEnv, who: Who, a: any): Promise<Paged> {
   const c = a.cursor ?? {};
   const cutoff: number = c.cutoff ?? now() - a.older_than * 1000;
   const filter: Filter = { cutoff, owner: user, tenant: who.tenant, statuses: a.statuses ?? [], expired: true, home_only: true };
-  const where = user !== null ? [`user:${user}`] : who.tenant !== null ? [`tenant:${who.tenant}`] : await shards(env);
+  const where = user !== null ? [`user:${user}`] : who.tenant !== null ? [`tenant:${who.tenant}`] : [ROOTS_SOURCE];
   const { rows, next } = await pageOf(env, where.map((s) => [s, filter] as [string, Filter]), c.after ?? "");
   if (a.dry_run) out.deleted = rows.map((r) => entry(r));
   else for (const r of await each(rows, (row) => onObject(env, row, "purge_if", { cutoff, statuses: a.statuses ?? [] }, out))) record(out, r);
@@ -192,7 +204,7 @@ async function sweep(env: IndexEnv, who: Who, a: any): Promise<Paged> {
   const draftBefore: number = c.draft_before ?? t - a.draft_expiry * 1000;
   const phase: string = c.phase ?? "alarm";
   const filter: Filter = phase === "alarm" ? { alarm_due: t, reserved: true } : { draft_before: draftBefore };
-  const { rows, next } = await pageOf(env, (await shards(env)).map((s) => [s, { ...filter, home_only: true, expired: true }] as [string, Filter]), c.after ?? "");
+  const { rows, next } = await pageOf(env, [[ROOTS_SOURCE, { ...filter, home_only: true, expired: true }]], c.after ?? "");
   const args = phase === "alarm" ? { kind: "alarm" } : { kind: "draft", draft_before: draftBefore };
   for (const r of await each(rows, (row) => onObject(env, row, "sweep", args, out))) record(out, r);
   const cursor = next !== null ? { phase, after: next, t, draft_before: draftBefore } : phase === "alarm" ? { phase: "draft", after: "", t, draft_before: draftBefore } : null;
@@ -208,8 +220,8 @@ async function forget(env: IndexEnv, who: Who, a: any): Promise<Paged> {
   const wanted = (r: IndexRow) => (r.owner === user && ["user", "session", "reserved"].includes(r.scope))
     || (r.scope === "tenant" && r.members.some(([u]) => u === user));
   const sources: [string, Filter][] = [[`user:${user}`, { reserved: true, expired: true }]];
-  if (who.admin) { // a tenant membership the user's own shard missed (index lag): the tenants' home rows list members too
-    for (const s of (await shards(env)).filter((s) => s.startsWith("tenant:"))) sources.push([s, { member: user, home_only: true, expired: true }]);
+  if (who.admin) { // a tenant membership the user's own shard missed (index lag): the home rows' copies list members too
+    sources.push([ROOTS_SOURCE, { member: user, home_only: true, expired: true }]);
   }
   const page = await pageOf(env, sources, c.after ?? "");
   const found = new Map<string, IndexRow>();
@@ -257,10 +269,7 @@ async function reindex(env: IndexEnv, who: Who, a: any) {
       skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
       return undefined;
     }
-    if (row) {
-      await ask(env, `root:${id[0]}`, "register", { id, home: homeShard(row.scope, row.owner) });
-      reindexed++;
-    }
+    if (row) reindexed++; // its row re-sent to its shards and its root shard (object.ts syncIndex)
     return row;
   };
   let last: string | null = null;
@@ -275,10 +284,11 @@ async function reindex(env: IndexEnv, who: Who, a: any) {
       }
     });
     last = page.length === REINDEX_PAGE ? page[page.length - 1].id : null;
-  } else {
-    const all = await shards(env);
-    const shard = all[step - ROOTS.length];
-    if (shard === undefined) return { reindexed, removed, skipped, next: null };
+  } else { // the shards each root shard knows, one shard's page per request
+    const k = step - ROOTS.length;
+    if (k >= ROOTS.length) return { reindexed, removed, skipped, next: null };
+    const shard: string | undefined = a.shard ?? (await ask<string[]>(env, ROOT_SHARDS[k], "shards", { after: a.shard_after ?? "", limit: 1 }))[0];
+    if (shard === undefined) return { reindexed, removed, skipped, next: { step: step + 1, after: "" } };
     const rows = await ask<IndexRow[]>(env, shard, "list", { filter: { reserved: true, expired: true, after_id: after, limit: REINDEX_PAGE } });
     await each(rows, async (r) => {
       const row = await visit(r.id, r);
@@ -289,8 +299,28 @@ async function reindex(env: IndexEnv, who: Who, a: any) {
         removed++;
       }
     });
-    last = rows.length === REINDEX_PAGE ? rows[rows.length - 1].id : null;
+    const next = rows.length === REINDEX_PAGE ? { step, shard, after: rows[rows.length - 1].id } : { step, shard_after: shard, after: "" };
+    return { reindexed, removed, skipped, next };
   }
   const next = last !== null ? { step, after: last } : { step: step + 1, after: "" };
   return { reindexed, removed, skipped, next };
+}
+
+/** Tests only (`durable remote dev` with DURABLE_DEV_FAULTS=1): an installation of USERS more users, made in
+ *  16 requests: each user's shard name in its root shard, and the home row of their memory object (no
+ *  object behind it; a memory object matches no filter of purge, sweep, ls, usage or forget of another user). */
+async function seed(env: IndexEnv, who: Who, a: any) {
+  adminOnly(who, "seed");
+  if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("seeding is a test hook of 'durable remote dev' only");
+  const per = new Map<string, { shards: string[]; rows: IndexRow[] }>(ROOT_SHARDS.map((s) => [s, { shards: [], rows: [] }]));
+  const t = now();
+  for (let i = 0; i < a.users; i++) {
+    const user = `${a.prefix ?? "seed"}${i}`;
+    per.get(rootOf(`user:${user}`))!.shards.push(`user:${user}`);
+    const id = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    per.get(`root:${id[0]}`)!.rows.push({ id, scope: "reserved", owner: user, name: "", title: null, status: "active", created_at: t,
+      updated_at: t, last_active_at: t, turns: 0, tokens: 0, expires_at: null, next_alarm_at: null, external_id: null, members: [] });
+  }
+  await Promise.all([...per].map(([s, v]) => ask(env, s, "seed", v)));
+  return { users: a.users };
 }

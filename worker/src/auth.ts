@@ -6,6 +6,7 @@
 // WebCrypto (crypto.subtle.verify: constant time), then exp and the revocation list the index keeps
 // (index shard `auth:0`, cached per isolate for REVOCATIONS_TTL_MS; a revoke clears this isolate's copy).
 // Anything else is 401 (exit 5). `durable remote token` (durable_cli/remote/tokens.py) issues them.
+import { DEFAULT_SUBREQUESTS } from "./subrequests";
 import { DurableError, validName } from "./rules/state";
 
 /** The Worker's variables and what each must be (docs/remote.md "Configuration"). */
@@ -14,6 +15,7 @@ export interface Config {
   DURABLE_TOKEN_KEY?: unknown;
   DURABLE_MAX_TURN_BYTES?: unknown;
   DURABLE_MAX_BODY_BYTES?: unknown;
+  DURABLE_SUBREQUEST_LIMIT?: unknown;
   DURABLE_DEV_FAULTS?: unknown;
   DURABLE_TOKENS?: unknown;
   DURABLE_ADMIN_TOKENS?: unknown;
@@ -27,16 +29,16 @@ function misconfigured(variable: string, why: string): DurableError {
 }
 
 /** A positive integer variable as text ("16777216"), within [1, MAX]: its value, or the default when unset. */
-function positiveVar(env: Config, name: keyof Config, fallback: number, max: number): number {
+function positiveVar(env: Config, name: keyof Config, fallback: number, max: number, unit = "bytes"): number {
   const v = env[name];
   if (v === undefined || v === null) return fallback;
   if (typeof v !== "string" || !/^[1-9][0-9]{0,15}$/.test(v) || Number(v) > max) {
-    throw misconfigured(name, `must be a positive integer of at most ${max} (bytes), as text`);
+    throw misconfigured(name, `must be a positive integer of at most ${max} (${unit}), as text`);
   }
   return Number(v);
 }
 
-export type Settings = { maxTurnBytes: number; maxBodyBytes: number; faults: boolean };
+export type Settings = { maxTurnBytes: number; maxBodyBytes: number; subrequests: number; faults: boolean };
 
 let checked: { env: Config; settings: Settings } | null = null;
 
@@ -56,7 +58,9 @@ export function checkConfig(env: Config): Settings {
   const maxBodyBytes = positiveVar(env, "DURABLE_MAX_BODY_BYTES", 16 * MiB, 100 * MiB);
   const f = env.DURABLE_DEV_FAULTS;
   if (f !== undefined && f !== "1" && f !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
-  const settings = { maxTurnBytes, maxBodyBytes, faults: f === "1" };
+  // Cloudflare's per-request subrequest limit (subrequests.ts): Workers Paid's default, up to its 10 million
+  const subrequests = positiveVar(env, "DURABLE_SUBREQUEST_LIMIT", DEFAULT_SUBREQUESTS, 10000000, "subrequests per request");
+  const settings = { maxTurnBytes, maxBodyBytes, subrequests, faults: f === "1" };
   checked = { env, settings };
   return settings;
 }

@@ -10,6 +10,7 @@ import { Revocations, checkConfig, checkRevoked, forgetRevocations, verify } fro
 import { across } from "./across";
 import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
+import { counted } from "./subrequests";
 export { DurableObjectSession } from "./object";
 export { DurableIndex } from "./indexes";
 
@@ -21,6 +22,7 @@ export interface Env {
   DURABLE_TOKEN_KEY: string;
   DURABLE_MAX_TURN_BYTES?: string; // the Worker's own turn ceiling (a var): a client's transcript.max_turn_bytes only lowers it
   DURABLE_MAX_BODY_BYTES?: string; // a larger body is 413 before it is parsed (the client sends a larger batch in parts)
+  DURABLE_SUBREQUEST_LIMIT?: string; // subrequests one request may make (default Workers Paid's 10,000; `durable remote dev`: 1,000)
 }
 
 /** The config a call runs with: the client's values where they are positive integers, the turn ceiling
@@ -124,10 +126,11 @@ async function revoke(env: Env, admin: boolean, args: any): Promise<unknown> {
 }
 
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, plain: Env): Promise<Response> {
     const url = new URL(request.url);
     try {
-      const settings = checkConfig(env); // before anything else: a misconfigured Worker touches no storage
+      const settings = checkConfig(plain); // before anything else: a misconfigured Worker touches no storage
+      const env = counted(plain, settings.subrequests); // every call to a Durable Object counted (subrequests.ts)
       if (url.pathname === "/v1/health") return new Response(JSON.stringify({ ok: true }), { headers: { "content-type": "application/json" } });
       if (url.pathname !== "/v1/call" || request.method !== "POST") {
         throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");

@@ -5,12 +5,15 @@
 //              the tenant objects they were invited to), plus the home rows of U's own objects and of
 //              their memory object. `ls`, `usage` and `forget U` read this one shard.
 // - `tenant:T` one per tenant: the home rows of T's objects (`purge --tenant`, installation-wide commands).
-// - `root:X`   16 root shards (X = the object id's first hex digit): the registry id -> home shard of
-//              every object ever indexed and not deleted, i.e. "the objects the index knows". The
-//              installation-wide commands (`ls`/`usage --all` by an admin, `purge`, `sweep`, `reindex`)
-//              find every home shard through them.
-// Each object sends its row after it commits (object.ts syncIndex): to its home shard and to the user
-// shard of each participant; the home shard registers a new id with its root shard.
+// - `root:X`   16 root shards (X = the object id's first hex digit): a copy of the home row of every
+//              object whose id starts with X (members and usage included) and the registry id -> home
+//              shard, i.e. "the objects the index knows"; and the names of the user and tenant shards
+//              (by a hash of the name, rootOf). The installation-wide commands (`ls`/`usage`/`export
+//              --all` by an admin, `purge`, `sweep`, `forget`, `reindex`) page over the 16 root shards,
+//              never over the user and tenant shards: one page costs at most 16 index subrequests plus
+//              its own objects, whatever the number of users and tenants (docs/remote.md).
+// Each object sends its row after it commits (object.ts syncIndex), in parallel: to its home shard, to
+// the user shard of each participant and to its root shard.
 import { Db, DurableError, denied, invalid, now } from "./rules/state";
 
 export interface IndexEnv {
@@ -80,7 +83,8 @@ export type Filter = {
   member?: string | null; home_only?: boolean; statuses?: string[]; all_objects?: boolean; older_than?: number | null;
   tenant?: string | null; owner?: string | null; name?: string | null; cutoff?: number | null; alarm_due?: number | null;
   draft_before?: number | null; reserved?: boolean; expired?: boolean; limit?: number | null; at?: number;
-  after_id?: string | null; // with it: in id order, ids after this one (reindex pages)
+  after_id?: string | null; // with it: in id order, ids after this one (pages in id order)
+  before?: [number, string] | null; // newest first, rows after this (last_active_at, id) key (pages of ls)
 };
 
 function whereOf(f: Filter): [string[], unknown[]] {
@@ -103,6 +107,7 @@ function whereOf(f: Filter): [string[], unknown[]] {
   if (f.name != null) { where.push("o.name = ?"); params.push(f.name); }
   if (f.alarm_due != null) { where.push("o.next_alarm_at IS NOT NULL AND o.next_alarm_at <= ?"); params.push(f.alarm_due); }
   if (f.after_id != null) { where.push("o.id > ?"); params.push(f.after_id); }
+  if (f.before != null) { where.push("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))"); params.push(f.before[0], f.before[0], f.before[1]); }
   if (f.draft_before != null) { where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'"); params.push(f.draft_before); }
   if (!where.length) where.push("1");
   return [where, params];
@@ -165,17 +170,20 @@ export class DurableIndex {
       if (refused && refused[0] && (op === "put" || op === "drop")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
       let result: unknown;
       switch (op) {
-        case "put": result = await this.put(args.shard, args.row, !!args.home); break;
+        case "put": result = args.shard.startsWith("root:") ? this.putRoot(args.row) : await this.put(args.shard, args.row, !!args.home); break;
         case "drop": result = this.drop(args.id); break;
         case "list": result = this.list(args.filter ?? {}); break;
         case "usage": result = this.usage(args.filter ?? {}, args.by, args.newer_day ?? null); break;
         case "register": this.db.run("INSERT OR REPLACE INTO registry (id, home) VALUES (?, ?)", args.id, args.home); break;
-        case "unregister": this.db.run("DELETE FROM registry WHERE id = ?", args.id); break;
+        case "unregister": this.drop(args.id); break; // a root shard: the registry entry and the row's copy
         case "registry": result = this.db.all("SELECT id, home FROM registry WHERE id > ? ORDER BY id LIMIT ?", args.after ?? "", args.limit ?? 1000)
           .map(([id, home]) => ({ id, home })); break;
         case "shard": this.db.run("INSERT OR IGNORE INTO shards (name) VALUES (?)", args.name); break;
         case "unshard": this.db.run("DELETE FROM shards WHERE name = ?", args.name); break;
-        case "shards": result = this.db.all("SELECT name FROM shards ORDER BY name").map((r) => r[0]); break;
+        case "shards": // a page of the shard names a root shard knows (reindex)
+          result = this.db.all("SELECT name FROM shards WHERE name > ? ORDER BY name LIMIT ?", args.after ?? "", args.limit ?? 100).map((r) => r[0]);
+          break;
+        case "seed": this.seed(args); break; // tests only (across.ts "seed")
         case "wipe": // forget, and the tests' "index shard lost": every byte of the shard goes, and its root forgets it
           await this.ctx.storage.deleteAll();
           this.ready = false;
@@ -216,22 +224,40 @@ export class DurableIndex {
     }
   }
 
-  /** The object's row replaces what the shard had; a new home row registers the id with its root shard. */
+  /** The object's row replaces what the shard had (a shard tells its root shard its name once). */
   private async put(shard: string, row: IndexRow, home: boolean) {
     if (!this.db.one("SELECT 1 FROM self")) {
       await ask(this.env, rootOf(shard), "shard", { name: shard });
       this.db.run("INSERT OR REPLACE INTO self (one, name) VALUES (1, ?)", shard);
     }
-    const known = this.db.one("SELECT home FROM objects WHERE id = ?", row.id);
-    if (home && !(known && known[0])) await ask(this.env, `root:${row.id[0]}`, "register", { id: row.id, home: shard });
+    this.ctx.storage.transactionSync(() => this.store(row, home));
+  }
+
+  /** A root shard: the object's home row, copied (what the installation-wide commands page over), and its registry entry. */
+  private putRoot(row: IndexRow) {
     this.ctx.storage.transactionSync(() => {
-      this.db.run(`INSERT OR REPLACE INTO objects (${ROW_COLUMNS.join(", ")}, home) VALUES (${ROW_COLUMNS.map(() => "?").join(", ")}, ?)`,
-        ...ROW_COLUMNS.map((c) => (row as any)[c] ?? null), home ? 1 : 0);
-      this.db.run("DELETE FROM members WHERE object_id = ?", row.id);
-      for (const [user, role] of row.members) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row.id, user, role);
-      this.db.run("DELETE FROM usage WHERE object_id = ?", row.id);
-      for (const u of row.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row.id, ...u);
+      this.store(row, true);
+      this.db.run("INSERT OR REPLACE INTO registry (id, home) VALUES (?, ?)", row.id, homeShard(row.scope, row.owner));
     });
+  }
+
+  /** Tests only: N users' shard names and the home rows of their memory objects, without the objects (a
+   *  seeded installation of thousands of users in a few requests; the rows match no command's filter). */
+  private seed(a: { shards: string[]; rows: IndexRow[] }) {
+    this.ctx.storage.transactionSync(() => {
+      for (const name of a.shards ?? []) this.db.run("INSERT OR IGNORE INTO shards (name) VALUES (?)", name);
+      for (const row of a.rows ?? []) this.store(row, true);
+    });
+  }
+
+  /** Inside a transaction: the row replaces what the shard had. */
+  private store(row: IndexRow, home: boolean) {
+    this.db.run(`INSERT OR REPLACE INTO objects (${ROW_COLUMNS.join(", ")}, home) VALUES (${ROW_COLUMNS.map(() => "?").join(", ")}, ?)`,
+      ...ROW_COLUMNS.map((c) => (row as any)[c] ?? null), home ? 1 : 0);
+    this.db.run("DELETE FROM members WHERE object_id = ?", row.id);
+    for (const [user, role] of row.members) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row.id, user, role);
+    this.db.run("DELETE FROM usage WHERE object_id = ?", row.id);
+    for (const u of row.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row.id, ...u);
   }
 
   /** A page request arrives: its first answer if it has one; "pending" while another attempt runs it
@@ -255,17 +281,12 @@ export class DurableIndex {
     const order = f.after_id != null ? "o.id" : "o.last_active_at DESC, o.id DESC";
     let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
     if (f.limit != null) { sql += " LIMIT ?"; params.push(f.limit); }
-    const rows = this.db.all(sql, ...params).map((r) => {
+    const rows: IndexRow[] = [];
+    for (const r of this.db.iter(sql, ...params)) { // the page's rows only, each with its own members (by primary key)
       const row: any = {};
       ROW_COLUMNS.forEach((c, i) => (row[c] = r[i]));
-      row.members = [];
-      return row as IndexRow;
-    });
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    if (rows.length) {
-      for (const [object_id, user, role] of this.db.all("SELECT object_id, user, role FROM members ORDER BY object_id, user")) {
-        byId.get(object_id)?.members.push([user, role]);
-      }
+      row.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row.id)].map((m) => [m[0], m[1]]);
+      rows.push(row as IndexRow);
     }
     return rows;
   }
@@ -297,32 +318,51 @@ export function rootOf(shard: string): string {
   return `root:${ROOTS[h % ROOTS.length]}`;
 }
 
-/** Every user and tenant shard the index knows (through the root shards). */
-export async function shards(env: IndexEnv): Promise<string[]> {
-  const all = await Promise.all([...ROOTS].map((x) => ask<string[]>(env, `root:${x}`, "shards")));
-  return [...new Set(all.flat())].sort();
+/** The root shards, in id order (a page in id order starts at the root of its cursor's first digit). */
+export const ROOT_SHARDS = [...ROOTS].map((x) => `root:${x}`);
+
+/** One page (at most LIMIT rows) in id order after AFTER of every object's home row matching FILTER, read
+ *  from the root shards in turn (at most 16 subrequests), and whether more may follow. */
+export async function rootsPage(env: IndexEnv, filter: Filter, after: string, limit: number): Promise<IndexRow[]> {
+  const out: IndexRow[] = [];
+  const first = after ? ROOTS.indexOf(after[0]) : 0;
+  for (let i = Math.max(first, 0); i < ROOTS.length && out.length < limit; i++) {
+    const from = i === first ? after : "";
+    out.push(...(await ask<IndexRow[]>(env, ROOT_SHARDS[i], "list", { filter: { ...filter, after_id: from, limit: limit - out.length } })));
+  }
+  return out;
 }
 
 function newestFirst(a: IndexRow, b: IndexRow): number {
   return b.last_active_at - a.last_active_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 }
 
-/** Rows matching FILTER: from USER's shard (rows USER participates in), or (ALL) from every home shard. */
-export async function select(env: IndexEnv, opts: { user?: string | null; all?: boolean }, filter: Filter): Promise<IndexRow[]> {
+export const LIST_PAGE = 200; // rows per page of `ls` and the index rows of export/ls --all
+
+/** One page of rows matching FILTER, newest activity first, after the cursor BEFORE ([last_active_at, id]):
+ *  from USER's shard (rows USER participates in, one subrequest), or (ALL) from the 16 root shards' copies
+ *  of every home row. At most FILTER.limit (else LIST_PAGE) rows; NEXT is the cursor of the next page. */
+export async function select(env: IndexEnv, opts: { user?: string | null; all?: boolean }, filter: Filter,
+  before: [number, string] | null = null): Promise<{ rows: IndexRow[]; next: [number, string] | null }> {
+  const n = Math.min(filter.limit ?? LIST_PAGE, LIST_PAGE);
+  if (n <= 0) return { rows: [], next: null };
+  let lists: IndexRow[][];
   if (opts.all) {
-    const every = await shards(env);
-    const lists = await Promise.all(every.map((s) => ask<IndexRow[]>(env, s, "list", { filter: { ...filter, home_only: true } })));
-    const rows = lists.flat().sort(newestFirst);
-    return filter.limit != null ? rows.slice(0, filter.limit) : rows;
+    lists = await Promise.all(ROOT_SHARDS.map((s) => ask<IndexRow[]>(env, s, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
+  } else {
+    if (!opts.user) throw invalid("no user to list the objects of");
+    lists = [await ask<IndexRow[]>(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter, before, limit: n } })];
   }
-  if (!opts.user) throw invalid("no user to list the objects of");
-  return ask<IndexRow[]>(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter } });
+  const rows = lists.flat().sort(newestFirst).slice(0, n);
+  const more = lists.some((l) => l.length === n) && rows.length > 0;
+  const last = rows[rows.length - 1];
+  return { rows, next: more ? [last.last_active_at, last.id] : null };
 }
 
-/** The objects `ls --all` lists for USER (archived included, past-TTL and memory objects hidden), or every
- *  object of the installation (ALL, admin), newest activity first. Address one with objectStub(env, row). */
-export async function listObjects(env: IndexEnv, opts: { user?: string; all?: boolean }): Promise<IndexRow[]> {
-  return select(env, opts, {});
+/** The objects `ls --all` lists for USER (archived included, past-TTL and memory objects hidden), newest
+ *  activity first, at most LIMIT of them. Address one with objectStub(env, row). */
+export async function listObjects(env: IndexEnv, opts: { user?: string; limit: number }): Promise<IndexRow[]> {
+  return ask<IndexRow[]>(env, `user:${opts.user}`, "list", { filter: { member: opts.user, limit: opts.limit } });
 }
 
 export { denied };

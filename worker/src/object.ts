@@ -336,6 +336,7 @@ export class DurableObjectSession {
       this.indexed = false;
       try {
         await Promise.all([...shards.map((s) => ask(this.env, s, "put", { row, home: s === home })),
+          ask(this.env, `root:${row.id[0]}`, "put", { row }), // the root shard's copy: what installation-wide commands page over
           ...gone.map((s) => ask(this.env, s, "drop", { id: row.id }))]);
       } catch {
         return row; // still dirty: schedule() sets an alarm to retry

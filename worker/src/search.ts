@@ -11,7 +11,8 @@ import { callObject } from "./index";
 export const MAX_OBJECTS = 1000;
 const PARALLEL = 32;
 
-type List = (env: any, opts: { user?: string; all?: boolean }) => Promise<IndexRow[]>;
+type List = (env: any, opts: { user?: string; limit: number }) => Promise<IndexRow[]>;
+const MAX_LISTED = 20 * MAX_OBJECTS; // index rows one search may read before its own filters (one page of the user's shard)
 type Hit = { rank: number; seq: number; role: string; created_at: number; snippet: string };
 
 export async function searchAll(env: any, op: string, args: any, actor: string, admin: boolean, list: List) {
@@ -23,7 +24,9 @@ export async function searchAll(env: any, op: string, args: any, actor: string, 
   if (!Number.isInteger(limit) || limit < 0) throw invalid("--limit must be a non-negative integer");
   const t = now();
   const tenant = a.tenant == null ? null : validName(a.tenant, "tenant"); // --tenant ORG: that tenant's sessions only, as `ls`
-  const listed = (await list(env, { user })).filter((r) => (r.expires_at === null || r.expires_at > t) &&
+  const all = await list(env, { user, limit: MAX_LISTED + 1 });
+  if (all.length > MAX_LISTED) throw invalid(`this search spans more than ${MAX_LISTED} sessions; narrow it with --session or --newer-than`);
+  const listed = all.filter((r) => (r.expires_at === null || r.expires_at > t) &&
     (tenant === null || (r.scope === "tenant" && r.owner === tenant)));
   if (a.session != null && !listed.some((r) => r.name === a.session)) {
     throw new DurableError(`session "${a.session}" not found; 'durable ls --all' lists your sessions`, "not_found");

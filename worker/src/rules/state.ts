@@ -28,9 +28,14 @@ export class Db {
   all(q: string, ...b: unknown[]): Row[] {
     return [...this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x))).raw()] as Row[];
   }
+  /** The rows one at a time, read from storage as they are iterated (SQL cursors are lazy: a request
+   *  holds the row it is at, not the result; SPEC §13). */
+  iter(q: string, ...b: unknown[]): IterableIterator<Row> {
+    return this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x))).raw() as IterableIterator<Row>;
+  }
   one(q: string, ...b: unknown[]): Row | null {
-    const rows = this.all(q, ...b);
-    return rows.length ? rows[0] : null;
+    const first = this.iter(q, ...b).next();
+    return first.done ? null : first.value;
   }
   /** Rows as objects keyed by column name, in the table's column order (as Python's `SELECT *` dicts). */
   dicts(q: string, ...b: unknown[]): Record<string, any>[] {

@@ -1,0 +1,38 @@
+// Cloudflare's per-request subrequest limit, enforced in every environment (SPEC §13 "Cloudflare's limits
+// hold on workerd too"; docs/remote.md "Limits"): every call the Worker makes to a Durable Object is a
+// subrequest of the request it serves, counted here; one past the limit fails as it would deployed.
+import { DurableError } from "./rules/state";
+
+export const DEFAULT_SUBREQUESTS = 10000; // Workers Paid's default per request (`limits.subrequests` in wrangler.jsonc)
+
+let most = 0; // the most one request made since takeMaxSubrequests last read it (the tests' hook)
+
+export function takeMaxSubrequests(): number {
+  const m = most;
+  most = 0;
+  return m;
+}
+
+type Namespaces = { OBJECTS: DurableObjectNamespace; INDEX: DurableObjectNamespace };
+
+/** ENV with its Durable Object namespaces counting this request's subrequests against LIMIT. */
+export function counted<E extends Namespaces>(env: E, limit: number): E {
+  let n = 0;
+  const wrap = (ns: DurableObjectNamespace): DurableObjectNamespace => ({
+    idFromName: (name: string) => ns.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = ns.get(id);
+      return {
+        fetch: (input: RequestInfo, init?: RequestInit) => {
+          n++;
+          if (n > most) most = n;
+          if (n > limit) {
+            throw new DurableError(`too many subrequests: this request needed more than ${limit} (Cloudflare's per-request limit; docs/remote.md)`, "internal");
+          }
+          return stub.fetch(input as any, init as any);
+        },
+      } as unknown as DurableObjectStub;
+    },
+  } as unknown as DurableObjectNamespace);
+  return { ...env, OBJECTS: wrap(env.OBJECTS), INDEX: wrap(env.INDEX) };
+}
