@@ -353,8 +353,10 @@ export async function select(env: IndexEnv, opts: { user?: string | null; all?: 
     if (!opts.user) throw invalid("no user to list the objects of");
     lists = [await ask<IndexRow[]>(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter, before, limit: n } })];
   }
-  const rows = lists.flat().sort(newestFirst).slice(0, n);
-  const more = lists.some((l) => l.length === n) && rows.length > 0;
+  const merged = lists.flat().sort(newestFirst);
+  const rows = merged.slice(0, n);
+  // the newest N of the union are all among what was fetched: a shard that had more gave N rows
+  const more = merged.length > n || (lists.some((l) => l.length === n) && rows.length > 0);
   const last = rows[rows.length - 1];
   return { rows, next: more ? [last.last_active_at, last.id] : null };
 }
