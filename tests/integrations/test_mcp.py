@@ -94,8 +94,9 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             for t in tools.values():  # no tool acts for another user
                 assert t.input_schema["type"] == "object" and not {"user", "as", "as_user"} & set(t.input_schema["properties"])
 
-            ok, s = await call(c, "session_create", name="plan", title="Trip")
-            assert not ok and s["name"] == "plan" and s["status"] == "created" and s["owner"] == "alice"
+            bad, s = await call(c, "session_create", name="plan", title="Trip")
+            assert not bad, s
+            assert s["name"] == "plan" and s["status"] == "created" and s["owner"] == "alice"
             assert (await call(c, "session_show", name="plan"))[1]["title"] == "Trip"
             names = (await call(c, "sessions_list"))[1]["result"]
             assert [r["name"] for r in names] == ["plan"] and "last_active_at" in names[0]
