@@ -14,6 +14,7 @@ and the server: the same `request_id` returns that request and asks nothing twic
 """
 
 import json
+import re
 from contextlib import contextmanager
 from urllib.parse import quote, unquote
 
@@ -37,6 +38,11 @@ RECENT_FORMATS = ("json", "messages", "responses", "anthropic")
 SESSIONS_URI = "durable://sessions"
 SESSION_PREFIX = "durable://session/"
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
+# What a lone surrogate (a "\\ud800" escape, or a byte of invalid UTF-8) in a message becomes before the SDK
+# parses it (it would drop the whole message, unanswered): a noncharacter no client sends, which the
+# argument checks refuse as invalid UTF-8 (exit 2), as the CLI refuses such an argument.
+NOT_TEXT = "\U0010ffff"
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 # The argument schemas (JSON Schema 2020-12, advertised as each tool's input schema and applied by
 # `check_arguments` with the CLI's messages; the SDK's low-level server applies nothing itself).
@@ -125,10 +131,8 @@ _KINDS = {"string": "a string", "integer": "an integer", "boolean": "true or fal
 
 
 def _text(value, what):
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise invalid(f"invalid UTF-8 in {what} (a lone surrogate); nothing was changed")
+    if NOT_TEXT in value or _SURROGATES.search(value):
+        raise invalid(f"invalid UTF-8 in {what} (a lone surrogate or a byte that is not UTF-8); nothing was changed")
 
 
 def _check_value(value, schema, what):
@@ -469,6 +473,60 @@ def parse_uri(uri: str):
     return kind, name
 
 
+# ---- the wire ---------------------------------------------------------------------------------------------
+
+def _unsurrogated(value):
+    if isinstance(value, str):
+        return _SURROGATES.sub(NOT_TEXT, value)
+    if isinstance(value, list):
+        return [_unsurrogated(v) for v in value]
+    if isinstance(value, dict):
+        return {_unsurrogated(k): _unsurrogated(v) for k, v in value.items()}
+    return value
+
+
+def marked(line: str) -> str:
+    """LINE as the SDK can parse it: lone surrogates (escaped, or invalid UTF-8 decoded with surrogateescape)
+    become NOT_TEXT, so the request is answered with an exit-2 tool error instead of being dropped."""
+    if "\\u" not in line and not _SURROGATES.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return _SURROGATES.sub(NOT_TEXT, line)
+    text = json.dumps(_unsurrogated(message), ensure_ascii=False)
+    return line if text == json.dumps(message, ensure_ascii=False) else text
+
+
+class Lines:
+    """stdin, one JSON-RPC message a line, bytes that are not UTF-8 kept as surrogates for `marked`."""
+
+    def __init__(self):
+        import io
+        import os
+
+        self.file = anyio.wrap_file(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8", errors="surrogateescape"))
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        line = await self.file.readline()
+        if not line:
+            raise StopAsyncIteration
+        return marked(line)
+
+
+async def well_formed_calls(ctx, call_next):
+    """Middleware: a tools/call whose name is not a string or whose arguments are not an object is an exit-2
+    tool error like any other refused argument (the SDK would answer a bare -32602)."""
+    if ctx.method == "tools/call" and ctx.request_id is not None:
+        p = ctx.params if isinstance(ctx.params, dict) else {}
+        if not isinstance(p.get("name"), str) or not isinstance(p.get("arguments", {}), (dict, type(None))):
+            return failed(invalid("a tools/call needs a tool name (a string) and its arguments (a JSON object)"))
+    return await call_next(ctx)
+
+
 # ---- the server --------------------------------------------------------------------------------------------
 
 class Guard:
@@ -506,6 +564,7 @@ class DurableMCP:
             on_read_resource=self.read_resource, on_subscribe_resource=self.subscribe,
             on_unsubscribe_resource=self.unsubscribe, on_subscriptions_listen=self.subscriptions_listen,
         )
+        self.server.middleware.append(well_formed_calls)
 
     async def run_sync(self, fn, *args):
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
@@ -771,7 +830,7 @@ async def _serve(app: DurableMCP, guard: Guard) -> int:
 
         tg.start_soon(on_signal)
         tg.start_soon(app.watch)
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=Lines()) as (read_stream, write_stream):
             await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
         tg.cancel_scope.cancel()  # stdin closed: the client is done
     return status

@@ -294,3 +294,33 @@ def test_without_the_sdk_it_is_a_clear_usage_error():
     assert r.stderr.strip().splitlines() == [
         "durable: error: durable mcp needs the MCP Python SDK (mcp >= 2.3), which is not installed; "
         "install it with: pip install 'durable-cli[mcp]'"]
+
+
+@pytest.mark.local_only("about the wire, not a backend")
+def test_malformed_messages_are_answered_and_stdin_closing_ends_the_server_with_0():
+    """What a hostile or broken client writes: a lone surrogate, bytes that are not UTF-8, arguments that are
+    not an object. Each gets an exit-2 tool error (the SDK alone would drop the first two unanswered);
+    the server goes on, and exits 0 when its stdin closes."""
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    lines = [
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}',
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"transcript_append","arguments":{"name":"s","role":"user","text":"\\ud800"}}}',
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"transcript_append","arguments":{"name":"s","role":"user","text":"a\xffb"}}}',
+        b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"session_show","arguments":"oops"}}',
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"transcript_append","arguments":{"name":"s","role":"user","text":"caf\\u00e9"}}}',
+    ]
+    proc.stdin.write(b"\n".join(lines) + b"\n")
+    proc.stdin.flush()
+    answers = {}
+    while len(answers) < 5:
+        message = json.loads(proc.stdout.readline())
+        answers[message["id"]] = message["result"]
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    for request in (2, 3, 4):
+        assert answers[request]["isError"] is True
+        assert answers[request]["structuredContent"]["error"]["code"] == "invalid_input"
+    assert answers[5]["structuredContent"]["content"] == "café"
+    shown = json.loads(cli("transcript", "show", "s", "--json").stdout)
+    assert [r["content"] for r in shown] == ["café"]  # the refused rows stored nothing
