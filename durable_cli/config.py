@@ -21,6 +21,9 @@ KEYS = {
     "transcript.max_turn_bytes": ("positive", 2 * MiB),
     "queue.max_unfinished": ("positive", 10),
     "queue.lease": ("duration", "2h"),
+    "queue.on_lease_expiry": ("choice:fail,retry", "fail"),
+    "queue.max_attempts": ("positive", 3),
+    "work.command": ("text", None),
     "retention.draft_expiry": ("duration", "8h"),
     "retention.ephemeral_ttl": ("duration", "24h"),
     # remote mode (SPEC §13): read and validated here; the remote backend itself is not built yet
@@ -85,7 +88,11 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
         return value
     if not isinstance(value, str):
         raise invalid(f"config {key}{where} must be a string, not {value!r}")
-    if kind == "duration":
+    if kind.startswith("choice:"):
+        choices = kind[len("choice:"):].split(",")
+        if value not in choices:
+            raise invalid(f"config {key}{where} must be one of {', '.join(choices)}, not {value!r}")
+    elif kind == "duration":
         durations.parse(value, what=f"duration for {key}")
     elif kind == "duration0":
         durations.parse(value, allow_zero=True, what=f"duration for {key}")

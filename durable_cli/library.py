@@ -25,6 +25,7 @@ class Session(state.Opened):
     next_prompt = sessions.next_prompt
     renew = sessions.renew
     finish = sessions.finish
+    release = sessions.release
     stop = sessions.stop
     cancel = sessions.cancel
     archive = sessions.archive
@@ -407,6 +408,29 @@ class Store:
         from .core import retention
 
         return retention.ls(self, **filters)
+
+    def startable(self, limit=8) -> list:
+        """`work --all` (SPEC §5.1): index rows of the sessions `ls` lists for the acting user (or tenant)
+        whose oldest pending prompt can start by now, oldest first; from index.db alone (no object opened)."""
+        from .core import retention
+
+        return retention.ls_rows(self, all_objects=True, extra=["o.pending_at IS NOT NULL", "o.pending_at <= ?"],
+                                 extra_params=[clock.now()], limit=limit, order="o.pending_at, o.id")
+
+    def fire_due_alarms(self, limit=16) -> int:
+        """Wake the sessions `ls` lists whose next alarm is due (index.db's next_alarm_at, as `sweep` reads
+        it), so their alarms fire (an expired lease retried or failed); returns how many were woken."""
+        from .core import retention
+
+        woken = 0
+        for row in retention.ls_rows(self, all_objects=True, extra=["o.next_alarm_at IS NOT NULL", "o.next_alarm_at <= ?"],
+                                     extra_params=[clock.now()], limit=limit):
+            try:
+                with self.open(address=retention.address_of(row)):
+                    woken += 1
+            except DurableError:
+                continue  # busy, gone or hidden: its own next wake fires it
+        return woken
 
     def ttl(self, name, **kw):
         from .core import retention

@@ -1,5 +1,8 @@
 """durable session: lifecycle and prompt queue (SPEC §5)."""
 
+import io
+import sys
+
 import typer
 
 from ..errors import DurableError
@@ -114,37 +117,90 @@ def next_(
     render.document(doc, mode(json_out))
 
 
+ATTEMPT = typer.Option(None, "--attempt", metavar="N", help="The start you hold (the prompt's \"attempts\" when you took it): another start is exit 4, nothing changed.")
+
+
 @app.command()
 def renew(
     name: str = NAME,
     prompt_id: int = typer.Argument(..., metavar="PROMPT_ID", help="The processing prompt's id."),
     lease: str = typer.Option(None, "--lease", metavar="DUR", help="New lease from now (default queue.lease)."),
+    attempt: int = ATTEMPT,
     json_out: bool = JSON,
 ):
     """Extend the lease of a processing prompt from now.
 
-    Example: durable session renew fix-login 3 --lease 1h
+    Example: durable session renew fix-login 3 --lease 1h --attempt 1
     """
+    from ..core import sessions
+
+    sessions.valid_attempt(attempt)
     s = store()
     lease_seconds = seconds(lease, what="--lease") or s.config.seconds("queue.lease")
-    render.document(_on(name, lambda x: x.renew(prompt_id, lease_seconds=lease_seconds)), mode(json_out))
+    render.document(_on(name, lambda x: x.renew(prompt_id, lease_seconds=lease_seconds, attempt=attempt)), mode(json_out))
+
+
+def read_rows(source: str) -> list:
+    """`--rows FILE|-`: JSONL rows as `append --batch` reads them (exit 2 naming the bad line)."""
+    from ..core import transcript
+
+    if source == "-":
+        lines = (sys.stdin.buffer if sys.stdin is not None else io.BytesIO()).read().split(b"\n")
+    else:
+        try:
+            with open(source, "rb") as f:
+                lines = f.read().split(b"\n")
+        except OSError as e:
+            raise DurableError(f"cannot read --rows {source}: {e.strerror}", "invalid_input")
+    return transcript.prepare_batch(store().config, lines)
 
 
 @app.command()
 def finish(
     name: str = NAME,
     prompt_id: int = typer.Argument(..., metavar="PROMPT_ID", help="The processing prompt's id."),
-    reply: str = typer.Option(None, "--reply", metavar="TEXT|-", help="The assistant's reply (- reads stdin); appended as the assistant turn."),
-    failed: bool = typer.Option(False, "--failed", help="Mark the prompt failed instead of completed."),
+    reply: str = typer.Option(None, "--reply", metavar="TEXT|-", help="The assistant's reply (- reads stdin); appended as the last assistant turn."),
+    meta: str = typer.Option(None, "--meta", metavar="JSON", help="Meta (model, usage, cost_usd, ...) for the reply, or without --reply for the last assistant row of --rows."),
+    rows: str = typer.Option(None, "--rows", metavar="FILE|-", help="The turn's rows (JSONL, assistant and tool rows, as append --batch reads them), appended before the reply."),
+    failed: bool = typer.Option(False, "--failed", help="Mark the prompt failed instead of completed (rows given are recorded: the partial turn)."),
     error: str = typer.Option(None, "--error", metavar="MSG", help="Why it failed (implies --failed)."),
+    attempt: int = ATTEMPT,
     json_out: bool = JSON,
 ):
-    """Finish a processing prompt, completed or failed, with an optional reply.
+    """Finish a processing prompt, completed or failed: the turn's rows, then the reply, in one transaction.
 
-    Example: llm "$prompt" | durable session finish fix-login 3 --reply -
+    Example: llm "$prompt" | durable session finish fix-login 3 --reply - --meta '{"model": "gpt-4o"}'
     """
+    from ..core import sessions
+
+    if rows == "-" and reply == "-":
+        raise DurableError("--rows - and --reply - cannot both read stdin; give one of them as a FILE or TEXT", "invalid_input")
+    sessions.valid_attempt(attempt)
     content = read_content(reply, "--reply") if reply is not None else None
-    render.document(_on(name, lambda s: s.finish(prompt_id, reply=content, failed=failed, error=error)), mode(json_out))
+    turn_rows = read_rows(rows) if rows is not None else None
+    turn = sessions.plan_finish(store().config, reply=content, meta=meta, rows=turn_rows, failed=failed or error is not None)
+    render.document(_on(name, lambda s: s.finish(prompt_id, rows=turn, failed=failed, error=error, attempt=attempt)), mode(json_out))
+
+
+@app.command()
+def release(
+    name: str = NAME,
+    prompt_id: int = typer.Argument(..., metavar="PROMPT_ID", help="The processing prompt's id."),
+    delay: str = typer.Option(None, "--delay", metavar="DUR", help="Not startable again before DUR (default 0); later prompts may start meanwhile."),
+    not_an_attempt: bool = typer.Option(False, "--not-an-attempt", help="Hand back the start too (a worker that was stopped, not one that failed): attempts lowered by one."),
+    attempt: int = ATTEMPT,
+    json_out: bool = JSON,
+):
+    """Hand a processing prompt back: pending again, first in the queue.
+
+    Example: durable session release fix-login 3 --delay 30s --attempt 1
+    """
+    from ..core import sessions
+
+    sessions.valid_attempt(attempt)
+    delay_seconds = seconds(delay, allow_zero=True, what="--delay") or 0
+    render.document(_on(name, lambda s: s.release(prompt_id, delay_seconds=delay_seconds, not_an_attempt=not_an_attempt,
+                                                  attempt=attempt)), mode(json_out))
 
 
 def _names_in(*statuses):

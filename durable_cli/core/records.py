@@ -25,6 +25,7 @@ EVENT_TYPES = frozenset((
     "prompt.queued", "prompt.started", "prompt.completed", "prompt.failed", "prompt.lease_expired",
     "prompt.dequeued", "transcript.summarized", "transcript.pruned", "transcript.redacted", "elicit.asked",
     "elicit.answered", "elicit.expired", "ttl.set", "transcript.popped", "transcript.cleared", "session.forked",
+    "prompt.released",
 ))
 # Primary keys (rows are compared and listed in this order) and the AUTOINCREMENT tables among them.
 KEYS = {"participants": "user", "prompts": "id", "turns": "seq", "events": "seq", "requests": "id",
@@ -318,7 +319,12 @@ V4 = _extend(
     lg_mirrored={"message_id": _nonempty, "seq": opt(_positive)},
 )
 
-FIELDS = {1: V1, 2: V2, 3: V3, 4: V4}
+# version 5 (SPEC §5): a prompt's starts, its place among the prompts handed back, a release's delay, and the
+# lease policy of its current start
+V5 = _extend(V4, prompts={"attempts": _count, "handed_back": opt(_positive), "not_before": opt(_time),
+                          "on_expiry": opt(enum("fail", "retry")), "max_attempts": opt(_positive)})
+
+FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 

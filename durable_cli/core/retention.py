@@ -36,12 +36,12 @@ def ls(store, *, statuses=(), all_objects=False, user=None, older_than=None, lim
         yield ls_json(row)
 
 
-def ls_rows(store, *, limit=None, extra=(), extra_params=(), **filters):
+def ls_rows(store, *, limit=None, extra=(), extra_params=(), order="o.last_active_at DESC, o.id DESC", **filters):
     """The index rows `ls` lists (EXTRA, EXTRA_PARAMS: more conditions on `o`), as stored."""
     where, params = ls_where(store, **filters)
     where += extra
     params += list(extra_params)
-    sql = f"SELECT * FROM objects o WHERE {' AND '.join(where)} ORDER BY o.last_active_at DESC, o.id DESC"
+    sql = f"SELECT * FROM objects o WHERE {' AND '.join(where)} ORDER BY {order}"
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)

@@ -16,7 +16,7 @@ from . import state
 from .retention import address_of, conclude, each_object, entry, erase, receipt, run_each
 
 FORMAT = "durable-export"
-VERSION = 4  # 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter; 4: LangGraph tables
+VERSION = 5  # 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter; 4: LangGraph tables; 5: prompt attempts, hand-back order, delay, lease policy
 TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets",
           "lg_checkpoints", "lg_writes", "lg_mirrored")
 

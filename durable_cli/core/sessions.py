@@ -43,9 +43,13 @@ _VERBS = {
 }
 
 PROMPT_COLUMNS = (
-    "id", "status", "content", "author", "source", "request_id", "turn_seq", "created_at", "started_at",
+    "id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "created_at", "started_at",
     "lease_expires_at", "completed_at", "error",
 )
+# Queue order (SPEC §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
+ORDER_KEY = "coalesce(handed_back, 9223372036854775807)"
+QUEUE_ORDER = f"{ORDER_KEY}, id"
+EXPIRY_POLICIES = ("fail", "retry")
 _TIMES = ("created_at", "started_at", "lease_expires_at", "completed_at")
 
 
@@ -130,7 +134,8 @@ def get_prompt(obj, prompt_id: int) -> dict:
     p = prompt_json(_prompt(obj, prompt_id))
     if p["status"] == "pending":
         p["position"] = obj.handle.row(
-            "SELECT count(*) FROM prompts WHERE status = 'pending' AND id <= ?", (prompt_id,)
+            f"SELECT count(*) FROM prompts, (SELECT {ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me"
+            f" WHERE status = 'pending' AND ({ORDER_KEY} < me.k OR ({ORDER_KEY} = me.k AND id <= ?1))", (prompt_id,)
         )[0]
     else:
         p["position"] = None
@@ -194,14 +199,35 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
     return get_prompt(obj, prompt_id)
 
 
-def next_prompt(obj, *, lease_seconds: int, waiting: bool = False, context=None, format="messages"):  # noqa: A002
-    """Hand the oldest pending prompt out for work, or None when there is nothing to take.
+def valid_policy(on_expiry, max_attempts):
+    """The lease policy a start stores with its prompt (SPEC §5): exit 2 for another value."""
+    if on_expiry not in EXPIRY_POLICIES:
+        raise invalid(f"invalid queue.on_lease_expiry {on_expiry!r}: use fail or retry")
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or not 1 <= max_attempts <= 2**63 - 1:
+        raise invalid(f"invalid queue.max_attempts {max_attempts!r}: use a positive integer")
+    return on_expiry, max_attempts
 
-    Its content becomes the `user` turn in the same transaction, so the transcript reads in work order.
-    While WAITING, a prompt already processing means "not yet" rather than a conflict. With CONTEXT
-    (a token budget) the prompt carries "window": the context window in FORMAT, always holding the
-    pinned rows and that user turn.
+
+def valid_attempt(attempt):
+    """`--attempt N`: the start the caller holds (a positive integer), or None."""
+    if attempt is not None and (isinstance(attempt, bool) or not isinstance(attempt, int) or not 1 <= attempt <= 2**63 - 1):
+        raise invalid(f"invalid --attempt {attempt!r}: use the positive attempt number the start gave (its \"attempts\")")
+    return attempt
+
+
+def next_prompt(obj, *, lease_seconds: int, waiting: bool = False, context=None, format="messages",  # noqa: A002
+                on_expiry=None, max_attempts=None):
+    """Hand the first startable prompt of the queue out for work, or None when there is nothing to take.
+
+    Its content becomes the `user` turn in the same transaction, so the transcript reads in work order
+    (a prompt started again reuses its user turn while that is still the newest live row). While WAITING,
+    a prompt already processing means "not yet" rather than a conflict. With CONTEXT (a token budget) the
+    prompt carries "window": the context window in FORMAT, always holding the pinned rows and that user
+    turn. The start's lease policy (ON_EXPIRY, MAX_ATTEMPTS; default: config) is stored with the prompt.
     """
+    on_expiry, max_attempts = valid_policy(
+        on_expiry if on_expiry is not None else obj.config.get("queue.on_lease_expiry"),
+        max_attempts if max_attempts is not None else obj.config.get("queue.max_attempts"))
     meta = require_session(obj)
     obj.require_visible()
     check(obj, "next", status=meta["status"])
@@ -213,16 +239,21 @@ def next_prompt(obj, *, lease_seconds: int, waiting: bool = False, context=None,
             f"prompt {busy[0]} of {obj.what} is still processing; finish it with 'durable session finish {obj.name} {busy[0]}'"
             " or wait with --wait"
         )
+    now = clock.now()
     with obj.handle.transaction():
-        row = obj.db.execute("SELECT id, content, author FROM prompts WHERE status = 'pending' ORDER BY id LIMIT 1").fetchone()
+        row = obj.db.execute(
+            "SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending'"
+            f" AND (not_before IS NULL OR not_before <= ?) ORDER BY {QUEUE_ORDER} LIMIT 1", (now,)).fetchone()
         if row is None:
             return None
-        prompt_id, content, author = row
-        now = clock.now()
-        seq = transcript.insert_turn(obj, "user", content, author=author)["seq"]
+        prompt_id, content, author, seq = row
+        if seq is None or obj.db.execute(
+                "SELECT max(seq) FROM turns WHERE superseded_by IS NULL").fetchone()[0] != seq:
+            seq = transcript.insert_turn(obj, "user", content, author=author)["seq"]
         obj.db.execute(
-            "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ? WHERE id = ?",
-            (now, now + lease_seconds * 1000, seq, prompt_id),
+            "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?,"
+            " attempts = attempts + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
+            (now, now + lease_seconds * 1000, seq, on_expiry, max_attempts, prompt_id),
         )
         state.event(obj, "prompt.started", {"prompt_id": prompt_id, "turn_seq": seq})
         state.touch(obj)
@@ -234,39 +265,110 @@ def next_prompt(obj, *, lease_seconds: int, waiting: bool = False, context=None,
     return p
 
 
-def _processing(obj, prompt_id: int, doing: str):
+def _processing(obj, prompt_id: int, doing: str, attempt=None):
     require_session(obj)
     obj.require_visible()
     row = _prompt(obj, prompt_id)
     if row[1] != "processing":
         raise conflict(f"prompt {prompt_id} of {obj.what} is {row[1]}, not processing; it cannot be {doing}")
+    current = row[PROMPT_COLUMNS.index("attempts")]
+    if attempt is not None and attempt != current:
+        raise conflict(f"prompt {prompt_id} of {obj.what} is on attempt {current}, not {attempt}: that start lost its lease,"
+                       f" so it cannot be {doing} (nothing changed)")
     return row
 
 
-def renew(obj, prompt_id: int, *, lease_seconds: int) -> dict:
-    _processing(obj, prompt_id, "renewed")
+def renew(obj, prompt_id: int, *, lease_seconds: int, attempt=None) -> dict:
+    valid_attempt(attempt)
+    _processing(obj, prompt_id, "renewed", attempt)
     with obj.handle.transaction():
         obj.db.execute("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", (clock.now() + lease_seconds * 1000, prompt_id))
         state.touch(obj, active=False)
     return get_prompt(obj, prompt_id)
 
 
-def finish(obj, prompt_id: int, *, reply=None, failed=False, error=None) -> dict:
+FINISH_ROLES = ("assistant", "tool")
+
+
+def plan_finish(config, *, reply=None, meta=None, rows=None, failed=False) -> list:
+    """The rows a finish appends, checked before anything is touched (exit 2, nothing changed): ROWS (§6 rows
+    as dicts, or prepared), then the REPLY as an assistant row; META (a dict, or JSON text) goes on the reply,
+    or without one on the last assistant row of ROWS. Without a reply (and not FAILED) the rows must end
+    with a final assistant row without tool calls."""
+    if isinstance(meta, str):
+        meta = transcript.parse_json(meta, "--meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise invalid("--meta must be a JSON object")
+    prepared = []
+    for i, r in enumerate(rows or (), 1):
+        r = r if isinstance(r, transcript.Prepared) else transcript.prepare(config, r, where=f"line {i}: ")
+        if r.role not in FINISH_ROLES:
+            raise invalid(f"line {i}: a turn's rows are assistant or tool rows, not {r.role}; nothing changed")
+        prepared.append(r)
     if reply is not None:
-        transcript.check_content(obj, reply)
-    _processing(obj, prompt_id, "finished")
+        prepared.append(transcript.prepare(config, {"role": "assistant", "content": reply, "meta": meta}, where="--reply: "))
+    elif meta is not None:
+        last = next((i for i in range(len(prepared) - 1, -1, -1) if prepared[i].role == "assistant"), None)
+        if last is None:
+            raise invalid("--meta goes on the reply, or on the last assistant row of --rows; there is neither")
+        r = prepared[last]
+        if r.meta is not None:
+            raise invalid(f"line {last + 1}: the last assistant row has its own meta; give --meta or the row's meta, not both")
+        prepared[last] = transcript.prepare(config, {
+            "role": r.role, "content": r.content, "tool_calls": transcript._loads(r.tool_calls), "meta": meta,
+            "data": transcript._loads(r.data), "tokens": r.given_tokens}, where=f"line {last + 1}: ")
+    if rows and reply is None and not failed and (prepared[-1].role != "assistant" or prepared[-1].tool_calls is not None):
+        raise invalid(f"line {len(prepared)}: the turn must end with a final assistant row without tool calls"
+                      " (or give --reply, or --failed for a partial turn); nothing changed")
+    return prepared
+
+
+def finish(obj, prompt_id: int, *, reply=None, failed=False, error=None, meta=None, rows=None, attempt=None) -> dict:
+    """Finish the processing prompt: its turn's rows (ROWS, then REPLY with META) appended and the prompt
+    completed (or failed), in one transaction; see `plan_finish` for what is refused (exit 2)."""
+    valid_attempt(attempt)
+    turn = plan_finish(obj.config, reply=reply, meta=meta, rows=rows, failed=failed or error is not None)
+    _processing(obj, prompt_id, "finished", attempt)
     failed = failed or error is not None
     with obj.handle.transaction():
         meta = obj.meta()
         now = clock.now()
-        if reply is not None:
-            transcript.insert_turn(obj, "assistant", reply, author=obj.actor)
+        if turn:
+            transcript.insert_rows(obj, turn, author=obj.actor, now=now)
         obj.db.execute(
             "UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
             ("failed" if failed else "completed", now, error if failed else None, prompt_id),
         )
         state.event(obj, "prompt.failed" if failed else "prompt.completed",
                     {"prompt_id": prompt_id, **({"error": error} if failed else {})})
+        recompute(obj, meta["status"])
+        state.touch(obj)
+    return get_prompt(obj, prompt_id)
+
+
+def _hand_back(obj, prompt_id: int, *, delay_seconds: int = 0, not_an_attempt: bool = False) -> None:
+    """Processing -> pending at the head of the queue (after those handed back before), not startable before
+    the delay (inside a transaction)."""
+    now = clock.now()
+    obj.db.execute(
+        "UPDATE prompts SET status = 'pending', lease_expires_at = NULL, started_at = NULL,"
+        " handed_back = (SELECT coalesce(max(handed_back), 0) + 1 FROM prompts), not_before = ?,"
+        " attempts = max(attempts - ?, 0) WHERE id = ?",
+        (now + delay_seconds * 1000 if delay_seconds else None, 1 if not_an_attempt else 0, prompt_id),
+    )
+
+
+def release(obj, prompt_id: int, *, delay_seconds: int = 0, not_an_attempt: bool = False, attempt=None) -> dict:
+    """`session release`: hand the processing prompt back (SPEC §5); event `prompt.released`."""
+    valid_attempt(attempt)
+    if isinstance(delay_seconds, bool) or not isinstance(delay_seconds, int) or not 0 <= delay_seconds <= 36500 * 86400:
+        raise invalid(f"invalid --delay {delay_seconds!r}: use a duration such as 30s, or 0")
+    _processing(obj, prompt_id, "released", attempt)
+    with obj.handle.transaction():
+        meta = obj.meta()
+        _hand_back(obj, prompt_id, delay_seconds=delay_seconds, not_an_attempt=not_an_attempt)
+        attempts = obj.db.execute("SELECT attempts FROM prompts WHERE id = ?", (prompt_id,)).fetchone()[0]
+        state.event(obj, "prompt.released", {"prompt_id": prompt_id, "attempts": attempts, "delay": delay_seconds})
         recompute(obj, meta["status"])
         state.touch(obj)
     return get_prompt(obj, prompt_id)
@@ -392,17 +494,16 @@ def dequeue(obj, prompt_id: int) -> dict:
 
 
 def queue(obj, *, pending_only: bool = False) -> list:
+    """Every prompt by id (PENDING_ONLY: the pending ones in queue order); `position` in queue order."""
     require_session(obj)
     obj.require_visible()
-    where = "WHERE status = 'pending'" if pending_only else ""
-    out, position = [], 0
-    for row in obj.db.execute(f"SELECT {', '.join(PROMPT_COLUMNS)} FROM prompts {where} ORDER BY id"):
+    pending = [r[0] for r in obj.db.execute(f"SELECT id FROM prompts WHERE status = 'pending' ORDER BY {QUEUE_ORDER}")]
+    positions = {prompt_id: i for i, prompt_id in enumerate(pending, 1)}
+    where, order = ("WHERE status = 'pending'", QUEUE_ORDER) if pending_only else ("", "id")
+    out = []
+    for row in obj.db.execute(f"SELECT {', '.join(PROMPT_COLUMNS)} FROM prompts {where} ORDER BY {order}"):
         p = prompt_json(row)
-        if p["status"] == "pending":
-            position += 1
-            p["position"] = position
-        else:
-            p["position"] = None
+        p["position"] = positions.get(p["id"])
         out.append(p)
     return out
 
@@ -425,9 +526,16 @@ def participants(obj) -> list:
 
 
 def expire_leases(obj, now: int) -> int:
-    """Alarm: fail processing prompts whose lease ran out ("timed out"); inside a transaction."""
+    """Alarm: processing prompts whose lease ran out go back to the head of the queue when the policy their
+    start stored says "retry" and they have attempts left, else fail "timed out"; inside a transaction."""
     meta = obj.meta()
-    n = fail_processing(
+    retried = obj.db.execute(
+        "SELECT id, attempts FROM prompts WHERE status = 'processing' AND lease_expires_at <= ?"
+        " AND on_expiry = 'retry' AND attempts < coalesce(max_attempts, 1) ORDER BY id", (now,)).fetchall()
+    for prompt_id, attempts in retried:
+        _hand_back(obj, prompt_id)
+        state.event(obj, "prompt.lease_expired", {"prompt_id": prompt_id, "retry": True, "attempts": attempts}, actor=None)
+    n = len(retried) + fail_processing(
         obj, "timed out", "prompt.lease_expired",
         where="status = 'processing' AND lease_expires_at <= ?", params=(now,), actor=None,
     )

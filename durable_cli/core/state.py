@@ -156,6 +156,18 @@ def next_alarm_at(db):
     return row[0]
 
 
+# SPEC §5.1 `work --all`: when the object's oldest startable pending prompt could start (a release's delay
+# counted), or null when none is pending or one is processing (one start at a time per object)
+PENDING_AT = (
+    "SELECT CASE WHEN EXISTS (SELECT 1 FROM prompts WHERE status = 'processing') THEN NULL"
+    " ELSE (SELECT min(max(created_at, coalesce(not_before, 0))) FROM prompts WHERE status = 'pending') END"
+)
+
+
+def pending_at(db):
+    return db.execute(PENDING_AT).fetchone()[0]
+
+
 def index_row(db):
     """(row, members) for index.db, read from the object's own connection."""
     meta = db.execute("SELECT * FROM object").fetchone()
@@ -168,6 +180,7 @@ def index_row(db):
         "last_active_at": m["last_active_at"], "turns": m["live_turns"], "tokens": m["live_tokens"],
         "expires_at": m["expires_at"], "next_alarm_at": next_alarm_at(db), "external_id": m["external_id"],
         "seq_max": db.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0],
+        "pending_at": pending_at(db),
     }
     if m["scope"] != "reserved":  # SPEC §7 usage: the object's totals per UTC day and model
         row["usage"] = db.execute(

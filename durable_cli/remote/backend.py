@@ -70,19 +70,43 @@ class RemoteSession:
     def prompt(self, content, *, source=None, request_id=None, created=False, waiting=False):
         return self._call("prompt", True, content=content, source=source, request_id=request_id, created=created, waiting=waiting)
 
-    def next_prompt(self, *, lease_seconds, waiting=False, context=None, format="messages"):  # noqa: A002
-        doc = self._call("next_prompt", True, lease_seconds=lease_seconds, waiting=waiting, context=context)
+    def next_prompt(self, *, lease_seconds, waiting=False, context=None, format="messages", on_expiry=None,  # noqa: A002
+                    max_attempts=None):
+        from ..core.sessions import valid_policy
+
+        config = self.store.config
+        on_expiry, max_attempts = valid_policy(
+            on_expiry if on_expiry is not None else config.get("queue.on_lease_expiry"),
+            max_attempts if max_attempts is not None else config.get("queue.max_attempts"))
+        doc = self._call("next_prompt", True, lease_seconds=lease_seconds, waiting=waiting, context=context,
+                         on_expiry=on_expiry, max_attempts=max_attempts)
         if doc is not None and context is not None and format != "json":
             from ..core import formats
 
             doc["window"] = formats.render(doc["window"]["turns"], format)
         return doc
 
-    def renew(self, prompt_id, *, lease_seconds):
-        return self._call("renew", True, prompt_id=prompt_id, lease_seconds=lease_seconds)
+    def renew(self, prompt_id, *, lease_seconds, attempt=None):
+        from ..core.sessions import valid_attempt
 
-    def finish(self, prompt_id, *, reply=None, failed=False, error=None):
-        return self._call("finish", True, prompt_id=prompt_id, reply=reply, failed=failed, error=error)
+        return self._call("renew", True, prompt_id=prompt_id, lease_seconds=lease_seconds, attempt=valid_attempt(attempt))
+
+    def finish(self, prompt_id, *, reply=None, failed=False, error=None, meta=None, rows=None, attempt=None):
+        """As core/sessions.finish: the turn's rows are checked here first (plan_finish) and sent as the
+        Worker's append takes them; the Worker appends them and finishes in one transaction."""
+        from ..core.sessions import plan_finish, valid_attempt
+
+        valid_attempt(attempt)
+        failed = failed or error is not None
+        turn = plan_finish(self.store.config, reply=reply, meta=meta, rows=rows, failed=failed)
+        return self._call("finish", True, prompt_id=prompt_id, rows=[_fields(r) for r in turn], failed=failed,
+                          error=error, attempt=attempt)
+
+    def release(self, prompt_id, *, delay_seconds=0, not_an_attempt=False, attempt=None):
+        from ..core.sessions import valid_attempt
+
+        return self._call("release", True, prompt_id=prompt_id, delay_seconds=delay_seconds,
+                          not_an_attempt=not_an_attempt, attempt=valid_attempt(attempt))
 
     def stop(self):
         return self._call("stop", True)
@@ -473,6 +497,15 @@ class RemoteStore:
             return group
 
         return {"groups": [fields(g) for g in doc["groups"]], "total": fields(doc["total"])}
+
+    def startable(self, limit=8) -> list:
+        """`work --all`: the index rows (the acting user's shard) of sessions `ls` lists whose oldest pending
+        prompt can start by now, oldest first (the shard's pending_at; no object is asked)."""
+        return self._index("pending", limit=limit)
+
+    def fire_due_alarms(self, limit=16) -> int:
+        """Nothing to do remotely: each object's own Durable Object alarm fires its due alarms."""
+        return 0
 
     def reindex(self) -> dict:
         """Admin (`durable remote reindex`, SPEC §13): rebuild the index shards from the objects (each

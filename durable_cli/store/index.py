@@ -13,7 +13,7 @@ from . import ids, paths as _paths, schema
 
 COLUMNS = (
     "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
-    "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "seq_max",
+    "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "seq_max", "pending_at",
 )
 _UPSERT = (
     f"INSERT OR REPLACE INTO objects ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"

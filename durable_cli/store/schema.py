@@ -287,6 +287,19 @@ MIGRATIONS = [
         END;
         """,
     ),
+    (
+        "prompt attempts and hand-backs",  # SPEC §5: starts counted; release/retry order and delay; the start's policy
+        # attempts: starts so far; handed_back: the order of release/retry (those stand ahead of the rest);
+        # not_before: a release's delay (ms); on_expiry/max_attempts: the lease policy of the current start
+        """
+        ALTER TABLE prompts ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE prompts ADD COLUMN handed_back INTEGER;
+        ALTER TABLE prompts ADD COLUMN not_before INTEGER;
+        ALTER TABLE prompts ADD COLUMN on_expiry TEXT;
+        ALTER TABLE prompts ADD COLUMN max_attempts INTEGER;
+        UPDATE prompts SET attempts = 1 WHERE started_at IS NOT NULL;
+        """,
+    ),
 ]
 
 VERSION = len(MIGRATIONS)
@@ -349,6 +362,13 @@ INDEX_MIGRATIONS = [
         # SPEC §7 search side files: the object's newest row seq, so a search knows what to index without
         # opening objects that did not change (null: not known yet, the object is read)
         "ALTER TABLE objects ADD COLUMN seq_max INTEGER;",
+    ),
+    (
+        "pending_at",
+        # SPEC §5.1 `work --all`: when the object's oldest startable pending prompt could start (null: none,
+        # or one is processing), so the oldest prompt across sessions is found without opening idle objects
+        "ALTER TABLE objects ADD COLUMN pending_at INTEGER;"
+        " CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL;",
     ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)

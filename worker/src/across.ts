@@ -125,6 +125,9 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
       const filter: Filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who.tenant };
       return a.all ? select(env, { all: true }, filter, a.before ?? null) : select(env, { user: asUser(who, a.user) }, filter, a.before ?? null);
     }
+    case "pending": // `work --all` (SPEC §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
+      return ask<IndexRow[]>(env, `user:${who.actor}`, "list", { filter: { member: who.actor, pending_due: now(), tenant: who.tenant,
+        all_objects: true, limit: Math.min(Math.max(Number(a.limit) || 8, 1), 100) } });
     case "usage": return usage(env, who, a);
     case "purge": return a.dry_run ? purge(env, who, a) : once(env, who, () => purge(env, who, a));
     case "sweep": return once(env, who, () => sweep(env, who, a));

@@ -26,13 +26,13 @@ export interface IndexEnv {
 export type IndexRow = {
   id: string; scope: string; owner: string; name: string; title: string | null; status: string;
   created_at: number; updated_at: number; last_active_at: number; turns: number; tokens: number;
-  expires_at: number | null; next_alarm_at: number | null; external_id: string | null;
+  expires_at: number | null; next_alarm_at: number | null; external_id: string | null; pending_at?: number | null;
   members: [string, string][]; usage?: unknown[][];
 };
 
 export const ROOTS = "0123456789abcdef";
 export const ROW_COLUMNS = ["id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
-  "turns", "tokens", "expires_at", "next_alarm_at", "external_id"] as const;
+  "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "pending_at"] as const;
 const USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
 
 export function homeShard(scope: string, owner: string): string {
@@ -85,6 +85,7 @@ export type Filter = {
   draft_before?: number | null; reserved?: boolean; expired?: boolean; limit?: number | null; at?: number;
   after_id?: string | null; // with it: in id order, ids after this one (pages in id order)
   before?: [number, string] | null; // newest first, rows after this (last_active_at, id) key (pages of ls)
+  pending_due?: number | null; // with it: objects with a startable pending prompt by then, oldest first (`work --all`)
 };
 
 function whereOf(f: Filter): [string[], unknown[]] {
@@ -108,6 +109,7 @@ function whereOf(f: Filter): [string[], unknown[]] {
   if (f.alarm_due != null) { where.push("o.next_alarm_at IS NOT NULL AND o.next_alarm_at <= ?"); params.push(f.alarm_due); }
   if (f.after_id != null) { where.push("o.id > ?"); params.push(f.after_id); }
   if (f.before != null) { where.push("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))"); params.push(f.before[0], f.before[0], f.before[1]); }
+  if (f.pending_due != null) { where.push("o.pending_at IS NOT NULL AND o.pending_at <= ?"); params.push(f.pending_due); }
   if (f.draft_before != null) { where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'"); params.push(f.draft_before); }
   if (!where.length) where.push("1");
   return [where, params];
@@ -138,6 +140,9 @@ export class DurableIndex {
       this.db.run(`CREATE TABLE IF NOT EXISTS objects (${cols})`);
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_activity ON objects (last_active_at, id)");
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_alarm ON objects (next_alarm_at) WHERE next_alarm_at IS NOT NULL");
+      // SPEC §5.1 `work --all`: each object's oldest startable pending time (a shard made before it gains the column)
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_at'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_at INTEGER");
+      this.db.run("CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL");
       this.db.run("CREATE TABLE IF NOT EXISTS members (object_id TEXT NOT NULL, user TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (object_id, user))");
       this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER," +
@@ -278,7 +283,7 @@ export class DurableIndex {
 
   private list(f: Filter): IndexRow[] {
     const [where, params] = whereOf(f);
-    const order = f.after_id != null ? "o.id" : "o.last_active_at DESC, o.id DESC";
+    const order = f.after_id != null ? "o.id" : f.pending_due != null ? "o.pending_at, o.id" : "o.last_active_at DESC, o.id DESC";
     let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
     if (f.limit != null) { sql += " LIMIT ?"; params.push(f.limit); }
     const rows: IndexRow[] = [];

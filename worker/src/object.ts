@@ -3,7 +3,7 @@
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
-import { Address, Config, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, touch } from "./rules/state";
+import { Address, Config, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
 import * as sessions from "./rules/sessions";
 import * as transcript from "./rules/transcript";
 import * as elicit from "./rules/elicit";
@@ -30,6 +30,7 @@ const OPS: Record<string, Op> = {
   next_prompt: { run: sessions.nextPrompt, write: true },
   renew: { run: sessions.renew, write: true },
   finish: { run: sessions.finish, write: true },
+  release: { run: sessions.release, write: true },
   stop: { run: sessions.stop, write: true },
   cancel: { run: sessions.cancel, write: true },
   archive: { run: sessions.archive, write: true },
@@ -306,7 +307,7 @@ export class DurableObjectSession {
     const [id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at, external_id] = m;
     const row: IndexRow = {
       id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at,
-      next_alarm_at: nextAlarmAt(this.db), external_id: external_id ?? null,
+      next_alarm_at: nextAlarmAt(this.db), external_id: external_id ?? null, pending_at: pendingAt(this.db),
       members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]] as [string, string]),
     };
     if (scope !== "reserved") {

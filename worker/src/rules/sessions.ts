@@ -1,7 +1,7 @@
 // Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
 // The transition table is data, loaded from durable_cli/contract.json like the Python side's.
 import contract from "../../../durable_cli/contract.json";
-import { Opened, conflict, createObject, event, invalid, iso, notFound, sessionJson, setStatus, touch, now, validName } from "./state";
+import { Opened, conflict, createObject, event, invalid, iso, notFound, pyRepr, sessionJson, setStatus, touch, now, validName } from "./state";
 import * as transcript from "./transcript";
 import { printable, quote, strip } from "./text";
 
@@ -12,8 +12,13 @@ const VERBS: Record<string, string> = {
   prompt: "take new prompts", next: "hand out work", cancel: "be cancelled", archive: "be archived",
   unarchive: "be unarchived", write: "be written to", invite: "take participants", any: "do this",
 };
-const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "created_at", "started_at",
+const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "created_at", "started_at",
   "lease_expires_at", "completed_at", "error"];
+// Queue order (SPEC §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
+const ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
+const QUEUE_ORDER = `${ORDER_KEY}, id`;
+const MAX_INT = 9223372036854775807n;
+const isPositive = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 1) || (typeof v === "bigint" && v >= 1n && v <= MAX_INT);
 const TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 
 export function check(obj: Opened, command: string, status: string | null = null, noop = false): string | null {
@@ -83,7 +88,8 @@ function promptRow(obj: Opened, id: number) {
 export function getPrompt(obj: Opened, a: { prompt_id: number }) {
   const p = promptJson(promptRow(obj, a.prompt_id));
   p.position = p.status === "pending"
-    ? obj.db.one("SELECT count(*) FROM prompts WHERE status = 'pending' AND id <= ?", a.prompt_id)![0] : null;
+    ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me` +
+      ` WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)![0] : null;
   return p;
 }
 
@@ -128,7 +134,20 @@ export function prompt(obj: Opened, a: { content: string; source?: string | null
   return getPrompt(obj, { prompt_id: id });
 }
 
-export function nextPrompt(obj: Opened, a: { lease_seconds: number; waiting?: boolean; context?: number | null }) {
+export function validPolicy(onExpiry: unknown, maxAttempts: unknown): [string, number] {
+  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(`invalid queue.on_lease_expiry ${pyRepr(onExpiry)}: use fail or retry`);
+  if (!isPositive(maxAttempts)) throw invalid(`invalid queue.max_attempts ${String(maxAttempts)}: use a positive integer`);
+  return [onExpiry, maxAttempts as number];
+}
+
+export function validAttempt(attempt: unknown): number | null {
+  if (attempt == null) return null;
+  if (!isPositive(attempt)) throw invalid(`invalid --attempt ${String(attempt)}: use the positive attempt number the start gave (its "attempts")`);
+  return attempt as number;
+}
+
+export function nextPrompt(obj: Opened, a: { lease_seconds: number; waiting?: boolean; context?: number | null; on_expiry?: string; max_attempts?: number }) {
+  const [onExpiry, maxAttempts] = validPolicy(a.on_expiry ?? "fail", a.max_attempts ?? 3);
   const meta = requireSession(obj);
   obj.requireVisible();
   check(obj, "next", meta.status);
@@ -137,13 +156,15 @@ export function nextPrompt(obj: Opened, a: { lease_seconds: number; waiting?: bo
     if (a.waiting) return null;
     throw conflict(`prompt ${busy[0]} of ${obj.what} is still processing; finish it with 'durable session finish ${obj.name} ${busy[0]}' or wait with --wait`);
   }
-  const row = obj.db.one("SELECT id, content, author FROM prompts WHERE status = 'pending' ORDER BY id LIMIT 1");
+  const t = now();
+  const row = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
   if (!row) return null;
   const [id, content, author] = row;
-  const t = now();
-  const seq = transcript.insertTurn(obj, "user", content, author);
-  obj.db.run("UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ? WHERE id = ?",
-    t, t + a.lease_seconds * 1000, seq, id);
+  let seq = row[3];
+  if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")![0] !== seq) seq = transcript.insertTurn(obj, "user", content, author);
+  obj.db.run("UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1," +
+    " handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
+    t, t + a.lease_seconds * 1000, seq, onExpiry, maxAttempts, id);
   event(obj, "prompt.started", { prompt_id: id, turn_seq: seq });
   touch(obj);
   const window = a.context != null ? transcript.contextWindow(obj, { budget: a.context, keep: seq }) : undefined;
@@ -152,29 +173,66 @@ export function nextPrompt(obj: Opened, a: { lease_seconds: number; waiting?: bo
   return p;
 }
 
-function processing(obj: Opened, id: number, doing: string) {
+function processing(obj: Opened, id: number, doing: string, attempt: number | null = null) {
   requireSession(obj);
   obj.requireVisible();
   const r = promptRow(obj, id);
   if (r[1] !== "processing") throw conflict(`prompt ${id} of ${obj.what} is ${r[1]}, not processing; it cannot be ${doing}`);
+  const current = r[PROMPT_COLUMNS.indexOf("attempts")];
+  if (attempt !== null && Number(attempt) !== Number(current)) {
+    throw conflict(`prompt ${id} of ${obj.what} is on attempt ${current}, not ${attempt}: that start lost its lease, so it cannot be ${doing} (nothing changed)`);
+  }
 }
 
-export function renew(obj: Opened, a: { prompt_id: number; lease_seconds: number }) {
-  processing(obj, a.prompt_id, "renewed");
+export function renew(obj: Opened, a: { prompt_id: number; lease_seconds: number; attempt?: number | null }) {
+  processing(obj, a.prompt_id, "renewed", validAttempt(a.attempt));
   obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1000, a.prompt_id);
   touch(obj, false);
   return getPrompt(obj, a);
 }
 
-export function finish(obj: Opened, a: { prompt_id: number; reply?: string | null; failed?: boolean; error?: string | null }) {
-  if (a.reply != null) transcript.checkText(obj, a.reply);
-  processing(obj, a.prompt_id, "finished");
+const FINISH_ROLES = ["assistant", "tool"];
+
+/** As core/sessions.finish: the turn's rows (checked by the client's plan_finish, and again here as append
+ *  checks them), then the prompt completed or failed, in this one transaction. */
+export function finish(obj: Opened, a: { prompt_id: number; reply?: string | null; rows?: any[] | null; failed?: boolean; error?: string | null; attempt?: number | null }) {
+  const attempt = validAttempt(a.attempt);
   const failed = !!a.failed || a.error != null;
+  const fields = [...(a.rows ?? [])];
+  if (a.reply != null) fields.push({ role: "assistant", content: a.reply });
+  const rows = fields.map((r, i) => transcript.prepare(obj, r, `line ${i + 1}: `));
+  rows.forEach((r, i) => {
+    if (!FINISH_ROLES.includes(r.role)) throw invalid(`line ${i + 1}: a turn's rows are assistant or tool rows, not ${r.role}; nothing changed`);
+  });
+  if (rows.length && !failed && (rows[rows.length - 1].role !== "assistant" || rows[rows.length - 1].tool_calls != null)) {
+    throw invalid(`line ${rows.length}: the turn must end with a final assistant row without tool calls (or give --reply, or --failed for a partial turn); nothing changed`);
+  }
+  processing(obj, a.prompt_id, "finished", attempt);
   const meta = obj.meta()!;
-  if (a.reply != null) transcript.insertTurn(obj, "assistant", a.reply, obj.actor);
+  if (rows.length) transcript.insertRows(obj, rows, obj.actor);
   obj.db.run("UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
     failed ? "failed" : "completed", now(), failed ? a.error ?? null : null, a.prompt_id);
   event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return getPrompt(obj, a);
+}
+
+function handBack(obj: Opened, id: number, delaySeconds = 0, notAnAttempt = false) {
+  obj.db.run("UPDATE prompts SET status = 'pending', lease_expires_at = NULL, started_at = NULL," +
+    " handed_back = (SELECT coalesce(max(handed_back), 0) + 1 FROM prompts), not_before = ?, attempts = max(attempts - ?, 0) WHERE id = ?",
+    delaySeconds ? now() + delaySeconds * 1000 : null, notAnAttempt ? 1 : 0, id);
+}
+
+export function release(obj: Opened, a: { prompt_id: number; delay_seconds?: number; not_an_attempt?: boolean; attempt?: number | null }) {
+  const attempt = validAttempt(a.attempt);
+  const delay = a.delay_seconds ?? 0;
+  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(`invalid --delay ${String(delay)}: use a duration such as 30s, or 0`);
+  processing(obj, a.prompt_id, "released", attempt);
+  const meta = obj.meta()!;
+  handBack(obj, a.prompt_id, delay, !!a.not_an_attempt);
+  const attempts = obj.db.one("SELECT attempts FROM prompts WHERE id = ?", a.prompt_id)![0];
+  event(obj, "prompt.released", { prompt_id: a.prompt_id, attempts, delay });
   recompute(obj, meta.status);
   touch(obj);
   return getPrompt(obj, a);
@@ -280,11 +338,12 @@ export function dequeue(obj: Opened, a: { prompt_id: number }) {
 export function queue(obj: Opened, a: { pending_only?: boolean }) {
   requireSession(obj);
   obj.requireVisible();
-  const where = a.pending_only ? "WHERE status = 'pending'" : "";
-  let position = 0;
-  return obj.db.all(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts ${where} ORDER BY id`).map((r) => {
+  const positions = new Map<number, number>();
+  obj.db.all(`SELECT id FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => positions.set(Number(r[0]), i + 1));
+  const [where, order] = a.pending_only ? ["WHERE status = 'pending'", QUEUE_ORDER] : ["", "id"];
+  return obj.db.all(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts ${where} ORDER BY ${order}`).map((r) => {
     const p = promptJson(r);
-    p.position = p.status === "pending" ? ++position : null;
+    p.position = positions.get(Number(p.id)) ?? null;
     return p;
   });
 }
@@ -304,7 +363,13 @@ export function participants(obj: Opened) {
 
 export function expireLeases(obj: Opened, t: number) {
   const meta = obj.meta()!;
-  const n = failProcessing(obj, "timed out", "prompt.lease_expired", "status = 'processing' AND lease_expires_at <= ?", [t], null);
+  const retried = obj.db.all("SELECT id, attempts FROM prompts WHERE status = 'processing' AND lease_expires_at <= ?" +
+    " AND on_expiry = 'retry' AND attempts < coalesce(max_attempts, 1) ORDER BY id", t);
+  for (const [id, attempts] of retried) {
+    handBack(obj, id);
+    event(obj, "prompt.lease_expired", { prompt_id: id, retry: true, attempts }, null);
+  }
+  const n = retried.length + failProcessing(obj, "timed out", "prompt.lease_expired", "status = 'processing' AND lease_expires_at <= ?", [t], null);
   if (n) {
     recompute(obj, meta.status);
     touch(obj, false);

@@ -140,6 +140,14 @@ export function nextAlarmAt(db: Db): number | null {
   return r ? r[0] : null;
 }
 
+/** SPEC §5.1 `work --all` (core/state.py PENDING_AT): when the oldest startable pending prompt could start,
+ *  or null when none is pending or one is processing. */
+export function pendingAt(db: Db): number | null {
+  const r = db.one("SELECT CASE WHEN EXISTS (SELECT 1 FROM prompts WHERE status = 'processing') THEN NULL" +
+    " ELSE (SELECT min(max(created_at, coalesce(not_before, 0))) FROM prompts WHERE status = 'pending') END");
+  return r ? r[0] : null;
+}
+
 export function sessionJson(obj: Opened) {
   const m = obj.meta()!;
   const participants = obj.db.all("SELECT user, role, joined_at FROM participants ORDER BY joined_at, user")
