@@ -384,10 +384,11 @@ class RemoteStore:
         return poll_loop(once, wait_seconds)
 
     def follow(self, name, *, all_rows=False, since=0, last=None, interval=0.1):
-        """`transcript show --follow`: the file backend's loop (library.follow_rows), one request per poll."""
-        from ..library import follow_rows
+        """`transcript show --follow`: one WebSocket to the object's Durable Object, which pushes each new
+        row after its commit (remote/follow.py; SPEC §13 "Live follow"), not a request per poll."""
+        from .follow import follow_rows
 
-        return follow_rows(self, name, all_rows=all_rows, since=since, last=last, interval=interval)
+        return follow_rows(self, name, all_rows=all_rows, since=since, last=last)
 
     def ttl(self, name, *, seconds=None, clear=False):
         with self.open(name) as session:

@@ -2,7 +2,7 @@
 // Worker from the index shards (indexes.ts), each deletion or change re-checked by the object itself.
 // Receipts are SPEC §10's; the client turns their skips into the exit status (core/retention.conclude).
 import { DurableError, denied, invalid, notFound, now } from "./rules/state";
-import { takeMaxSubrequests } from "./subrequests";
+import { takeMaxSubrequests, takeServed } from "./subrequests";
 import { Filter, IndexEnv, IndexRow, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
@@ -143,6 +143,11 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
       adminOnly(who, "subrequests");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("subrequest counts are a test hook of 'durable remote dev' only");
       return takeMaxSubrequests();
+    }
+    case "served": { // tests only: the requests the Worker served since the last ask (a follower that polls shows here)
+      adminOnly(who, "served");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("request counts are a test hook of 'durable remote dev' only");
+      return takeServed();
     }
     default:
       throw invalid(`unknown index operation '${op}'`);

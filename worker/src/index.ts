@@ -112,6 +112,31 @@ export async function callObject(env: Env, id: string, call: unknown): Promise<R
   }
 }
 
+/** A follow request's call (the x-durable-call header: JSON, ASCII): op "follow" of one object, args {since}. */
+function followCall(request: Request): Body {
+  if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
+  let body: Body;
+  try {
+    body = JSON.parse(request.headers.get("x-durable-call") ?? "") as Body;
+  } catch {
+    throw new DurableError("the x-durable-call header of a follow request is not JSON", "invalid_input");
+  }
+  if (body === null || typeof body !== "object" || body.op !== "follow" || !["user", "tenant"].includes(body.scope)) {
+    throw new DurableError("a follow request names one session (op follow, scope user or tenant)", "invalid_input");
+  }
+  return body;
+}
+
+/** The upgrade forwarded to the object's Durable Object, which accepts the WebSocket (follow.ts); its answer as is. */
+async function followObject(env: Env, id: string, call: unknown): Promise<Response> {
+  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
+  try {
+    return await stub.fetch("https://object/follow", { headers: { upgrade: "websocket", "x-durable-call": encodeURIComponent(JSON.stringify(call)) } });
+  } catch (e) {
+    throw new DurableError(`the object did not answer: ${(e as Error).message}`, "busy");
+  }
+}
+
 /** `durable remote revoke` (admin): a token by its jti, or a user's tokens issued before a time (whole seconds of iat). */
 async function revoke(env: Env, admin: boolean, args: any): Promise<unknown> {
   if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
@@ -132,14 +157,17 @@ export default {
       const settings = checkConfig(plain); // before anything else: a misconfigured Worker touches no storage
       const env = counted(plain, settings.subrequests); // every call to a Durable Object counted (subrequests.ts)
       if (url.pathname === "/v1/health") return new Response(JSON.stringify({ ok: true }), { headers: { "content-type": "application/json" } });
-      if (url.pathname !== "/v1/call" || request.method !== "POST") {
+      // GET /v1/follow upgraded to a WebSocket: a live follower (follow.ts), its call in the x-durable-call header
+      const following = url.pathname === "/v1/follow" && request.method === "GET";
+      if (!following && (url.pathname !== "/v1/call" || request.method !== "POST")) {
         throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");
       }
       const token = await who(env, request.headers.get("authorization"));
       let body: Body;
       try {
-        body = (await request.json()) as Body;
-      } catch {
+        body = following ? followCall(request) : (await request.json()) as Body;
+      } catch (e) {
+        if (e instanceof DurableError) throw e;
         throw new DurableError("the request body is not JSON", "invalid_input");
       }
       const actor = body.actor == null ? token.user : validName(body.actor, "user");
@@ -178,7 +206,7 @@ export default {
         create: !!body.create, request_id: body.request_id ?? null, all_users: allUsers,
         config: callConfig(settings.maxTurnBytes, c),
       };
-      return await callObject(env, id, call);
+      return following ? await followObject(env, id, call) : await callObject(env, id, call);
     } catch (e) {
       if (e instanceof DurableError) return fail(e);
       return fail(new DurableError(`internal error in the Worker: ${(e as Error).message}`, "internal"));

@@ -15,6 +15,7 @@ import * as checkpoints from "./rules/checkpoints";
 import { fireDue } from "./rules/alarms";
 import { stringify } from "./rules/verbatim";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
+import * as follow from "./follow";
 
 // precheck: run before any storage is touched (a refused import leaves no storage behind)
 // tomb: a put of a LangGraph thread, judged by the tombstone delete_thread left (rules/checkpoints.ts)
@@ -133,6 +134,8 @@ export class DurableObjectSession {
       this.db.run("INSERT OR IGNORE INTO _durable_index (one, dirty, shards) VALUES (1, 1, '[]')");
       // a LangGraph thread created after a delete_thread: the tombstone it is judged by (rules/checkpoints.ts)
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_tomb (one INTEGER PRIMARY KEY CHECK (one = 1), last_checkpoint TEXT)");
+      // live followers: each WebSocket's mapping (follow.ts)
+      this.db.run(follow.FOLLOWERS_TABLE);
       const row = this.db.one("SELECT version FROM _durable_schema");
       const version = row ? row[0] : 0;
       if (version > schema.migrations.length) {
@@ -145,13 +148,21 @@ export class DurableObjectSession {
   }
 
   async fetch(request: Request): Promise<Response> {
-    if (new URL(request.url).pathname === "/system") return this.system((await request.json()) as SystemCall);
+    const path = new URL(request.url).pathname;
+    if (path === "/system") return this.system((await request.json()) as SystemCall);
+    if (path === "/follow") return this.follow(request);
     const call = (await request.json()) as Call;
     let fresh = false; // an import into storage that did not exist: a failure leaves none behind
     try {
       if (call.op === "tombstone") { // Store.tombstone(NAME): what delete_thread left for this object, or null
         const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
         return new Response(JSON.stringify({ result: grave ?? null }), { headers: { "content-type": "application/json" } });
+      }
+      if (call.op === "dev_forget_followers" && this.env.DURABLE_DEV_FAULTS === "1" && this.exists()) {
+        // tests only: the followers' mappings lost (as if storage had lost them): the next push closes their sockets with 4002
+        this.migrate();
+        this.db.run("DELETE FROM _durable_followers");
+        return new Response(JSON.stringify({ result: null }), { headers: { "content-type": "application/json" } });
       }
       const op = OPS[call.op];
       if (!op) throw new DurableError(`unknown operation '${call.op}'`, "invalid_input");
@@ -209,6 +220,7 @@ export class DurableObjectSession {
       if (op.erases) await this.erase(); // `delete`: every byte of the object's storage goes, after the receipt was made
       await this.syncIndex();
       await this.schedule();
+      if (op.write || fired === "fired") this.pushFollowers();
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
@@ -246,6 +258,7 @@ export class DurableObjectSession {
    *  included; then its rows leave the index shards it was listed in (best effort: a row left behind
    *  points at an absent object, which reindex and the commands across objects drop). */
   private async erase() {
+    follow.endAll(this.ctx, "deleted");
     const id = this.exists() ? this.db.one("SELECT id FROM object") : null;
     const sent = this.sentTo();
     await this.ctx.storage.deleteAlarm();
@@ -376,7 +389,66 @@ export class DurableObjectSession {
     else {
       await this.syncIndex(false, true);
       await this.schedule();
+      this.pushFollowers();
     }
+  }
+
+  /** The newer rows to the live followers (follow.ts), after a commit. */
+  private pushFollowers() {
+    if (this.exists() && this.ctx.getWebSockets().length) {
+      this.migrate();
+      follow.push(this.ctx, this.db);
+    }
+  }
+
+  /** GET /v1/follow upgraded (the Worker checked the token and the caller): a follower of this object
+   *  from the seq it names, accepted with the hibernation API (follow.ts). */
+  private async follow(request: Request): Promise<Response> {
+    let call: Call;
+    try {
+      call = JSON.parse(decodeURIComponent(request.headers.get("x-durable-call") ?? "")) as Call;
+    } catch {
+      return this.answer(0, new DurableError("a follow request carries its call", "invalid_input"));
+    }
+    try {
+      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
+      const since = call.args?.since;
+      if (!Number.isSafeInteger(since) || since < 0) throw new DurableError("since must be a non-negative integer", "invalid_input");
+      if (!this.exists()) return this.answer(0, this.refuse(call));
+      this.migrate();
+      const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
+      const fired = this.fire(obj);
+      if (fired === "expired") {
+        await this.erase();
+        return this.answer(0, this.refuse(call));
+      }
+      if (fired === "absent") return this.answer(0, this.refuse(call));
+      if (call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) throw new DurableError(obj.missing, "not_found");
+      if (fired === "fired") {
+        await this.syncIndex();
+        await this.schedule();
+      }
+      return follow.accept(this.ctx, this.db, call, since);
+    } catch (e) {
+      return this.answer(0, e);
+    }
+  }
+
+  async webSocketMessage(_ws: WebSocket, _message: string | ArrayBuffer) {
+    // a follower sends nothing; the object pushes
+  }
+
+  async webSocketClose(ws: WebSocket, code: number, reason: string) {
+    follow.closed(this.db, ws, this.exists());
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
+    } catch {
+      // already closed
+    }
+  }
+
+  async webSocketError(ws: WebSocket) {
+    follow.closed(this.db, ws, this.exists());
   }
 
   /** Operations the Worker runs for the commands across objects (never reachable from /v1/call): each
@@ -390,6 +462,7 @@ export class DurableObjectSession {
         if (this.exists()) {
           await this.syncIndex(call.op === "reindex", true);
           await this.schedule();
+          this.pushFollowers();
           if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
         }
       } else {

@@ -6,6 +6,7 @@ import { DurableError } from "./rules/state";
 export const DEFAULT_SUBREQUESTS = 10000; // Workers Paid's default per request (`limits.subrequests` in wrangler.jsonc)
 
 let most = 0; // the most one request made since takeMaxSubrequests last read it (the tests' hook)
+let served = 0; // requests the Worker served since takeServed last read it (the tests' hook)
 
 export function takeMaxSubrequests(): number {
   const m = most;
@@ -13,11 +14,18 @@ export function takeMaxSubrequests(): number {
   return m;
 }
 
+export function takeServed(): number {
+  const n = served;
+  served = 0;
+  return n;
+}
+
 type Namespaces = { OBJECTS: DurableObjectNamespace; INDEX: DurableObjectNamespace };
 
 /** ENV with its Durable Object namespaces counting this request's subrequests against LIMIT. */
 export function counted<E extends Namespaces>(env: E, limit: number): E {
   let n = 0;
+  served++;
   const wrap = (ns: DurableObjectNamespace): DurableObjectNamespace => ({
     idFromName: (name: string) => ns.idFromName(name),
     get: (id: DurableObjectId) => {

@@ -234,6 +234,12 @@ export function rowsAfter(obj: Opened, a: { seq: number }) {
   return [obj.db.all(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq).map(rowJson), obj.meta()!.status];
 }
 
+/** The rows with a seq greater than SEQ, in seq order, one at a time as read (a live follower's push):
+ *  [seq, row as JSON]. */
+export function* rowsSince(obj: Opened, seq: number): Generator<[number, any]> {
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
+}
+
 function pinned(obj: Opened) {
   const out: any[][] = [];
   for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`)) {

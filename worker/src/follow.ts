@@ -1,0 +1,102 @@
+// Live follow (SPEC §13 "Live follow"): `transcript show --follow --remote` holds one WebSocket to the
+// object's Durable Object, accepted with the hibernation API (ctx.acceptWebSocket), so an idle follower
+// costs no requests and no duration. As in the seeds' system, the socket's mapping (its user, what it
+// follows, the last seq sent) is written to SQLite when the socket is accepted; after each commit the
+// object pushes the newer rows to every socket, reading the mapping from SQLite again (so it is rebuilt
+// after a hibernation or an eviction); a socket the object has no mapping for is closed with 4002. The
+// end of the stream (archived, cancelled, deleted, forgotten, purged, expired, or no longer visible to
+// the follower) is one close code, END_OF_STREAM. Messages are one row each: {"row": {...}} (a row as
+// `transcript show --jsonl` prints it), read from a lazy cursor one at a time.
+import { Db, Opened, now } from "./rules/state";
+import { rowsSince } from "./rules/transcript";
+import { stringify } from "./rules/verbatim";
+
+export const END_OF_STREAM = 4000; // the session ended (or is no longer visible): the follower exits 0
+export const UNKNOWN_SOCKET = 4002; // "session expired, reconnect": no mapping for this socket
+const ENDS = ["archived", "cancelled"]; // as the file backend's follow (library.FOLLOW_ENDS)
+
+export const FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (id TEXT PRIMARY KEY, user TEXT NOT NULL," +
+  " call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
+
+type Follow = { address: any; actor: string; config: any; id: string; all_users?: boolean };
+
+function fidOf(ws: WebSocket): string | null {
+  try {
+    const a = ws.deserializeAttachment() as { fid?: string } | null;
+    return a && typeof a.fid === "string" ? a.fid : null;
+  } catch {
+    return null;
+  }
+}
+
+function close(ws: WebSocket, code: number, why: string) {
+  try {
+    ws.close(code, why.slice(0, 120));
+  } catch {
+    // already closing or closed
+  }
+}
+
+/** Accept a follower of CALL's object from seq SINCE: its mapping stored, the rows committed since SINCE
+ *  pushed at once (a reconnect loses nothing), and the answer that completes the upgrade. */
+export function accept(ctx: DurableObjectState, db: Db, call: Follow, since: number): Response {
+  const pair = new WebSocketPair();
+  const [client, server] = [pair[0], pair[1]];
+  const fid = crypto.randomUUID();
+  ctx.acceptWebSocket(server);
+  server.serializeAttachment({ fid });
+  const follow: Follow = { address: call.address, actor: call.actor, config: call.config, id: call.id, all_users: !!call.all_users };
+  db.run("INSERT INTO _durable_followers (id, user, call, last_seq, at) VALUES (?, ?, ?, ?, ?)", fid, call.actor, JSON.stringify(follow), since, now());
+  pushOne(db, server, fid);
+  return new Response(null, { status: 101, webSocket: client });
+}
+
+/** After a commit: the newer rows to every follower (the mapping read from SQLite), a socket without
+ *  one closed with 4002, and the mappings of sockets that are gone (an eviction, a restart) dropped. */
+export function push(ctx: DurableObjectState, db: Db) {
+  const sockets = ctx.getWebSockets();
+  const live = new Set<string>();
+  for (const ws of sockets) {
+    const fid = fidOf(ws);
+    if (fid === null) close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
+    else {
+      live.add(fid);
+      pushOne(db, ws, fid);
+    }
+  }
+  for (const [fid] of db.all("SELECT id FROM _durable_followers")) { // (a few rows: one per follower)
+    if (!live.has(fid)) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+  }
+}
+
+function pushOne(db: Db, ws: WebSocket, fid: string) {
+  const m = db.one("SELECT user, call, last_seq FROM _durable_followers WHERE id = ?", fid);
+  if (!m) return close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
+  const f = JSON.parse(m[1]) as Follow;
+  const obj = new Opened(db, f.address, m[0], f.config, f.id);
+  const meta = obj.meta();
+  const end = (why: string) => {
+    db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+    close(ws, END_OF_STREAM, why);
+  };
+  if (meta === null) return end("deleted");
+  if (f.address.id_scope === "tenant" && !f.all_users && obj.role() === null) return end("no longer visible");
+  let last = Number(m[2]);
+  for (const [seq, row] of rowsSince(obj, last)) {
+    ws.send(stringify({ row }));
+    last = seq;
+  }
+  if (last !== Number(m[2])) db.run("UPDATE _durable_followers SET last_seq = ? WHERE id = ?", last, fid);
+  if (ENDS.includes(meta.status)) end(meta.status);
+}
+
+/** The object's storage is about to be erased (delete, purge, forget, TTL expiry): every follower's stream ends. */
+export function endAll(ctx: DurableObjectState, why: string) {
+  for (const ws of ctx.getWebSockets()) close(ws, END_OF_STREAM, why);
+}
+
+/** A follower went away: its mapping goes too. */
+export function closed(db: Db, ws: WebSocket, exists: boolean) {
+  const fid = fidOf(ws);
+  if (fid !== null && exists) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+}
