@@ -189,10 +189,18 @@ def check_arguments(tool: str, arguments) -> dict:
     return checked
 
 
+class Wire:
+    """What the tools know of the connection: whether stdin has closed (the client is gone)."""
+
+    closing = False
+
+
 def still_wanted():
-    """None while the call that runs this thread is still wanted; raises the cancellation once its client
-    went away (or the server stops), so a waiting poll ends with nothing changed."""
+    """None while the call that runs this thread is still wanted; raises once its client went away (its
+    request cancelled, stdin closed, or the server stopping), so a waiting poll ends with nothing changed."""
     anyio.from_thread.check_cancelled()
+    if Wire.closing:
+        raise DurableError("the client closed stdin while this call waited; nothing was taken", "timeout")
 
 
 def _seconds(args, key, *, allow_zero=False):
@@ -499,9 +507,13 @@ def marked(line: str) -> str:
 
 
 class Lines:
-    """stdin, one JSON-RPC message a line, bytes that are not UTF-8 kept as surrogates for `marked`."""
+    """stdin, one JSON-RPC message a line, bytes that are not UTF-8 kept as surrogates for `marked`.
 
-    def __init__(self):
+    At its end the calls in flight are answered before the server stops (`printf ... | durable mcp` gets
+    every answer); calls that wait stop waiting (Wire.closing), with nothing changed."""
+
+    def __init__(self, app):
+        self.app = app
         import io
         import os
 
@@ -513,6 +525,10 @@ class Lines:
     async def __anext__(self):
         line = await self.file.readline()
         if not line:
+            Wire.closing = True
+            while self.app.inflight:
+                await anyio.sleep(0.01)
+            await anyio.sleep(0.05)  # their answers are on their way to stdout
             raise StopAsyncIteration
         return marked(line)
 
@@ -565,6 +581,18 @@ class DurableMCP:
             on_unsubscribe_resource=self.unsubscribe, on_subscriptions_listen=self.subscriptions_listen,
         )
         self.server.middleware.append(well_formed_calls)
+        self.server.middleware.append(self.counted)
+        self.inflight = 0
+
+    async def counted(self, ctx, call_next):
+        """Middleware: how many requests are in flight (answered before the server stops at stdin's end)."""
+        if ctx.request_id is None or ctx.method in ("initialize", "subscriptions/listen"):
+            return await call_next(ctx)
+        self.inflight += 1
+        try:
+            return await call_next(ctx)
+        finally:
+            self.inflight -= 1
 
     async def run_sync(self, fn, *args):
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
@@ -830,7 +858,7 @@ async def _serve(app: DurableMCP, guard: Guard) -> int:
 
         tg.start_soon(on_signal)
         tg.start_soon(app.watch)
-        async with stdio_server(stdin=Lines()) as (read_stream, write_stream):
+        async with stdio_server(stdin=Lines(app)) as (read_stream, write_stream):
             await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
         tg.cancel_scope.cancel()  # stdin closed: the client is done
     return status

@@ -324,3 +324,34 @@ def test_malformed_messages_are_answered_and_stdin_closing_ends_the_server_with_
     assert answers[5]["structuredContent"]["content"] == "café"
     shown = json.loads(cli("transcript", "show", "s", "--json").stdout)
     assert [r["content"] for r in shown] == ["café"]  # the refused rows stored nothing
+
+
+@pytest.mark.local_only("the example runs against the test's data directory")
+def test_the_booking_agent_example_runs_offline():
+    """examples/booking_agent.py: per-user preferences in memory, availability rows in the session, a booking
+    in one transaction, a person's yes for an evening slot, a per-user rate limit."""
+    from tests.conftest import ROOT
+
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "booking_agent.py")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    alice = [line for line in r.stdout.splitlines() if line.startswith("alice")]
+    assert alice == [
+        "alice is asked: Remember this as a fact? channel = phone",
+        "alice: remembered channel=phone (confirmed: True)",
+        "alice: booked 2026-12-08 10:00 (phone) in rows 4-6",
+        "alice is asked: Book 2026-12-08 19:00, outside business hours?",
+        "alice: booked 2026-12-08 19:00 (phone) in rows 10-12",
+        "alice: booked 2026-12-09 14:00 (phone) in rows 16-18",
+        "alice: refused, rate_limited: retry after 1200s",
+    ]
+    assert "bob: booked 2026-12-08 14:00 (video) in rows 4-6" in r.stdout  # bob has his own memory and limit
+    fact = json.loads(cli("--as", "alice", "memory", "get", "channel", "--json").stdout)
+    assert fact["source"] == "model" and fact["confirmed"] is True
+    assert json.loads(cli("--as", "bob", "memory", "list", "--all", "--json").stdout) == []
+    rows = json.loads(cli("--as", "alice", "transcript", "show", "consult-alice", "--json").stdout)
+    booked = [r["data"] for r in rows if r["name"] == "book_slot"]
+    assert [b["slot"] for b in booked] == ["2026-12-08 10:00", "2026-12-08 19:00", "2026-12-09 14:00"]
+    assert [r["data"]["slots"] for r in rows if r["name"] == "check_availability"][0][-1] == "2026-12-08 19:00"
+    asked = json.loads(cli("--as", "alice", "elicit", "list", "consult-alice", "--json").stdout)
+    assert [(a["prompt"], a["answer"]) for a in asked] == [("Book 2026-12-08 19:00, outside business hours?", "yes")]
