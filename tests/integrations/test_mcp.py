@@ -63,9 +63,18 @@ def run(main):
     return anyio.run(main)
 
 
-def cli(*args, input=None):
+def cli(*args):
     """`durable ARGS` in a separate process (the environment of the test: files or the test's Worker)."""
-    return subprocess.run([sys.executable, "-m", "durable_cli", *args], capture_output=True, text=True, input=input, timeout=60)
+    return subprocess.run([sys.executable, "-m", "durable_cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def look(*args):
+    """`durable ARGS --json` in this process (quicker than a process; same data directory or Worker)."""
+    from tests.conftest import run_inprocess
+
+    r = run_inprocess(*args, "--json")
+    assert r.status == 0, r.err
+    return json.loads(r.out)
 
 
 async def call(c, tool, **arguments):
@@ -166,11 +175,11 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
 
     run(main)
     # the effects, seen by the CLI from another process
-    shown = json.loads(cli("transcript", "show", "plan", "--json").stdout)
+    shown = look("transcript", "show", "plan")
     assert [r["content"] for r in shown] == ["Book a room", "Booked.", "", "free", "Room 4 is free"]
-    requests = json.loads(cli("elicit", "list", "plan", "--json").stdout)
+    requests = look("elicit", "list", "plan")
     assert [(r["status"], r["answer"]) for r in requests] == [("answered", "yes")]
-    requests = json.loads(cli("elicit", "list", "ops/daily", "--json").stdout)
+    requests = look("elicit", "list", "ops/daily")
     assert [(r["status"], r["answer"], r["comment"]) for r in requests] == [("answered", None, "decline")]
 
 
@@ -239,7 +248,7 @@ def test_without_the_capability_then_a_restart_between_two_ask_human_calls():
     request and asks nothing twice; a client that disconnects mid-call leaves nothing half-done."""
     import anyio
 
-    assert cli("session", "create", "deploy").returncode == 0
+    look("session", "create", "deploy")
 
     async def first():
         async with client("legacy") as c:
@@ -264,7 +273,7 @@ def test_without_the_capability_then_a_restart_between_two_ask_human_calls():
             again = (await call(c, "ask_human", name="deploy", prompt="Ship v2?", choices=["yes", "no"], request_id="ship-v2"))[1]
             assert again == pending and person.asked == []  # the same request, asked nothing twice
             error_of(await call(c, "ask_human", name="deploy", prompt="Ship v3?", request_id="ship-v2"), "conflict")
-            assert cli("elicit", "answer", "deploy", str(pending["id"]), "--choice", "no").returncode == 0
+            look("elicit", "answer", "deploy", str(pending["id"]), "--choice", "no")
             answered = (await call(c, "ask_human", name="deploy", prompt="Ship v2?", choices=["yes", "no"], request_id="ship-v2"))[1]
             assert answered["status"] == "answered" and answered["answer"] == "no" and person.asked == []
             fresh = (await call(c, "ask_human", name="deploy", prompt="Roll back?", choices=["yes", "no"], request_id="rb"))[1]
@@ -277,11 +286,11 @@ def test_without_the_capability_then_a_restart_between_two_ask_human_calls():
         return time.monotonic() - started
 
     run(second)
-    assert cli("session", "prompt", "deploy", "later").returncode == 0
+    look("session", "prompt", "deploy", "later")
     time.sleep(0.5)
-    queue = json.loads(cli("session", "queue", "deploy", "--json").stdout)
+    queue = look("session", "queue", "deploy")
     assert [p["status"] for p in queue] == ["pending"]  # the abandoned wait took nothing
-    events = json.loads(cli("session", "events", "ops/daily", "--json").stdout)
+    events = look("session", "events", "ops/daily")
     assert [e["type"] for e in events if e["type"].startswith("elicit.")] == ["elicit.asked", "elicit.answered"]
 
 
@@ -322,7 +331,7 @@ def test_malformed_messages_are_answered_and_stdin_closing_ends_the_server_with_
         assert answers[request]["isError"] is True
         assert answers[request]["structuredContent"]["error"]["code"] == "invalid_input"
     assert answers[5]["structuredContent"]["content"] == "café"
-    shown = json.loads(cli("transcript", "show", "s", "--json").stdout)
+    shown = look("transcript", "show", "s")
     assert [r["content"] for r in shown] == ["café"]  # the refused rows stored nothing
 
 
@@ -336,22 +345,22 @@ def test_the_booking_agent_example_runs_offline():
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     alice = [line for line in r.stdout.splitlines() if line.startswith("alice")]
-    assert alice == [
+    assert alice[:-1] == [
         "alice is asked: Remember this as a fact? channel = phone",
         "alice: remembered channel=phone (confirmed: True)",
         "alice: booked 2026-12-08 10:00 (phone) in rows 4-6",
         "alice is asked: Book 2026-12-08 19:00, outside business hours?",
         "alice: booked 2026-12-08 19:00 (phone) in rows 10-12",
         "alice: booked 2026-12-09 14:00 (phone) in rows 16-18",
-        "alice: refused, rate_limited: retry after 1200s",
     ]
+    assert 1100 <= int(alice.pop()[len("alice: refused, rate_limited: retry after "):-1]) <= 1200  # 3/1h: one per 20m
     assert "bob: booked 2026-12-08 14:00 (video) in rows 4-6" in r.stdout  # bob has his own memory and limit
-    fact = json.loads(cli("--as", "alice", "memory", "get", "channel", "--json").stdout)
+    fact = look("--as", "alice", "memory", "get", "channel")
     assert fact["source"] == "model" and fact["confirmed"] is True
-    assert json.loads(cli("--as", "bob", "memory", "list", "--all", "--json").stdout) == []
-    rows = json.loads(cli("--as", "alice", "transcript", "show", "consult-alice", "--json").stdout)
+    assert look("--as", "bob", "memory", "list", "--all") == []
+    rows = look("--as", "alice", "transcript", "show", "consult-alice")
     booked = [r["data"] for r in rows if r["name"] == "book_slot"]
     assert [b["slot"] for b in booked] == ["2026-12-08 10:00", "2026-12-08 19:00", "2026-12-09 14:00"]
     assert [r["data"]["slots"] for r in rows if r["name"] == "check_availability"][0][-1] == "2026-12-08 19:00"
-    asked = json.loads(cli("--as", "alice", "elicit", "list", "consult-alice", "--json").stdout)
+    asked = look("--as", "alice", "elicit", "list", "consult-alice")
     assert [(a["prompt"], a["answer"]) for a in asked] == [("Book 2026-12-08 19:00, outside business hours?", "yes")]
