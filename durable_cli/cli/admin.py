@@ -84,26 +84,32 @@ def export(
         from ..config import valid_name
 
         valid_name(user, "user")
+    target = _export_target(output) if output is not None else None  # before anything is read
     bar = render.progress("export")
     records = store().export(name=name, user=user, all_objects=all_objects, progress=bar)
     tmp = None
     try:
         if output is None:
             stream = sys.stdout
-        else:
-            tmp = f"{output}.{os.getpid()}.tmp"
+        elif target is None:  # a pipe, a terminal, /dev/stdout: written directly
+            try:
+                stream = open(output, "w", encoding="utf-8")
+            except OSError as e:
+                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input")
+        else:  # a regular file: written beside itself, renamed into place when complete
+            tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.durable-export-{os.urandom(6).hex()}")
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+            except OSError as e:
                 tmp = None
-                raise DurableError(f"cannot write --output {output!r}: {getattr(e, 'strerror', None) or e}", "invalid_input")
+                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input")
             stream = os.fdopen(fd, "w", encoding="utf-8")
         failure = None
         exported = []
         try:
             for record in records:
                 line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-                render.out(line) if tmp is None else stream.write(line + "\n")
+                render.out(line) if output is None else stream.write(line + "\n")
                 exported.append({"id": record["id"], "owner": record["owner"], "name": record["name"], "what": "exported"})
         except DurableError as e:
             if not getattr(e, "after_output", False):
@@ -114,12 +120,14 @@ def export(
             os.fsync(stream.fileno())
             stream.close()
             try:
-                os.replace(tmp, output)
+                os.replace(tmp, target)
             except OSError as e:
                 os.unlink(tmp)
                 tmp = None
                 raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
             tmp = None
+        elif output is not None:
+            stream.close()
         if json_out:  # stdout holds the records: the receipt goes to stderr (SPEC §10)
             skipped = getattr(failure, "receipt", None) or {}
             sys.stderr.write(json.dumps({"deleted": [], "skipped": skipped.get("skipped", []), "changed": exported,
@@ -132,6 +140,42 @@ def export(
             if not stream.closed:
                 stream.close()
             os.unlink(tmp)
+        elif output is not None and target is None and "stream" in locals() and not stream.closed:
+            stream.close()
+
+
+def _export_target(output: str):
+    """Where `export --output` renames its file into place: OUTPUT resolved (symlinks at any level), or None
+    for a FILE that is not a regular file (a pipe, /dev/stdout: written directly). A FILE inside the data
+    directory is exit 2: an export written over an object file or secret.key would destroy them (SPEC §7)."""
+    import os
+    import stat
+
+    from ..config import user_dir
+
+    if "\0" in output or output == "":
+        raise DurableError(f"cannot write --output {output!r}: not a file name", "invalid_input")
+    s = store()
+    home = getattr(s, "home", None) or s.config.get("defaults.home") or user_dir("data")
+    real_home = os.path.realpath(os.path.abspath(os.path.expanduser(home)))
+    real = os.path.realpath(os.path.abspath(output))
+    if real == real_home or real.startswith(real_home.rstrip(os.sep) + os.sep):
+        raise DurableError(f"--output {output} is inside the data directory {home}; choose a file outside it",
+                           "invalid_input")
+    try:
+        st = os.stat(output)  # through symlinks: /dev/stdout resolves to no path ("pipe:[…]")
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input")
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise DurableError(f"cannot write --output {output!r}: it is a directory", "invalid_input")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return None
+    if not os.path.isdir(os.path.dirname(real)):
+        raise DurableError(f"cannot write --output {output!r}: {os.path.dirname(output) or '.'} is not a directory",
+                           "invalid_input")
+    return real
 
 
 def import_(

@@ -17,9 +17,9 @@ import json
 import os
 import sqlite3
 
-from ..errors import DurableError, invalid
+from ..errors import DurableError, invalid, storage
 from ..text import printable, rstrip, strip
-from . import transcript
+from . import strict_json, transcript
 
 ZERO_ID = "0" * 64  # the record's id is recomputed from its scope, owner and NAME at import
 
@@ -82,23 +82,48 @@ def ms(text) -> int:
     return int(when.timestamp() * 1000)
 
 
+# What llm may have left malformed in one conversation's rows: a date, JSON or count that does not parse.
+_MALFORMED = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
+
+
+class Malformed(Exception):
+    """A conversation whose rows llm left malformed: skipped, with REASON in the receipt (exit 7)."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
 def conversations(db):
-    """(id, name, created_at ms, [rows as §6 input fields with a `created_at`]) per conversation."""
+    """(id, name, created_at ms, [rows as §6 input fields with a `created_at`]) per conversation; in place
+    of the rows, a Malformed for a conversation whose rows could not be read (the others go on)."""
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     seen = set()
     if {"threads", "messages", "parts", "turns"} <= tables:
         for thread in db.execute("SELECT id, name, tip_message_hash, datetime_utc FROM threads ORDER BY datetime_utc, id").fetchall():
             seen.add(thread["id"])
-            rows = _thread_rows(db, thread)
-            if rows:
-                yield thread["id"], thread["name"], ms(thread["datetime_utc"]) if thread["datetime_utc"] else rows[0]["created_at"], rows
+            try:
+                rows = _thread_rows(db, thread)
+                if rows:
+                    yield thread["id"], thread["name"], ms(thread["datetime_utc"]) if thread["datetime_utc"] else rows[0]["created_at"], rows
+            except _MALFORMED as e:
+                yield thread["id"], thread["name"], None, Malformed(_reason(e))
     if {"conversations", "responses"} <= tables:
         for conv in db.execute("SELECT id, name FROM conversations ORDER BY id").fetchall():
             if conv["id"] in seen:
                 continue
-            rows = _response_rows(db, conv["id"], tables)
-            if rows:
-                yield conv["id"], conv["name"], rows[0]["created_at"], rows
+            try:
+                rows = _response_rows(db, conv["id"], tables)
+                if rows:
+                    yield conv["id"], conv["name"], rows[0]["created_at"], rows
+            except _MALFORMED as e:
+                yield conv["id"], conv["name"], None, Malformed(_reason(e))
+
+
+def _reason(error) -> str:
+    if isinstance(error, RecursionError):
+        return "JSON nested too deep"
+    return f"{type(error).__name__}: {error}"[:300]
 
 
 # -- llm 0.36: threads, messages, parts, turns -----------------------------------------------------
@@ -106,7 +131,7 @@ def conversations(db):
 def _text(db, part) -> str:
     if part["text"] is not None:
         return part["text"]
-    payload = json.loads(part["payload"]) if part["payload"] else {}
+    payload = strict_json.loads(part["payload"]) if part["payload"] else {}
     if "text" in payload:
         return payload["text"] or ""
     pieces = []
@@ -151,6 +176,9 @@ def _usage(turn):
     if turn["model"]:
         meta["model"] = turn["model"]
     if turn["input_tokens"] is not None and turn["output_tokens"] is not None:
+        for key in ("input_tokens", "output_tokens"):
+            if type(turn[key]) is not int or not 0 <= turn[key] <= transcript.MAX_USAGE:
+                raise ValueError(f"{key} {turn[key]!r} is not a count from 0 to 10^12")
         meta["usage"] = {"input_tokens": turn["input_tokens"], "output_tokens": turn["output_tokens"]}
     return meta
 
@@ -201,7 +229,7 @@ def _thread_rows(db, thread) -> list:
         parts = db.execute("SELECT * FROM parts WHERE message_hash = ? ORDER BY position", (message["hash"],)).fetchall()
         texts, tool_calls = [], []
         for part in parts:
-            payload = json.loads(part["payload"]) if part["payload"] else {}
+            payload = strict_json.loads(part["payload"]) if part["payload"] else {}
             if part["type"] == "text":
                 texts.append(_text(db, part))
             elif part["type"] == "tool_call":
@@ -325,16 +353,25 @@ def import_llm(store, path=None, *, replace=False) -> dict:
     try:
         for number, (conversation_id, name, created_at, rows) in enumerate(conversations(db), 1):
             try:
+                if isinstance(rows, Malformed):
+                    raise rows
                 items.append((number, record(store, conversation_id, name, created_at, rows)))
+            except Malformed as e:
+                items.append((number, _Refused(conversation_id, _malformed(conversation_id, e.reason))))
             except DurableError as e:
                 items.append((number, _Refused(conversation_id, e)))
-            except (ValueError, TypeError, KeyError) as e:
-                items.append((number, _Refused(conversation_id, invalid(f"conversation {conversation_id}: {e}"))))
+            except _MALFORMED as e:
+                items.append((number, _Refused(conversation_id, _malformed(conversation_id, _reason(e)))))
     except sqlite3.DatabaseError as e:
         raise invalid(f"cannot read {path} as an llm logs database ({e}); nothing was imported")
     finally:
         db.close()
     return store.import_records(items, replace=replace, keep_existing=True)
+
+
+def _malformed(conversation_id, reason) -> DurableError:
+    """SPEC §7: a conversation llm left malformed is skipped and counts as exit 7 (the others are imported)."""
+    return storage(f"conversation {conversation_id} in llm's logs.db is malformed ({reason}); skipped")
 
 
 class _Refused(dict):

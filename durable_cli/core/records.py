@@ -13,7 +13,7 @@ import math
 
 from ..errors import invalid
 from ..text import printable, strip
-from . import state
+from . import state, strict_json
 
 FORMAT = "durable-export"
 SCOPES = ("user", "session", "tenant", "reserved")
@@ -138,9 +138,9 @@ def _number(v):
 def _json_object(v):
     _text(v)
     try:
-        parsed = json.loads(v)
-    except ValueError:
-        raise Bad("must be JSON text")
+        parsed = strict_json.loads(v)
+    except strict_json.NotJSON as e:
+        raise Bad(f"must be RFC 8259 JSON text ({e})")
     if not isinstance(parsed, dict):
         raise Bad("must be the JSON text of an object")
     return v
@@ -149,9 +149,9 @@ def _json_object(v):
 def _choices(v):
     _text(v)
     try:
-        parsed = json.loads(v)
-    except ValueError:
-        raise Bad("must be JSON text")
+        parsed = strict_json.loads(v)
+    except strict_json.NotJSON as e:
+        raise Bad(f"must be RFC 8259 JSON text ({e})")
     if not isinstance(parsed, list) or any(not isinstance(c, str) or c == "" for c in parsed):
         raise Bad("must be the JSON text of an array of non-empty strings")
     if len(set(parsed)) != len(parsed):
@@ -267,9 +267,9 @@ def _json_text(rule=None):
     def check(v):
         _text(v)
         try:
-            parsed = json.loads(v)
-        except ValueError:
-            raise Bad("must be JSON text")
+            parsed = strict_json.loads(v)
+        except strict_json.NotJSON as e:
+            raise Bad(f"must be RFC 8259 JSON text ({e})")
         if rule is not None:
             from ..errors import DurableError
 

@@ -12,7 +12,7 @@ from .. import clock
 from ..errors import DurableError, conflict, denied, invalid, not_found
 from ..store import paths as _paths
 from ..store.objects import ObjectStore, connect
-from . import state
+from . import state, strict_json
 from .retention import address_of, conclude, each_object, entry, erase, receipt, run_each
 
 FORMAT = "durable-export"
@@ -209,9 +209,9 @@ def parse_records(lines):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except ValueError as e:
-            raise invalid(f"line {number} of the export is not JSON ({e}); nothing was imported")
+            record = strict_json.loads(line, depth=False)  # each JSON field of it is checked at import
+        except strict_json.NotJSON as e:
+            raise invalid(f"line {number} of the export is not RFC 8259 JSON ({e}); nothing was imported")
         if not isinstance(record, dict) or record.get("format") != FORMAT:
             raise invalid(f"line {number} is not a durable export record; nothing was imported")
         records.append((number, record))

@@ -14,7 +14,7 @@ import json
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
-from . import state, tokens as _tokens
+from . import state, strict_json, tokens as _tokens
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 PINNED_ROLES = ("system", "developer")
@@ -29,6 +29,8 @@ REDACTED = "[redacted]"
 PRUNED = "[pruned]"  # what a prompt's text becomes when prune deletes the turn it became
 MAX_INT = 2**63 - 1
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
+MAX_USAGE = 10**12  # a usage count's ceiling: 9 million such rows before a 64-bit total could overflow
+MAX_COST = 10**9  # meta.cost_usd's ceiling, in dollars
 
 _estimators = {}
 
@@ -89,20 +91,17 @@ def check_content(obj, content: str) -> None:
     check_text(obj.config, content)
 
 
-def _refuse_constant(constant):
-    raise ValueError(f"{constant} is not JSON")
+_DECODER = strict_json.DECODER
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-
-
-def parse_json(text, what: str):
-    """A JSON option's value (strict: no NaN or Infinity); exit 2 naming the option."""
+def parse_json(text, what: str, *, depth: bool = True):
+    """A JSON option's value, RFC 8259 JSON (strict_json: no NaN, 1e400, duplicate key or nesting over
+    200 levels; DEPTH False: a batch line, whose fields are each checked by `prepare`); exit 2 naming it."""
     if text is None:
         return None
     try:
-        return _DECODER.decode(text)
-    except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than the decoder goes
+        return strict_json.loads(text, depth=depth)
+    except strict_json.NotJSON as e:
         raise invalid(f"{what} is not valid JSON ({e})")
 
 
@@ -156,12 +155,12 @@ def _meta(value, where):
             if key not in usage and not required:
                 continue
             n = usage.get(key)
-            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_INT:
-                raise invalid(f"{where}meta.usage.{key} must be a non-negative integer")
+            if type(n) is not int or not 0 <= n <= MAX_USAGE:  # 5.0 and true are not integers
+                raise invalid(f"{where}meta.usage.{key} must be an integer from 0 to 10^12")
     if "cost_usd" in value:
         cost = value["cost_usd"]
-        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not cost >= 0 or cost == float("inf"):
-            raise invalid(f"{where}meta.cost_usd must be a non-negative number")
+        if type(cost) not in (int, float) or not 0 <= cost <= MAX_COST:  # NaN fails the comparison
+            raise invalid(f"{where}meta.cost_usd must be a finite number from 0 to 10^9")
     return value
 
 
@@ -203,6 +202,8 @@ def _plain(fields: dict, limit: int, count_tokens):
             data = "".join(_C_ENCODE(data, 0)) if _C_ENCODE is not None else _ENCODE(data)
         except (TypeError, ValueError, RecursionError):
             return None
+        if strict_json.may_be_too_deep(data):  # prepare decides
+            return None
         if data.isascii():
             size += len(data)
         else:
@@ -218,6 +219,23 @@ def _plain(fields: dict, limit: int, count_tokens):
     row.data = data
     row.tokens = count_tokens(content) if given is None else given
     return row
+
+
+def _json_field(value, what, where):
+    """The compact JSON text of a row's meta or data (None stays None); exit 2 for a value outside RFC 8259
+    JSON (NaN, an infinity, nesting over 200 levels) or one json cannot encode."""
+    if value is None:
+        return None
+    try:
+        text = _dumps(value)
+        strict_json.check_depth(value, text)
+    except (RecursionError, strict_json.NotJSON):
+        raise invalid(f"{where}{what} is nested deeper than {strict_json.MAX_DEPTH} levels; nothing was stored")
+    except ValueError:  # allow_nan=False
+        raise invalid(f"{where}{what} holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored")
+    except TypeError as e:
+        raise invalid(f"{where}{what} is not JSON-serializable ({e})")
+    return text
 
 
 def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepared:
@@ -261,12 +279,9 @@ def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepare
         raise invalid(f"{where}tokens must be an integer from 0 to {_tokens.MAX_TOKENS}")
     row = Prepared()
     row.role, row.content, row.call_id, row.name, row.given_tokens = role, content, call_id, name, given
-    try:
-        row.tool_calls = _dumps(calls) if calls else None
-        row.meta = _dumps(meta) if meta is not None else None
-        row.data = _dumps(data) if data is not None else None
-    except (TypeError, ValueError) as e:
-        raise invalid(f"{where}a field is not JSON-serializable ({e})")
+    row.tool_calls = _dumps(calls) if calls else None
+    row.meta = _json_field(meta, "meta", where)
+    row.data = _json_field(data, "data", where)
     try:
         size = len(content.encode("utf-8"))
     except UnicodeEncodeError:
@@ -316,7 +331,7 @@ def prepare_batch(config, lines) -> list:
         elif not line.strip():
             continue
         where = f"line {number}: "  # not an object of known keys: the general path, with its errors
-        fields = parse_json(line, f"line {number}")
+        fields = parse_json(line, f"line {number}", depth=False)
         if not isinstance(fields, dict):
             raise invalid(f"{where}expected a JSON object with role and content")
         unknown = set(fields) - set(INPUT_KEYS) - set(OUTPUT_KEYS)

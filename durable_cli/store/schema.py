@@ -53,6 +53,10 @@ _USAGE_ADD_COUNTED = (
     " tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens,"
     " output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd;"
 )
+# A usage count's new total, exact: SQLite's `+` turns an overflowing sum into a float, so past 2^63-1 the statement
+# fails instead (abs() of the smallest integer is SQLite's "integer overflow" error, as sum() gives): exit 7 (SPEC §6).
+_EXACT = ("CASE WHEN typeof({0} + excluded.{0}) = 'integer' THEN {0} + excluded.{0}"
+          " ELSE abs(-9223372036854775807 - 1) END")
 # The catch-up: the rows above the mark (bound as ?1) into the search index, then into the totals, one
 # upsert per (day, model); then the mark moves to the last row (?2).
 _CATCH_UP_CHECK = "SELECT mark, (SELECT max(seq) FROM turns) FROM turns_mark"
@@ -66,8 +70,8 @@ _CATCH_UP = (
     " sum(output_tokens), sum(cost_usd) FROM (SELECT " + _USAGE_ROW.format(row="turns") + " FROM turns"
     " WHERE seq > ?1 AND forked_from IS NULL) WHERE true GROUP BY day, model"
     " ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns,"
-    " tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens,"
-    " output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd",
+    " tokens = tokens + excluded.tokens, input_tokens = " + _EXACT.format("input_tokens") + ","
+    " output_tokens = " + _EXACT.format("output_tokens") + ", cost_usd = cost_usd + excluded.cost_usd",
     "UPDATE turns_mark SET mark = ?2",
 )
 # The common case without a sort: every new row of one UTC day and without meta (no model, no usage

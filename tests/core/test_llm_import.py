@@ -195,3 +195,23 @@ def test_one_bad_conversation_does_not_stop_the_others(durable, tmp_path, monkey
     assert [c["name"] for c in doc["changed"]] == ["01j0aaaaaaaaaaaaaaaaaaaaaa"]
     assert [s["name"] for s in doc["skipped"]] == ["01j0bbbbbbbbbbbbbbbbbbbbbb"]
     assert durable("session", "show", "01j0bbbbbbbbbbbbbbbbbbbbbb").status == 3
+
+
+@pytest.mark.parametrize("column, value", [("datetime_utc", "yesterday at noon"), ("input_tokens", "many"),
+                                           ("input_tokens", -3)])
+def test_a_malformed_conversation_is_skipped_with_its_reason_and_the_rest_imported_exit_7(durable, tmp_path, column, value):
+    path = tmp_path / "logs.db"
+    _old_logs(path)
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE responses SET {column} = ? WHERE id = 'r2'", (value,))  # in the first conversation
+    db.commit()
+    db.close()
+    r = durable("import", "--from", "llm", str(path), "--json")
+    assert r.status == 7, r.err
+    doc = json.loads(r.out)
+    assert [c["name"] for c in doc["changed"]] == ["01j0bbbbbbbbbbbbbbbbbbbbbb"]
+    [skipped] = doc["skipped"]
+    assert skipped["name"] == "01j0aaaaaaaaaaaaaaaaaaaaaa" and "malformed" in skipped["reason"]
+    assert "Traceback" not in r.err
+    assert durable("session", "show", "01j0aaaaaaaaaaaaaaaaaaaaaa").status == 3
+    assert durable("transcript", "show", "01j0bbbbbbbbbbbbbbbbbbbbbb", "--json").json()[1]["content"] == "ok"

@@ -3,7 +3,7 @@
 // Receipts are SPEC §10's; the client turns their skips into the exit status (core/retention.conclude).
 import { DurableError, denied, invalid, notFound, now } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
-import { Filter, IndexEnv, IndexRow, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
+import { Filter, IndexEnv, IndexRow, addCount, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
   request_id?: string | null };
@@ -167,8 +167,11 @@ async function usage(env: IndexEnv, who: Who, a: any) {
     if (!found.flat().length) throw notFound(`session "${a.session}" not found; 'durable ls --all' lists your sessions`);
   }
   const parts = await Promise.all(shardsToAsk.map((s) => ask<{ groups: any[]; total: any }>(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
-  const total: any = { sessions: 0, turns: 0, tokens: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
-  for (const p of parts) for (const k of Object.keys(total)) total[k] += p.total[k];
+  const total: any = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
+  const add = (into: any, from: any) => {
+    for (const k of Object.keys(total)) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
+  };
+  for (const p of parts) add(total, p.total);
   let groups: any[];
   if (a.by === "session") {
     groups = parts.flatMap((p) => p.groups).sort((x, y) => y.last_active_at - x.last_active_at || (x.key < y.key ? -1 : 1));
@@ -178,7 +181,7 @@ async function usage(env: IndexEnv, who: Who, a: any) {
     for (const g of parts.flatMap((p) => p.groups)) {
       const m = merged.get(g.key);
       if (!m) merged.set(g.key, { ...g });
-      else for (const k of Object.keys(total)) m[k] += g[k];
+      else add(m, g);
     }
     groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
   }

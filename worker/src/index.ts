@@ -7,6 +7,7 @@
 // DURABLE_MAX_TURN_BYTES, DURABLE_MAX_BODY_BYTES.
 import { DurableError, httpStatus, validName } from "./rules/state";
 import { Revocations, checkConfig, checkRevoked, forgetRevocations, verify } from "./auth";
+import * as strict from "./rules/strict";
 import { across } from "./across";
 import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
@@ -164,12 +165,17 @@ export default {
       }
       const token = await who(env, request.headers.get("authorization"));
       let body: Body;
+      // the text checked below: the body of a call, the x-durable-call header of a follow
+      const text = following ? request.headers.get("x-durable-call") ?? "" : await request.text();
       try {
-        body = following ? followCall(request) : (await request.json()) as Body;
+        body = following ? followCall(request) : (JSON.parse(text) as Body);
       } catch (e) {
         if (e instanceof DurableError) throw e;
         throw new DurableError("the request body is not JSON", "invalid_input");
       }
+      // RFC 8259 (SPEC §6): no duplicate key or 1e400 anywhere; each field's value is held to 200 levels where it is read
+      const why = strict.scan(text, strict.MAX_DEPTH + strict.ENVELOPE_DEPTH);
+      if (why !== null) throw new DurableError(`the request body is not RFC 8259 JSON (${why})`, "invalid_input");
       const actor = body.actor == null ? token.user : validName(body.actor, "user");
       if (!token.admin && actor !== token.user) {
         throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");

@@ -118,9 +118,25 @@ function whereOf(f: Filter): [string[], unknown[]] {
 const PAGE_MEMORY_MS = 86400000; // a page's answer is kept a day for a retry
 const PAGE_ABANDONED_MS = 60000; // a claimed page with no answer this long is run again
 
-const SUMS = "count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_tokens), sum(u.output_tokens), sum(u.cost_usd)";
+// The counts are summed as 64-bit integers by SQLite (sum() fails past 2^63-1 rather than turn to a float) and
+// carried as decimal text, never through a JS number (exact past 2^53); cost_usd is a double.
+const SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(u.tokens) AS TEXT)," +
+  " CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd)";
 const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
-const fields = (v: unknown[]) => Object.fromEntries(FIELDS.map((k, i) => [k, Number(v[i] ?? 0)]));
+const MAX_TOTAL = (1n << 63n) - 1n;
+
+/** SPEC §6: a usage total past 2^63-1 is exit 7, never a float (core/usage.py says the same). */
+export function overflow(): DurableError {
+  return new DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session or --newer-than", "storage");
+}
+
+/** The exact sum of two counts given as decimal text (or numbers), as decimal text. */
+export function addCount(a: unknown, b: unknown): string {
+  const sum = BigInt(String(a ?? 0)) + BigInt(String(b ?? 0));
+  if (sum > MAX_TOTAL) throw overflow();
+  return sum.toString();
+}
+const fields = (v: unknown[]) => Object.fromEntries(FIELDS.map((k, i) => [k, k === "cost_usd" ? Number(v[i] ?? 0) : String(v[i] ?? 0)]));
 
 /** One index shard (user:U, tenant:T or root:X); every shard has every table, each uses its own. */
 export class DurableIndex {
@@ -298,6 +314,15 @@ export class DurableIndex {
 
   /** Usage groups over the selected objects (core/usage.py's query), with each session group's last activity for merging. */
   private usage(f: Filter, by: string, newerDay: string | null) {
+    try {
+      return this.usageGroups(f, by, newerDay);
+    } catch (e) {
+      if (/integer overflow/.test(String((e as Error).message))) throw overflow();
+      throw e;
+    }
+  }
+
+  private usageGroups(f: Filter, by: string, newerDay: string | null) {
     const [where, params] = whereOf(f);
     if (newerDay !== null) { where.push("u.day >= ?"); params.push(newerDay); }
     const source = `FROM usage u JOIN objects o ON o.id = u.object_id WHERE ${where.join(" AND ")}`;

@@ -324,7 +324,9 @@ export class DurableObjectSession {
       members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]] as [string, string]),
     };
     if (scope !== "reserved") {
-      row.usage = this.db.all("SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key");
+      // counts as text: a JS number would round a total past 2^53 (SPEC §6: totals carried exactly)
+      row.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT)," +
+        " CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd FROM usage_totals ORDER BY key");
     }
     return row;
   }

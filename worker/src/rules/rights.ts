@@ -5,6 +5,8 @@
 import records from "../generated/records.json";
 import { DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, validName } from "./state";
 import { printable, strip } from "./text";
+import * as strict from "./strict";
+import { metaProblem } from "./transcript";
 
 type Rule = { check: string; optional: boolean; values?: string[] };
 const TABLES = records.tables as unknown as Record<string, Record<string, Rule>>;
@@ -79,13 +81,17 @@ function int(v: unknown): number {
   if (!isInt(v) || Math.abs(v) > MAX_INT) throw new Bad(`must be an integer, not ${kind(v)}`);
   return v;
 }
-function jsonText(v: unknown): any {
+function jsonText(v: unknown, lexemes?: Map<string, string>): any {
   text(v);
+  let value: unknown;
   try {
-    return JSON.parse(v as string);
+    value = JSON.parse(v as string);
   } catch {
     throw new Bad("must be JSON text");
   }
+  const why = strict.scan(v as string, strict.MAX_DEPTH, lexemes);
+  if (why !== null) throw new Bad(`must be RFC 8259 JSON text (${why})`);
+  return value;
 }
 const plainObject = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -133,18 +139,9 @@ const CHECKS: Record<string, (v: any, rule: Rule) => void> = {
     }
   },
   json_meta: (v) => {
-    const m = jsonText(v);
-    if (!plainObject(m)) throw new Bad("is not valid: meta must be a JSON object");
-    if ("model" in m && typeof m.model !== "string") throw new Bad("is not valid: meta.model must be a string");
-    if ("usage" in m) {
-      const u = m.usage;
-      if (!plainObject(u)) throw new Bad("is not valid: meta.usage must be an object");
-      for (const k of ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"]) {
-        if (!(k in u) && k !== "input_tokens" && k !== "output_tokens") continue;
-        if (!isInt(u[k]) || u[k] < 0 || u[k] > MAX_INT) throw new Bad(`is not valid: meta.usage.${k} must be a non-negative integer`);
-      }
-    }
-    if ("cost_usd" in m && (typeof m.cost_usd !== "number" || !(m.cost_usd >= 0) || !Number.isFinite(m.cost_usd))) throw new Bad("is not valid: meta.cost_usd must be a non-negative number");
+    const lexemes = new Map<string, string>();
+    const problem = metaProblem(jsonText(v, lexemes), lexemes);
+    if (problem !== null) throw new Bad(`is not valid: ${problem}`);
   },
   enum: (v, rule) => { if (typeof v !== "string" || !rule.values!.includes(v)) throw new Bad(`${pyRepr(v)} is not one of ${rule.values!.join(", ")}`); },
 };

@@ -5,6 +5,7 @@ import { approx } from "./tokens";
 import { quote } from "./text";
 import { check, requireSession, validRequestId, validTitle } from "./sessions";
 import { field, raw } from "./verbatim";
+import * as strict from "./strict";
 
 const ROLES = ["system", "developer", "user", "assistant", "tool"];
 const PINNED = ["system", "developer"];
@@ -12,7 +13,9 @@ const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "reaso
 const COLS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos, tool_calls, name, meta, data, forked_from";
 const [SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META, DATA, FORKED] =
   [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
-const MAX_INT = 2 ** 63 - 1;
+const MAX_USAGE = 1e12; // core/transcript.py MAX_USAGE: a usage count's ceiling
+const MAX_COST = 1e9; // meta.cost_usd's ceiling, in dollars
+const MAX_TOKENS = 1e9; // core/tokens.py MAX_TOKENS: one row's given count at most
 const REDACTED = "[redacted]";
 
 const utf8 = (s: string) => new TextEncoder().encode(s).length;
@@ -45,19 +48,29 @@ function toolCalls(v: unknown, where: string) {
   });
 }
 
-function checkMeta(v: any, where: string) {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) throw invalid(`${where}meta must be a JSON object`);
-  if ("model" in v && typeof v.model !== "string") throw invalid(`${where}meta.model must be a string`);
+/** meta's rules (core/transcript.py _meta): usage counts integers from 0 to 10^12 (LEXEMES: as written, so `5.0`
+ *  is refused as in Python), cost_usd a finite number from 0 to 10^9. The message without WHERE is the reason. */
+export function metaProblem(v: any, lexemes?: Map<string, string>): string | null {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return "meta must be a JSON object";
+  if ("model" in v && typeof v.model !== "string") return "meta.model must be a string";
   if ("usage" in v) {
     const u = v.usage;
-    if (u === null || typeof u !== "object" || Array.isArray(u)) throw invalid(`${where}meta.usage must be an object with input_tokens and output_tokens`);
+    if (u === null || typeof u !== "object" || Array.isArray(u)) return "meta.usage must be an object with input_tokens and output_tokens";
     for (const k of USAGE_KEYS) {
       const required = k === "input_tokens" || k === "output_tokens";
       if (!(k in u) && !required) continue;
-      if (!isInt(u[k]) || u[k] < 0 || u[k] > MAX_INT) throw invalid(`${where}meta.usage.${k} must be a non-negative integer`);
+      if (!isInt(u[k]) || !(u[k] >= 0 && u[k] <= MAX_USAGE) || !strict.integerLexeme(lexemes?.get(`usage.${k}`))) {
+        return `meta.usage.${k} must be an integer from 0 to 10^12`;
+      }
     }
   }
-  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0) || v.cost_usd === Infinity)) throw invalid(`${where}meta.cost_usd must be a non-negative number`);
+  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return "meta.cost_usd must be a finite number from 0 to 10^9";
+  return null;
+}
+
+function checkMeta(v: any, where: string, lexemes?: Map<string, string>) {
+  const problem = metaProblem(v, lexemes);
+  if (problem !== null) throw invalid(`${where}${problem}`);
   return v;
 }
 
@@ -85,14 +98,15 @@ export function prepare(obj: Opened, f: any, where = ""): Prepared {
     if (callId !== null) throw invalid(`${where}a call id belongs on tool rows only, not ${role} rows`);
     if (name !== null) throw invalid(`${where}a tool name belongs on tool rows only, not ${role} rows`);
   }
-  const [meta, metaText] = field(f, "meta", where);
-  if (meta !== null) checkMeta(meta, where);
+  const lexemes = new Map<string, string>();
+  const [meta, metaText] = field(f, "meta", where, lexemes);
+  if (meta !== null) checkMeta(meta, where, lexemes);
   const [data, dataText] = field(f, "data", where);
   if (content === "" && !(calls && role === "assistant") && data === null) {
     throw invalid(`${where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)`);
   }
   const given = f.tokens ?? null;
-  if (given !== null && (!isInt(given) || given < 0 || given > MAX_INT)) throw invalid(`${where}tokens must be a non-negative integer`);
+  if (given !== null && (!isInt(given) || given < 0 || given > MAX_TOKENS)) throw invalid(`${where}tokens must be an integer from 0 to ${MAX_TOKENS}`);
   const p: Prepared = { role, content, call_id: callId, name, given, tokens: 0,
     tool_calls: calls ? callsText : null, meta: metaText, data: dataText };
   let size = utf8(content);

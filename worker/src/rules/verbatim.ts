@@ -4,6 +4,7 @@
 // re-serializes such a field. Requests carry it as text (rules/transcript.ts `prepare`: `data_json`, ...),
 // parsed only to be checked; responses carry the stored text as is, through `stringify` below.
 import { invalid } from "./state";
+import * as strict from "./strict";
 
 let splicing: { mark: string; texts: string[] } | null = null; // the `stringify` under way (it is synchronous)
 
@@ -54,19 +55,15 @@ export function stringify(doc: unknown): string {
 /** A request's JSON field given as text (F[KEY_json], as the Python client sends what it stored locally) or as
  *  a value (F[KEY], other callers): [the parsed value, the text to store] -- the text as given, or the value
  *  serialized here when it came as a value. Absent or null: [null, null]. */
-export function field(f: any, key: string, where: string): [any, string | null] {
+export function field(f: any, key: string, where: string, lexemes?: Map<string, string>): [any, string | null] {
   const text = f[`${key}_json`];
   if (text !== undefined && text !== null) {
     if (f[key] !== undefined && f[key] !== null) throw invalid(`${where}give ${key} or ${key}_json, not both`);
     if (typeof text !== "string") throw invalid(`${where}${key}_json must be JSON text`);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw invalid(`${where}${key}_json is not valid JSON text`);
-    }
+    const value = strict.parse(text, `${where}${key}`, lexemes); // RFC 8259: no duplicate key, 1e400 or 201 levels
     return value === null ? [null, null] : [value, text];
   }
   const value = f[key] === undefined ? null : f[key];
+  if (strict.tooDeep(value)) throw invalid(`${where}${key} is nested deeper than ${strict.MAX_DEPTH} levels; nothing was stored`);
   return value === null ? [null, null] : [value, JSON.stringify(value)];
 }

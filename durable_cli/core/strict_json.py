@@ -1,0 +1,105 @@
+"""RFC 8259 JSON in, strict JSON out (SPEC §6): the one parser of JSON that comes into durable.
+
+Refused wherever JSON comes in (options, batches, imports, adapters, the remote client's requests):
+`NaN`, `Infinity`, `-Infinity`, a number that overflows a double (`1e400`), a duplicate key in one
+object, and nesting deeper than MAX_DEPTH levels counted from each field's own value (a row is judged
+alike in `--data`, a batch line, an import record or a request). Lone surrogates are the transcript's
+rule (they have no UTF-8 to store). Python's json takes all of these (or ends in RecursionError).
+"""
+
+import json
+import math
+
+MAX_DEPTH = 200
+
+
+class NotJSON(ValueError):
+    """JSON text outside RFC 8259 (or nested deeper than MAX_DEPTH): the caller says which field, exit 2."""
+
+
+def _constant(name):
+    raise NotJSON(f"{name} is not a JSON number")
+
+
+def _float(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotJSON(f"the number {text[:40]} overflows a double")
+    return value
+
+
+def _int(text):
+    value = int(text)
+    if len(text) > 308 and not math.isfinite(float(text)):  # float(str) gives inf rather than raising
+        raise NotJSON(f"the number {text[:40]}... overflows a double")
+    return value
+
+
+def _pairs(pairs):
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise NotJSON(f"the key {key!r} appears twice in one object")
+            seen.add(key)
+    return value
+
+
+DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float, parse_int=_int, object_pairs_hook=_pairs)
+
+
+def too_deep(value, limit: int = MAX_DEPTH) -> bool:
+    """True when VALUE nests arrays/objects more than LIMIT levels (a scalar is level 0). Iterative."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list, tuple)))
+    return False
+
+
+def may_be_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """False when TEXT (JSON) cannot nest deeper than LIMIT: it holds no more than LIMIT opening brackets."""
+    return text.count("[") + text.count("{") > limit
+
+
+def check_depth(value, text=None) -> None:
+    """NotJSON when VALUE (whose JSON is TEXT, when known) nests deeper than MAX_DEPTH."""
+    if (text is None or may_be_too_deep(text)) and too_deep(value):
+        raise NotJSON(f"nested deeper than {MAX_DEPTH} levels")
+
+
+def loads(text, *, depth: bool = True):
+    """TEXT (str) parsed as RFC 8259 JSON; NotJSON saying why not. DEPTH: refuse nesting over MAX_DEPTH
+    (a container of fields, such as a batch line or an import record, checks each field itself)."""
+    try:
+        value = DECODER.decode(text)
+    except RecursionError:
+        raise NotJSON(f"nested deeper than {MAX_DEPTH} levels") from None
+    except NotJSON:
+        raise
+    except ValueError as e:
+        raise NotJSON(str(e)) from None
+    if depth:
+        check_depth(value, text)
+    return value
+
+
+def is_finite_json(value) -> bool:
+    """True when VALUE, a Python value, has no NaN or infinite float anywhere (checked iteratively)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return False
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return True

@@ -1,0 +1,217 @@
+"""RFC 8259 JSON in, strict JSON out, and usage figures in range (SPEC §6): NaN, ±Infinity, 1e400, a
+duplicate key and nesting over 200 levels are exit 2 wherever JSON comes in; usage counts are integers
+from 0 to 10^12 and cost_usd a finite number from 0 to 10^9; totals are exact 64-bit integers on both
+backends (remotely too: never through a JS double), and doctor, export and import keep them."""
+
+import json
+import math
+
+import pytest
+
+from durable_cli.core import strict_json
+
+pytestmark = [pytest.mark.both_backends]
+
+DEEP_OK = "[" * 200 + "]" * 200
+DEEP_BAD = "[" * 201 + "]" * 201
+VERY_DEEP = "[" * 100_000 + "]" * 100_000
+
+BAD_JSON = ["NaN", "Infinity", "-Infinity", '{"x": NaN}', "[1e400]", "-1e400", "1" + "0" * 400, '{"a": 1, "a": 2}',
+            '{"o": {"k": 1, "k": 1}}', DEEP_BAD, VERY_DEEP]
+
+BAD_META = [
+    {"usage": {"input_tokens": 1.0, "output_tokens": 1}},
+    {"usage": {"input_tokens": 5e0, "output_tokens": 1}},
+    {"usage": {"input_tokens": True, "output_tokens": 1}},
+    {"usage": {"input_tokens": 2**63, "output_tokens": 1}},
+    {"usage": {"input_tokens": 2**63 - 1, "output_tokens": 1}},
+    {"usage": {"input_tokens": 10**12 + 1, "output_tokens": 1}},
+    {"usage": {"input_tokens": -1, "output_tokens": 1}},
+    {"usage": {"input_tokens": 1, "output_tokens": 1, "cache_read_tokens": 10**12 + 1}},
+    {"usage": {"input_tokens": 1, "output_tokens": 1, "reasoning_tokens": 0.5}},
+    {"cost_usd": 1e308},
+    {"cost_usd": 10**9 + 0.5},
+    {"cost_usd": -0.01},
+    {"cost_usd": "1"},
+]
+
+
+def strict(text):
+    """TEXT parsed as RFC 8259 JSON: a NaN or an infinity anywhere fails the test."""
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON {c} in output: {text[:200]}"))
+
+
+def test_json_outside_rfc_8259_is_exit_2_in_every_option_and_batch(durable):
+    for text in BAD_JSON:
+        for option in ("--data", "--meta", "--tool-calls"):
+            r = durable("transcript", "append", "s", "--role", "assistant", "x", option, text)
+            assert r.status == 2, (option, text[:40], r.err)
+            assert "Traceback" not in r.err
+        line = '{"role": "user", "content": "x", "data": %s}\n' % text
+        r = durable("transcript", "append", "s", "--batch", "-", input=line)
+        assert r.status == 2, (text[:40], r.err)
+    assert durable("transcript", "show", "s").status == 3  # nothing was ever stored
+
+
+def test_nesting_is_counted_from_each_fields_own_value(durable):
+    assert durable("transcript", "append", "s", "--role", "user", "--data", DEEP_OK).status == 0
+    line = json.dumps({"role": "user", "content": "x", "data": json.loads(DEEP_OK)}) + "\n"
+    assert durable("transcript", "append", "s", "--batch", "-", input=line).status == 0  # the line is 201 deep
+    rows = durable("transcript", "show", "s", "--json").json()
+    assert [strict_json.too_deep(r["data"], 199) for r in rows] == [True, True]
+    assert not any(strict_json.too_deep(r["data"]) for r in rows)
+
+
+@pytest.mark.parametrize("meta", BAD_META, ids=range(len(BAD_META)))
+def test_usage_counts_and_cost_out_of_range_are_exit_2(durable, meta):
+    text = json.dumps(meta)
+    r = durable("transcript", "append", "s", "--role", "assistant", "x", "--meta", text)
+    assert r.status == 2, (text, r.err)
+    r = durable("transcript", "append", "s", "--batch", "-", input=json.dumps({"role": "assistant", "content": "x", "meta": meta}) + "\n")
+    assert r.status == 2, (text, r.err)
+    assert durable("transcript", "show", "s").status == 3
+
+
+def test_given_tokens_past_10_9_are_exit_2(durable):
+    assert durable("transcript", "append", "s", "--role", "user", "x", "--tokens", str(10**9 + 1)).status == 2
+    assert durable("transcript", "append", "s", "--role", "user", "x", "--tokens", str(10**9)).status == 0
+
+
+@pytest.mark.cross_object
+def test_large_legal_totals_stay_exact_integers_through_usage_export_and_import(durable):
+    """9,011 rows of 999,999,999,999 input tokens: a total past 2^53, which a double cannot hold exactly."""
+    count, each = 9_011, 10**12 - 1  # an odd total past 2^53: no double holds it
+    meta = {"model": "m", "usage": {"input_tokens": each, "output_tokens": 10**12, "cache_read_tokens": 10**12},
+            "cost_usd": 10**9}
+    rows = "".join(json.dumps({"role": "assistant", "content": "x", "meta": meta}) + "\n" for _ in range(count))
+    assert durable("transcript", "append", "big", "--batch", "-", input=rows).status == 0
+    want = {"input_tokens": count * each, "output_tokens": count * 10**12, "cost_usd": float(count * 10**9)}
+    assert want["input_tokens"] > 2**53
+
+    def totals():
+        r = durable("usage", "--json")
+        assert r.status == 0, r.err
+        doc = strict(r.out)
+        [group] = doc["groups"]
+        for key, value in want.items():
+            assert group[key] == value and doc["total"][key] == value, (key, group[key], value)
+            assert type(group[key]) is type(value)
+        by_model = strict(durable("usage", "--by", "model", "--json").out)
+        assert by_model["groups"][0]["input_tokens"] == want["input_tokens"]
+
+    totals()
+    dump = durable("export", "big")
+    assert dump.status == 0
+    assert durable("delete", "big", "--yes").status == 0
+    r = durable("import", "-", input=dump.out)
+    assert r.status == 0, r.err
+    totals()
+    assert durable("transcript", "show", "big", "--last", "1", "--json").json()[0]["meta"] == meta
+
+
+@pytest.mark.local_only("doctor reads the object files")
+def test_doctor_and_repair_keep_a_session_with_large_legal_totals(durable):
+    meta = {"usage": {"input_tokens": 10**12, "output_tokens": 10**12}, "cost_usd": 10**9}
+    rows = "".join(json.dumps({"role": "assistant", "content": "x", "meta": meta}) + "\n" for _ in range(50))
+    assert durable("transcript", "append", "big", "--batch", "-", input=rows).status == 0
+    r = durable("doctor", "--json")
+    assert r.status == 0, r.out
+    assert durable("doctor", "--repair", "--json").status == 0
+    assert strict(durable("usage", "--json").out)["total"]["input_tokens"] == 50 * 10**12
+
+
+@pytest.mark.cross_object
+def test_import_refuses_what_append_refuses_and_never_raises(durable):
+    assert durable("transcript", "append", "s", "--role", "user", "hi", "--data", '{"k": 1}', "--meta", '{"cost_usd": 1}').status == 0
+    dump = durable("export", "s").out
+    record = json.loads(dump)
+    assert durable("delete", "s", "--yes").status == 0
+    for field, text in [("data", '{"k": NaN}'), ("data", '{"k": Infinity}'), ("data", "[1e400]"), ("data", '{"k": 1, "k": 2}'),
+                        ("data", DEEP_BAD), ("meta", '{"cost_usd": NaN}'), ("meta", '{"cost_usd": 1e308}'),
+                        ("meta", '{"usage": {"input_tokens": 9223372036854775807, "output_tokens": 1}}')]:
+        bad = json.loads(dump)
+        bad["turns"][0][field] = text
+        r = durable("import", "-", input=json.dumps(bad) + "\n")
+        assert r.status == 2, (field, text[:40], r.out, r.err)
+        assert "Traceback" not in r.err
+        assert durable("transcript", "show", "s").status == 3
+    # NaN or a 100,000-deep value in the record line itself: not JSON, exit 2, nothing imported
+    line = json.dumps(record)
+    for text in (line[:-1] + ', "x": NaN}', line[:-1] + ', "x": ' + VERY_DEEP + "}"):
+        r = durable("import", "-", input=text + "\n")
+        assert r.status == 2, r.err
+        assert "Traceback" not in r.err and "RecursionError" not in r.err
+    assert durable("import", "-", input=dump).status == 0
+
+
+def test_every_json_output_is_strict(durable):
+    assert durable("transcript", "append", "s", "--role", "assistant", "x", "--data", '{"f": 1.5e300, "n": -0.0}',
+                   "--meta", '{"cost_usd": 1000000000, "usage": {"input_tokens": 1000000000000, "output_tokens": 0}}').status == 0
+    for args in (("transcript", "show", "s", "--json"), ("transcript", "show", "s", "--jsonl"),
+                 ("transcript", "recent", "s", "--json")):
+        r = durable(*args)
+        assert r.status == 0
+        for line in r.out.splitlines():
+            strict(line)
+    row = strict(durable("transcript", "show", "s", "--json").out)[0]
+    assert math.isfinite(row["data"]["f"]) and row["meta"]["cost_usd"] == 10**9
+
+
+def _raw_rows(rows, name="raw"):
+    """append_many straight to the Worker, past the Python client's own checks (what another client could send)."""
+    from durable_cli.errors import DurableError
+    from durable_cli.library import Store
+
+    with Store().open(name, create=True) as s:
+        try:
+            s._call("append_many", True, rows=rows, request_id=None, create=True, one=False, seqs_only=True, origin=None)
+        except DurableError as e:
+            return e.exit_status, e.message
+    return 0, ""
+
+
+def _post(body: str):
+    """BODY, as text, to the Worker's /v1/call: (HTTP status, the error's code or None)."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(os.environ["DURABLE_REMOTE"] + "/v1/call", data=body.encode(), method="POST", headers={
+        "content-type": "application/json", "authorization": f"Bearer {os.environ['DURABLE_TOKEN']}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, None
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())["error"]["code"]
+
+
+@pytest.mark.parametrize("backend", ["remote"])
+def test_the_worker_holds_a_crafted_request_to_the_same_rules(durable):
+    """Requests the Python client would refuse first: the Worker refuses them alike (400, exit 2), nothing stored."""
+    user_row = {"role": "user", "content": "x"}
+    bad = [dict(user_row, meta_json='{"usage": {"input_tokens": 1.0, "output_tokens": 1}}'),
+           dict(user_row, meta_json='{"usage": {"input_tokens": 1e3, "output_tokens": 1}}'),
+           dict(user_row, meta_json='{"usage": {"input_tokens": 9223372036854775808, "output_tokens": 1}}'),
+           dict(user_row, meta_json='{"usage": {"input_tokens": 1000000000001, "output_tokens": 1}}'),
+           dict(user_row, meta_json='{"cost_usd": 1e308}'),
+           dict(user_row, meta_json='{"cost_usd": 1, "cost_usd": 2}'),
+           dict(user_row, meta={"usage": {"input_tokens": 2**63, "output_tokens": 1}}),
+           dict(user_row, meta={"cost_usd": 1e10}),
+           dict(user_row, tokens=10**9 + 1),
+           dict(user_row, data_json="1e400"),
+           dict(user_row, data_json="[-1e400]"),
+           dict(user_row, data_json='{"a": {"b": 1, "b": 1}}'),
+           dict(user_row, data_json=DEEP_BAD),
+           dict(user_row, data_json=VERY_DEEP),
+           dict(user_row, data=json.loads(DEEP_BAD))]
+    for row in bad:
+        status, message = _raw_rows([row])
+        assert status == 2, (str(row)[:120], message)
+    assert _raw_rows([dict(user_row, data_json=DEEP_OK, meta_json='{"usage": {"input_tokens": 1000000000000, "output_tokens": 0}}')]) == (0, "")
+    # the body itself: a duplicate key or a number past a double anywhere is 400 invalid_input, not 500
+    base = '{"op": "show", "scope": "user", "name": "raw", "actor": "alice", "args": {}%s}'
+    assert _post(base % "") == (200, None)
+    for extra in (', "args": {}', ', "x": 1e400', ', "x": [' + "[" * 300 + "]" * 300 + "]", ', "x": ' + VERY_DEEP):
+        assert _post(base % extra) == (400, "invalid_input"), extra[:40]
+    rows = durable("transcript", "show", "raw", "--json").json()
+    assert len(rows) == 1 and rows[0]["meta"]["usage"]["input_tokens"] == 10**12
