@@ -68,7 +68,7 @@ def export(
     name: str = typer.Argument(None, metavar="[NAME]", help="Session NAME (or --user / --all).", autocompletion=complete_name, show_default=False),
     user: str = typer.Option(None, "--user", metavar="U", help="Every object user U owns, their memory included."),
     all_objects: bool = typer.Option(False, "--all", help="Every object of every user and tenant: the whole installation."),
-    output: str = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (mode 0600) instead of stdout."),
+    output: str = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (mode 0600, not inside the data directory), renamed into place when complete, instead of stdout."),
     json_out: bool = typer.Option(False, "--json", help="Also print the receipt (what was exported or skipped) as JSON on stderr."),
 ):
     """Export objects as versioned JSONL, one record per object with all its rows.
@@ -217,8 +217,8 @@ def import_(
 
     try:
         data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
-    except OSError as e:
-        raise DurableError(f"cannot read {file}: {e.strerror}", "invalid_input")
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        raise DurableError(f"cannot read {file!r}: {getattr(e, 'strerror', None) or e}", "invalid_input")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -63,6 +63,22 @@ def message_row(message):
     return None
 
 
+def _metadata_json(metadata) -> str:
+    """A checkpoint's metadata as RFC 8259 JSON text (SPEC §6: no NaN or infinity, at most 200 levels), else exit 2:
+    what json.dumps would write for NaN is not JSON, and an export of it could not be imported again."""
+    from ..core import strict_json
+    from ..errors import invalid
+
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+        strict_json.check_depth(metadata, text)
+    except (RecursionError, strict_json.NotJSON):
+        raise invalid(f"checkpoint metadata is nested deeper than {strict_json.MAX_DEPTH} levels; nothing was stored") from None
+    except ValueError:
+        raise invalid("checkpoint metadata holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored") from None
+    return text
+
+
 class DurableSaver(BaseCheckpointSaver):
     """A LangGraph checkpointer over durable objects (sync and async methods)."""
 
@@ -154,7 +170,7 @@ class DurableSaver(BaseCheckpointSaver):
         name = object_name(thread_id)
         self._refuse_late(name, thread_id, parent)
         type_, blob = self.serde.dumps_typed(checkpoint)
-        meta = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False)
+        meta = _metadata_json(get_checkpoint_metadata(config, metadata))
         mirror = []
         if ns == "":
             for message in (checkpoint.get("channel_values") or {}).get("messages") or ():

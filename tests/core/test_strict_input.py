@@ -215,3 +215,41 @@ def test_the_worker_holds_a_crafted_request_to_the_same_rules(durable):
         assert _post(base % extra) == (400, "invalid_input"), extra[:40]
     rows = durable("transcript", "show", "raw", "--json").json()
     assert len(rows) == 1 and rows[0]["meta"]["usage"]["input_tokens"] == 10**12
+
+
+def _nested(depth):
+    value = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_the_adapters_refuse_json_outside_rfc_8259(durable):
+    from durable_cli import DurableError
+    from durable_cli.integrations.openai_agents import DurableSession
+
+    session = DurableSession("agents")
+    for extra in (float("nan"), float("inf"), -float("inf"), _nested(201), _nested(100_000)):
+        with pytest.raises(DurableError) as e:
+            session.add_items_sync([{"role": "user", "content": "first"}, {"role": "user", "content": "x", "extra": extra}])
+        assert e.value.exit_status == 2
+    assert session.get_items_sync() == []
+    session.add_items_sync([{"role": "user", "content": "x", "extra": _nested(199)}])  # the item is level 1 of data
+    assert len(session.get_items_sync()) == 1
+
+
+def test_langgraph_checkpoint_metadata_is_rfc_8259(durable):
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from durable_cli import DurableError
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    saver = DurableSaver()
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    for bad in ({"score": float("nan")}, {"deep": _nested(201)}):
+        with pytest.raises(DurableError) as e:
+            saver.put(config, empty_checkpoint(), bad, {})
+        assert e.value.exit_status == 2
+    assert saver.get_tuple(config) is None
+    saver.put(config, empty_checkpoint(), {"score": 1.5}, {})
+    assert saver.get_tuple(config).metadata["score"] == 1.5

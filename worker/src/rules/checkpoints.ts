@@ -10,6 +10,7 @@
 import { Opened, conflict, createObject, invalid, pyRepr, touch } from "./state";
 import { check } from "./sessions";
 import { insertRows, prepare } from "./transcript";
+import * as strict from "./strict";
 import { blobBytes, blobText } from "./rights";
 
 export const ADAPTER = "langgraph";
@@ -66,6 +67,10 @@ export function putCheckpoint(obj: Opened, a: any) {
   const keep = a.keep ?? null;
   if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid("keep_checkpoints must be a positive integer");
   const prepared = (a.mirror ?? []).map(([mid, fields]: [string, any]) => [str(mid, "message id"), prepare(obj, fields)] as const);
+  if (a.metadata != null) {
+    if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");
+    strict.parse(a.metadata, "checkpoint metadata"); // RFC 8259, as every JSON durable takes in (SPEC §6)
+  }
   writable(obj, a, externalId);
   obj.db.run(`INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
     ns, id, parent, a.type ?? null, bytes(a.blob), a.metadata ?? null);
