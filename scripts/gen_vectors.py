@@ -77,10 +77,56 @@ ROWS = [
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 1, "output_tokens": 2}, "cost_usd": -1}},
     {"role": "user", "content": "x", "meta": {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 2}, "cost_usd": 0.5}},
     {"role": "user", "content": "x", "tokens": 7},
-    # tokens out of range and usage/cost bounds: helper "json" (issue 24 numbers) lands them; vectors then
+    # SPEC §6 numbers: usage counts integers from 0 to 10^12, cost_usd finite from 0 to 10^9, tokens to 10^9
+    # (as values: a JSON loader reads 5.0 as 5 in JS, so lexemes such as 1.0 are FIELD_TEXTS below)
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 10**12, "output_tokens": 0, "cache_read_tokens": 10**12,
+                                                          "reasoning_tokens": 0}, "cost_usd": 10**9}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 10**12 + 1, "output_tokens": 0}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 2**63, "output_tokens": 0}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 2**63 - 1, "output_tokens": 0}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": True, "output_tokens": 0}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 0.5, "output_tokens": 0}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 1, "output_tokens": 0, "reasoning_tokens": 10**12 + 1}}},
+    {"role": "user", "content": "x", "meta": {"cost_usd": 10**9 + 1}},
+    {"role": "user", "content": "x", "meta": {"cost_usd": 1e308}},
+    {"role": "user", "content": "x", "meta": {"cost_usd": "1"}},
+    {"role": "user", "content": "x", "tokens": 10**9},
+    {"role": "user", "content": "x", "tokens": 10**9 + 1},
     {"role": "user", "content": "a\ufeffb c"},
     {"role": "user", "content": "\u00e9" * 10},
 ]
+
+
+# A row's meta or data as the JSON text a client sends (`meta_json`, `data_json`): RFC 8259 and the number
+# lexemes (5.0 is not an integer), which only the text shows. Texts both JSON.parse and Python parse.
+FIELD_TEXTS = [
+    ["meta", '{"usage": {"input_tokens": 1.0, "output_tokens": 1}}'],
+    ["meta", '{"usage": {"input_tokens": 1e3, "output_tokens": 1}}'],
+    ["meta", '{"usage": {"input_tokens": 1, "output_tokens": 10E0}}'],
+    ["meta", '{"usage": {"input_tokens": 9223372036854775808, "output_tokens": 1}}'],
+    ["meta", '{"usage": {"input_tokens": 1000000000000, "output_tokens": 0}, "cost_usd": 1.0}'],
+    ["meta", '{"usage": {"input_tokens": -0, "output_tokens": 0}}'],
+    ["meta", '{"cost_usd": 1, "cost_usd": 2}'],
+    ["meta", '{"model": "m", "x": {"it\'s": 1, "it\'s": 2}}'],
+    ["meta", '{"cost_usd": 1e400}'],
+    ["data", "1e400"],
+    ["data", "-1e400"],
+    ["data", "1" + "0" * 400],
+    ["data", "1e308"],
+    ["data", '{"a": [1, {"b": 2, "c": 3, "b": 4}]}'],
+    ["data", "[" * 200 + "]" * 200],
+    ["data", "[" * 201 + "]" * 201],
+    ["data", '{"a": ' * 201 + "1" + "}" * 201],
+    ["data", '{"\u0061": 1, "a": 2}'],
+]
+
+
+def field_text_outcome(key, text_):
+    def call():
+        value = transcript.parse_json(text_, key)
+        if key == "meta":
+            transcript._meta(value, "")
+    return outcome(call)
 
 
 def outcome(call):
@@ -123,6 +169,7 @@ def build() -> dict:
         "quote": [{"args": [s], "ok": text.quote(s)} for s in QUOTES],
         "approx": [{"args": [s], "ok": tokens.approx(s)} for s in APPROX],
         "row": [{"args": [r], **row_outcome(r)} for r in ROWS],
+        "field_text": [{"args": a, **field_text_outcome(*a)} for a in FIELD_TEXTS],
         # Python only: the Worker is sent seconds, never a duration's text
         "duration": [{"args": [s], **outcome(lambda s=s: durations.parse(s))} for s in DURATIONS],
         # approx("a" + chr(c) + "b") for every code point to U+FFFF: 6 where c joins a and b, 7 where it

@@ -94,3 +94,20 @@ def test_worker_rules_pass_the_vectors():
     """node's test runner over worker/test (the vectors against worker/src/rules, and the Worker's unit tests)."""
     proc = subprocess.run(["npm", "test", "--silent"], cwd=WORKER, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_the_number_and_json_drifts_are_pinned():
+    """Issue 24's numbers: `1.0` and 2^63 as a usage count, tokens 10^9 + 1, data `1e400` are refused alike."""
+    with open(os.path.join(CONTRACT, "vectors.json"), encoding="utf-8") as f:
+        v = json.load(f)
+
+    def look(rule, *args):
+        return next(x for x in v[rule] if x["args"] == list(args))
+
+    assert look("field_text", "meta", '{"usage": {"input_tokens": 1.0, "output_tokens": 1}}')["error"] == "invalid_input"
+    assert look("field_text", "meta", '{"usage": {"input_tokens": 9223372036854775808, "output_tokens": 1}}')["error"] == "invalid_input"
+    assert look("field_text", "data", "1e400")["error"] == "invalid_input"
+    assert look("field_text", "data", "[" * 201 + "]" * 201)["error"] == "invalid_input"
+    assert look("field_text", "data", "[" * 200 + "]" * 200)["ok"] is None
+    assert look("row", {"role": "user", "content": "x", "tokens": 10**9 + 1})["error"] == "invalid_input"
+    assert look("row", {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 2**63 - 1, "output_tokens": 0}}})["error"] == "invalid_input"

@@ -10,6 +10,8 @@ rule (they have no UTF-8 to store). Python's json takes all of these (or ends in
 import json
 import math
 
+from ..text import quote
+
 MAX_DEPTH = 200
 
 
@@ -31,7 +33,7 @@ def _float(text):
 def _int(text):
     value = int(text)
     if len(text) > 308 and not math.isfinite(float(text)):  # float(str) gives inf rather than raising
-        raise NotJSON(f"the number {text[:40]}... overflows a double")
+        raise NotJSON(f"the number {text[:40]} overflows a double")
     return value
 
 
@@ -41,7 +43,7 @@ def _pairs(pairs):
         seen = set()
         for key, _ in pairs:
             if key in seen:
-                raise NotJSON(f"the key {key!r} appears twice in one object")
+                raise NotJSON(f"the key {quote(key)} appears twice in one object")
             seen.add(key)
     return value
 

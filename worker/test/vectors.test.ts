@@ -7,7 +7,8 @@ import { DurableError, validName } from "../src/rules/state";
 import { checkInvite, validRequestId, validTitle } from "../src/rules/sessions";
 import { checkAsk } from "../src/rules/elicit";
 import { approx } from "../src/rules/tokens";
-import { prepare } from "../src/rules/transcript";
+import { metaProblem, prepare } from "../src/rules/transcript";
+import { field } from "../src/rules/verbatim";
 import { quote, strip } from "../src/rules/text";
 
 type Vector = { args: any[]; ok?: unknown; error?: string; message?: string };
@@ -36,6 +37,12 @@ const RULES: Record<string, (...a: any[]) => unknown> = {
     const p = prepare(obj, fields, "line 1: ");
     return { role: p.role, content: p.content, tokens: p.tokens, call_id: p.call_id, name: p.name,
       tool_calls: p.tool_calls ? JSON.parse(p.tool_calls) : null };
+  },
+  field_text: (key, text) => {
+    const lexemes = new Map<string, string>();
+    const [value] = field({ [`${key}_json`]: text }, key, "", lexemes);
+    const problem = key === "meta" ? metaProblem(value, lexemes) : null;
+    if (problem !== null) throw new DurableError(problem, "invalid_input");
   },
 };
 

@@ -3,6 +3,7 @@
 // overflows a double (`1e400` parses as Infinity) and nesting deeper than 200 levels counted from each field's own
 // value. NaN and Infinity are not JSON to JSON.parse already. `scan` reads text JSON.parse has accepted.
 import { invalid } from "./state";
+import { quote } from "./text";
 
 export const MAX_DEPTH = 200;
 // a request's own levels around a field's value (body, args, rows, row): the body may nest this much more
@@ -35,7 +36,7 @@ export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, stri
         const raw = text.slice(i + 1, end);
         const key = raw.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
         const seen = keys[keys.length - 1]!;
-        if (seen.has(key)) return `the key ${JSON.stringify(key)} appears twice in one object`;
+        if (seen.has(key)) return `the key ${quote(key)} appears twice in one object`;
         seen.add(key);
         path[keys.length - 1] = key;
         expectKey = false;
