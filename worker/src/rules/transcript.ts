@@ -256,7 +256,7 @@ export function* rowsSince(obj: Opened, seq: number): Generator<[number, any]> {
 
 function pinned(obj: Opened) {
   const out: any[][] = [];
-  for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`)) {
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`)) { // lazily: stops at the first unpinned row
     if (PINNED.includes(r[ROLE]) && r[KIND] === "turn") out.push(r);
     else break;
   }
@@ -280,7 +280,9 @@ export function contextWindow(obj: Opened, a: { budget?: number | null; limit?: 
   const tail: any[][] = [];
   let count = 0;
   const waiting = new Map<string, any[][]>();
-  const cursor = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
+  // a lazy cursor (SPEC §13): the rows are read newest first only until the budget is spent, one at a time,
+  // so a window of a long transcript holds the window, not the transcript
+  const cursor = obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
   for (const r of cursor) {
     if (r[ROLE] === "tool" && r[KIND] === "turn") {
       if (!waiting.has(r[CALL_ID])) waiting.set(r[CALL_ID], []);

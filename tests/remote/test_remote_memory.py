@@ -1,0 +1,93 @@
+"""No request holds more in the isolate than one row plus one page of its answer (SPEC §13): a context
+window of a long transcript reads storage with a lazy cursor, newest first, only until its budget is
+spent. Measured as workerd's peak resident memory during the window request (VmHWM, reset through
+/proc/PID/clear_refs just before): a window that materialised the transcript would grow it by at least
+the transcript's size.
+
+Always on: a 60 MB transcript (60 rows of 1 MB; a window that read it eagerly measured +24 MB at 40 MB), the window must cost under 16 MB. Under `-m soak`: the
+SPEC's figure, a 4,000-token window of a 150 MB transcript under 16 MB (docs/remote.md, docs/benchmarks.md).
+"""
+
+import json
+import os
+
+import pytest
+
+from tests.conftest import run_inprocess
+from tests.remote.conftest import start_dev
+
+MB = 1_000_000
+
+
+def _status(pid: int) -> dict:
+    with open(f"/proc/{pid}/status") as f:
+        return {k: int(v.split()[0]) * 1024 for k, v in (line.split(":", 1) for line in f) if k in ("VmRSS", "VmHWM")}
+
+
+def _peak_growth(pid: int, run) -> int:
+    """How far workerd's resident memory rose above where it was while RUN ran (bytes)."""
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM to the current RSS
+    before = _status(pid)["VmRSS"]
+    run()
+    return _status(pid)["VmHWM"] - before
+
+
+def _transcript(dev, name: str, megabytes: int):
+    from durable_cli import Store
+
+    store = Store(remote=dev.url, token=dev.admin_token, user="alice")
+    try:
+        row = {"role": "user", "content": "x" * (MB - 100)}
+        with store.open(name, create=True) as s:
+            for _ in range(megabytes // 10):
+                s.append_many([row] * 10, seqs_only=True)  # 10 MB a request (under the 16 MiB body limit)
+            s.append("the question", role="user")
+    finally:
+        store.close()
+
+
+def _window_growth(dev, monkeypatch, name):
+    monkeypatch.setenv("DURABLE_REMOTE", dev.url)
+    monkeypatch.setenv("DURABLE_TOKEN", dev.admin_token)
+    monkeypatch.setenv("DURABLE_USER", "alice")
+    pid = dev.workerd_pid()
+    got = {}
+
+    def window():
+        r = run_inprocess("transcript", "recent", name, "--tokens", "4000", "--json")
+        assert r.status == 0, r.err
+        got["doc"] = json.loads(r.out)
+
+    window()  # warm: the object woken, its schema checked
+    import time
+
+    t = time.perf_counter()
+    growth = _peak_growth(pid, window)
+    print(f"window: {time.perf_counter() - t:.3f} s")
+    assert [t["content"] for t in got["doc"]["turns"]] == ["the question"]
+    return growth
+
+
+@pytest.fixture
+def dev(tmp_path_factory):
+    if not os.path.exists("/proc/self/clear_refs"):
+        pytest.skip("needs Linux /proc/PID/clear_refs to reset the peak resident memory")
+    d = start_dev(tmp_path_factory)
+    yield d
+    d.stop()
+
+
+def test_a_window_of_a_60_mb_transcript_costs_under_16_mb_of_workerd_memory(dev, monkeypatch):
+    _transcript(dev, "long", 60)
+    growth = _window_growth(dev, monkeypatch, "long")
+    print(f"window of a 60 MB transcript: workerd peak +{growth / MB:.1f} MB")
+    assert growth < 16 * MB
+
+
+@pytest.mark.soak
+def test_a_4000_token_window_of_a_150_mb_transcript_costs_under_16_mb(dev, monkeypatch):
+    _transcript(dev, "huge", 150)
+    growth = _window_growth(dev, monkeypatch, "huge")
+    print(f"window of a 150 MB transcript: workerd peak +{growth / MB:.1f} MB")
+    assert growth < 16 * MB
