@@ -363,6 +363,7 @@ REPAIRS = {
     "mode": "set the mode",
     "stale_lock": "remove the lock file",
     "symlink": "nothing: replace the symlink by hand",
+    "stray_file": "nothing: move it out of the data directory",
     "quarantined": "",
 }
 

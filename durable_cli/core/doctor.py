@@ -24,7 +24,11 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
     paths = store.objects.paths
     problems = []
 
+    labels = {}  # object id -> the session it is, as index.db knows it (filled once the index is read)
+
     def problem(object_id, kind, detail, repaired=False):
+        if object_id in labels and not detail.startswith(labels[object_id]):
+            detail = f"{labels[object_id]}: {detail}"
         problems.append({"id": object_id, "kind": kind, "detail": detail, "repaired": repaired})
 
     if not paths.home_exists():
@@ -60,6 +64,8 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
     if not index_ok and repair:
         index.recreate()  # keeps the secret's check value and intents where they still read; filled per object below
         index_ok = rebuilt = True
+    if index_ok:
+        labels.update((r["id"], _label(r)) for r in index.rows("SELECT id, scope, owner, name FROM objects"))
     journal = index.rows("SELECT * FROM purge_journal") if index_ok else []
     scratch = receipt()
     if journal:
@@ -102,7 +108,12 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
             problem(row["id"], "busy", "object is locked by another process; not checked")
             return
         quarantined = _quarantine(store, row["id"]) if repair else None
-        problem(row["id"], "corrupt", reason + (f"; moved to {quarantined}" if quarantined else ""), repaired=bool(quarantined))
+        reason = _without_doctor_hint(reason)
+        if quarantined:
+            reason += f"; moved to {quarantined}"
+        elif not repair:
+            reason += "; 'durable doctor --repair' moves it into quarantine/"
+        problem(row["id"], "corrupt", reason, repaired=bool(quarantined))
 
     ids = [{"id": i} for i in paths.iter_object_ids(skip_symlinks=True)]  # a symlink is reported by _check_modes
     run_each(store, ids, check, receipt(), progress=progress, on_skip=skipped)
@@ -123,6 +134,22 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
 
     healthy = all(p["repaired"] for p in problems)
     return {"healthy": healthy, "problems": problems}
+
+
+def _label(row) -> str:
+    """The session an index row names, for a problem's detail (doctor looks across users)."""
+    address = address_of(row)
+    return address.what + (f" of user \"{address.owner}\"" if address.id_scope == "user" else "")
+
+
+_DOCTOR_HINTS = ("; run 'durable doctor' to see what can be repaired", "; run 'durable doctor' to check it")
+
+
+def _without_doctor_hint(message: str) -> str:
+    """A storage error's message without its advice to run doctor: doctor is running."""
+    for hint in _DOCTOR_HINTS:
+        message = message.replace(hint, "")
+    return message
 
 
 def _check_object(store, handle, problem, repair):
@@ -254,12 +281,31 @@ def _check_modes(paths, problem, repair) -> None:
     check(paths.objects, _paths.DIR_MODE)
     if os.path.islink(paths.objects) or not os.path.isdir(paths.objects):
         return  # nothing is read through a symlink
-    for shard in os.listdir(paths.objects):
+    for shard in sorted(os.listdir(paths.objects)):
         directory = os.path.join(paths.objects, shard)
+        if _stray(directory, want_dir=True, problem=problem):
+            continue
         check(directory, _paths.DIR_MODE)
         if os.path.isdir(directory) and not os.path.islink(directory):
-            for name in os.listdir(directory):
-                check(os.path.join(directory, name), _paths.FILE_MODE)
+            for name in sorted(os.listdir(directory)):
+                if not _stray(os.path.join(directory, name), want_dir=False, problem=problem):
+                    check(os.path.join(directory, name), _paths.FILE_MODE)
+
+
+def _stray(path, *, want_dir, problem) -> bool:
+    """A file where durable keeps only shard directories (objects/), or a directory where it keeps only
+    files (a shard): not durable's, so it is reported and never chmodded or removed by --repair."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    if stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode) == want_dir:
+        return False  # a symlink is reported by check(); the right kind of entry is checked for its mode
+    kind = "file" if stat.S_ISREG(st.st_mode) else "directory" if stat.S_ISDIR(st.st_mode) else "special file"
+    where = "shard directories" if want_dir else "object files"
+    problem(None, "stray_file", f"{path} is a stray {kind}: durable keeps only {where} there; "
+            "move it out of the data directory (--repair leaves it alone)")
+    return True
 
 
 def _check_locks(paths, present, problem, repair) -> None:

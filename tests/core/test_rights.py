@@ -264,6 +264,35 @@ def test_doctor_stale_lock_modes_and_orphans(durable, home):
 
 
 @pytest.mark.local_only("doctor has no remote meaning")
+def test_doctor_reports_stray_files_and_names_the_session(durable, home):
+    """A plain file under objects/ is a stray file, not a shard with the wrong mode, and --repair leaves it
+    as it is (it was made rwx); problems name the session index.db knows; a corrupt object's detail says
+    what --repair does, not "run doctor" (doctor is running)."""
+    durable("transcript", "append", "notes", "--role", "user", "x" * 5000)
+    durable("transcript", "append", "fine", "--role", "user", "y")
+    stray = home / "objects" / "README.txt"
+    stray.write_text("mine")
+    os.chmod(stray, 0o644)
+    path, object_id = object_path(durable, home, "notes")
+    os.truncate(path, os.path.getsize(path) // 2)
+    r = durable("doctor", "--json")
+    assert r.status == 7
+    problems = r.json()["problems"]
+    strays = [p for p in problems if p["kind"] == "stray_file"]
+    assert len(strays) == 1 and "README.txt" in strays[0]["detail"] and not strays[0]["repaired"], problems
+    assert not [p for p in problems if p["kind"] == "mode"], problems
+    corrupt = [p for p in problems if p["kind"] == "corrupt"]
+    assert [p["id"] for p in corrupt] == [object_id]
+    assert 'session "notes"' in corrupt[0]["detail"] and "alice" in corrupt[0]["detail"], corrupt
+    assert "run 'durable doctor'" not in corrupt[0]["detail"] and "--repair" in corrupt[0]["detail"], corrupt
+    r = durable("doctor", "--repair", "--json")
+    assert r.status == 7 and [p["kind"] for p in r.json()["problems"] if not p["repaired"]] == ["stray_file"]
+    assert stray.read_text() == "mine" and oct(os.stat(stray).st_mode & 0o777) == "0o644"
+    os.unlink(stray)
+    assert durable("doctor").status == 0
+
+
+@pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_rebuilds_a_corrupt_index(durable, home):
     durable("session", "create", "a")
     listing = durable("ls", "--json").json()
