@@ -270,24 +270,14 @@ class Tools:
         return doc
 
     def session_finish(self, a):
-        import inspect
-
         from ..core import transcript
 
-        extra = {}
-        if a.get("rows") is not None:
-            extra["rows"] = transcript.prepare_batch(self.store.config, [json.dumps(r) for r in a["rows"]])
-        if a.get("meta") is not None:
-            extra["meta"] = a["meta"]
-        if a.get("attempt") is not None:
-            extra["attempt"] = a["attempt"]
-        failed = a.get("failed", False) or a.get("error") is not None
+        rows = None
+        if a.get("rows") is not None:  # as `finish --rows` reads them (append --batch's JSONL), one a line
+            rows = transcript.prepare_batch(self.store.config, [json.dumps(r) for r in a["rows"]]) if a["rows"] else []
         with self._open(a["name"]) as s:
-            accepted = inspect.signature(s.finish).parameters
-            for key in extra:
-                if key not in accepted:
-                    raise invalid(f"session_finish: {key} is not supported by this version of durable")
-            return s.finish(a["prompt_id"], reply=a.get("reply"), failed=failed, error=a.get("error"), **extra)
+            return s.finish(a["prompt_id"], reply=a.get("reply"), failed=a.get("failed", False), error=a.get("error"),
+                            meta=a.get("meta"), rows=rows, attempt=a.get("attempt"))
 
     def transcript_append(self, a):
         from ..core import sessions, transcript
@@ -513,17 +503,18 @@ class Lines:
     every answer); calls that wait stop waiting (Wire.closing), with nothing changed."""
 
     def __init__(self, app):
-        self.app = app
         import io
         import os
 
-        self.file = anyio.wrap_file(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8", errors="surrogateescape"))
+        self.app = app
+        self.file = io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8", errors="surrogateescape")
 
     def __aiter__(self):
         return self
 
     async def __anext__(self):
-        line = await self.file.readline()
+        # abandoned on cancel: a signal must not wait for a client that keeps its stdin open and silent
+        line = await anyio.to_thread.run_sync(self.file.readline, abandon_on_cancel=True)
         if not line:
             Wire.closing = True
             while self.app.inflight:

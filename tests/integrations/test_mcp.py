@@ -116,7 +116,11 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             taken = (await call(c, "session_next", name="plan", context_tokens=1000, format="json"))[1]
             assert taken["id"] == p["id"] and taken["status"] == "processing" and taken["window"]["turns"][-1]["content"] == "Book a room"
             error_of(await call(c, "session_next", name="plan"), "conflict")  # one already processing
-            done = (await call(c, "session_finish", name="plan", prompt_id=p["id"], reply="Booked."))[1]
+            error_of(await call(c, "session_finish", name="plan", prompt_id=p["id"], rows=[{"role": "user", "content": "x"}]),
+                     "invalid_input")  # a turn's rows are assistant and tool rows: nothing changed
+            done = (await call(c, "session_finish", name="plan", prompt_id=p["id"], reply="Booked.", meta={"model": "m1"},
+                               rows=[{"role": "assistant", "content": "", "tool_calls": [{"id": "b1", "name": "book", "arguments": "{}"}]},
+                                     {"role": "tool", "content": "ok", "call_id": "b1"}]))[1]
             assert done["status"] == "completed"
             assert error_of(await call(c, "session_next", name="plan"), "timeout")["exit_status"] == 9
 
@@ -169,14 +173,15 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             assert "max_turn_bytes" in huge["message"]
             error_of(await call(c, "session_prompt", name="plan", text="y" * (2 * 1024 * 1024 + 1)), "invalid_input")
             error_of(await call(c, "session_show", name="nope"), "not_found")
-            assert (await call(c, "session_show", name="plan"))[1]["turns"] == 5  # still serving; nothing refused was stored
+            assert (await call(c, "session_show", name="plan"))[1]["turns"] == 7  # still serving; nothing refused was stored
 
             await declined_and_subscribed(c, person, "legacy")
 
     run(main)
     # the effects, seen by the CLI from another process
     shown = look("transcript", "show", "plan")
-    assert [r["content"] for r in shown] == ["Book a room", "Booked.", "", "free", "Room 4 is free"]
+    assert [r["content"] for r in shown] == ["Book a room", "", "ok", "Booked.", "", "free", "Room 4 is free"]
+    assert shown[3]["meta"] == {"model": "m1"}
     requests = look("elicit", "list", "plan")
     assert [(r["status"], r["answer"]) for r in requests] == [("answered", "yes")]
     requests = look("elicit", "list", "ops/daily")
@@ -364,3 +369,25 @@ def test_the_booking_agent_example_runs_offline():
     assert [r["data"]["slots"] for r in rows if r["name"] == "check_availability"][0][-1] == "2026-12-08 19:00"
     asked = look("--as", "alice", "elicit", "list", "consult-alice")
     assert [(a["prompt"], a["answer"]) for a in asked] == [("Book 2026-12-08 19:00, outside business hours?", "yes")]
+
+
+@pytest.mark.local_only("about the process, not a backend")
+def test_sigterm_while_a_call_waits_exits_143_at_once_with_nothing_taken():
+    import signal
+
+    look("session", "create", "s")
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+                     b'"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}\n'
+                     b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                     b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session_next","arguments":{"name":"s","wait":"1m"}}}\n')
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    time.sleep(0.5)  # session_next is waiting (stdin stays open: the client is still there)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 143 and time.monotonic() - started < 5
+    assert proc.stderr.read() == b""
+    look("session", "prompt", "s", "after")
+    assert [p["status"] for p in look("session", "queue", "s")] == ["pending"]
