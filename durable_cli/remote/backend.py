@@ -49,7 +49,9 @@ def _unb64(text):
 
 
 class RemoteSession:
-    """An object served by the Worker; the methods of library.Session, each one request."""
+    """An object served by the Worker; the methods of library.Session, each one request. The ops the
+    contract marks `plain` (arguments sent as given) are built from its op table below; the others hold
+    a check or a conversion of their own."""
 
     def __init__(self, store, address: RemoteAddress, create: bool):
         self.store = store
@@ -61,14 +63,6 @@ class RemoteSession:
         return self.store._call(self.address, op, args, create=self._create, write=write)
 
     # sessions (SPEC §5)
-    def create(self, *, title=None, ttl_seconds=None):
-        return self._call("create", True, title=title, ttl_seconds=ttl_seconds)
-
-    def show(self):
-        return self._call("show", False)
-
-    def prompt(self, content, *, source=None, request_id=None, created=False, waiting=False):
-        return self._call("prompt", True, content=content, source=source, request_id=request_id, created=created, waiting=waiting)
 
     def next_prompt(self, *, lease_seconds, waiting=False, context=None, format="messages", on_expiry=None,  # noqa: A002
                     max_attempts=None):
@@ -108,18 +102,6 @@ class RemoteSession:
         return self._call("release", True, prompt_id=prompt_id, delay_seconds=delay_seconds,
                           not_an_attempt=not_an_attempt, attempt=valid_attempt(attempt))
 
-    def stop(self):
-        return self._call("stop", True)
-
-    def cancel(self):
-        return self._call("cancel", True)
-
-    def archive(self):
-        return self._call("archive", True)
-
-    def unarchive(self):
-        return self._call("unarchive", True)
-
     def set_title(self, title):
         from ..core.sessions import valid_title
 
@@ -130,21 +112,6 @@ class RemoteSession:
 
         check_invite(user, role)
         return self._call("invite", True, user=user, role=role)
-
-    def dequeue(self, prompt_id):
-        return self._call("dequeue", True, prompt_id=prompt_id)
-
-    def queue(self, *, pending_only=False):
-        return self._call("queue", False, pending_only=pending_only)
-
-    def events(self, *, since=0):
-        return self._call("events", False, since=since)
-
-    def participants(self):
-        return self._call("participants", False)
-
-    def get_prompt(self, prompt_id):
-        return self._call("get_prompt", False, prompt_id=prompt_id)
 
     # transcript (SPEC §6)
     def append(self, content="", *, role, tool_calls=None, call_id=None, name=None, meta=None, data=None, tokens=None,
@@ -187,9 +154,6 @@ class RemoteSession:
     def rows(self, *, last=None, since=0, all=False):  # noqa: A002 - the name SPEC §9 gives
         return self.show_transcript(all_rows=all, since=since, last=last)
 
-    def context_window(self, *, budget=None, limit=None, keep=None):
-        return self._call("context_window", False, budget=budget, limit=limit, keep=keep)
-
     def window(self, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002
         if format not in ("json", "messages", "responses", "anthropic"):
             raise invalid(f"invalid format {format!r}: use json, messages, responses or anthropic")
@@ -199,15 +163,6 @@ class RemoteSession:
         from ..core import formats
 
         return formats.render(doc["turns"], format)
-
-    def pop(self, count=1):
-        return self._call("pop", True, count=count)
-
-    def clear(self):
-        return self._call("clear", True)
-
-    def redact(self, seq):
-        return self._call("redact", True, seq=seq)
 
     def prune(self, *, older_than, dry_run=False):
         return self._call("prune", not dry_run, older_than=older_than, dry_run=dry_run)
@@ -273,39 +228,48 @@ class RemoteSession:
         args = {"key": valid_request_id(request_id)} if request_id is not None else {}
         return self._call("ask", True, prompt=prompt, choices=check_ask(prompt, choices), timeout_seconds=timeout_seconds, **args)
 
-    def requests(self, *, pending_only=False):
-        return self._call("requests", False, pending_only=pending_only)
-
-    def request(self, request_id):
-        return self._call("request", False, request_id=request_id)
-
-    def decline(self, request_id, action):
-        return self._call("decline", True, request_id=request_id, action=action)
-
-    def answer(self, request_id, choice, *, comment=None):
-        return self._call("answer", True, request_id=request_id, choice=choice, comment=comment)
-
-    def set_fact(self, key, value, *, source="user", confirmed=False, expires_seconds=None):
-        return self._call("set_fact", True, key=key, value=value, source=source, confirmed=confirmed, expires_seconds=expires_seconds)
-
-    def get_fact(self, key, *, all_facts=False):
-        return self._call("get_fact", False, key=key, all_facts=all_facts)
-
-    def facts(self, *, all_facts=False):
-        return self._call("facts", False, all_facts=all_facts)
-
-    def confirm_fact(self, key):
-        return self._call("confirm_fact", True, key=key)
-
-    def forget_fact(self, key):
-        return self._call("forget_fact", True, key=key)
-
     def hit(self, key, *, rate, burst=None):
         from ..core.limits import parse_rate
 
         valid_name(key, "limit key")
         n, per = parse_rate(rate)
         return self._call("hit", True, key=key, rate=rate, n=n, per=per, burst=burst)
+
+
+def _method_from_table(name: str, spec: dict):
+    """The method of op NAME as durable_cli/contract.json declares it: its arguments (those named in
+    `positional` first, the others keyword-only), with their defaults, sent as given."""
+    import inspect
+
+    P = inspect.Parameter
+    positional = spec.get("positional", [])
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    params += [P(a, P.POSITIONAL_OR_KEYWORD, default=spec["args"][a].get("default", P.empty)) for a in positional]
+    params += [P(a, P.KEYWORD_ONLY, default=s.get("default", P.empty)) for a, s in spec["args"].items() if a not in positional]
+    signature, write = inspect.Signature(params), spec["write"]
+
+    def method(self, *args, **kw):
+        bound = signature.bind(self, *args, **kw)
+        bound.apply_defaults()
+        arguments = bound.arguments
+        del arguments["self"]
+        return self._call(name, write, **arguments)
+
+    method.__name__ = method.__qualname__ = name
+    method.__signature__ = signature
+    method.__doc__ = f"The operation {name!r} of durable_cli/contract.json, one request to the object's Durable Object."
+    return method
+
+
+def _build_plain_methods() -> None:
+    from ..ops import ops
+
+    for name, spec in ops()["object"].items():
+        if spec.get("plain"):
+            setattr(RemoteSession, name, _method_from_table(name, spec))
+
+
+_build_plain_methods()
 
 
 class RemoteStore:
@@ -479,7 +443,7 @@ class RemoteStore:
     def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
         from ..core.retention import ls_json
 
-        rows = self._pages("ls", statuses=list(statuses), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
+        rows = self._pages("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
         return [ls_json(r) for r in rows]
 
     def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
@@ -558,7 +522,7 @@ class RemoteStore:
 
         if user is not None:
             valid_name(user, "user")
-        out = self._paged("purge", write=not dry_run, older_than=older_than, user=user, statuses=list(statuses), dry_run=dry_run)
+        out = self._paged("purge", write=not dry_run, older_than=older_than, user=user, statuses=list(dict.fromkeys(statuses)), dry_run=dry_run)
         return conclude(out, "purge", busy_ok=True)
 
     def sweep(self, progress=None) -> dict:

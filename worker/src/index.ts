@@ -9,6 +9,7 @@ import { DurableError, httpStatus, validName } from "./rules/state";
 import { Revocations, checkConfig, checkRevoked, forgetRevocations, verify } from "./auth";
 import * as strict from "./rules/strict";
 import { across } from "./across";
+import { checkArgs } from "./rules/args";
 import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
 import { counted } from "./subrequests";
@@ -181,6 +182,7 @@ export default {
         throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");
       }
       if (body.op === "whoami") return json({ result: { user: actor, admin: token.admin } });
+      checkArgs(["index", "objects", "auth"].includes(body.scope) ? body.scope : "object", body.op, body.args);
       if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args) });
       const allUsers = body.all_users === true;
       if (allUsers && !token.admin) {

@@ -1,0 +1,21 @@
+"""The op table of durable_cli/contract.json (SPEC §13): every operation of the remote protocol by scope,
+with read/write, creates, erases and each argument's JSON type, range and default.
+
+The Worker is generated from it (scripts/gen_worker_ops.py -> worker/src/generated/ops.ts: its op
+table, and the checks every call meets before it runs); the remote client builds its plain methods
+from it (remote/backend.py); tests/test_ops.py holds both backends' Session methods to it.
+"""
+
+import json
+import os
+
+_ops = None
+
+
+def ops() -> dict:
+    """{"object": {op: spec}, "index": {...}, "objects": {...}}, read once per process."""
+    global _ops
+    if _ops is None:
+        with open(os.path.join(os.path.dirname(__file__), "contract.json"), encoding="utf-8") as f:
+            _ops = json.load(f)["ops"]
+    return _ops

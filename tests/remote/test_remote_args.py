@@ -1,0 +1,64 @@
+"""SPEC §13: every argument of every operation is checked by the Worker for type and range (the op table
+of durable_cli/contract.json): a crafted body is HTTP 400 -> exit 2, never 500, and changes nothing."""
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from durable_cli.errors import DurableError
+from durable_cli.remote.client import RemoteClient
+from tests.conftest import run_inprocess
+
+USER = {"scope": "user", "name": "crafted", "actor": "alice"}
+CRAFTED = [
+    dict(USER, op="next_prompt", args={"lease_seconds": "forever"}),
+    dict(USER, op="next_prompt", args={"lease_seconds": -5}),
+    dict(USER, op="context_window", args={"budget": "lots"}),
+    dict(USER, op="show_transcript", args={"last": 1.5}),
+    dict(USER, op="renew", args={"prompt_id": "1", "lease_seconds": 60}),
+    dict(USER, op="finish", args={"prompt_id": 1, "failed": "yes"}),
+    dict(USER, op="prompt", args={"content": ["not", "text"]}),
+    dict(USER, op="prompt", args={}),
+    dict(USER, op="invite", args={"user": "bob", "role": "king"}),
+    dict(USER, op="ask", args={"prompt": "q", "choices": "yes"}),
+    dict(USER, op="append_many", args={"rows": [1, 2]}),
+    dict(USER, op="queue", args=[True]),
+    dict(USER, op="no_such_op", args={}),
+    {"op": "ls", "scope": "index", "actor": "alice", "args": {"statuses": ["active"] * 101}},
+    {"op": "ls", "scope": "index", "actor": "alice", "args": {"limit": "abc"}},
+    {"op": "ls", "scope": "index", "actor": "alice", "args": {"statuses": ["done"]}},
+    {"op": "purge", "scope": "index", "actor": "alice", "args": {"older_than": "old", "user": "alice"}},
+    {"op": "search", "scope": "objects", "actor": "alice", "args": {"query": "x", "limit": "abc"}},
+]
+
+
+def _post(dev, body):
+    request = urllib.request.Request(dev.url + "/v1/call", data=json.dumps(body).encode(), method="POST",
+                                     headers={"authorization": f"Bearer {dev.admin_token}", "content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+@pytest.mark.parametrize("body", CRAFTED, ids=lambda b: f"{b['op']}-{json.dumps(b['args'])[:40]}")
+def test_a_crafted_body_is_400_never_500(remote_dev, body, monkeypatch):
+    monkeypatch.setenv("DURABLE_TOKEN", remote_dev.admin_token)
+    monkeypatch.setenv("DURABLE_USER", "alice")
+    assert run_inprocess("--remote", remote_dev.url, "session", "create", "crafted").status in (0, 4)
+    status, doc = _post(remote_dev, body)
+    assert status == 400 and doc["error"]["code"] == "invalid_input", (status, doc)
+    # through the client: exit 2 (invalid_input), as the file backend answers a bad argument
+    with pytest.raises(DurableError) as e:
+        RemoteClient(remote_dev.url, remote_dev.admin_token, 10).call(body, write=False)
+    assert e.value.exit_status == 2
+
+
+def test_the_message_names_the_argument(remote_dev):
+    status, doc = _post(remote_dev, dict(USER, op="next_prompt", args={"lease_seconds": "forever"}))
+    assert doc["error"]["message"] == "invalid argument lease_seconds of next_prompt: 'forever' is not an integer from 1 to 3153600000"
+    status, doc = _post(remote_dev, {"op": "ls", "scope": "index", "actor": "alice", "args": {"statuses": ["active"] * 101}})
+    assert doc["error"]["message"] == "invalid argument statuses of ls: has 101 items, more than 6"

@@ -1,0 +1,63 @@
+"""The op table of durable_cli/contract.json: the Worker's OPS and argument checks are generated from it,
+the remote client's plain methods are built from it, and both backends' Session methods agree with it."""
+
+import importlib.util
+import inspect
+import os
+
+import pytest
+
+from durable_cli.library import Session
+from durable_cli.ops import ops
+from durable_cli.remote.backend import RemoteSession
+from tests.conftest import ROOT
+
+
+def test_worker_ops_are_generated_from_the_contract():
+    spec = importlib.util.spec_from_file_location("gen_worker_ops", os.path.join(ROOT, "scripts", "gen_worker_ops.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with open(module.TARGET, encoding="utf-8") as f:
+        assert f.read() == module.render(), "run: python scripts/gen_worker_ops.py"
+
+
+def _params(method):
+    return [(p.name, p.kind, p.default) for p in list(inspect.signature(method).parameters.values())[1:]]
+
+
+@pytest.mark.parametrize("name", sorted(ops()["object"]))
+def test_both_backends_answer_the_ops_session_protocol(name):
+    """One Session protocol: each op both backends' Session classes offer has one signature, and a plain op's
+    method takes exactly the contract's arguments with its defaults."""
+    spec = ops()["object"][name]
+    local, remote = getattr(Session, name, None), getattr(RemoteSession, name, None)
+    if spec.get("plain"):
+        assert local is not None and remote is not None, f"{name}: a plain op is a Session method on both backends"
+        assert [p[0] for p in _params(remote)] == list(spec["args"])
+        for pname, _kind, default in _params(remote):
+            assert default == spec["args"][pname].get("default", inspect.Parameter.empty), (name, pname)
+    if local is None or remote is None:
+        return
+    if any(kind == inspect.Parameter.VAR_KEYWORD for _, kind, _ in _params(local)):
+        return  # the LangGraph adapter's methods pass their keywords on (core/checkpoints.py)
+    assert _params(local) == _params(remote), name
+
+
+def test_a_plain_method_sends_its_op():
+    sent = []
+
+    class Fake(RemoteSession):
+        def __init__(self):
+            pass
+
+        def _call(self, op, write, **args):
+            sent.append((op, write, args))
+
+    Fake().queue(pending_only=True)
+    Fake().finish(7, reply="x")
+    Fake().pop()
+    with pytest.raises(TypeError):
+        Fake().queue(True)  # keyword-only, as the file backend's
+    assert sent == [("queue", False, {"pending_only": True}),
+                    ("finish", True, {"prompt_id": 7, "reply": "x", "failed": False, "error": None}),
+                    ("pop", True, {"count": 1})]
