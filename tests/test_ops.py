@@ -54,10 +54,10 @@ def test_a_plain_method_sends_its_op():
             sent.append((op, write, args))
 
     Fake().queue(pending_only=True)
-    Fake().finish(7, reply="x")
+    Fake().answer(7, "yes")
     Fake().pop()
     with pytest.raises(TypeError):
         Fake().queue(True)  # keyword-only, as the file backend's
     assert sent == [("queue", False, {"pending_only": True}),
-                    ("finish", True, {"prompt_id": 7, "reply": "x", "failed": False, "error": None}),
+                    ("answer", True, {"request_id": 7, "choice": "yes", "comment": None}),
                     ("pop", True, {"count": 1})]
