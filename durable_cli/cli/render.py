@@ -11,7 +11,22 @@ import sys
 
 
 def _dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact strict JSON (SPEC §6: no NaN or Infinity in any output, even for a value stored before durable
+    refused them on the way in: such a number is printed as null)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _finite(value):
+    if isinstance(value, float):
+        return value if value - value == 0 else None  # inf - inf and nan - nan are nan
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def pretty() -> bool:

@@ -253,3 +253,43 @@ def test_langgraph_checkpoint_metadata_is_rfc_8259(durable):
     assert saver.get_tuple(config) is None
     saver.put(config, empty_checkpoint(), {"score": 1.5}, {})
     assert saver.get_tuple(config).metadata["score"] == 1.5
+
+
+def test_finish_holds_its_meta_and_rows_to_the_same_rules(durable, tmp_path):
+    assert durable("session", "prompt", "q", "hello").status == 0
+    prompt = durable("session", "next", "q", "--json").json()["id"]
+    rows = tmp_path / "rows.jsonl"
+    for meta, lines in [('{"usage": {"input_tokens": 1.0, "output_tokens": 1}}', None),
+                        ('{"cost_usd": 1e308}', None), ('{"cost_usd": NaN}', None), ('{"a": 1, "a": 1}', None),
+                        (None, '{"role": "assistant", "content": "x", "meta": {"usage": {"input_tokens": 9223372036854775807, "output_tokens": 1}}}'),
+                        (None, '{"role": "assistant", "content": "x", "data": %s}' % DEEP_BAD),
+                        (None, '{"role": "assistant", "content": "x", "data": [Infinity]}')]:
+        args = ["session", "finish", "q", str(prompt)]
+        if meta is not None:
+            args += ["--reply", "done", "--meta", meta]
+        else:
+            rows.write_text(lines + "\n")
+            args += ["--rows", rows]
+        r = durable(*args)
+        assert r.status == 2, (meta, lines and lines[:60], r.err)
+    assert durable("session", "queue", "q", "--json").json()[0]["status"] == "processing"
+    assert durable("session", "finish", "q", str(prompt), "--reply", "done", "--meta",
+                   '{"usage": {"input_tokens": 1000000000000, "output_tokens": 1}, "cost_usd": 1000000000}').status == 0
+
+
+@pytest.mark.local_only("writes a NaN into the object file with sqlite3, as an older release could have stored it")
+def test_a_nan_stored_before_is_printed_as_strict_json(durable):
+    import sqlite3
+
+    assert durable("transcript", "append", "s", "--role", "user", "hi", "--data", '{"k": 1.5}').status == 0
+    db = sqlite3.connect(durable("path", "s").out.strip())
+    db.execute("""UPDATE turns SET data = '{"k": NaN, "j": [Infinity, -Infinity]}'""")
+    db.commit()
+    db.close()
+    for args in (("transcript", "show", "s", "--json"), ("transcript", "show", "s", "--jsonl"),
+                 ("transcript", "recent", "s", "--json")):
+        r = durable(*args)
+        assert r.status == 0, r.err
+        for line in r.out.splitlines():
+            strict(line)
+    assert strict(durable("transcript", "show", "s", "--json").out)[0]["data"] == {"k": None, "j": [None, None]}
