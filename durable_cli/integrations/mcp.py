@@ -599,6 +599,7 @@ class DurableMCP:
             if params.name not in TOOLS:
                 raise invalid(f"unknown tool {params.name!r}: use one of {', '.join(TOOLS)}")
             args = check_arguments(params.name, params.arguments)
+            self.within_ceiling(args)
             if params.name == "ask_human":
                 return await self.ask_human(ctx, params, args)
             if params.name == "memory_confirm":
@@ -606,6 +607,15 @@ class DurableMCP:
             return ok(await self.run_sync(getattr(self.tools, params.name), args))
         except Exception as e:  # noqa: BLE001 - every failure is a tool error, never a crash of the server
             return failed(as_durable_error(e))
+
+    def within_ceiling(self, args):
+        """No text argument above the turn ceiling (transcript.max_turn_bytes, 2 MiB), whatever it is for:
+        exit 2, nothing stored (rows and JSON values are measured by the rules that store them)."""
+        limit = self.store.config.get("transcript.max_turn_bytes")
+        for key, value in args.items():
+            if isinstance(value, str) and len(value) * 4 > limit and len(value.encode("utf-8")) > limit:
+                raise invalid(f"argument {key!r} is {len(value.encode('utf-8'))} bytes, over the limit of {limit} "
+                              "(transcript.max_turn_bytes); nothing was stored")
 
     # asking the person
     @staticmethod

@@ -147,8 +147,11 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             assert (await call(c, "memory_get", key="tz"))[1]["value"] == "Europe/Paris"
             assert [f["key"] for f in (await call(c, "memory_list"))[1]["result"]] == ["tz"]
 
-            asked = (await call(c, "ask_human", name="plan", prompt="Book room 4?", choices=["yes", "no"]))[1]
+            asked = (await call(c, "ask_human", name="plan", prompt="Book room 4?", choices=["yes", "no"], request_id="room-4"))[1]
             assert asked["status"] == "answered" and asked["answer"] == "yes" and asked["answered_by"] == "alice"
+            again = (await call(c, "ask_human", name="plan", prompt="Book room 4?", choices=["yes", "no"], request_id="room-4"))[1]
+            assert again == asked and len(person.asked) == 2  # the same request, not asked twice
+            error_of(await call(c, "ask_human", name="plan", prompt="Book room 5?", request_id="room-4"), "conflict")
 
             hit = (await call(c, "limit_hit", key="api", rate="1/1h"))[1]
             assert hit == {"key": "api", "allowed": True, "remaining": 0, "retry_after": None}
@@ -172,6 +175,7 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             huge = error_of(await call(c, "transcript_append", name="plan", role="user", text="x" * (2 * 1024 * 1024 + 1)), "invalid_input")
             assert "max_turn_bytes" in huge["message"]
             error_of(await call(c, "session_prompt", name="plan", text="y" * (2 * 1024 * 1024 + 1)), "invalid_input")
+            error_of(await call(c, "memory_set", key="big", value="é" * (1024 * 1024 + 1)), "invalid_input")
             error_of(await call(c, "session_show", name="nope"), "not_found")
             assert (await call(c, "session_show", name="plan"))[1]["turns"] == 7  # still serving; nothing refused was stored
 
