@@ -10,6 +10,7 @@ this runs on the hot path of `session next --context`.
 import json
 
 from ..errors import conflict, invalid
+from . import strict_json
 
 FORMATS = ("messages", "responses", "anthropic")
 
@@ -189,8 +190,8 @@ def _text_blocks(text) -> list:
 
 
 def _input_object(call, row) -> dict:
-    try:
-        value = json.loads(_arguments(call))
+    try:  # RFC 8259 (SPEC §6): NaN, 1e400, a duplicate key or 201 levels are not a JSON object either
+        value = strict_json.loads(_arguments(call))
     except (TypeError, ValueError):
         value = None
     if not isinstance(value, dict):

@@ -297,3 +297,17 @@ def test_a_nan_stored_before_is_printed_as_strict_json(durable):
         for line in r.out.splitlines():
             strict(line)
     assert strict(durable("transcript", "show", "s", "--json").out)[0]["data"] == {"k": None, "j": [None, None]}
+
+
+def test_tool_call_arguments_outside_rfc_8259_never_reach_the_anthropic_format(durable):
+    for i, arguments in enumerate(('{"x": NaN}', '{"x": 1e400}', '{"x": 1, "x": 2}', '{"x": 1}')):
+        calls = json.dumps([{"id": "c1", "name": "f", "arguments": arguments}])
+        assert durable("transcript", "append", f"a{i}", "--role", "user", "go").status == 0
+        assert durable("transcript", "append", f"a{i}", "--role", "assistant", "--tool-calls", calls).status == 0  # verbatim
+        assert durable("transcript", "append", f"a{i}", "--role", "tool", "--call-id", "c1", "42").status == 0
+        r = durable("transcript", "recent", f"a{i}", "--format", "anthropic")
+        if arguments == '{"x": 1}':
+            assert strict(r.out)["messages"][1]["content"][0]["input"] == {"x": 1}
+        else:
+            assert r.status == 4, (arguments, r.out)
+            assert "NaN" not in r.out and "Infinity" not in r.out
