@@ -39,6 +39,7 @@ class Person:
 
     def __init__(self, answer, delay=0):
         self.answer, self.asked, self.delay = answer, [], delay
+        self.meanwhile = None  # something another process does while the person thinks
 
     async def __call__(self, ctx, p):
         import anyio
@@ -46,6 +47,8 @@ class Person:
 
         self.asked.append(p.message)
         await anyio.sleep(self.delay)
+        if self.meanwhile is not None:
+            await anyio.to_thread.run_sync(self.meanwhile)
         if self.answer in ("decline", "cancel"):
             return types.ElicitResult(action=self.answer)
         return types.ElicitResult(action="accept", content={} if self.answer is None else {"answer": self.answer})
@@ -147,8 +150,11 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             assert (await call(c, "memory_get", key="tz"))[1]["value"] == "Europe/Paris"
             assert [f["key"] for f in (await call(c, "memory_list"))[1]["result"]] == ["tz"]
 
+            person.meanwhile = lambda: look("--lock-timeout", "0", "session", "title", "plan", "Trip, room 4?")  # no lock held while asking
             asked = (await call(c, "ask_human", name="plan", prompt="Book room 4?", choices=["yes", "no"], request_id="room-4"))[1]
             assert asked["status"] == "answered" and asked["answer"] == "yes" and asked["answered_by"] == "alice"
+            person.meanwhile = None
+            assert (await call(c, "session_show", name="plan"))[1]["title"] == "Trip, room 4?"
             again = (await call(c, "ask_human", name="plan", prompt="Book room 4?", choices=["yes", "no"], request_id="room-4"))[1]
             assert again == asked and len(person.asked) == 2  # the same request, not asked twice
             error_of(await call(c, "ask_human", name="plan", prompt="Book room 5?", request_id="room-4"), "conflict")
