@@ -187,11 +187,13 @@ _INDEXED_USAGE = ("SELECT day, model, rows, turns, tokens, input_tokens, output_
 
 
 def _usage_totals_differ(handle) -> bool:
-    """usage_totals (kept at each commit) against the same totals recomputed from the rows; costs within 1e-9."""
+    """usage_totals (kept at each commit) against the same totals recomputed from the rows; costs (doubles, added
+    a batch at a time as they were written, so rounded in another order than one sum) within 1e-9 of their size."""
     kept = handle.rows("SELECT key, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key")
     fresh = handle.rows("SELECT key, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM ("
                         + USAGE_FROM_ROWS + ") ORDER BY key")
-    return len(kept) != len(fresh) or any(a[:6] != b[:6] or abs(a[6] - b[6]) > 1e-9 for a, b in zip(kept, fresh))
+    return len(kept) != len(fresh) or any(a[:6] != b[:6] or abs(a[6] - b[6]) > 1e-9 * max(1.0, abs(a[6]), abs(b[6]))
+                                          for a, b in zip(kept, fresh))
 
 
 def _quarantine(store, object_id):

@@ -311,3 +311,22 @@ def test_tool_call_arguments_outside_rfc_8259_never_reach_the_anthropic_format(d
         else:
             assert r.status == 4, (arguments, r.out)
             assert "NaN" not in r.out and "Infinity" not in r.out
+
+
+@pytest.mark.local_only("doctor reads the object files")
+def test_doctor_does_not_call_legal_costs_corrupt_for_their_rounding(durable):
+    """Costs are doubles added a batch at a time: a total near 10^9 rounds otherwise than one sum of the rows."""
+    assert durable("transcript", "append", "s", "--role", "assistant", "x", "--meta", '{"cost_usd": 999999999.7}').status == 0
+    rows = "".join(json.dumps({"role": "assistant", "content": "x", "meta": {"cost_usd": c}}) + "\n"
+                   for c in [0.1, 0.2, 0.3, 0.7, 0.11, 0.13, 123.456, 0.9] * 5)
+    assert durable("transcript", "append", "s", "--batch", "-", input=rows).status == 0
+    r = durable("doctor", "--json")
+    assert r.status == 0, r.out
+    # a real disagreement is still found
+    import sqlite3
+
+    db = sqlite3.connect(durable("path", "s").out.strip())
+    db.execute("UPDATE usage_totals SET cost_usd = cost_usd + 0.01")
+    db.commit()
+    db.close()
+    assert durable("doctor", "--json").status == 7
