@@ -104,6 +104,10 @@ def _connect_read_only(path: str):
 
 
 _template = None
+# A new object's page size. Every table and index of an object takes at least one page, and a session's
+# object has ~34 of them, most holding a few rows: at 4 KB a 20-row session was 139 KB on disk, at 1 KB it
+# is ~40 KB (docs/benchmarks.md "Object size"). Rows larger than a page go to overflow pages as before.
+PAGE_SIZE = 1024
 
 
 def template() -> bytes:
@@ -113,6 +117,7 @@ def template() -> bytes:
     if _template is None:
         db = sqlite3.connect(":memory:", isolation_level=None)
         try:
+            db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             schema.migrate(db, schema.MIGRATIONS, "a new object")
             _template = db.serialize()
         finally:
