@@ -466,13 +466,26 @@ class Store:
     def import_records(self, records, **kw):
         from .core import rights
 
-        return rights.import_records(self, records, **kw)
+        return self._indexed(rights.import_records(self, records, **kw))
 
     def import_llm(self, path=None, **kw):
         """`import --from llm [PATH]`: llm's conversations, one session each (logs.db read-only)."""
         from .core import llm_import
 
-        return llm_import.import_llm(self, path, **kw)
+        return self._indexed(llm_import.import_llm(self, path, **kw))
+
+    def _indexed(self, receipt):
+        """After an import: the acting user's search side files brought up to date, so the first search
+        after it opens no object (a failure here is only a warning: the next search catches up)."""
+        if receipt.get("imported") or receipt.get("changed"):
+            from .core import search
+
+            try:
+                search.refresh(self)
+            except DurableError as e:
+                self.objects.warnings.append(f"the search index was not brought up to date ({e.message}); "
+                                             "the next search does it")
+        return receipt
 
     def backup(self, dest, **kw):
         from .core import rights

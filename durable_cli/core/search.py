@@ -86,40 +86,69 @@ def search(store, query, *, user=None, session=None, role=None, newer_than=None,
             for _rank, _active, name, seq, object_id, r, created, snippet in merged], out
 
 
-def _search_side_file(store, secret, id_scope, owner, members, viewer, query, role, cutoff, superseded, limit, best, out):
-    """The hits of one owner's side file (SPEC §7), after bringing it up to date with the objects in MEMBERS
-    (index rows) whose rows it has not indexed yet; rank is the side file's bm25."""
+def refresh(store, *, user=None) -> dict:
+    """Bring the search side files of the sessions USER (default: the acting user) can see up to date, so
+    the next search opens no object (run after an import). Returns the receipt of what was skipped."""
+    out = retention.receipt()
+    rows = retention.ls_rows(store, all_objects=True, user=user, extra=["o.turns > 0"])
+    secret = store.objects.secret(create=False)
+    if secret is None:
+        return out
+    groups = {}
+    for row in rows:
+        groups.setdefault((retention.address_of(row).id_scope, row["owner"]), []).append(row)
+    for (id_scope, owner), members in groups.items():
+        db = _open_side(store, secret, id_scope, owner)
+        try:
+            _catch_up(store, db, members, user or store.user, out)
+        finally:
+            db.close()
+    return out
+
+
+def _open_side(store, secret, id_scope, owner):
     from ..store import side_index
 
     path = side_index.side_path(store.objects.paths, side_index.side_id(secret, id_scope, owner))
     try:
         db = side_index.connect(path, create=True, timeout=store.objects.lock_timeout, synchronous="OFF")
     except sqlite3.OperationalError:
-        raise DurableError(f"the search index of {viewer!r} is busy; try again", "busy", 6)
+        raise DurableError("the search index is busy (another search is bringing it up to date); try again", "busy", 6)
     if db is None:
         raise DurableError("the search index could not be made; run 'durable doctor'", "storage", 7)
+    return db
+
+
+def _catch_up(store, db, members, viewer, out):
+    """Index the rows of MEMBERS (index rows of one owner) that the side file DB has not seen, each read
+    under its object's lock. Returns (hidden, failed): objects whose rows the viewer must not get (a tenant
+    object index.db still lists them in, though the object no longer does), and objects that could not be read."""
+    from ..store import side_index
+
     try:
         synced = dict(db.execute("SELECT object_id, mark FROM synced").fetchall())
-        stale = [row for row in members if row.get("seq_max") is None or synced.get(row["id"]) != row["seq_max"]]
-        allowed = {row["id"]: row for row in members}
-        hidden = set()
+    except sqlite3.Error as e:
+        raise DurableError(f"the search index failed ({e}); run 'durable doctor --repair'", "storage", 7)
+    stale = [row for row in members if row.get("seq_max") is None or synced.get(row["id"]) != row["seq_max"]]
+    hidden = set()
 
-        def sync(row):
-            address = retention.address_of(row)
-            with store.objects.open(row["id"], create=False, what=address.what, read_only=True) as handle:
-                odb = handle.db
-                try:
-                    if row["scope"] == "tenant" and odb.execute(
-                            "SELECT 1 FROM participants WHERE user = ?", (viewer,)).fetchone() is None:
-                        hidden.add(row["id"])  # index.db lagged behind the object's own participants: still hidden
-                    mark = synced.get(row["id"])
-                    new = odb.execute(side_index.ROWS_ABOVE, (-1 if mark is None else mark,)).fetchall()
-                    top = odb.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
-                except sqlite3.Error as e:
-                    from ..store.objects import sqlite_error
+    def sync(row):
+        address = retention.address_of(row)
+        with store.objects.open(row["id"], create=False, what=address.what, read_only=True) as handle:
+            odb = handle.db
+            try:
+                if row["scope"] == "tenant" and odb.execute(
+                        "SELECT 1 FROM participants WHERE user = ?", (viewer,)).fetchone() is None:
+                    hidden.add(row["id"])  # index.db lagged behind the object's own participants: still hidden
+                mark = synced.get(row["id"])
+                new = odb.execute(side_index.ROWS_ABOVE, (-1 if mark is None else mark,)).fetchall()
+                top = odb.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
+            except sqlite3.Error as e:
+                from ..store.objects import sqlite_error
 
-                    raise sqlite_error(e, address.what)
-                # written while the object's lock is held: no removal can slip in between (it evicts first)
+                raise sqlite_error(e, address.what)
+            # written while the object's lock is held: no removal can slip in between (it evicts first)
+            try:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     if mark is None:
@@ -135,14 +164,28 @@ def _search_side_file(store, secret, id_scope, owner, members, viewer, query, ro
                     if db.in_transaction:
                         db.execute("ROLLBACK")
                     raise
-                return row["id"], top
+            except sqlite3.OperationalError as e:
+                if "locked" in str(e) or "busy" in str(e):
+                    raise DurableError("the search index is busy; try again", "busy", 6)
+                raise DurableError(f"the search index failed ({e}); run 'durable doctor --repair'", "storage", 7)
+            return row["id"], top
 
-        stale_ids = {row["id"] for row in stale}
-        done = list(retention.each_object(store, stale, sync, out))
-        failed = stale_ids - {object_id for object_id, _top in done}
-        unknown = [(top, object_id) for object_id, top in done if allowed[object_id].get("seq_max") is None]
-        if unknown:  # index.db rows written before it kept seq_max: learn it once, so the next search opens nothing
-            store.objects.index().execute_many("UPDATE objects SET seq_max = ? WHERE id = ? AND seq_max IS NULL", unknown)
+    done = list(retention.each_object(store, stale, sync, out))
+    failed = {row["id"] for row in stale} - {object_id for object_id, _top in done}
+    by_id = {row["id"]: row for row in stale}
+    unknown = [(top, object_id) for object_id, top in done if by_id[object_id].get("seq_max") is None]
+    if unknown:  # index.db rows written before it kept seq_max: learn it once, so the next search opens nothing
+        store.objects.index().execute_many("UPDATE objects SET seq_max = ? WHERE id = ? AND seq_max IS NULL", unknown)
+    return hidden, failed
+
+
+def _search_side_file(store, secret, id_scope, owner, members, viewer, query, role, cutoff, superseded, limit, best, out):
+    """The hits of one owner's side file (SPEC §7), after bringing it up to date with the objects in MEMBERS
+    (index rows); rank is the side file's bm25."""
+    db = _open_side(store, secret, id_scope, owner)
+    try:
+        hidden, failed = _catch_up(store, db, members, viewer, out)
+        allowed = {row["id"]: row for row in members}
         hits = []
         for rowid, rank in db.execute(_SIDE_QUERY, (query,)):
             if len(best) == limit and (rank,) > best[0].key[:1]:
