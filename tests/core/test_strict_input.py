@@ -330,3 +330,20 @@ def test_doctor_does_not_call_legal_costs_corrupt_for_their_rounding(durable):
     db.commit()
     db.close()
     assert durable("doctor", "--json").status == 7
+
+
+@pytest.mark.local_only("sets a total near 2^63-1 in the object file with sqlite3 (9.2 million rows of 10^12 otherwise)")
+def test_a_total_past_2_63_is_exit_7_never_a_float(durable):
+    import sqlite3
+
+    meta = '{"usage": {"input_tokens": 100, "output_tokens": 1}}'
+    assert durable("transcript", "append", "s", "--role", "user", "x", "--meta", meta).status == 0
+    path = durable("path", "s").out.strip()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE usage_totals SET input_tokens = 9223372036854775800")
+    db.commit()
+    r = durable("transcript", "append", "s", "--role", "user", "y", "--meta", meta)
+    assert r.status == 7 and "2^63-1" in r.err, r.err
+    assert db.execute("SELECT input_tokens, typeof(input_tokens) FROM usage_totals").fetchall() == [(9223372036854775800, "integer")]
+    db.close()
+    assert len(durable("transcript", "show", "s", "--json").json()) == 1
