@@ -141,10 +141,21 @@ class RemoteSession:
         return [tuple(r) for r in self._call("stored_rows", False, last=last)]
 
     def show_transcript(self, *, all_rows=False, since=0, last=None):
-        return self._call("show_transcript", False, all_rows=all_rows, since=since or 0, last=last)
+        """What `show` lists, in pages the Worker bounds (SPEC §13: a request holds one page of its answer)."""
+        return self._pages_of_show([], None, all_rows=all_rows, since=since, last=last)
+
+    def _pages_of_show(self, rows, cursor, *, all_rows, since, last):
+        while True:
+            page = self._call("show_transcript", False, all_rows=all_rows, since=since or 0, last=last, cursor=cursor)
+            rows += page["rows"]
+            cursor = page["next"]
+            if cursor is None:
+                return rows
 
     def follow_start(self, *, all_rows=False, since=0, last=None):
-        rows, high, status = self._call("follow_start", False, all_rows=all_rows, since=since or 0, last=last)
+        rows, high, status, cursor = self._call("follow_start", False, all_rows=all_rows, since=since or 0, last=last)
+        if cursor is not None:  # the rest of what `show` lists (no row newer than the first page's: the cursor says)
+            rows = self._pages_of_show(rows, cursor, all_rows=all_rows, since=since, last=last)
         return rows, high, status
 
     def rows_after(self, seq):

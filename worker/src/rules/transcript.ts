@@ -209,17 +209,53 @@ export function appendMany(obj: Opened, a: { rows: any[]; request_id?: string | 
   return a.one ? made[0] : made;
 }
 
-export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null }) {
+const PAGE_ROWS = 1000; // a page of `show` holds at most this many rows
+const PAGE_BYTES = 524288; // ... and stops at the row that reaches this many bytes of text (one row alone may be up to 2 MiB)
+
+type ShowCursor = { after: number; from_pos?: number | null; high: number };
+
+/** One page of what `show` lists (SPEC §6), read from a lazy cursor (SPEC §13: a request holds one row plus
+ *  one page of its answer): {rows, next}; the client asks again with `cursor: next` until it is null. The
+ *  first page fixes HIGH, the highest seq then written: later pages list no row written after it, so the
+ *  pages join into one consistent listing. --all pages in seq order, live rows in logical order (pos);
+ *  --last N is the live rows from the pos of the Nth newest on. */
+export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null; cursor?: ShowCursor | null }) {
   requireVisible(obj);
   const since = a.since ?? 0;
-  if (a.last != null) {
-    if (a.all_rows) throw invalid("--last lists live rows; it does not go with --all");
-    if (!isInt(a.last) || a.last < 0) throw invalid("--last must be a non-negative integer");
-    return obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT ?`, since, a.last).reverse().map(rowJson);
+  if (!isInt(since)) throw invalid("--since must be an integer");
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
+    throw invalid("cursor must be the `next` of the previous page");
   }
-  const sql = a.all_rows ? `SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`
-    : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos`;
-  return obj.db.all(sql, since).map(rowJson);
+  if (c === null) {
+    const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
+    let fromPos: number | null = null;
+    if (a.last != null) {
+      if (a.all_rows) throw invalid("--last lists live rows; it does not go with --all");
+      if (!isInt(a.last) || a.last < 0) throw invalid("--last must be a non-negative integer");
+      if (a.last === 0) return { rows: [], next: null };
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, a.last - 1);
+      fromPos = nth ? nth[0] : null;
+    }
+    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
+  }
+  const sql = a.all_rows
+    ? `SELECT ${COLS} FROM turns WHERE seq > ? AND seq > ? AND seq <= ? ORDER BY seq`
+    : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
+  const params: unknown[] = [c.after, since, c.high];
+  if (!a.all_rows && c.from_pos != null) params.push(c.from_pos);
+  const rows: any[] = [];
+  let bytes = 0;
+  let last: number | null = null;
+  for (const r of obj.db.iter(sql, ...params)) {
+    rows.push(rowJson(r));
+    last = a.all_rows ? r[SEQ] : r[POS];
+    for (const x of [r[CONTENT], r[CALLS], r[META], r[DATA]]) if (typeof x === "string") bytes += x.length;
+    if (rows.length >= PAGE_ROWS || bytes >= PAGE_BYTES) {
+      return { rows, next: { after: last, from_pos: c.from_pos ?? null, high: c.high } };
+    }
+  }
+  return { rows, next: null };
 }
 
 const STORED = "data, role, kind, content, call_id, tool_calls";
@@ -236,9 +272,10 @@ export function storedRows(obj: Opened, a: { last?: number | null }) {
 /** `show --follow`'s first read: the rows `show` lists, the highest seq written so far (what follows must be
  *  newer) and the session's status (core/transcript.py follow_start). */
 export function followStart(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null }) {
-  const rows = show(obj, a);
+  const page = show(obj, { ...a, cursor: null });
   const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
-  return [rows, Math.max(high, a.since ?? 0, ...rows.map((r: any) => r.seq)), obj.meta()!.status];
+  // the first page of `show`, the highest seq, the status, and the cursor of show's next page (or null)
+  return [page.rows, Math.max(high, a.since ?? 0), obj.meta()!.status, page.next];
 }
 
 /** Every row with a seq greater than SEQ, in seq order, and the session's status (one poll of `--follow`). */
