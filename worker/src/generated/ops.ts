@@ -25,7 +25,7 @@ export const OBJECT_OPS = {
   participants: {"write": false, "creates": false, "erases": false, "plain": true, "args": {}},
   get_prompt: {"write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   append_many: {"write": true, "creates": true, "erases": false, "args": {"rows": {"type": "array", "items": {"type": "object"}, "required": true}, "request_id": {"type": "string"}, "create": {"type": "boolean"}, "one": {"type": "boolean"}, "seqs_only": {"type": "boolean"}, "origin": {"type": "array", "items": {"type": "string"}, "max_items": 2}}},
-  show_transcript: {"write": false, "creates": false, "erases": false, "args": {"all_rows": {"type": "boolean"}, "since": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "last": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
+  show_transcript: {"write": false, "creates": false, "erases": false, "args": {"all_rows": {"type": "boolean"}, "since": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "last": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "cursor": {"type": "json"}}},
   follow_start: {"write": false, "creates": false, "erases": false, "args": {"all_rows": {"type": "boolean"}, "since": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "last": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
   rows_after: {"write": false, "creates": false, "erases": false, "args": {"seq": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   stored_rows: {"write": false, "creates": false, "erases": false, "args": {"last": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
@@ -78,6 +78,7 @@ export const INDEX_OPS = {
   fault: {"write": true, "creates": false, "erases": false, "args": {"shard": {"type": "string", "required": true}, "refuse": {"type": "boolean"}, "wipe": {"type": "boolean"}}},
   seed: {"write": true, "creates": false, "erases": false, "args": {"users": {"type": "integer", "min": 0, "max": 1000000, "required": true}, "prefix": {"type": "string"}}},
   subrequests: {"write": false, "creates": false, "erases": false, "args": {}},
+  served: {"write": false, "creates": false, "erases": false, "args": {}},
 } as const satisfies Record<string, OpSpec>;
 
 export const AUTH_OPS = {
