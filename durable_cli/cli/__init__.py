@@ -21,6 +21,7 @@ MODULES = {
     "elicit": "hitl", "memory": "hitl", "limit": "hitl",
     "search": "search", "usage": "search",
     "remote": "remote",
+    "work": "work",
     "mcp": "mcp",
 }
 _GLOBAL_WITH_VALUE = ("--home", "--as", "--tenant", "--lock-timeout", "--remote")

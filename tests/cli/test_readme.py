@@ -61,3 +61,18 @@ def test_readme_throw_away_homes_take_their_config_along():
     assert lines
     for line in lines:
         assert re.search(r"DURABLE_CONFIG=\"?\$\(mktemp -d\)/", line), line
+
+
+def test_readme_work_with_tools_and_the_loop_by_hand_run_as_printed(tmp_path):
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+               LLM_USER_PATH=str(tmp_path / "llm"), DURABLE_HOME=str(tmp_path / "home"),
+               DURABLE_CONFIG=str(tmp_path / "config.toml"))
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", block("agent-tools")], capture_output=True, text=True, env=env,
+                       timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert '"outcome": "completed"' in r.stdout and '"tools":["word_count"]' in r.stdout
+    assert '{"key":"fake","input_tokens":9,"output_tokens":2}' in r.stdout
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", block("agent-loop-by-hand")], capture_output=True, text=True,
+                       env=env, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == '{"id":1,"status":"completed","attempts":1}'

@@ -1,0 +1,410 @@
+"""The worker loop of SPEC §5.1 (`durable work`): take a prompt, run CMD on it, record, renew, retry.
+
+One process for the whole loop, over a Store (either backend): each take, renewal, finish and release is one
+wake/work/sleep of the object, and nothing is held between them. CMD runs with `sh -c` in a process group of
+its own, the prompt document (the §10 prompt object with its window) as JSON on its stdin. Its stdout is the
+turn (a reply, or JSONL rows); its last stderr line is the error of a final failure. A failed attempt is
+released with a doubling delay while attempts are left. Signals go to CMD's group; the prompt in hand is then
+released as not an attempt (exit 130/143). A start that lost its lease records nothing (outcome `lost`).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from .errors import DurableError, invalid
+
+OUTPUTS = ("auto", "text", "rows")
+FORMATS = ("messages", "responses", "anthropic", "json")
+MAX_ATTEMPTS = 10000  # --attempts beyond this is refused (exit 2): no loop should retry for ever
+MAX_GRACE = 86400
+BACKOFF_CAP = 300  # seconds: the longest delay of a release after a failed attempt
+OUTPUT_CAP_FACTOR = 8  # stdout beyond max_turn_bytes x this is refused without being kept
+
+
+class Settings:
+    """The checked options of one `work` run (exit 2 before anything is touched)."""
+
+    def __init__(self, store, *, command, context=None, format=None, lease=None, wait=None, once=False,  # noqa: A002
+                 attempts=None, grace=None, output=None):
+        from . import durations
+
+        config = store.config
+        self.command = command if command is not None else config.get("work.command")
+        if not self.command:
+            raise invalid("no command to run: give --command CMD, or set one with 'durable config set work.command CMD'")
+        self.format = format or "messages"
+        if self.format not in FORMATS:
+            raise invalid(f"invalid --format {self.format!r}: use messages, responses, anthropic or json")
+        self.output = output or "auto"
+        if self.output not in OUTPUTS:
+            raise invalid(f"invalid --output {self.output!r}: use auto, text or rows")
+        if context is not None and (isinstance(context, bool) or not 0 <= context <= 10**12):
+            raise invalid("--context must be a token budget from 0 to 10^12")
+        self.context = context if context is not None else config.get("transcript.token_budget")
+        self.lease = durations.parse(lease, what="--lease") if lease is not None else config.seconds("queue.lease")
+        self.wait = durations.parse(wait, allow_zero=True, what="--wait") if wait is not None else None
+        self.once = once
+        if attempts is not None and (isinstance(attempts, bool) or not 1 <= attempts <= MAX_ATTEMPTS):
+            raise invalid(f"invalid --attempts {attempts}: use a number of attempts from 1 to {MAX_ATTEMPTS}")
+        self.attempts = attempts if attempts is not None else config.get("queue.max_attempts")
+        self.grace = durations.parse(grace, what="--grace") if grace is not None else 10
+        if self.grace > MAX_GRACE:
+            raise invalid(f"invalid --grace {grace!r}: at most 1d")
+        self.on_expiry = config.get("queue.on_lease_expiry")
+        from .core.sessions import valid_policy
+
+        valid_policy(self.on_expiry, self.attempts)
+        self.max_output = config.get("transcript.max_turn_bytes")
+
+
+class Stop:
+    """SIGINT/SIGTERM as `work` takes them: remembered (first one wins), and sent on to CMD's group."""
+
+    def __init__(self):
+        self.status = None
+        self.group = None  # CMD's process group while it runs
+
+    def __call__(self, signum, _frame):
+        if self.status is None:
+            self.status = 128 + signum
+        if self.group is not None:
+            try:
+                os.killpg(self.group, signum)
+            except OSError:
+                pass
+
+    def install(self):
+        self.saved = {s: signal.signal(s, self) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore(self):
+        for s, handler in self.saved.items():
+            signal.signal(s, handler)
+
+
+class Taken:
+    """A prompt in hand: where it lives and the prompt document as `next` gave it."""
+
+    def __init__(self, name, address, doc, tenant):
+        self.name, self.address, self.doc, self.tenant = name, address, doc, tenant
+        self.id, self.attempt = doc["id"], doc["attempts"]
+
+
+class Run:
+    """CMD running on one prompt: stdin fed, stdout kept (to a cap), stderr passed through with its last line kept."""
+
+    def __init__(self, settings, taken, env, stop):
+        self.proc = subprocess.Popen(["/bin/sh", "-c", settings.command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env, start_new_session=True)
+        stop.group = self.proc.pid  # from here a signal goes on to CMD's group
+        if stop.status is not None:  # one came while CMD was being started
+            self.kill_group(stop.status - 128)
+        self.cap = settings.max_output * OUTPUT_CAP_FACTOR
+        self.out, self.size, self.last_err = [], 0, None
+        document = json.dumps(taken.doc, ensure_ascii=False).encode("utf-8") + b"\n"
+        self.threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in (
+            (self._feed, (document,)), (self._read_out, ()), (self._read_err, ()))]
+        for t in self.threads:
+            t.start()
+
+    def _feed(self, document):
+        try:
+            self.proc.stdin.write(document)
+        except OSError:
+            pass  # CMD does not read its stdin: its business
+        finally:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def _read_out(self):
+        for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):
+            self.size += len(chunk)
+            if self.size <= self.cap:
+                self.out.append(chunk)
+
+    def _read_err(self):
+        tail = b""
+        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):
+            try:
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.buffer.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+            tail = (tail + chunk)[-8192:]
+            lines = [line for line in tail.decode("utf-8", "replace").splitlines() if line.strip()]
+            if lines:
+                self.last_err = lines[-1].strip()
+
+    def kill_group(self, signum):
+        try:
+            os.killpg(self.proc.pid, signum)
+        except OSError:
+            pass
+
+    def finish(self):
+        """Wait for the readers once CMD (and whatever it left holding its pipes) is done."""
+        for t in self.threads[1:]:
+            t.join(timeout=5)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+    @property
+    def stdout(self) -> bytes:
+        return b"".join(self.out)
+
+
+def backoff(attempts: int) -> int:
+    """The delay of a release after a failed attempt: 1s, 2s, 4s, ... at most 5m."""
+    return min(2 ** max(attempts - 1, 0), BACKOFF_CAP)
+
+
+def turn_of(settings, store, raw: bytes):
+    """CMD's stdout as the turn: (rows for finish, how many) or raise DurableError with the refusal."""
+    from .core import sessions, transcript
+
+    if len(raw) > settings.max_output * OUTPUT_CAP_FACTOR:
+        raise invalid(f"the output is over {settings.max_output * OUTPUT_CAP_FACTOR} bytes; nothing was recorded")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise invalid(f"the output is not valid UTF-8 (byte {e.start}); nothing was recorded")
+    lines = [line for line in text.split("\n") if line.strip()]
+    as_rows = settings.output == "rows" or (settings.output == "auto" and lines and all(_is_row(line) for line in lines))
+    if as_rows:
+        rows = transcript.prepare_batch(store.config, text.split("\n"))
+        turn = sessions.plan_finish(store.config, rows=rows)
+        return turn, len(turn)
+    reply = text[:-1] if text.endswith("\n") else text
+    if not reply:
+        raise invalid("the command wrote nothing on stdout: an empty reply is not a turn")
+    turn = sessions.plan_finish(store.config, reply=reply)
+    return turn, 1
+
+
+def _is_row(line: str) -> bool:
+    line = line.strip()
+    if not line.startswith("{"):
+        return False
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "role" in value
+
+
+class Worker:
+    """The loop. REPORT(line: dict) is called once per prompt handled."""
+
+    def __init__(self, store, settings, *, name=None, everywhere=False, report=None):
+        self.store, self.s = store, settings
+        self.name, self.everywhere = name, everywhere
+        self.report = report or (lambda line: None)
+        self.stop = Stop()
+        self.handled = 0
+
+    # -- taking ---------------------------------------------------------------------------------------
+
+    def _next(self, session):
+        return session.next_prompt(lease_seconds=self.s.lease, waiting=True, context=self.s.context, format=self.s.format,
+                                   on_expiry=self.s.on_expiry, max_attempts=self.s.attempts)
+
+    def take(self):
+        """A prompt in hand, or None when nothing is startable now."""
+        return self._take_any() if self.everywhere else self._take_one()
+
+    def _take_one(self):
+        try:
+            with self.store.open(self.name) as session:
+                doc = self._next(session)
+        except DurableError as e:
+            if e.code == "busy":
+                return None
+            raise
+        return Taken(self.name, None, doc, self.store.tenant) if doc is not None else None
+
+    def _take_any(self):
+        self.store.fire_due_alarms()
+        for row in self.store.startable():
+            tenant = row["owner"] if row["scope"] == "tenant" else None
+            address = self.store.address(row["name"], tenant=tenant) if tenant else self.store.address(row["name"])
+            try:
+                with self.store.open(address=address) as session:
+                    doc = self._next(session)
+            except DurableError as e:
+                if e.code in ("busy", "not_found", "conflict"):
+                    continue  # taken meanwhile, gone, archived: the next candidate
+                raise
+            if doc is not None:
+                return Taken(row["name"], address, doc, tenant)
+        return None
+
+    def _open(self, taken):
+        return self.store.open(address=taken.address) if taken.address is not None else self.store.open(taken.name)
+
+    # -- the loop ---------------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        self.stop.install()
+        try:
+            return self._loop()
+        finally:
+            self.stop.restore()
+
+    def _loop(self) -> int:
+        idle_since, delay, first = time.monotonic(), 0.02, True
+        while True:
+            if self.stop.status is not None:
+                return self.stop.status
+            try:
+                taken = self.take()
+            except DurableError as e:
+                if not first and e.code in ("not_found", "conflict"):
+                    return 0 if self.handled else e.exit_status  # the session ended while we worked
+                raise
+            first = False
+            if taken is None:
+                if self.s.wait is not None and time.monotonic() - idle_since >= self.s.wait:
+                    return 0 if self.handled else 9
+                _sleep(delay, self.stop)
+                delay = min(delay * 1.5, 0.25)
+                continue
+            self.handle(taken)
+            self.handled += 1
+            if self.stop.status is not None:
+                return self.stop.status
+            if self.s.once:
+                return 0
+            idle_since, delay = time.monotonic(), 0.02
+
+    def environment(self, taken) -> dict:
+        env = dict(os.environ)
+        for key in ("DURABLE_TENANT", "DURABLE_REMOTE", "DURABLE_TOKEN", "DURABLE_HOME"):
+            env.pop(key, None)
+        env.update(DURABLE_SESSION=taken.name, DURABLE_PROMPT_ID=str(taken.id), DURABLE_ATTEMPT=str(taken.attempt),
+                   DURABLE_USER=self._user())
+        remote = getattr(self.store, "url", None)
+        if remote:
+            env["DURABLE_REMOTE"] = remote
+            token = getattr(self.store, "token", None)
+            if token:
+                env["DURABLE_TOKEN"] = token
+        else:
+            env["DURABLE_HOME"] = self.store.home
+        if taken.tenant:
+            env["DURABLE_TENANT"] = taken.tenant
+        return env
+
+    def _user(self) -> str:
+        """The acting user (remotely, without --as: the token's user, asked once)."""
+        if self.store.user is None:
+            self.store.user = self.store.whoami()["user"]
+        return self.store.user
+
+    def handle(self, taken) -> None:
+        """Run CMD on TAKEN and record the outcome (or nothing, when the start was lost)."""
+        if self.stop.status is not None:  # a signal came while the prompt was being taken
+            return self._handed_back(taken, "stopped before the command started")
+        try:
+            run = Run(self.s, taken, self.environment(taken), self.stop)
+        except OSError as e:
+            return self._failed(taken, f"the command could not be started: {e.strerror or e}")
+        lost = self._supervise(run, taken)
+        self.stop.group = None
+        run.finish()
+        if lost is not None:
+            return self._report(taken, "lost", taken.attempt, 0, lost)
+        if self.stop.status is not None:
+            return self._handed_back(taken, "stopped by a signal")
+        code = run.proc.returncode
+        if code != 0:
+            if code == 127:
+                reason = run.last_err or "command exited 127"
+                return self._failed(taken, reason, note=f"the command could not be started (exit 127: not found or not executable): {reason}")
+            reason = run.last_err or (f"command killed by signal {-code}" if code < 0 else f"command exited {code}")
+            return self._failed(taken, reason)
+        try:
+            turn, count = turn_of(self.s, self.store, run.stdout)
+        except DurableError as e:
+            return self._failed(taken, e.message)
+        try:
+            with self._open(taken) as session:
+                done = session.finish(taken.id, rows=turn, attempt=taken.attempt)
+        except DurableError as e:
+            if e.code in ("conflict", "not_found"):
+                return self._report(taken, "lost", taken.attempt, 0, e.message)
+            if e.code == "invalid_input":
+                return self._failed(taken, e.message)
+            raise
+        self._report(taken, "completed", done["attempts"], count, None)
+
+    def _supervise(self, run, taken):
+        """Wait for CMD, renewing the lease every third of it; a renewal that finds the start gone stops CMD
+        (SIGTERM, killed after the grace) and returns why; so does a signal (sent on by Stop)."""
+        every = max(self.s.lease / 3, 0.05)
+        renewed, stopping_since = time.monotonic(), None
+        lost = None
+        while run.proc.poll() is None:
+            now = time.monotonic()
+            if (self.stop.status is not None or lost is not None) and stopping_since is None:
+                stopping_since = now
+                if lost is not None:
+                    run.kill_group(signal.SIGTERM)
+            if stopping_since is not None and now - stopping_since >= self.s.grace:
+                run.kill_group(signal.SIGKILL)
+            if lost is None and stopping_since is None and now - renewed >= every:
+                renewed = now
+                try:
+                    with self._open(taken) as session:
+                        session.renew(taken.id, lease_seconds=self.s.lease, attempt=taken.attempt)
+                except DurableError as e:
+                    if e.code in ("conflict", "not_found"):
+                        lost = f"the lease was lost while the command ran ({e.message})"
+                    # busy or unreachable: try again at the next tick; the lease still runs
+            time.sleep(0.02)
+        run.kill_group(signal.SIGKILL)  # whatever CMD left running in its group
+        return lost
+
+    def _handed_back(self, taken, why):
+        try:
+            with self._open(taken) as session:
+                doc = session.release(taken.id, delay_seconds=0, not_an_attempt=True, attempt=taken.attempt)
+        except DurableError as e:
+            if e.code in ("conflict", "not_found"):
+                return self._report(taken, "lost", taken.attempt, 0, e.message)
+            raise
+        self._report(taken, "released", doc["attempts"], 0, why)
+
+    def _failed(self, taken, reason, note=None):
+        """A failed attempt: released with back-off while attempts are left, else failed with REASON."""
+        try:
+            with self._open(taken) as session:
+                if taken.attempt < self.s.attempts:
+                    doc = session.release(taken.id, delay_seconds=backoff(taken.attempt), attempt=taken.attempt)
+                    outcome = "released"
+                else:
+                    doc = session.finish(taken.id, failed=True, error=reason, attempt=taken.attempt)
+                    outcome = "failed"
+        except DurableError as e:
+            if e.code in ("conflict", "not_found"):
+                return self._report(taken, "lost", taken.attempt, 0, e.message)
+            raise
+        self._report(taken, outcome, doc["attempts"], 0, reason, note=note)
+
+    def _report(self, taken, outcome, attempts, rows, error, note=None):
+        self.report({"name": taken.name, "prompt": taken.id, "outcome": outcome, "attempts": attempts, "rows": rows,
+                     "error": error}, note)
+
+
+def _sleep(seconds, stop):
+    end = time.monotonic() + seconds
+    while stop.status is None and time.monotonic() < end:
+        time.sleep(min(0.01, seconds))

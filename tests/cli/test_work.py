@@ -1,0 +1,278 @@
+"""SPEC §5.1 `durable work`, with real processes, on both backends: CMD's input and environment, text and
+rows output, renewal during a slow CMD, release with back-off then failure, a lost lease, signals and
+--grace, two workers on one queue, --all, and the bad input of issue 26."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import run_process
+
+pytestmark = pytest.mark.both_backends
+
+PY = sys.executable
+
+
+def work(*args, timeout=60, env=None):
+    return run_process("work", *args, timeout=timeout, env=env)
+
+
+def spawn(*args, env=None):
+    return subprocess.Popen([PY, "-m", "durable_cli", "work", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, **(env or {})))
+
+
+def lines(out):
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def rows_of(durable, name):
+    r = durable("transcript", "show", name, "--json")
+    assert r.status == 0, r.err
+    return r.json()
+
+
+def queue(durable, name):
+    return durable("session", "queue", name, "--json").json()
+
+
+def test_text_reply_input_and_environment(durable, tmp_path):
+    durable("session", "prompt", "s", "hello")
+    seen = tmp_path / "seen"
+    cmd = (f"cat > {seen}.json; echo \"$DURABLE_SESSION $DURABLE_PROMPT_ID $DURABLE_ATTEMPT $DURABLE_USER"
+           f" ${{DURABLE_HOME:+home}}${{DURABLE_REMOTE:+remote}}\" > {seen}; durable transcript show s --json | wc -c >&2;"
+           " echo 'the answer'")
+    r = work("s", "--command", cmd, "--wait", "0", "--json", "--context", "500")
+    assert r.status == 0, r.err
+    assert lines(r.out) == [{"name": "s", "prompt": 1, "outcome": "completed", "attempts": 1, "rows": 1, "error": None}]
+    expected = "remote" if os.environ.get("DURABLE_REMOTE") else "home"
+    assert seen.read_text().split() == ["s", "1", "1", "alice", expected]
+    doc = json.loads((tmp_path / "seen.json").read_text())
+    assert doc["id"] == 1 and doc["content"] == "hello" and doc["window"][-1] == {"role": "user", "content": "hello"}
+    assert [(x["role"], x["content"]) for x in rows_of(durable, "s")] == [("user", "hello"), ("assistant", "the answer")]
+    # nothing more came within --wait: 9 when nothing was handled
+    r = work("s", "--command", "true", "--wait", "0")
+    assert r.status == 9
+
+
+ROWS_SCRIPT = r"""
+import json, sys
+doc = json.load(sys.stdin)
+call = {"id": "c1", "name": "word_count", "arguments": json.dumps({"text": doc["content"]})}
+print(json.dumps({"role": "assistant", "content": "", "tool_calls": [call]}))
+print()
+print(json.dumps({"role": "tool", "call_id": "c1", "name": "word_count", "content": str(len(doc["content"].split()))}))
+print(json.dumps({"role": "assistant", "content": "done", "meta": {"model": "m", "usage": {"input_tokens": 3, "output_tokens": 2}}}))
+"""
+
+
+def test_rows_output_and_forced_text(durable, tmp_path):
+    script = tmp_path / "agent.py"
+    script.write_text(ROWS_SCRIPT)
+    durable("session", "prompt", "s", "count these words")
+    r = work("s", "--command", f"{PY} {script}", "--once", "--json")
+    assert r.status == 0, r.err
+    assert lines(r.out)[0]["rows"] == 3
+    got = rows_of(durable, "s")
+    assert [x["role"] for x in got] == ["user", "assistant", "tool", "assistant"]
+    assert got[-1]["meta"]["model"] == "m" and got[2]["content"] == "3"
+    # --output text: the same stdout is one reply
+    durable("session", "prompt", "s", "again")
+    r = work("s", "--command", f"{PY} {script}", "--once", "--json", "--output", "text")
+    assert lines(r.out)[0]["rows"] == 1 and rows_of(durable, "s")[-1]["content"].startswith('{"role": "assistant"')
+    # rows that break a rule of §6 (the last one calls a tool): a failure with the reason
+    durable("session", "prompt", "s", "bad rows")
+    bad = json.dumps({"role": "assistant", "content": "", "tool_calls": [{"id": "x", "name": "f", "arguments": "{}"}]})
+    r = work("s", "--command", f"echo '{bad}'", "--once", "--json", "--attempts", "1")
+    line = lines(r.out)[0]
+    assert line["outcome"] == "failed" and "final assistant row" in line["error"]
+
+
+def test_renewal_keeps_the_lease_during_a_slow_command(durable):
+    durable("session", "prompt", "s", "slow")
+    r = work("s", "--command", "sleep 2.5; echo finally", "--lease", "1s", "--once", "--json")
+    assert lines(r.out)[0]["outcome"] == "completed", r.err
+    assert queue(durable, "s")[0]["status"] == "completed"
+
+
+def test_failures_back_off_then_fail_with_the_last_stderr_line(durable, tmp_path):
+    durable("session", "prompt", "s", "doomed")
+    starts = tmp_path / "starts"
+    cmd = f"date +%s.%N >> {starts}; echo first line >&2; echo 'the real reason' >&2; exit 3"
+    r = work("s", "--command", cmd, "--attempts", "3", "--wait", "3s", "--json")
+    assert r.status == 0, r.err
+    out = lines(r.out)
+    assert [(x["outcome"], x["attempts"]) for x in out] == [("released", 1), ("released", 2), ("failed", 3)]
+    assert out[-1]["error"] == "the real reason"
+    t = [float(x) for x in starts.read_text().split()]
+    assert t[1] - t[0] >= 1.0 and t[2] - t[1] >= 2.0  # 1s, then 2s
+    p = queue(durable, "s")[0]
+    assert (p["status"], p["error"], p["attempts"]) == ("failed", "the real reason", 3)
+    assert [x["role"] for x in rows_of(durable, "s")] == ["user"]  # the user turn once, nothing else
+    events = [e["data"] for e in durable("session", "events", "s", "--json").json() if e["type"] == "prompt.released"]
+    assert [(e["attempts"], e["delay"]) for e in events] == [(1, 1), (2, 2)]
+
+
+REFUSED = [  # (CMD for one prompt, what its failure says)
+    ("no-such-command-here", "not found"),
+    ("printf '\\377\\376'", "not valid UTF-8"),
+    ("true", "wrote nothing"),
+    ("exit 5", "command exited 5"),
+    ("head -c 3000 /dev/zero | tr '\\0' x", "over the limit"),
+]
+
+
+def test_refused_output_and_commands_that_cannot_start(durable, tmp_path):
+    (tmp_path / "config.toml").write_text("[transcript]\nmax_turn_bytes = 2000\n")
+    cases = tmp_path / "cases.sh"
+    cases.write_text("case $DURABLE_PROMPT_ID in\n" + "".join(f"{i}) {cmd} ;;\n" for i, (cmd, _) in enumerate(REFUSED, 1)) + "esac\n")
+    for i in range(len(REFUSED)):
+        durable("session", "prompt", "s", f"x{i}")
+    r = work("s", "--command", f". {cases}", "--wait", "0", "--json", "--attempts", "1")
+    assert r.status == 0, r.err
+    got = lines(r.out)
+    assert [x["outcome"] for x in got] == ["failed"] * len(REFUSED)
+    for line, (_, reason) in zip(got, REFUSED):
+        assert reason in line["error"], line
+    assert "exit 127" in r.err  # said clearly on stderr
+    assert [x["role"] for x in rows_of(durable, "s")] == ["user"] * len(REFUSED)
+
+
+def test_a_lost_lease_records_nothing_and_the_loop_goes_on(durable, tmp_path):
+    durable("session", "prompt", "s", "one")
+    durable("session", "prompt", "s", "two")
+    flag = tmp_path / "started"
+    cmd = f"if [ \"$DURABLE_PROMPT_ID\" = 1 ]; then touch {flag}; sleep 30; fi; echo reply $DURABLE_PROMPT_ID"
+    proc = spawn("s", "--command", cmd, "--lease", "1s", "--grace", "1s", "--wait", "1s", "--json")
+    deadline = time.time() + 20
+    while not flag.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert durable("session", "stop", "s").status == 0  # from another process: the start is gone
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    got = lines(out.decode())
+    assert [(x["prompt"], x["outcome"]) for x in got] == [(1, "lost"), (2, "completed")]
+    assert "lost" in err.decode()
+    p = queue(durable, "s")
+    assert (p[0]["status"], p[0]["error"]) == ("failed", "stopped")
+    assert [x["content"] for x in rows_of(durable, "s")] == ["one", "two", "reply 2"]
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_goes_to_the_command_and_hands_the_prompt_back(durable, tmp_path, signum, status):
+    durable("session", "prompt", "s", "long job")
+    started, got = tmp_path / "started", tmp_path / "got"
+    # the trap runs in the child shell: sh -c may not exec CMD, so the whole group gets the signal
+    cmd = f"trap 'echo caught > {got}; exit 1' TERM INT; touch {started}; sleep 30 & wait"
+    proc = spawn("s", "--command", cmd, "--json")
+    deadline = time.time() + 20
+    while not started.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == status, err
+    assert got.exists(), (out, err)
+    assert lines(out.decode())[0]["outcome"] == "released"
+    p = queue(durable, "s")[0]
+    assert (p["status"], p["attempts"], p["position"]) == ("pending", 0, 1)  # not an attempt, no delay
+
+
+def test_grace_then_kill_and_a_signal_with_nothing_in_hand(durable, tmp_path):
+    durable("session", "prompt", "s", "stubborn")
+    started = tmp_path / "started"
+    proc = spawn("s", "--command", f"trap '' TERM; touch {started}; sleep 30", "--grace", "1s")
+    deadline = time.time() + 20
+    while not started.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    t0 = time.time()
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 143 and 0.9 <= time.time() - t0 < 10
+    assert queue(durable, "s")[0]["status"] == "pending"
+    # idle (nothing startable): a signal ends it at once
+    durable("session", "dequeue", "s", "1")
+    proc = spawn("s", "--command", "true")
+    time.sleep(1.5)
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert proc.returncode == 130 and time.time() - t0 < 2
+
+
+def test_two_workers_never_work_a_prompt_twice(durable, tmp_path):
+    for i in range(6):
+        assert durable("session", "prompt", "s", f"p{i}").status == 0
+    log = tmp_path / "log"
+    cmd = f"echo $DURABLE_PROMPT_ID >> {log}; sleep 0.2; echo done $DURABLE_PROMPT_ID"
+    procs = [spawn("s", "--command", cmd, "--wait", "2s", "--json") for _ in range(2)]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert sorted(p.returncode for p in procs) in ([0, 0], [0, 9]), [(p.returncode, o[1]) for p, o in zip(procs, outs)]
+    handled = [x for out, _ in outs for x in lines(out.decode())]
+    assert sorted(x["prompt"] for x in handled) == list(range(1, 7))
+    assert all(x["outcome"] == "completed" for x in handled)
+    assert sorted(int(x) for x in log.read_text().split()) == list(range(1, 7))
+    replies = [x["content"] for x in rows_of(durable, "s") if x["role"] == "assistant"]
+    assert sorted(replies) == sorted(f"done {i}" for i in range(1, 7))
+
+
+def test_all_takes_the_oldest_pending_prompt_across_sessions(durable):
+    durable("session", "create", "idle")
+    durable("session", "prompt", "b", "first")
+    durable("session", "prompt", "a", "second")
+    durable("session", "prompt", "c", "third")
+    durable("session", "prompt", "archived-one", "x")
+    durable("session", "dequeue", "archived-one", "1")
+    durable("session", "archive", "archived-one")
+    durable("--as", "bob", "session", "prompt", "bobs", "not mine")
+    r = work("--all", "--command", "cat >/dev/null; echo \"$DURABLE_SESSION\"", "--wait", "0", "--json")
+    assert r.status == 0, r.err
+    assert [(x["name"], x["prompt"]) for x in lines(r.out)] == [("b", 1), ("a", 1), ("c", 1)]
+    assert durable("--as", "bob", "session", "queue", "bobs", "--json").json()[0]["status"] == "pending"
+
+
+@pytest.mark.local_only("the Worker's own alarm retries the lease remotely; locally --all fires it through index.db")
+def test_all_fires_due_alarms_so_an_expired_lease_is_retried(durable, tmp_path):
+    (tmp_path / "config.toml").write_text('[queue]\non_lease_expiry = "retry"\n')
+    durable("session", "prompt", "s", "x")
+    assert durable("session", "next", "s", "--lease", "1s").status == 0  # a worker that crashed
+    time.sleep(1.1)
+    r = work("--all", "--command", "echo ok", "--once", "--json", "--wait", "5s")
+    assert lines(r.out)[0]["attempts"] == 2 and lines(r.out)[0]["outcome"] == "completed"
+
+
+@pytest.mark.parametrize("args", [
+    ["s", "--command", "true", "--format", "xml"],
+    ["s", "--command", "true", "--output", "json"],
+    ["s", "--command", "true", "--attempts", "0"],
+    ["s", "--command", "true", "--attempts", "-3"],
+    ["s", "--command", "true", "--attempts", "99999999999"],
+    ["s", "--command", "true", "--grace", "0"],
+    ["s", "--command", "true", "--grace", "-1s"],
+    ["s", "--command", "true", "--grace", "400d"],
+    ["s", "--command", "true", "--lease", "0"],
+    ["s", "--command", "true", "--lease", "99999999d"],
+    ["s", "--command", "true", "--context", "-1"],
+    ["s"],
+    ["--command", "true"],
+    ["s", "--all", "--command", "true"],
+])
+def test_bad_input_is_exit_2(durable, args):
+    durable("session", "prompt", "s", "x")
+    r = durable("work", *args)
+    assert r.status == 2, (args, r.err)
+    assert queue(durable, "s")[0]["status"] == "pending"
+
+
+def test_missing_archived_and_cancelled(durable):
+    assert durable("work", "nope", "--command", "true").status == 3
+    durable("session", "create", "a")
+    durable("session", "archive", "a")
+    assert durable("work", "a", "--command", "true").status == 4
+    durable("session", "create", "c")
+    durable("session", "cancel", "c")
+    assert durable("work", "c", "--command", "true").status == 4
