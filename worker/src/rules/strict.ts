@@ -10,7 +10,6 @@ export const MAX_DEPTH = 200;
 export const ENVELOPE_DEPTH = 16;
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d, COMMA = 0x2c;
-const NUMBER_CHAR = /[-+0-9.eE]/;
 
 /** Why TEXT (JSON text JSON.parse accepted) is not durable's JSON, or null. LEXEMES, when given, receives the text
  *  of every number at most two object levels down, keyed by its path ("cost_usd", "usage.input_tokens"): JSON.parse
@@ -56,11 +55,18 @@ export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, stri
       expectKey = keys[keys.length - 1] != null;
       i++;
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      let j = i + 1;
-      while (j < n && NUMBER_CHAR.test(text[j])) j++;
-      const lexeme = text.slice(i, j);
-      if (!Number.isFinite(Number(lexeme))) return `the number ${lexeme.slice(0, 40)} overflows a double`;
-      if (lexemes !== undefined && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), lexeme);
+      let j = i + 1, plain = true; // plain: digits only (a minus first), so short ones cannot overflow
+      for (; j < n; j++) {
+        const d = text.charCodeAt(j);
+        if (d >= 0x30 && d <= 0x39) continue;
+        if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) { plain = false; continue; } // . e E + -
+        break;
+      }
+      if (!plain || j - i > 300) {
+        const lexeme = text.slice(i, j);
+        if (!Number.isFinite(Number(lexeme))) return `the number ${lexeme.slice(0, 40)} overflows a double`;
+      }
+      if (lexemes !== undefined && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text.slice(i, j));
       i = j;
     } else i++; // white space, ':', true, false, null
   }
