@@ -200,6 +200,8 @@ def test_the_worker_holds_a_crafted_request_to_the_same_rules(durable):
            dict(user_row, meta_json='{"cost_usd": 1e308}'),
            dict(user_row, meta_json='{"cost_usd": 1, "cost_usd": 2}'),
            dict(user_row, meta={"usage": {"input_tokens": 2**63, "output_tokens": 1}}),
+           dict(user_row, meta={"usage": {"input_tokens": 1.0, "output_tokens": 1}}),
+           dict(user_row, meta={"usage": {"input_tokens": 1, "output_tokens": 2e0}}),
            dict(user_row, meta={"cost_usd": 1e10}),
            dict(user_row, tokens=10**9 + 1),
            dict(user_row, data_json="1e400"),
@@ -212,13 +214,15 @@ def test_the_worker_holds_a_crafted_request_to_the_same_rules(durable):
         status, message = _raw_rows([row])
         assert status == 2, (str(row)[:120], message)
     assert _raw_rows([dict(user_row, data_json=DEEP_OK, meta_json='{"usage": {"input_tokens": 1000000000000, "output_tokens": 0}}')]) == (0, "")
+    # a usage-like 1.0 inside a value-form data (an SDK item) is the caller's own: kept
+    assert _raw_rows([dict(user_row, data={"meta": {"usage": {"input_tokens": 1.0}}}, meta={"cost_usd": 1.0})]) == (0, "")
     # the body itself: a duplicate key or a number past a double anywhere is 400 invalid_input, not 500
     base = '{"op": "show", "scope": "user", "name": "raw", "actor": "alice", "args": {}%s}'
     assert _post(base % "") == (200, None)
     for extra in (', "args": {}', ', "x": 1e400', ', "x": [' + "[" * 300 + "]" * 300 + "]", ', "x": ' + VERY_DEEP):
         assert _post(base % extra) == (400, "invalid_input"), extra[:40]
     rows = durable("transcript", "show", "raw", "--json").json()
-    assert len(rows) == 1 and rows[0]["meta"]["usage"]["input_tokens"] == 10**12
+    assert len(rows) == 2 and rows[0]["meta"]["usage"]["input_tokens"] == 10**12
 
 
 def _nested(depth):

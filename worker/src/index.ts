@@ -175,8 +175,8 @@ export default {
         throw new DurableError("the request body is not JSON", "invalid_input");
       }
       // RFC 8259 (SPEC §6): no duplicate key or 1e400 anywhere; each field's value is held to 200 levels where it is read
-      const why = strict.scan(text, strict.MAX_DEPTH + strict.ENVELOPE_DEPTH);
-      if (why !== null) throw new DurableError(`the request body is not RFC 8259 JSON (${why})`, "invalid_input");
+      const why = strict.scan(text, strict.MAX_DEPTH + strict.ENVELOPE_DEPTH, undefined, true);
+      if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
       const actor = body.actor == null ? token.user : validName(body.actor, "user");
       if (!token.admin && actor !== token.user) {
         throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");

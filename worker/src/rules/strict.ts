@@ -8,13 +8,15 @@ import { quote } from "./text";
 export const MAX_DEPTH = 200;
 // a request's own levels around a field's value (body, args, rows, row): the body may nest this much more
 export const ENVELOPE_DEPTH = 16;
+const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d, COMMA = 0x2c;
 
 /** Why TEXT (JSON text JSON.parse accepted) is not durable's JSON, or null. LEXEMES, when given, receives the text
  *  of every number at most two object levels down, keyed by its path ("cost_usd", "usage.input_tokens"): JSON.parse
- *  reads `1.0` as 1, and a usage count must be written as an integer (SPEC §6). */
-export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, string>): string | null {
+ *  reads `1.0` as 1, and a usage count must be written as an integer (SPEC §6). BODY: TEXT is a request body, where a
+ *  row's meta may come as a value: a usage count written `5.0` there (under meta.usage, not inside a `data`) is refused. */
+export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, string>, body = false): string | null {
   const keys: (Set<string> | null)[] = []; // per open container: the keys of an object, null for an array
   const path: string[] = [];
   let expectKey = false;
@@ -64,7 +66,14 @@ export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, stri
       }
       if (!plain || j - i > 300) {
         const lexeme = text.slice(i, j);
-        if (!Number.isFinite(Number(lexeme))) return `the number ${lexeme.slice(0, 40)} overflows a double`;
+        const value = Number(lexeme);
+        if (!Number.isFinite(value)) return `the number ${lexeme.slice(0, 40)} overflows a double`;
+        const L = keys.length;
+        if (body && !plain && Number.isInteger(value) && L >= 3 && USAGE_KEYS.includes(path[L - 1]) && path[L - 2] === "usage" &&
+          path[L - 3] === "meta" && keys[L - 2] !== null && keys[L - 3] !== null && !path.slice(0, L - 3).includes("data")) {
+          // a row's meta sent as a value, not as text: JSON.parse would read 5.0 as 5 (SPEC §6: not an integer)
+          return `meta.usage.${path[L - 1]} must be an integer from 0 to 10^12`;
+        }
       }
       if (lexemes !== undefined && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text.slice(i, j));
       i = j;
