@@ -140,7 +140,7 @@ def _json_object(v):
     try:
         parsed = strict_json.loads(v)
     except strict_json.NotJSON as e:
-        raise Bad(f"must be RFC 8259 JSON text ({e})")
+        raise Bad("must be JSON text" if e.syntax else f"must be RFC 8259 JSON text ({e})")
     if not isinstance(parsed, dict):
         raise Bad("must be the JSON text of an object")
     return v
@@ -151,7 +151,7 @@ def _choices(v):
     try:
         parsed = strict_json.loads(v)
     except strict_json.NotJSON as e:
-        raise Bad(f"must be RFC 8259 JSON text ({e})")
+        raise Bad("must be JSON text" if e.syntax else f"must be RFC 8259 JSON text ({e})")
     if not isinstance(parsed, list) or any(not isinstance(c, str) or c == "" for c in parsed):
         raise Bad("must be the JSON text of an array of non-empty strings")
     if len(set(parsed)) != len(parsed):
@@ -269,7 +269,7 @@ def _json_text(rule=None):
         try:
             parsed = strict_json.loads(v)
         except strict_json.NotJSON as e:
-            raise Bad(f"must be RFC 8259 JSON text ({e})")
+            raise Bad("must be JSON text" if e.syntax else f"must be RFC 8259 JSON text ({e})")
         if rule is not None:
             from ..errors import DurableError
 

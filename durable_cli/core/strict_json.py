@@ -16,7 +16,10 @@ MAX_DEPTH = 200
 
 
 class NotJSON(ValueError):
-    """JSON text outside RFC 8259 (or nested deeper than MAX_DEPTH): the caller says which field, exit 2."""
+    """JSON text outside RFC 8259 (or nested deeper than MAX_DEPTH): the caller says which field, exit 2.
+    SYNTAX: not JSON at all (what json.loads refuses too), rather than JSON durable refuses."""
+
+    syntax = False
 
 
 def _constant(name):
@@ -86,7 +89,9 @@ def loads(text, *, depth: bool = True):
     except NotJSON:
         raise
     except ValueError as e:
-        raise NotJSON(str(e)) from None
+        error = NotJSON(str(e))
+        error.syntax = True
+        raise error from None
     if depth:
         check_depth(value, text)
     return value
