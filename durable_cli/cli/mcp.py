@@ -13,7 +13,9 @@ def register(app: typer.Typer) -> None:
     app.command("mcp")(mcp)
 
 
-def mcp():
+def mcp(
+    json_out: bool = typer.Option(False, "--json", help="Report an error that stops the server before it serves (no SDK, a bad --as) as one JSON document on stderr; the protocol itself is JSON-RPC on stdout."),
+):
     """Serve sessions, memory and questions for a person to an MCP client over stdio, until stdin closes.
 
     The server acts as one user: --as, DURABLE_USER or config defaults.user (--tenant ORG for a tenant's

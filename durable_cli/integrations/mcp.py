@@ -502,12 +502,26 @@ class Lines:
     At its end the calls in flight are answered before the server stops (`printf ... | durable mcp` gets
     every answer); calls that wait stop waiting (Wire.closing), with nothing changed."""
 
-    def __init__(self, app):
+    def __init__(self, app, binary):
         import io
-        import os
 
         self.app = app
-        self.file = io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8", errors="surrogateescape")
+        self.file = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape")
+
+    @classmethod
+    def of_stdin(cls, app):
+        """Over a duplicate of fd 0 when sys.stdin is it (the command line); else over what sys.stdin reads
+        (a caller that replaced it, as the tests' in-process runs do)."""
+        import io
+        import os
+        import sys
+
+        try:
+            if sys.stdin is not None and sys.stdin.fileno() == 0:
+                return cls(app, os.fdopen(os.dup(0), "rb"))
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            pass
+        return cls(app, getattr(sys.stdin, "buffer", None) or io.BytesIO())
 
     def __aiter__(self):
         return self
@@ -843,6 +857,19 @@ class DurableMCP:
                 del seen[uri]
 
 
+def _stdout():
+    """None (the SDK claims fd 1, so stray prints cannot corrupt the wire) when sys.stdout is fd 1; else
+    what sys.stdout writes to (a caller that replaced it)."""
+    import sys
+
+    try:
+        if sys.stdout is not None and sys.stdout.fileno() == 1:
+            return None
+    except (AttributeError, OSError, ValueError):
+        pass
+    return anyio.wrap_file(sys.stdout)
+
+
 async def _serve(app: DurableMCP, guard: Guard) -> int:
     import signal
 
@@ -859,7 +886,7 @@ async def _serve(app: DurableMCP, guard: Guard) -> int:
 
         tg.start_soon(on_signal)
         tg.start_soon(app.watch)
-        async with stdio_server(stdin=Lines(app)) as (read_stream, write_stream):
+        async with stdio_server(stdin=Lines.of_stdin(app), stdout=_stdout()) as (read_stream, write_stream):
             await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
         tg.cancel_scope.cancel()  # stdin closed: the client is done
     return status

@@ -251,7 +251,8 @@ async def declined_and_subscribed(c, person, mode):
                 async for event in sub:
                     heard.append((time.monotonic(), event.uri))
                     break
-    assert heard[0][1] == uri and heard[0][0] - landed < 1.0
+    # the server looks every 0.2 s: within a second (the bound allows a loaded 2-core CI machine its scheduling)
+    assert heard[0][1] == uri and heard[0][0] - landed < 1.5
     rows = json.loads((await c.read_resource(uri)).contents[0].text)
     assert [r["content"] for r in rows] == ["disk full"]
 
