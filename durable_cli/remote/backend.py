@@ -48,6 +48,21 @@ def _unb64(text):
     return None if text is None else base64.b64decode(text)
 
 
+def _joined(page_of) -> dict:
+    """An export record from its pages (worker/src/rules/rights.ts exportObject: a request holds one page):
+    the head, each table's rows in order (a table's key where it first comes, as the file backend's record
+    orders them), the sequences last."""
+    page = page_of(None)
+    record = dict(page["head"])
+    while True:
+        for table, rows in page["tables"].items():
+            record.setdefault(table, []).extend(rows)
+        if page["next"] is None:
+            record["sequences"] = page["sequences"]
+            return record
+        page = page_of(page["next"])
+
+
 class RemoteSession:
     """An object served by the Worker; the methods of library.Session, each one request. The ops the
     contract marks `plain` (arguments sent as given) are built from its op table below; the others hold
@@ -596,7 +611,7 @@ class RemoteStore:
 
         if name is not None:
             with self.open(name) as session:
-                record = session._call("export", False)
+                record = _joined(lambda cursor: session._call("export", False, cursor=cursor))
             yield _floats(record)
             return
         me = self.whoami()
@@ -634,7 +649,7 @@ class RemoteStore:
         from ..core.retention import entry
 
         try:
-            return _floats(self._object_call(row, "export", {}, write=False, all_users=me["admin"]))
+            return _floats(_joined(lambda cursor: self._object_call(row, "export", {"cursor": cursor}, write=False, all_users=me["admin"])))
         except DurableError as e:
             if e.code != "not_found":
                 out["skipped"].append(entry(row, reason="busy" if e.code == "busy" else e.message))

@@ -54,7 +54,7 @@ export const OBJECT_OPS = {
   forget_fact: {"write": true, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": {"key": {"type": "string", "required": true}}},
   hit: {"write": true, "creates": true, "erases": false, "args": {"key": {"type": "string", "required": true}, "rate": {"type": "string", "required": true}, "n": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "per": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "burst": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
   ttl: {"write": true, "creates": false, "erases": false, "args": {"seconds": {"type": "integer", "min": 1, "max": 3153600000}, "clear": {"type": "boolean"}}},
-  export: {"write": false, "creates": false, "erases": false, "args": {}},
+  export: {"write": false, "creates": false, "erases": false, "args": {"cursor": {"type": "json"}}},
   import: {"write": true, "creates": true, "erases": false, "args": {"record": {"type": "object", "required": true}, "replace": {"type": "boolean"}, "keep_existing": {"type": "boolean"}}},
   search_object: {"write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   meta: {"write": false, "creates": false, "erases": false, "args": {}},

@@ -26,11 +26,60 @@ const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInt
 // -- export --------------------------------------------------------------------------------------------
 
 /** The object as one export record: every table as stored (`SELECT *`), as core/rights.py `_dump`. */
-export function exportObject(obj: Opened, a: { all_users?: boolean }) {
+const EXPORT_PAGE_ROWS = 1000; // a page of an export holds at most this many rows
+const EXPORT_PAGE_BYTES = 524288; // ... and ends at the row that reaches this many bytes of text (as show's pages)
+
+type ExportCursor = { t: number; after: number; highs: Record<string, number> };
+
+/** One page of the object's export record (SPEC §7; SPEC §13: a request holds one row plus one page of
+ *  its answer): {head (first page: format, version, id, scope, owner, name, object), tables (each table's
+ *  rows in this page, in the record's order), sequences (last page), next}. The client joins the pages
+ *  into the record the file backend writes. Rows are read in rowid order from lazy cursors, up to each
+ *  table's highest rowid when the first page was read (a row written meanwhile is not half in); a
+ *  WITHOUT ROWID table (LangGraph's) comes whole in one page. */
+export function exportObject(obj: Opened, a: { all_users?: boolean; cursor?: ExportCursor | null }) {
   const meta = obj.meta();
   if (meta === null) throw notFound(obj.missing);
   if (!a.all_users) obj.requireVisible(); // an admin's export --all / --user U reaches every object
-  return dump(obj);
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !Number.isSafeInteger(c.t) || c.t < 1 || c.t > EXPORTED.length
+    || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object")) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  const out: Record<string, any> = { tables: {} as Record<string, any[]> };
+  if (c === null) {
+    const highs: Record<string, number> = {};
+    for (const table of EXPORTED.slice(1)) {
+      const ddl = obj.db.one("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", table);
+      if (ddl && !/WITHOUT ROWID/i.test(String(ddl[0]))) highs[table] = Number(obj.db.one(`SELECT coalesce(max(rowid), 0) FROM ${table}`)![0]);
+    }
+    const m = obj.db.dicts("SELECT * FROM object")[0];
+    delete m.one;
+    out.head = { format: records.format, version: records.version, id: m.id, scope: m.scope, owner: m.owner, name: m.name,
+      object: withBlobsAsText([m])[0] };
+    c = { t: 1, after: 0, highs };
+  }
+  let rows = 0, bytes = 0;
+  for (let i = c.t; i < EXPORTED.length; i++) {
+    const table = EXPORTED[i];
+    const list: any[] = (out.tables[table] = []);
+    const high = c.highs[table];
+    if (high === undefined) { // WITHOUT ROWID (or absent): whole
+      if (i !== c.t || c.after === 0) list.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
+      continue;
+    }
+    const after = i === c.t ? c.after : 0;
+    for (const d of obj.db.dictIter(`SELECT rowid AS "__rowid", * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`, after, high)) {
+      const rowid = d.__rowid;
+      delete d.__rowid;
+      list.push(withBlobsAsText([d])[0]);
+      rows++;
+      for (const v of Object.values(d)) if (typeof v === "string") bytes += v.length; else if (v instanceof ArrayBuffer) bytes += v.byteLength;
+      if (rows >= EXPORT_PAGE_ROWS || bytes >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c.highs } };
+    }
+  }
+  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  return { ...out, next: null };
 }
 
 /** A BLOB column (an adapter's serialized value) as the record's base64 text, and back. */

@@ -43,6 +43,12 @@ export class Db {
     const names = cur.columnNames;
     return [...cur.raw()].map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
   }
+  /** Rows as objects keyed by column name, one at a time as read (a lazy cursor). */
+  *dictIter(q: string, ...b: unknown[]): Generator<Record<string, any>> {
+    const cur = this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x)));
+    const names = cur.columnNames;
+    for (const r of cur.raw()) yield Object.fromEntries(names.map((n, i) => [n, r[i]]));
+  }
   run(q: string, ...b: unknown[]): void {
     this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x)));
   }
