@@ -126,7 +126,11 @@ def _leave_tenant(store, row, user, out) -> None:
         obj = state.Opened(handle, address_of(row), None, store.config)
         db = obj.db
         if db.execute("SELECT 1 FROM participants WHERE user = ?", (user,)).fetchone() is None:
-            return  # the index was wrong: USER is not in it
+            # The object is ahead of the index: an earlier forget (or any writer) was killed after its
+            # commit, before its index update or its erase. Finish that work, so the index forgets USER.
+            if store.objects.index(create=False).rows("SELECT 1 FROM members WHERE object_id = ? AND user = ?", (row["id"], user)):
+                _finish_leaving(store, handle, obj, row, out)
+            return
         with handle.transaction():
             db.execute("DELETE FROM participants WHERE user = ?", (user,))
             for table, column in (("turns", "author"), ("prompts", "author"), ("events", "actor"), ("requests", "answered_by")):
@@ -146,6 +150,17 @@ def _leave_tenant(store, row, user, out) -> None:
             return
         handle.checkpoint()
         out["changed"].append(entry(row, what="participant removed"))
+
+
+def _finish_leaving(store, handle, obj, row, out) -> None:
+    """What a killed forget left undone on a tenant object it had already removed the user from."""
+    if handle.row("SELECT 1 FROM participants LIMIT 1") is None:
+        erase(store, handle, obj.meta())  # the user was its last participant
+        out["deleted"].append(entry(row))
+        return
+    state.sync_index(handle)
+    handle.checkpoint()  # the first run may have died before folding its WAL: no old page keeps the name
+    out["changed"].append(entry(row, what="participant removed"))
 
 
 # -- export / import --------------------------------------------------------------------------------

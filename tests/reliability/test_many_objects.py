@@ -221,6 +221,35 @@ def test_forget_finds_a_membership_the_index_missed(durable, home):
     assert b"mallory" not in path.read_bytes()
 
 
+@needs_strace
+@pytest.mark.parametrize("last", [False, True], ids=["member", "last-participant"])
+def test_a_forget_killed_after_leaving_a_tenant_session_is_finished_by_the_next(durable, home, last):
+    """Killed after its commit removed the user from a tenant object, before index.db changed (the
+    object ahead of the index): the next forget finished nothing ("nothing matched") and index.db kept
+    the user, so `usage` still showed them the session and their name stayed on disk. Now it finishes:
+    the index forgets them (or, when they were its last participant, the object goes)."""
+    acme, gone = ("--tenant", "acme"), "zed-quokka"
+    if last:
+        durable(*acme, "--as", gone, "transcript", "append", "t", "--role", "user", "alone here")
+    else:
+        durable(*acme, "session", "create", "t")
+        durable(*acme, "session", "invite", "t", gone)
+        durable(*acme, "--as", gone, "transcript", "append", "t", "--role", "user", "hello")
+    assert killed_after_commit(home, "forget", gone, "--yes")
+    r = durable("forget", gone, "--yes", "--json")
+    assert r.status == 0 and "nothing matched" not in r.err, r.err
+    assert [x["name"] for x in r.json()["deleted" if last else "changed"]] == ["t"], r.out
+    for flags in ((), acme):
+        assert durable(*flags, "--as", gone, "ls", "--all", "--json").json() == []
+        assert durable(*flags, "--as", gone, "usage", "--json").json()["groups"] == [], "usage still shows them"
+    assert durable(*acme, "ls", "--all", "--json").json() == ([] if last else durable(*acme, "ls", "--json").json())
+    for base, _, names in os.walk(home):
+        for n in names:
+            with open(os.path.join(base, n), "rb") as f:
+                assert gone.encode() not in f.read(), f"their name is still in {n}"
+    assert durable("doctor").status == 0
+
+
 def has_open(pid, path):
     """True once process PID has PATH open (it is waiting on, or holds, that lock)."""
     try:
