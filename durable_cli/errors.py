@@ -27,6 +27,14 @@ class DurableError(Exception):
         self.document = document
 
 
+class NotEncodable(DurableError, TypeError):
+    """Input json cannot encode (an object in an item): exit 2 like any invalid input, and a TypeError, as
+    the stores the adapters stand in for raise (the Agents SDK's own tests check for it)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, "invalid_input")
+
+
 def invalid(message: str) -> DurableError:
     return DurableError(message, "invalid_input")
 

@@ -40,6 +40,7 @@ class Session(state.Opened):
     append = transcript.append
     append_many = transcript.append_many
     pop = transcript.pop
+    replace_tail = transcript.replace_tail
     clear = transcript.clear
     rows = transcript.rows
     stored_rows = transcript.stored_rows

@@ -13,7 +13,7 @@ Input is validated whole (`prepare`) before anything is opened or created.
 import json
 
 from .. import clock
-from ..errors import conflict, invalid, not_found
+from ..errors import NotEncodable, conflict, invalid, not_found
 from . import state, strict_json, tokens as _tokens
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -234,7 +234,7 @@ def _json_field(value, what, where):
     except ValueError:  # allow_nan=False
         raise invalid(f"{where}{what} holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored")
     except TypeError as e:
-        raise invalid(f"{where}{what} is not JSON-serializable ({e})")
+        raise NotEncodable(f"{where}{what} is not JSON-serializable ({e}); nothing was stored")
     return text
 
 
@@ -920,6 +920,40 @@ def pop(obj, count: int = 1) -> list:
         state.touch(obj)
     obj.handle.checkpoint()
     return removed
+
+
+def replace_tail(obj, expected, rows, *, origin=None) -> bool:
+    """Replace the newest live rows by ROWS in one transaction, if they are still EXPECTED (their seqs, in
+    logical order): the Agents SDK's compaction of a suffix (DurableSession). False, and nothing changed,
+    when another writer has added, popped or rewritten rows since they were read, or one is a summary."""
+    from .sessions import check
+
+    settings = _settings(obj.config)
+    rows = [prepare(obj.config, r, where=f"item {i}: ", _settings=settings) for i, r in enumerate(rows, 1)]
+    meta = _require(obj)
+    refuse_rewrite_if_owned(obj, meta, "be compacted")
+    check(obj, "write", status=meta["status"])
+    expected = list(expected)
+    if not expected:
+        return False
+    with obj.handle.transaction():
+        tail = obj.db.execute(f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?",
+                              (len(expected),)).fetchall()[::-1]
+        if [r[SEQ] for r in tail] != expected or any(r[KIND] != "turn" for r in tail):
+            return False
+        obj.db.executemany("DELETE FROM turns WHERE seq = ?", [(r[SEQ],) for r in tail])
+        _forget_turns(obj, expected)
+        obj.db.execute("UPDATE object SET live_turns = live_turns - ?, live_tokens = live_tokens - ?",
+                       (len(tail), sum(r[TOKENS] for r in tail)))
+        _drop_removed_tokens(obj)
+        state.event(obj, "transcript.popped", {"seqs": expected[::-1]})
+        if origin is not None and meta["external_id"] is None:
+            obj.db.execute("UPDATE object SET external_id = ?, adapter = ?", origin)
+        if rows:
+            insert_rows(obj, rows, author=obj.actor)
+        state.touch(obj)
+    obj.handle.checkpoint()
+    return True
 
 
 def clear(obj) -> dict:

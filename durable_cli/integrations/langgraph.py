@@ -16,6 +16,7 @@ the thread. `keep_checkpoints=N` keeps only the newest N checkpoints per thread 
 
 import asyncio
 import json
+import re
 
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -79,6 +80,47 @@ def _metadata_json(metadata) -> str:
     return text
 
 
+_FILTER_KEY = re.compile(r"^[a-zA-Z0-9_.-]+$")
+_MISSING = object()
+
+
+def _metadata_filter(filter):
+    """`list(filter=...)` as SqliteSaver reads it: each key a dotted path into the metadata
+    (`{"user.access-level": 2}`), keys of other characters a ValueError; None matches a missing value or
+    null, a dict or list its JSON. None when there is no filter."""
+    if not filter:
+        return None
+    for key in filter:
+        if not isinstance(key, str) or not _FILTER_KEY.match(key):
+            raise ValueError(f"Invalid filter key: {key!r}. Filter keys must contain only alphanumeric characters, "
+                             "underscores, dots, and hyphens.")
+    paths = [(key.split("."), value) for key, value in filter.items()]
+
+    def lookup(metadata, path):
+        for part in path:
+            if not isinstance(metadata, dict) or part not in metadata:
+                return _MISSING
+            metadata = metadata[part]
+        return metadata
+
+    def matches(metadata) -> bool:
+        for path, wanted in paths:
+            found = lookup(metadata, path)
+            if wanted is None:
+                if found is not _MISSING and found is not None:
+                    return False
+            elif found is _MISSING or found != wanted or isinstance(found, (dict, list)) != isinstance(wanted, (dict, list)):
+                return False
+        return True
+
+    return matches
+
+
+def _checkpoint_key(config):
+    c = config["configurable"]
+    return (str(c.get("thread_id")), c.get("checkpoint_ns", ""), c.get("checkpoint_id"))
+
+
 class DurableSaver(BaseCheckpointSaver):
     """A LangGraph checkpointer over durable objects (sync and async methods)."""
 
@@ -126,7 +168,7 @@ class DurableSaver(BaseCheckpointSaver):
     def get_tuple(self, config):
         thread_id = str(config["configurable"]["thread_id"])
         ns = config["configurable"].get("checkpoint_ns", "")
-        cid = get_checkpoint_id(config)
+        cid = get_checkpoint_id(config) or None  # "" means the latest, as in SqliteSaver and InMemorySaver
 
         def work(session):
             rows = session.checkpoint_rows(ns=ns, checkpoint_id=cid)
@@ -135,11 +177,12 @@ class DurableSaver(BaseCheckpointSaver):
         return self._read(thread_id, work)
 
     def list(self, config, *, filter=None, before=None, limit=None):
-        before_id = get_checkpoint_id(before) if before else None
+        before_id = (get_checkpoint_id(before) or None) if before else None
+        matches = _metadata_filter(filter)
         if config is not None:
             threads = [str(config["configurable"]["thread_id"])]
             ns = config["configurable"].get("checkpoint_ns")
-            cid = get_checkpoint_id(config)
+            cid = get_checkpoint_id(config) or None
         else:
             threads = [r["external_id"] for r in self.store.ls(all_objects=True) if r.get("external_id") is not None]
             ns = cid = None
@@ -151,8 +194,7 @@ class DurableSaver(BaseCheckpointSaver):
                     return []
                 out = []
                 for row in session.checkpoint_rows(ns=ns, checkpoint_id=cid, before=before_id):
-                    metadata = json.loads(row[5])
-                    if filter and any(metadata.get(k) != v for k, v in filter.items()):
+                    if matches is not None and not matches(json.loads(row[5])):
                         continue
                     out.append(self._tuple(session, thread_id, row))
                     if limit is not None and config is not None and len(out) >= limit:
@@ -202,6 +244,44 @@ class DurableSaver(BaseCheckpointSaver):
         except DurableError as e:
             if e.code != "not_found":
                 raise
+
+    def get_delta_channel_history(self, *, config, channels):
+        """The base class's walk up the parent chain (a channel's writes back to its nearest stored value),
+        ended at a checkpoint already visited: a parent chain with a cycle (a damaged or hand-made
+        thread) would otherwise never end."""
+        if not channels:
+            return {}
+        collected = {c: [] for c in channels}
+        seeds, remaining, seen = {}, set(channels), set()
+        target = self.get_tuple(config)
+        cursor = target.parent_config if target else None
+        if target is not None:
+            seen.add(_checkpoint_key(target.config))
+        while cursor is not None and remaining:
+            key = _checkpoint_key(cursor)
+            if key in seen:
+                break
+            seen.add(key)
+            tup = self.get_tuple(cursor)
+            if tup is None:
+                break
+            for write in reversed(tup.pending_writes or ()):
+                if write[1] in remaining:
+                    collected[write[1]].append(write)
+            for channel in list(remaining):
+                if channel in tup.checkpoint["channel_values"]:
+                    seeds[channel] = tup.checkpoint["channel_values"][channel]
+                    remaining.discard(channel)
+            cursor = tup.parent_config
+        result = {}
+        for channel in channels:
+            result[channel] = {"writes": list(reversed(collected[channel]))}
+            if channel in seeds:
+                result[channel]["seed"] = seeds[channel]
+        return result
+
+    async def aget_delta_channel_history(self, *, config, channels):
+        return await asyncio.to_thread(lambda: self.get_delta_channel_history(config=config, channels=channels))
 
     # -- async: the same work in a worker thread ------------------------------------------------------
 

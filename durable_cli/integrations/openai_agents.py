@@ -83,6 +83,11 @@ def row_to_items(row: dict) -> list:
     return items
 
 
+def _row_input(row: dict) -> dict:
+    """The input fields (SPEC §6) that append a row read back as it was."""
+    return {k: row[k] for k in ("role", "content", "tool_calls", "call_id", "name", "meta", "data") if row.get(k) is not None}
+
+
 def _stored_to_items(stored) -> list:
     """row_to_items of a row read by `stored_rows` (data, role, kind, content, call_id, tool_calls)."""
     data, role, kind, content, call_id, calls = stored
@@ -131,6 +136,7 @@ class DurableSession:
         self.session_id = session_id
         self.name = object_name(session_id)
         self.store = Store(home=home, user=user, tenant=tenant, keep_open=True)
+        self._closed = False
         try:
             from agents.memory.session_settings import SessionSettings, coerce_session_settings
         except ImportError:  # the SDK is not installed: the protocol still works without its settings type
@@ -142,27 +148,33 @@ class DurableSession:
 
     async def get_items(self, limit=None) -> list:
         """The items in the order they were added; with LIMIT, the newest LIMIT of them (0: none)."""
+        self._check_open()
         if limit is None and self.session_settings is not None:
             limit = getattr(self.session_settings, "limit", None)
         return await asyncio.to_thread(self.get_items_sync, limit)
 
     async def add_items(self, items) -> None:
-        """Append ITEMS in one transaction: all stored or none."""
+        """Append ITEMS in one transaction: all stored or none (an item json cannot encode: a TypeError,
+        which is also a DurableError with code invalid_input)."""
+        self._check_open()
         items = list(items)
         if items:
             await _finish(lambda: self.add_items_sync(items))
 
     async def pop_item(self):
         """Remove and return the newest item (`transcript pop`); None when the session is empty."""
+        self._check_open()
         return await _finish(self.pop_item_sync)
 
     async def clear_session(self) -> None:
         """Delete every item (`transcript clear`); the session itself stays."""
+        self._check_open()
         await _finish(self.clear_session_sync)
 
     # -- the same, synchronous ------------------------------------------------------------------------
 
     def get_items_sync(self, limit=None) -> list:
+        self._check_open()
         if limit is not None and limit == 0:
             return []
         last = limit if limit is not None and limit > 0 else None  # a negative limit means all, as in SQLiteSession
@@ -183,6 +195,7 @@ class DurableSession:
         return items[-last:] if last is not None else items
 
     def add_items_sync(self, items) -> None:
+        self._check_open()
         rows = [item_to_row(item) for item in items]
         if not rows:
             return
@@ -190,6 +203,7 @@ class DurableSession:
             session.append_many(rows, seqs_only=True, origin=(self.session_id, ADAPTER))
 
     def pop_item_sync(self):
+        self._check_open()
         try:
             with self.store.open(self.name) as session:
                 if not session.rows(last=1):
@@ -202,6 +216,7 @@ class DurableSession:
         return row_to_items(removed[0])[-1]
 
     def clear_session_sync(self) -> None:
+        self._check_open()
         try:
             with self.store.open(self.name) as session:
                 session.clear()
@@ -209,5 +224,76 @@ class DurableSession:
             if e.code != "not_found":
                 raise
 
+    # -- the SDK's compaction (OpenAIResponsesCompactionSession) -----------------------------------------
+
+    async def _get_compaction_snapshot(self, limit, *, prune_prefix=None):
+        """The SDK's private hook for compacting a suffix atomically (as its SQLiteSession has): the newest
+        LIMIT items, whether they are the whole history, and `replace_suffix(start, output)`, which swaps
+        items[start:] for OUTPUT in one transaction only if those rows are still the newest (else False,
+        nothing changed). So an item another writer appends while the model compacts is never lost: the
+        replacement is refused and the SDK keeps the history as it is. None (the SDK's fallback) for a
+        remote store, a PRUNE_PREFIX (an expiring wrapper's), or rows that are not one item each."""
+        self._check_open()
+        if prune_prefix is not None:
+            return None
+        try:
+            from agents.memory.session import _CompactionSnapshot
+        except ImportError:  # an SDK without the hook: it never asks
+            return None
+
+        def read():
+            try:
+                with self.store.open(self.name) as session:
+                    return session.rows(last=limit + 1)
+            except DurableError as e:
+                if e.code == "not_found":
+                    return []
+                raise
+
+        rows = await asyncio.to_thread(read)
+        complete = len(rows) <= limit
+        rows = rows[-limit:] if limit > 0 else []
+        if any(r["data"] is None or r["kind"] != "turn" for r in rows):
+            return None
+        items = [r["data"] for r in rows]
+        seqs = [r["seq"] for r in rows]
+
+        async def replace_suffix(start, output) -> bool:
+            expected = seqs[start:]
+            if not expected:
+                return False
+            new_rows = [item_to_row(item) for item in output]
+
+            def replace() -> bool:
+                if getattr(self.store, "remote", False):
+                    return self._replace_tail_remote(expected, new_rows)
+                with self.store.open(self.name) as session:
+                    return session.replace_tail(expected, new_rows, origin=(self.session_id, ADAPTER))
+
+            return await _finish(replace)
+
+        return _CompactionSnapshot(items, complete, replace_suffix)
+
+    def _replace_tail_remote(self, expected, new_rows) -> bool:
+        """replace_tail over the remote backend, which has no such operation: check the tail, pop it, and
+        if a row another writer appended in between was popped with it, put back what was popped (in its
+        order) and refuse. Nothing is lost; unlike the file backend's, this is not one transaction."""
+        with self.store.open(self.name) as session:
+            if [r["seq"] for r in session.rows(last=len(expected))] != expected:
+                return False
+            removed = session.pop(len(expected))[::-1]  # logical order
+            if [r["seq"] for r in removed] == expected:
+                if new_rows:
+                    session.append_many(new_rows, seqs_only=True, origin=(self.session_id, ADAPTER))
+                return True
+            session.append_many([_row_input(r) for r in removed], seqs_only=True)
+            return False
+
     def close(self) -> None:
+        """Release the kept connections; the session then refuses every call (RuntimeError), as SQLiteSession does."""
+        self._closed = True
         self.store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"DurableSession {self.session_id!r} is closed")

@@ -222,3 +222,75 @@ def test_import_refuses_broken_checkpoint_rows_and_stores_nothing(lg, home, dura
         assert r.status == 2 and message in r.err, (message, r.err)
         assert durable("session", "show", "calc").status == 3  # nothing of the record was stored
 
+
+
+# -- where checkpoint-sqlite's own tests look (issue 23) ----------------------------------------------------
+
+def _both(home, tmp_path, backend):
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    saver = DurableSaver(home=str(home))
+    assert getattr(saver.store, "remote", False) == (backend == "remote")
+    return SqliteSaver(sqlite3.connect(tmp_path / "reference.db", check_same_thread=False)), saver
+
+
+def _put(saver, thread, checkpoint_id, parent=None, metadata=None, values=None):
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    checkpoint = empty_checkpoint()
+    checkpoint["id"] = checkpoint_id
+    checkpoint["channel_values"] = values or {}
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": "", **({"checkpoint_id": parent} if parent else {})}}
+    return saver.put(config, checkpoint, metadata or {}, {})
+
+
+def test_an_empty_checkpoint_id_means_the_latest(lg, home, tmp_path, durable, backend):
+    for saver in _both(home, tmp_path, backend):
+        _put(saver, "t", "1f0-a")
+        _put(saver, "t", "1f0-b", parent="1f0-a")
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": ""}}
+        assert saver.get_tuple(config).config["configurable"]["checkpoint_id"] == "1f0-b", type(saver)
+        assert [c.config["configurable"]["checkpoint_id"] for c in saver.list(config)] == ["1f0-b", "1f0-a"]
+
+
+def test_list_filters_on_dotted_metadata_paths_and_refuses_sql_characters(lg, home, tmp_path, durable, backend):
+    results = []
+    for saver in _both(home, tmp_path, backend):
+        _put(saver, "t", "1f0-a", metadata={"user": {"access-level": 2, "name": "ann"}, "step": 1})
+        _put(saver, "t", "1f0-b", parent="1f0-a", metadata={"user": {"access-level": 3}, "step": 2, "tags": ["x"]})
+        config = {"configurable": {"thread_id": "t"}}
+
+        def ids(**filter):
+            return [c.config["configurable"]["checkpoint_id"] for c in saver.list(config, filter=filter)]
+
+        results.append([ids(**{"user.access-level": 2}), ids(**{"user.name": None}), ids(step=2, tags=["x"]),
+                        ids(**{"user.access-level": 4}), ids(nothing=None)])
+        for key in ("step') OR 1=1 --", "a b", "user.$x"):
+            with pytest.raises(ValueError):
+                list(saver.list(config, filter={key: 1}))
+    assert results[0] == results[1] == [["1f0-a"], ["1f0-b"], ["1f0-b"], [], ["1f0-b", "1f0-a"]]
+
+
+def test_delta_channel_history_ends_on_a_parent_cycle(lg, home, durable):
+    import threading
+
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    saver = DurableSaver(home=str(home))
+    if not hasattr(saver, "get_delta_channel_history"):
+        pytest.skip("this langgraph-checkpoint has no delta channel history")
+    _put(saver, "loop", "1f0-a", parent="1f0-b")  # a damaged thread: a is b's parent and b is a's
+    _put(saver, "loop", "1f0-b", parent="1f0-a")
+    config = {"configurable": {"thread_id": "loop", "checkpoint_ns": "", "checkpoint_id": "1f0-b"}}
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(history=saver.get_delta_channel_history(
+        config=config, channels=["messages"])), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert "history" in done, "get_delta_channel_history walked a parent cycle forever"
+    assert done["history"] == {"messages": {"writes": []}}
+    assert asyncio.run(saver.aget_delta_channel_history(config=config, channels=["messages"])) == done["history"]

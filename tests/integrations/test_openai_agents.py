@@ -402,3 +402,73 @@ def test_a_cancelled_add_items_still_stores_what_it_wrote(agents, home):
         assert run(go()) == [user("one"), user("two")]
     finally:
         session.close()
+
+
+# -- where the SDK's own tests look (issue 23): errors, close, compaction -------------------------------
+
+def test_an_item_json_cannot_encode_is_a_type_error_and_stores_nothing(open_session):
+    s = open_session("chat-1")
+    run(s.add_items(HISTORY[:2]))
+    with pytest.raises(TypeError):
+        run(s.add_items([user("kept?"), {"role": "user", "content": object()}]))
+    assert run(s.get_items()) == HISTORY[:2]
+
+
+def test_a_closed_session_refuses_every_call(open_session):
+    s = open_session("chat-1")
+    run(s.add_items(HISTORY[:1]))
+    s.close()
+    for call_it in (lambda: s.get_items(), lambda: s.add_items([user("late")]), lambda: s.add_items([]),
+                    lambda: s.pop_item(), lambda: s.clear_session()):
+        with pytest.raises(RuntimeError):
+            run(call_it())
+    assert run(open_session("chat-1").get_items()) == HISTORY[:1]  # nothing was written after close
+
+
+def compacting(agents, store, compact):
+    """The SDK's OpenAIResponsesCompactionSession over STORE, compacting every turn through COMPACT (the
+    fake Responses API's compact call), and one Runner turn "continue" -> "done" through it."""
+    from types import SimpleNamespace
+    from unittest.mock import AsyncMock, MagicMock
+
+    from agents.memory import OpenAIResponsesCompactionSession
+    from agents.testing import ScriptedModel, assistant_message
+
+    async def answer(**kwargs):
+        return SimpleNamespace(output=await compact(kwargs))
+
+    client = MagicMock()
+    client.responses.compact = AsyncMock(side_effect=answer)
+    session = OpenAIResponsesCompactionSession(store.session_id, store, client=client, compaction_mode="input",
+                                               should_trigger_compaction=lambda _: True)
+    agents.set_tracing_disabled(True)
+    agent = agents.Agent(name="worker", model=ScriptedModel(steps=[[assistant_message("done")]]))
+    run(agents.Runner.run(agent, "continue", session=session))
+    return client.responses.compact
+
+
+def test_compaction_keeps_an_append_another_writer_made_meanwhile(agents, open_session):
+    """An item another writer adds while the model compacts is never lost: the SDK's suffix replacement
+    is refused (DurableSession._get_compaction_snapshot), as over its own SQLiteSession."""
+    store, other = open_session("chat-1"), open_session("chat-1")
+    newer = user("appended by another writer during compaction")
+
+    async def compact(_request):
+        await other.add_items([newer])
+        return []
+
+    assert compacting(agents, store, compact).await_count == 1
+    items = run(open_session("chat-1").get_items())
+    assert items[0] == user("continue") and items[-1] == newer and len(items) == 3
+
+
+def test_compaction_replaces_the_turn_it_compacted(agents, open_session):
+    summary = {"type": "compaction", "id": "cmp_1", "encrypted_content": "synthetic summary"}
+
+    async def compact(request):
+        assert request["input"][0] == user("continue")
+        return [summary]
+
+    store = open_session("chat-1")
+    assert compacting(agents, store, compact).await_count == 1
+    assert run(open_session("chat-1").get_items()) == [summary]
