@@ -899,5 +899,6 @@ def serve(store) -> int:
 
     guard = Guard()
     _guard.commit_guard = guard
+    Wire.closing = False
     app = DurableMCP(store)
     return anyio.run(_serve, app, guard)
