@@ -4,7 +4,6 @@
 Rows: varied words from a small vocabulary plus one rare word in 1% of rows; meta with model and usage.
 """
 
-import json
 import os
 import random
 import subprocess

@@ -23,7 +23,7 @@ def request_json(r) -> dict:
 
 
 def _require(obj):
-    from .sessions import require_session
+    from .lifecycle import require_session
 
     require_session(obj)
     obj.require_visible()
@@ -55,7 +55,7 @@ def ask(obj, prompt: str, *, choices=(), timeout_seconds=None, request_id=None) 
     the same id with the same prompt and choices returns the request it made, as it stands now (answered,
     pending or expired), and stores nothing; with another prompt or choices it is exit 4. The id is kept in
     the `elicit.asked` event (requests are never deleted, so it stays as long as the request)."""
-    from .sessions import check, valid_request_id
+    from .lifecycle import check, valid_request_id
 
     valid_request_id(request_id)
     choices = check_ask(prompt, choices)

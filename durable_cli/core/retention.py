@@ -80,7 +80,7 @@ def ls_json(row) -> dict:
 
 def ttl(obj, *, seconds=None, clear=False) -> dict:
     """Show, set or clear the TTL: expiry SECONDS after last activity, rescheduled by every write."""
-    from .sessions import require_session
+    from .lifecycle import require_session
 
     meta = require_session(obj)
     obj.require_visible()

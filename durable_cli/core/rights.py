@@ -4,7 +4,6 @@ forget leaves no byte of the erased objects' content in any file under the data 
 files are unlinked, and index.db erases with secure_delete and then truncates its WAL.
 """
 
-import json
 import os
 import sqlite3
 

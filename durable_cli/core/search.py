@@ -23,12 +23,6 @@ ROLES = ("system", "developer", "user", "assistant", "tool")
 HIT_KEYS = ("name", "id", "seq", "role", "created_at", "snippet")
 
 
-def drop_removed_tokens(db) -> None:
-    """After rows were deleted or rewritten (inside the caller's transaction): merge the FTS index so
-    no segment keeps a token of what was removed (FTS5 'optimize'; secure_delete zeroes the freed pages)."""
-    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')")
-
-
 def check_query(query) -> None:
     """Exit 2 for a query FTS5 rejects, decided once on an empty in-memory table (so the answer does not
     depend on which objects exist)."""

@@ -1,46 +1,14 @@
-"""Sessions: the lifecycle and the prompt queue of SPEC §5.
-
-The transition table is data, read by one function (`check`):
-
-| command   | from                                        | to        | who         |
-|-----------|---------------------------------------------|-----------|-------------|
-| prompt    | created active completed failed cancelled   | active    | participant |
-| next      | created active completed failed             | (same)    | participant |
-| cancel    | created active                              | cancelled | participant |
-| archive   | any but cancelled (and no queued work)      | archived  | owner       |
-| unarchive | archived                                    | active    | participant |
-| append, summarize, compact, elicit ask | any but archived | (same) | participant |
-| invite    | any (tenant scope only)                     | (same)    | owner       |
-| title, stop, finish, renew, dequeue, ttl, prune, redact | any | (same)   | participant |
-
-After finish, stop, dequeue and lease expiry the status is recomputed: `active` if a prompt is
-pending or processing, else the outcome of the last finished prompt, else `created`.
+"""Sessions: the prompt queue of SPEC §5 (create, prompt, next, renew, finish, release, stop, cancel,
+archive, title, invite, dequeue). The transition table they move an object through is data in
+core/lifecycle.py (re-exported here: `check`, `TRANSITIONS`).
 """
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
-from ..text import printable, quote, strip
+from ..text import quote
 from . import state, transcript
-
-ANY = frozenset(state.STATUSES)
-LIVE = ANY - {"archived"}
-
-# command: (allowed from-statuses, to-status or None for "unchanged", role required)
-TRANSITIONS = {
-    "prompt": (frozenset({"created", "active", "completed", "failed", "cancelled"}), "active", None),
-    "next": (frozenset({"created", "active", "completed", "failed"}), None, None),
-    "cancel": (frozenset({"created", "active"}), "cancelled", None),
-    "archive": (ANY - {"cancelled"}, "archived", "owner"),
-    "unarchive": (frozenset({"archived"}), "active", None),
-    "write": (LIVE, None, None),
-    "invite": (ANY, None, "owner"),
-    "any": (ANY, None, None),
-}
-
-_VERBS = {
-    "prompt": "take new prompts", "next": "hand out work", "cancel": "be cancelled", "archive": "be archived",
-    "unarchive": "be unarchived", "write": "be written to", "invite": "take participants", "any": "do this",
-}
+from .lifecycle import (  # noqa: F401 - the lifecycle's API, as before
+    ANY, LIVE, TRANSITIONS, check, refusal, require_session, valid_request_id, valid_title)
 
 PROMPT_COLUMNS = (
     "id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "created_at", "started_at",
@@ -51,42 +19,6 @@ ORDER_KEY = "coalesce(handed_back, 9223372036854775807)"
 QUEUE_ORDER = f"{ORDER_KEY}, id"
 EXPIRY_POLICIES = ("fail", "retry")
 _TIMES = ("created_at", "started_at", "lease_expires_at", "completed_at")
-
-
-def check(obj, command: str, *, status=None, noop=False):
-    """Permission, then "nothing to do" (exit 0), then state: the order of SPEC §4.
-
-    Returns the target status (or the current one when the command leaves it), or None for a no-op.
-    """
-    allowed, to, role = TRANSITIONS[command]
-    if role == "owner":
-        obj.require_owner("invite participants" if command == "invite" else command)
-    if noop:
-        return None
-    current = status if status is not None else obj.meta()["status"]
-    if current not in allowed:
-        raise conflict(refusal(obj, command, current))
-    return to or current
-
-
-def refusal(obj, command: str, current: str) -> str:
-    name = obj.name
-    if current == "archived":
-        return f"{obj.what} is archived; run 'durable session unarchive {name}' first"
-    if current == "cancelled" and command == "archive":
-        return f"{obj.what} is cancelled and cannot be archived; delete it with 'durable delete {name}'"
-    if current == "cancelled":
-        return f"{obj.what} is cancelled; send a new prompt with 'durable session prompt {name} TEXT' to reopen it"
-    if command == "unarchive":
-        return f"{obj.what} is not archived (it is {current})"
-    return f"{obj.what} is {current} and cannot {_VERBS[command]}"
-
-
-def require_session(obj) -> dict:
-    meta = obj.meta()
-    if meta is None:
-        raise not_found(obj.address.missing)  # the same words for every missing or invisible session
-    return meta
 
 
 def create(obj, *, title=None, ttl_seconds=None) -> dict:
@@ -101,19 +33,6 @@ def create(obj, *, title=None, ttl_seconds=None) -> dict:
 def show(obj) -> dict:
     require_session(obj)
     return state.session_json(obj)
-
-
-def valid_title(title: str) -> str:
-    title = strip(title) if isinstance(title, str) else title
-    if not isinstance(title, str) or not 1 <= len(title) <= 200 or not printable(title):
-        raise invalid("invalid title: use 1-200 printable characters")
-    return title
-
-
-def valid_request_id(request_id):
-    if request_id is not None and (not 1 <= len(request_id) <= 128 or not printable(request_id)):
-        raise invalid("invalid --request-id: use 1-128 printable characters")
-    return request_id
 
 
 def prompt_json(row) -> dict:

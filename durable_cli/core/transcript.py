@@ -429,7 +429,7 @@ def _rows_between(obj, first, last):
 
 
 def _require(obj):
-    from .sessions import require_session
+    from .lifecycle import require_session
 
     meta = require_session(obj)
     obj.require_visible()
@@ -458,7 +458,7 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only
     request it is exit 4. ORIGIN (an adapter's (external_id, adapter)) is recorded on the object it
     creates, or on an object that has none yet.
     """
-    from .sessions import check, valid_request_id
+    from .lifecycle import check, valid_request_id
 
     settings = _settings(obj.config)
     rows = [r if isinstance(r, Prepared) else (type(r) is dict and _plain(r, *settings))
@@ -693,7 +693,7 @@ class Plan:
 
 def plan_summary(obj, *, through: int) -> Plan:
     meta = _require(obj)
-    from .sessions import check
+    from .lifecycle import check
 
     _live_row(obj, through)
     refuse_rewrite_if_owned(obj, meta, "be summarized")
@@ -717,7 +717,7 @@ def summarize(obj, *, through: int, text=None, command=None, input_format="text"
 def commit_summary(obj, plan: Plan, text: str) -> dict:
     """Insert the summary of PLAN, if every covered row is still live and unchanged and no `tool` row
     answering a covered call was appended meanwhile; otherwise exit 4 and nothing changes."""
-    from .sessions import check
+    from .lifecycle import check
 
     check_content(obj, text)
     meta = _require(obj)
@@ -841,7 +841,7 @@ def plan_compact(obj, *, max_tokens: int, keep_tokens: int):
     if max_tokens < keep_tokens:
         raise invalid("--max-tokens must be at least --keep-tokens")
     meta = _require(obj)
-    from .sessions import check
+    from .lifecycle import check
 
     refuse_rewrite_if_owned(obj, meta, "be compacted")
     check(obj, "write", status=meta["status"])
@@ -891,7 +891,7 @@ def pop(obj, count: int = 1) -> list:
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise invalid("--count must be at least 1")
     meta = _require(obj)
-    from .sessions import check
+    from .lifecycle import check
 
     refuse_rewrite_if_owned(obj, meta, "be popped")
     check(obj, "write", status=meta["status"])
@@ -963,7 +963,7 @@ def clear(obj) -> dict:
     n = obj.db.execute("SELECT count(*) FROM turns").fetchone()[0]
     if n == 0:
         return {"deleted": 0}
-    from .sessions import check
+    from .lifecycle import check
 
     check(obj, "write", status=meta["status"])
     with obj.handle.transaction():
@@ -1035,9 +1035,8 @@ def redact(obj, seq: int) -> dict:
 
 
 def _drop_removed_tokens(obj) -> None:
-    """Removals (pop, clear, prune, redact) rewrite the search index and leave the owner's side file first;
-    imported here only, off the append path."""
-    from .search import drop_removed_tokens
-
+    """Removals (pop, clear, prune, redact) leave the owner's side file first, then merge the object's FTS
+    index (inside the caller's transaction) so no segment keeps a token of what was removed (FTS5
+    'optimize'; secure_delete zeroes the freed pages)."""
     obj.handle.evict_search()
-    drop_removed_tokens(obj.db)
+    obj.db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')")

@@ -26,7 +26,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import clock, durations
+from .. import durations
 from ..errors import DurableError, Interrupted, conflict, denied, invalid
 
 INT64 = (-(2 ** 63), 2 ** 63 - 1)

@@ -357,7 +357,7 @@ class RemoteStore:
         yield RemoteSession(self, RemoteAddress("reserved", user, "", "reserved"), create)
 
     def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
-        from ..library import plan_create
+        from ..backends import plan_create
 
         address, title, ttl_seconds = plan_create(self, name, title, ttl_seconds, ephemeral)
         return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)
@@ -365,7 +365,7 @@ class RemoteStore:
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
         """As the file backend's poll (the same loop, library.poll_loop): ATTEMPT(session, more) until
         non-None or WAIT_SECONDS pass; one request per poll, nothing held in between."""
-        from ..library import poll_loop
+        from ..backends import poll_loop
 
         def once(left, looked):
             with self.open(name, **open_args) as session:

@@ -38,7 +38,7 @@ def _refusal(client, status: int, body: bytes) -> DurableError:
 
 def follow_rows(store, name, *, all_rows=False, since=0, last=None, interval=None):
     """Batches of rows: the ones `show` lists, then each pushed row (a batch of one) until the stream ends."""
-    from ..library import FOLLOW_ENDS
+    from ..backends import FOLLOW_ENDS
 
     with store.open(name) as session:
         rows, high, status = session.follow_start(all_rows=all_rows, since=since, last=last)

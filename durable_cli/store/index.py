@@ -71,7 +71,7 @@ class Index:
 
         CREATE (every write) also records the secret's check value in an index that has none yet.
         """
-        from .objects import _read_only_uri, sqlite_error
+        from .sqlite import _read_only_uri, sqlite_error
 
         what = f"the index {self.paths.index}"
         if self.db is None:
@@ -175,7 +175,7 @@ class Index:
         self._run(restore)
 
     def _run(self, fn):
-        from .objects import sqlite_error
+        from .sqlite import sqlite_error
 
         with self._guard:
             try:
@@ -261,7 +261,7 @@ class Index:
         """Record the intent to remove this object before any of its files is unlinked, with the identity
         (dev, ino, size, mtime_ns, wal_size) of its file as durable left it."""
         def work(db):
-            from .objects import commit
+            from .sqlite import commit
 
             db.execute("BEGIN IMMEDIATE")
             db.execute(

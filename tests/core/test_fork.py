@@ -1,6 +1,5 @@
 """durable session fork NAME NEW [--at SEQ] [--title T] (SPEC §5)."""
 
-import json
 import os
 import subprocess
 import sys

@@ -2,7 +2,6 @@
 the summarizer without the lock; next --context and prompt --wait (SPEC §5); library (SPEC §9)."""
 
 import json
-import math
 import os
 import sqlite3
 import subprocess

@@ -1,0 +1,90 @@
+"""The lifecycle of SPEC §5 as data: the transition table, the one function that reads it, and the
+input checks every write of one object shares (titles, request ids). Used by sessions, transcript,
+elicit and alarms; core/sessions.py holds the prompt queue that moves an object through it.
+
+| command   | from                                        | to        | who         |
+|-----------|---------------------------------------------|-----------|-------------|
+| prompt    | created active completed failed cancelled   | active    | participant |
+| next      | created active completed failed             | (same)    | participant |
+| cancel    | created active                              | cancelled | participant |
+| archive   | any but cancelled (and no queued work)      | archived  | owner       |
+| unarchive | archived                                    | active    | participant |
+| append, summarize, compact, elicit ask | any but archived | (same) | participant |
+| invite    | any (tenant scope only)                     | (same)    | owner       |
+| title, stop, finish, renew, dequeue, ttl, prune, redact | any | (same)   | participant |
+
+After finish, stop, dequeue and lease expiry the status is recomputed: `active` if a prompt is
+pending or processing, else the outcome of the last finished prompt, else `created`.
+"""
+
+from ..errors import conflict, invalid, not_found
+from ..text import printable, strip
+from . import state
+
+ANY = frozenset(state.STATUSES)
+LIVE = ANY - {"archived"}
+
+# command: (allowed from-statuses, to-status or None for "unchanged", role required)
+TRANSITIONS = {
+    "prompt": (frozenset({"created", "active", "completed", "failed", "cancelled"}), "active", None),
+    "next": (frozenset({"created", "active", "completed", "failed"}), None, None),
+    "cancel": (frozenset({"created", "active"}), "cancelled", None),
+    "archive": (ANY - {"cancelled"}, "archived", "owner"),
+    "unarchive": (frozenset({"archived"}), "active", None),
+    "write": (LIVE, None, None),
+    "invite": (ANY, None, "owner"),
+    "any": (ANY, None, None),
+}
+
+_VERBS = {
+    "prompt": "take new prompts", "next": "hand out work", "cancel": "be cancelled", "archive": "be archived",
+    "unarchive": "be unarchived", "write": "be written to", "invite": "take participants", "any": "do this",
+}
+
+def check(obj, command: str, *, status=None, noop=False):
+    """Permission, then "nothing to do" (exit 0), then state: the order of SPEC §4.
+
+    Returns the target status (or the current one when the command leaves it), or None for a no-op.
+    """
+    allowed, to, role = TRANSITIONS[command]
+    if role == "owner":
+        obj.require_owner("invite participants" if command == "invite" else command)
+    if noop:
+        return None
+    current = status if status is not None else obj.meta()["status"]
+    if current not in allowed:
+        raise conflict(refusal(obj, command, current))
+    return to or current
+
+
+def refusal(obj, command: str, current: str) -> str:
+    name = obj.name
+    if current == "archived":
+        return f"{obj.what} is archived; run 'durable session unarchive {name}' first"
+    if current == "cancelled" and command == "archive":
+        return f"{obj.what} is cancelled and cannot be archived; delete it with 'durable delete {name}'"
+    if current == "cancelled":
+        return f"{obj.what} is cancelled; send a new prompt with 'durable session prompt {name} TEXT' to reopen it"
+    if command == "unarchive":
+        return f"{obj.what} is not archived (it is {current})"
+    return f"{obj.what} is {current} and cannot {_VERBS[command]}"
+
+
+def require_session(obj) -> dict:
+    meta = obj.meta()
+    if meta is None:
+        raise not_found(obj.address.missing)  # the same words for every missing or invisible session
+    return meta
+
+
+def valid_title(title: str) -> str:
+    title = strip(title) if isinstance(title, str) else title
+    if not isinstance(title, str) or not 1 <= len(title) <= 200 or not printable(title):
+        raise invalid("invalid title: use 1-200 printable characters")
+    return title
+
+
+def valid_request_id(request_id):
+    if request_id is not None and (not 1 <= len(request_id) <= 128 or not printable(request_id)):
+        raise invalid("invalid --request-id: use 1-128 printable characters")
+    return request_id
