@@ -7,7 +7,6 @@ result without its call are left out, and a call id is answered once. Only `json
 this runs on the hot path of `session next --context`.
 """
 
-import json
 
 from ..errors import conflict, invalid
 from . import strict_json
