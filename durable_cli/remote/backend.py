@@ -282,7 +282,7 @@ def _method_from_table(name: str, spec: dict):
         return self._call(name, write, **arguments)
 
     method.__name__ = method.__qualname__ = name
-    method.__signature__ = signature
+    setattr(method, "__signature__", signature)  # noqa: B010 - what inspect.signature reads
     method.__doc__ = f"The operation {name!r} of durable_cli/contract.json, one request to the object's Durable Object."
     return method
 
@@ -360,7 +360,7 @@ class RemoteStore:
         from ..backends import plan_create
 
         address, title, ttl_seconds = plan_create(self, name, title, ttl_seconds, ephemeral)
-        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)
+        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)  # type: ignore[attr-defined]
 
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
         """As the file backend's poll (the same loop, library.poll_loop): ATTEMPT(session, more) until
