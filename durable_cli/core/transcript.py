@@ -926,7 +926,7 @@ def replace_tail(obj, expected, rows, *, origin=None) -> bool:
     """Replace the newest live rows by ROWS in one transaction, if they are still EXPECTED (their seqs, in
     logical order): the Agents SDK's compaction of a suffix (DurableSession). False, and nothing changed,
     when another writer has added, popped or rewritten rows since they were read, or one is a summary."""
-    from .sessions import check
+    from .lifecycle import check
 
     settings = _settings(obj.config)
     rows = [prepare(obj.config, r, where=f"item {i}: ", _settings=settings) for i, r in enumerate(rows, 1)]
