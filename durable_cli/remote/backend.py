@@ -153,7 +153,13 @@ class RemoteSession:
         call_id, tool_calls) tuples, `data` and `tool_calls` the JSON text stored."""
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
             raise invalid("last must be a non-negative integer")
-        return [tuple(r) for r in self._call("stored_rows", False, last=last)]
+        rows, cursor = [], None
+        while True:  # in pages the Worker bounds (SPEC §13)
+            page = self._call("stored_rows", False, last=last, cursor=cursor)
+            rows += [tuple(r) for r in page["rows"]]
+            cursor = page["next"]
+            if cursor is None:
+                return rows
 
     def show_transcript(self, *, all_rows=False, since=0, last=None):
         """What `show` lists, in pages the Worker bounds (SPEC §13: a request holds one page of its answer)."""

@@ -131,6 +131,9 @@ def test_show_pages_join_into_the_listing(dev, monkeypatch):
             assert [r["seq"] for r in s.show_transcript(last=1200, since=1400)] == list(range(1401, 2500))
             assert [r["seq"] for r in s.show_transcript(all_rows=True, since=10)] == list(range(11, 2500))
             assert s.show_transcript(last=0) == []
+            stored = s.stored_rows()  # what an adapter rebuilds its items from, in pages too
+            assert [r[3] for r in stored] == [f"row {i}" for i in range(2499)]
+            assert [r[3] for r in s.stored_rows(last=1200)] == [f"row {i}" for i in range(1299, 2499)]
         with store.open("small", create=True) as s:
             s.append("one row", role="user")
         small = next(store.export(name="small"))

@@ -262,11 +262,34 @@ const STORED = "data, role, kind, content, call_id, tool_calls";
 
 /** The live rows in logical order (LAST: the newest N) as [data, role, kind, content, call_id, tool_calls], `data`
  *  and `tool_calls` the JSON text stored (core/transcript.py stored_rows: what an adapter rebuilds its items from). */
-export function storedRows(obj: Opened, a: { last?: number | null }) {
+export function storedRows(obj: Opened, a: { last?: number | null; cursor?: ShowCursor | null }) {
   requireVisible(obj);
-  if (a.last == null) return obj.db.all(`SELECT ${STORED} FROM turns WHERE superseded_by IS NULL ORDER BY pos`);
-  if (!isInt(a.last) || a.last < 0) throw invalid("last must be a non-negative integer");
-  return obj.db.all(`SELECT ${STORED} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, a.last).reverse();
+  // in pages, as show's (SPEC §13): {rows, next}; the client asks again with `cursor: next` until it is null
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  if (c === null) {
+    let fromPos: number | null = null;
+    if (a.last != null) {
+      if (!isInt(a.last) || a.last < 0) throw invalid("last must be a non-negative integer");
+      if (a.last === 0) return { rows: [], next: null };
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", a.last - 1);
+      fromPos = nth ? nth[0] : null;
+    }
+    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]) };
+  }
+  const params: unknown[] = [c.after, c.high];
+  if (c.from_pos != null) params.push(c.from_pos);
+  const rows: any[] = [];
+  let bytes = 0;
+  for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?` +
+    `${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
+    rows.push(r.slice(0, 6));
+    for (const x of r) if (typeof x === "string") bytes += x.length;
+    if (rows.length >= PAGE_ROWS || bytes >= PAGE_BYTES) return { rows, next: { after: r[6], from_pos: c.from_pos ?? null, high: c.high } };
+  }
+  return { rows, next: null };
 }
 
 /** `show --follow`'s first read: the rows `show` lists, the highest seq written so far (what follows must be
