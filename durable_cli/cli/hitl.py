@@ -27,15 +27,19 @@ def ask(
     prompt: str = typer.Option(..., "--prompt", metavar="TEXT", help="The question."),
     choice: list[str] = typer.Option(None, "--choice", metavar="C", help="An allowed answer (repeatable)."),
     timeout: str = typer.Option(None, "--timeout", metavar="DUR", help="Expire the request after DUR."),
+    request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: the same ID and question returns the request it made, asking nothing again."),
     json_out: bool = JSON,
 ):
     """Ask a person something; prints the request id.
 
     Example: id=$(durable elicit ask deploy --prompt "Ship v2?" --choice yes --choice no --timeout 1h)
     """
+    from ..core.sessions import valid_request_id
+
     timeout_seconds = seconds(timeout, what="--timeout")
+    valid_request_id(request_id)  # input first: exit 2 before the session is looked for
     with store().open(name) as s:
-        doc = s.ask(prompt, choices=choice or (), timeout_seconds=timeout_seconds)
+        doc = s.ask(prompt, choices=choice or (), timeout_seconds=timeout_seconds, request_id=request_id)
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))
 
 

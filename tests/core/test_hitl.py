@@ -103,6 +103,23 @@ def test_elicit_wait_sees_an_answer_from_another_process_remote(durable, backend
     assert waiter.returncode == 0 and json.loads(out)["answer"] == "sure"
 
 
+def test_elicit_ask_with_a_request_id_asks_once(durable):
+    """`elicit ask --request-id ID` (what MCP's ask_human builds on, SPEC §14): the same ID and question
+    return the request it made, as it stands; another question under the ID is exit 4; a bad ID is exit 2
+    before the session is looked for."""
+    durable("session", "create", "d")
+    first = durable("elicit", "ask", "d", "--prompt", "Ship?", "--choice", "yes", "--request-id", "ship-1", "--json").json()
+    again = durable("elicit", "ask", "d", "--prompt", "Ship?", "--choice", "yes", "--request-id", "ship-1", "--json").json()
+    assert again == first and len(durable("elicit", "list", "d", "--json").json()) == 1
+    assert durable("elicit", "ask", "d", "--prompt", "Ship now?", "--request-id", "ship-1").status == 4
+    durable("elicit", "answer", "d", str(first["id"]), "--choice", "yes")
+    answered = durable("elicit", "ask", "d", "--prompt", "Ship?", "--choice", "yes", "--request-id", "ship-1", "--json").json()
+    assert (answered["id"], answered["status"], answered["answer"]) == (first["id"], "answered", "yes")
+    assert durable("elicit", "ask", "nope", "--prompt", "x", "--request-id", "").status == 2
+    asked = [e for e in durable("session", "events", "d", "--json").json() if e["type"] == "elicit.asked"]
+    assert len(asked) == 1
+
+
 def test_elicit_ask_refuses_an_archived_session(durable):
     """Archived objects are read-only (SPEC §5): elicit ask is exit 4 and stores nothing."""
     durable("session", "create", "old")
