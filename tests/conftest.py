@@ -12,6 +12,17 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: twice the usable cores, at most 8. Half the suite's time is waiting (real processes
+    starting, locks, --wait, workerd), so two workers per core keep the cores busy; PYTEST_XDIST_AUTO_NUM_WORKERS
+    overrides it. Every test has its own data directory and config (`home` below), its own ports (bound
+    to 0) and its own workerd slots (one fleet per worker: tests/remote/conftest.py), so workers share nothing."""
+    given = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if given:
+        return int(given)
+    return max(2, min(8, 2 * len(os.sched_getaffinity(0))))
+
+
 @dataclass
 class Result:
     status: int
