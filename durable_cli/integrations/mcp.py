@@ -120,6 +120,11 @@ TOOLS = {
 }
 
 
+# Tools that change nothing (the client may call them without asking the person); none of the others
+# deletes anything.
+READ_ONLY = {"sessions_list", "session_show", "transcript_recent", "transcript_search", "memory_get", "memory_list"}
+
+
 def input_schema(name: str) -> dict:
     spec = TOOLS[name]
     return {"type": "object", "properties": spec["properties"], "required": spec["required"], "additionalProperties": False}
@@ -605,7 +610,9 @@ class DurableMCP:
     # tools
     async def list_tools(self, ctx, params):
         return types.ListToolsResult(tools=[
-            types.Tool(name=name, description=spec["description"], input_schema=input_schema(name))
+            types.Tool(name=name, description=spec["description"], input_schema=input_schema(name),
+                       annotations=types.ToolAnnotations(read_only_hint=name in READ_ONLY, destructive_hint=False,
+                                                         open_world_hint=False))
             for name, spec in TOOLS.items()])
 
     async def call_tool(self, ctx, params):

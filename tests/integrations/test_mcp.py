@@ -105,6 +105,8 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
                                   "memory_set", "memory_get", "memory_list", "memory_confirm", "ask_human", "limit_hit"}
             for t in tools.values():  # no tool acts for another user
                 assert t.input_schema["type"] == "object" and not {"user", "as", "as_user"} & set(t.input_schema["properties"])
+                assert t.annotations.read_only_hint == (t.name in {"sessions_list", "session_show", "transcript_recent",
+                                                                   "transcript_search", "memory_get", "memory_list"})
 
             bad, s = await call(c, "session_create", name="plan", title="Trip")
             assert not bad, s
