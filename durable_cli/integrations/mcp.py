@@ -103,8 +103,8 @@ TOOLS = {
         {"query": S, "session": NAME, "role": {"type": "string", "enum": list(ROLES)}, "newer_than": DURATION,
          "superseded": {"type": "boolean"}, "limit": COUNT}, ["query"]),
     "memory_set": _tool(
-        "Remember a fact about the user. It is stored as source model and unconfirmed, whatever is sent: "
-        "only a person confirms it (memory_confirm).",
+        "Remember a fact about the user (replacing one under the same key). It is stored as source model and "
+        "unconfirmed, whatever is sent: only a person confirms it (memory_confirm).",
         {"key": S, "value": S, "expires": DURATION, "source": S, "confirmed": {"type": "boolean"}}, ["key", "value"]),
     "memory_get": _tool("A confirmed, unexpired fact.", {"key": S}, ["key"]),
     "memory_list": _tool("Every confirmed, unexpired fact."),
@@ -120,9 +120,10 @@ TOOLS = {
 }
 
 
-# Tools that change nothing (the client may call them without asking the person); none of the others
-# deletes anything.
+# Tools that change nothing (the client may call them without asking the person); of the others only
+# memory_set replaces what was there (a fact under the same key, confirmed or not).
 READ_ONLY = {"sessions_list", "session_show", "transcript_recent", "transcript_search", "memory_get", "memory_list"}
+DESTRUCTIVE = {"memory_set"}
 
 
 def input_schema(name: str) -> dict:
@@ -611,7 +612,7 @@ class DurableMCP:
     async def list_tools(self, ctx, params):
         return types.ListToolsResult(tools=[
             types.Tool(name=name, description=spec["description"], input_schema=input_schema(name),
-                       annotations=types.ToolAnnotations(read_only_hint=name in READ_ONLY, destructive_hint=False,
+                       annotations=types.ToolAnnotations(read_only_hint=name in READ_ONLY, destructive_hint=name in DESTRUCTIVE,
                                                          open_world_hint=False))
             for name, spec in TOOLS.items()])
 
