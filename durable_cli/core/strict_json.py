@@ -96,17 +96,3 @@ def loads(text, *, depth: bool = True):
         check_depth(value, text)
     return value
 
-
-def is_finite_json(value) -> bool:
-    """True when VALUE, a Python value, has no NaN or infinite float anywhere (checked iteratively)."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, float):
-            if not math.isfinite(v):
-                return False
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-    return True
