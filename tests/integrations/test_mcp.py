@@ -404,3 +404,16 @@ def test_sigterm_while_a_call_waits_exits_143_at_once_with_nothing_taken():
     assert proc.stderr.read() == b""
     look("session", "prompt", "s", "after")
     assert [p["status"] for p in look("session", "queue", "s")] == ["pending"]
+
+
+@pytest.mark.local_only("reads the README")
+def test_the_readme_client_configuration_is_json_that_runs_durable_mcp():
+    import re
+
+    from tests.conftest import ROOT
+
+    text = open(os.path.join(ROOT, "README.md")).read()
+    section = text[text.index("## Use from an MCP client"):]
+    config = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
+    for server in config["mcpServers"].values():
+        assert server["command"] == "durable" and server["args"][-1] == "mcp"
