@@ -276,3 +276,36 @@ def test_missing_archived_and_cancelled(durable):
     durable("session", "create", "c")
     durable("session", "cancel", "c")
     assert durable("work", "c", "--command", "true").status == 4
+
+
+@pytest.mark.soak
+def test_soak_workers_on_all_sessions_never_overlap_or_record_twice(durable, tmp_path):
+    """Three `work --all` processes over 4 sessions x 8 prompts; CMD fails a third of the time and is
+    sometimes slower than the lease (renewed): no prompt runs twice at once, none is recorded twice."""
+    for s in range(4):
+        for i in range(8):
+            assert durable("session", "prompt", f"s{s}", f"p{s}-{i}").status == 0
+    log = tmp_path / "log"
+    cmd = (f"echo \"start $DURABLE_SESSION $DURABLE_PROMPT_ID $(date +%s%N)\" >> {log};"
+           " r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' '); [ $((r % 5)) = 0 ] && sleep 1.3;"
+           f" echo \"end $DURABLE_SESSION $DURABLE_PROMPT_ID $(date +%s%N)\" >> {log};"
+           " [ $((r % 3)) = 0 ] && { echo flaky >&2; exit 1; }; echo \"reply $DURABLE_SESSION $DURABLE_PROMPT_ID\"")
+    procs = [spawn("--all", "--command", cmd, "--lease", "1s", "--attempts", "6", "--wait", "4s", "--json") for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode in (0, 9) for p in procs), [o[1][-500:] for o in outs]
+    spans = {}
+    for line in log.read_text().splitlines():
+        kind, session, prompt, t = line.split()
+        spans.setdefault((session, prompt), []).append((kind, int(t)))
+    for key, marks in spans.items():
+        marks.sort(key=lambda m: m[1])
+        depth = 0
+        for kind, _ in marks:
+            depth += 1 if kind == "start" else -1
+            assert depth in (0, 1), (key, marks)  # never two runs of one prompt at once
+    for s in range(4):
+        replies = [r["content"] for r in rows_of(durable, f"s{s}") if r["role"] == "assistant"]
+        assert len(replies) == len(set(replies))
+        done = [p for p in queue(durable, f"s{s}") if p["status"] == "completed"]
+        assert len(replies) == len(done)
+        assert all(p["status"] in ("completed", "failed") for p in queue(durable, f"s{s}"))
