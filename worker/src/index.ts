@@ -182,6 +182,7 @@ export default {
         throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");
       }
       if (body.op === "whoami") return json({ result: { user: actor, admin: token.admin } });
+      if (body.op === "sql_limits" && body.scope === "dev" && token.admin && settings.faults) return json({ result: await ask(env, "dev:0", "sql_limits", {}) });
       // (a follow request's since is checked by its object, follow.ts; dev_forget_followers is a test hook of remote dev)
       if (!following && !(body.op === "dev_forget_followers" && settings.faults)) {
         checkArgs(["index", "objects", "auth"].includes(body.scope) ? body.scope : "object", body.op, body.args);

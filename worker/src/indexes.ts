@@ -235,6 +235,27 @@ export class DurableIndex {
           result = { jtis: this.db.all("SELECT jti FROM revoked_jtis").map((r) => r[0]),
             users: Object.fromEntries(this.db.all("SELECT user, issued_before FROM revoked_users").map((r) => [r[0], r[1]])) };
           break;
+        case "sql_limits": { // tests only (DURABLE_DEV_FAULTS): what this storage layer refuses, as Cloudflare would
+          if (this.env.DURABLE_DEV_FAULTS !== "1") throw invalid("sql_limits is a test hook of 'durable remote dev' only");
+          const tries: Record<string, () => void> = {
+            value: () => this.db.run("SELECT length(?)", "x".repeat(2000001)),
+            row: () => this.db.run("SELECT length(?) + length(?)", "x".repeat(1000001), "y".repeat(1000000)),
+            statement: () => this.db.run(`SELECT 1 /* ${"x".repeat(100000)} */`),
+            parameters: () => this.db.run(`SELECT ${new Array(101).fill("?").join(" + ")}`, ...new Array(101).fill(1)),
+            within: () => this.db.run(`SELECT ${new Array(99).fill("?").join(" + ")}, length(?)`, ...new Array(99).fill(1), "x".repeat(1999000)),
+          };
+          const out: Record<string, string | null> = {};
+          for (const [k, f] of Object.entries(tries)) {
+            try {
+              f();
+              out[k] = null;
+            } catch (e) {
+              out[k] = (e as Error).message;
+            }
+          }
+          result = out;
+          break;
+        }
         case "fault": this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0); break;
         default: throw invalid(`unknown index operation '${op}'`);
       }

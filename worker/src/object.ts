@@ -3,7 +3,7 @@
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
-import { Address, Config, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
+import { Address, CHUNK_SCHEMA, Config, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
 import * as sessions from "./rules/sessions";
 import * as transcript from "./rules/transcript";
 import * as elicit from "./rules/elicit";
@@ -14,6 +14,7 @@ import * as rights from "./rules/rights";
 import * as checkpoints from "./rules/checkpoints";
 import { fireDue } from "./rules/alarms";
 import { stringify } from "./rules/verbatim";
+import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
@@ -148,6 +149,7 @@ export class DurableObjectSession {
       }
       for (const step of schema.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema.migrations.length);
+      for (const s of CHUNK_SCHEMA) this.db.run(s); // values over a Cloudflare row, in parts (rules/state.ts)
     });
     this.migrated = true;
   }
@@ -186,11 +188,15 @@ export class DurableObjectSession {
         fresh = !existed;
       }
       this.migrate();
+      const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
       if (call.request_id && op.write) {
         const seen = this.db.one("SELECT status, body FROM _durable_requests WHERE id = ?", call.request_id);
-        if (seen) return new Response(seen[1], { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
+        if (seen) {
+          // the first answer, or (recall.ts) the rows it named as they are now
+          const text = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
+          return new Response(text, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
+        }
       }
-      const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
       const fired = this.fire(obj);
       if (fired === "expired") {
         await this.erase();
@@ -212,7 +218,10 @@ export class DurableObjectSession {
         // a row's JSON fields as stored, verbatim (rules/verbatim.ts), here and in the answer a replay gets
         const text = stringify({ result: result === undefined ? null : result });
         if (call.request_id && op.write) {
-          this.db.run("INSERT OR REPLACE INTO _durable_requests (id, status, body, at) VALUES (?, 200, ?, ?)", call.request_id, text, now());
+          // ids and seqs, never row contents (recall.ts): a batch of any size is one small row here
+          const recall = reduce(call.op, call.args ?? {}, result);
+          this.db.run("INSERT OR REPLACE INTO _durable_requests (id, status, body, at) VALUES (?, 200, ?, ?)", call.request_id,
+            recall ? JSON.stringify(recall) : text, now());
           this.db.run("DELETE FROM _durable_requests WHERE at < ? AND id NOT IN (SELECT id FROM _durable_requests ORDER BY at DESC LIMIT ?)",
             now() - 86400000, REMEMBERED);
         }

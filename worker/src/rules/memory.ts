@@ -2,9 +2,9 @@
 import { Opened, createObject, invalid, iso, notFound, now, validName } from "./state";
 
 const SOURCES = ["user", "model", "external"];
-const COLS = "key, value, source, confirmed, created_at, confirmed_at, expires_at";
+export const COLS = "key, value, source, confirmed, created_at, confirmed_at, expires_at";
 
-const factJson = (r: any[]) => ({
+export const factJson = (r: any[]) => ({
   key: r[0], value: r[1], source: r[2], confirmed: !!r[3], created_at: iso(r[4]), confirmed_at: iso(r[5]), expires_at: iso(r[6]),
 });
 const visible = (r: any[], t: number) => !!r[3] && (r[6] === null || r[6] > t);

@@ -22,11 +22,122 @@ export function httpStatus(code: string): number {
 
 export type Row = any[];
 
-/** SqlStorage with Python's cursor habits: all/one/run, undefined bindings as null. */
+/** Cloudflare's SQL limits (developers.cloudflare.com/durable-objects/platform/limits/): a string, BLOB or
+ *  row of at most 2,000,000 bytes, a statement of at most 100 KB, at most 100 bound parameters. workerd
+ *  does not enforce them; this storage layer does, everywhere, so a test on workerd fails where a
+ *  deployment would (SPEC §13). */
+export const SQL_LIMITS = { value: 2000000, statement: 100000, params: 100 };
+
+const encoder = new TextEncoder();
+
+/** Bytes of a bound value: exact (UTF-8 for text) when EXACT, else an upper bound (3 per UTF-16 unit). */
+function sizeOf(v: unknown, exact: boolean): number {
+  if (typeof v === "string") return exact ? encoder.encode(v).length : v.length * 3;
+  if (v instanceof ArrayBuffer) return v.byteLength;
+  if (ArrayBuffer.isView(v)) return v.byteLength;
+  return 8;
+}
+
+export function guardSql(q: string, b: unknown[]) {
+  if (q.length > SQL_LIMITS.statement / 3 && encoder.encode(q).length > SQL_LIMITS.statement) {
+    throw new DurableError(`a SQL statement of ${encoder.encode(q).length} bytes is over Cloudflare's limit of 100 KB; nothing was written`, "storage");
+  }
+  if (b.length > SQL_LIMITS.params) {
+    throw new DurableError(`a SQL statement with ${b.length} bound parameters is over Cloudflare's limit of 100; nothing was written`, "storage");
+  }
+  let bound = 0;
+  for (const v of b) bound += sizeOf(v, false);
+  if (bound <= SQL_LIMITS.value) return; // the common case: no text is encoded to be measured
+  let total = 0;
+  for (const v of b) {
+    const n = sizeOf(v, true);
+    if (n > SQL_LIMITS.value) {
+      throw new DurableError(`a value of ${n} bytes is over Cloudflare's limit of 2,000,000 bytes per string, BLOB or row; nothing was written`, "storage");
+    }
+    total += n;
+  }
+  if (total > SQL_LIMITS.value) {
+    throw new DurableError(`a row of ${total} bytes is over Cloudflare's limit of 2,000,000 bytes per row; nothing was written`, "storage");
+  }
+}
+
+// A value too big for one Cloudflare row (a turn between 2,000,000 bytes and the 2 MiB ceiling) is stored
+// in chunks within its transaction: the row holds a marker (two control characters and 32 hex digits),
+// the text goes in parts of _durable_chunks, and every read through Db gets the whole value back. The
+// table and the triggers that delete a value's chunks with its row are the Worker's own (CHUNK_SCHEMA,
+// run by object.ts on each wake). A marker-like text given by a client is stored in chunks too, so a
+// marker in a row always means chunks.
+const MARK = "\u0001\u0002";
+const MARK_LENGTH = MARK.length + 32;
+const ROW_BUDGET = 1900000; // the bound values of one row, leaving room for its other columns
+const PART_UNITS = 500000; // UTF-16 units per chunk: at most 1.5 MB of UTF-8
+const isMarker = (v: unknown): v is string => typeof v === "string" && v.length === MARK_LENGTH && v.startsWith(MARK);
+const chunkColumns = "coalesce(NEW.content, ''), coalesce(NEW.tool_calls, ''), coalesce(NEW.meta, ''), coalesce(NEW.data, '')";
+export const CHUNK_SCHEMA = [
+  "CREATE TABLE IF NOT EXISTS _durable_chunks (key TEXT NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (key, part))",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_gone AFTER DELETE ON turns BEGIN" +
+    " DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data); END",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_changed AFTER UPDATE OF content, tool_calls, meta, data ON turns BEGIN" +
+    ` DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data) AND key NOT IN (${chunkColumns}); END`,
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_gone AFTER DELETE ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_changed AFTER UPDATE OF content ON prompts BEGIN" +
+    " DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END",
+];
+
+/** SqlStorage with Python's cursor habits: all/one/run, undefined bindings as null; every statement
+ *  within Cloudflare's SQL limits (guardSql), a row's oversized values stored in chunks. */
 export class Db {
   constructor(private sql: SqlStorage) {}
+  private exec(q: string, b: unknown[]) {
+    let bound: any[] = b.map((x) => (x === undefined ? null : x));
+    if (/^\s*(INSERT|UPDATE|REPLACE)/i.test(q)) bound = this.chunked(bound);
+    guardSql(q, bound);
+    return this.sql.exec(q, ...bound);
+  }
+  /** BOUND with its biggest texts replaced by chunk markers until the row fits (and any marker-like text). */
+  private chunked(bound: any[]): any[] {
+    let upper = 0;
+    for (const v of bound) upper += typeof v === "string" ? v.length * 3 : 8;
+    if (upper <= ROW_BUDGET && !bound.some(isMarker)) return bound;
+    const sizes = bound.map((v) => (typeof v === "string" ? encoder.encode(v).length : 8));
+    let total = sizes.reduce((a, n) => a + n, 0);
+    const out = [...bound];
+    const order = out.map((_, i) => i).sort((a, c) => sizes[c] - sizes[a]);
+    for (const i of order) {
+      const v = out[i];
+      if (typeof v !== "string" || !(isMarker(v) || (total > ROW_BUDGET && sizes[i] > MARK_LENGTH))) continue;
+      out[i] = this.store(v);
+      total -= sizes[i] - MARK_LENGTH;
+    }
+    return out;
+  }
+  private store(text: string): string {
+    const key = MARK + [...crypto.getRandomValues(new Uint8Array(16))].map((x) => x.toString(16).padStart(2, "0")).join("");
+    let part = 0;
+    for (let at = 0; at < text.length || part === 0; part++) {
+      let end = Math.min(at + PART_UNITS, text.length);
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--; // never split a surrogate pair
+      const piece = text.slice(at, end);
+      guardSql("", [piece]);
+      this.sql.exec("INSERT INTO _durable_chunks (key, part, text) VALUES (?, ?, ?)", key, part, piece);
+      at = end;
+    }
+    return key;
+  }
+  /** ROWS with every chunk marker replaced by its whole text. */
+  private whole(rows: Row[]): Row[] {
+    for (const r of rows) {
+      for (let i = 0; i < r.length; i++) {
+        if (isMarker(r[i])) {
+          r[i] = [...this.sql.exec("SELECT text FROM _durable_chunks WHERE key = ? ORDER BY part", r[i]).raw()].map((p) => p[0]).join("");
+        }
+      }
+    }
+    return rows;
+  }
   all(q: string, ...b: unknown[]): Row[] {
-    return [...this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x))).raw()] as Row[];
+    return this.whole([...this.exec(q, b).raw()] as Row[]);
   }
   /** The rows one at a time, read from storage as they are iterated (SQL cursors are lazy: a request
    *  holds the row it is at, not the result; SPEC §13). */
@@ -39,9 +150,9 @@ export class Db {
   }
   /** Rows as objects keyed by column name, in the table's column order (as Python's `SELECT *` dicts). */
   dicts(q: string, ...b: unknown[]): Record<string, any>[] {
-    const cur = this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x)));
+    const cur = this.exec(q, b);
     const names = cur.columnNames;
-    return [...cur.raw()].map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+    return this.whole([...cur.raw()] as Row[]).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
   }
   /** Rows as objects keyed by column name, one at a time as read (a lazy cursor). */
   *dictIter(q: string, ...b: unknown[]): Generator<Record<string, any>> {
@@ -50,7 +161,7 @@ export class Db {
     for (const r of cur.raw()) yield Object.fromEntries(names.map((n, i) => [n, r[i]]));
   }
   run(q: string, ...b: unknown[]): void {
-    this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x)));
+    this.exec(q, b);
   }
 }
 

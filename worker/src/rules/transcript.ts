@@ -10,7 +10,7 @@ import * as strict from "./strict";
 const ROLES = ["system", "developer", "user", "assistant", "tool"];
 const PINNED = ["system", "developer"];
 const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
-const COLS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos, tool_calls, name, meta, data, forked_from";
+export const COLS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos, tool_calls, name, meta, data, forked_from";
 const [SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META, DATA, FORKED] =
   [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
 const MAX_USAGE = 1e12; // core/transcript.py MAX_USAGE: a usage count's ceiling
@@ -447,11 +447,19 @@ export function prune(obj: Opened, a: { older_than: number; dry_run?: boolean })
   const doomed = new Set<number>();
   for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
   let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
+  // IN lists of at most 100 bound parameters (Cloudflare's limit, enforced by Db everywhere)
+  const inParts = (sql: (m: string) => string, seqs: number[]) => {
+    const out: number[] = [];
+    for (let i = 0; i < seqs.length; i += 100) {
+      const part = seqs.slice(i, i + 100);
+      for (const r of obj.db.all(sql(marks(part.length)), ...part)) out.push(r[0]);
+    }
+    return out;
+  };
   while (frontier.length) {
-    const more = obj.db.all(`SELECT seq FROM turns WHERE superseded_by IN (${marks(frontier.length)})`, ...frontier)
-      .map((r) => r[0]).filter((s) => !doomed.has(s));
+    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s) => !doomed.has(s));
     for (const s of more) doomed.add(s);
-    frontier = more.length ? obj.db.all(`SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${marks(more.length)})`, ...more).map((r) => r[0]) : [];
+    frontier = more.length ? inParts((m) => `SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${m})`, more) : [];
   }
   if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
   for (const s of [...doomed].sort((x, y) => x - y)) {

@@ -1,0 +1,76 @@
+// What a write remembers for a retry of its request id (SPEC §13: "a write's remembered answer holds ids
+// and seqs, never row contents"): the answer reduced to the ids and seqs it names, and rebuilt from
+// storage when a retry comes. A batch of any size is one small row in _durable_requests, and text a
+// later redact, pop or prune removed is not kept for a day in the request table. An answer without
+// row contents (a session's state, a receipt, a count) is remembered as it is.
+import { Opened } from "./rules/state";
+import * as transcript from "./rules/transcript";
+import * as sessions from "./rules/sessions";
+import * as elicit from "./rules/elicit";
+import * as memory from "./rules/memory";
+
+type Recall = { recall: string; [k: string]: unknown };
+
+const PROMPT_OPS = new Set(["prompt", "next_prompt", "renew", "finish"]);
+const ROW_FIELDS = ["content", "tool_calls", "meta", "data"];
+
+/** RESULT of OP reduced to a Recall, or null when it holds no row contents (remembered as answered). */
+export function reduce(op: string, args: any, result: any): Recall | null {
+  if (result === null || result === undefined) return null;
+  if (op === "append_many") {
+    if (args.seqs_only) return null; // seqs already
+    const rows = Array.isArray(result) ? result : [result];
+    return { recall: "rows", seqs: rows.map((r: any) => r.seq), one: !Array.isArray(result) };
+  }
+  if (op === "redact") return { recall: "rows", seqs: [result.seq], one: true };
+  if (op === "pop") { // gone from storage: the replay says which rows went, without their text
+    return { recall: "popped", rows: result.map((r: any) => Object.fromEntries(Object.entries(r).filter(([k]) => !ROW_FIELDS.includes(k)))) };
+  }
+  if ((op === "summarize" || op === "compact" || op === "commit_summary") && result.summary) {
+    return { recall: "summary", seq: result.summary.seq, superseded: result.superseded };
+  }
+  if (PROMPT_OPS.has(op) && typeof result === "object" && "id" in result) {
+    return { recall: "prompt", id: result.id, window: result.window !== undefined ? { budget: args.context, keep: result.turn_seq } : null };
+  }
+  if ((op === "ask" || op === "answer") && typeof result === "object" && "id" in result) return { recall: "request", id: result.id };
+  if ((op === "set_fact" || op === "confirm_fact") && typeof result === "object" && "key" in result) return { recall: "fact", key: result.key };
+  return null;
+}
+
+/** The answer a retry gets: rebuilt from storage as it is now (a row since redacted reads redacted). */
+export function rebuild(obj: Opened, r: Recall): unknown {
+  switch (r.recall) {
+    case "rows": {
+      const seqs = r.seqs as number[];
+      const byseq = new Map<number, unknown>();
+      for (let i = 0; i < seqs.length; i += 90) { // at most 100 bound parameters a statement (Cloudflare)
+        const part = seqs.slice(i, i + 90);
+        for (const row of obj.db.all(`SELECT ${transcript.COLS} FROM turns WHERE seq IN (${part.map(() => "?").join(", ")})`, ...part)) {
+          byseq.set(row[0], transcript.rowJson(row));
+        }
+      }
+      const rows = seqs.filter((s) => byseq.has(s)).map((s) => byseq.get(s));
+      return r.one ? rows[0] ?? null : rows;
+    }
+    case "popped":
+      return (r.rows as any[]).map((row) => ({ ...row, content: null, tool_calls: null, meta: null, data: null }));
+    case "summary": {
+      const row = obj.db.one(`SELECT ${transcript.COLS} FROM turns WHERE seq = ?`, r.seq);
+      return { summary: row ? transcript.rowJson(row) : null, superseded: r.superseded };
+    }
+    case "prompt": {
+      const p: any = sessions.getPrompt(obj, { prompt_id: r.id as number });
+      const w = r.window as { budget: number; keep: number } | null;
+      if (w) p.window = transcript.contextWindow(obj, { budget: w.budget, keep: w.keep });
+      return p;
+    }
+    case "request":
+      return elicit.get(obj, { request_id: r.id as number });
+    case "fact": {
+      const row = obj.db.one(`SELECT ${memory.COLS} FROM facts WHERE key = ?`, r.key);
+      return row ? memory.factJson(row) : null;
+    }
+    default:
+      return null;
+  }
+}
