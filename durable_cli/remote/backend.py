@@ -36,6 +36,34 @@ def _fields(row) -> dict:
             "name": row.name, "meta_json": row.meta, "data_json": row.data, "tokens": row.given_tokens}
 
 
+PART_MARGIN = 64 * 1024  # a part's request around its rows: op, address, config, ids
+
+
+def _rough(fields: list) -> int:
+    """Characters of a batch's texts (its JSON is at most ~6 bytes a character, escapes included)."""
+    return sum(len(f["content"] or "") + len(f["tool_calls_json"] or "") + len(f["meta_json"] or "") + len(f["data_json"] or "")
+               for f in fields)
+
+
+def _parts(fields: list, limit: int) -> list:
+    """FIELDS in consecutive parts whose JSON stays under LIMIT bytes (one part when the whole batch does)."""
+    if _rough(fields) * 6 + 512 * len(fields) < limit - PART_MARGIN:  # even with every character escaped: one part
+        return [fields]
+    import json
+
+    budget = limit - PART_MARGIN
+    parts, part, size = [], [], 0
+    for f in fields:
+        n = len(json.dumps(f, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")) + 1
+        if part and size + n > budget:
+            parts.append(part)
+            part, size = [], 0
+        part.append(f)
+        size += n
+    parts.append(part)
+    return parts
+
+
 def _b64(blob):
     import base64
 
@@ -145,8 +173,39 @@ class RemoteSession:
             if isinstance(r, dict):
                 r = prepare(self.store.config, r, where="" if one else f"row {i}: ")
             fields.append(_fields(r))
-        return self._call("append_many", True, rows=fields, request_id=request_id, create=create, one=one,
-                          seqs_only=seqs_only, origin=list(origin) if origin is not None else None)
+        extra = {"request_id": request_id, "create": create, "one": one, "seqs_only": seqs_only,
+                 "origin": list(origin) if origin is not None else None}
+        parts = _parts(fields, self.store.body_limit(fields))
+        if len(parts) == 1:
+            try:
+                return self._call("append_many", True, rows=fields, **extra)
+            except DurableError as e:  # a Worker with a lower DURABLE_MAX_BODY_BYTES: 413, which says its limit
+                limit = e.document.get("max_body_bytes") if isinstance(e.document, dict) else None
+                if not (isinstance(limit, int) and 0 < limit < self.store.max_body_bytes):
+                    raise
+                self.store.max_body_bytes = limit
+                parts = _parts(fields, limit)
+                if len(parts) == 1:
+                    raise
+        return self._append_in_parts(parts, extra)
+
+    def _append_in_parts(self, parts, extra):
+        """SPEC §13: a batch over the Worker's body limit goes in parts under one request id; the object stages
+        the rows of each part and the last part commits them all in one transaction (all or nothing)."""
+        import os
+
+        batch = os.urandom(16).hex()
+        first = 0
+        for index, rows in enumerate(parts):
+            last = index == len(parts) - 1
+            body = {"op": "append_many", "scope": self.address.id_scope, "label": self.address.scope, "name": self.address.name,
+                    "tenant": self.address.owner if self.address.id_scope == "tenant" else None, "actor": self.store.user,
+                    "create": self._create, "config": self.store._config_doc(),
+                    "request_id": batch if last else f"{batch}{index:08x}",
+                    "args": {"rows": rows, **extra, "part": {"batch": batch, "index": index, "count": len(parts), "first": first}}}
+            answer = self.store.client.call(body, write=True)
+            first += len(rows)
+        return answer
 
     def stored_rows(self, *, last=None):
         """As core/transcript.stored_rows: the live rows (LAST: the newest N) as (data, role, kind, content,
@@ -337,13 +396,28 @@ class RemoteStore:
             self._clients.append(client)
         return client
 
+    # SPEC §13: the Worker's default DURABLE_MAX_BODY_BYTES; a Worker with a lower one says so in its 413
+    max_body_bytes = 16 * 1024 * 1024
+    _limits = None
+
+    def body_limit(self, fields) -> int:
+        """The Worker's DURABLE_MAX_BODY_BYTES, asked once per store, and only before a batch that may be
+        big (a body over it is refused before it is read, and a refused upload is a broken pipe here)."""
+        if self._limits is None and _rough(fields) * 6 + 512 * len(fields) >= 256 * 1024:
+            self._limits = self.client.call({"op": "limits", "scope": "none", "actor": self.user}, write=False)
+            self.max_body_bytes = self._limits["max_body_bytes"]
+        return self.max_body_bytes
+
+    def _config_doc(self) -> dict:
+        return {"max_unfinished": self.config.get("queue.max_unfinished"),
+                "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
+                "token_budget": self.config.get("transcript.token_budget")}
+
     def _call(self, address: RemoteAddress, op: str, args: dict, *, create: bool, write: bool):
         body = {
             "op": op, "args": args, "scope": address.id_scope, "label": address.scope, "name": address.name,
             "tenant": address.owner if address.id_scope == "tenant" else None, "actor": self.user, "create": create,
-            "config": {"max_unfinished": self.config.get("queue.max_unfinished"),
-                       "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
-                       "token_budget": self.config.get("transcript.token_budget")},
+            "config": self._config_doc(),
         }
         return self.client.call(body, write=write)
 

@@ -1,7 +1,8 @@
 """HTTP to the durable Worker: one keep-alive connection per run, a request id on every call, retries.
 
-Reads and writes are both retried after a dropped connection, a timeout or an overloaded object; a
-write is retried with the SAME request id, which the object answers with its first result, so it is
+Reads and writes are both retried after a dropped connection, a timeout or an error the Worker marks
+`retryable` (never an `overloaded` object: exit 6 at once, as Cloudflare advises); a write is retried
+with the SAME request id, which the object answers with its first result, so it is
 applied once. A write whose outcome is still unknown when the time (remote.timeout) runs out is exit 7
 with the code `outcome_unknown` and its request id, never a success the object did not commit.
 Standard library only. Plain http:// (loopback, a tunnel) speaks HTTP/1.1 over one socket directly,
@@ -122,7 +123,8 @@ class RemoteClient:
                 if "error" not in doc:
                     return doc.get("result")
                 err = doc["error"]
-                if err.get("code") == "busy" and attempt < len(RETRY_DELAYS):
+                # only an error the Worker marks retryable is retried (an overloaded object is not: exit 6 at once)
+                if err.get("code") == "busy" and err.get("retryable") is True and attempt < len(RETRY_DELAYS):
                     why = err.get("message", "busy")
                     time.sleep(min(RETRY_DELAYS[attempt], max(deadline - time.monotonic(), 0)))
                     continue

@@ -44,7 +44,7 @@ async function once<T>(env: IndexEnv, who: Who, run: () => Promise<T>): Promise<
   const root = rootOf(`page:${id}`);
   const claim = await ask<{ body?: string; pending?: boolean }>(env, root, "claim", { id });
   if (claim.body !== undefined) return JSON.parse(claim.body) as T;
-  if (claim.pending) throw new DurableError("this request is still running; try again shortly", "busy");
+  if (claim.pending) throw Object.assign(new DurableError("this request is still running; try again shortly", "busy"), { retryable: true });
   let result: T;
   try {
     result = await run();

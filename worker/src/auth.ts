@@ -56,6 +56,7 @@ export function checkConfig(env: Config): Settings {
   }
   const maxTurnBytes = positiveVar(env, "DURABLE_MAX_TURN_BYTES", 2 * MiB, 2 * MiB);
   const maxBodyBytes = positiveVar(env, "DURABLE_MAX_BODY_BYTES", 16 * MiB, 100 * MiB);
+  if (maxBodyBytes < 64 * 1024) throw misconfigured("DURABLE_MAX_BODY_BYTES", "must be at least 65536 (bytes); keep it at least 6 times DURABLE_MAX_TURN_BYTES, so any turn can be sent");
   const f = env.DURABLE_DEV_FAULTS;
   if (f !== undefined && f !== "1" && f !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
   // Cloudflare's per-request subrequest limit (subrequests.ts): Workers Paid's default, up to its 10 million

@@ -39,7 +39,7 @@ function callConfig(cap: number, c: Record<string, number>) {
 // (all_users: import --all-users, export --all / --user U); a user token names its own objects only.
 type Body = { op: string; args?: unknown; scope: string; label?: string; name?: string; tenant?: string | null;
   actor?: string | null; create?: boolean; request_id?: string | null; config?: Record<string, number>;
-  owner?: string | null; all_users?: boolean };
+  owner?: string | null; all_users?: boolean; dev_fault?: string | null };
 
 let keyCache: { secret: string; key: CryptoKey } | null = null;
 
@@ -61,7 +61,7 @@ function fail(e: DurableError): Response {
   if (e.document !== undefined) error.document = e.document;
   if ((e as { retryable?: boolean }).retryable) error.retryable = true;
   return new Response(JSON.stringify({ error }), {
-    status: e.code === "unauthorized" ? 401 : e.code === "too_large" ? 413 : httpStatus(e.code),
+    status: e.code === "unauthorized" ? 401 : (e as { status?: number }).status ?? httpStatus(e.code),
     headers: { "content-type": "application/json" },
   });
 }
@@ -103,14 +103,54 @@ function refuseOthers(body: Body, address: { id_scope: string; owner: string; na
   throw new DurableError(`${what} belongs to another user; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
 }
 
-/** One call to the object's Durable Object (`idFromName` of its id); its Response as it answered. */
-export async function callObject(env: Env, id: string, call: unknown): Promise<Response> {
+/** A body over MAX bytes is HTTP 413 before a byte of it is parsed (by its Content-Length, or while it
+ *  streams in); the error's document tells the client the limit, so it sends a batch in parts. */
+async function bodyText(request: Request, max: number): Promise<string> {
+  const tooLarge = (n: number | null) => Object.assign(new DurableError(
+    `the request body${n === null ? "" : ` of ${n} bytes`} is over this Worker's DURABLE_MAX_BODY_BYTES (${max}); ` +
+    "send a batch in parts (the durable client does) or raise the variable", "invalid_input", { max_body_bytes: max }), { status: 413 });
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > max) throw tooLarge(Number(declared));
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(null);
+    }
+    parts.push(value);
+  }
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/** One call to the object's Durable Object (`idFromName` of its id); its Response as it answered.
+ *  A DO error marked `overloaded` is busy (exit 6) and not retried (Cloudflare: retrying adds load);
+ *  only one marked `retryable` tells the client to retry (with the same request id). DEV_FAULT (tests,
+ *  DURABLE_DEV_FAULTS only): fail this call as Cloudflare marks an overloaded or a retryable error. */
+export async function callObject(env: Env, id: string, call: unknown, devFault: string | null = null): Promise<Response> {
   const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
   try {
+    if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
+    if (devFault === "retryable" && !faulted.has((call as { request_id?: string }).request_id ?? "")) {
+      faulted.add((call as { request_id?: string }).request_id ?? "");
+      throw Object.assign(new Error("Network connection lost."), { retryable: true });
+    }
     return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
   } catch (e) {
-    // an overloaded or reset object: busy (6); the client retries with the same request id
-    throw new DurableError(`the object did not answer: ${(e as Error).message}`, "busy");
+    const err = e as Error & { overloaded?: boolean; retryable?: boolean };
+    if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
+    throw Object.assign(new DurableError(`the object did not answer: ${err.message}`, "busy"), { retryable: err.retryable === true });
   }
 }
 
@@ -139,6 +179,8 @@ async function followObject(env: Env, id: string, call: unknown): Promise<Respon
   }
 }
 
+const faulted = new Set<string>(); // request ids a "retryable" dev fault has failed once
+
 /** `durable remote revoke` (admin): a token by its jti, or a user's tokens issued before a time (whole seconds of iat). */
 async function revoke(env: Env, admin: boolean, args: any): Promise<unknown> {
   if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
@@ -166,8 +208,9 @@ export default {
       }
       const token = await who(env, request.headers.get("authorization"));
       let body: Body;
-      // the text checked below: the body of a call, the x-durable-call header of a follow
-      const text = following ? request.headers.get("x-durable-call") ?? "" : await request.text();
+      // the text checked below: the body of a call (413 past DURABLE_MAX_BODY_BYTES, before it is parsed), the
+      // x-durable-call header of a follow
+      const text = following ? request.headers.get("x-durable-call") ?? "" : await bodyText(request, settings.maxBodyBytes);
       try {
         body = following ? followCall(request) : (JSON.parse(text) as Body);
       } catch (e) {
@@ -177,11 +220,14 @@ export default {
       // RFC 8259 (SPEC §6): no duplicate key or 1e400 anywhere; each field's value is held to 200 levels where it is read
       const why = strict.scan(text, strict.MAX_DEPTH + strict.ENVELOPE_DEPTH, undefined, true);
       if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
+      if (body === null || typeof body !== "object" || Array.isArray(body)) throw new DurableError("the request body is not a JSON object", "invalid_input");
       const actor = body.actor == null ? token.user : validName(body.actor, "user");
       if (!token.admin && actor !== token.user) {
         throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");
       }
       if (body.op === "whoami") return json({ result: { user: actor, admin: token.admin } });
+      // what a client must know before it sends a big batch: whether it goes in parts
+      if (body.op === "limits") return json({ result: { max_body_bytes: settings.maxBodyBytes, max_turn_bytes: settings.maxTurnBytes } });
       if (body.op === "sql_limits" && body.scope === "dev" && token.admin && settings.faults) return json({ result: await ask(env, "dev:0", "sql_limits", {}) });
       // (a follow request's since is checked by its object, follow.ts; dev_forget_followers is a test hook of remote dev)
       if (!following && !(body.op === "dev_forget_followers" && settings.faults)) {
@@ -218,7 +264,7 @@ export default {
         create: !!body.create, request_id: body.request_id ?? null, all_users: allUsers,
         config: callConfig(settings.maxTurnBytes, c),
       };
-      return following ? await followObject(env, id, call) : await callObject(env, id, call);
+      return following ? await followObject(env, id, call) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
     } catch (e) {
       if (e instanceof DurableError) return fail(e);
       return fail(new DurableError(`internal error in the Worker: ${(e as Error).message}`, "internal"));

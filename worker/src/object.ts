@@ -213,8 +213,16 @@ export class DurableObjectSession {
       }
       let ran: any = null;
       const body = this.ctx.storage.transactionSync(() => {
-        const result = ran = op.run(obj, { ...(call.args ?? {}), all_users: !!call.all_users, ...extra });
-        if (op.write) this.dirty();
+        let args = { ...(call.args ?? {}), all_users: !!call.all_users, ...extra };
+        const part = call.op === "append_many" && args.part != null ? checkPart(args.part) : null;
+        let result: unknown;
+        if (part && part.index < part.count - 1) {
+          result = ran = this.stage(part, args.rows); // a batch in parts: staged, committed by its last part
+        } else {
+          if (part) args = { ...args, rows: [...this.unstage(part), ...(args.rows ?? [])] };
+          result = ran = op.run(obj, args);
+          if (op.write) this.dirty();
+        }
         // a row's JSON fields as stored, verbatim (rules/verbatim.ts), here and in the answer a replay gets
         const text = stringify({ result: result === undefined ? null : result });
         if (call.request_id && op.write) {
@@ -241,6 +249,27 @@ export class DurableObjectSession {
       if (call.op === "import" && e instanceof DurableError && e.document === undefined) e.document = { id: call.id }; // the receipt's entry
       return this.answer(0, e);
     }
+  }
+
+  /** A part of a batch sent in parts (SPEC §13: a body over DURABLE_MAX_BODY_BYTES): its rows kept, one
+   *  per row of _durable_staged, until the last part commits them all in one transaction. */
+  private stage(part: Part, rows: unknown): { staged: number } {
+    if (!Array.isArray(rows)) throw new DurableError("rows must be a list", "invalid_input");
+    this.db.run("CREATE TABLE IF NOT EXISTS _durable_staged (batch TEXT NOT NULL, n INTEGER NOT NULL, row TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (batch, n))");
+    this.db.run("DELETE FROM _durable_staged WHERE at < ?", now() - 86400000); // batches abandoned a day ago
+    rows.forEach((r, i) => this.db.run("INSERT OR REPLACE INTO _durable_staged (batch, n, row, at) VALUES (?, ?, ?, ?)", part.batch, part.first + i, JSON.stringify(r), now()));
+    return { staged: rows.length };
+  }
+
+  /** The rows the earlier parts of PART's batch staged, in order (and no longer staged): all of them, or a conflict. */
+  private unstage(part: Part): unknown[] {
+    const has = this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_staged'");
+    const rows = has ? this.db.all("SELECT n, row FROM _durable_staged WHERE batch = ? ORDER BY n", part.batch) : [];
+    if (rows.length !== part.first || rows.some((r, i) => r[0] !== i)) {
+      throw new DurableError(`a part of batch ${part.batch} is missing (${rows.length} of ${part.first} rows staged); send the batch again`, "conflict");
+    }
+    if (has) this.db.run("DELETE FROM _durable_staged WHERE batch = ?", part.batch);
+    return rows.map((r) => JSON.parse(r[1]));
   }
 
   /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
@@ -560,3 +589,14 @@ export class DurableObjectSession {
 const INDEX_RETRY_MS = 2000; // a failed index update is retried by the alarm this soon (and by the next request)
 
 type SystemCall = { op: string; args: any; address: Address; id: string };
+
+type Part = { batch: string; index: number; count: number; first: number };
+
+function checkPart(p: any): Part {
+  const int = (v: unknown, lo: number, hi: number) => Number.isSafeInteger(v) && (v as number) >= lo && (v as number) <= hi;
+  if (!p || typeof p !== "object" || typeof p.batch !== "string" || !/^[0-9a-f]{1,64}$/.test(p.batch) || !int(p.count, 1, 1000000)
+      || !int(p.index, 0, p.count - 1) || !int(p.first, 0, 100000000)) {
+    throw new DurableError("part must be {batch: hex id, index, count, first} with 0 <= index < count", "invalid_input");
+  }
+  return p as Part;
+}

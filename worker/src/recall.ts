@@ -18,7 +18,7 @@ const ROW_FIELDS = ["content", "tool_calls", "meta", "data"];
 export function reduce(op: string, args: any, result: any): Recall | null {
   if (result === null || result === undefined) return null;
   if (op === "append_many") {
-    if (args.seqs_only) return null; // seqs already
+    if (args.seqs_only || (typeof result === "object" && !Array.isArray(result) && "staged" in result)) return null; // seqs already; a staged part
     const rows = Array.isArray(result) ? result : [result];
     return { recall: "rows", seqs: rows.map((r: any) => r.seq), one: !Array.isArray(result) };
   }
