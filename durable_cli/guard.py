@@ -5,3 +5,8 @@ While it is entered around a COMMIT (store/objects.py) or a remote write (remote
 SIGTERM wait for the outcome, so 130/143 still mean nothing changed."""
 
 commit_guard = None
+
+# Called by the remote backend after each poll of a wait that answered "nothing yet" (its write changed
+# nothing): a signal that came during it ends the run 130/143 now, and later ones interrupt at once
+# (SPEC §13: a remote wait interrupted by a signal exits 130/143, never 9). None in the library.
+poll_settled = None

@@ -51,6 +51,7 @@ def store():
         from ..library import Store
 
         guard.commit_guard = _commit_guard  # for this run only: run() takes it back
+        guard.poll_settled = _poll_settled
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
     return G._store
 
@@ -232,6 +233,18 @@ def _commit_guard():
             if D.pending is not None:
                 raise Interrupted(D.pending)
         raise
+
+
+def _poll_settled(result) -> None:
+    """guard.poll_settled: when a remote wait's poll answered nothing (RESULT None, or STOPPED), its guarded
+    write changed nothing: the run is interruptible again, and a signal that came during the poll ends it
+    now with 130/143. A poll that took or stored something keeps its answer (printed, exit 0)."""
+    if D.exiting or not (result is None or result is STOPPED):
+        return
+    D.committing = False
+    if D.pending is not None:
+        D.requested, D.pending = D.pending, None
+        raise Interrupted(D.requested)
 
 
 def _interrupt(signum, _frame):
@@ -428,6 +441,7 @@ def run(argv) -> int:
         D.exiting = True
         if "durable_cli.guard" in sys.modules:
             sys.modules["durable_cli.guard"].commit_guard = None
+            sys.modules["durable_cli.guard"].poll_settled = None
         if G._store is not None:
             try:
                 if G._store._objects is not None:

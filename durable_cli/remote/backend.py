@@ -445,11 +445,15 @@ class RemoteStore:
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
         """As the file backend's poll (the same loop, library.poll_loop): ATTEMPT(session, more) until
         non-None or WAIT_SECONDS pass; one request per poll, nothing held in between."""
+        from .. import guard
         from ..backends import poll_loop
 
         def once(left, looked):
             with self.open(name, **open_args) as session:
-                return attempt(session, left > 0)
+                result = attempt(session, left > 0)
+            if guard.poll_settled is not None:
+                guard.poll_settled(result)  # nothing taken or stored: a signal meanwhile ends the wait 130/143
+            return result
 
         return poll_loop(once, wait_seconds)
 

@@ -1,0 +1,68 @@
+"""Interrupted remote waits (SPEC §13): SIGINT/SIGTERM during `session next --wait`, `session prompt --wait`
+or `elicit wait` against real workerd exit 130/143 at once, never 9, and nothing changed (was: exit 9
+"no pending prompt … after waiting" once the wait ran out, each poll being a guarded write)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT, run_inprocess
+from tests.remote.conftest import ALICE_TOKEN, unique
+
+
+@pytest.fixture
+def env(remote_dev, tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text("[queue]\nmax_unfinished = 1\n")
+    values = {"DURABLE_REMOTE": remote_dev.url, "DURABLE_TOKEN": ALICE_TOKEN, "DURABLE_CONFIG": str(config)}
+    for key in ("DURABLE_USER", "DURABLE_TENANT"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    return values
+
+
+def interrupted(args, sig, env, after=1.0):
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=ROOT, env=dict(os.environ, **env))
+    time.sleep(after)
+    assert proc.poll() is None, proc.communicate()
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=20)
+    return proc.returncode, time.monotonic() - sent, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_next_wait_interrupted(env, sig, status):
+    name = unique("next")
+    assert run_inprocess("session", "create", name).status == 0
+    code, took, out, err = interrupted(["session", "next", name, "--wait", "1h", "--json"], sig, env, after=1.5)
+    assert (code, out) == (status, ""), err
+    assert took < 5
+    assert run_inprocess("session", "queue", name, "--json").json() == []
+
+
+def test_prompt_wait_on_a_full_queue_interrupted(env):
+    name = unique("full")
+    assert run_inprocess("session", "prompt", name, "first").status == 0
+    code, took, out, err = interrupted(["session", "prompt", name, "second", "--wait", "1h"], signal.SIGTERM, env)
+    assert (code, out) == (143, ""), err
+    assert took < 5
+    assert [p["content"] for p in run_inprocess("session", "queue", name, "--json").json()] == ["first"]
+
+
+def test_elicit_wait_interrupted(env):
+    name = unique("ask")
+    assert run_inprocess("session", "create", name).status == 0
+    doc = run_inprocess("elicit", "ask", name, "--prompt", "Deploy?", "--json")
+    assert doc.status == 0, doc.err
+    code, took, out, err = interrupted(["elicit", "wait", name, str(doc.json()["id"]), "--wait", "1h"], signal.SIGINT, env)
+    assert (code, out) == (130, ""), err
+    assert took < 5
+    assert json.loads(run_inprocess("elicit", "list", name, "--json").out)[0]["status"] == "pending"
