@@ -29,6 +29,20 @@ def dev(
 
 
 @app.command()
+def install(json_out: bool = typer.Option(False, "--json", help='Print {"workerd", "version"}.')):
+    """Install workerd for 'remote dev' into the user cache with npm, at the version the bundled Worker was built for.
+
+    Plain output: the path of the workerd binary. Needs npm (exit 2 without it; a failed install is exit 7).
+    Example: durable remote install && durable remote dev --storage ./dev-objects
+    """
+    from ..remote import dev as dev_server
+    from . import render
+
+    doc = dev_server.install()
+    render.document(doc, "json") if json_out else render.out(doc["workerd"])
+
+
+@app.command()
 def reindex(json_out: bool = typer.Option(False, "--json", help="Print one JSON document.")):
     """Admin: rebuild the remote index shards from the objects, page by page; prints a receipt.
 

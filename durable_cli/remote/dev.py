@@ -1,8 +1,9 @@
 """`durable remote dev`: the Worker served by a local workerd on 127.0.0.1 (no network), for trying
 remote mode and for the tests.
 
-The bare `workerd` binary comes from the npm package `workerd` (`npm ci` in worker/), the Worker from
-`npm run build` there (worker/dist/index.js). A capnp config is generated into a private temporary
+The Worker is the bundle shipped with the package (durable_cli/remote/worker.js, built by `npm run build`
+in worker/ and committed), the bare `workerd` binary is found as SPEC §13 says (DURABLE_WORKERD, PATH, the
+copy `durable remote install` puts in the user cache with npm at the bundle's version). A capnp config is generated into a private temporary
 directory: one SQLite-backed Durable Object namespace stored in --storage DIR (a temporary directory
 when not given), and the Worker's two secrets kept in DIR so ids and tokens stay valid across restarts:
 DURABLE_SECRET (durable-worker-secret) and DURABLE_TOKEN_KEY (durable-token-key, the key `durable remote
@@ -22,22 +23,77 @@ import time
 
 from ..errors import DurableError
 
-WORKER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "worker")
-INSTALL = "install it with 'npm ci && npm run build' in {}"
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER_DIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "worker")  # a checkout's sources (absent in a wheel)
+BUNDLE = os.path.join(HERE, "worker.js")  # `npm run build` in worker/ writes it; committed, and package data of the wheel
+
+
+def workerd_version() -> str:
+    """The workerd version the bundled Worker was built and tested with (worker.json, written by the build)."""
+    with open(os.path.join(HERE, "worker.json"), encoding="utf-8") as f:
+        return json.load(f)["workerd"]
+
+
+def cache_dir() -> str:
+    """Where `durable remote install` puts workerd: the user cache directory, per version."""
+    import sys as _sys
+
+    if _sys.platform.startswith("linux"):
+        base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
+        root = os.path.join(base, "durable")
+    else:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("durable")
+    return os.path.join(root, "workerd", workerd_version())
+
+
+def _cached_binary() -> str:
+    return os.path.join(cache_dir(), "node_modules", ".bin", "workerd")
 
 
 def workerd_binary() -> str:
-    found = os.environ.get("DURABLE_WORKERD") or os.path.join(WORKER_DIR, "node_modules", ".bin", "workerd")
-    if not os.path.exists(found):
-        raise DurableError(f"workerd is not installed ({found} is missing); " + INSTALL.format(WORKER_DIR), "invalid_input")
-    return found
+    """SPEC §13: DURABLE_WORKERD, then `workerd` on PATH, then the copy `durable remote install` put in the
+    user cache (then, in a checkout, worker/node_modules); none: exit 2 naming the command that installs it."""
+    import shutil
+
+    given = os.environ.get("DURABLE_WORKERD")
+    if given:
+        if not (os.path.isfile(given) and os.access(given, os.X_OK)):
+            raise DurableError(f"DURABLE_WORKERD={given} is not an executable file; unset it or point it at workerd", "invalid_input")
+        return given
+    for found in (shutil.which("workerd"), _cached_binary(), os.path.join(WORKER_DIR, "node_modules", ".bin", "workerd")):
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            return found
+    raise DurableError(f"workerd is not installed: run 'durable remote install' (npm installs workerd {workerd_version()} "
+                       "into the user cache), or put workerd on PATH, or set DURABLE_WORKERD", "invalid_input")
+
+
+def install(out=sys.stdout) -> dict:
+    """`durable remote install`: workerd at the bundle's version into the user cache, with npm."""
+    import shutil
+
+    npm = shutil.which("npm")
+    if npm is None:
+        raise DurableError("npm is not on PATH: install Node.js (with npm), or put a workerd binary on PATH or in "
+                           "DURABLE_WORKERD instead", "invalid_input")
+    target = cache_dir()
+    os.makedirs(target, exist_ok=True)
+    version = workerd_version()
+    proc = subprocess.run([npm, "install", "--prefix", target, "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
+                           f"workerd@{version}"], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    binary = _cached_binary()
+    if proc.returncode != 0 or not os.path.exists(binary):
+        tail = "; ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:]) or f"npm exited {proc.returncode}"
+        raise DurableError(f"npm could not install workerd {version} into {target}: {tail}", "storage")
+    return {"workerd": binary, "version": version}
 
 
 def built_worker() -> str:
-    path = os.path.join(WORKER_DIR, "dist", "index.js")
-    if not os.path.exists(path):
-        raise DurableError(f"the Worker is not built ({path} is missing); " + INSTALL.format(WORKER_DIR), "invalid_input")
-    return path
+    if not os.path.exists(BUNDLE):
+        raise DurableError(f"the Worker is not built ({BUNDLE} is missing); run 'npm ci && npm run build' in {WORKER_DIR}",
+                           "invalid_input")
+    return BUNDLE
 
 
 def _capnp_string(text: str) -> str:

@@ -187,3 +187,22 @@ def test_readme_throw_away_homes_take_their_config_along():
     assert lines
     for line in lines:
         assert re.search(r"DURABLE_CONFIG=\"?\$\(mktemp -d\)/", line), line
+
+
+def test_readme_remote_mode_runs_as_printed(tmp_path):
+    """The remote block from a clean HOME: `remote dev` serves the packaged Worker with the workerd on PATH."""
+    from tests.remote.conftest import require_workerd
+
+    require_workerd()
+    from durable_cli.remote.dev import workerd_binary
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(workerd_binary(), bin_dir / "workerd")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DURABLE_")}
+    env.update(PATH=os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), os.environ["PATH"]]), HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", block("remote")], capture_output=True, text=True, env=env,
+                       timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["1", "hello"]

@@ -1,7 +1,8 @@
 """A real workerd serving the Worker (`durable remote dev`), one per test module, with its own storage.
 
-Skipped with the reason where workerd or the built Worker is absent (`npm ci && npm run build` in
-worker/); under CI=true their absence is a failure, so CI always runs both backends.
+Skipped with the reason where workerd is absent (`npm ci` in worker/, or `durable remote install`); under
+CI=true its absence is a failure, so CI always runs both backends. The Worker is the committed bundle
+(durable_cli/remote/worker.js; `npm run build` in worker/ after a change to worker/src).
 """
 
 import json
@@ -32,9 +33,14 @@ ALICE_TOKEN = token("alice")
 
 
 def _missing():
-    for path in (os.path.join(WORKER, "node_modules", ".bin", "workerd"), os.path.join(WORKER, "dist", "index.js")):
-        if not os.path.exists(path):
-            return f"{path} is missing (run 'npm ci && npm run build' in worker/)"
+    from durable_cli.errors import DurableError
+    from durable_cli.remote import dev
+
+    try:
+        dev.workerd_binary()
+        dev.built_worker()
+    except DurableError as e:
+        return e.message
     return None
 
 

@@ -1,0 +1,6660 @@
+// ../durable_cli/contract.json
+var contract_default = {
+  about: "Where Python and the Worker meet (SPEC \xA74, \xA75, \xA710, \xA713): both load this file; tests/test_contract.py fails when either side disagrees.",
+  statuses: ["created", "active", "completed", "failed", "cancelled", "archived"],
+  transitions: {
+    prompt: { from: ["created", "active", "completed", "failed", "cancelled"], to: "active", role: null },
+    next: { from: ["created", "active", "completed", "failed"], to: null, role: null },
+    cancel: { from: ["created", "active"], to: "cancelled", role: null },
+    archive: { from: ["created", "active", "completed", "failed", "archived"], to: "archived", role: "owner" },
+    unarchive: { from: ["archived"], to: "active", role: null },
+    write: { from: ["created", "active", "completed", "failed", "cancelled"], to: null, role: null },
+    invite: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: "owner" },
+    any: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: null }
+  },
+  ops_about: "Every operation of POST /v1/call by scope (object: one object's Durable Object; index: the commands across objects; auth: token revocation; objects: search). write: a request id is remembered and the call retried only with it; creates: may make the object; erases: deletes storage. Each argument: JSON type (integer, string, boolean, array, object, enum, json), range (min/max; max_items for arrays), required; absent or null means the default. The Worker checks every call against it before running the op (worker/src/generated/ops.ts, rules/args.ts): a crafted body is HTTP 400.",
+  ops: {
+    object: {
+      create: { write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
+      show: { write: false, creates: false, erases: false, plain: true, args: {} },
+      prompt: { write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null }, created: { type: "boolean", default: false }, waiting: { type: "boolean", default: false } } },
+      next_prompt: { write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      renew: { write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      finish: { write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      release: { write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, delay_seconds: { type: "integer", min: 0, max: 31536e5 }, not_an_attempt: { type: "boolean" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      stop: { write: true, creates: false, erases: false, plain: true, args: {} },
+      cancel: { write: true, creates: false, erases: false, plain: true, args: {} },
+      archive: { write: true, creates: false, erases: false, plain: true, args: {} },
+      unarchive: { write: true, creates: false, erases: false, plain: true, args: {} },
+      set_title: { write: true, creates: false, erases: false, args: { title: { type: "string", required: true } } },
+      invite: { write: true, creates: false, erases: false, args: { user: { type: "string", required: true }, role: { type: "enum", values: ["owner", "member"] } } },
+      dequeue: { write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      queue: { write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
+      events: { write: false, creates: false, erases: false, plain: true, args: { since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 0 } } },
+      participants: { write: false, creates: false, erases: false, plain: true, args: {} },
+      get_prompt: { write: false, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      append_many: { write: true, creates: true, erases: false, args: { rows: { type: "array", items: { type: "object" }, required: true }, request_id: { type: "string" }, create: { type: "boolean" }, one: { type: "boolean" }, seqs_only: { type: "boolean" }, origin: { type: "array", items: { type: "string" }, max_items: 2 } } },
+      show_transcript: { write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
+      follow_start: { write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      rows_after: { write: false, creates: false, erases: false, args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      stored_rows: { write: false, creates: false, erases: false, args: { last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      context_window: { write: false, creates: false, erases: false, plain: true, args: { budget: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null } } },
+      pop: { write: true, creates: false, erases: false, plain: true, positional: ["count"], args: { count: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 1 } } },
+      clear: { write: true, creates: false, erases: false, plain: true, args: {} },
+      redact: { write: true, creates: false, erases: false, plain: true, positional: ["seq"], args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      prune: { write: true, creates: false, erases: false, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, dry_run: { type: "boolean" } } },
+      summarize: { write: true, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
+      compact: { write: true, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
+      plan_summary: { write: false, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      plan_compact: { write: false, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      commit_summary: { write: true, creates: false, erases: false, args: { covered: { type: "array", items: { type: "array" }, required: true }, high: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
+      fork_plan: { write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      fork_create: { write: true, creates: true, erases: false, args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" } } },
+      delete: { write: true, creates: false, erases: true, args: {} },
+      ask: { write: true, creates: false, erases: false, args: { prompt: { type: "string", required: true }, choices: { type: "array", items: { type: "string" }, max_items: 1e3 }, timeout_seconds: { type: "integer", min: 1, max: 31536e5 }, key: { type: "string" } } },
+      decline: { write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true } } },
+      requests: { write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
+      request: { write: false, creates: false, erases: false, plain: true, positional: ["request_id"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      answer: { write: true, creates: false, erases: false, plain: true, positional: ["request_id", "choice"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, choice: { type: "string", required: true }, comment: { type: "string", default: null } } },
+      set_fact: { write: true, creates: true, erases: false, plain: true, positional: ["key", "value"], args: { key: { type: "string", required: true }, value: { type: "string", required: true }, source: { type: "enum", values: ["user", "model", "external"], default: "user" }, confirmed: { type: "boolean", default: false }, expires_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
+      get_fact: { write: false, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true }, all_facts: { type: "boolean", default: false } } },
+      facts: { write: false, creates: false, erases: false, plain: true, args: { all_facts: { type: "boolean", default: false } } },
+      confirm_fact: { write: true, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true } } },
+      forget_fact: { write: true, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true } } },
+      hit: { write: true, creates: true, erases: false, args: { key: { type: "string", required: true }, rate: { type: "string", required: true }, n: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, per: { type: "integer", min: 1, max: 31536e5, required: true }, burst: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      ttl: { write: true, creates: false, erases: false, args: { seconds: { type: "integer", min: 1, max: 31536e5 }, clear: { type: "boolean" } } },
+      export: { write: false, creates: false, erases: false, args: { cursor: { type: "json" } } },
+      import: { write: true, creates: true, erases: false, args: { record: { type: "object", required: true }, replace: { type: "boolean" }, keep_existing: { type: "boolean" } } },
+      search_object: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      meta: { write: false, creates: false, erases: false, args: {} },
+      tombstone: { write: false, creates: false, erases: false, args: {} },
+      object_id: { write: false, creates: false, erases: false, args: {} },
+      put_checkpoint: { write: true, creates: true, erases: false, args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, parent_id: { type: "string" }, type: { type: "string" }, blob: { type: "string" }, metadata: { type: "json" }, mirror: { type: "array", items: { type: "array" } }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      put_checkpoint_writes: { write: true, creates: true, erases: false, args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, writes: { type: "array", items: { type: "array" }, required: true }, replace: { type: "boolean" } } },
+      checkpoint_rows: { write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string" }, before: { type: "string" }, owned: { type: "boolean" }, with_writes: { type: "boolean" } } },
+      checkpoint_writes: { write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string", required: true } } },
+      delete_thread: { write: true, creates: false, erases: true, args: {} }
+    },
+    index: {
+      ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
+      rows: { write: false, creates: false, erases: false, args: { user: { type: "string" }, all: { type: "boolean" }, reserved: { type: "boolean" }, expired: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
+      pending: { write: false, creates: false, erases: false, args: { limit: { type: "integer", min: 1, max: 100 } } },
+      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] } } },
+      purge: { write: true, creates: false, erases: true, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
+      sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
+      forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
+      reindex: { write: true, creates: false, erases: false, args: { step: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, after: { type: "string" }, shard: { type: "string" }, shard_after: { type: "string" } } },
+      fault: { write: true, creates: false, erases: false, args: { shard: { type: "string", required: true }, refuse: { type: "boolean" }, wipe: { type: "boolean" } } },
+      seed: { write: true, creates: false, erases: false, args: { users: { type: "integer", min: 0, max: 1e6, required: true }, prefix: { type: "string" } } },
+      subrequests: { write: false, creates: false, erases: false, args: {} },
+      served: { write: false, creates: false, erases: false, args: {} }
+    },
+    auth: {
+      revoke: { write: true, creates: false, erases: false, args: { jti: { type: "string" }, user: { type: "string" }, issued_before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } }
+    },
+    objects: {
+      search: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, user: { type: "string" }, session: { type: "string" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, tenant: { type: "string" } } }
+    }
+  },
+  errors: {
+    internal: { exit: 1, http: 500 },
+    invalid_input: { exit: 2, http: 400 },
+    not_found: { exit: 3, http: 404 },
+    conflict: { exit: 4, http: 409 },
+    permission_denied: { exit: 5, http: 403 },
+    busy: { exit: 6, http: 503 },
+    storage: { exit: 7, http: 507 },
+    misconfigured: {
+      exit: 7,
+      http: 500
+    },
+    outcome_unknown: { exit: 7, http: null },
+    rate_limited: { exit: 8, http: 429 },
+    timeout: { exit: 9, http: 408 }
+  },
+  shapes: {
+    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at"],
+    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
+    event: ["seq", "type", "actor", "data", "at"],
+    participant: ["user", "role", "joined_at"],
+    row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
+    window: ["turns", "tokens", "budget"],
+    request: ["id", "status", "prompt", "choices", "created_at", "expires_at", "answer", "comment", "answered_by", "answered_at"],
+    fact: ["key", "value", "source", "confirmed", "created_at", "confirmed_at", "expires_at"],
+    limit: ["key", "allowed", "remaining", "retry_after"],
+    ttl: ["name", "ttl_seconds", "expires_at"]
+  }
+};
+
+// ../durable_cli/contract/unicode.json
+var unicode_default = {
+  about: "Generated by scripts/gen_unicode.py from Python 3.11 (str.isprintable, str.isspace): the one table of printable code points and white space both runtimes use (SPEC \xA72 names, titles, request ids, users; strip; the approx token estimator's words).",
+  unicode_version: "14.0.0",
+  white_space: [9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194, 8195, 8196, 8197, 8198, 8199, 8200, 8201, 8202, 8232, 8233, 8239, 8287, 12288],
+  printable: [
+    32,
+    126,
+    161,
+    172,
+    174,
+    887,
+    890,
+    895,
+    900,
+    906,
+    908,
+    908,
+    910,
+    929,
+    931,
+    1327,
+    1329,
+    1366,
+    1369,
+    1418,
+    1421,
+    1423,
+    1425,
+    1479,
+    1488,
+    1514,
+    1519,
+    1524,
+    1542,
+    1563,
+    1565,
+    1756,
+    1758,
+    1805,
+    1808,
+    1866,
+    1869,
+    1969,
+    1984,
+    2042,
+    2045,
+    2093,
+    2096,
+    2110,
+    2112,
+    2139,
+    2142,
+    2142,
+    2144,
+    2154,
+    2160,
+    2190,
+    2200,
+    2273,
+    2275,
+    2435,
+    2437,
+    2444,
+    2447,
+    2448,
+    2451,
+    2472,
+    2474,
+    2480,
+    2482,
+    2482,
+    2486,
+    2489,
+    2492,
+    2500,
+    2503,
+    2504,
+    2507,
+    2510,
+    2519,
+    2519,
+    2524,
+    2525,
+    2527,
+    2531,
+    2534,
+    2558,
+    2561,
+    2563,
+    2565,
+    2570,
+    2575,
+    2576,
+    2579,
+    2600,
+    2602,
+    2608,
+    2610,
+    2611,
+    2613,
+    2614,
+    2616,
+    2617,
+    2620,
+    2620,
+    2622,
+    2626,
+    2631,
+    2632,
+    2635,
+    2637,
+    2641,
+    2641,
+    2649,
+    2652,
+    2654,
+    2654,
+    2662,
+    2678,
+    2689,
+    2691,
+    2693,
+    2701,
+    2703,
+    2705,
+    2707,
+    2728,
+    2730,
+    2736,
+    2738,
+    2739,
+    2741,
+    2745,
+    2748,
+    2757,
+    2759,
+    2761,
+    2763,
+    2765,
+    2768,
+    2768,
+    2784,
+    2787,
+    2790,
+    2801,
+    2809,
+    2815,
+    2817,
+    2819,
+    2821,
+    2828,
+    2831,
+    2832,
+    2835,
+    2856,
+    2858,
+    2864,
+    2866,
+    2867,
+    2869,
+    2873,
+    2876,
+    2884,
+    2887,
+    2888,
+    2891,
+    2893,
+    2901,
+    2903,
+    2908,
+    2909,
+    2911,
+    2915,
+    2918,
+    2935,
+    2946,
+    2947,
+    2949,
+    2954,
+    2958,
+    2960,
+    2962,
+    2965,
+    2969,
+    2970,
+    2972,
+    2972,
+    2974,
+    2975,
+    2979,
+    2980,
+    2984,
+    2986,
+    2990,
+    3001,
+    3006,
+    3010,
+    3014,
+    3016,
+    3018,
+    3021,
+    3024,
+    3024,
+    3031,
+    3031,
+    3046,
+    3066,
+    3072,
+    3084,
+    3086,
+    3088,
+    3090,
+    3112,
+    3114,
+    3129,
+    3132,
+    3140,
+    3142,
+    3144,
+    3146,
+    3149,
+    3157,
+    3158,
+    3160,
+    3162,
+    3165,
+    3165,
+    3168,
+    3171,
+    3174,
+    3183,
+    3191,
+    3212,
+    3214,
+    3216,
+    3218,
+    3240,
+    3242,
+    3251,
+    3253,
+    3257,
+    3260,
+    3268,
+    3270,
+    3272,
+    3274,
+    3277,
+    3285,
+    3286,
+    3293,
+    3294,
+    3296,
+    3299,
+    3302,
+    3311,
+    3313,
+    3314,
+    3328,
+    3340,
+    3342,
+    3344,
+    3346,
+    3396,
+    3398,
+    3400,
+    3402,
+    3407,
+    3412,
+    3427,
+    3430,
+    3455,
+    3457,
+    3459,
+    3461,
+    3478,
+    3482,
+    3505,
+    3507,
+    3515,
+    3517,
+    3517,
+    3520,
+    3526,
+    3530,
+    3530,
+    3535,
+    3540,
+    3542,
+    3542,
+    3544,
+    3551,
+    3558,
+    3567,
+    3570,
+    3572,
+    3585,
+    3642,
+    3647,
+    3675,
+    3713,
+    3714,
+    3716,
+    3716,
+    3718,
+    3722,
+    3724,
+    3747,
+    3749,
+    3749,
+    3751,
+    3773,
+    3776,
+    3780,
+    3782,
+    3782,
+    3784,
+    3789,
+    3792,
+    3801,
+    3804,
+    3807,
+    3840,
+    3911,
+    3913,
+    3948,
+    3953,
+    3991,
+    3993,
+    4028,
+    4030,
+    4044,
+    4046,
+    4058,
+    4096,
+    4293,
+    4295,
+    4295,
+    4301,
+    4301,
+    4304,
+    4680,
+    4682,
+    4685,
+    4688,
+    4694,
+    4696,
+    4696,
+    4698,
+    4701,
+    4704,
+    4744,
+    4746,
+    4749,
+    4752,
+    4784,
+    4786,
+    4789,
+    4792,
+    4798,
+    4800,
+    4800,
+    4802,
+    4805,
+    4808,
+    4822,
+    4824,
+    4880,
+    4882,
+    4885,
+    4888,
+    4954,
+    4957,
+    4988,
+    4992,
+    5017,
+    5024,
+    5109,
+    5112,
+    5117,
+    5120,
+    5759,
+    5761,
+    5788,
+    5792,
+    5880,
+    5888,
+    5909,
+    5919,
+    5942,
+    5952,
+    5971,
+    5984,
+    5996,
+    5998,
+    6e3,
+    6002,
+    6003,
+    6016,
+    6109,
+    6112,
+    6121,
+    6128,
+    6137,
+    6144,
+    6157,
+    6159,
+    6169,
+    6176,
+    6264,
+    6272,
+    6314,
+    6320,
+    6389,
+    6400,
+    6430,
+    6432,
+    6443,
+    6448,
+    6459,
+    6464,
+    6464,
+    6468,
+    6509,
+    6512,
+    6516,
+    6528,
+    6571,
+    6576,
+    6601,
+    6608,
+    6618,
+    6622,
+    6683,
+    6686,
+    6750,
+    6752,
+    6780,
+    6783,
+    6793,
+    6800,
+    6809,
+    6816,
+    6829,
+    6832,
+    6862,
+    6912,
+    6988,
+    6992,
+    7038,
+    7040,
+    7155,
+    7164,
+    7223,
+    7227,
+    7241,
+    7245,
+    7304,
+    7312,
+    7354,
+    7357,
+    7367,
+    7376,
+    7418,
+    7424,
+    7957,
+    7960,
+    7965,
+    7968,
+    8005,
+    8008,
+    8013,
+    8016,
+    8023,
+    8025,
+    8025,
+    8027,
+    8027,
+    8029,
+    8029,
+    8031,
+    8061,
+    8064,
+    8116,
+    8118,
+    8132,
+    8134,
+    8147,
+    8150,
+    8155,
+    8157,
+    8175,
+    8178,
+    8180,
+    8182,
+    8190,
+    8208,
+    8231,
+    8240,
+    8286,
+    8304,
+    8305,
+    8308,
+    8334,
+    8336,
+    8348,
+    8352,
+    8384,
+    8400,
+    8432,
+    8448,
+    8587,
+    8592,
+    9254,
+    9280,
+    9290,
+    9312,
+    11123,
+    11126,
+    11157,
+    11159,
+    11507,
+    11513,
+    11557,
+    11559,
+    11559,
+    11565,
+    11565,
+    11568,
+    11623,
+    11631,
+    11632,
+    11647,
+    11670,
+    11680,
+    11686,
+    11688,
+    11694,
+    11696,
+    11702,
+    11704,
+    11710,
+    11712,
+    11718,
+    11720,
+    11726,
+    11728,
+    11734,
+    11736,
+    11742,
+    11744,
+    11869,
+    11904,
+    11929,
+    11931,
+    12019,
+    12032,
+    12245,
+    12272,
+    12283,
+    12289,
+    12351,
+    12353,
+    12438,
+    12441,
+    12543,
+    12549,
+    12591,
+    12593,
+    12686,
+    12688,
+    12771,
+    12784,
+    12830,
+    12832,
+    42124,
+    42128,
+    42182,
+    42192,
+    42539,
+    42560,
+    42743,
+    42752,
+    42954,
+    42960,
+    42961,
+    42963,
+    42963,
+    42965,
+    42969,
+    42994,
+    43052,
+    43056,
+    43065,
+    43072,
+    43127,
+    43136,
+    43205,
+    43214,
+    43225,
+    43232,
+    43347,
+    43359,
+    43388,
+    43392,
+    43469,
+    43471,
+    43481,
+    43486,
+    43518,
+    43520,
+    43574,
+    43584,
+    43597,
+    43600,
+    43609,
+    43612,
+    43714,
+    43739,
+    43766,
+    43777,
+    43782,
+    43785,
+    43790,
+    43793,
+    43798,
+    43808,
+    43814,
+    43816,
+    43822,
+    43824,
+    43883,
+    43888,
+    44013,
+    44016,
+    44025,
+    44032,
+    55203,
+    55216,
+    55238,
+    55243,
+    55291,
+    63744,
+    64109,
+    64112,
+    64217,
+    64256,
+    64262,
+    64275,
+    64279,
+    64285,
+    64310,
+    64312,
+    64316,
+    64318,
+    64318,
+    64320,
+    64321,
+    64323,
+    64324,
+    64326,
+    64450,
+    64467,
+    64911,
+    64914,
+    64967,
+    64975,
+    64975,
+    65008,
+    65049,
+    65056,
+    65106,
+    65108,
+    65126,
+    65128,
+    65131,
+    65136,
+    65140,
+    65142,
+    65276,
+    65281,
+    65470,
+    65474,
+    65479,
+    65482,
+    65487,
+    65490,
+    65495,
+    65498,
+    65500,
+    65504,
+    65510,
+    65512,
+    65518,
+    65532,
+    65533,
+    65536,
+    65547,
+    65549,
+    65574,
+    65576,
+    65594,
+    65596,
+    65597,
+    65599,
+    65613,
+    65616,
+    65629,
+    65664,
+    65786,
+    65792,
+    65794,
+    65799,
+    65843,
+    65847,
+    65934,
+    65936,
+    65948,
+    65952,
+    65952,
+    66e3,
+    66045,
+    66176,
+    66204,
+    66208,
+    66256,
+    66272,
+    66299,
+    66304,
+    66339,
+    66349,
+    66378,
+    66384,
+    66426,
+    66432,
+    66461,
+    66463,
+    66499,
+    66504,
+    66517,
+    66560,
+    66717,
+    66720,
+    66729,
+    66736,
+    66771,
+    66776,
+    66811,
+    66816,
+    66855,
+    66864,
+    66915,
+    66927,
+    66938,
+    66940,
+    66954,
+    66956,
+    66962,
+    66964,
+    66965,
+    66967,
+    66977,
+    66979,
+    66993,
+    66995,
+    67001,
+    67003,
+    67004,
+    67072,
+    67382,
+    67392,
+    67413,
+    67424,
+    67431,
+    67456,
+    67461,
+    67463,
+    67504,
+    67506,
+    67514,
+    67584,
+    67589,
+    67592,
+    67592,
+    67594,
+    67637,
+    67639,
+    67640,
+    67644,
+    67644,
+    67647,
+    67669,
+    67671,
+    67742,
+    67751,
+    67759,
+    67808,
+    67826,
+    67828,
+    67829,
+    67835,
+    67867,
+    67871,
+    67897,
+    67903,
+    67903,
+    67968,
+    68023,
+    68028,
+    68047,
+    68050,
+    68099,
+    68101,
+    68102,
+    68108,
+    68115,
+    68117,
+    68119,
+    68121,
+    68149,
+    68152,
+    68154,
+    68159,
+    68168,
+    68176,
+    68184,
+    68192,
+    68255,
+    68288,
+    68326,
+    68331,
+    68342,
+    68352,
+    68405,
+    68409,
+    68437,
+    68440,
+    68466,
+    68472,
+    68497,
+    68505,
+    68508,
+    68521,
+    68527,
+    68608,
+    68680,
+    68736,
+    68786,
+    68800,
+    68850,
+    68858,
+    68903,
+    68912,
+    68921,
+    69216,
+    69246,
+    69248,
+    69289,
+    69291,
+    69293,
+    69296,
+    69297,
+    69376,
+    69415,
+    69424,
+    69465,
+    69488,
+    69513,
+    69552,
+    69579,
+    69600,
+    69622,
+    69632,
+    69709,
+    69714,
+    69749,
+    69759,
+    69820,
+    69822,
+    69826,
+    69840,
+    69864,
+    69872,
+    69881,
+    69888,
+    69940,
+    69942,
+    69959,
+    69968,
+    70006,
+    70016,
+    70111,
+    70113,
+    70132,
+    70144,
+    70161,
+    70163,
+    70206,
+    70272,
+    70278,
+    70280,
+    70280,
+    70282,
+    70285,
+    70287,
+    70301,
+    70303,
+    70313,
+    70320,
+    70378,
+    70384,
+    70393,
+    70400,
+    70403,
+    70405,
+    70412,
+    70415,
+    70416,
+    70419,
+    70440,
+    70442,
+    70448,
+    70450,
+    70451,
+    70453,
+    70457,
+    70459,
+    70468,
+    70471,
+    70472,
+    70475,
+    70477,
+    70480,
+    70480,
+    70487,
+    70487,
+    70493,
+    70499,
+    70502,
+    70508,
+    70512,
+    70516,
+    70656,
+    70747,
+    70749,
+    70753,
+    70784,
+    70855,
+    70864,
+    70873,
+    71040,
+    71093,
+    71096,
+    71133,
+    71168,
+    71236,
+    71248,
+    71257,
+    71264,
+    71276,
+    71296,
+    71353,
+    71360,
+    71369,
+    71424,
+    71450,
+    71453,
+    71467,
+    71472,
+    71494,
+    71680,
+    71739,
+    71840,
+    71922,
+    71935,
+    71942,
+    71945,
+    71945,
+    71948,
+    71955,
+    71957,
+    71958,
+    71960,
+    71989,
+    71991,
+    71992,
+    71995,
+    72006,
+    72016,
+    72025,
+    72096,
+    72103,
+    72106,
+    72151,
+    72154,
+    72164,
+    72192,
+    72263,
+    72272,
+    72354,
+    72368,
+    72440,
+    72704,
+    72712,
+    72714,
+    72758,
+    72760,
+    72773,
+    72784,
+    72812,
+    72816,
+    72847,
+    72850,
+    72871,
+    72873,
+    72886,
+    72960,
+    72966,
+    72968,
+    72969,
+    72971,
+    73014,
+    73018,
+    73018,
+    73020,
+    73021,
+    73023,
+    73031,
+    73040,
+    73049,
+    73056,
+    73061,
+    73063,
+    73064,
+    73066,
+    73102,
+    73104,
+    73105,
+    73107,
+    73112,
+    73120,
+    73129,
+    73440,
+    73464,
+    73648,
+    73648,
+    73664,
+    73713,
+    73727,
+    74649,
+    74752,
+    74862,
+    74864,
+    74868,
+    74880,
+    75075,
+    77712,
+    77810,
+    77824,
+    78894,
+    82944,
+    83526,
+    92160,
+    92728,
+    92736,
+    92766,
+    92768,
+    92777,
+    92782,
+    92862,
+    92864,
+    92873,
+    92880,
+    92909,
+    92912,
+    92917,
+    92928,
+    92997,
+    93008,
+    93017,
+    93019,
+    93025,
+    93027,
+    93047,
+    93053,
+    93071,
+    93760,
+    93850,
+    93952,
+    94026,
+    94031,
+    94087,
+    94095,
+    94111,
+    94176,
+    94180,
+    94192,
+    94193,
+    94208,
+    100343,
+    100352,
+    101589,
+    101632,
+    101640,
+    110576,
+    110579,
+    110581,
+    110587,
+    110589,
+    110590,
+    110592,
+    110882,
+    110928,
+    110930,
+    110948,
+    110951,
+    110960,
+    111355,
+    113664,
+    113770,
+    113776,
+    113788,
+    113792,
+    113800,
+    113808,
+    113817,
+    113820,
+    113823,
+    118528,
+    118573,
+    118576,
+    118598,
+    118608,
+    118723,
+    118784,
+    119029,
+    119040,
+    119078,
+    119081,
+    119154,
+    119163,
+    119274,
+    119296,
+    119365,
+    119520,
+    119539,
+    119552,
+    119638,
+    119648,
+    119672,
+    119808,
+    119892,
+    119894,
+    119964,
+    119966,
+    119967,
+    119970,
+    119970,
+    119973,
+    119974,
+    119977,
+    119980,
+    119982,
+    119993,
+    119995,
+    119995,
+    119997,
+    120003,
+    120005,
+    120069,
+    120071,
+    120074,
+    120077,
+    120084,
+    120086,
+    120092,
+    120094,
+    120121,
+    120123,
+    120126,
+    120128,
+    120132,
+    120134,
+    120134,
+    120138,
+    120144,
+    120146,
+    120485,
+    120488,
+    120779,
+    120782,
+    121483,
+    121499,
+    121503,
+    121505,
+    121519,
+    122624,
+    122654,
+    122880,
+    122886,
+    122888,
+    122904,
+    122907,
+    122913,
+    122915,
+    122916,
+    122918,
+    122922,
+    123136,
+    123180,
+    123184,
+    123197,
+    123200,
+    123209,
+    123214,
+    123215,
+    123536,
+    123566,
+    123584,
+    123641,
+    123647,
+    123647,
+    124896,
+    124902,
+    124904,
+    124907,
+    124909,
+    124910,
+    124912,
+    124926,
+    124928,
+    125124,
+    125127,
+    125142,
+    125184,
+    125259,
+    125264,
+    125273,
+    125278,
+    125279,
+    126065,
+    126132,
+    126209,
+    126269,
+    126464,
+    126467,
+    126469,
+    126495,
+    126497,
+    126498,
+    126500,
+    126500,
+    126503,
+    126503,
+    126505,
+    126514,
+    126516,
+    126519,
+    126521,
+    126521,
+    126523,
+    126523,
+    126530,
+    126530,
+    126535,
+    126535,
+    126537,
+    126537,
+    126539,
+    126539,
+    126541,
+    126543,
+    126545,
+    126546,
+    126548,
+    126548,
+    126551,
+    126551,
+    126553,
+    126553,
+    126555,
+    126555,
+    126557,
+    126557,
+    126559,
+    126559,
+    126561,
+    126562,
+    126564,
+    126564,
+    126567,
+    126570,
+    126572,
+    126578,
+    126580,
+    126583,
+    126585,
+    126588,
+    126590,
+    126590,
+    126592,
+    126601,
+    126603,
+    126619,
+    126625,
+    126627,
+    126629,
+    126633,
+    126635,
+    126651,
+    126704,
+    126705,
+    126976,
+    127019,
+    127024,
+    127123,
+    127136,
+    127150,
+    127153,
+    127167,
+    127169,
+    127183,
+    127185,
+    127221,
+    127232,
+    127405,
+    127462,
+    127490,
+    127504,
+    127547,
+    127552,
+    127560,
+    127568,
+    127569,
+    127584,
+    127589,
+    127744,
+    128727,
+    128733,
+    128748,
+    128752,
+    128764,
+    128768,
+    128883,
+    128896,
+    128984,
+    128992,
+    129003,
+    129008,
+    129008,
+    129024,
+    129035,
+    129040,
+    129095,
+    129104,
+    129113,
+    129120,
+    129159,
+    129168,
+    129197,
+    129200,
+    129201,
+    129280,
+    129619,
+    129632,
+    129645,
+    129648,
+    129652,
+    129656,
+    129660,
+    129664,
+    129670,
+    129680,
+    129708,
+    129712,
+    129722,
+    129728,
+    129733,
+    129744,
+    129753,
+    129760,
+    129767,
+    129776,
+    129782,
+    129792,
+    129938,
+    129940,
+    129994,
+    130032,
+    130041,
+    131072,
+    173791,
+    173824,
+    177976,
+    177984,
+    178205,
+    178208,
+    183969,
+    183984,
+    191456,
+    194560,
+    195101,
+    196608,
+    201546,
+    917760,
+    917999
+  ]
+};
+
+// src/rules/text.ts
+var hex = (c) => `\\u{${c.toString(16)}}`;
+var pairs = unicode_default.printable;
+var klass = "";
+for (let i = 0; i < pairs.length; i += 2) klass += `${hex(pairs[i])}-${hex(pairs[i + 1])}`;
+var WS = unicode_default.white_space.map(hex).join("");
+var UNPRINTABLE = new RegExp(`[^${klass}]`, "u");
+var LEADING = new RegExp(`^[${WS}]+`, "u");
+var TRAILING = new RegExp(`[${WS}]+$`, "u");
+var WORD = new RegExp(`[^${WS}]+`, "gu");
+var printable = (text3) => !UNPRINTABLE.test(text3);
+var strip = (text3) => text3.replace(LEADING, "").replace(TRAILING, "");
+var wordCount = (text3) => (text3.match(WORD) ?? []).length;
+function quote(v) {
+  if (typeof v !== "string") return v === null || v === void 0 ? "None" : String(v);
+  const q = v.includes("'") && !v.includes('"') ? '"' : "'";
+  let out = "";
+  for (const ch of v) {
+    if (ch === "\\") out += "\\\\";
+    else if (ch === q) out += "\\" + q;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "	") out += "\\t";
+    else if (!printable(ch)) {
+      const c = ch.codePointAt(0);
+      out += c < 256 ? "\\x" + c.toString(16).padStart(2, "0") : c < 65536 ? "\\u" + c.toString(16).padStart(4, "0") : "\\U" + c.toString(16).padStart(8, "0");
+    } else out += ch;
+  }
+  return q + out + q;
+}
+
+// src/rules/state.ts
+var DurableError = class extends Error {
+  constructor(message, code = "internal", document = void 0) {
+    super(message);
+    this.code = code;
+    this.document = document;
+  }
+  code;
+  document;
+};
+var invalid = (m) => new DurableError(m, "invalid_input");
+var notFound = (m) => new DurableError(m, "not_found");
+var conflict = (m) => new DurableError(m, "conflict");
+var denied = (m) => new DurableError(m, "permission_denied");
+function httpStatus(code) {
+  const e = contract_default.errors[code];
+  return e?.http ?? 500;
+}
+var SQL_LIMITS = { value: 2e6, statement: 1e5, params: 100 };
+var encoder = new TextEncoder();
+function sizeOf(v, exact) {
+  if (typeof v === "string") return exact ? encoder.encode(v).length : v.length * 3;
+  if (v instanceof ArrayBuffer) return v.byteLength;
+  if (ArrayBuffer.isView(v)) return v.byteLength;
+  return 8;
+}
+function guardSql(q, b) {
+  if (q.length > SQL_LIMITS.statement / 3 && encoder.encode(q).length > SQL_LIMITS.statement) {
+    throw new DurableError(`a SQL statement of ${encoder.encode(q).length} bytes is over Cloudflare's limit of 100 KB; nothing was written`, "storage");
+  }
+  if (b.length > SQL_LIMITS.params) {
+    throw new DurableError(`a SQL statement with ${b.length} bound parameters is over Cloudflare's limit of 100; nothing was written`, "storage");
+  }
+  let bound = 0;
+  for (const v of b) bound += sizeOf(v, false);
+  if (bound <= SQL_LIMITS.value) return;
+  let total = 0;
+  for (const v of b) {
+    const n = sizeOf(v, true);
+    if (n > SQL_LIMITS.value) {
+      throw new DurableError(`a value of ${n} bytes is over Cloudflare's limit of 2,000,000 bytes per string, BLOB or row; nothing was written`, "storage");
+    }
+    total += n;
+  }
+  if (total > SQL_LIMITS.value) {
+    throw new DurableError(`a row of ${total} bytes is over Cloudflare's limit of 2,000,000 bytes per row; nothing was written`, "storage");
+  }
+}
+var MARK = "";
+var MARK_LENGTH = MARK.length + 32;
+var ROW_BUDGET = 19e5;
+var PART_UNITS = 5e5;
+var isMarker = (v) => typeof v === "string" && v.length === MARK_LENGTH && v.startsWith(MARK);
+var chunkColumns = "coalesce(NEW.content, ''), coalesce(NEW.tool_calls, ''), coalesce(NEW.meta, ''), coalesce(NEW.data, '')";
+var CHUNK_SCHEMA = [
+  "CREATE TABLE IF NOT EXISTS _durable_chunks (key TEXT NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (key, part))",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_gone AFTER DELETE ON turns BEGIN DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data); END",
+  `CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_changed AFTER UPDATE OF content, tool_calls, meta, data ON turns BEGIN DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data) AND key NOT IN (${chunkColumns}); END`,
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_gone AFTER DELETE ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_changed AFTER UPDATE OF content ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END"
+];
+var Db = class {
+  constructor(sql) {
+    this.sql = sql;
+  }
+  sql;
+  exec(q, b) {
+    let bound = b.map((x) => x === void 0 ? null : x);
+    if (/^\s*(INSERT|UPDATE|REPLACE)/i.test(q)) bound = this.chunked(bound);
+    guardSql(q, bound);
+    return this.sql.exec(q, ...bound);
+  }
+  /** BOUND with its biggest texts replaced by chunk markers until the row fits (and any marker-like text). */
+  chunked(bound) {
+    let upper = 0;
+    for (const v of bound) upper += typeof v === "string" ? v.length * 3 : 8;
+    if (upper <= ROW_BUDGET && !bound.some(isMarker)) return bound;
+    const sizes = bound.map((v) => typeof v === "string" ? encoder.encode(v).length : 8);
+    let total = sizes.reduce((a, n) => a + n, 0);
+    const out = [...bound];
+    const order = out.map((_, i) => i).sort((a, c) => sizes[c] - sizes[a]);
+    for (const i of order) {
+      const v = out[i];
+      if (typeof v !== "string" || !(isMarker(v) || total > ROW_BUDGET && sizes[i] > MARK_LENGTH)) continue;
+      out[i] = this.store(v);
+      total -= sizes[i] - MARK_LENGTH;
+    }
+    return out;
+  }
+  store(text3) {
+    const key = MARK + [...crypto.getRandomValues(new Uint8Array(16))].map((x) => x.toString(16).padStart(2, "0")).join("");
+    let part = 0;
+    for (let at = 0; at < text3.length || part === 0; part++) {
+      let end = Math.min(at + PART_UNITS, text3.length);
+      const last = text3.charCodeAt(end - 1);
+      if (end < text3.length && last >= 55296 && last <= 56319) end--;
+      const piece = text3.slice(at, end);
+      guardSql("", [piece]);
+      this.sql.exec("INSERT INTO _durable_chunks (key, part, text) VALUES (?, ?, ?)", key, part, piece);
+      at = end;
+    }
+    return key;
+  }
+  /** ROWS with every chunk marker replaced by its whole text. */
+  whole(rows) {
+    for (const r of rows) {
+      for (let i = 0; i < r.length; i++) {
+        if (isMarker(r[i])) {
+          r[i] = [...this.sql.exec("SELECT text FROM _durable_chunks WHERE key = ? ORDER BY part", r[i]).raw()].map((p) => p[0]).join("");
+        }
+      }
+    }
+    return rows;
+  }
+  all(q, ...b) {
+    return this.whole([...this.exec(q, b).raw()]);
+  }
+  /** The rows one at a time, read from storage as they are iterated (SQL cursors are lazy: a request
+   *  holds the row it is at, not the result; SPEC §13). */
+  iter(q, ...b) {
+    return this.sql.exec(q, ...b.map((x) => x === void 0 ? null : x)).raw();
+  }
+  one(q, ...b) {
+    const first = this.iter(q, ...b).next();
+    return first.done ? null : first.value;
+  }
+  /** Rows as objects keyed by column name, in the table's column order (as Python's `SELECT *` dicts). */
+  dicts(q, ...b) {
+    const cur = this.exec(q, b);
+    const names = cur.columnNames;
+    return this.whole([...cur.raw()]).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
+  }
+  /** Rows as objects keyed by column name, one at a time as read (a lazy cursor). */
+  *dictIter(q, ...b) {
+    const cur = this.sql.exec(q, ...b.map((x) => x === void 0 ? null : x));
+    const names = cur.columnNames;
+    for (const r of cur.raw()) yield Object.fromEntries(names.map((n, i) => [n, r[i]]));
+  }
+  run(q, ...b) {
+    this.exec(q, b);
+  }
+};
+function now() {
+  return Date.now();
+}
+function iso(ms) {
+  return ms === null || ms === void 0 ? null : new Date(Number(ms)).toISOString();
+}
+function dumps(v) {
+  return JSON.stringify(v);
+}
+var META = [
+  "one",
+  "id",
+  "scope",
+  "owner",
+  "name",
+  "title",
+  "status",
+  "created_at",
+  "updated_at",
+  "last_active_at",
+  "ttl_seconds",
+  "expires_at",
+  "live_turns",
+  "live_tokens",
+  "external_id",
+  "adapter"
+];
+var Opened = class {
+  constructor(db, address, actor, config, id) {
+    this.db = db;
+    this.address = address;
+    this.actor = actor;
+    this.config = config;
+    this.id = id;
+  }
+  db;
+  address;
+  actor;
+  config;
+  id;
+  get name() {
+    return this.address.name;
+  }
+  get what() {
+    const a = this.address;
+    if (a.id_scope === "reserved") return `memory of user "${a.owner}"`;
+    if (a.id_scope === "tenant") return `session "${a.name}" of tenant "${a.owner}"`;
+    return `session "${a.name}"`;
+  }
+  get missing() {
+    if (this.address.id_scope === "reserved") return `${this.what} is empty; 'durable memory set' starts it`;
+    return `${this.what} not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)`;
+  }
+  get taken() {
+    return `${this.what}: the name is taken; pick another name`;
+  }
+  meta() {
+    const r = this.db.one(`SELECT ${META.join(", ")} FROM object`);
+    if (!r) return null;
+    const m = {};
+    META.forEach((k, i) => m[k] = r[i]);
+    return m;
+  }
+  role() {
+    const r = this.db.one("SELECT role FROM participants WHERE user = ?", this.actor);
+    return r ? r[0] : null;
+  }
+  requireVisible() {
+    if (this.address.id_scope === "tenant" && this.role() === null) throw notFound(this.missing);
+  }
+  requireOwner(doing) {
+    if (this.role() !== "owner") throw denied(`only an owner of ${this.what} can ${doing}; ask an owner to do it`);
+  }
+};
+function createObject(obj, status, title = null, ttl2 = null) {
+  const t = now();
+  const a = obj.address;
+  obj.db.run(
+    "INSERT INTO object (one, id, scope, owner, name, title, status, created_at, updated_at, last_active_at, ttl_seconds, expires_at) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    obj.id,
+    a.scope,
+    a.owner,
+    a.name,
+    title,
+    status,
+    t,
+    t,
+    t,
+    ttl2,
+    ttl2 ? t + ttl2 * 1e3 : null
+  );
+  if (a.id_scope !== "reserved") {
+    obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, 'owner', ?)", obj.actor, t);
+    event(obj, "session.created", { scope: a.scope, status });
+    if (ttl2) event(obj, "ttl.set", { ttl_seconds: ttl2 });
+  }
+}
+function event(obj, type, data = null, actor = void 0) {
+  const r = obj.db.one(
+    "INSERT INTO events (type, actor, data, at) VALUES (?, ?, ?, ?) RETURNING seq",
+    type,
+    actor === void 0 ? obj.actor : actor,
+    dumps(data ?? {}),
+    now()
+  );
+  return r[0];
+}
+function touch(obj, active = true) {
+  const t = now();
+  if (active) {
+    obj.db.run("UPDATE object SET updated_at = ?, last_active_at = ?, expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END", t, t, t);
+  } else {
+    obj.db.run("UPDATE object SET updated_at = ?", t);
+  }
+}
+function setStatus(obj, to, from) {
+  if (to === from) return;
+  obj.db.run("UPDATE object SET status = ?", to);
+  event(obj, "session.status", { from, to });
+}
+function nextAlarmAt(db) {
+  const r = db.one("SELECT min(t) FROM (SELECT expires_at AS t FROM object UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing' UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')");
+  return r ? r[0] : null;
+}
+function pendingAt(db) {
+  const r = db.one("SELECT CASE WHEN EXISTS (SELECT 1 FROM prompts WHERE status = 'processing') THEN NULL ELSE (SELECT min(max(created_at, coalesce(not_before, 0))) FROM prompts WHERE status = 'pending') END");
+  return r ? r[0] : null;
+}
+function sessionJson(obj) {
+  const m = obj.meta();
+  const participants2 = obj.db.all("SELECT user, role, joined_at FROM participants ORDER BY joined_at, user").map(([user, role, j]) => ({ user, role, joined_at: iso(j) }));
+  const counts = {};
+  for (const [s, n] of obj.db.all("SELECT status, count(*) FROM prompts WHERE status IN ('pending','processing') GROUP BY status")) counts[s] = n;
+  return {
+    name: m.name,
+    id: m.id,
+    scope: m.scope,
+    owner: m.owner,
+    title: m.title,
+    status: m.status,
+    created_at: iso(m.created_at),
+    updated_at: iso(m.updated_at),
+    last_active_at: iso(m.last_active_at),
+    participants: participants2,
+    queue: { pending: counts.pending ?? 0, processing: counts.processing ?? 0 },
+    turns: m.live_turns,
+    tokens: m.live_tokens,
+    expires_at: iso(m.expires_at),
+    ttl_seconds: m.ttl_seconds,
+    external_id: m.external_id ?? null
+  };
+}
+function validName(text3, what = "name") {
+  const s = typeof text3 === "string" ? text3 : "";
+  const n = [...s].length;
+  if (typeof text3 !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
+    throw invalid(`invalid ${what} ${pyRepr(text3)}: use 1-200 printable characters with no leading or trailing white space`);
+  }
+  return s;
+}
+var pyRepr = quote;
+
+// src/subrequests.ts
+var DEFAULT_SUBREQUESTS = 1e4;
+var most = 0;
+var served = 0;
+function takeMaxSubrequests() {
+  const m = most;
+  most = 0;
+  return m;
+}
+function takeServed() {
+  const n = served;
+  served = 0;
+  return n;
+}
+function counted(env, limit) {
+  let n = 0;
+  served++;
+  const wrap = (ns) => ({
+    idFromName: (name) => ns.idFromName(name),
+    get: (id) => {
+      const stub = ns.get(id);
+      return {
+        fetch: (input, init) => {
+          n++;
+          if (n > most) most = n;
+          if (n > limit) {
+            throw new DurableError(`too many subrequests: this request needed more than ${limit} (Cloudflare's per-request limit; docs/remote.md)`, "internal");
+          }
+          return stub.fetch(input, init);
+        }
+      };
+    }
+  });
+  return { ...env, OBJECTS: wrap(env.OBJECTS), INDEX: wrap(env.INDEX) };
+}
+
+// src/auth.ts
+var MIN_KEY_BYTES = 32;
+var MiB = 1048576;
+function misconfigured(variable, why) {
+  return new DurableError(`the Worker is misconfigured: ${variable} ${why} (docs/remote.md "Configuration"); nothing was done`, "misconfigured");
+}
+function positiveVar(env, name, fallback, max, unit = "bytes") {
+  const v = env[name];
+  if (v === void 0 || v === null) return fallback;
+  if (typeof v !== "string" || !/^[1-9][0-9]{0,15}$/.test(v) || Number(v) > max) {
+    throw misconfigured(name, `must be a positive integer of at most ${max} (${unit}), as text`);
+  }
+  return Number(v);
+}
+var checked = null;
+function checkConfig(env) {
+  if (checked && checked.env === env) return checked.settings;
+  for (const name of ["DURABLE_SECRET", "DURABLE_TOKEN_KEY"]) {
+    const v = env[name];
+    if (typeof v !== "string" || !v) throw misconfigured(name, `is not set: put a random secret of at least ${MIN_KEY_BYTES} bytes (npx wrangler secret put ${name})`);
+    if (new TextEncoder().encode(v).length < MIN_KEY_BYTES) throw misconfigured(name, `is shorter than ${MIN_KEY_BYTES} bytes`);
+  }
+  for (const old of ["DURABLE_TOKENS", "DURABLE_ADMIN_TOKENS"]) {
+    if (env[old] !== void 0) throw misconfigured(old, "is no longer read: tokens are signed with DURABLE_TOKEN_KEY ('durable remote token'); delete it");
+  }
+  const maxTurnBytes = positiveVar(env, "DURABLE_MAX_TURN_BYTES", 2 * MiB, 2 * MiB);
+  const maxBodyBytes = positiveVar(env, "DURABLE_MAX_BODY_BYTES", 16 * MiB, 100 * MiB);
+  if (maxBodyBytes < 64 * 1024) throw misconfigured("DURABLE_MAX_BODY_BYTES", "must be at least 65536 (bytes); keep it at least 6 times DURABLE_MAX_TURN_BYTES, so any turn can be sent");
+  const f = env.DURABLE_DEV_FAULTS;
+  if (f !== void 0 && f !== "1" && f !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
+  const subrequests = positiveVar(env, "DURABLE_SUBREQUEST_LIMIT", DEFAULT_SUBREQUESTS, 1e7, "subrequests per request");
+  const settings = { maxTurnBytes, maxBodyBytes, subrequests, faults: f === "1" };
+  checked = { env, settings };
+  return settings;
+}
+var B64URL = /^[A-Za-z0-9_-]*$/;
+function unb64url(text3) {
+  if (!B64URL.test(text3) || text3.length % 4 === 1) return null;
+  const bin = atob(text3.replace(/-/g, "+").replace(/_/g, "/") + "==".slice(0, (4 - text3.length % 4) % 4));
+  const bytes2 = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+  return b64url(bytes2) === text3 ? bytes2 : null;
+}
+function b64url(bytes2) {
+  let bin = "";
+  for (const b of bytes2) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+var verifyKey = null;
+async function keyFor(text3) {
+  if (!verifyKey || verifyKey.text !== text3) {
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(text3), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+    verifyKey = { text: text3, key };
+  }
+  return verifyKey.key;
+}
+var unauthorized = (why) => new DurableError(`the token is not valid for this Worker (${why}); check DURABLE_TOKEN or config remote.token, or issue one with 'durable remote token'`, "unauthorized");
+var isInt = (v) => typeof v === "number" && Number.isSafeInteger(v);
+function decodeJson(bytes2) {
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes2));
+  } catch {
+    return null;
+  }
+}
+async function verify(token, keyText, nowMs) {
+  const parts = token.split(".");
+  if (parts.length !== 3) throw unauthorized("not a signed token");
+  const [h, p, s] = parts.map(unb64url);
+  if (!h || !p || !s) throw unauthorized("not canonical base64url");
+  const header = decodeJson(h);
+  if (!header || typeof header !== "object" || Array.isArray(header) || header.alg !== "HS256" || "crit" in header) {
+    throw unauthorized("only HS256 tokens are accepted");
+  }
+  if (s.length !== 32) throw unauthorized("bad signature");
+  const ok = await crypto.subtle.verify("HMAC", await keyFor(keyText), s, new TextEncoder().encode(`${parts[0]}.${parts[1]}`));
+  if (!ok) throw unauthorized("bad signature");
+  const c = decodeJson(p);
+  if (!c || typeof c !== "object" || Array.isArray(c) || typeof c.sub !== "string" || typeof c.adm !== "boolean" || !isInt(c.iat) || !isInt(c.exp) || typeof c.jti !== "string" || !c.jti || c.jti.length > 200) {
+    throw unauthorized("claims sub, adm, iat, exp and jti are required");
+  }
+  try {
+    validName(c.sub, "user");
+  } catch {
+    throw unauthorized("sub is not a valid user name");
+  }
+  if (c.exp * 1e3 <= nowMs) throw unauthorized(`expired at ${new Date(c.exp * 1e3).toISOString()}`);
+  return { sub: c.sub, adm: c.adm, iat: c.iat, exp: c.exp, jti: c.jti };
+}
+var REVOCATIONS_TTL_MS = 5e3;
+var revocations = null;
+function forgetRevocations() {
+  revocations = null;
+}
+async function checkRevoked(c, nowMs, fetch) {
+  if (!revocations || nowMs - revocations.at > REVOCATIONS_TTL_MS || nowMs < revocations.at) {
+    const got = await fetch();
+    revocations = { at: nowMs, list: { jtis: new Set(got.jtis), users: new Map(Object.entries(got.users)) } };
+  }
+  const list2 = revocations.list;
+  if (list2.jtis.has(c.jti)) throw unauthorized(`token ${c.jti} was revoked`);
+  const before = list2.users.get(c.sub);
+  if (before !== void 0 && c.iat < before) throw unauthorized(`the tokens of user "${c.sub}" issued before ${new Date(before * 1e3).toISOString()} were revoked`);
+}
+
+// src/rules/strict.ts
+var MAX_DEPTH = 200;
+var ENVELOPE_DEPTH = 16;
+var USAGE_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
+var QUOTE = 34;
+var BACKSLASH = 92;
+var OPEN_OBJECT = 123;
+var CLOSE_OBJECT = 125;
+var OPEN_ARRAY = 91;
+var CLOSE_ARRAY = 93;
+var COMMA = 44;
+function scan(text3, limit = MAX_DEPTH, lexemes, body = false) {
+  const keys = [];
+  const path = [];
+  let expectKey = false;
+  const n = text3.length;
+  let i = 0;
+  while (i < n) {
+    const c = text3.charCodeAt(i);
+    if (c === QUOTE) {
+      let end = i + 1;
+      for (; ; ) {
+        end = text3.indexOf('"', end);
+        let k = end - 1;
+        while (text3.charCodeAt(k) === BACKSLASH) k--;
+        if ((end - 1 - k) % 2 === 0) break;
+        end++;
+      }
+      if (expectKey) {
+        const raw2 = text3.slice(i + 1, end);
+        const key = raw2.includes("\\") ? JSON.parse(text3.slice(i, end + 1)) : raw2;
+        const seen = keys[keys.length - 1];
+        if (seen.has(key)) return `the key ${quote(key)} appears twice in one object`;
+        seen.add(key);
+        path[keys.length - 1] = key;
+        expectKey = false;
+      }
+      i = end + 1;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (keys.length >= limit) return `nested deeper than ${limit} levels`;
+      keys.push(c === OPEN_OBJECT ? /* @__PURE__ */ new Set() : null);
+      expectKey = c === OPEN_OBJECT;
+      i++;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      keys.pop();
+      path.length = keys.length;
+      expectKey = false;
+      i++;
+    } else if (c === COMMA) {
+      expectKey = keys[keys.length - 1] != null;
+      i++;
+    } else if (c === 45 || c >= 48 && c <= 57) {
+      let j = i + 1, plain = true;
+      for (; j < n; j++) {
+        const d = text3.charCodeAt(j);
+        if (d >= 48 && d <= 57) continue;
+        if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45) {
+          plain = false;
+          continue;
+        }
+        break;
+      }
+      if (!plain || j - i > 300) {
+        const lexeme = text3.slice(i, j);
+        const value = Number(lexeme);
+        if (!Number.isFinite(value)) return `the number ${lexeme.slice(0, 40)} overflows a double`;
+        const L = keys.length;
+        if (body && !plain && Number.isInteger(value) && L >= 3 && USAGE_KEYS.includes(path[L - 1]) && path[L - 2] === "usage" && path[L - 3] === "meta" && keys[L - 2] !== null && keys[L - 3] !== null && !path.slice(0, L - 3).includes("data")) {
+          return `meta.usage.${path[L - 1]} must be an integer from 0 to 10^12`;
+        }
+      }
+      if (lexemes !== void 0 && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text3.slice(i, j));
+      i = j;
+    } else i++;
+  }
+  return null;
+}
+function parse(text3, what, lexemes) {
+  let value;
+  try {
+    value = JSON.parse(text3);
+  } catch {
+    throw invalid(`${what} is not valid JSON text`);
+  }
+  const why = scan(text3, MAX_DEPTH, lexemes);
+  if (why !== null) throw invalid(`${what} is not valid JSON (${why})`);
+  return value;
+}
+function tooDeep(value, limit = MAX_DEPTH) {
+  const stack = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop();
+    if (v === null || typeof v !== "object") continue;
+    if (depth > limit) return true;
+    for (const c of Array.isArray(v) ? v : Object.values(v)) if (c !== null && typeof c === "object") stack.push([c, depth + 1]);
+  }
+  return false;
+}
+function integerLexeme(lexeme) {
+  return lexeme === void 0 || !/[.eE]/.test(lexeme);
+}
+
+// src/indexes.ts
+var ROOTS = "0123456789abcdef";
+var ROW_COLUMNS = [
+  "id",
+  "scope",
+  "owner",
+  "name",
+  "title",
+  "status",
+  "created_at",
+  "updated_at",
+  "last_active_at",
+  "turns",
+  "tokens",
+  "expires_at",
+  "next_alarm_at",
+  "external_id",
+  "pending_at"
+];
+var USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+function homeShard(scope, owner) {
+  return scope === "tenant" ? `tenant:${owner}` : `user:${owner}`;
+}
+function shardsOf(row3) {
+  const out = /* @__PURE__ */ new Set([homeShard(row3.scope, row3.owner)]);
+  for (const [user] of row3.members) out.add(`user:${user}`);
+  return [...out].sort();
+}
+function shardStub(env, shard) {
+  return env.INDEX.get(env.INDEX.idFromName(shard));
+}
+function objectStub(env, row3) {
+  return env.OBJECTS.get(env.OBJECTS.idFromName(row3.id));
+}
+function addressOf(row3) {
+  const idScope = row3.scope === "session" ? "user" : row3.scope;
+  return { id_scope: idScope, owner: row3.owner, name: row3.name, scope: row3.scope };
+}
+async function answer(response) {
+  const doc = await response.json();
+  if (doc.error) throw new DurableError(doc.error.message, doc.error.code);
+  return doc.result;
+}
+async function ask(env, shard, op, args = {}) {
+  return answer(await shardStub(env, shard).fetch(`https://index/${op}`, { method: "POST", body: JSON.stringify({ shard, ...args }) }));
+}
+async function system(env, row3, op, args = {}) {
+  const call = { op, args, address: addressOf(row3), id: row3.id };
+  return answer(await objectStub(env, row3).fetch("https://object/system", { method: "POST", body: JSON.stringify(call) }));
+}
+function whereOf(f) {
+  const at = f.at ?? now();
+  const where = [];
+  const params = [];
+  if (!f.reserved) where.push("o.scope != 'reserved'");
+  if (!f.expired) {
+    where.push("(o.expires_at IS NULL OR o.expires_at > ?)");
+    params.push(at);
+  }
+  if (f.member != null && f.reserved) {
+    where.push("(EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id) OR (o.scope = 'reserved' AND o.owner = ?))");
+    params.push(f.member, f.member);
+  } else if (f.member != null) {
+    where.push("EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id)");
+    params.push(f.member);
+  }
+  if (f.home_only) where.push("o.home = 1");
+  if (f.statuses && f.statuses.length) {
+    where.push(`o.status IN (${f.statuses.map(() => "?").join(",")})`);
+    params.push(...f.statuses);
+  } else if (f.all_objects === false) where.push("o.status != 'archived'");
+  if (f.older_than != null) {
+    where.push("o.last_active_at < ?");
+    params.push(at - f.older_than * 1e3);
+  }
+  if (f.cutoff != null) {
+    where.push("o.last_active_at < ?");
+    params.push(f.cutoff);
+  }
+  if (f.tenant != null) {
+    where.push("o.scope = 'tenant' AND o.owner = ?");
+    params.push(f.tenant);
+  }
+  if (f.owner != null) {
+    where.push("o.owner = ? AND o.scope IN ('user', 'session')");
+    params.push(f.owner);
+  }
+  if (f.name != null) {
+    where.push("o.name = ?");
+    params.push(f.name);
+  }
+  if (f.alarm_due != null) {
+    where.push("o.next_alarm_at IS NOT NULL AND o.next_alarm_at <= ?");
+    params.push(f.alarm_due);
+  }
+  if (f.after_id != null) {
+    where.push("o.id > ?");
+    params.push(f.after_id);
+  }
+  if (f.before != null) {
+    where.push("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))");
+    params.push(f.before[0], f.before[0], f.before[1]);
+  }
+  if (f.pending_due != null) {
+    where.push("o.pending_at IS NOT NULL AND o.pending_at <= ?");
+    params.push(f.pending_due);
+  }
+  if (f.draft_before != null) {
+    where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'");
+    params.push(f.draft_before);
+  }
+  if (!where.length) where.push("1");
+  return [where, params];
+}
+var PAGE_MEMORY_MS = 864e5;
+var PAGE_ABANDONED_MS = 6e4;
+var SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(u.tokens) AS TEXT), CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd)";
+var FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+var MAX_TOTAL = (1n << 63n) - 1n;
+function overflow() {
+  return new DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session or --newer-than", "storage");
+}
+function addCount(a, b) {
+  const sum = BigInt(String(a ?? 0)) + BigInt(String(b ?? 0));
+  if (sum > MAX_TOTAL) throw overflow();
+  return sum.toString();
+}
+var fields = (v) => Object.fromEntries(FIELDS.map((k, i) => [k, k === "cost_usd" ? Number(v[i] ?? 0) : String(v[i] ?? 0)]));
+var DurableIndex = class {
+  constructor(ctx, env) {
+    this.ctx = ctx;
+    this.env = env;
+    this.db = new Db(ctx.storage.sql);
+  }
+  ctx;
+  env;
+  db;
+  ready = false;
+  init() {
+    if (this.ready) return;
+    const cols = "id TEXT PRIMARY KEY, scope TEXT NOT NULL, owner TEXT NOT NULL, name TEXT NOT NULL, title TEXT, status TEXT NOT NULL, created_at INTEGER, updated_at INTEGER, last_active_at INTEGER, turns INTEGER, tokens INTEGER, expires_at INTEGER, next_alarm_at INTEGER, external_id TEXT, home INTEGER NOT NULL";
+    this.ctx.storage.transactionSync(() => {
+      this.db.run(`CREATE TABLE IF NOT EXISTS objects (${cols})`);
+      this.db.run("CREATE INDEX IF NOT EXISTS objects_by_activity ON objects (last_active_at, id)");
+      this.db.run("CREATE INDEX IF NOT EXISTS objects_by_alarm ON objects (next_alarm_at) WHERE next_alarm_at IS NOT NULL");
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_at'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_at INTEGER");
+      this.db.run("CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL");
+      this.db.run("CREATE TABLE IF NOT EXISTS members (object_id TEXT NOT NULL, user TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (object_id, user))");
+      this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
+      this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER, tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
+      this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
+      this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
+      this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS shards (name TEXT PRIMARY KEY)");
+      this.db.run("CREATE TABLE IF NOT EXISTS self (one INTEGER PRIMARY KEY CHECK (one = 1), name TEXT NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT, deleted_at INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS revoked_jtis (jti TEXT PRIMARY KEY, at INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS revoked_users (user TEXT PRIMARY KEY, issued_before INTEGER NOT NULL)");
+    });
+    this.ready = true;
+  }
+  async fetch(request) {
+    const op = new URL(request.url).pathname.slice(1);
+    const args = await request.json();
+    try {
+      this.init();
+      const refused = this.db.one("SELECT refuse FROM faults");
+      if (refused && refused[0] && (op === "put" || op === "drop")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      let result;
+      switch (op) {
+        case "put":
+          result = args.shard.startsWith("root:") ? this.putRoot(args.row) : await this.put(args.shard, args.row, !!args.home);
+          break;
+        case "drop":
+          result = this.drop(args.id);
+          break;
+        case "list":
+          result = this.list(args.filter ?? {});
+          break;
+        case "usage":
+          result = this.usage(args.filter ?? {}, args.by, args.newer_day ?? null);
+          break;
+        case "register":
+          this.db.run("INSERT OR REPLACE INTO registry (id, home) VALUES (?, ?)", args.id, args.home);
+          break;
+        case "unregister":
+          this.drop(args.id);
+          break;
+        // a root shard: the registry entry and the row's copy
+        case "registry":
+          result = this.db.all("SELECT id, home FROM registry WHERE id > ? ORDER BY id LIMIT ?", args.after ?? "", args.limit ?? 1e3).map(([id, home]) => ({ id, home }));
+          break;
+        case "shard":
+          this.db.run("INSERT OR IGNORE INTO shards (name) VALUES (?)", args.name);
+          break;
+        case "unshard":
+          this.db.run("DELETE FROM shards WHERE name = ?", args.name);
+          break;
+        case "shards":
+          result = this.db.all("SELECT name FROM shards WHERE name > ? ORDER BY name LIMIT ?", args.after ?? "", args.limit ?? 100).map((r) => r[0]);
+          break;
+        case "seed":
+          this.seed(args);
+          break;
+        // tests only (across.ts "seed")
+        case "wipe":
+          await this.ctx.storage.deleteAll();
+          this.ready = false;
+          if (args.shard && !args.shard.startsWith("root:")) await ask(this.env, rootOf(args.shard), "unshard", { name: args.shard });
+          break;
+        case "bury":
+          this.db.run("INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')), deleted_at = excluded.deleted_at", args.id, args.owner, args.last_checkpoint ?? null, args.at);
+          break;
+        case "tombstone": {
+          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", args.id);
+          result = r ? { id: r[0], owner: r[1], last_checkpoint: r[2], deleted_at: r[3] } : null;
+          break;
+        }
+        case "claim":
+          result = this.claim(args.id);
+          break;
+        case "unclaim":
+          this.db.run("DELETE FROM pages WHERE id = ? AND body IS NULL", args.id);
+          break;
+        case "settle":
+          this.db.run("UPDATE pages SET body = ?, at = ? WHERE id = ?", args.body, now(), args.id);
+          this.db.run("DELETE FROM pages WHERE at < ?", now() - PAGE_MEMORY_MS);
+          break;
+        case "revoke":
+          if (args.jti !== null) this.db.run("INSERT OR IGNORE INTO revoked_jtis (jti, at) VALUES (?, ?)", args.jti, now());
+          else this.db.run("INSERT INTO revoked_users (user, issued_before) VALUES (?, ?) ON CONFLICT (user) DO UPDATE SET issued_before = max(issued_before, excluded.issued_before)", args.user, args.issued_before);
+          break;
+        case "revocations":
+          result = {
+            jtis: this.db.all("SELECT jti FROM revoked_jtis").map((r) => r[0]),
+            users: Object.fromEntries(this.db.all("SELECT user, issued_before FROM revoked_users").map((r) => [r[0], r[1]]))
+          };
+          break;
+        case "sql_limits": {
+          if (this.env.DURABLE_DEV_FAULTS !== "1") throw invalid("sql_limits is a test hook of 'durable remote dev' only");
+          const tries = {
+            value: () => this.db.run("SELECT length(?)", "x".repeat(2000001)),
+            row: () => this.db.run("SELECT length(?) + length(?)", "x".repeat(1000001), "y".repeat(1e6)),
+            statement: () => this.db.run(`SELECT 1 /* ${"x".repeat(1e5)} */`),
+            parameters: () => this.db.run(`SELECT ${new Array(101).fill("?").join(" + ")}`, ...new Array(101).fill(1)),
+            within: () => this.db.run(`SELECT ${new Array(99).fill("?").join(" + ")}, length(?)`, ...new Array(99).fill(1), "x".repeat(1999e3))
+          };
+          const out = {};
+          for (const [k, f] of Object.entries(tries)) {
+            try {
+              f();
+              out[k] = null;
+            } catch (e) {
+              out[k] = e.message;
+            }
+          }
+          result = out;
+          break;
+        }
+        case "fault":
+          this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0);
+          break;
+        default:
+          throw invalid(`unknown index operation '${op}'`);
+      }
+      return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
+    } catch (e) {
+      const err = e instanceof DurableError ? e : new DurableError(`internal error in the index: ${e?.message ?? e}`, "internal");
+      return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), { status: 500, headers: { "content-type": "application/json" } });
+    }
+  }
+  /** The object's row replaces what the shard had (a shard tells its root shard its name once). */
+  async put(shard, row3, home) {
+    if (!this.db.one("SELECT 1 FROM self")) {
+      await ask(this.env, rootOf(shard), "shard", { name: shard });
+      this.db.run("INSERT OR REPLACE INTO self (one, name) VALUES (1, ?)", shard);
+    }
+    this.ctx.storage.transactionSync(() => this.store(row3, home));
+  }
+  /** A root shard: the object's home row, copied (what the installation-wide commands page over), and its registry entry. */
+  putRoot(row3) {
+    this.ctx.storage.transactionSync(() => {
+      this.store(row3, true);
+      this.db.run("INSERT OR REPLACE INTO registry (id, home) VALUES (?, ?)", row3.id, homeShard(row3.scope, row3.owner));
+    });
+  }
+  /** Tests only: N users' shard names and the home rows of their memory objects, without the objects (a
+   *  seeded installation of thousands of users in a few requests; the rows match no command's filter). */
+  seed(a) {
+    this.ctx.storage.transactionSync(() => {
+      for (const name of a.shards ?? []) this.db.run("INSERT OR IGNORE INTO shards (name) VALUES (?)", name);
+      for (const row3 of a.rows ?? []) this.store(row3, true);
+    });
+  }
+  /** Inside a transaction: the row replaces what the shard had. */
+  store(row3, home) {
+    this.db.run(
+      `INSERT OR REPLACE INTO objects (${ROW_COLUMNS.join(", ")}, home) VALUES (${ROW_COLUMNS.map(() => "?").join(", ")}, ?)`,
+      ...ROW_COLUMNS.map((c) => row3[c] ?? null),
+      home ? 1 : 0
+    );
+    this.db.run("DELETE FROM members WHERE object_id = ?", row3.id);
+    for (const [user, role] of row3.members) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row3.id, user, role);
+    this.db.run("DELETE FROM usage WHERE object_id = ?", row3.id);
+    for (const u of row3.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row3.id, ...u);
+  }
+  /** A page request arrives: its first answer if it has one; "pending" while another attempt runs it
+   *  (the client retries busy); else it is claimed and runs (an attempt silent for PAGE_ABANDONED_MS is taken over). */
+  claim(id) {
+    const r = this.db.one("SELECT body, at FROM pages WHERE id = ?", id);
+    if (r && r[0] !== null) return { body: r[0] };
+    if (r && r[1] > now() - PAGE_ABANDONED_MS) return { pending: true };
+    this.db.run("INSERT OR REPLACE INTO pages (id, body, at) VALUES (?, NULL, ?)", id, now());
+    return {};
+  }
+  drop(id) {
+    this.ctx.storage.transactionSync(() => {
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+    });
+  }
+  list(f) {
+    const [where, params] = whereOf(f);
+    const order = f.after_id != null ? "o.id" : f.pending_due != null ? "o.pending_at, o.id" : "o.last_active_at DESC, o.id DESC";
+    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
+    if (f.limit != null) {
+      sql += " LIMIT ?";
+      params.push(f.limit);
+    }
+    const rows = [];
+    for (const r of this.db.iter(sql, ...params)) {
+      const row3 = {};
+      ROW_COLUMNS.forEach((c, i) => row3[c] = r[i]);
+      row3.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row3.id)].map((m) => [m[0], m[1]]);
+      rows.push(row3);
+    }
+    return rows;
+  }
+  /** Usage groups over the selected objects (core/usage.py's query), with each session group's last activity for merging. */
+  usage(f, by, newerDay) {
+    try {
+      return this.usageGroups(f, by, newerDay);
+    } catch (e) {
+      if (/integer overflow/.test(String(e.message))) throw overflow();
+      throw e;
+    }
+  }
+  usageGroups(f, by, newerDay) {
+    const [where, params] = whereOf(f);
+    if (newerDay !== null) {
+      where.push("u.day >= ?");
+      params.push(newerDay);
+    }
+    const source = `FROM usage u JOIN objects o ON o.id = u.object_id WHERE ${where.join(" AND ")}`;
+    let groups;
+    if (by === "session") {
+      groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params).map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
+    } else {
+      const column = by === "day" ? "u.day" : "u.model";
+      groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
+    }
+    const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
+    return { groups, total: fields(total ?? []) };
+  }
+};
+function rootOf(shard) {
+  let h = 0;
+  for (const ch of shard) h = h * 31 + ch.codePointAt(0) >>> 0;
+  return `root:${ROOTS[h % ROOTS.length]}`;
+}
+var ROOT_SHARDS = [...ROOTS].map((x) => `root:${x}`);
+async function rootsPage(env, filter, after, limit) {
+  const out = [];
+  const first = after ? ROOTS.indexOf(after[0]) : 0;
+  for (let i = Math.max(first, 0); i < ROOTS.length && out.length < limit; i++) {
+    const from = i === first ? after : "";
+    out.push(...await ask(env, ROOT_SHARDS[i], "list", { filter: { ...filter, after_id: from, limit: limit - out.length } }));
+  }
+  return out;
+}
+function newestFirst(a, b) {
+  return b.last_active_at - a.last_active_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+var LIST_PAGE = 200;
+async function select(env, opts, filter, before = null) {
+  const n = Math.min(filter.limit ?? LIST_PAGE, LIST_PAGE);
+  if (n <= 0) return { rows: [], next: null };
+  let lists;
+  if (opts.all) {
+    lists = await Promise.all(ROOT_SHARDS.map((s) => ask(env, s, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
+  } else {
+    if (!opts.user) throw invalid("no user to list the objects of");
+    lists = [await ask(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter, before, limit: n } })];
+  }
+  const merged = lists.flat().sort(newestFirst);
+  const rows = merged.slice(0, n);
+  const more = merged.length > n || lists.some((l) => l.length === n) && rows.length > 0;
+  const last = rows[rows.length - 1];
+  return { rows, next: more ? [last.last_active_at, last.id] : null };
+}
+async function listObjects(env, opts) {
+  return ask(env, `user:${opts.user}`, "list", { filter: { member: opts.user, limit: opts.limit } });
+}
+
+// src/across.ts
+var receipt = (dry_run = false) => ({ deleted: [], skipped: [], changed: [], dry_run });
+var entry = (row3, extra = {}) => ({ id: row3.id, owner: row3.owner ?? null, name: row3.name ?? null, ...extra });
+var byId = (a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+var PARALLEL = 8;
+var PAGE = 100;
+var ROOTS_SOURCE = "roots";
+async function pageOf(env, sources, after) {
+  const lists = await Promise.all(sources.map(([s, f]) => s === ROOTS_SOURCE ? rootsPage(env, f, after, PAGE) : ask(env, s, "list", { filter: { ...f, after_id: after, limit: PAGE } })));
+  const seen = /* @__PURE__ */ new Map();
+  for (const r of lists.flat()) if (!seen.has(r.id)) seen.set(r.id, r);
+  const all = [...seen.values()].sort(byId);
+  const rows = all.slice(0, PAGE);
+  const more = all.length > PAGE || lists.some((l) => l.length === PAGE);
+  return { rows, next: more && rows.length ? rows[rows.length - 1].id : null };
+}
+async function once(env, who2, run) {
+  const id = who2.request_id;
+  if (!id) return run();
+  const root = rootOf(`page:${id}`);
+  const claim = await ask(env, root, "claim", { id });
+  if (claim.body !== void 0) return JSON.parse(claim.body);
+  if (claim.pending) throw Object.assign(new DurableError("this request is still running; try again shortly", "busy"), { retryable: true });
+  let result;
+  try {
+    result = await run();
+  } catch (e) {
+    await ask(env, root, "unclaim", { id }).catch(() => void 0);
+    throw e;
+  }
+  await ask(env, root, "settle", { id, body: JSON.stringify(result) });
+  return result;
+}
+function asUser(who2, user) {
+  const u = user ?? who2.actor;
+  if (!who2.admin && u !== who2.token_user) {
+    throw denied(`this token acts as user "${who2.token_user}", not "${u}"; use an admin token to act as another user`);
+  }
+  return u;
+}
+function adminOnly(who2, what) {
+  if (!who2.admin) throw denied(`'${what}' covers the whole installation and needs an admin token`);
+}
+async function each(rows, fn) {
+  const out = new Array(rows.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < rows.length) {
+      const i = next++;
+      out[i] = await fn(rows[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, rows.length) }, worker));
+  return out;
+}
+async function onObject(env, row3, op, args, out) {
+  let r;
+  try {
+    r = await system(env, row3, op, args);
+  } catch (e) {
+    const reason = e instanceof DurableError && e.code !== "busy" ? e.message : "busy";
+    out.skipped.push(entry(row3, { reason }));
+    return null;
+  }
+  if (r && r.absent) {
+    await dropGhost(env, row3);
+    return null;
+  }
+  return r;
+}
+async function dropGhost(env, row3) {
+  const where = /* @__PURE__ */ new Set([...shardsOf(row3), homeShard(row3.scope, row3.owner)]);
+  await Promise.all([...where].map((s) => ask(env, s, "drop", { id: row3.id })));
+  await ask(env, `root:${row3.id[0]}`, "unregister", { id: row3.id });
+}
+function record(out, r) {
+  if (r?.deleted) out.deleted.push(r.deleted);
+  if (r?.changed) out.changed.push(r.changed);
+}
+async function across(env, who2, op, a) {
+  switch (op) {
+    case "ls": {
+      const user = asUser(who2, a.user);
+      return select(env, { user }, {
+        statuses: a.statuses ?? [],
+        all_objects: !!a.all_objects,
+        older_than: a.older_than ?? null,
+        tenant: who2.tenant,
+        limit: a.limit ?? null
+      }, a.before ?? null);
+    }
+    case "rows": {
+      if (a.all) adminOnly(who2, "--all");
+      const filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who2.tenant };
+      return a.all ? select(env, { all: true }, filter, a.before ?? null) : select(env, { user: asUser(who2, a.user) }, filter, a.before ?? null);
+    }
+    case "pending":
+      return ask(env, `user:${who2.actor}`, "list", { filter: {
+        member: who2.actor,
+        pending_due: now(),
+        tenant: who2.tenant,
+        all_objects: true,
+        limit: Math.min(Math.max(Number(a.limit) || 8, 1), 100)
+      } });
+    case "usage":
+      return usage(env, who2, a);
+    case "purge":
+      return a.dry_run ? purge(env, who2, a) : once(env, who2, () => purge(env, who2, a));
+    case "sweep":
+      return once(env, who2, () => sweep(env, who2, a));
+    case "forget":
+      return a.dry_run ? forget(env, who2, a) : once(env, who2, () => forget(env, who2, a));
+    case "reindex":
+      return once(env, who2, () => reindex(env, who2, a));
+    case "fault": {
+      adminOnly(who2, "fault");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
+      return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
+    }
+    case "seed":
+      return seed(env, who2, a);
+    // tests only, as "fault"
+    case "subrequests": {
+      adminOnly(who2, "subrequests");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("subrequest counts are a test hook of 'durable remote dev' only");
+      return takeMaxSubrequests();
+    }
+    case "served": {
+      adminOnly(who2, "served");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("request counts are a test hook of 'durable remote dev' only");
+      return takeServed();
+    }
+    default:
+      throw invalid(`unknown index operation '${op}'`);
+  }
+}
+async function usage(env, who2, a) {
+  const everyone = !!a.everyone;
+  if (everyone) adminOnly(who2, "usage --all");
+  const user = everyone ? null : asUser(who2, a.user);
+  const filter = { tenant: who2.tenant };
+  const shardsToAsk = everyone ? ROOT_SHARDS : [`user:${user}`];
+  const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user };
+  if (a.session != null) {
+    filter.name = a.session;
+    const found = await Promise.all(shardsToAsk.map((s) => ask(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
+    if (!found.flat().length) throw notFound(`session "${a.session}" not found; 'durable ls --all' lists your sessions`);
+  }
+  const parts = await Promise.all(shardsToAsk.map((s) => ask(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
+  const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
+  const add = (into, from) => {
+    for (const k of Object.keys(total)) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
+  };
+  for (const p of parts) add(total, p.total);
+  let groups;
+  if (a.by === "session") {
+    groups = parts.flatMap((p) => p.groups).sort((x, y) => y.last_active_at - x.last_active_at || (x.key < y.key ? -1 : 1));
+    for (const g of groups) delete g.last_active_at;
+  } else {
+    const merged = /* @__PURE__ */ new Map();
+    for (const g of parts.flatMap((p) => p.groups)) {
+      const m = merged.get(g.key);
+      if (!m) merged.set(g.key, { ...g });
+      else add(m, g);
+    }
+    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+  }
+  return { groups, total };
+}
+async function purge(env, who2, a) {
+  const user = a.user ?? null;
+  if (user === null) adminOnly(who2, "purge without --user");
+  else asUser(who2, user);
+  const out = receipt(!!a.dry_run);
+  const c = a.cursor ?? {};
+  const cutoff = c.cutoff ?? now() - a.older_than * 1e3;
+  const filter = { cutoff, owner: user, tenant: who2.tenant, statuses: a.statuses ?? [], expired: true, home_only: true };
+  const where = user !== null ? [`user:${user}`] : who2.tenant !== null ? [`tenant:${who2.tenant}`] : [ROOTS_SOURCE];
+  const { rows, next } = await pageOf(env, where.map((s) => [s, filter]), c.after ?? "");
+  if (a.dry_run) out.deleted = rows.map((r) => entry(r));
+  else for (const r of await each(rows, (row3) => onObject(env, row3, "purge_if", { cutoff, statuses: a.statuses ?? [] }, out))) record(out, r);
+  return { ...out, next: next === null ? null : { after: next, cutoff } };
+}
+async function sweep(env, who2, a) {
+  adminOnly(who2, "sweep");
+  const out = receipt();
+  const c = a.cursor ?? {};
+  const t = c.t ?? now();
+  const draftBefore = c.draft_before ?? t - a.draft_expiry * 1e3;
+  const phase = c.phase ?? "alarm";
+  const filter = phase === "alarm" ? { alarm_due: t, reserved: true } : { draft_before: draftBefore };
+  const { rows, next } = await pageOf(env, [[ROOTS_SOURCE, { ...filter, home_only: true, expired: true }]], c.after ?? "");
+  const args = phase === "alarm" ? { kind: "alarm" } : { kind: "draft", draft_before: draftBefore };
+  for (const r of await each(rows, (row3) => onObject(env, row3, "sweep", args, out))) record(out, r);
+  const cursor = next !== null ? { phase, after: next, t, draft_before: draftBefore } : phase === "alarm" ? { phase: "draft", after: "", t, draft_before: draftBefore } : null;
+  return { ...out, next: cursor };
+}
+async function forget(env, who2, a) {
+  const user = asUser(who2, a.user);
+  const out = receipt(!!a.dry_run);
+  const c = a.cursor ?? {};
+  const wanted = (r) => r.owner === user && ["user", "session", "reserved"].includes(r.scope) || r.scope === "tenant" && r.members.some(([u]) => u === user);
+  const sources = [[`user:${user}`, { reserved: true, expired: true }]];
+  if (who2.admin) {
+    sources.push([ROOTS_SOURCE, { member: user, home_only: true, expired: true }]);
+  }
+  const page = await pageOf(env, sources, c.after ?? "");
+  const found = /* @__PURE__ */ new Map();
+  for (const r of page.rows) if (wanted(r)) found.set(r.id, r);
+  const reserved = await who2.reservedId(user);
+  if (page.next === null && !found.has(reserved)) {
+    found.set(reserved, { id: reserved, scope: "reserved", owner: user, name: "", members: [] });
+  }
+  const rows = [...found.values()].sort(byId);
+  const next = (skipped2) => page.next === null ? null : { after: page.next, skipped: skipped2 };
+  if (a.dry_run) {
+    for (const r of rows) {
+      if (r.scope === "reserved" && r.id === reserved && !r.status) continue;
+      const others = r.scope === "tenant" && r.members.some(([u]) => u !== user);
+      if (others) out.changed.push(entry(r, { what: "participant removed" }));
+      else out.deleted.push(entry(r));
+    }
+    return { ...out, next: next(0) };
+  }
+  for (const r of await each(rows, (row3) => onObject(env, row3, row3.scope === "tenant" ? "leave" : "erase", { user }, out))) record(out, r);
+  const skipped = (c.skipped ?? 0) + out.skipped.length;
+  if (page.next === null && !skipped) await ask(env, `user:${user}`, "wipe");
+  return { ...out, next: next(skipped) };
+}
+var REINDEX_PAGE = 200;
+async function reindex(env, who2, a) {
+  adminOnly(who2, "reindex");
+  const step = a.step ?? 0;
+  const after = a.after ?? "";
+  const skipped = [];
+  let removed = 0;
+  let reindexed = 0;
+  const visit = async (id, hint) => {
+    const placeholder = hint ?? { id, scope: "user", owner: "", name: "" };
+    let row3;
+    try {
+      const r = await system(env, placeholder, "reindex");
+      row3 = r && !r.absent ? r : null;
+    } catch (e) {
+      skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
+      return void 0;
+    }
+    if (row3) reindexed++;
+    return row3;
+  };
+  let last = null;
+  if (step < ROOTS.length) {
+    const root = `root:${ROOTS[step]}`;
+    const page = await ask(env, root, "registry", { after, limit: REINDEX_PAGE });
+    await each(page, async (e) => {
+      if (await visit(e.id, null) === null) {
+        await ask(env, e.home, "drop", { id: e.id });
+        await ask(env, root, "unregister", { id: e.id });
+        removed++;
+      }
+    });
+    last = page.length === REINDEX_PAGE ? page[page.length - 1].id : null;
+  } else {
+    const k = step - ROOTS.length;
+    if (k >= ROOTS.length) return { reindexed, removed, skipped, next: null };
+    const shard = a.shard ?? (await ask(env, ROOT_SHARDS[k], "shards", { after: a.shard_after ?? "", limit: 1 }))[0];
+    if (shard === void 0) return { reindexed, removed, skipped, next: { step: step + 1, after: "" } };
+    const rows = await ask(env, shard, "list", { filter: { reserved: true, expired: true, after_id: after, limit: REINDEX_PAGE } });
+    await each(rows, async (r) => {
+      const row3 = await visit(r.id, r);
+      if (row3 === void 0) return;
+      if (row3 === null || !shardsOf(row3).includes(shard)) {
+        await ask(env, shard, "drop", { id: r.id });
+        if (row3 === null) await ask(env, `root:${r.id[0]}`, "unregister", { id: r.id });
+        removed++;
+      }
+    });
+    const next2 = rows.length === REINDEX_PAGE ? { step, shard, after: rows[rows.length - 1].id } : { step, shard_after: shard, after: "" };
+    return { reindexed, removed, skipped, next: next2 };
+  }
+  const next = last !== null ? { step, after: last } : { step: step + 1, after: "" };
+  return { reindexed, removed, skipped, next };
+}
+async function seed(env, who2, a) {
+  adminOnly(who2, "seed");
+  if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("seeding is a test hook of 'durable remote dev' only");
+  const per = new Map(ROOT_SHARDS.map((s) => [s, { shards: [], rows: [] }]));
+  const t = now();
+  for (let i = 0; i < a.users; i++) {
+    const user = `${a.prefix ?? "seed"}${i}`;
+    per.get(rootOf(`user:${user}`)).shards.push(`user:${user}`);
+    const id = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    per.get(`root:${id[0]}`).rows.push({
+      id,
+      scope: "reserved",
+      owner: user,
+      name: "",
+      title: null,
+      status: "active",
+      created_at: t,
+      updated_at: t,
+      last_active_at: t,
+      turns: 0,
+      tokens: 0,
+      expires_at: null,
+      next_alarm_at: null,
+      external_id: null,
+      members: []
+    });
+  }
+  await Promise.all([...per].map(([s, v]) => ask(env, s, "seed", v)));
+  return { users: a.users };
+}
+
+// src/generated/ops.ts
+var OBJECT_OPS = {
+  create: { "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
+  show: { "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  prompt: { "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null }, "created": { "type": "boolean", "default": false }, "waiting": { "type": "boolean", "default": false } } },
+  next_prompt: { "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  renew: { "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  finish: { "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  release: { "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "delay_seconds": { "type": "integer", "min": 0, "max": 31536e5 }, "not_an_attempt": { "type": "boolean" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  stop: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  cancel: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  archive: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  unarchive: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  set_title: { "write": true, "creates": false, "erases": false, "args": { "title": { "type": "string", "required": true } } },
+  invite: { "write": true, "creates": false, "erases": false, "args": { "user": { "type": "string", "required": true }, "role": { "type": "enum", "values": ["owner", "member"] } } },
+  dequeue: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  queue: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
+  events: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 0 } } },
+  participants: { "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  get_prompt: { "write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  append_many: { "write": true, "creates": true, "erases": false, "args": { "rows": { "type": "array", "items": { "type": "object" }, "required": true }, "request_id": { "type": "string" }, "create": { "type": "boolean" }, "one": { "type": "boolean" }, "seqs_only": { "type": "boolean" }, "origin": { "type": "array", "items": { "type": "string" }, "max_items": 2 } } },
+  show_transcript: { "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
+  follow_start: { "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  rows_after: { "write": false, "creates": false, "erases": false, "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  stored_rows: { "write": false, "creates": false, "erases": false, "args": { "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  context_window: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "budget": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null } } },
+  pop: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["count"], "args": { "count": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 1 } } },
+  clear: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  redact: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["seq"], "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  prune: { "write": true, "creates": false, "erases": false, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "dry_run": { "type": "boolean" } } },
+  summarize: { "write": true, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
+  compact: { "write": true, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
+  plan_summary: { "write": false, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  plan_compact: { "write": false, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  commit_summary: { "write": true, "creates": false, "erases": false, "args": { "covered": { "type": "array", "items": { "type": "array" }, "required": true }, "high": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
+  fork_plan: { "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  fork_create: { "write": true, "creates": true, "erases": false, "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" } } },
+  delete: { "write": true, "creates": false, "erases": true, "args": {} },
+  ask: { "write": true, "creates": false, "erases": false, "args": { "prompt": { "type": "string", "required": true }, "choices": { "type": "array", "items": { "type": "string" }, "max_items": 1e3 }, "timeout_seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "key": { "type": "string" } } },
+  decline: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true } } },
+  requests: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
+  request: { "write": false, "creates": false, "erases": false, "plain": true, "positional": ["request_id"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  answer: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "choice": { "type": "string", "required": true }, "comment": { "type": "string", "default": null } } },
+  set_fact: { "write": true, "creates": true, "erases": false, "plain": true, "positional": ["key", "value"], "args": { "key": { "type": "string", "required": true }, "value": { "type": "string", "required": true }, "source": { "type": "enum", "values": ["user", "model", "external"], "default": "user" }, "confirmed": { "type": "boolean", "default": false }, "expires_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
+  get_fact: { "write": false, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true }, "all_facts": { "type": "boolean", "default": false } } },
+  facts: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "all_facts": { "type": "boolean", "default": false } } },
+  confirm_fact: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true } } },
+  forget_fact: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true } } },
+  hit: { "write": true, "creates": true, "erases": false, "args": { "key": { "type": "string", "required": true }, "rate": { "type": "string", "required": true }, "n": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "per": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "burst": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  ttl: { "write": true, "creates": false, "erases": false, "args": { "seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "clear": { "type": "boolean" } } },
+  export: { "write": false, "creates": false, "erases": false, "args": { "cursor": { "type": "json" } } },
+  import: { "write": true, "creates": true, "erases": false, "args": { "record": { "type": "object", "required": true }, "replace": { "type": "boolean" }, "keep_existing": { "type": "boolean" } } },
+  search_object: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  meta: { "write": false, "creates": false, "erases": false, "args": {} },
+  tombstone: { "write": false, "creates": false, "erases": false, "args": {} },
+  object_id: { "write": false, "creates": false, "erases": false, "args": {} },
+  put_checkpoint: { "write": true, "creates": true, "erases": false, "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "parent_id": { "type": "string" }, "type": { "type": "string" }, "blob": { "type": "string" }, "metadata": { "type": "json" }, "mirror": { "type": "array", "items": { "type": "array" } }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  put_checkpoint_writes: { "write": true, "creates": true, "erases": false, "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "writes": { "type": "array", "items": { "type": "array" }, "required": true }, "replace": { "type": "boolean" } } },
+  checkpoint_rows: { "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string" }, "before": { "type": "string" }, "owned": { "type": "boolean" }, "with_writes": { "type": "boolean" } } },
+  checkpoint_writes: { "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true } } },
+  delete_thread: { "write": true, "creates": false, "erases": true, "args": {} }
+};
+var INDEX_OPS = {
+  ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
+  rows: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "all": { "type": "boolean" }, "reserved": { "type": "boolean" }, "expired": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
+  pending: { "write": false, "creates": false, "erases": false, "args": { "limit": { "type": "integer", "min": 1, "max": 100 } } },
+  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] } } },
+  purge: { "write": true, "creates": false, "erases": true, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
+  sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
+  forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
+  reindex: { "write": true, "creates": false, "erases": false, "args": { "step": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "after": { "type": "string" }, "shard": { "type": "string" }, "shard_after": { "type": "string" } } },
+  fault: { "write": true, "creates": false, "erases": false, "args": { "shard": { "type": "string", "required": true }, "refuse": { "type": "boolean" }, "wipe": { "type": "boolean" } } },
+  seed: { "write": true, "creates": false, "erases": false, "args": { "users": { "type": "integer", "min": 0, "max": 1e6, "required": true }, "prefix": { "type": "string" } } },
+  subrequests: { "write": false, "creates": false, "erases": false, "args": {} },
+  served: { "write": false, "creates": false, "erases": false, "args": {} }
+};
+var AUTH_OPS = {
+  revoke: { "write": true, "creates": false, "erases": false, "args": { "jti": { "type": "string" }, "user": { "type": "string" }, "issued_before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } }
+};
+var OBJECTS_OPS = {
+  search: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "user": { "type": "string" }, "session": { "type": "string" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "tenant": { "type": "string" } } }
+};
+var SCOPES = { object: OBJECT_OPS, index: INDEX_OPS, auth: AUTH_OPS, objects: OBJECTS_OPS };
+
+// src/rules/args.ts
+var shown = (v) => typeof v === "string" ? quote(v.length > 40 ? v.slice(0, 37) + "..." : v) : JSON.stringify(v)?.slice(0, 40) ?? String(v);
+function wrong(v, spec) {
+  switch (spec.type) {
+    case "integer":
+      if (typeof v !== "number" || !Number.isInteger(v) || v < (spec.min ?? -Infinity) || v > (spec.max ?? Infinity)) {
+        return `is not an integer from ${spec.min} to ${spec.max}`;
+      }
+      return null;
+    case "string":
+      return typeof v === "string" ? null : "is not a string";
+    case "boolean":
+      return typeof v === "boolean" ? null : "is not true or false";
+    case "enum":
+      return typeof v === "string" && spec.values.includes(v) ? null : `is not one of ${spec.values.join(", ")}`;
+    case "object":
+      return v !== null && typeof v === "object" && !Array.isArray(v) ? null : "is not a JSON object";
+    case "array": {
+      if (!Array.isArray(v)) return "is not a JSON array";
+      if (spec.max_items !== void 0 && v.length > spec.max_items) return `has ${v.length} items, more than ${spec.max_items}`;
+      if (spec.items) {
+        for (let i = 0; i < v.length; i++) {
+          const why = v[i] === null ? "is null" : wrong(v[i], spec.items);
+          if (why) return `item ${i + 1} (${shown(v[i])}) ${why}`;
+        }
+      }
+      return null;
+    }
+    default:
+      return null;
+  }
+}
+function checkArgs(scope, op, args) {
+  const table = SCOPES[scope];
+  if (typeof op !== "string" || !table || !Object.prototype.hasOwnProperty.call(table, op)) {
+    throw invalid(`unknown operation ${quote(String(op))}${table ? "" : ` in scope ${quote(String(scope))}`}; is the client as new as the Worker?`);
+  }
+  if (args === void 0 || args === null) args = {};
+  if (typeof args !== "object" || Array.isArray(args)) throw invalid(`the arguments of ${op} are not a JSON object`);
+  const given = args;
+  for (const [name, spec] of Object.entries(table[op].args)) {
+    const v = given[name];
+    if (v === void 0 || v === null) {
+      if (spec.required) throw invalid(`argument ${name} of ${op} is missing`);
+      continue;
+    }
+    const why = wrong(v, spec);
+    if (why) throw invalid(`invalid argument ${name} of ${op}: ${spec.type === "array" ? why : `${shown(v)} ${why}`}`);
+  }
+}
+
+// src/search.ts
+var MAX_OBJECTS = 1e3;
+var PARALLEL2 = 32;
+var MAX_LISTED = 20 * MAX_OBJECTS;
+async function searchAll(env, op, args, actor, admin, list2) {
+  if (op !== "search") throw invalid(`unknown operation '${op}' across objects`);
+  const a = args ?? {};
+  const user = a.user == null ? actor : validName(a.user, "user");
+  if (user !== actor && !admin) throw denied(`searching the sessions of user "${user}" needs an admin token or their own`);
+  const limit = a.limit;
+  if (!Number.isInteger(limit) || limit < 0) throw invalid("--limit must be a non-negative integer");
+  const t = now();
+  const tenant = a.tenant == null ? null : validName(a.tenant, "tenant");
+  const all = await list2(env, { user, limit: MAX_LISTED + 1 });
+  if (all.length > MAX_LISTED) throw invalid(`this search spans more than ${MAX_LISTED} sessions; narrow it with --session or --newer-than`);
+  const listed = all.filter((r) => (r.expires_at === null || r.expires_at > t) && (tenant === null || r.scope === "tenant" && r.owner === tenant));
+  if (a.session != null && !listed.some((r) => r.name === a.session)) {
+    throw new DurableError(`session "${a.session}" not found; 'durable ls --all' lists your sessions`, "not_found");
+  }
+  const rows = listed.filter((r) => r.turns > 0 && (a.session == null || r.name === a.session) && (a.cutoff == null || r.last_active_at >= a.cutoff));
+  const skipped = [];
+  if (limit === 0) return { hits: [], skipped };
+  if (rows.length > MAX_OBJECTS) {
+    throw invalid(`this search spans ${rows.length} sessions, more than the ${MAX_OBJECTS} one request may reach; narrow it with --session or --newer-than`);
+  }
+  const found = [];
+  const one = async (r) => {
+    const call = {
+      op: "search_object",
+      args: { query: a.query, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
+      address: { id_scope: r.scope === "tenant" || r.scope === "reserved" ? r.scope : "user", owner: r.owner, name: r.name, scope: r.scope },
+      actor: user,
+      id: r.id,
+      create: false,
+      request_id: null,
+      all_users: false,
+      config: { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4e3 }
+    };
+    let doc;
+    try {
+      doc = await (await callObject(env, r.id, call)).json();
+    } catch (e) {
+      skipped.push({ id: r.id, owner: r.owner, name: r.name, reason: "busy" });
+      return;
+    }
+    if (doc.error) {
+      if (doc.error.code === "not_found") return;
+      if (doc.error.code === "invalid_input") throw new DurableError(doc.error.message, "invalid_input");
+      skipped.push({ id: r.id, owner: r.owner, name: r.name, reason: doc.error.code === "busy" ? "busy" : doc.error.message });
+      return;
+    }
+    const res = doc.result;
+    for (const h of res.hits) {
+      found.push({
+        key: [h.rank, -res.last_active_at, res.name, h.seq, res.id],
+        hit: { name: res.name, id: res.id, seq: h.seq, role: h.role, created_at: iso(h.created_at), snippet: h.snippet }
+      });
+    }
+  };
+  for (let i = 0; i < rows.length; i += PARALLEL2) await Promise.all(rows.slice(i, i + PARALLEL2).map(one));
+  found.sort((x, y) => compare(x.key, y.key));
+  return { hits: found.slice(0, limit).map((f) => f.hit), skipped };
+}
+function compare(x, y) {
+  for (let i = 0; i < x.length; i++) {
+    const [a, b] = [x[i], y[i]];
+    if (typeof a === "string" && typeof b === "string") {
+      const [ca, cb] = [[...a].map((c) => c.codePointAt(0)), [...b].map((c) => c.codePointAt(0))];
+      for (let j = 0; j < Math.min(ca.length, cb.length); j++) if (ca[j] !== cb[j]) return ca[j] - cb[j];
+      if (ca.length !== cb.length) return ca.length - cb.length;
+    } else if (a !== b) return a < b ? -1 : 1;
+  }
+  return 0;
+}
+
+// src/generated/schema.json
+var schema_default = {
+  migrations: [
+    {
+      name: "initial",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS object ( one INTEGER PRIMARY KEY CHECK (one = 1), id TEXT NOT NULL, scope TEXT NOT NULL, owner TEXT NOT NULL, name TEXT NOT NULL, title TEXT, status TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, last_active_at INTEGER NOT NULL, ttl_seconds INTEGER, expires_at INTEGER, live_turns INTEGER NOT NULL DEFAULT 0, live_tokens INTEGER NOT NULL DEFAULT 0 );",
+        "CREATE TABLE IF NOT EXISTS participants ( user TEXT PRIMARY KEY, role TEXT NOT NULL, joined_at INTEGER NOT NULL );",
+        "CREATE TABLE IF NOT EXISTS prompts ( id INTEGER PRIMARY KEY AUTOINCREMENT, status TEXT NOT NULL, content TEXT NOT NULL, author TEXT, source TEXT, request_id TEXT UNIQUE, turn_seq INTEGER, created_at INTEGER NOT NULL, started_at INTEGER, lease_expires_at INTEGER, completed_at INTEGER, error TEXT );",
+        "CREATE INDEX IF NOT EXISTS prompts_by_status ON prompts (status, id);",
+        "CREATE TABLE IF NOT EXISTS turns ( seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT NOT NULL, content TEXT NOT NULL, tokens INTEGER NOT NULL, author TEXT, created_at INTEGER NOT NULL, kind TEXT NOT NULL DEFAULT 'turn', superseded_by INTEGER, covers_first INTEGER, covers_last INTEGER, call_id TEXT, request_id TEXT UNIQUE, pos INTEGER AS (CASE WHEN kind = 'summary' THEN covers_first ELSE seq END) VIRTUAL );",
+        "CREATE INDEX IF NOT EXISTS turns_live_by_pos ON turns (pos) WHERE superseded_by IS NULL;",
+        "CREATE INDEX IF NOT EXISTS turns_by_created ON turns (created_at);",
+        "CREATE TABLE IF NOT EXISTS events ( seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, actor TEXT, data TEXT NOT NULL, at INTEGER NOT NULL );",
+        "CREATE TABLE IF NOT EXISTS requests ( id INTEGER PRIMARY KEY AUTOINCREMENT, status TEXT NOT NULL, prompt TEXT NOT NULL, choices TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER, answer TEXT, comment TEXT, answered_by TEXT, answered_at INTEGER );",
+        "CREATE TABLE IF NOT EXISTS facts ( key TEXT PRIMARY KEY, value TEXT NOT NULL, source TEXT NOT NULL, confirmed INTEGER NOT NULL, created_at INTEGER NOT NULL, confirmed_at INTEGER, expires_at INTEGER );",
+        "CREATE TABLE IF NOT EXISTS buckets ( key TEXT PRIMARY KEY, tokens REAL NOT NULL, updated_at INTEGER NOT NULL );"
+      ]
+    },
+    {
+      name: "rows hold what agents write",
+      statements: [
+        "ALTER TABLE turns ADD COLUMN tool_calls TEXT;",
+        "ALTER TABLE turns ADD COLUMN name TEXT;",
+        "ALTER TABLE turns ADD COLUMN meta TEXT;",
+        "ALTER TABLE turns ADD COLUMN data TEXT;",
+        "ALTER TABLE turns ADD COLUMN forked_from TEXT;",
+        "ALTER TABLE turns ADD COLUMN request_hash TEXT;",
+        "ALTER TABLE turns ADD COLUMN request_last INTEGER;",
+        "CREATE INDEX IF NOT EXISTS turns_by_call ON turns (call_id) WHERE call_id IS NOT NULL;",
+        "CREATE INDEX IF NOT EXISTS prompts_by_turn ON prompts (turn_seq) WHERE turn_seq IS NOT NULL;"
+      ]
+    },
+    {
+      name: "adapters keep the framework's id",
+      statements: [
+        "ALTER TABLE object ADD COLUMN external_id TEXT;",
+        "ALTER TABLE object ADD COLUMN adapter TEXT;"
+      ]
+    },
+    {
+      name: "langgraph checkpoints",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS lg_checkpoints ( checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, metadata TEXT NOT NULL, PRIMARY KEY (checkpoint_ns, checkpoint_id) ) WITHOUT ROWID;",
+        "CREATE TABLE IF NOT EXISTS lg_writes ( checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, task_path TEXT NOT NULL DEFAULT '', idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY (checkpoint_ns, checkpoint_id, task_id, idx) ) WITHOUT ROWID;",
+        "CREATE TABLE IF NOT EXISTS lg_mirrored (message_id TEXT PRIMARY KEY, seq INTEGER) WITHOUT ROWID;"
+      ]
+    },
+    {
+      name: "full-text search index",
+      statements: [
+        "CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5( content, arguments, tokenize='unicode61 remove_diacritics 2' );",
+        "CREATE TRIGGER IF NOT EXISTS turns_fts_insert AFTER INSERT ON turns BEGIN INSERT INTO turns_fts (rowid, content, arguments) VALUES (NEW.seq, NEW.content, (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(NEW.tool_calls))); END;",
+        "CREATE TRIGGER IF NOT EXISTS turns_fts_delete AFTER DELETE ON turns BEGIN DELETE FROM turns_fts WHERE rowid = OLD.seq; END;",
+        "CREATE TRIGGER IF NOT EXISTS turns_fts_update AFTER UPDATE OF content, tool_calls ON turns BEGIN UPDATE turns_fts SET content = NEW.content, arguments = (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(NEW.tool_calls)) WHERE rowid = NEW.seq; END;",
+        "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(turns.tool_calls)) FROM turns;"
+      ]
+    },
+    {
+      name: "usage totals per day and model",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS usage_totals ( key TEXT PRIMARY KEY, day TEXT NOT NULL, model TEXT, rows INTEGER NOT NULL, turns INTEGER NOT NULL, tokens INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL );",
+        "CREATE TRIGGER IF NOT EXISTS usage_insert AFTER INSERT ON turns WHEN NEW.forked_from IS NULL BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, +1, +turns, +tokens, +input_tokens, +output_tokens, +cost_usd FROM (SELECT strftime('%Y-%m-%d', NEW.created_at / 1000.0, 'unixepoch') AS day, json_extract(NEW.meta, '$.model') AS model, NEW.kind = 'turn' AS turns, NEW.tokens AS tokens, coalesce(json_extract(NEW.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(NEW.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(NEW.meta, '$.cost_usd'), 0) AS cost_usd) WHERE true ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_delete AFTER DELETE ON turns WHEN OLD.forked_from IS NULL BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, -1, -turns, -tokens, -input_tokens, -output_tokens, -cost_usd FROM (SELECT strftime('%Y-%m-%d', OLD.created_at / 1000.0, 'unixepoch') AS day, json_extract(OLD.meta, '$.model') AS model, OLD.kind = 'turn' AS turns, OLD.tokens AS tokens, coalesce(json_extract(OLD.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(OLD.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(OLD.meta, '$.cost_usd'), 0) AS cost_usd) WHERE true ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd; DELETE FROM usage_totals WHERE rows <= 0; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_update_old AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN OLD.forked_from IS NULL BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, -1, -turns, -tokens, -input_tokens, -output_tokens, -cost_usd FROM (SELECT strftime('%Y-%m-%d', OLD.created_at / 1000.0, 'unixepoch') AS day, json_extract(OLD.meta, '$.model') AS model, OLD.kind = 'turn' AS turns, OLD.tokens AS tokens, coalesce(json_extract(OLD.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(OLD.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(OLD.meta, '$.cost_usd'), 0) AS cost_usd) WHERE true ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd; DELETE FROM usage_totals WHERE rows <= 0; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_update_new AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN NEW.forked_from IS NULL BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, +1, +turns, +tokens, +input_tokens, +output_tokens, +cost_usd FROM (SELECT strftime('%Y-%m-%d', NEW.created_at / 1000.0, 'unixepoch') AS day, json_extract(NEW.meta, '$.model') AS model, NEW.kind = 'turn' AS turns, NEW.tokens AS tokens, coalesce(json_extract(NEW.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(NEW.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(NEW.meta, '$.cost_usd'), 0) AS cost_usd) WHERE true ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd; END;",
+        "INSERT OR REPLACE INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, '') AS key, day, model, count(*) AS rows, sum(turns) AS turns, sum(tokens) AS tokens, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd FROM turns WHERE forked_from IS NULL) GROUP BY day, model;"
+      ]
+    },
+    {
+      name: "derived tables caught up at commit",
+      statements: [
+        "DROP TRIGGER IF EXISTS turns_fts_insert;",
+        "DROP TRIGGER IF EXISTS usage_insert;",
+        "DROP TRIGGER IF EXISTS usage_delete;",
+        "DROP TRIGGER IF EXISTS usage_update_old;",
+        "DROP TRIGGER IF EXISTS usage_update_new;",
+        "CREATE TABLE IF NOT EXISTS turns_mark (one INTEGER PRIMARY KEY CHECK (one = 1), mark INTEGER NOT NULL);",
+        "INSERT OR REPLACE INTO turns_mark (one, mark) SELECT 1, coalesce(max(seq), 0) FROM turns;",
+        "CREATE TRIGGER IF NOT EXISTS usage_delete_counted AFTER DELETE ON turns WHEN OLD.forked_from IS NULL AND OLD.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, -1, -turns, -tokens, -input_tokens, -output_tokens, -cost_usd FROM (SELECT strftime('%Y-%m-%d', OLD.created_at / 1000.0, 'unixepoch') AS day, json_extract(OLD.meta, '$.model') AS model, OLD.kind = 'turn' AS turns, OLD.tokens AS tokens, coalesce(json_extract(OLD.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(OLD.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(OLD.meta, '$.cost_usd'), 0) AS cost_usd) WHERE OLD.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd; DELETE FROM usage_totals WHERE rows <= 0; END;",
+        "CREATE TRIGGER IF NOT EXISTS turns_emptied AFTER DELETE ON turns WHEN NOT EXISTS (SELECT 1 FROM turns) BEGIN UPDATE turns_mark SET mark = 0; DELETE FROM usage_totals; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_update_old_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN OLD.forked_from IS NULL AND OLD.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, -1, -turns, -tokens, -input_tokens, -output_tokens, -cost_usd FROM (SELECT strftime('%Y-%m-%d', OLD.created_at / 1000.0, 'unixepoch') AS day, json_extract(OLD.meta, '$.model') AS model, OLD.kind = 'turn' AS turns, OLD.tokens AS tokens, coalesce(json_extract(OLD.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(OLD.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(OLD.meta, '$.cost_usd'), 0) AS cost_usd) WHERE OLD.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd; DELETE FROM usage_totals WHERE rows <= 0; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_update_new_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN NEW.forked_from IS NULL AND NEW.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, +1, +turns, +tokens, +input_tokens, +output_tokens, +cost_usd FROM (SELECT strftime('%Y-%m-%d', NEW.created_at / 1000.0, 'unixepoch') AS day, json_extract(NEW.meta, '$.model') AS model, NEW.kind = 'turn' AS turns, NEW.tokens AS tokens, coalesce(json_extract(NEW.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(NEW.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(NEW.meta, '$.cost_usd'), 0) AS cost_usd) WHERE NEW.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd; END;"
+      ]
+    },
+    {
+      name: "search index without a copy of the text",
+      statements: [
+        "DROP TRIGGER IF EXISTS turns_fts_delete;",
+        "DROP TRIGGER IF EXISTS turns_fts_update;",
+        "DROP TABLE IF EXISTS turns_fts;",
+        "CREATE VIEW IF NOT EXISTS turns_fts_source AS SELECT seq, content, CASE WHEN turns.tool_calls IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(turns.tool_calls)) END AS arguments FROM turns;",
+        "CREATE VIRTUAL TABLE turns_fts USING fts5( content, arguments, content='turns_fts_source', content_rowid='seq', tokenize='unicode61 remove_diacritics 2' );",
+        "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source WHERE turns_fts_source.seq <= (SELECT mark FROM turns_mark);",
+        "CREATE TRIGGER IF NOT EXISTS turns_fts_forget BEFORE DELETE ON turns WHEN OLD.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', OLD.seq, OLD.content, CASE WHEN OLD.tool_calls IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(OLD.tool_calls)) END); END;",
+        "CREATE TRIGGER IF NOT EXISTS turns_fts_rewrite AFTER UPDATE OF content, tool_calls ON turns WHEN OLD.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', OLD.seq, OLD.content, CASE WHEN OLD.tool_calls IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(OLD.tool_calls)) END); INSERT INTO turns_fts (rowid, content, arguments) VALUES (NEW.seq, NEW.content, CASE WHEN NEW.tool_calls IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(NEW.tool_calls)) END); END;"
+      ]
+    },
+    {
+      name: "prompt attempts and hand-backs",
+      statements: [
+        "ALTER TABLE prompts ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE prompts ADD COLUMN handed_back INTEGER;",
+        "ALTER TABLE prompts ADD COLUMN not_before INTEGER;",
+        "ALTER TABLE prompts ADD COLUMN on_expiry TEXT;",
+        "ALTER TABLE prompts ADD COLUMN max_attempts INTEGER;",
+        "UPDATE prompts SET attempts = 1 WHERE started_at IS NOT NULL;"
+      ]
+    }
+  ],
+  catch_up: [
+    "SELECT mark, (SELECT max(seq) FROM turns) FROM turns_mark",
+    "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, CASE WHEN tool_calls IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(turns.tool_calls)) END FROM turns WHERE seq > ?1",
+    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, count(*), sum(turns), sum(tokens), sum(input_tokens), sum(output_tokens), sum(cost_usd) FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd FROM turns WHERE seq > ?1 AND forked_from IS NULL) WHERE true GROUP BY day, model ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = CASE WHEN typeof(input_tokens + excluded.input_tokens) = 'integer' THEN input_tokens + excluded.input_tokens ELSE abs(-9223372036854775807 - 1) END, output_tokens = CASE WHEN typeof(output_tokens + excluded.output_tokens) = 'integer' THEN output_tokens + excluded.output_tokens ELSE abs(-9223372036854775807 - 1) END, cost_usd = cost_usd + excluded.cost_usd",
+    "UPDATE turns_mark SET mark = ?2"
+  ]
+};
+
+// src/rules/transcript.ts
+import { createHash } from "node:crypto";
+
+// src/rules/tokens.ts
+function approx(text3) {
+  const chars = [...text3].length;
+  const words = wordCount(text3);
+  return Math.max(Math.ceil(chars / 4), Math.ceil(words * 1.3)) + 4;
+}
+
+// src/rules/verbatim.ts
+var splicing = null;
+var Raw = class {
+  constructor(text3) {
+    this.text = text3;
+  }
+  text;
+  get value() {
+    return JSON.parse(this.text);
+  }
+  toJSON() {
+    if (splicing === null) return this.value;
+    splicing.texts.push(this.text);
+    return splicing.mark;
+  }
+};
+function raw(text3) {
+  return text3 === null || text3 === void 0 ? null : new Raw(text3);
+}
+function stringify(doc) {
+  const mark = crypto.randomUUID().replace(/-/g, "");
+  const outer = splicing;
+  const state = splicing = { mark, texts: [] };
+  let out;
+  try {
+    out = JSON.stringify(doc);
+  } finally {
+    splicing = outer;
+  }
+  const texts = state.texts;
+  if (!texts.length) return out;
+  const parts = out.split(`"${mark}"`);
+  if (parts.length !== texts.length + 1) throw new Error("a verbatim field could not be placed in the response");
+  let s = parts[0];
+  for (let i = 0; i < texts.length; i++) s += texts[i] + parts[i + 1];
+  return s;
+}
+function field(f, key, where, lexemes) {
+  const text3 = f[`${key}_json`];
+  if (text3 !== void 0 && text3 !== null) {
+    if (f[key] !== void 0 && f[key] !== null) throw invalid(`${where}give ${key} or ${key}_json, not both`);
+    if (typeof text3 !== "string") throw invalid(`${where}${key}_json must be JSON text`);
+    const value2 = parse(text3, `${where}${key}`, lexemes);
+    return value2 === null ? [null, null] : [value2, text3];
+  }
+  const value = f[key] === void 0 ? null : f[key];
+  if (tooDeep(value)) throw invalid(`${where}${key} is nested deeper than ${MAX_DEPTH} levels; nothing was stored`);
+  return value === null ? [null, null] : [value, JSON.stringify(value)];
+}
+
+// src/rules/transcript.ts
+var ROLES = ["system", "developer", "user", "assistant", "tool"];
+var PINNED = ["system", "developer"];
+var USAGE_KEYS2 = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
+var COLS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos, tool_calls, name, meta, data, forked_from";
+var [SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META2, DATA, FORKED] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+var MAX_USAGE = 1e12;
+var MAX_COST = 1e9;
+var MAX_TOKENS = 1e9;
+var REDACTED = "[redacted]";
+var utf8 = (s) => new TextEncoder().encode(s).length;
+var isInt2 = (n) => typeof n === "number" && Number.isInteger(n);
+function checkText(obj, content, what = "content") {
+  if (typeof content !== "string" || content === "") throw invalid(`empty ${what}: give TEXT, or - to read it from stdin`);
+  const size = utf8(content);
+  const limit = obj.config.max_turn_bytes;
+  if (size > limit) throw invalid(`${what} is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes); nothing was stored`);
+}
+function toolCalls(v, where) {
+  if (!Array.isArray(v)) throw invalid(`${where}tool calls must be a JSON array of {"id", "name", "arguments"}`);
+  const seen = /* @__PURE__ */ new Set();
+  return v.map((call, i) => {
+    const n = i + 1;
+    if (call === null || typeof call !== "object" || Array.isArray(call)) throw invalid(`${where}tool call ${n} is not a JSON object`);
+    const extra = Object.keys(call).filter((k) => !["id", "name", "arguments"].includes(k)).sort();
+    if (extra.length) throw invalid(`${where}tool call ${n} has unknown keys [${extra.map(quote).join(", ")}]: use id, name and arguments`);
+    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(`${where}tool call ${n} needs a non-empty string ${quote(k)}`);
+    const args = call.arguments ?? "{}";
+    if (typeof args !== "string") throw invalid(`${where}tool call ${n}: 'arguments' must be a string (the model's JSON text)`);
+    if (seen.has(call.id)) throw invalid(`${where}tool call id ${quote(call.id)} appears twice in one row`);
+    seen.add(call.id);
+    return { id: call.id, name: call.name, arguments: args };
+  });
+}
+function metaProblem(v, lexemes) {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return "meta must be a JSON object";
+  if ("model" in v && typeof v.model !== "string") return "meta.model must be a string";
+  if ("usage" in v) {
+    const u = v.usage;
+    if (u === null || typeof u !== "object" || Array.isArray(u)) return "meta.usage must be an object with input_tokens and output_tokens";
+    for (const k of USAGE_KEYS2) {
+      const required = k === "input_tokens" || k === "output_tokens";
+      if (!(k in u) && !required) continue;
+      if (!isInt2(u[k]) || !(u[k] >= 0 && u[k] <= MAX_USAGE) || !integerLexeme(lexemes?.get(`usage.${k}`))) {
+        return `meta.usage.${k} must be an integer from 0 to 10^12`;
+      }
+    }
+  }
+  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return "meta.cost_usd must be a finite number from 0 to 10^9";
+  return null;
+}
+function checkMeta(v, where, lexemes) {
+  const problem = metaProblem(v, lexemes);
+  if (problem !== null) throw invalid(`${where}${problem}`);
+  return v;
+}
+function prepare(obj, f, where = "") {
+  const role = f.role;
+  if (!ROLES.includes(role)) throw invalid(`${where}invalid role ${quote(role)}: use one of ${ROLES.join(", ")}`);
+  const content = f.content ?? "";
+  if (typeof content !== "string") throw invalid(`${where}content must be a string`);
+  let calls = null;
+  let [givenCalls, callsText] = field(f, "tool_calls", where);
+  if (givenCalls !== null) {
+    if (role !== "assistant") throw invalid(`${where}tool calls belong on assistant rows, not ${role} rows`);
+    calls = toolCalls(givenCalls, where);
+    if (!calls.length) calls = null;
+    else if (dumps(calls) !== dumps(givenCalls)) callsText = dumps(calls);
+  }
+  const callId = f.call_id ?? null, name = f.name ?? null;
+  if (role === "tool") {
+    if (typeof callId !== "string" || !callId) throw invalid(`${where}a tool row needs the id of the call it answers (--call-id ID)`);
+    if (name !== null && (typeof name !== "string" || !name)) throw invalid(`${where}the tool's name must be a non-empty string`);
+  } else {
+    if (callId !== null) throw invalid(`${where}a call id belongs on tool rows only, not ${role} rows`);
+    if (name !== null) throw invalid(`${where}a tool name belongs on tool rows only, not ${role} rows`);
+  }
+  const lexemes = /* @__PURE__ */ new Map();
+  const [meta, metaText] = field(f, "meta", where, lexemes);
+  if (meta !== null) checkMeta(meta, where, lexemes);
+  const [data, dataText] = field(f, "data", where);
+  if (content === "" && !(calls && role === "assistant") && data === null) {
+    throw invalid(`${where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)`);
+  }
+  const given = f.tokens ?? null;
+  if (given !== null && (!isInt2(given) || given < 0 || given > MAX_TOKENS)) throw invalid(`${where}tokens must be an integer from 0 to ${MAX_TOKENS}`);
+  const p = {
+    role,
+    content,
+    call_id: callId,
+    name,
+    given,
+    tokens: 0,
+    tool_calls: calls ? callsText : null,
+    meta: metaText,
+    data: dataText
+  };
+  let size = utf8(content);
+  for (const x of [p.tool_calls, p.meta, p.data]) if (x !== null) size += utf8(x);
+  const limit = obj.config.max_turn_bytes;
+  if (size > limit) throw invalid(`${where}the row is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes); nothing was stored`);
+  if (given === null) {
+    const parts = [content];
+    for (const c of calls ?? []) parts.push(c.name, c.arguments);
+    p.tokens = approx(parts.join("\n"));
+  } else p.tokens = given;
+  return p;
+}
+function rowJson(r) {
+  const summary = r[KIND] === "summary";
+  return {
+    seq: r[SEQ],
+    role: r[ROLE],
+    content: r[CONTENT],
+    tool_calls: raw(r[CALLS]),
+    call_id: r[CALL_ID],
+    name: r[NAME],
+    meta: raw(r[META2]),
+    data: raw(r[DATA]),
+    forked_from: r[FORKED],
+    tokens: r[TOKENS],
+    author: r[AUTHOR],
+    created_at: iso(r[CREATED]),
+    kind: r[KIND],
+    superseded_by: r[SUPERSEDED],
+    covers: summary && r[LAST] !== null ? [r[FIRST], r[LAST]] : null
+  };
+}
+var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
+function insertRows(obj, rows, author, requestId = null, hash = null) {
+  const t = now();
+  const seqs = rows.map((r, i) => obj.db.one(
+    INSERT,
+    r.role,
+    r.content,
+    r.tokens,
+    author,
+    t,
+    r.call_id,
+    r.tool_calls,
+    r.name,
+    r.meta,
+    r.data,
+    i === 0 ? requestId : null,
+    i === 0 ? hash : null,
+    null
+  )[0]);
+  const first = seqs[0], last = seqs[seqs.length - 1];
+  if (requestId !== null && last !== first) obj.db.run("UPDATE turns SET request_last = ? WHERE seq = ?", last, first);
+  obj.db.run(
+    "UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?, expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
+    rows.length,
+    rows.reduce((s, r) => s + r.tokens, 0),
+    t,
+    t,
+    t
+  );
+  return seqs;
+}
+function insertTurn(obj, role, content, author) {
+  return insertRows(obj, [prepare(obj, { role, content })], author)[0];
+}
+function rowsBetween(obj, first, last) {
+  return obj.db.all(`SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last).map(rowJson);
+}
+function requireVisible(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  return meta;
+}
+function requestHash(rows) {
+  const key = rows.map((r) => [r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]);
+  return createHash("sha256").update(dumps(key)).digest("hex");
+}
+function checkOrigin(origin) {
+  if (origin == null) return null;
+  if (!Array.isArray(origin) || origin.length !== 2 || typeof origin[0] !== "string" || typeof origin[1] !== "string") {
+    throw invalid("origin must be [external_id, adapter]");
+  }
+  return [origin[0], origin[1]];
+}
+function appendMany(obj, a) {
+  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, a.one ? "" : `row ${i + 1}: `));
+  if (!rows.length) throw invalid("no rows to append; nothing was stored");
+  const requestId = validRequestId(a.request_id) ?? null;
+  const digest = requestId !== null ? requestHash(rows) : null;
+  const origin = checkOrigin(a.origin);
+  let meta = obj.meta();
+  if (meta === null) {
+    if (a.create === false) throw notFound(obj.missing);
+    createObject(obj, "active");
+    if (origin !== null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+    meta = obj.meta();
+  } else {
+    obj.requireVisible();
+    if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+  }
+  if (requestId !== null) {
+    const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
+    if (found) {
+      const same2 = found[3] !== null ? found[3] === digest : rows.length === 1 && found[1] === rows[0].role && found[2] === rows[0].content;
+      if (!same2) throw conflict(`request id '${requestId}' was already used with another request in ${obj.what}`);
+      const made2 = rowsBetween(obj, found[0], found[4]);
+      return a.seqs_only ? made2.map((r) => r.seq) : a.one ? made2[0] : made2;
+    }
+  }
+  check(obj, "write", meta.status);
+  const seqs = insertRows(obj, rows, obj.actor, requestId, digest);
+  if (a.seqs_only) return seqs;
+  const made = rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
+  return a.one ? made[0] : made;
+}
+var PAGE_ROWS = 1e3;
+var PAGE_BYTES = 524288;
+function show(obj, a) {
+  requireVisible(obj);
+  const since = a.since ?? 0;
+  if (!isInt2(since)) throw invalid("--since must be an integer");
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !isInt2(c.after) || !isInt2(c.high) || c.from_pos != null && typeof c.from_pos !== "number")) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  if (c === null) {
+    const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]);
+    let fromPos = null;
+    if (a.last != null) {
+      if (a.all_rows) throw invalid("--last lists live rows; it does not go with --all");
+      if (!isInt2(a.last) || a.last < 0) throw invalid("--last must be a non-negative integer");
+      if (a.last === 0) return { rows: [], next: null };
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, a.last - 1);
+      fromPos = nth ? nth[0] : null;
+    }
+    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
+  }
+  const sql = a.all_rows ? `SELECT ${COLS} FROM turns WHERE seq > ? AND seq > ? AND seq <= ? ORDER BY seq` : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
+  const params = [c.after, since, c.high];
+  if (!a.all_rows && c.from_pos != null) params.push(c.from_pos);
+  const rows = [];
+  let bytes2 = 0;
+  let last = null;
+  for (const r of obj.db.iter(sql, ...params)) {
+    rows.push(rowJson(r));
+    last = a.all_rows ? r[SEQ] : r[POS];
+    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) {
+      return { rows, next: { after: last, from_pos: c.from_pos ?? null, high: c.high } };
+    }
+  }
+  return { rows, next: null };
+}
+var STORED = "data, role, kind, content, call_id, tool_calls";
+function storedRows(obj, a) {
+  requireVisible(obj);
+  if (a.last == null) return obj.db.all(`SELECT ${STORED} FROM turns WHERE superseded_by IS NULL ORDER BY pos`);
+  if (!isInt2(a.last) || a.last < 0) throw invalid("last must be a non-negative integer");
+  return obj.db.all(`SELECT ${STORED} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, a.last).reverse();
+}
+function followStart(obj, a) {
+  const page = show(obj, { ...a, cursor: null });
+  const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]);
+  return [page.rows, Math.max(high, a.since ?? 0), obj.meta().status, page.next];
+}
+function rowsAfter(obj, a) {
+  requireVisible(obj);
+  if (!isInt2(a.seq)) throw invalid("seq must be an integer");
+  return [obj.db.all(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq).map(rowJson), obj.meta().status];
+}
+function* rowsSince(obj, seq) {
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
+}
+function pinned(obj) {
+  const out = [];
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`)) {
+    if (PINNED.includes(r[ROLE]) && r[KIND] === "turn") out.push(r);
+    else break;
+  }
+  return out;
+}
+function callIds(r) {
+  return r[CALLS] ? JSON.parse(r[CALLS]).map((c) => c.id) : [];
+}
+function contextWindow(obj, a) {
+  const budget = a.budget ?? obj.config.token_budget;
+  const limit = a.limit ?? null;
+  const keep = a.keep ?? null;
+  if (budget < 0 || limit !== null && limit < 0) throw invalid("--tokens and --limit must be non-negative");
+  requireVisible(obj);
+  const pin = pinned(obj);
+  let total = pin.reduce((s, r) => s + r[TOKENS], 0);
+  if (total > budget && keep === null) return { turns: [], tokens: 0, budget };
+  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  const tail = [];
+  let count = 0;
+  const waiting = /* @__PURE__ */ new Map();
+  const cursor = obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
+  for (const r of cursor) {
+    if (r[ROLE] === "tool" && r[KIND] === "turn") {
+      if (!waiting.has(r[CALL_ID])) waiting.set(r[CALL_ID], []);
+      waiting.get(r[CALL_ID]).push(r);
+      continue;
+    }
+    const group = [r];
+    for (const id of callIds(r)) {
+      group.push(...waiting.get(id) ?? []);
+      waiting.delete(id);
+    }
+    const cost = group.reduce((s, g) => s + g[TOKENS], 0);
+    if (r[SEQ] !== keep && (total + cost > budget || limit !== null && count + group.length > limit)) break;
+    tail.push(...group);
+    total += cost;
+    count += group.length;
+  }
+  tail.sort((x, y) => x[POS] - y[POS]);
+  return { turns: [...pin, ...tail].map(rowJson), tokens: total, budget };
+}
+function pop(obj, a) {
+  const count = a.count ?? 1;
+  if (!isInt2(count) || count < 1) throw invalid("--count must be at least 1");
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be popped");
+  check(obj, "write", meta.status);
+  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(`the transcript of ${obj.what} has no live row to pop`);
+  const removed = [];
+  for (let i = 0; i < count; i++) {
+    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
+    if (!r) break;
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    let restored = [0, 0];
+    if (r[KIND] === "summary") {
+      restored = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by = ?", r[SEQ]);
+      obj.db.run("UPDATE turns SET superseded_by = NULL WHERE superseded_by = ?", r[SEQ]);
+    } else obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+    obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
+    removed.push(rowJson(r));
+  }
+  event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
+  touch(obj);
+  return removed;
+}
+function clear(obj) {
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be cleared");
+  const n = obj.db.one("SELECT count(*) FROM turns")[0];
+  if (n === 0) return { deleted: 0 };
+  check(obj, "write", meta.status);
+  obj.db.run("DELETE FROM turns");
+  obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
+  obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
+  event(obj, "transcript.cleared", { deleted: n });
+  touch(obj);
+  return { deleted: n };
+}
+function redact(obj, a) {
+  const meta = requireVisible(obj);
+  const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
+  if (!row3) throw notFound(`row ${a.seq} not found in ${obj.what}; see 'durable transcript show ${obj.name} --all'`);
+  refuseRewriteIfOwned(obj, meta, "be redacted");
+  const calls = row3[CALLS] ? JSON.parse(row3[CALLS]).map((c) => ({ ...c, arguments: "{}" })) : null;
+  const parts = [REDACTED];
+  for (const c of calls ?? []) parts.push(c.name, c.arguments);
+  const count = approx(parts.join("\n"));
+  obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
+  if (row3[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row3[TOKENS], count);
+  obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
+  event(obj, "transcript.redacted", { seq: a.seq });
+  touch(obj);
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq));
+}
+var PRUNED = "[pruned]";
+function refuseRewriteIfOwned(obj, meta, doing) {
+  if (meta.adapter === "langgraph") {
+    throw conflict(`${obj.what} is a LangGraph thread kept by DurableSaver; its checkpoints hold the same text, so it cannot ${doing}: delete the thread (saver.delete_thread) or 'durable delete ${obj.name}'`);
+  }
+}
+function dropRemovedTokens(obj) {
+  obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
+}
+var marks = (n) => new Array(n).fill("?").join(",");
+function prune(obj, a) {
+  const olderThan = a.older_than;
+  if (!isInt2(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
+  refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
+  const dryRun = !!a.dry_run;
+  const cutoff = now() - olderThan * 1e3;
+  const pin = new Set(pinned(obj).map((r) => r[SEQ]));
+  const doomed = /* @__PURE__ */ new Set();
+  for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
+  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
+  const inParts = (sql, seqs) => {
+    const out = [];
+    for (let i = 0; i < seqs.length; i += 100) {
+      const part = seqs.slice(i, i + 100);
+      for (const r of obj.db.all(sql(marks(part.length)), ...part)) out.push(r[0]);
+    }
+    return out;
+  };
+  while (frontier.length) {
+    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s) => !doomed.has(s));
+    for (const s of more) doomed.add(s);
+    frontier = more.length ? inParts((m) => `SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${m})`, more) : [];
+  }
+  if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
+  for (const s of [...doomed].sort((x, y) => x - y)) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", s);
+    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
+  }
+  const live = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL");
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live[0], live[1]);
+  dropRemovedTokens(obj);
+  event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
+  touch(obj, false);
+  return { deleted: doomed.size, dry_run: false };
+}
+function liveRow(obj, seq) {
+  const row3 = isInt2(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
+  if (!row3 || row3[SUPERSEDED] !== null) throw notFound(`row ${seq} of ${obj.what} is not a live row; see 'durable transcript show ${obj.name}'`);
+  return row3;
+}
+function splitsACall(obj, covered, throughPos) {
+  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(callIds);
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    if (obj.db.one(
+      `SELECT 1 FROM turns WHERE call_id IN (${marks(chunk.length)}) AND role = 'tool' AND superseded_by IS NULL AND pos > ? LIMIT 1`,
+      ...chunk,
+      throughPos
+    )) return true;
+  }
+  return false;
+}
+function makePlan(obj, covered) {
+  return { covered, high: obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0] };
+}
+function planSummary(obj, a) {
+  const meta = requireVisible(obj);
+  liveRow(obj, a.through);
+  refuseRewriteIfOwned(obj, meta, "be summarized");
+  check(obj, "write", meta.status);
+  const row3 = liveRow(obj, a.through);
+  const pin = pinned(obj);
+  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  const covered = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row3[POS]);
+  if (!covered.length) throw conflict(`nothing to summarize through row ${a.through} of ${obj.what}: it is a pinned turn`);
+  if (splitsACall(obj, covered, row3[POS])) {
+    throw invalid(`row ${a.through} of ${obj.what} would separate a tool call from its results; summarize through the last result instead`);
+  }
+  return makePlan(obj, covered);
+}
+function planCompact(obj, a) {
+  const max = a.max_tokens, keep = a.keep_tokens;
+  if (!isInt2(max) || !isInt2(keep) || max < 0 || keep < 0) throw invalid("--max-tokens and --keep-tokens must be non-negative");
+  if (max < keep) throw invalid("--max-tokens must be at least --keep-tokens");
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be compacted");
+  check(obj, "write", meta.status);
+  if (meta.live_tokens <= max) return null;
+  const pin = pinned(obj);
+  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  const live = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
+  let kept = 0;
+  let fallback = null;
+  for (let i = live.length - 1; i > 0; i--) {
+    kept += live[i][TOKENS];
+    if (kept < keep || live[i][ROLE] === "tool") continue;
+    if (splitsACall(obj, live.slice(0, i), live[i - 1][POS])) continue;
+    if (live[i][ROLE] === "user" && live[i][KIND] === "turn") return makePlan(obj, live.slice(0, i));
+    if (fallback === null) fallback = i;
+  }
+  return fallback === null ? null : makePlan(obj, live.slice(0, fallback));
+}
+var sameRow = (x, y) => !!x && x.length === y.length && x.every((v, i) => v === y[i]);
+function commitSummary(obj, a) {
+  checkText(obj, a.text);
+  const meta = requireVisible(obj);
+  check(obj, "write", meta.status);
+  const covered = a.covered;
+  if (!Array.isArray(covered) || !covered.length || !isInt2(a.high) || !covered.every((r) => Array.isArray(r) && isInt2(r[SEQ]))) {
+    throw invalid("the summary plan is not one this Worker made");
+  }
+  const changed = conflict(`the transcript of ${obj.what} changed while summarizing; run it again`);
+  const seqs = covered.map((r) => r[SEQ]);
+  const current = /* @__PURE__ */ new Map();
+  for (let i = 0; i < seqs.length; i += 500) {
+    const chunk = seqs.slice(i, i + 500);
+    for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${marks(chunk.length)})`, ...chunk)) current.set(r[SEQ], r);
+  }
+  if (covered.some((r) => !sameRow(current.get(r[SEQ]), r) || r[SUPERSEDED] !== null)) throw changed;
+  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(callIds);
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    if (obj.db.one(`SELECT 1 FROM turns WHERE seq > ? AND role = 'tool' AND call_id IN (${marks(chunk.length)}) LIMIT 1`, a.high, ...chunk)) throw changed;
+  }
+  const positions = covered.map((r) => r[POS]);
+  const low = Math.min(...positions), top = Math.max(...positions);
+  const pin = pinned(obj);
+  const between = obj.db.one("SELECT count(*) FROM turns WHERE superseded_by IS NULL AND pos BETWEEN ? AND ?", low, top)[0];
+  if (new Set(seqs).size !== seqs.length || between !== seqs.length || pin.length && low <= pin[pin.length - 1][POS]) {
+    throw invalid("the summary plan is not one this Worker made");
+  }
+  return insertSummary(obj, covered, a.text);
+}
+function insertSummary(obj, covered, text3) {
+  const first = Math.min(...covered.map((r) => r[KIND] === "summary" ? r[FIRST] : r[SEQ]));
+  const last = Math.max(...covered.map((r) => r[KIND] === "summary" ? r[LAST] ?? r[FIRST] : r[SEQ]));
+  const count = approx(text3);
+  const seq = obj.db.one("INSERT INTO turns (role, content, tokens, author, created_at, kind, covers_first, covers_last) VALUES ('system', ?, ?, ?, ?, 'summary', ?, ?) RETURNING seq", text3, count, obj.actor, now(), first, last)[0];
+  for (const r of covered) obj.db.run("UPDATE turns SET superseded_by = ? WHERE seq = ?", seq, r[SEQ]);
+  obj.db.run(
+    "UPDATE object SET live_turns = live_turns - ? + 1, live_tokens = live_tokens - ? + ?",
+    covered.length,
+    covered.reduce((s, r) => s + r[TOKENS], 0),
+    count
+  );
+  event(obj, "transcript.summarized", { seq, covers: [first, last], superseded: covered.length });
+  touch(obj);
+  return { summary: rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq)), superseded: covered.length };
+}
+function summarize(obj, a) {
+  checkText(obj, a.text, "summary");
+  return insertSummary(obj, planSummary(obj, a).covered, a.text);
+}
+function compact(obj, a) {
+  checkText(obj, a.text, "summary");
+  const plan = planCompact(obj, a);
+  return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
+}
+function forkPlan(obj, a) {
+  const meta = requireVisible(obj);
+  let rows;
+  let seq;
+  if (a.at == null) {
+    rows = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos`);
+    seq = rows.length ? rows[rows.length - 1][SEQ] : null;
+  } else {
+    const cut = liveRow(obj, a.at);
+    rows = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? ORDER BY pos`, cut[POS]);
+    if (splitsACall(obj, rows, cut[POS])) {
+      throw invalid(`row ${a.at} of ${obj.what} would separate a tool call from its results; fork at the last result instead`);
+    }
+    seq = a.at;
+  }
+  return {
+    id: obj.id,
+    name: obj.name,
+    title: meta.title,
+    seq,
+    // the JSON fields as the text stored, which fork_create stores as given (prepare)
+    rows: rows.map((r) => ({
+      role: r[ROLE],
+      content: r[CONTENT],
+      tool_calls_json: r[CALLS],
+      call_id: r[CALL_ID],
+      name: r[NAME],
+      meta_json: r[META2],
+      data_json: r[DATA],
+      tokens: r[TOKENS],
+      created_at: r[CREATED],
+      kind: r[KIND]
+    }))
+  };
+}
+var COPY = "INSERT INTO turns (seq, role, content, tokens, author, created_at, kind, covers_first, covers_last, call_id, tool_calls, name, meta, data, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)";
+function forkCreate(obj, a) {
+  const src = a.source ?? {};
+  const bad = (what) => invalid(`the fork plan is not one this Worker made: ${what}`);
+  if (typeof src.id !== "string" || !/^[0-9a-f]{64}$/.test(src.id)) throw bad("source id");
+  if (typeof src.name !== "string" || !src.name) throw bad("source name");
+  if (src.seq !== null && !(isInt2(src.seq) && src.seq >= 1)) throw bad("seq");
+  if (!Array.isArray(a.rows)) throw bad("rows");
+  const copies = a.rows.map((r, i) => {
+    const where = `row ${i + 1}: `;
+    if (r === null || typeof r !== "object" || !isInt2(r.created_at) || r.created_at < 0) throw bad(`${where}created_at`);
+    if (r.kind === "summary") {
+      if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt2(r.tokens) || r.tokens < 0 || r.call_id != null || r.name != null || ["tool_calls", "meta", "data"].some((k) => r[k] != null || r[`${k}_json`] != null)) {
+        throw bad(`${where}summary`);
+      }
+      return {
+        role: "system",
+        content: r.content,
+        tokens: r.tokens,
+        call_id: null,
+        tool_calls: null,
+        name: null,
+        meta: null,
+        data: null,
+        created_at: r.created_at,
+        kind: "summary"
+      };
+    }
+    if (r.kind !== "turn") throw bad(`${where}kind`);
+    if (!isInt2(r.tokens)) throw bad(`${where}tokens`);
+    const p = prepare(obj, r, where);
+    return { ...p, created_at: r.created_at, kind: "turn" };
+  });
+  if (obj.meta() !== null) {
+    obj.requireVisible();
+    throw conflict(`${obj.what} already exists; pick another name for the fork`);
+  }
+  const title = a.title != null ? validTitle(a.title) : src.title != null ? validTitle(src.title) : null;
+  createObject(obj, "created", title);
+  copies.forEach((c, i) => {
+    const seq = i + 1;
+    obj.db.run(
+      COPY,
+      seq,
+      c.role,
+      c.content,
+      c.tokens,
+      obj.actor,
+      c.created_at,
+      c.kind,
+      c.kind === "summary" ? seq : null,
+      c.call_id,
+      c.tool_calls,
+      c.name,
+      c.meta,
+      c.data,
+      src.id
+    );
+  });
+  const t = now();
+  obj.db.run(
+    "UPDATE object SET live_turns = ?, live_tokens = ?, updated_at = ?, last_active_at = ?",
+    copies.length,
+    copies.reduce((s, c) => s + c.tokens, 0),
+    t,
+    t
+  );
+  event(obj, "session.forked", { name: src.name, id: src.id, seq: src.seq });
+  return sessionJson(obj);
+}
+
+// src/rules/sessions.ts
+var TRANSITIONS = contract_default.transitions;
+var VERBS = {
+  prompt: "take new prompts",
+  next: "hand out work",
+  cancel: "be cancelled",
+  archive: "be archived",
+  unarchive: "be unarchived",
+  write: "be written to",
+  invite: "take participants",
+  any: "do this"
+};
+var PROMPT_COLUMNS = [
+  "id",
+  "status",
+  "content",
+  "author",
+  "source",
+  "request_id",
+  "turn_seq",
+  "attempts",
+  "created_at",
+  "started_at",
+  "lease_expires_at",
+  "completed_at",
+  "error"
+];
+var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
+var QUEUE_ORDER = `${ORDER_KEY}, id`;
+var MAX_INT = 9223372036854775807n;
+var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT;
+var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
+function check(obj, command, status = null, noop = false) {
+  const { from, to, role } = TRANSITIONS[command];
+  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
+  if (noop) return null;
+  const current = status ?? obj.meta().status;
+  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
+  return to ?? current;
+}
+function refusal(obj, command, current) {
+  const name = obj.name;
+  if (current === "archived") return `${obj.what} is archived; run 'durable session unarchive ${name}' first`;
+  if (current === "cancelled" && command === "archive") return `${obj.what} is cancelled and cannot be archived; delete it with 'durable delete ${name}'`;
+  if (current === "cancelled") return `${obj.what} is cancelled; send a new prompt with 'durable session prompt ${name} TEXT' to reopen it`;
+  if (command === "unarchive") return `${obj.what} is not archived (it is ${current})`;
+  return `${obj.what} is ${current} and cannot ${VERBS[command]}`;
+}
+function requireSession(obj) {
+  const meta = obj.meta();
+  if (meta === null) throw notFound(obj.missing);
+  return meta;
+}
+function create(obj, a) {
+  if (obj.meta() !== null) {
+    obj.requireVisible();
+    throw conflict(`${obj.what} already exists; pick another name or use 'durable session show ${obj.name}'`);
+  }
+  createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
+  return sessionJson(obj);
+}
+function show2(obj) {
+  requireSession(obj);
+  return sessionJson(obj);
+}
+function validTitle(title) {
+  const t = typeof title === "string" ? strip(title) : title;
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid("invalid title: use 1-200 printable characters");
+  return t;
+}
+function validRequestId(id) {
+  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
+    throw invalid("invalid --request-id: use 1-128 printable characters");
+  }
+  return id;
+}
+function promptJson(r) {
+  const p = {};
+  PROMPT_COLUMNS.forEach((k, i) => p[k] = r[i]);
+  for (const k of TIMES) p[k] = iso(p[k]);
+  return p;
+}
+function promptRow(obj, id) {
+  const r = obj.db.one(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts WHERE id = ?`, id);
+  if (!r) throw notFound(`prompt ${id} not found in ${obj.what}; see 'durable session queue ${obj.name}'`);
+  return r;
+}
+function getPrompt(obj, a) {
+  const p = promptJson(promptRow(obj, a.prompt_id));
+  p.position = p.status === "pending" ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)[0] : null;
+  return p;
+}
+function recompute(obj, current) {
+  let to;
+  if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
+  else {
+    const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
+    to = last ? last[0] : "created";
+  }
+  setStatus(obj, to, current);
+}
+function prompt(obj, a) {
+  checkText(obj, a.content);
+  validRequestId(a.request_id);
+  let meta = obj.meta();
+  if (meta === null) {
+    if (!a.created) throw notFound(obj.missing);
+    createObject(obj, "active");
+    meta = obj.meta();
+  } else obj.requireVisible();
+  if (a.request_id != null) {
+    const row3 = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
+    if (row3) {
+      if (row3[1] !== a.content) throw conflict(`request id '${a.request_id}' was already used with other content in ${obj.what}`);
+      return getPrompt(obj, { prompt_id: row3[0] });
+    }
+  }
+  const to = check(obj, "prompt", meta.status);
+  const unfinished = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
+  const limit = obj.config.max_unfinished;
+  if (unfinished >= limit) {
+    if (a.waiting) return null;
+    throw conflict(`the queue of ${obj.what} is full (${unfinished} unfinished prompts, queue.max_unfinished = ${limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'`);
+  }
+  const id = obj.db.one(
+    "INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
+    a.content,
+    obj.actor,
+    a.source ?? null,
+    a.request_id ?? null,
+    now()
+  )[0];
+  event(obj, "prompt.queued", { prompt_id: id });
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return getPrompt(obj, { prompt_id: id });
+}
+function validPolicy(onExpiry, maxAttempts) {
+  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(`invalid queue.on_lease_expiry ${pyRepr(onExpiry)}: use fail or retry`);
+  if (!isPositive(maxAttempts)) throw invalid(`invalid queue.max_attempts ${String(maxAttempts)}: use a positive integer`);
+  return [onExpiry, maxAttempts];
+}
+function validAttempt(attempt) {
+  if (attempt == null) return null;
+  if (!isPositive(attempt)) throw invalid(`invalid --attempt ${String(attempt)}: use the positive attempt number the start gave (its "attempts")`);
+  return attempt;
+}
+function nextPrompt(obj, a) {
+  const [onExpiry, maxAttempts] = validPolicy(a.on_expiry ?? "fail", a.max_attempts ?? 3);
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  check(obj, "next", meta.status);
+  const busy = obj.db.one("SELECT id FROM prompts WHERE status = 'processing' LIMIT 1");
+  if (busy) {
+    if (a.waiting) return null;
+    throw conflict(`prompt ${busy[0]} of ${obj.what} is still processing; finish it with 'durable session finish ${obj.name} ${busy[0]}' or wait with --wait`);
+  }
+  const t = now();
+  const row3 = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
+  if (!row3) return null;
+  const [id, content, author] = row3;
+  let seq = row3[3];
+  if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")[0] !== seq) seq = insertTurn(obj, "user", content, author);
+  obj.db.run(
+    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
+    t,
+    t + a.lease_seconds * 1e3,
+    seq,
+    onExpiry,
+    maxAttempts,
+    id
+  );
+  event(obj, "prompt.started", { prompt_id: id, turn_seq: seq });
+  touch(obj);
+  const window = a.context != null ? contextWindow(obj, { budget: a.context, keep: seq }) : void 0;
+  const p = getPrompt(obj, { prompt_id: id });
+  if (a.context != null) p.window = window;
+  return p;
+}
+function processing(obj, id, doing, attempt = null) {
+  requireSession(obj);
+  obj.requireVisible();
+  const r = promptRow(obj, id);
+  if (r[1] !== "processing") throw conflict(`prompt ${id} of ${obj.what} is ${r[1]}, not processing; it cannot be ${doing}`);
+  const current = r[PROMPT_COLUMNS.indexOf("attempts")];
+  if (attempt !== null && Number(attempt) !== Number(current)) {
+    throw conflict(`prompt ${id} of ${obj.what} is on attempt ${current}, not ${attempt}: that start lost its lease, so it cannot be ${doing} (nothing changed)`);
+  }
+}
+function renew(obj, a) {
+  processing(obj, a.prompt_id, "renewed", validAttempt(a.attempt));
+  obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1e3, a.prompt_id);
+  touch(obj, false);
+  return getPrompt(obj, a);
+}
+var FINISH_ROLES = ["assistant", "tool"];
+function finish(obj, a) {
+  const attempt = validAttempt(a.attempt);
+  const failed = !!a.failed || a.error != null;
+  const fields2 = [...a.rows ?? []];
+  if (a.reply != null) fields2.push({ role: "assistant", content: a.reply });
+  const rows = fields2.map((r, i) => prepare(obj, r, `line ${i + 1}: `));
+  rows.forEach((r, i) => {
+    if (!FINISH_ROLES.includes(r.role)) throw invalid(`line ${i + 1}: a turn's rows are assistant or tool rows, not ${r.role}; nothing changed`);
+  });
+  if (rows.length && !failed && (rows[rows.length - 1].role !== "assistant" || rows[rows.length - 1].tool_calls != null)) {
+    throw invalid(`line ${rows.length}: the turn must end with a final assistant row without tool calls (or give --reply, or --failed for a partial turn); nothing changed`);
+  }
+  processing(obj, a.prompt_id, "finished", attempt);
+  const meta = obj.meta();
+  if (rows.length) insertRows(obj, rows, obj.actor);
+  obj.db.run(
+    "UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
+    failed ? "failed" : "completed",
+    now(),
+    failed ? a.error ?? null : null,
+    a.prompt_id
+  );
+  event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return getPrompt(obj, a);
+}
+function handBack(obj, id, delaySeconds = 0, notAnAttempt = false) {
+  obj.db.run(
+    "UPDATE prompts SET status = 'pending', lease_expires_at = NULL, started_at = NULL, handed_back = (SELECT coalesce(max(handed_back), 0) + 1 FROM prompts), not_before = ?, attempts = max(attempts - ?, 0) WHERE id = ?",
+    delaySeconds ? now() + delaySeconds * 1e3 : null,
+    notAnAttempt ? 1 : 0,
+    id
+  );
+}
+function release(obj, a) {
+  const attempt = validAttempt(a.attempt);
+  const delay = a.delay_seconds ?? 0;
+  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(`invalid --delay ${String(delay)}: use a duration such as 30s, or 0`);
+  processing(obj, a.prompt_id, "released", attempt);
+  const meta = obj.meta();
+  handBack(obj, a.prompt_id, delay, !!a.not_an_attempt);
+  const attempts = obj.db.one("SELECT attempts FROM prompts WHERE id = ?", a.prompt_id)[0];
+  event(obj, "prompt.released", { prompt_id: a.prompt_id, attempts, delay });
+  recompute(obj, meta.status);
+  touch(obj);
+  return getPrompt(obj, a);
+}
+function failProcessing(obj, error, type = "prompt.failed", where = "status = 'processing'", params = [], actor = void 0) {
+  const t = now();
+  const ids = obj.db.all(`SELECT id FROM prompts WHERE ${where} ORDER BY id`, ...params).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE prompts SET status = 'failed', completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?", t, error, id);
+    event(obj, type, { prompt_id: id, error }, actor);
+  }
+  return ids.length;
+}
+function stop(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (!obj.db.one("SELECT 1 FROM prompts WHERE status = 'processing'")) return sessionJson(obj);
+  failProcessing(obj, "stopped");
+  recompute(obj, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function cancel(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const to = check(obj, "cancel", meta.status);
+  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')");
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function archive(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (check(obj, "archive", null, meta.status === "archived") === null) return sessionJson(obj);
+  const to = check(obj, "archive", meta.status);
+  const queued = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
+  if (queued) throw conflict(`${obj.what} has ${queued} queued or processing prompts; finish, dequeue or cancel them before archiving`);
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function unarchive(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const to = check(obj, "unarchive", meta.status);
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function setTitle(obj, a) {
+  const title = validTitle(a.title);
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (meta.title !== title) {
+    obj.db.run("UPDATE object SET title = ?", title);
+    event(obj, "session.title", { title });
+    touch(obj);
+  }
+  return sessionJson(obj);
+}
+function checkInvite(user, role) {
+  validName(user, "user");
+  if (role !== "owner" && role !== "member") throw invalid(`invalid role ${quote(role)}: use owner or member`);
+}
+function invite(obj, a) {
+  const role = a.role ?? "member";
+  checkInvite(a.user, role);
+  requireSession(obj);
+  obj.requireVisible();
+  check(obj, "invite");
+  if (obj.address.id_scope !== "tenant") throw conflict(`${obj.what} belongs to one user; only tenant sessions (--tenant ORG) take participants`);
+  const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current || current[0] !== role) {
+    obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
+    event(obj, "participant.added", { user: a.user, role });
+    touch(obj, false);
+  }
+  return sessionJson(obj);
+}
+function dequeue(obj, a) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const r = promptRow(obj, a.prompt_id);
+  if (r[1] !== "pending") throw conflict(`prompt ${a.prompt_id} of ${obj.what} is ${r[1]}, not pending; only pending prompts can be dequeued`);
+  obj.db.run("DELETE FROM prompts WHERE id = ?", a.prompt_id);
+  event(obj, "prompt.dequeued", { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function queue(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const positions = /* @__PURE__ */ new Map();
+  obj.db.all(`SELECT id FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => positions.set(Number(r[0]), i + 1));
+  const [where, order] = a.pending_only ? ["WHERE status = 'pending'", QUEUE_ORDER] : ["", "id"];
+  return obj.db.all(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts ${where} ORDER BY ${order}`).map((r) => {
+    const p = promptJson(r);
+    p.position = positions.get(Number(p.id)) ?? null;
+    return p;
+  });
+}
+function events(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
+}
+function participants(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+  return sessionJson(obj).participants;
+}
+function expireLeases(obj, t) {
+  const meta = obj.meta();
+  const retried = obj.db.all("SELECT id, attempts FROM prompts WHERE status = 'processing' AND lease_expires_at <= ? AND on_expiry = 'retry' AND attempts < coalesce(max_attempts, 1) ORDER BY id", t);
+  for (const [id, attempts] of retried) {
+    handBack(obj, id);
+    event(obj, "prompt.lease_expired", { prompt_id: id, retry: true, attempts }, null);
+  }
+  const n = retried.length + failProcessing(obj, "timed out", "prompt.lease_expired", "status = 'processing' AND lease_expires_at <= ?", [t], null);
+  if (n) {
+    recompute(obj, meta.status);
+    touch(obj, false);
+  }
+  return n;
+}
+
+// src/rules/elicit.ts
+var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
+var requestJson = (r) => ({
+  id: r[0],
+  status: r[1],
+  prompt: r[2],
+  choices: JSON.parse(r[3]),
+  created_at: iso(r[4]),
+  expires_at: iso(r[5]),
+  answer: r[6],
+  comment: r[7],
+  answered_by: r[8],
+  answered_at: iso(r[9])
+});
+function visible(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+}
+function get(obj, a) {
+  visible(obj);
+  const r = obj.db.one(`SELECT ${COLS2} FROM requests WHERE id = ?`, a.request_id);
+  if (!r) throw notFound(`request ${a.request_id} not found in ${obj.what}; see 'durable elicit list ${obj.name}'`);
+  return requestJson(r);
+}
+function pyJson(items) {
+  const str2 = (s) => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  return "[" + items.map(str2).join(", ") + "]";
+}
+function checkAsk(prompt2, choices) {
+  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid("empty --prompt: say what the person should decide");
+  if (!Array.isArray(choices)) throw invalid("empty --choice");
+  for (const c of choices) if (typeof c !== "string" || !c) throw invalid("empty --choice");
+  if (new Set(choices).size !== choices.length) throw invalid("duplicate --choice");
+  return choices;
+}
+function ask2(obj, a) {
+  const key = validRequestId(a.key) ?? null;
+  const choices = checkAsk(a.prompt, a.choices ?? []);
+  visible(obj);
+  if (key !== null) {
+    const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
+    if (made) {
+      const asked = get(obj, { request_id: made[0] });
+      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices)) {
+        throw conflict(`request id ${quote(key)} was already used with another question in ${obj.what}`);
+      }
+      return asked;
+    }
+  }
+  const t = now();
+  check(obj, "write");
+  const id = obj.db.one(
+    "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?) RETURNING id",
+    a.prompt,
+    pyJson(choices),
+    t,
+    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null
+  )[0];
+  event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
+  touch(obj);
+  return get(obj, { request_id: id });
+}
+function decline(obj, a) {
+  if (a.action !== "decline" && a.action !== "cancel") throw invalid(`invalid action ${quote(a.action)}: use decline or cancel`);
+  const request = get(obj, a);
+  if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
+  obj.db.run(
+    "UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    a.action,
+    obj.actor,
+    now(),
+    a.request_id
+  );
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: null });
+  touch(obj);
+  return get(obj, a);
+}
+function list(obj, a) {
+  visible(obj);
+  const where = a.pending_only ? "WHERE status = 'pending'" : "";
+  return obj.db.all(`SELECT ${COLS2} FROM requests ${where} ORDER BY id`).map(requestJson);
+}
+function answer2(obj, a) {
+  const request = get(obj, a);
+  if (request.choices.length && !request.choices.includes(a.choice)) {
+    throw invalid(`choice ${quote(a.choice)} was not offered; choose one of: ${request.choices.join(", ")}`);
+  }
+  if (!a.choice) throw invalid("empty --choice");
+  if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
+  obj.db.run(
+    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    a.choice,
+    a.comment ?? null,
+    obj.actor,
+    now(),
+    a.request_id
+  );
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });
+  touch(obj);
+  return get(obj, a);
+}
+function expire(obj, t) {
+  const ids = obj.db.all("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", t).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE requests SET status = 'expired' WHERE id = ?", id);
+    event(obj, "elicit.expired", { request_id: id }, null);
+  }
+  if (ids.length) touch(obj, false);
+  return ids.length;
+}
+
+// src/rules/memory.ts
+var SOURCES = ["user", "model", "external"];
+var COLS3 = "key, value, source, confirmed, created_at, confirmed_at, expires_at";
+var factJson = (r) => ({
+  key: r[0],
+  value: r[1],
+  source: r[2],
+  confirmed: !!r[3],
+  created_at: iso(r[4]),
+  confirmed_at: iso(r[5]),
+  expires_at: iso(r[6])
+});
+var visible2 = (r, t) => !!r[3] && (r[6] === null || r[6] > t);
+function checkSet(key, value, source, confirmed) {
+  validName(key, "memory key");
+  if (!SOURCES.includes(source)) throw invalid(`invalid --source '${source}': use user, model or external`);
+  if (source === "model" && confirmed) throw invalid("a model fact cannot be confirmed when it is written; a person confirms it with 'durable memory confirm KEY'");
+  if (value === "") throw invalid("empty VALUE");
+}
+function setFact(obj, a) {
+  const source = a.source ?? "user", confirmed = !!a.confirmed;
+  checkSet(a.key, a.value, source, confirmed);
+  const t = now();
+  if (obj.meta() === null) createObject(obj, "active");
+  obj.db.run(
+    `INSERT OR REPLACE INTO facts (${COLS3}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    a.key,
+    a.value,
+    source,
+    confirmed ? 1 : 0,
+    t,
+    confirmed ? t : null,
+    a.expires_seconds ? t + a.expires_seconds * 1e3 : null
+  );
+  return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
+}
+function row(obj, key) {
+  validName(key, "memory key");
+  return obj.meta() ? obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, key) : null;
+}
+function getFact(obj, a) {
+  const r = row(obj, a.key);
+  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!a.all_facts && !r[3]) throw notFound(`fact '${a.key}' is unconfirmed; 'durable memory confirm ${a.key}' confirms it, or 'durable memory get ${a.key} --all' shows it`);
+  if (!a.all_facts && !visible2(r, now())) throw notFound(`fact '${a.key}' has expired; 'durable memory get ${a.key} --all' still shows it`);
+  return factJson(r);
+}
+function listFacts(obj, a) {
+  if (obj.meta() === null) return [];
+  const t = now();
+  return obj.db.all(`SELECT ${COLS3} FROM facts ORDER BY key`).filter((r) => a.all_facts || visible2(r, t)).map(factJson);
+}
+function confirm(obj, a) {
+  const r = row(obj, a.key);
+  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
+}
+function forgetFact(obj, a) {
+  const r = row(obj, a.key);
+  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
+  return factJson(r);
+}
+
+// src/rules/limits.ts
+function hit(obj, a) {
+  validName(a.key, "limit key");
+  if (!(a.n >= 1) || !(a.per >= 1)) throw invalid(`invalid --rate '${a.rate}': use N/DURATION, e.g. 5/1h or 100/1d`);
+  if (a.burst != null && a.burst < 1) throw invalid("--burst must be a positive integer");
+  const capacity = a.burst || a.n;
+  const refill = a.n / (a.per * 1e3);
+  const t = now();
+  if (obj.meta() === null) createObject(obj, "active");
+  const r = obj.db.one("SELECT tokens, updated_at FROM buckets WHERE key = ?", a.key);
+  let tokens = r === null ? capacity : Math.min(capacity, r[0] + Math.max(0, t - r[1]) * refill);
+  const allowed = tokens >= 1;
+  if (allowed) tokens -= 1;
+  obj.db.run("INSERT OR REPLACE INTO buckets (key, tokens, updated_at) VALUES (?, ?, ?)", a.key, tokens, t);
+  const retry = allowed ? null : Math.max(1, Math.ceil((1 - tokens) / refill / 1e3 - 1e-9));
+  const doc = { key: a.key, allowed, remaining: Math.floor(tokens + 1e-9), retry_after: retry };
+  if (!allowed) throw new DurableError(`rate limit '${a.key}' reached (${a.rate}); retry after ${retry}s`, "rate_limited", doc);
+  return doc;
+}
+
+// src/rules/retention.ts
+function ttl(obj, a) {
+  let meta = requireSession(obj);
+  obj.requireVisible();
+  if (a.clear || a.seconds != null) {
+    const next = a.clear ? null : a.seconds;
+    if (next !== meta.ttl_seconds) {
+      obj.db.run("UPDATE object SET ttl_seconds = ?, expires_at = CASE WHEN ? IS NULL THEN NULL ELSE last_active_at + ? * 1000 END", next, next, next);
+      event(obj, "ttl.set", { ttl_seconds: next });
+      touch(obj, false);
+    }
+    meta = obj.meta();
+  }
+  return { name: meta.name, ttl_seconds: meta.ttl_seconds, expires_at: iso(meta.expires_at) };
+}
+function remove(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (obj.address.id_scope === "tenant") obj.requireOwner("delete it");
+  return { deleted: [{ id: meta.id, owner: meta.owner, name: meta.name }], skipped: [], changed: [], dry_run: false };
+}
+
+// src/generated/records.json
+var records_default = {
+  format: "durable-export",
+  version: 5,
+  max_time: 253402300799999,
+  max_ttl: 31536e5,
+  tables: {
+    object: {
+      one: {
+        check: "one",
+        optional: true
+      },
+      id: {
+        check: "hex_id",
+        optional: false
+      },
+      scope: {
+        check: "enum",
+        optional: false,
+        values: [
+          "user",
+          "session",
+          "tenant",
+          "reserved"
+        ]
+      },
+      owner: {
+        check: "name",
+        optional: false
+      },
+      name: {
+        check: "text",
+        optional: false
+      },
+      title: {
+        check: "title",
+        optional: true
+      },
+      status: {
+        check: "enum",
+        optional: false,
+        values: [
+          "created",
+          "active",
+          "completed",
+          "failed",
+          "cancelled",
+          "archived"
+        ]
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      },
+      updated_at: {
+        check: "time",
+        optional: false
+      },
+      last_active_at: {
+        check: "time",
+        optional: false
+      },
+      ttl_seconds: {
+        check: "ttl",
+        optional: true
+      },
+      expires_at: {
+        check: "time",
+        optional: true
+      },
+      live_turns: {
+        check: "count",
+        optional: true
+      },
+      live_tokens: {
+        check: "count",
+        optional: true
+      },
+      external_id: {
+        check: "text",
+        optional: true
+      },
+      adapter: {
+        check: "enum",
+        optional: true,
+        values: [
+          "openai-agents",
+          "langgraph"
+        ]
+      }
+    },
+    participants: {
+      user: {
+        check: "name",
+        optional: false
+      },
+      role: {
+        check: "enum",
+        optional: false,
+        values: [
+          "owner",
+          "member"
+        ]
+      },
+      joined_at: {
+        check: "time",
+        optional: false
+      }
+    },
+    prompts: {
+      id: {
+        check: "positive",
+        optional: false
+      },
+      status: {
+        check: "enum",
+        optional: false,
+        values: [
+          "pending",
+          "processing",
+          "completed",
+          "failed"
+        ]
+      },
+      content: {
+        check: "nonempty",
+        optional: false
+      },
+      author: {
+        check: "name",
+        optional: true
+      },
+      source: {
+        check: "text",
+        optional: true
+      },
+      request_id: {
+        check: "request_id",
+        optional: true
+      },
+      turn_seq: {
+        check: "positive",
+        optional: true
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      },
+      started_at: {
+        check: "time",
+        optional: true
+      },
+      lease_expires_at: {
+        check: "time",
+        optional: true
+      },
+      completed_at: {
+        check: "time",
+        optional: true
+      },
+      error: {
+        check: "text",
+        optional: true
+      },
+      attempts: {
+        check: "count",
+        optional: false
+      },
+      handed_back: {
+        check: "positive",
+        optional: true
+      },
+      not_before: {
+        check: "time",
+        optional: true
+      },
+      on_expiry: {
+        check: "enum",
+        optional: true,
+        values: [
+          "fail",
+          "retry"
+        ]
+      },
+      max_attempts: {
+        check: "positive",
+        optional: true
+      }
+    },
+    turns: {
+      seq: {
+        check: "positive",
+        optional: false
+      },
+      role: {
+        check: "enum",
+        optional: false,
+        values: [
+          "system",
+          "developer",
+          "user",
+          "assistant",
+          "tool"
+        ]
+      },
+      content: {
+        check: "text",
+        optional: false
+      },
+      tokens: {
+        check: "count",
+        optional: false
+      },
+      author: {
+        check: "name",
+        optional: true
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      },
+      kind: {
+        check: "enum",
+        optional: false,
+        values: [
+          "turn",
+          "summary"
+        ]
+      },
+      superseded_by: {
+        check: "positive",
+        optional: true
+      },
+      covers_first: {
+        check: "positive",
+        optional: true
+      },
+      covers_last: {
+        check: "positive",
+        optional: true
+      },
+      call_id: {
+        check: "nonempty",
+        optional: true
+      },
+      request_id: {
+        check: "request_id",
+        optional: true
+      },
+      pos: {
+        check: "int",
+        optional: true
+      },
+      tool_calls: {
+        check: "json_tool_calls",
+        optional: true
+      },
+      name: {
+        check: "nonempty",
+        optional: true
+      },
+      meta: {
+        check: "json_meta",
+        optional: true
+      },
+      data: {
+        check: "json",
+        optional: true
+      },
+      forked_from: {
+        check: "hex_id",
+        optional: true
+      },
+      request_hash: {
+        check: "nonempty",
+        optional: true
+      },
+      request_last: {
+        check: "positive",
+        optional: true
+      }
+    },
+    events: {
+      seq: {
+        check: "positive",
+        optional: false
+      },
+      type: {
+        check: "enum",
+        optional: false,
+        values: [
+          "elicit.answered",
+          "elicit.asked",
+          "elicit.expired",
+          "participant.added",
+          "participant.removed",
+          "prompt.completed",
+          "prompt.dequeued",
+          "prompt.failed",
+          "prompt.lease_expired",
+          "prompt.queued",
+          "prompt.released",
+          "prompt.started",
+          "session.created",
+          "session.forked",
+          "session.status",
+          "session.title",
+          "transcript.cleared",
+          "transcript.popped",
+          "transcript.pruned",
+          "transcript.redacted",
+          "transcript.summarized",
+          "ttl.set"
+        ]
+      },
+      actor: {
+        check: "name",
+        optional: true
+      },
+      data: {
+        check: "json_object",
+        optional: false
+      },
+      at: {
+        check: "time",
+        optional: false
+      }
+    },
+    requests: {
+      id: {
+        check: "positive",
+        optional: false
+      },
+      status: {
+        check: "enum",
+        optional: false,
+        values: [
+          "pending",
+          "answered",
+          "expired"
+        ]
+      },
+      prompt: {
+        check: "nonempty",
+        optional: false
+      },
+      choices: {
+        check: "choices",
+        optional: false
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      },
+      expires_at: {
+        check: "time",
+        optional: true
+      },
+      answer: {
+        check: "nonempty",
+        optional: true
+      },
+      comment: {
+        check: "text",
+        optional: true
+      },
+      answered_by: {
+        check: "name",
+        optional: true
+      },
+      answered_at: {
+        check: "time",
+        optional: true
+      }
+    },
+    facts: {
+      key: {
+        check: "name",
+        optional: false
+      },
+      value: {
+        check: "nonempty",
+        optional: false
+      },
+      source: {
+        check: "enum",
+        optional: false,
+        values: [
+          "user",
+          "model",
+          "external"
+        ]
+      },
+      confirmed: {
+        check: "flag",
+        optional: false
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      },
+      confirmed_at: {
+        check: "time",
+        optional: true
+      },
+      expires_at: {
+        check: "time",
+        optional: true
+      }
+    },
+    buckets: {
+      key: {
+        check: "name",
+        optional: false
+      },
+      tokens: {
+        check: "number",
+        optional: false
+      },
+      updated_at: {
+        check: "time",
+        optional: false
+      }
+    },
+    lg_checkpoints: {
+      checkpoint_ns: {
+        check: "text",
+        optional: false
+      },
+      checkpoint_id: {
+        check: "nonempty",
+        optional: false
+      },
+      parent_checkpoint_id: {
+        check: "nonempty",
+        optional: true
+      },
+      type: {
+        check: "text",
+        optional: true
+      },
+      checkpoint: {
+        check: "blob",
+        optional: true
+      },
+      metadata: {
+        check: "json",
+        optional: false
+      }
+    },
+    lg_writes: {
+      checkpoint_ns: {
+        check: "text",
+        optional: false
+      },
+      checkpoint_id: {
+        check: "nonempty",
+        optional: false
+      },
+      task_id: {
+        check: "nonempty",
+        optional: false
+      },
+      task_path: {
+        check: "text",
+        optional: false
+      },
+      idx: {
+        check: "int",
+        optional: false
+      },
+      channel: {
+        check: "nonempty",
+        optional: false
+      },
+      type: {
+        check: "text",
+        optional: true
+      },
+      value: {
+        check: "blob",
+        optional: true
+      }
+    },
+    lg_mirrored: {
+      message_id: {
+        check: "nonempty",
+        optional: false
+      },
+      seq: {
+        check: "positive",
+        optional: true
+      }
+    }
+  },
+  keys: {
+    participants: "user",
+    prompts: "id",
+    turns: "seq",
+    events: "seq",
+    requests: "id",
+    facts: "key",
+    buckets: "key"
+  },
+  composite_keys: {
+    lg_checkpoints: [
+      "checkpoint_ns",
+      "checkpoint_id"
+    ],
+    lg_writes: [
+      "checkpoint_ns",
+      "checkpoint_id",
+      "task_id",
+      "idx"
+    ],
+    lg_mirrored: [
+      "message_id"
+    ]
+  },
+  adapter_tables: {
+    lg_checkpoints: "langgraph",
+    lg_writes: "langgraph",
+    lg_mirrored: "langgraph"
+  },
+  sequenced: [
+    "prompts",
+    "turns",
+    "events",
+    "requests"
+  ],
+  derived: {
+    object: [
+      "one",
+      "live_turns",
+      "live_tokens"
+    ],
+    turns: [
+      "pos"
+    ]
+  },
+  columns: {
+    object: [
+      "one",
+      "id",
+      "scope",
+      "owner",
+      "name",
+      "title",
+      "status",
+      "created_at",
+      "updated_at",
+      "last_active_at",
+      "ttl_seconds",
+      "expires_at",
+      "live_turns",
+      "live_tokens",
+      "external_id",
+      "adapter"
+    ],
+    participants: [
+      "user",
+      "role",
+      "joined_at"
+    ],
+    prompts: [
+      "id",
+      "status",
+      "content",
+      "author",
+      "source",
+      "request_id",
+      "turn_seq",
+      "created_at",
+      "started_at",
+      "lease_expires_at",
+      "completed_at",
+      "error",
+      "attempts",
+      "handed_back",
+      "not_before",
+      "on_expiry",
+      "max_attempts"
+    ],
+    turns: [
+      "seq",
+      "role",
+      "content",
+      "tokens",
+      "author",
+      "created_at",
+      "kind",
+      "superseded_by",
+      "covers_first",
+      "covers_last",
+      "call_id",
+      "request_id",
+      "tool_calls",
+      "name",
+      "meta",
+      "data",
+      "forked_from",
+      "request_hash",
+      "request_last"
+    ],
+    events: [
+      "seq",
+      "type",
+      "actor",
+      "data",
+      "at"
+    ],
+    requests: [
+      "id",
+      "status",
+      "prompt",
+      "choices",
+      "created_at",
+      "expires_at",
+      "answer",
+      "comment",
+      "answered_by",
+      "answered_at"
+    ],
+    facts: [
+      "key",
+      "value",
+      "source",
+      "confirmed",
+      "created_at",
+      "confirmed_at",
+      "expires_at"
+    ],
+    buckets: [
+      "key",
+      "tokens",
+      "updated_at"
+    ],
+    lg_checkpoints: [
+      "checkpoint_ns",
+      "checkpoint_id",
+      "parent_checkpoint_id",
+      "type",
+      "checkpoint",
+      "metadata"
+    ],
+    lg_writes: [
+      "checkpoint_ns",
+      "checkpoint_id",
+      "task_id",
+      "task_path",
+      "idx",
+      "channel",
+      "type",
+      "value"
+    ],
+    lg_mirrored: [
+      "message_id",
+      "seq"
+    ]
+  },
+  real: {
+    object: [],
+    participants: [],
+    prompts: [],
+    turns: [],
+    events: [],
+    requests: [],
+    facts: [],
+    buckets: [
+      "tokens"
+    ],
+    lg_checkpoints: [],
+    lg_writes: [],
+    lg_mirrored: []
+  },
+  tables_exported: [
+    "object",
+    "participants",
+    "prompts",
+    "turns",
+    "events",
+    "requests",
+    "facts",
+    "buckets",
+    "lg_checkpoints",
+    "lg_writes",
+    "lg_mirrored"
+  ]
+};
+
+// src/rules/rights.ts
+var TABLES = records_default.tables;
+var COLUMNS = records_default.columns;
+var KEYS = records_default.keys;
+var SEQUENCED = records_default.sequenced;
+var DERIVED = records_default.derived;
+var EXPORTED = records_default.tables_exported;
+var COMPOSITE = records_default.composite_keys;
+var ADAPTER_TABLES = records_default.adapter_tables;
+var B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+var MAX_INT2 = 2 ** 63 - 1;
+var utf82 = (s) => new TextEncoder().encode(s).length;
+var isInt3 = (v) => typeof v === "number" && Number.isInteger(v);
+var EXPORT_PAGE_ROWS = 1e3;
+var EXPORT_PAGE_BYTES = 524288;
+function exportObject(obj, a) {
+  const meta = obj.meta();
+  if (meta === null) throw notFound(obj.missing);
+  if (!a.all_users) obj.requireVisible();
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !Number.isSafeInteger(c.t) || c.t < 1 || c.t > EXPORTED.length || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object")) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  const out = { tables: {} };
+  if (c === null) {
+    const highs = {};
+    for (const table of EXPORTED.slice(1)) {
+      const ddl = obj.db.one("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", table);
+      if (ddl && !/WITHOUT ROWID/i.test(String(ddl[0]))) highs[table] = Number(obj.db.one(`SELECT coalesce(max(rowid), 0) FROM ${table}`)[0]);
+    }
+    const m = obj.db.dicts("SELECT * FROM object")[0];
+    delete m.one;
+    out.head = {
+      format: records_default.format,
+      version: records_default.version,
+      id: m.id,
+      scope: m.scope,
+      owner: m.owner,
+      name: m.name,
+      object: withBlobsAsText([m])[0]
+    };
+    c = { t: 1, after: 0, highs };
+  }
+  let rows = 0, bytes2 = 0;
+  for (let i = c.t; i < EXPORTED.length; i++) {
+    const table = EXPORTED[i];
+    const list2 = out.tables[table] = [];
+    const high = c.highs[table];
+    if (high === void 0) {
+      if (i !== c.t || c.after === 0) list2.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
+      continue;
+    }
+    const after = i === c.t ? c.after : 0;
+    for (const d of obj.db.dictIter(`SELECT rowid AS "__rowid", * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`, after, high)) {
+      const rowid = d.__rowid;
+      delete d.__rowid;
+      list2.push(withBlobsAsText([d])[0]);
+      rows++;
+      for (const v of Object.values(d)) if (typeof v === "string") bytes2 += v.length;
+      else if (v instanceof ArrayBuffer) bytes2 += v.byteLength;
+      if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c.highs } };
+    }
+  }
+  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  return { ...out, next: null };
+}
+function blobText(v) {
+  if (!(v instanceof ArrayBuffer) && !ArrayBuffer.isView(v)) return v;
+  const bytes2 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  let s = "";
+  for (let i = 0; i < bytes2.length; i += 32768) s += String.fromCharCode(...bytes2.subarray(i, i + 32768));
+  return btoa(s);
+}
+function blobBytes(v) {
+  const s = atob(v);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+var withBlobsAsText = (rows) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, blobText(v)])));
+var Bad = class extends Error {
+};
+function text(v) {
+  if (typeof v !== "string") throw new Bad(`must be a string, not ${kind(v)}`);
+  if (/\p{Cs}/u.test(v)) throw new Bad("is not valid UTF-8 (lone surrogate)");
+  return v;
+}
+function kind(v) {
+  if (v === null || v === void 0) return "null";
+  if (typeof v === "boolean") return "a boolean";
+  if (isInt3(v)) return "an integer";
+  if (typeof v === "number") return "a number";
+  if (typeof v === "string") return "a string";
+  return Array.isArray(v) ? "an array" : "an object";
+}
+function int(v) {
+  if (!isInt3(v) || Math.abs(v) > MAX_INT2) throw new Bad(`must be an integer, not ${kind(v)}`);
+  return v;
+}
+function jsonText(v, lexemes) {
+  text(v);
+  let value;
+  try {
+    value = JSON.parse(v);
+  } catch {
+    throw new Bad("must be JSON text");
+  }
+  const why = scan(v, MAX_DEPTH, lexemes);
+  if (why !== null) throw new Bad(`must be RFC 8259 JSON text (${why})`);
+  return value;
+}
+var plainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+var CHECKS = {
+  text: (v) => text(v),
+  nonempty: (v) => {
+    if (text(v) === "") throw new Bad("must not be empty");
+  },
+  name: (v) => {
+    text(v);
+    try {
+      validName(v);
+    } catch {
+      throw new Bad(`${pyRepr(v)} is not a valid name (1-200 printable characters, no leading or trailing white space)`);
+    }
+  },
+  int: (v) => int(v),
+  count: (v) => {
+    if (int(v) < 0) throw new Bad("must be a non-negative integer");
+  },
+  positive: (v) => {
+    if (int(v) < 1) throw new Bad("must be a positive integer");
+  },
+  time: (v) => {
+    if (!isInt3(v) || v < 0 || v > records_default.max_time) throw new Bad(`must be a time in milliseconds since 1970 (an integer from 0 to ${records_default.max_time})`);
+  },
+  ttl: (v) => {
+    if (int(v) < 1) throw new Bad("must be a positive integer");
+    if (v > records_default.max_ttl) throw new Bad("is over 36,500 days");
+  },
+  title: (v) => {
+    text(v);
+    const n = [...v].length;
+    if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad("must be 1-200 printable characters with no leading or trailing white space");
+  },
+  request_id: (v) => {
+    text(v);
+    const n = [...v].length;
+    if (n < 1 || n > 128 || !printable(v)) throw new Bad("must be 1-128 printable characters");
+  },
+  hex_id: (v) => {
+    text(v);
+    if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad("must be 64 lowercase hex digits");
+  },
+  flag: (v) => {
+    if (v !== 0 && v !== 1) throw new Bad("must be 0 or 1");
+  },
+  number: (v) => {
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad("must be a non-negative number");
+  },
+  one: (v) => {
+    if (v !== 1) throw new Bad("must be 1");
+  },
+  blob: (v) => {
+    text(v);
+    if (!B64.test(v)) throw new Bad("must be base64 text (the stored bytes)");
+  },
+  json: (v) => jsonText(v),
+  json_object: (v) => {
+    if (!plainObject(jsonText(v))) throw new Bad("must be the JSON text of an object");
+  },
+  choices: (v) => {
+    const c = jsonText(v);
+    if (!Array.isArray(c) || c.some((x) => typeof x !== "string" || x === "")) throw new Bad("must be the JSON text of an array of non-empty strings");
+    if (new Set(c).size !== c.length) throw new Bad("holds a duplicate choice");
+  },
+  json_tool_calls: (v) => {
+    const c = jsonText(v);
+    if (!Array.isArray(c) || c.length === 0) throw new Bad("must hold at least one tool call (null means none)");
+    const seen = /* @__PURE__ */ new Set();
+    for (const call of c) {
+      if (!plainObject(call) || Object.keys(call).some((k) => !["id", "name", "arguments"].includes(k)) || typeof call.id !== "string" || !call.id || typeof call.name !== "string" || !call.name || call.arguments !== void 0 && typeof call.arguments !== "string" || seen.has(call.id)) {
+        throw new Bad("is not valid: a tool call needs a unique non-empty id, a name and string arguments");
+      }
+      seen.add(call.id);
+    }
+  },
+  json_meta: (v) => {
+    const lexemes = /* @__PURE__ */ new Map();
+    const problem = metaProblem(jsonText(v, lexemes), lexemes);
+    if (problem !== null) throw new Bad(`is not valid: ${problem}`);
+  },
+  enum: (v, rule) => {
+    if (typeof v !== "string" || !rule.values.includes(v)) throw new Bad(`${pyRepr(v)} is not one of ${rule.values.join(", ")}`);
+  }
+};
+function checkContent(c, address, limit) {
+  let where = "record";
+  try {
+    if (!plainObject(c)) throw new Bad("must be an object");
+    const out = {};
+    for (const table of Object.keys(TABLES)) {
+      const spec = TABLES[table];
+      if (table === "object") {
+        where = "object";
+        out.object = row2(c.object, spec, COLUMNS.object, "object", (w) => where = w);
+        continue;
+      }
+      where = table;
+      const rows = c[table] ?? [];
+      if (!Array.isArray(rows)) throw new Bad("must be an array");
+      const key = KEYS[table];
+      const composite = COMPOSITE[table];
+      const seen = /* @__PURE__ */ new Set();
+      out[table] = rows.map((r, i) => {
+        const got = row2(r, spec, COLUMNS[table], `${table}[${i}]`, (w) => where = w);
+        if (key) {
+          if (seen.has(got[key])) {
+            where = `${table}[${i}].${key}`;
+            throw new Bad(`${pyRepr(got[key])} appears twice`);
+          }
+          seen.add(got[key]);
+        } else if (composite) {
+          const value = JSON.stringify(composite.map((c2) => got[c2]));
+          if (seen.has(value)) {
+            where = `${table}[${i}]`;
+            throw new Bad(`repeats the key (${composite.join(", ")})`);
+          }
+          seen.add(value);
+        }
+        return got;
+      });
+      const cmp = (a, b) => a < b ? -1 : a > b ? 1 : 0;
+      if (key) out[table].sort((a, b) => cmp(a[key], b[key]));
+      else if (composite) out[table].sort((a, b) => composite.reduce((o, c2) => o || cmp(a[c2], b[c2]), 0));
+    }
+    for (const k of Object.keys(c)) {
+      if (!(k in TABLES) && k !== "sequences") {
+        where = k.slice(0, 60);
+        throw new Bad("is not a field of the export format");
+      }
+    }
+    const meta = out.object;
+    const scope = meta.scope === "session" ? "user" : meta.scope;
+    if (scope !== address.id_scope || meta.owner !== address.owner || meta.name !== address.name) {
+      where = "object";
+      throw new Bad("disagrees with the record's scope, owner and name");
+    }
+    if (meta.scope !== "reserved") CHECKS.name(meta.name, { check: "name", optional: false });
+    else if (meta.name !== "") {
+      where = "name";
+      throw new Bad("must be empty for a reserved (memory) record");
+    }
+    if (meta.ttl_seconds === null !== (meta.expires_at === null)) {
+      where = "object.expires_at";
+      throw new Bad("must be set exactly when ttl_seconds is");
+    }
+    if (meta.scope === "reserved" && meta.title !== null) {
+      where = "object.title";
+      throw new Bad("must be null for a reserved (memory) record");
+    }
+    relations(out, meta.scope, meta.owner, limit, (w) => where = w);
+    out.sequences = sequences(c.sequences ?? {}, out, (w) => where = w);
+    const live = out.turns.filter((t) => t.superseded_by === null);
+    out.live = { live_turns: live.length, live_tokens: live.reduce((s, t) => s + t.tokens, 0) };
+    return out;
+  } catch (e) {
+    if (e instanceof Bad) throw invalid(`${where} ${e.message}; nothing of this record was imported`);
+    throw e;
+  }
+}
+function row2(r, spec, current, label2, at) {
+  at(label2);
+  if (!plainObject(r)) throw new Bad("must be an object");
+  for (const column of Object.keys(r)) {
+    if (!(column in spec)) {
+      at(`${label2}.${column.slice(0, 60)}`);
+      throw new Bad("is not a column of this table in this export version");
+    }
+  }
+  const out = {};
+  for (const column of current) {
+    const rule = spec[column];
+    at(`${label2}.${column}`);
+    const v = r[column] === void 0 ? null : r[column];
+    if (rule === void 0) {
+      out[column] = null;
+      continue;
+    }
+    if (v === null) {
+      if (!rule.optional) throw new Bad("is missing");
+    } else CHECKS[rule.check](v, rule);
+    out[column] = v;
+  }
+  return out;
+}
+function relations(c, scope, owner, limit, at) {
+  const people = c.participants;
+  at("participants");
+  if (scope === "user" || scope === "session") {
+    if (people.length !== 1 || people[0].user !== owner || people[0].role !== "owner") throw new Bad(`of a user-scoped record must be exactly its owner ${pyRepr(owner)} as owner`);
+  } else if (scope === "tenant") {
+    if (!people.some((p) => p.role === "owner")) throw new Bad("of a tenant record must include an owner");
+  } else {
+    for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) {
+      at(t);
+      throw new Bad("must be empty in a reserved (memory) record");
+    }
+  }
+  if (scope !== "reserved") {
+    for (const t of ["facts", "buckets"]) if (c[t].length) {
+      at(t);
+      throw new Bad("only a reserved (memory) record holds them");
+    }
+  }
+  for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
+    if (c[t]?.length && c.object.adapter !== adapter) {
+      at(t);
+      throw new Bad(`only an object made by the ${adapter} adapter holds them (object.adapter)`);
+    }
+  }
+  const turns = new Map(c.turns.map((t) => [t.seq, t]));
+  const tooLarge = (size) => {
+    if (size > limit) throw new Bad(`is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes)`);
+  };
+  c.turns.forEach((t, i) => {
+    const label2 = `turns[${i}]`;
+    at(`${label2}.content`);
+    if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad("must not be empty");
+    let size = utf82(t.content);
+    for (const k of ["tool_calls", "meta", "data"]) if (t[k] !== null) size += utf82(t[k]);
+    tooLarge(size);
+    at(`${label2}.covers_first`);
+    if (t.kind === "summary") {
+      const [first, last] = [t.covers_first, t.covers_last];
+      if (!(last === null && first === t.seq && t.forked_from !== null) && (first === null || last === null || !(first <= last && last < t.seq))) {
+        throw new Bad("and covers_last of a summary must cover earlier rows (first <= last < seq)");
+      }
+    } else if (t.covers_first !== null || t.covers_last !== null) throw new Bad("must be null on a turn that is not a summary");
+    at(`${label2}.call_id`);
+    if (t.call_id !== null && t.role !== "tool") throw new Bad("is only allowed on a tool row");
+    at(`${label2}.superseded_by`);
+    const by = t.superseded_by;
+    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(`${by} is not a later summary row of this record`);
+  });
+  unique(c.turns, "turns", "request_id", at);
+  unique(c.prompts, "prompts", "request_id", at);
+  c.prompts.forEach((p, i) => {
+    at(`prompts[${i}].content`);
+    tooLarge(utf82(p.content));
+  });
+  c.requests.forEach((r, i) => {
+    at(`requests[${i}].prompt`);
+    tooLarge(utf82(r.prompt) + utf82(r.choices));
+    at(`requests[${i}].answer`);
+    const choices = JSON.parse(r.choices);
+    if (r.status === "answered") {
+      if (r.answer === null || choices.length && !choices.includes(r.answer)) throw new Bad(`${pyRepr(r.answer)} is not one of the request's choices`);
+    } else if (r.answer !== null) throw new Bad(`must be null on a ${r.status} request`);
+  });
+  c.events.forEach((e, i) => {
+    at(`events[${i}].data`);
+    tooLarge(utf82(e.data));
+  });
+  c.facts.forEach((f, i) => {
+    at(`facts[${i}].value`);
+    tooLarge(utf82(f.value));
+  });
+}
+function unique(rows, table, column, at) {
+  const seen = /* @__PURE__ */ new Set();
+  rows.forEach((r, i) => {
+    if (r[column] === null) return;
+    if (seen.has(r[column])) {
+      at(`${table}[${i}].${column}`);
+      throw new Bad(`${pyRepr(r[column])} appears twice`);
+    }
+    seen.add(r[column]);
+  });
+}
+function sequences(given, c, at) {
+  at("sequences");
+  if (!plainObject(given)) throw new Bad("must be an object");
+  const out = {};
+  for (const [table, value] of Object.entries(given)) {
+    at(`sequences.${table.slice(0, 60)}`);
+    if (!SEQUENCED.includes(table)) throw new Bad("is not a table with a sequence");
+    if (int(value) < 0) throw new Bad("must be a non-negative integer");
+    const top = Math.max(0, ...c[table].map((r) => r[KEYS[table]]));
+    if (value < top) throw new Bad(`${value} is below the table's highest key ${top}`);
+    out[table] = value;
+  }
+  for (const table of SEQUENCED) {
+    if (c[table].length && !(table in out)) out[table] = Math.max(...c[table].map((r) => r[KEYS[table]]));
+  }
+  return out;
+}
+function owners(c) {
+  return new Set(c.participants.filter((p) => p.role === "owner").map((p) => p.user));
+}
+function label(obj) {
+  const a = obj.address;
+  return obj.what + (a.id_scope === "user" ? ` of user "${a.owner}"` : "");
+}
+function precheck(obj, a, exists) {
+  const checked2 = checkContent(a.record, obj.address, obj.config.max_turn_bytes);
+  const listed = !!a.all_users || obj.address.id_scope !== "tenant" || owners(checked2).has(obj.actor);
+  if (!listed && !exists) throw denied(refusal2(obj));
+  return checked2;
+}
+function refusal2(obj) {
+  return `${label(obj)} does not list you (${pyRepr(obj.actor)}) as an owner; import it as one of its owners (or an installation restore with --all-users)`;
+}
+function importObject(obj, a) {
+  const checked2 = precheck(obj, a, true);
+  const listed = !!a.all_users || obj.address.id_scope !== "tenant" || owners(checked2).has(obj.actor);
+  const entry2 = { id: obj.id, owner: obj.address.owner, name: obj.address.name };
+  const stored = canonical(obj);
+  const present = stored.object !== null && (stored.object.expires_at === null || stored.object.expires_at > now());
+  if (present) {
+    const role = stored.participants.find((p) => p.user === obj.actor)?.role ?? null;
+    if (obj.address.id_scope === "tenant" && !a.all_users) {
+      if (role === null) throw conflict(`${label(obj)}: the name is taken`);
+      if (role !== "owner") throw denied(`${label(obj)}: only an owner of it can import over it; ask an owner`);
+    }
+    if (same(stored, checked2, obj.id)) return { ...entry2, already: "already imported" };
+    if (!a.replace && a.keep_existing) return { ...entry2, already: "already imported; it has changed since (--replace imports it again)" };
+    if (!a.replace) throw conflict(`${label(obj)} already exists with other content; use --replace to overwrite it`);
+    if (!listed) throw denied(`${label(obj)} does not list you (${pyRepr(obj.actor)}) as an owner; importing it would take the session from you`);
+  } else if (!listed) throw denied(refusal2(obj));
+  write(obj, checked2);
+  return { ...entry2, what: present ? "replaced" : "imported" };
+}
+function canonical(obj) {
+  const c = {};
+  for (const table of Object.keys(COLUMNS)) {
+    const keep = COLUMNS[table].filter((k) => !(DERIVED[table] ?? []).includes(k));
+    const order = KEYS[table] ? ` ORDER BY ${KEYS[table]}` : COMPOSITE[table] ? ` ORDER BY ${COMPOSITE[table].join(", ")}` : "";
+    c[table] = withBlobsAsText(obj.db.dicts(`SELECT ${keep.join(", ")} FROM ${table}${order}`));
+  }
+  c.object = c.object.length ? c.object[0] : null;
+  c.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
+  return c;
+}
+function same(stored, checked2, id) {
+  const norm = (c, withId) => {
+    const out = {};
+    for (const table of Object.keys(COLUMNS)) {
+      const keep = COLUMNS[table].filter((k) => !(DERIVED[table] ?? []).includes(k));
+      const rows = table === "object" ? [withId ? { ...c.object, id } : c.object] : c[table];
+      out[table] = rows.map((r) => keep.map((k) => r[k] ?? null));
+    }
+    out.sequences = SEQUENCED.filter((t) => t in c.sequences).map((t) => [t, c.sequences[t]]);
+    return JSON.stringify(out);
+  };
+  return norm(stored, false) === norm(checked2, true);
+}
+function write(obj, c) {
+  for (const table of Object.keys(COLUMNS)) obj.db.run(`DELETE FROM ${table}`);
+  obj.db.run("DELETE FROM sqlite_sequence");
+  const insert = (table, rows) => {
+    const cols = COLUMNS[table];
+    const sql = `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`;
+    const blob = (k) => TABLES[table]?.[k]?.check === "blob";
+    for (const r of rows) obj.db.run(sql, ...cols.map((k) => r[k] === void 0 || r[k] === null ? null : blob(k) ? blobBytes(r[k]) : r[k]));
+  };
+  insert("object", [{ ...c.object, id: obj.id, one: 1, ...c.live }]);
+  for (const table of Object.keys(COLUMNS)) if (table !== "object") insert(table, c[table]);
+  obj.db.run("DELETE FROM sqlite_sequence");
+  for (const [name, seq] of Object.entries(c.sequences)) obj.db.run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", name, seq);
+}
+var ROLES2 = ["system", "developer", "user", "assistant", "tool"];
+var SNIPPET = "snippet(turns_fts, -1, '[', ']', '\u2026', 16)";
+function searchObject(obj, a) {
+  const meta = obj.meta();
+  if (meta === null || obj.address.id_scope === "tenant" && obj.role() === null) return { hits: [], last_active_at: null };
+  if (typeof a.query !== "string" || !strip(a.query)) throw invalid('empty search query: give words, "a phrase" or prefix*');
+  if (a.role != null && !ROLES2.includes(a.role)) throw invalid(`invalid --role ${pyRepr(a.role)}: use one of ${ROLES2.join(", ")}`);
+  if (!isInt3(a.limit) || a.limit < 0) throw invalid("--limit must be a non-negative integer");
+  if (a.cutoff != null && !isInt3(a.cutoff)) throw invalid("--newer-than must be a duration");
+  const where = ["turns_fts MATCH ?"];
+  const args = [a.query];
+  if (!a.superseded) where.push("t.superseded_by IS NULL");
+  if (a.role != null) {
+    where.push("t.role = ?");
+    args.push(a.role);
+  }
+  if (a.cutoff != null) {
+    where.push("t.created_at >= ?");
+    args.push(a.cutoff);
+  }
+  args.push(a.limit);
+  let rows;
+  try {
+    rows = obj.db.all(`SELECT t.seq, t.role, t.created_at, turns_fts.rank, ${SNIPPET} FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid WHERE ${where.join(" AND ")} ORDER BY turns_fts.rank, t.seq LIMIT ?`, ...args);
+  } catch (e) {
+    throw invalid(`invalid search query ${pyRepr(a.query)} (${e.message}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT`);
+  }
+  const hits = rows.map(([seq, role, created, rank, snippet]) => ({ rank, seq, role, created_at: created, snippet }));
+  return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
+}
+
+// src/rules/checkpoints.ts
+var ADAPTER = "langgraph";
+var CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+var bytes = (v) => v === null || v === void 0 ? null : blobBytes(String(v));
+var text2 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
+function str(v, what) {
+  if (typeof v !== "string") throw invalid(`${what} must be a string`);
+  return v;
+}
+function tombOf(obj, a) {
+  if (a.__tomb_fetched) return a.__tomb ?? null;
+  const r = obj.db.one("SELECT last_checkpoint FROM _durable_tomb");
+  return r ? { last_checkpoint: r[0] } : null;
+}
+function refuseLate(obj, a, externalId, ids) {
+  const grave = tombOf(obj, a);
+  if (grave === null || !grave.last_checkpoint) return;
+  if (ids.some((i) => i !== null && i !== void 0 && i <= grave.last_checkpoint)) {
+    throw conflict(`LangGraph thread ${pyRepr(externalId)} was deleted; a write from before the delete is refused (start the thread again without a checkpoint id)`);
+  }
+}
+function writable(obj, a, externalId) {
+  let meta = obj.meta();
+  if (meta === null) {
+    createObject(obj, "active");
+    obj.db.run("UPDATE object SET external_id = ?, adapter = ?", externalId, ADAPTER);
+    const grave = tombOf(obj, a);
+    if (grave !== null) obj.db.run("INSERT OR REPLACE INTO _durable_tomb (one, last_checkpoint) VALUES (1, ?)", grave.last_checkpoint);
+    meta = obj.meta();
+  } else {
+    obj.requireVisible();
+    if (meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", externalId, ADAPTER);
+  }
+  check(obj, "write", meta.status);
+  return meta;
+}
+function putCheckpoint(obj, a) {
+  const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
+  const parent = a.parent_id ?? null;
+  refuseLate(obj, a, externalId, [parent]);
+  const keep = a.keep ?? null;
+  if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid("keep_checkpoints must be a positive integer");
+  const prepared = (a.mirror ?? []).map(([mid, fields2]) => [str(mid, "message id"), prepare(obj, fields2)]);
+  if (a.metadata != null) {
+    if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");
+    parse(a.metadata, "checkpoint metadata");
+  }
+  writable(obj, a, externalId);
+  obj.db.run(
+    `INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
+    ns,
+    id,
+    parent,
+    a.type ?? null,
+    bytes(a.blob),
+    a.metadata ?? null
+  );
+  const fresh = prepared.filter(([mid]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
+  if (fresh.length) {
+    const seqs = insertRows(obj, fresh.map(([, row3]) => row3), obj.actor);
+    fresh.forEach(([mid], i) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
+  } else touch(obj);
+  if (keep !== null) {
+    const old = obj.db.all("SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?", ns, keep);
+    for (const [c] of old) {
+      obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
+      obj.db.run("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
+    }
+  }
+  return null;
+}
+function putWrites(obj, a) {
+  const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
+  refuseLate(obj, a, externalId, [id]);
+  const verb = a.replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE";
+  writable(obj, a, externalId);
+  for (const [task, path, idx, channel, type, blob] of a.writes ?? []) {
+    obj.db.run(
+      `${verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ns,
+      id,
+      task,
+      path,
+      idx,
+      channel,
+      type,
+      bytes(blob)
+    );
+  }
+  touch(obj);
+  return null;
+}
+function checkpointRows(obj, a) {
+  const meta = obj.meta();
+  if (meta === null || a.owned && meta.adapter !== ADAPTER) return a.with_writes ? [[], []] : [];
+  obj.requireVisible();
+  const where = [], params = [];
+  for (const [column, value, op] of [["checkpoint_ns", a.ns, "="], ["checkpoint_id", a.checkpoint_id, "="], ["checkpoint_id", a.before, "<"]]) {
+    if (value !== null && value !== void 0) {
+      where.push(`${column} ${op} ?`);
+      params.push(value);
+    }
+  }
+  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC`;
+  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text2(r[4]), r[5]]);
+  if (!a.with_writes) return rows;
+  return [rows, rows.map((r) => writeRows(obj, { ns: r[0], checkpoint_id: r[1] }))];
+}
+function writeRows(obj, a) {
+  return obj.db.all(
+    "SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
+    a.ns,
+    a.checkpoint_id
+  ).map((r) => [r[0], r[1], r[2], text2(r[3]), r[4], r[5]]);
+}
+function deleteThread(obj) {
+  const meta = obj.meta();
+  const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
+  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner };
+}
+
+// src/rules/alarms.ts
+function fireDue(obj) {
+  const meta = obj.meta();
+  if (meta === null) return "absent";
+  const t = now();
+  const due = nextAlarmAt(obj.db);
+  if (due === null || due > t) return "ok";
+  if (meta.expires_at !== null && meta.expires_at <= t) return "expired";
+  expireLeases(obj, t);
+  expire(obj, t);
+  return "fired";
+}
+
+// src/recall.ts
+var PROMPT_OPS = /* @__PURE__ */ new Set(["prompt", "next_prompt", "renew", "finish"]);
+var ROW_FIELDS = ["content", "tool_calls", "meta", "data"];
+function reduce(op, args, result) {
+  if (result === null || result === void 0) return null;
+  if (op === "append_many") {
+    if (args.seqs_only || typeof result === "object" && !Array.isArray(result) && "staged" in result) return null;
+    const rows = Array.isArray(result) ? result : [result];
+    return { recall: "rows", seqs: rows.map((r) => r.seq), one: !Array.isArray(result) };
+  }
+  if (op === "redact") return { recall: "rows", seqs: [result.seq], one: true };
+  if (op === "pop") {
+    return { recall: "popped", rows: result.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !ROW_FIELDS.includes(k)))) };
+  }
+  if ((op === "summarize" || op === "compact" || op === "commit_summary") && result.summary) {
+    return { recall: "summary", seq: result.summary.seq, superseded: result.superseded };
+  }
+  if (PROMPT_OPS.has(op) && typeof result === "object" && "id" in result) {
+    return { recall: "prompt", id: result.id, window: result.window !== void 0 ? { budget: args.context, keep: result.turn_seq } : null };
+  }
+  if ((op === "ask" || op === "answer") && typeof result === "object" && "id" in result) return { recall: "request", id: result.id };
+  if ((op === "set_fact" || op === "confirm_fact") && typeof result === "object" && "key" in result) return { recall: "fact", key: result.key };
+  return null;
+}
+function rebuild(obj, r) {
+  switch (r.recall) {
+    case "rows": {
+      const seqs = r.seqs;
+      const byseq = /* @__PURE__ */ new Map();
+      for (let i = 0; i < seqs.length; i += 90) {
+        const part = seqs.slice(i, i + 90);
+        for (const row3 of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${part.map(() => "?").join(", ")})`, ...part)) {
+          byseq.set(row3[0], rowJson(row3));
+        }
+      }
+      const rows = seqs.filter((s) => byseq.has(s)).map((s) => byseq.get(s));
+      return r.one ? rows[0] ?? null : rows;
+    }
+    case "popped":
+      return r.rows.map((row3) => ({ ...row3, content: null, tool_calls: null, meta: null, data: null }));
+    case "summary": {
+      const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, r.seq);
+      return { summary: row3 ? rowJson(row3) : null, superseded: r.superseded };
+    }
+    case "prompt": {
+      const p = getPrompt(obj, { prompt_id: r.id });
+      const w = r.window;
+      if (w) p.window = contextWindow(obj, { budget: w.budget, keep: w.keep });
+      return p;
+    }
+    case "request":
+      return get(obj, { request_id: r.id });
+    case "fact": {
+      const row3 = obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, r.key);
+      return row3 ? factJson(row3) : null;
+    }
+    default:
+      return null;
+  }
+}
+
+// src/follow.ts
+var END_OF_STREAM = 4e3;
+var UNKNOWN_SOCKET = 4002;
+var ENDS = ["archived", "cancelled"];
+var FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (id TEXT PRIMARY KEY, user TEXT NOT NULL, call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
+function fidOf(ws) {
+  try {
+    const a = ws.deserializeAttachment();
+    return a && typeof a.fid === "string" ? a.fid : null;
+  } catch {
+    return null;
+  }
+}
+function close(ws, code, why) {
+  try {
+    ws.close(code, why.slice(0, 120));
+  } catch {
+  }
+}
+function accept(ctx, db, call, since) {
+  const pair = new WebSocketPair();
+  const [client, server] = [pair[0], pair[1]];
+  const fid = crypto.randomUUID();
+  ctx.acceptWebSocket(server);
+  server.serializeAttachment({ fid });
+  const follow = { address: call.address, actor: call.actor, config: call.config, id: call.id, all_users: !!call.all_users };
+  db.run("INSERT INTO _durable_followers (id, user, call, last_seq, at) VALUES (?, ?, ?, ?, ?)", fid, call.actor, JSON.stringify(follow), since, now());
+  pushOne(db, server, fid);
+  return new Response(null, { status: 101, webSocket: client });
+}
+function push(ctx, db) {
+  const sockets = ctx.getWebSockets();
+  const live = /* @__PURE__ */ new Set();
+  for (const ws of sockets) {
+    const fid = fidOf(ws);
+    if (fid === null) close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
+    else {
+      live.add(fid);
+      pushOne(db, ws, fid);
+    }
+  }
+  for (const [fid] of db.all("SELECT id FROM _durable_followers")) {
+    if (!live.has(fid)) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+  }
+}
+function pushOne(db, ws, fid) {
+  const m = db.one("SELECT user, call, last_seq FROM _durable_followers WHERE id = ?", fid);
+  if (!m) return close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
+  const f = JSON.parse(m[1]);
+  const obj = new Opened(db, f.address, m[0], f.config, f.id);
+  const meta = obj.meta();
+  const end = (why) => {
+    db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+    close(ws, END_OF_STREAM, why);
+  };
+  if (meta === null) return end("deleted");
+  if (f.address.id_scope === "tenant" && !f.all_users && obj.role() === null) return end("no longer visible");
+  let last = Number(m[2]);
+  for (const [seq, row3] of rowsSince(obj, last)) {
+    ws.send(stringify({ row: row3 }));
+    last = seq;
+  }
+  if (last !== Number(m[2])) db.run("UPDATE _durable_followers SET last_seq = ? WHERE id = ?", last, fid);
+  if (ENDS.includes(meta.status)) end(meta.status);
+}
+function endAll(ctx, why) {
+  for (const ws of ctx.getWebSockets()) close(ws, END_OF_STREAM, why);
+}
+function closed(db, ws, exists) {
+  const fid = fidOf(ws);
+  if (fid !== null && exists) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+}
+
+// src/object.ts
+var HANDLERS = {
+  create: { run: create },
+  show: { run: show2 },
+  prompt: { run: prompt },
+  next_prompt: { run: nextPrompt },
+  renew: { run: renew },
+  finish: { run: finish },
+  release: { run: release },
+  stop: { run: stop },
+  cancel: { run: cancel },
+  archive: { run: archive },
+  unarchive: { run: unarchive },
+  set_title: { run: setTitle },
+  invite: { run: invite },
+  dequeue: { run: dequeue },
+  queue: { run: queue },
+  events: { run: events },
+  participants: { run: participants },
+  get_prompt: { run: getPrompt },
+  append_many: { run: appendMany },
+  show_transcript: { run: show },
+  follow_start: { run: followStart },
+  rows_after: { run: rowsAfter },
+  context_window: { run: contextWindow },
+  pop: { run: pop },
+  clear: { run: clear },
+  redact: { run: redact },
+  prune: { run: prune },
+  summarize: { run: summarize },
+  compact: { run: compact },
+  plan_summary: { run: planSummary },
+  plan_compact: { run: planCompact },
+  commit_summary: { run: commitSummary },
+  fork_plan: { run: forkPlan },
+  fork_create: { run: forkCreate },
+  delete: { run: remove },
+  ask: { run: ask2 },
+  requests: { run: list },
+  request: { run: get },
+  answer: { run: answer2 },
+  decline: { run: decline },
+  set_fact: { run: setFact },
+  get_fact: { run: getFact },
+  facts: { run: listFacts },
+  confirm_fact: { run: confirm },
+  forget_fact: { run: forgetFact },
+  hit: { run: hit },
+  ttl: { run: ttl },
+  export: { run: exportObject },
+  import: { run: importObject, precheck },
+  search_object: { run: searchObject },
+  stored_rows: { run: storedRows },
+  meta: { run: (obj) => obj.meta() },
+  // a tenant object's id (an import receipt's entry): to a participant only, as every operation (index.ts)
+  object_id: { run: (obj) => (obj.requireVisible(), { id: obj.id }) },
+  put_checkpoint: { run: putCheckpoint, tomb: true },
+  put_checkpoint_writes: { run: putWrites, tomb: true },
+  checkpoint_rows: { run: checkpointRows },
+  checkpoint_writes: { run: writeRows },
+  delete_thread: { run: deleteThread, buries: true }
+};
+var OPS = Object.fromEntries(Object.entries(HANDLERS).map(([name, h]) => [name, { ...OBJECT_OPS[name], ...h }]));
+var REMEMBERED = 1e3;
+var DurableObjectSession = class {
+  // the row and shards last taken by the index (a put of the same is skipped)
+  constructor(ctx, env) {
+    this.ctx = ctx;
+    this.env = env;
+    this.db = new Db(ctx.storage.sql);
+  }
+  ctx;
+  env;
+  db;
+  migrated = false;
+  // What this instance knows without asking storage (reset on a wake, and by erase()):
+  indexed = null;
+  // the shards have the last commit (null: unknown, read _durable_index.dirty)
+  due = void 0;
+  // the object's next alarm time after the last commit (undefined: unknown)
+  alarmAt = void 0;
+  // the DO alarm as this instance last set it (undefined: unknown)
+  sent = null;
+  exists() {
+    return this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'object'") !== null;
+  }
+  /** Inside a transaction, just before it commits: the search index and usage totals brought up to the
+   *  last row (the file store's schema.catch_up; no trigger fills them per inserted row). Returns RESULT. */
+  caughtUp(result) {
+    const [check2, fts, usage2, mark] = schema_default.catch_up;
+    const row3 = this.db.one(check2);
+    if (row3 && row3[1] !== null && Number(row3[1]) > Number(row3[0])) {
+      this.db.run(fts, row3[0]);
+      this.db.run(usage2, row3[0]);
+      this.db.run(mark, row3[0], row3[1]);
+    }
+    return result;
+  }
+  /** The same ordered steps as the file store's schema.MIGRATIONS, recorded in _durable_schema. */
+  migrate() {
+    if (this.migrated && this.exists()) return;
+    this.ctx.storage.transactionSync(() => {
+      this.db.run("CREATE TABLE IF NOT EXISTS _durable_schema (one INTEGER PRIMARY KEY CHECK (one = 1), version INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS _durable_requests (id TEXT PRIMARY KEY, status INTEGER NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS _durable_index (one INTEGER PRIMARY KEY CHECK (one = 1), dirty INTEGER NOT NULL, shards TEXT NOT NULL)");
+      this.db.run("INSERT OR IGNORE INTO _durable_index (one, dirty, shards) VALUES (1, 1, '[]')");
+      this.db.run("CREATE TABLE IF NOT EXISTS _durable_tomb (one INTEGER PRIMARY KEY CHECK (one = 1), last_checkpoint TEXT)");
+      this.db.run(FOLLOWERS_TABLE);
+      const row3 = this.db.one("SELECT version FROM _durable_schema");
+      const version = row3 ? row3[0] : 0;
+      if (version > schema_default.migrations.length) {
+        throw new DurableError(`this object was written by a newer durable Worker (schema ${version}, this one knows ${schema_default.migrations.length}); deploy the newer Worker`, "storage");
+      }
+      for (const step of schema_default.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
+      this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema_default.migrations.length);
+      for (const s of CHUNK_SCHEMA) this.db.run(s);
+    });
+    this.migrated = true;
+  }
+  async fetch(request) {
+    const path = new URL(request.url).pathname;
+    if (path === "/system") return this.system(await request.json());
+    if (path === "/follow") return this.follow(request);
+    const call = await request.json();
+    let fresh = false;
+    try {
+      if (call.op === "tombstone") {
+        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        return new Response(JSON.stringify({ result: grave ?? null }), { headers: { "content-type": "application/json" } });
+      }
+      if (call.op === "dev_forget_followers" && this.env.DURABLE_DEV_FAULTS === "1" && this.exists()) {
+        this.migrate();
+        this.db.run("DELETE FROM _durable_followers");
+        return new Response(JSON.stringify({ result: null }), { headers: { "content-type": "application/json" } });
+      }
+      const op = OPS[call.op];
+      if (!op) throw new DurableError(`unknown operation '${call.op}'`, "invalid_input");
+      const creating = op.creates && call.create !== false;
+      const existed = this.exists();
+      let extra = {};
+      if (op.tomb && (!existed || this.db.one("SELECT 1 FROM object") === null)) {
+        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        extra = { __tomb: grave ?? null, __tomb_fetched: true };
+      }
+      if (!existed) {
+        if (!creating) return this.answer(0, this.refuse(call));
+      }
+      if (op.precheck) {
+        op.precheck(new Opened(this.db, call.address, call.actor, call.config, call.id), { ...call.args ?? {}, all_users: !!call.all_users }, existed);
+        fresh = !existed;
+      }
+      this.migrate();
+      const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
+      if (call.request_id && op.write) {
+        const seen = this.db.one("SELECT status, body FROM _durable_requests WHERE id = ?", call.request_id);
+        if (seen) {
+          const text3 = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
+          return new Response(text3, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
+        }
+      }
+      const fired = this.fire(obj);
+      if (fired === "expired") {
+        await this.erase();
+        if (!creating) return this.answer(0, this.refuse(call));
+        this.migrate();
+        if (op.tomb && !extra.__tomb_fetched) {
+          const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+          extra = { __tomb: grave ?? null, __tomb_fetched: true };
+        }
+      }
+      if (fired !== "absent" && fired !== "expired" && call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) {
+        throw creating ? new DurableError(`${obj.what}: the name is taken; pick another name`, "conflict") : new DurableError(obj.missing, "not_found");
+      }
+      let ran = null;
+      const body = this.ctx.storage.transactionSync(() => {
+        let args = { ...call.args ?? {}, all_users: !!call.all_users, ...extra };
+        const part = call.op === "append_many" && args.part != null ? checkPart(args.part) : null;
+        let result;
+        if (part && part.index < part.count - 1) {
+          result = ran = this.stage(part, args.rows);
+        } else {
+          if (part) args = { ...args, rows: [...this.unstage(part), ...args.rows ?? []] };
+          result = ran = op.run(obj, args);
+          if (op.write) this.dirty();
+        }
+        const text3 = stringify({ result: result === void 0 ? null : result });
+        if (call.request_id && op.write) {
+          const recall = reduce(call.op, call.args ?? {}, result);
+          this.db.run(
+            "INSERT OR REPLACE INTO _durable_requests (id, status, body, at) VALUES (?, 200, ?, ?)",
+            call.request_id,
+            recall ? JSON.stringify(recall) : text3,
+            now()
+          );
+          this.db.run(
+            "DELETE FROM _durable_requests WHERE at < ? AND id NOT IN (SELECT id FROM _durable_requests ORDER BY at DESC LIMIT ?)",
+            now() - 864e5,
+            REMEMBERED
+          );
+        }
+        return this.caughtUp(text3);
+      });
+      if (op.buries) {
+        await ask(
+          this.env,
+          homeShard(call.address.id_scope, call.address.owner),
+          "bury",
+          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, at: now() }
+        );
+      }
+      if (op.erases) await this.erase();
+      await this.syncIndex();
+      await this.schedule();
+      if (op.write || fired === "fired") this.pushFollowers();
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    } catch (e) {
+      if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
+      if (call.op === "import" && e instanceof DurableError && e.document === void 0) e.document = { id: call.id };
+      return this.answer(0, e);
+    }
+  }
+  /** A part of a batch sent in parts (SPEC §13: a body over DURABLE_MAX_BODY_BYTES): its rows kept, one
+   *  per row of _durable_staged, until the last part commits them all in one transaction. */
+  stage(part, rows) {
+    if (!Array.isArray(rows)) throw new DurableError("rows must be a list", "invalid_input");
+    this.db.run("CREATE TABLE IF NOT EXISTS _durable_staged (batch TEXT NOT NULL, n INTEGER NOT NULL, row TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (batch, n))");
+    this.db.run("DELETE FROM _durable_staged WHERE at < ?", now() - 864e5);
+    rows.forEach((r, i) => this.db.run("INSERT OR REPLACE INTO _durable_staged (batch, n, row, at) VALUES (?, ?, ?, ?)", part.batch, part.first + i, JSON.stringify(r), now()));
+    return { staged: rows.length };
+  }
+  /** The rows the earlier parts of PART's batch staged, in order (and no longer staged): all of them, or a conflict. */
+  unstage(part) {
+    const has = this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_staged'");
+    const rows = has ? this.db.all("SELECT n, row FROM _durable_staged WHERE batch = ? ORDER BY n", part.batch) : [];
+    if (rows.length !== part.first || rows.some((r, i) => r[0] !== i)) {
+      throw new DurableError(`a part of batch ${part.batch} is missing (${rows.length} of ${part.first} rows staged); send the batch again`, "conflict");
+    }
+    if (has) this.db.run("DELETE FROM _durable_staged WHERE batch = ?", part.batch);
+    return rows.map((r) => JSON.parse(r[1]));
+  }
+  /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
+   *  knows nothing is due: the object's alarm times change only through its own commits, seen here. */
+  fire(obj) {
+    if (this.due !== void 0 && (this.due === null || this.due > now())) return obj.meta() === null ? "absent" : "ok";
+    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
+    if (fired === "ok") this.due = this.exists() ? nextAlarmAt(this.db) : null;
+    return fired;
+  }
+  refuse(call) {
+    const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
+    if (call.op === "facts") return new DurableError("", "__empty_list");
+    return new DurableError(obj.missing, "not_found");
+  }
+  answer(_unused, e) {
+    if (e instanceof DurableError && e.code === "__empty_list") {
+      return new Response(JSON.stringify({ result: [] }), { headers: { "content-type": "application/json" } });
+    }
+    const err = e instanceof DurableError ? e : new DurableError(`internal error in the Worker: ${e?.message ?? e}`, "internal");
+    const body = { error: { code: err.code, message: err.message } };
+    if (err.document !== void 0) body.error.document = err.document;
+    return new Response(JSON.stringify(body), { status: httpStatus(err.code), headers: { "content-type": "application/json" } });
+  }
+  /** TTL expiry, `delete`, purge and forget: every byte of the object's storage goes (deleteAll), alarm
+   *  included; then its rows leave the index shards it was listed in (best effort: a row left behind
+   *  points at an absent object, which reindex and the commands across objects drop). */
+  async erase() {
+    endAll(this.ctx, "deleted");
+    const id = this.exists() ? this.db.one("SELECT id FROM object") : null;
+    const sent = this.sentTo();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.migrated = false;
+    this.forgetState();
+    if (id) await this.unindex(String(id[0]), sent);
+  }
+  async unindex(id, shards) {
+    try {
+      await Promise.all([...shards.map((s) => ask(this.env, s, "drop", { id })), ask(this.env, `root:${id[0]}`, "unregister", { id })]);
+    } catch {
+    }
+  }
+  sentTo() {
+    try {
+      const r = this.db.one("SELECT shards FROM _durable_index");
+      return r ? JSON.parse(r[0]) : [];
+    } catch {
+      return [];
+    }
+  }
+  forgetState() {
+    [this.indexed, this.due, this.alarmAt, this.sent] = [null, void 0, null, null];
+  }
+  /** Inside a write transaction: the index has not seen this commit yet. Stored only on the transition
+   *  (a page write when it was clean); this instance's memory says when the shards have taken it. */
+  dirty() {
+    this.db.run("UPDATE _durable_index SET dirty = 1 WHERE dirty = 0");
+    this.indexed = false;
+    this.due = void 0;
+  }
+  dirtyIf(fired) {
+    if (fired === "fired") this.dirty();
+    return fired;
+  }
+  /** The shards may lack a commit: known to this instance, else (a wake) as stored -- an object stays
+   *  marked dirty in storage after a hot-path update, so a new instance re-sends its row once (idempotent). */
+  isDirty() {
+    if (!this.exists()) return false;
+    if (this.indexed !== null) return !this.indexed;
+    const r = this.db.one("SELECT dirty FROM _durable_index");
+    this.indexed = !!r && !r[0];
+    return !this.indexed;
+  }
+  /** The object's index row (core/state.py index_row), from its own storage. */
+  indexRow() {
+    const m = this.db.one("SELECT id, scope, owner, name, title, status, created_at, updated_at, last_active_at, live_turns, live_tokens, expires_at, external_id FROM object");
+    if (!m) return null;
+    const [id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at, external_id] = m;
+    const row3 = {
+      id,
+      scope,
+      owner,
+      name,
+      title,
+      status,
+      created_at,
+      updated_at,
+      last_active_at,
+      turns,
+      tokens,
+      expires_at,
+      next_alarm_at: nextAlarmAt(this.db),
+      external_id: external_id ?? null,
+      pending_at: pendingAt(this.db),
+      members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]])
+    };
+    if (scope !== "reserved") {
+      row3.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT), CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd FROM usage_totals ORDER BY key");
+    }
+    return row3;
+  }
+  /** After a commit (or on a wake after a failed update): send the row to its shards, drop it from the
+   *  shards it left (a participant removed), and mark the object clean. Other requests wait meanwhile,
+   *  as the local index update happens under the object's lock. A failure leaves the object dirty and
+   *  an alarm retries it (and so does the next request). FORCE: send even if clean (reindex). */
+  async syncIndex(force = false, persist = false) {
+    if (!this.exists() || !(force || this.isDirty())) return null;
+    return this.ctx.blockConcurrencyWhile(async () => {
+      const row3 = this.indexRow();
+      if (row3 === null) return null;
+      const home = homeShard(row3.scope, row3.owner);
+      const shards = shardsOf(row3);
+      const before = this.sentTo();
+      const gone = before.filter((s) => !shards.includes(s));
+      const text3 = JSON.stringify([row3, shards]);
+      if (!force && text3 === this.sent && !gone.length) {
+        this.indexed = true;
+        return row3;
+      }
+      this.indexed = false;
+      try {
+        await Promise.all([
+          ...shards.map((s) => ask(this.env, s, "put", { row: row3, home: s === home })),
+          ask(this.env, `root:${row3.id[0]}`, "put", { row: row3 }),
+          // the root shard's copy: what installation-wide commands page over
+          ...gone.map((s) => ask(this.env, s, "drop", { id: row3.id }))
+        ]);
+      } catch {
+        return row3;
+      }
+      this.indexed = true;
+      this.sent = text3;
+      if (persist || shards.join() !== before.join()) {
+        this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET dirty = ?, shards = ?", persist ? 0 : 1, JSON.stringify(shards)));
+      }
+      return row3;
+    });
+  }
+  /** The DO alarm at the object's next due time (or a retry of a failed index update); storage is told
+   *  only when that time changed since this instance last set it. */
+  async schedule() {
+    const exists = this.exists();
+    let due = exists ? nextAlarmAt(this.db) : null;
+    this.due = due;
+    if (exists && this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
+    if (due === this.alarmAt) return;
+    if (due === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.max(due, now() + 1));
+    this.alarmAt = due;
+  }
+  async alarm() {
+    this.alarmAt = null;
+    if (!this.exists()) return;
+    this.migrate();
+    const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4e3 }, "");
+    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
+    if (fired === "expired") await this.erase();
+    else {
+      await this.syncIndex(false, true);
+      await this.schedule();
+      this.pushFollowers();
+    }
+  }
+  /** The newer rows to the live followers (follow.ts), after a commit. */
+  pushFollowers() {
+    if (this.exists() && this.ctx.getWebSockets().length) {
+      this.migrate();
+      push(this.ctx, this.db);
+    }
+  }
+  /** GET /v1/follow upgraded (the Worker checked the token and the caller): a follower of this object
+   *  from the seq it names, accepted with the hibernation API (follow.ts). */
+  async follow(request) {
+    let call;
+    try {
+      call = JSON.parse(decodeURIComponent(request.headers.get("x-durable-call") ?? ""));
+    } catch {
+      return this.answer(0, new DurableError("a follow request carries its call", "invalid_input"));
+    }
+    try {
+      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
+      const since = call.args?.since;
+      if (!Number.isSafeInteger(since) || since < 0) throw new DurableError("since must be a non-negative integer", "invalid_input");
+      if (!this.exists()) return this.answer(0, this.refuse(call));
+      this.migrate();
+      const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
+      const fired = this.fire(obj);
+      if (fired === "expired") {
+        await this.erase();
+        return this.answer(0, this.refuse(call));
+      }
+      if (fired === "absent") return this.answer(0, this.refuse(call));
+      if (call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) throw new DurableError(obj.missing, "not_found");
+      if (fired === "fired") {
+        await this.syncIndex();
+        await this.schedule();
+      }
+      return accept(this.ctx, this.db, call, since);
+    } catch (e) {
+      return this.answer(0, e);
+    }
+  }
+  async webSocketMessage(_ws, _message) {
+  }
+  async webSocketClose(ws, code, reason) {
+    closed(this.db, ws, this.exists());
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1e3 : code, reason);
+    } catch {
+    }
+  }
+  async webSocketError(ws) {
+    closed(this.db, ws, this.exists());
+  }
+  /** Operations the Worker runs for the commands across objects (never reachable from /v1/call): each
+   *  re-checks the object itself, since the index row that led here can be stale. */
+  async system(call) {
+    try {
+      let result = null;
+      if (this.exists()) {
+        this.migrate();
+        result = await this.systemOp(call);
+        if (this.exists()) {
+          await this.syncIndex(call.op === "reindex", true);
+          await this.schedule();
+          this.pushFollowers();
+          if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
+        }
+      } else {
+        result = { absent: true };
+      }
+      return new Response(JSON.stringify({ result }), { headers: { "content-type": "application/json" } });
+    } catch (e) {
+      return this.answer(0, e);
+    }
+  }
+  async systemOp(call) {
+    const config = { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4e3 };
+    const obj = new Opened(this.db, call.address, "", config, call.id);
+    const meta = obj.meta();
+    if (meta === null) return { absent: true };
+    const entry2 = (extra = {}) => ({ id: meta.id, owner: meta.owner, name: meta.name, ...extra });
+    const a = call.args ?? {};
+    switch (call.op) {
+      case "reindex":
+        return this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj)))) === "expired" ? (await this.erase(), null) : this.indexRow();
+      case "purge_if": {
+        if (meta.scope === "reserved" || meta.last_active_at >= a.cutoff || a.statuses?.length && !a.statuses.includes(meta.status)) return null;
+        await this.erase();
+        return { deleted: entry2() };
+      }
+      case "sweep": {
+        const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
+        if (fired === "expired") {
+          await this.erase();
+          return a.kind === "alarm" ? { deleted: entry2({ reason: "ttl expired" }) } : null;
+        }
+        if (a.kind === "alarm") return fired === "fired" ? { changed: entry2({ what: "alarm fired" }) } : null;
+        const archived = this.ctx.storage.transactionSync(() => {
+          const m = obj.meta();
+          if (m.status !== "created" || m.updated_at >= a.draft_before || this.db.one("SELECT 1 FROM prompts LIMIT 1")) return false;
+          this.db.run("UPDATE object SET status = 'archived'");
+          event(obj, "session.status", { from: "created", to: "archived", reason: "draft expired" }, null);
+          touch(obj, false);
+          this.dirty();
+          return true;
+        });
+        return archived ? { changed: entry2({ what: "draft archived" }) } : null;
+      }
+      case "erase":
+        if (meta.owner !== a.user || meta.scope === "tenant") return null;
+        await this.erase();
+        return { deleted: entry2() };
+      case "leave":
+        return this.leave(obj, entry2, a.user);
+      default:
+        throw new DurableError(`unknown system operation '${call.op}'`, "invalid_input");
+    }
+  }
+  async leave(obj, entry2, user) {
+    if (obj.address.id_scope !== "tenant" || !this.db.one("SELECT 1 FROM participants WHERE user = ?", user)) return null;
+    const left = this.ctx.storage.transactionSync(() => {
+      this.db.run("DELETE FROM participants WHERE user = ?", user);
+      for (const [table, column] of [["turns", "author"], ["prompts", "author"], ["events", "actor"], ["requests", "answered_by"]]) {
+        this.db.run(`UPDATE ${table} SET ${column} = NULL WHERE ${column} = ?`, user);
+      }
+      this.db.run("UPDATE events SET data = '{}' WHERE type IN ('participant.added', 'participant.removed') AND json_extract(data, '$.user') = ?", user);
+      const rest = this.db.all("SELECT user, role FROM participants ORDER BY joined_at, user");
+      event(obj, "participant.removed", {}, null);
+      if (rest.length && !rest.some((r) => r[1] === "owner")) this.db.run("UPDATE participants SET role = 'owner' WHERE user = ?", rest[0][0]);
+      this.dirty();
+      return rest.length;
+    });
+    if (!left) {
+      await this.erase();
+      return { deleted: entry2() };
+    }
+    return { changed: entry2({ what: "participant removed" }) };
+  }
+};
+var INDEX_RETRY_MS = 2e3;
+function checkPart(p) {
+  const int2 = (v, lo, hi) => Number.isSafeInteger(v) && v >= lo && v <= hi;
+  if (!p || typeof p !== "object" || typeof p.batch !== "string" || !/^[0-9a-f]{1,64}$/.test(p.batch) || !int2(p.count, 1, 1e6) || !int2(p.index, 0, p.count - 1) || !int2(p.first, 0, 1e8)) {
+    throw new DurableError("part must be {batch: hex id, index, count, first} with 0 <= index < count", "invalid_input");
+  }
+  return p;
+}
+
+// src/index.ts
+function callConfig(cap, c) {
+  const positive = (v, fallback) => Number.isSafeInteger(v) && v > 0 ? v : fallback;
+  return {
+    max_unfinished: positive(c.max_unfinished, 10),
+    max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
+    token_budget: positive(c.token_budget, 4e3)
+  };
+}
+var keyCache = null;
+async function objectId(secret, scope, owner, name) {
+  if (!keyCache || keyCache.secret !== secret) {
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    keyCache = { secret, key };
+  }
+  const fields2 = [scope, owner, name].map((f) => `${new TextEncoder().encode(f).length}:${f}`).join("");
+  const mac = await crypto.subtle.sign("HMAC", keyCache.key, new TextEncoder().encode(fields2));
+  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+function fail(e) {
+  const code = e.code === "unauthorized" ? "permission_denied" : e.code;
+  const error = { code, message: e.message };
+  if (e.document !== void 0) error.document = e.document;
+  if (e.retryable) error.retryable = true;
+  return new Response(JSON.stringify({ error }), {
+    status: e.code === "unauthorized" ? 401 : e.status ?? httpStatus(e.code),
+    headers: { "content-type": "application/json" }
+  });
+}
+async function who(env, header) {
+  const token = header?.startsWith("Bearer ") ? header.slice(7) : null;
+  if (!token) throw new DurableError("missing token: set DURABLE_TOKEN or config remote.token ('durable remote token' issues one)", "unauthorized");
+  const t = Date.now();
+  const claims = await verify(token, env.DURABLE_TOKEN_KEY, t);
+  await checkRevoked(claims, t, () => askIndex(env, "revocations", {}));
+  return { user: claims.sub, admin: claims.adm };
+}
+var AUTH_SHARD = "auth:0";
+async function askIndex(env, op, args) {
+  return ask(env, AUTH_SHARD, op, args);
+}
+function json(doc) {
+  return new Response(JSON.stringify(doc), { headers: { "content-type": "application/json" } });
+}
+function ownerOf(body, actor) {
+  return body.owner == null ? actor : validName(body.owner, "user");
+}
+function refuseOthers(body, address, actor, id) {
+  const what = address.id_scope === "reserved" ? `memory of user "${address.owner}"` : `session "${address.name}" of user "${address.owner}"`;
+  if (body.op === "import") {
+    throw new DurableError(`${what} belongs to another user; only they can import it (or an installation restore with --all-users)`, "permission_denied", { id });
+  }
+  throw new DurableError(`${what} belongs to another user; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
+}
+async function bodyText(request, max) {
+  const tooLarge = (n) => Object.assign(new DurableError(
+    `the request body${n === null ? "" : ` of ${n} bytes`} is over this Worker's DURABLE_MAX_BODY_BYTES (${max}); send a batch in parts (the durable client does) or raise the variable`,
+    "invalid_input",
+    { max_body_bytes: max }
+  ), { status: 413 });
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > max) throw tooLarge(Number(declared));
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const parts = [];
+  let total = 0;
+  for (; ; ) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => void 0);
+      throw tooLarge(null);
+    }
+    parts.push(value);
+  }
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+async function callObject(env, id, call, devFault = null) {
+  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
+  try {
+    if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
+    if (devFault === "retryable" && !faulted.has(call.request_id ?? "")) {
+      faulted.add(call.request_id ?? "");
+      throw Object.assign(new Error("Network connection lost."), { retryable: true });
+    }
+    return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
+  } catch (e) {
+    const err = e;
+    if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
+    throw Object.assign(new DurableError(`the object did not answer: ${err.message}`, "busy"), { retryable: err.retryable === true });
+  }
+}
+function followCall(request) {
+  if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
+  let body;
+  try {
+    body = JSON.parse(request.headers.get("x-durable-call") ?? "");
+  } catch {
+    throw new DurableError("the x-durable-call header of a follow request is not JSON", "invalid_input");
+  }
+  if (body === null || typeof body !== "object" || body.op !== "follow" || !["user", "tenant"].includes(body.scope)) {
+    throw new DurableError("a follow request names one session (op follow, scope user or tenant)", "invalid_input");
+  }
+  return body;
+}
+async function followObject(env, id, call) {
+  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
+  try {
+    return await stub.fetch("https://object/follow", { headers: { upgrade: "websocket", "x-durable-call": encodeURIComponent(JSON.stringify(call)) } });
+  } catch (e) {
+    throw new DurableError(`the object did not answer: ${e.message}`, "busy");
+  }
+}
+var faulted = /* @__PURE__ */ new Set();
+async function revoke(env, admin, args) {
+  if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
+  const jti = args?.jti ?? null, user = args?.user ?? null, before = args?.issued_before ?? null;
+  if (jti === null === (user === null)) throw new DurableError("revoke takes a token id (JTI) or --user USER, not both", "invalid_input");
+  if (jti !== null && (typeof jti !== "string" || !jti || jti.length > 200)) throw new DurableError("invalid JTI: use the jti of a token", "invalid_input");
+  if (user !== null) validName(user, "user");
+  if (user !== null && (!Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
+  await askIndex(env, "revoke", { jti, user, issued_before: user === null ? null : before });
+  forgetRevocations();
+  return { revoked: jti, user, issued_before: user === null ? null : before };
+}
+var index_default = {
+  async fetch(request, plain) {
+    const url = new URL(request.url);
+    try {
+      const settings = checkConfig(plain);
+      const env = counted(plain, settings.subrequests);
+      if (url.pathname === "/v1/health") return new Response(JSON.stringify({ ok: true }), { headers: { "content-type": "application/json" } });
+      const following = url.pathname === "/v1/follow" && request.method === "GET";
+      if (!following && (url.pathname !== "/v1/call" || request.method !== "POST")) {
+        throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");
+      }
+      const token = await who(env, request.headers.get("authorization"));
+      let body;
+      const text3 = following ? request.headers.get("x-durable-call") ?? "" : await bodyText(request, settings.maxBodyBytes);
+      try {
+        body = following ? followCall(request) : JSON.parse(text3);
+      } catch (e) {
+        if (e instanceof DurableError) throw e;
+        throw new DurableError("the request body is not JSON", "invalid_input");
+      }
+      const why = scan(text3, MAX_DEPTH + ENVELOPE_DEPTH, void 0, true);
+      if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
+      if (body === null || typeof body !== "object" || Array.isArray(body)) throw new DurableError("the request body is not a JSON object", "invalid_input");
+      const actor = body.actor == null ? token.user : validName(body.actor, "user");
+      if (!token.admin && actor !== token.user) {
+        throw new DurableError(`this token acts as user "${token.user}", not "${actor}"; use an admin token to act as another user`, "permission_denied");
+      }
+      if (body.op === "whoami") return json({ result: { user: actor, admin: token.admin } });
+      if (body.op === "limits") return json({ result: { max_body_bytes: settings.maxBodyBytes, max_turn_bytes: settings.maxTurnBytes } });
+      if (body.op === "sql_limits" && body.scope === "dev" && token.admin && settings.faults) return json({ result: await ask(env, "dev:0", "sql_limits", {}) });
+      if (!following && !(body.op === "dev_forget_followers" && settings.faults)) {
+        checkArgs(["index", "objects", "auth"].includes(body.scope) ? body.scope : "object", body.op, body.args);
+      }
+      if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args) });
+      const allUsers = body.all_users === true;
+      if (allUsers && !token.admin) {
+        throw new DurableError(`an installation-wide ${body.op === "import" ? "import (--all-users)" : body.op} needs an admin token; this token acts as user "${token.user}" only`, "permission_denied");
+      }
+      if (body.scope === "objects") return json({ result: await searchAll(env, body.op, body.args, actor, token.admin, listObjects) });
+      if (body.scope === "index") {
+        const tenant = body.tenant == null ? null : validName(body.tenant, "tenant");
+        const reservedId = (u) => objectId(env.DURABLE_SECRET, "reserved", u, "");
+        const result = await across(env, { actor, admin: token.admin, token_user: token.user, tenant, reservedId, request_id: body.request_id ?? null }, body.op, body.args ?? {});
+        return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
+      }
+      let idScope, owner, name, scope;
+      if (body.scope === "tenant") {
+        [idScope, owner, name, scope] = ["tenant", validName(body.tenant, "tenant"), validName(body.name), "tenant"];
+      } else if (body.scope === "reserved") {
+        [idScope, owner, name, scope] = ["reserved", ownerOf(body, actor), "", "reserved"];
+      } else if (body.scope === "user") {
+        [idScope, owner, name, scope] = ["user", ownerOf(body, actor), validName(body.name), body.label === "session" ? "session" : "user"];
+      } else throw new DurableError(`unknown scope '${body.scope}'`, "invalid_input");
+      const id = await objectId(env.DURABLE_SECRET, idScope, owner, name);
+      if (idScope !== "tenant" && owner !== actor && !allUsers) refuseOthers(body, { id_scope: idScope, owner, name }, actor, id);
+      if (body.op === "object_id" && (idScope !== "tenant" || allUsers)) return json({ result: { id } });
+      const c = body.config ?? {};
+      const call = {
+        op: body.op,
+        args: body.args ?? {},
+        address: { id_scope: idScope, owner, name, scope },
+        actor,
+        id,
+        create: !!body.create,
+        request_id: body.request_id ?? null,
+        all_users: allUsers,
+        config: callConfig(settings.maxTurnBytes, c)
+      };
+      return following ? await followObject(env, id, call) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
+    } catch (e) {
+      if (e instanceof DurableError) return fail(e);
+      return fail(new DurableError(`internal error in the Worker: ${e.message}`, "internal"));
+    }
+  }
+};
+export {
+  DurableIndex,
+  DurableObjectSession,
+  callObject,
+  index_default as default,
+  who
+};
