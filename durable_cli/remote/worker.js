@@ -1686,7 +1686,11 @@ var Db = class {
   /** The rows one at a time, read from storage as they are iterated (SQL cursors are lazy: a request
    *  holds the row it is at, not the result; SPEC §13). */
   iter(q, ...b) {
-    return this.sql.exec(q, ...b.map((x) => x === void 0 ? null : x)).raw();
+    const rows = this.exec(q, b).raw();
+    const whole = (r) => this.whole([r])[0];
+    return (function* () {
+      for (const r of rows) yield whole(r);
+    })();
   }
   one(q, ...b) {
     const first = this.iter(q, ...b).next();

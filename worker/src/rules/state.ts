@@ -142,7 +142,12 @@ export class Db {
   /** The rows one at a time, read from storage as they are iterated (SQL cursors are lazy: a request
    *  holds the row it is at, not the result; SPEC §13). */
   iter(q: string, ...b: unknown[]): IterableIterator<Row> {
-    return this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x))).raw() as IterableIterator<Row>;
+    // through exec (Cloudflare's limits, a big value stored in chunks) and each row made whole as it comes
+    const rows = this.exec(q, b).raw() as IterableIterator<Row>;
+    const whole = (r: Row) => this.whole([r])[0];
+    return (function* () {
+      for (const r of rows) yield whole(r);
+    })();
   }
   one(q: string, ...b: unknown[]): Row | null {
     const first = this.iter(q, ...b).next();
