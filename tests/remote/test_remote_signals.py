@@ -27,14 +27,35 @@ def env(remote_dev, tmp_path, monkeypatch):
     return values
 
 
-def interrupted(args, sig, env, after=1.0):
+def _talks(pid) -> bool:
+    """Whether process PID holds a socket (it has connected to the Worker)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def interrupted(args, sig, env, after=0.5):
     proc = subprocess.Popen([sys.executable, "-m", "durable_cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             cwd=ROOT, env=dict(os.environ, **env))
+    # in its wait: it has talked to the Worker (a socket is open), then polls on (a loaded machine can take
+    # seconds to start Python; a signal before the handlers exist would not test the wait)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _talks(proc.pid):
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
     time.sleep(after)
     assert proc.poll() is None, proc.communicate()
     sent = time.monotonic()
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=20)
+    out, err = proc.communicate(timeout=60)
     return proc.returncode, time.monotonic() - sent, out.decode(), err.decode()
 
 
@@ -42,7 +63,7 @@ def interrupted(args, sig, env, after=1.0):
 def test_next_wait_interrupted(env, sig, status):
     name = unique("next")
     assert run_inprocess("session", "create", name).status == 0
-    code, took, out, err = interrupted(["session", "next", name, "--wait", "1h", "--json"], sig, env, after=1.5)
+    code, took, out, err = interrupted(["session", "next", name, "--wait", "1h", "--json"], sig, env)
     assert (code, out) == (status, ""), err
     assert took < 5
     assert run_inprocess("session", "queue", name, "--json").json() == []
