@@ -1704,9 +1704,12 @@ var Db = class {
   }
   /** Rows as objects keyed by column name, one at a time as read (a lazy cursor). */
   *dictIter(q, ...b) {
-    const cur = this.sql.exec(q, ...b.map((x) => x === void 0 ? null : x));
+    const cur = this.exec(q, b);
     const names = cur.columnNames;
-    for (const r of cur.raw()) yield Object.fromEntries(names.map((n, i) => [n, r[i]]));
+    for (const r of cur.raw()) {
+      const row3 = this.whole([r])[0];
+      yield Object.fromEntries(names.map((n, i) => [n, row3[i]]));
+    }
   }
   run(q, ...b) {
     this.exec(q, b);

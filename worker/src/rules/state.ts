@@ -85,7 +85,9 @@ export const CHUNK_SCHEMA = [
 ];
 
 /** SqlStorage with Python's cursor habits: all/one/run, undefined bindings as null; every statement
- *  within Cloudflare's SQL limits (guardSql), a row's oversized values stored in chunks. */
+ *  within Cloudflare's SQL limits (guardSql), a row's oversized values stored in chunks. Every method
+ *  goes through exec (the guard, the chunks) and makes each row whole (whole): never call sql.exec
+ *  directly. */
 export class Db {
   constructor(private sql: SqlStorage) {}
   private exec(q: string, b: unknown[]) {
@@ -161,9 +163,12 @@ export class Db {
   }
   /** Rows as objects keyed by column name, one at a time as read (a lazy cursor). */
   *dictIter(q: string, ...b: unknown[]): Generator<Record<string, any>> {
-    const cur = this.sql.exec(q, ...b.map((x) => (x === undefined ? null : x)));
+    const cur = this.exec(q, b); // Cloudflare's limits; a chunked value made whole row by row
     const names = cur.columnNames;
-    for (const r of cur.raw()) yield Object.fromEntries(names.map((n, i) => [n, r[i]]));
+    for (const r of cur.raw()) {
+      const row = this.whole([r as Row])[0];
+      yield Object.fromEntries(names.map((n, i) => [n, row[i]]));
+    }
   }
   run(q: string, ...b: unknown[]): void {
     this.exec(q, b);
