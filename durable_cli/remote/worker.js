@@ -37,7 +37,7 @@ var contract_default = {
       show_transcript: { write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
       follow_start: { write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       rows_after: { write: false, creates: false, erases: false, args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      stored_rows: { write: false, creates: false, erases: false, args: { last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      stored_rows: { write: false, creates: false, erases: false, args: { last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
       context_window: { write: false, creates: false, erases: false, plain: true, args: { budget: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null } } },
       pop: { write: true, creates: false, erases: false, plain: true, positional: ["count"], args: { count: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 1 } } },
       clear: { write: true, creates: false, erases: false, plain: true, args: {} },
@@ -2862,7 +2862,7 @@ var OBJECT_OPS = {
   show_transcript: { "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
   follow_start: { "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   rows_after: { "write": false, "creates": false, "erases": false, "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  stored_rows: { "write": false, "creates": false, "erases": false, "args": { "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  stored_rows: { "write": false, "creates": false, "erases": false, "args": { "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
   context_window: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "budget": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null } } },
   pop: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["count"], "args": { "count": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 1 } } },
   clear: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
@@ -3479,9 +3479,30 @@ function show(obj, a) {
 var STORED = "data, role, kind, content, call_id, tool_calls";
 function storedRows(obj, a) {
   requireVisible(obj);
-  if (a.last == null) return obj.db.all(`SELECT ${STORED} FROM turns WHERE superseded_by IS NULL ORDER BY pos`);
-  if (!isInt2(a.last) || a.last < 0) throw invalid("last must be a non-negative integer");
-  return obj.db.all(`SELECT ${STORED} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, a.last).reverse();
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !isInt2(c.after) || !isInt2(c.high) || c.from_pos != null && typeof c.from_pos !== "number")) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  if (c === null) {
+    let fromPos = null;
+    if (a.last != null) {
+      if (!isInt2(a.last) || a.last < 0) throw invalid("last must be a non-negative integer");
+      if (a.last === 0) return { rows: [], next: null };
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", a.last - 1);
+      fromPos = nth ? nth[0] : null;
+    }
+    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]) };
+  }
+  const params = [c.after, c.high];
+  if (c.from_pos != null) params.push(c.from_pos);
+  const rows = [];
+  let bytes2 = 0;
+  for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
+    rows.push(r.slice(0, 6));
+    for (const x of r) if (typeof x === "string") bytes2 += x.length;
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) return { rows, next: { after: r[6], from_pos: c.from_pos ?? null, high: c.high } };
+  }
+  return { rows, next: null };
 }
 function followStart(obj, a) {
   const page = show(obj, { ...a, cursor: null });
