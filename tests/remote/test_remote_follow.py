@@ -198,3 +198,25 @@ def test_only_follow_imports_websockets(dev):
     for args in (["transcript", "show", "probe"], ["transcript", "append", "probe", "--role", "user", "x"], ["ls"],
                  ["session", "show", "probe"], ["transcript", "recent", "probe"]):
         assert probe(*args) == "0 False", args
+
+
+def test_a_worker_that_does_not_come_back_is_exit_7_after_remote_timeout(own_dev, tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text('[remote]\ntimeout = "2s"\n')
+    monkeypatch.setenv("DURABLE_CONFIG", str(config))
+    append("first", "gone")
+    proc = follower("gone")
+    lines = Lines(proc)
+    try:
+        assert lines.next()["content"] == "first"
+        os.kill(own_dev.workerd_pid(), signal.SIGKILL)
+        own_dev.stop()
+        started = time.monotonic()
+        assert proc.wait(timeout=30) == 7
+        assert time.monotonic() - started < 10
+        err = json.loads(proc.stderr.read())["error"]
+        assert err["code"] == "storage" and "reconnect" in err["message"]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
