@@ -531,8 +531,8 @@ class RemoteStore:
 
     def _index_rows(self, *, user=None, all_users=False, reserved=False, expired=False) -> list:
         """The index rows the acting user sees as `ls --all` does (archived included; past-TTL and memory
-        objects only with EXPIRED / RESERVED), or every object's row (ALL_USERS: admin token only), newest
-        activity first. Each a dict: id, scope, owner, name, title, status, created_at, updated_at,
+        objects only with EXPIRED / RESERVED), newest activity first, or every object's row (ALL_USERS: admin
+        token only) in id order. Each a dict: id, scope, owner, name, title, status, created_at, updated_at,
         last_active_at (ms since the epoch, as index.db keeps them), turns, tokens, expires_at,
         next_alarm_at, external_id, members ([user, role] pairs)."""
         if user is not None:

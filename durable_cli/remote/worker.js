@@ -2618,7 +2618,10 @@ async function across(env, who2, op, a) {
     case "rows": {
       if (a.all) adminOnly(who2, "--all");
       const filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who2.tenant };
-      return a.all ? select(env, { all: true }, filter, a.before ?? null) : select(env, { user: asUser(who2, a.user) }, filter, a.before ?? null);
+      if (!a.all) return select(env, { user: asUser(who2, a.user) }, filter, a.before ?? null);
+      const after = a.before !== null && typeof a.before === "object" && typeof a.before.after === "string" ? a.before.after : "";
+      const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
+      return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
     case "pending":
       return ask(env, `user:${who2.actor}`, "list", { filter: {

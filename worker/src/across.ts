@@ -3,7 +3,7 @@
 // Receipts are SPEC §10's; the client turns their skips into the exit status (core/retention.conclude).
 import { DurableError, denied, invalid, notFound, now } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
-import { Filter, IndexEnv, IndexRow, addCount, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
+import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
   request_id?: string | null };
@@ -123,7 +123,12 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
     case "rows": { // RemoteStore._index_rows: what `ls --all` lists (or every object, admin), one page
       if (a.all) adminOnly(who, "--all");
       const filter: Filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who.tenant };
-      return a.all ? select(env, { all: true }, filter, a.before ?? null) : select(env, { user: asUser(who, a.user) }, filter, a.before ?? null);
+      if (!a.all) return select(env, { user: asUser(who, a.user) }, filter, a.before ?? null);
+      // every object (export --all): in id order, the root shards read in turn (a page reads ~200 rows from
+      // one or two of them, not 200 from each); the cursor is {after: the last id}
+      const after = a.before !== null && typeof a.before === "object" && typeof a.before.after === "string" ? a.before.after : "";
+      const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
+      return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
     case "pending": // `work --all` (SPEC §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
       return ask<IndexRow[]>(env, `user:${who.actor}`, "list", { filter: { member: who.actor, pending_due: now(), tenant: who.tenant,
