@@ -250,6 +250,18 @@ class Worker:
     def _open(self, taken):
         return self.store.open(address=taken.address) if taken.address is not None else self.store.open(taken.name)
 
+    def _on(self, taken, act, tries=4):
+        """ACT(session) on TAKEN's object; a lock another process held past the lock timeout (busy) is
+        tried again a few times: CMD's turn is not dropped for a slow neighbour."""
+        for attempt in range(tries):
+            try:
+                with self._open(taken) as session:
+                    return act(session)
+            except DurableError as e:
+                if e.code != "busy" or attempt == tries - 1:
+                    raise
+                time.sleep(0.25)
+
     # -- the loop ---------------------------------------------------------------------------------------
 
     def run(self) -> int:
@@ -336,8 +348,7 @@ class Worker:
         except DurableError as e:
             return self._failed(taken, e.message)
         try:
-            with self._open(taken) as session:
-                done = session.finish(taken.id, rows=turn, attempt=taken.attempt)
+            done = self._on(taken, lambda session: session.finish(taken.id, rows=turn, attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
                 return self._report(taken, "lost", taken.attempt, 0, e.message)
@@ -368,15 +379,15 @@ class Worker:
                 except DurableError as e:
                     if e.code in ("conflict", "not_found"):
                         lost = f"the lease was lost while the command ran ({e.message})"
-                    # busy or unreachable: try again at the next tick; the lease still runs
+                    # busy or unreachable: tried again a third of the lease later; the lease still runs
             time.sleep(0.02)
         run.kill_group(signal.SIGKILL)  # whatever CMD left running in its group
         return lost
 
     def _handed_back(self, taken, why):
         try:
-            with self._open(taken) as session:
-                doc = session.release(taken.id, delay_seconds=0, not_an_attempt=True, attempt=taken.attempt)
+            doc = self._on(taken, lambda session: session.release(taken.id, delay_seconds=0, not_an_attempt=True,
+                                                                  attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
                 return self._report(taken, "lost", taken.attempt, 0, e.message)
@@ -386,13 +397,13 @@ class Worker:
     def _failed(self, taken, reason, note=None):
         """A failed attempt: released with back-off while attempts are left, else failed with REASON."""
         try:
-            with self._open(taken) as session:
-                if taken.attempt < self.s.attempts:
-                    doc = session.release(taken.id, delay_seconds=backoff(taken.attempt), attempt=taken.attempt)
-                    outcome = "released"
-                else:
-                    doc = session.finish(taken.id, failed=True, error=reason, attempt=taken.attempt)
-                    outcome = "failed"
+            if taken.attempt < self.s.attempts:
+                outcome = "released"
+                doc = self._on(taken, lambda session: session.release(taken.id, delay_seconds=backoff(taken.attempt),
+                                                                      attempt=taken.attempt))
+            else:
+                outcome = "failed"
+                doc = self._on(taken, lambda session: session.finish(taken.id, failed=True, error=reason, attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
                 return self._report(taken, "lost", taken.attempt, 0, e.message)
