@@ -54,3 +54,51 @@ def test_local_documents_have_the_contracts_shapes():
     assert set(shapes["row"]) == set(row)
     assert set(shapes["window"]) <= set(run_inprocess("transcript", "recent", "shape", "--json").json())
     assert set(shapes["event"]) <= set(run_inprocess("session", "events", "shape", "--json").json()[0])
+
+
+def test_constants_are_the_contracts():
+    from durable_cli import config, vocabulary
+    from durable_cli.core import state
+
+    c = CONTRACT["constants"]
+    assert list(vocabulary.STATUSES) == CONTRACT["statuses"] == list(state.STATUSES)
+    assert list(vocabulary.ROW_ROLES) == c["row_roles"] and list(vocabulary.PINNED_ROLES) == c["pinned_roles"]
+    assert list(vocabulary.PARTICIPANT_ROLES) == c["participant_roles"] == list(state.ROLES)
+    assert list(vocabulary.USAGE_KEYS) == c["usage_keys"]
+    assert list(vocabulary.ROW_INPUT_KEYS) == c["row_input_keys"] and list(vocabulary.ROW_OUTPUT_KEYS) == c["row_output_keys"]
+    assert vocabulary.LIMITS == c["limits"]
+    for key, value in c["config_defaults"].items():
+        assert config.KEYS[key][1] == value, key
+
+
+# Literal copies of the contract's lists, as either language would spell them (quotes and spacing aside).
+_COPIES = {
+    "row roles": r"""["']system["'],\s*["']developer["'],\s*["']user["'],\s*["']assistant["'],\s*["']tool["']""",
+    "statuses": r"""["']created["'],\s*["']active["'],\s*["']completed["'],\s*["']failed["'],\s*["']cancelled["'],\s*["']archived["']""",
+    "usage keys": r"""["']input_tokens["'],\s*["']output_tokens["'],\s*["']cache_read_tokens["']""",
+    "the turn ceiling": r"\b2097152\b",
+}
+# where the lists are stated: the contract's Python twin, and tests/docs strings that describe them
+_HOMES = {os.path.join("durable_cli", "vocabulary.py")}
+
+
+def test_no_literal_copy_of_the_contracts_lists():
+    """A rule changes in one place: the Python tree takes these lists from durable_cli/vocabulary.py, the
+    Worker from contract.json (worker/src/generated/ holds only generated text)."""
+    found = []
+    for top in (os.path.join(ROOT, "durable_cli"), WORKER_SRC):
+        for folder, _dirs, files in os.walk(top):
+            if "generated" in folder or "__pycache__" in folder:
+                continue
+            for name in files:
+                if not name.endswith((".py", ".ts")):
+                    continue
+                path = os.path.join(folder, name)
+                if os.path.relpath(path, ROOT) in _HOMES:
+                    continue
+                text = open(path, encoding="utf-8").read()
+                for what, pattern in _COPIES.items():
+                    for m in re.finditer(pattern, text):
+                        line = text.count("\n", 0, m.start()) + 1
+                        found.append(f"{os.path.relpath(path, ROOT)}:{line}: a copy of {what}")
+    assert found == [], "\n".join(found)

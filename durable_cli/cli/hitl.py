@@ -34,8 +34,10 @@ def ask(
 
     Example: id=$(durable elicit ask deploy --prompt "Ship v2?" --choice yes --choice no --timeout 1h)
     """
+    from ..core import elicit
     from ..core.sessions import valid_request_id
 
+    elicit.check_ask(prompt, choice or ())  # input first (SPEC §4): exit 2 whether NAME exists or not
     timeout_seconds = seconds(timeout, what="--timeout")
     valid_request_id(request_id)  # input first: exit 2 before the session is looked for
     with store().open(name) as s:

@@ -238,6 +238,9 @@ def title(name: str = NAME, text: str = typer.Argument(..., metavar="TITLE", hel
 
     Example: durable session title fix-login "Login bug, take two"
     """
+    from ..core import sessions
+
+    sessions.valid_title(text)  # input first (SPEC §4): a bad title is exit 2 whether NAME exists or not
     render.document(_on(name, lambda s: s.set_title(text)), mode(json_out))
 
 
@@ -252,6 +255,9 @@ def invite(
 
     Example: durable --tenant acme session invite incident-42 bob --role member
     """
+    from ..core import sessions
+
+    sessions.check_invite(user, role)  # input first (SPEC §4)
     render.document(_on(name, lambda s: s.invite(user, role)), mode(json_out))
 
 

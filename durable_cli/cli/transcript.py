@@ -11,7 +11,7 @@ app = typer.Typer(help="The transcript and its context window.\n\nExample: durab
 NAME = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=complete_name)
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
 JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
-ROLES = ("system", "developer", "user", "assistant", "tool")
+from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402
 FORMATS = ("text", "json", "jsonl", "messages", "responses", "anthropic")
 
 

@@ -13,6 +13,7 @@ import math
 
 from ..errors import invalid
 from ..text import printable, strip
+from ..vocabulary import ROW_ROLES
 from . import state, strict_json
 
 FORMAT = "durable-export"
@@ -299,7 +300,7 @@ def _meta(value, where):
 # version 2 (SPEC §6 rows that hold what agents write): the developer role, tool calls, the tool's
 # name, meta, data, the fork origin, and what a request id made
 V2 = _extend(V1, turns={
-    "role": enum("system", "developer", "user", "assistant", "tool"),
+    "role": enum(*ROW_ROLES),
     "tool_calls": opt(_json_text(_tool_calls)), "name": opt(_nonempty), "meta": opt(_json_text(_meta)),
     "data": opt(_json_text()),
     "forked_from": opt(_hex_id), "request_hash": opt(_nonempty), "request_last": opt(_positive),

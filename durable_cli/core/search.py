@@ -19,7 +19,7 @@ from ..errors import DurableError, invalid
 from ..text import strip
 from . import retention
 
-ROLES = ("system", "developer", "user", "assistant", "tool")
+from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402
 HIT_KEYS = ("name", "id", "seq", "role", "created_at", "snippet")
 
 

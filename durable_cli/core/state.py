@@ -9,8 +9,7 @@ import json
 from .. import clock
 from ..errors import denied, not_found
 
-STATUSES = ("created", "active", "completed", "failed", "cancelled", "archived")
-ROLES = ("owner", "member")
+from ..vocabulary import PARTICIPANT_ROLES as ROLES, STATUSES  # noqa: F401 - the rules' names for them
 
 
 class Address:

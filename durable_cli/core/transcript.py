@@ -16,10 +16,7 @@ from .. import clock
 from ..errors import NotEncodable, conflict, invalid, not_found
 from . import state, strict_json, tokens as _tokens
 
-ROLES = ("system", "developer", "user", "assistant", "tool")
-PINNED_ROLES = ("system", "developer")
-INPUT_KEYS = ("role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens")
-OUTPUT_KEYS = ("seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from")
+from ..vocabulary import PINNED_ROLES, ROW_INPUT_KEYS as INPUT_KEYS, ROW_OUTPUT_KEYS as OUTPUT_KEYS, ROW_ROLES as ROLES  # noqa: E402
 ROW_COLUMNS = (
     "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos,"
     " tool_calls, name, meta, data, forked_from"
@@ -28,7 +25,7 @@ SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL
 REDACTED = "[redacted]"
 PRUNED = "[pruned]"  # what a prompt's text becomes when prune deletes the turn it became
 MAX_INT = 2**63 - 1
-_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
+from ..vocabulary import USAGE_KEYS as _USAGE_KEYS  # noqa: E402
 MAX_USAGE = 10**12  # a usage count's ceiling: 9 million such rows before a 64-bit total could overflow
 MAX_COST = 10**9  # meta.cost_usd's ceiling, in dollars
 

@@ -31,8 +31,7 @@ from ..errors import DurableError, Interrupted, conflict, denied, invalid
 
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 POLL_LOCAL, POLL_REMOTE = 0.2, 0.5  # seconds between looks at index.db (or the remote index) for subscribers
-STATUSES = ("created", "active", "completed", "failed", "cancelled", "archived")
-ROLES = ("system", "developer", "user", "assistant", "tool")
+from ..vocabulary import ROW_ROLES as ROLES, STATUSES  # noqa: E402
 WINDOW_FORMATS = ("messages", "responses", "anthropic", "json")
 RECENT_FORMATS = ("json", "messages", "responses", "anthropic")
 SESSIONS_URI = "durable://sessions"

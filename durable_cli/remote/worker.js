@@ -12,6 +12,29 @@ var contract_default = {
     invite: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: "owner" },
     any: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: null }
   },
+  constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
+  constants: {
+    row_roles: ["system", "developer", "user", "assistant", "tool"],
+    pinned_roles: ["system", "developer"],
+    participant_roles: ["owner", "member"],
+    usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"],
+    row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
+    row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
+    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5 },
+    config_defaults: {
+      "defaults.lock_timeout": "10s",
+      "transcript.token_budget": 4e3,
+      "transcript.tokenizer": "approx",
+      "transcript.max_turn_bytes": 2097152,
+      "queue.max_unfinished": 10,
+      "queue.lease": "2h",
+      "queue.on_lease_expiry": "fail",
+      "queue.max_attempts": 3,
+      "retention.draft_expiry": "8h",
+      "retention.ephemeral_ttl": "24h",
+      "remote.timeout": "10s"
+    }
+  },
   ops_about: "Every operation of POST /v1/call by scope (object: one object's Durable Object; index: the commands across objects; auth: token revocation; objects: search). write: a request id is remembered and the call retried only with it; creates: may make the object; erases: deletes storage. Each argument: JSON type (integer, string, boolean, array, object, enum, json), range (min/max; max_items for arrays), required; absent or null means the default. The Worker checks every call against it before running the op (worker/src/generated/ops.ts, rules/args.ts): a crafted body is HTTP 400.",
   ops: {
     object: {
@@ -1567,6 +1590,13 @@ function quote(v) {
 }
 
 // src/rules/state.ts
+var CONSTANTS = contract_default.constants;
+var defaults = contract_default.constants.config_defaults;
+var DEFAULT_CONFIG = {
+  max_unfinished: defaults["queue.max_unfinished"],
+  max_turn_bytes: defaults["transcript.max_turn_bytes"],
+  token_budget: defaults["transcript.token_budget"]
+};
 var DurableError = class extends Error {
   constructor(message, code = "internal", document = void 0) {
     super(message);
@@ -2020,7 +2050,7 @@ async function checkRevoked(c, nowMs, fetch) {
 // src/rules/strict.ts
 var MAX_DEPTH = 200;
 var ENVELOPE_DEPTH = 16;
-var USAGE_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
+var USAGE_KEYS = CONSTANTS.usage_keys;
 var QUOTE = 34;
 var BACKSLASH = 92;
 var OPEN_OBJECT = 123;
@@ -3012,7 +3042,7 @@ async function searchAll(env, op, args, actor, admin, list2) {
       create: false,
       request_id: null,
       all_users: false,
-      config: { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4e3 }
+      config: DEFAULT_CONFIG
     };
     let doc;
     try {
@@ -3230,9 +3260,9 @@ function field(f, key, where, lexemes) {
 }
 
 // src/rules/transcript.ts
-var ROLES = ["system", "developer", "user", "assistant", "tool"];
-var PINNED = ["system", "developer"];
-var USAGE_KEYS2 = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
+var ROLES = CONSTANTS.row_roles;
+var PINNED = CONSTANTS.pinned_roles;
+var USAGE_KEYS2 = CONSTANTS.usage_keys;
 var COLS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos, tool_calls, name, meta, data, forked_from";
 var [SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META2, DATA, FORKED] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
 var MAX_USAGE = 1e12;
@@ -5628,7 +5658,7 @@ function write(obj, c) {
   obj.db.run("DELETE FROM sqlite_sequence");
   for (const [name, seq] of Object.entries(c.sequences)) obj.db.run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", name, seq);
 }
-var ROLES2 = ["system", "developer", "user", "assistant", "tool"];
+var ROLES2 = CONSTANTS.row_roles;
 var SNIPPET = "snippet(turns_fts, -1, '[', ']', '\u2026', 16)";
 function searchObject(obj, a) {
   const meta = obj.meta();
@@ -6320,7 +6350,7 @@ var DurableObjectSession = class {
     this.alarmAt = null;
     if (!this.exists()) return;
     this.migrate();
-    const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4e3 }, "");
+    const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", DEFAULT_CONFIG, "");
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();
     else {
@@ -6403,7 +6433,7 @@ var DurableObjectSession = class {
     }
   }
   async systemOp(call) {
-    const config = { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4e3 };
+    const config = DEFAULT_CONFIG;
     const obj = new Opened(this.db, call.address, "", config, call.id);
     const meta = obj.meta();
     if (meta === null) return { absent: true };
@@ -6479,9 +6509,9 @@ function checkPart(p) {
 function callConfig(cap, c) {
   const positive = (v, fallback) => Number.isSafeInteger(v) && v > 0 ? v : fallback;
   return {
-    max_unfinished: positive(c.max_unfinished, 10),
+    max_unfinished: positive(c.max_unfinished, DEFAULT_CONFIG.max_unfinished),
     max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
-    token_budget: positive(c.token_budget, 4e3)
+    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget)
   };
 }
 var keyCache = null;

@@ -5,7 +5,7 @@
 // Secrets / vars (docs/remote.md "Configuration"): DURABLE_SECRET (the HMAC key of object ids),
 // DURABLE_TOKEN_KEY (the HS256 key of tokens; an admin token may act as any user with --as),
 // DURABLE_MAX_TURN_BYTES, DURABLE_MAX_BODY_BYTES.
-import { DurableError, httpStatus, validName } from "./rules/state";
+import { DEFAULT_CONFIG, DurableError, httpStatus, validName } from "./rules/state";
 import { Revocations, checkConfig, checkRevoked, forgetRevocations, verify } from "./auth";
 import * as strict from "./rules/strict";
 import { across } from "./across";
@@ -31,8 +31,8 @@ export interface Env {
  *  never above the Worker's own (a client cannot raise what the storage is asked to hold). */
 function callConfig(cap: number, c: Record<string, number>) {
   const positive = (v: unknown, fallback: number) => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : fallback);
-  return { max_unfinished: positive(c.max_unfinished, 10), max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
-    token_budget: positive(c.token_budget, 4000) };
+  return { max_unfinished: positive(c.max_unfinished, DEFAULT_CONFIG.max_unfinished), max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
+    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget) };
 }
 
 // owner: another user's user-scoped object or memory, for an admin's installation-wide command only

@@ -3,7 +3,7 @@
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
-import { Address, CHUNK_SCHEMA, Config, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
+import { Address, CHUNK_SCHEMA, Config, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
 import * as sessions from "./rules/sessions";
 import * as transcript from "./rules/transcript";
 import * as elicit from "./rules/elicit";
@@ -428,7 +428,7 @@ export class DurableObjectSession {
     this.alarmAt = null; // a fired alarm is no longer set
     if (!this.exists()) return;
     this.migrate();
-    const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4000 }, "");
+    const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", DEFAULT_CONFIG, "");
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();
     else {
@@ -520,7 +520,7 @@ export class DurableObjectSession {
   }
 
   private async systemOp(call: SystemCall): Promise<unknown> {
-    const config = { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4000 };
+    const config = DEFAULT_CONFIG;
     const obj = new Opened(this.db, call.address, "", config, call.id);
     const meta = obj.meta();
     if (meta === null) return { absent: true };

@@ -2,7 +2,7 @@
 // the index lists the objects (`ls --all`: owned or taken part in, archived and tenant ones included),
 // each object's Durable Object ranks its own rows (rules/rights.ts searchObject, bm25 per object), and the
 // tops are merged as core/search.py merges them: rank, newer last_active_at, NAME, seq.
-import { DurableError, denied, invalid, iso, now, validName } from "./rules/state";
+import { DEFAULT_CONFIG, DurableError, denied, invalid, iso, now, validName } from "./rules/state";
 import type { IndexRow } from "./indexes";
 import { callObject } from "./index";
 
@@ -44,7 +44,7 @@ export async function searchAll(env: any, op: string, args: any, actor: string, 
       op: "search_object", args: { query: a.query, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
       address: { id_scope: r.scope === "tenant" || r.scope === "reserved" ? r.scope : "user", owner: r.owner, name: r.name, scope: r.scope },
       actor: user, id: r.id, create: false, request_id: null, all_users: false,
-      config: { max_unfinished: 10, max_turn_bytes: 2097152, token_budget: 4000 },
+      config: DEFAULT_CONFIG,
     };
     let doc: any;
     try {

@@ -3,7 +3,7 @@
 // worker/src/generated/records.json (scripts/gen_worker_records.py): a record is checked here again with
 // the same rules, since the Worker cannot trust clients.
 import records from "../generated/records.json";
-import { DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, validName } from "./state";
+import { CONSTANTS, DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, validName } from "./state";
 import { printable, strip } from "./text";
 import * as strict from "./strict";
 import { metaProblem } from "./transcript";
@@ -448,7 +448,7 @@ function write(obj: Opened, c: Content) {
 
 // -- search ---------------------------------------------------------------------------------------------
 
-const ROLES = ["system", "developer", "user", "assistant", "tool"];
+const ROLES: string[] = CONSTANTS.row_roles;
 const SNIPPET = "snippet(turns_fts, -1, '[', ']', '…', 16)";
 
 export type SearchArgs = { query: string; role?: string | null; cutoff?: number | null; superseded?: boolean; limit: number };

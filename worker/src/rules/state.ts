@@ -5,6 +5,12 @@ import { printable, quote, strip } from "./text";
 export type Address = { id_scope: string; owner: string; name: string; scope: string };
 export type Config = { max_unfinished: number; max_turn_bytes: number; token_budget: number };
 
+/** The names and numbers both runtimes hold (durable_cli/contract.json "constants"; durable_cli/vocabulary.py). */
+export const CONSTANTS = contract.constants;
+const defaults = contract.constants.config_defaults;
+export const DEFAULT_CONFIG: Config = { max_unfinished: defaults["queue.max_unfinished"],
+  max_turn_bytes: defaults["transcript.max_turn_bytes"], token_budget: defaults["transcript.token_budget"] };
+
 export class DurableError extends Error {
   constructor(message: string, public code: string = "internal", public document: unknown = undefined) {
     super(message);

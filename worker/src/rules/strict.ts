@@ -2,13 +2,13 @@
 // in -- a duplicate key in one object (JSON.parse keeps the last, SQLite's json_extract the first), a number that
 // overflows a double (`1e400` parses as Infinity) and nesting deeper than 200 levels counted from each field's own
 // value. NaN and Infinity are not JSON to JSON.parse already. `scan` reads text JSON.parse has accepted.
-import { invalid } from "./state";
+import { CONSTANTS, invalid } from "./state";
 import { quote } from "./text";
 
 export const MAX_DEPTH = 200;
 // a request's own levels around a field's value (body, args, rows, row): the body may nest this much more
 export const ENVELOPE_DEPTH = 16;
-const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
+const USAGE_KEYS: string[] = CONSTANTS.usage_keys;
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d, COMMA = 0x2c;
 

@@ -1,15 +1,15 @@
 // The transcript and its context window (mirrors durable_cli/core/transcript.py, SPEC §6).
 import { createHash } from "node:crypto";
-import { Opened, conflict, createObject, event, invalid, iso, notFound, now, touch, dumps, sessionJson } from "./state";
+import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFound, now, touch, dumps, sessionJson } from "./state";
 import { approx } from "./tokens";
 import { quote } from "./text";
 import { check, requireSession, validRequestId, validTitle } from "./sessions";
 import { field, raw } from "./verbatim";
 import * as strict from "./strict";
 
-const ROLES = ["system", "developer", "user", "assistant", "tool"];
-const PINNED = ["system", "developer"];
-const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"];
+const ROLES: string[] = CONSTANTS.row_roles;
+const PINNED: string[] = CONSTANTS.pinned_roles;
+const USAGE_KEYS: string[] = CONSTANTS.usage_keys;
 export const COLS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos, tool_calls, name, meta, data, forked_from";
 const [SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META, DATA, FORKED] =
   [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
