@@ -1,6 +1,5 @@
 """kill -9 at random moments: every command that exited 0 is there, none twice, none half."""
 
-import os
 import random
 import signal
 import subprocess
