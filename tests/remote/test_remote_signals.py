@@ -1,6 +1,7 @@
 """Interrupted remote waits (SPEC §13): SIGINT/SIGTERM during `session next --wait`, `session prompt --wait`
 or `elicit wait` against real workerd exit 130/143 at once, never 9, and nothing changed (was: exit 9
-"no pending prompt … after waiting" once the wait ran out, each poll being a guarded write)."""
+"no pending prompt … after waiting" once the wait ran out, each poll being a guarded write); a take
+whose answer was already on its way is printed with exit 0."""
 
 import json
 import os
@@ -42,7 +43,8 @@ def _talks(pid) -> bool:
     return False
 
 
-def interrupted(args, sig, env, after=0.5):
+def interrupted(args, sig, env, after=0.5, url=None):
+    env = dict(env, DURABLE_REMOTE=url) if url else env
     proc = subprocess.Popen([sys.executable, "-m", "durable_cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             cwd=ROOT, env=dict(os.environ, **env))
     # in its wait: it has talked to the Worker (a socket is open), then polls on (a loaded machine can take
@@ -87,3 +89,21 @@ def test_elicit_wait_interrupted(env):
     assert (code, out) == (130, ""), err
     assert took < 5
     assert json.loads(run_inprocess("elicit", "list", name, "--json").out)[0]["status"] == "pending"
+
+
+def test_a_take_already_on_its_way_is_printed_with_exit_0(env):
+    """The signal comes while the poll that takes the prompt waits for its answer (held 2 s by a proxy):
+    the prompt is the caller's, processing, so it is printed and the exit is 0, not 130."""
+    from tests.remote.proxy import Proxy
+
+    name = unique("take")
+    assert run_inprocess("session", "prompt", name, "work on it").status == 0
+    proxy = Proxy(env["DURABLE_REMOTE"], "delay", delay=2.0)
+    try:
+        code, took, out, err = interrupted(["session", "next", name, "--wait", "1h", "--json"], signal.SIGINT, env,
+                                           after=0.3, url=proxy.url)
+    finally:
+        proxy.close()
+    assert code == 0, err
+    assert json.loads(out)["status"] == "processing" and json.loads(out)["content"] == "work on it"
+    assert run_inprocess("session", "queue", name, "--json").json()[0]["status"] == "processing"
