@@ -6,8 +6,9 @@ with the SAME request id, which the object answers with its first result, so it 
 applied once. A write whose outcome is still unknown when the time (remote.timeout) runs out is exit 7
 with the code `outcome_unknown` and its request id, never a success the object did not commit.
 Standard library only. Plain http:// (loopback, a tunnel) speaks HTTP/1.1 over one socket directly,
-since importing http.client (email, ssl) costs more than the request on loopback; https:// uses
-http.client.
+since importing http.client (email, ssl) costs more than the request on loopback (measured: ~45% of
+the CLI's own import time, docs/benchmarks.md); https:// uses http.client. A malformed answer counts as
+a dropped connection (tests/remote/test_remote_http.py).
 """
 
 import json
@@ -208,14 +209,15 @@ class PlainConnection:
         if headers.get("transfer-encoding", "").lower() == "chunked":
             body = b""
             while True:
-                size = int(self._until(b"\r\n").split(b";")[0], 16)
+                size = _number(self._until(b"\r\n").split(b";")[0].strip(), 16, "chunk size")
                 if size == 0:
                     self._until(b"\r\n")
                     break
                 body += self._exactly(size)
-                self._exactly(2)
+                if self._exactly(2) != b"\r\n":
+                    raise ProtocolError("a chunk does not end with CRLF")
         elif "content-length" in headers:
-            body = self._exactly(int(headers["content-length"]))
+            body = self._exactly(_number(headers["content-length"].encode("latin-1"), 10, "Content-Length"))
         else:
             while True:  # delimited by the end of the connection
                 try:
@@ -232,6 +234,15 @@ class PlainConnection:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
+
+
+def _number(text: bytes, base: int, what: str) -> int:
+    """A chunk size or Content-Length; anything else is a malformed answer (retried, or for a write
+    outcome_unknown: SPEC §13), never an internal error."""
+    digits = b"0123456789abcdefABCDEF"[: 22 if base == 16 else 10]
+    if not text or len(text) > 16 or any(c not in digits for c in text):
+        raise ProtocolError(f"malformed {what} {text[:20]!r}")
+    return int(text, base)
 
 
 class _Response:
