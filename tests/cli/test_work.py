@@ -309,3 +309,15 @@ def test_soak_workers_on_all_sessions_never_overlap_or_record_twice(durable, tmp
         done = [p for p in queue(durable, f"s{s}") if p["status"] == "completed"]
         assert len(replies) == len(done)
         assert all(p["status"] in ("completed", "failed") for p in queue(durable, f"s{s}"))
+
+
+def test_a_tenants_session_gets_durable_tenant_and_all_with_tenant(durable, tmp_path):
+    assert durable("--tenant", "acme", "session", "prompt", "incident", "page the on-call").status == 0
+    durable("session", "prompt", "mine", "not the tenant's")
+    cmd = "cat >/dev/null; durable session show \"$DURABLE_SESSION\" --json >/dev/null && echo \"tenant=$DURABLE_TENANT\""
+    r = work("--all", "--command", cmd, "--wait", "0", "--json", env={"DURABLE_TENANT": "acme"})
+    assert r.status == 0, r.err
+    assert [(x["name"], x["outcome"]) for x in lines(r.out)] == [("incident", "completed")]
+    assert queue(durable, "mine")[0]["status"] == "pending"  # not among the tenant's sessions: left alone
+    got = durable("--tenant", "acme", "transcript", "show", "incident", "--json").json()
+    assert got[-1]["content"] == "tenant=acme"
