@@ -41,10 +41,15 @@ def forget(store, user: str, progress=None, dry_run=False) -> dict:
         return conclude(out, f"forget of {user!r}")
 
     def job(row):
-        if row["scope"] == "tenant":
-            _leave_tenant(store, row, user, out)
-        else:
+        if row["scope"] != "tenant":
             _erase_owned(store, row, out)
+        elif not os.path.lexists(store.objects.paths.object_file(row["id"])):
+            # The index is ahead of the file: a forget killed after unlinking the object the user was the
+            # last participant of. Finish it (the index row, its members, the lock) and say so.
+            store.objects.forget_missing(row["id"])
+            out["deleted"].append(entry(row))
+        else:
+            _leave_tenant(store, row, user, out)
 
     run_each(store, rows, job, out, progress=progress)
     store.objects.index(create=False).erase_tombstones(user)  # SPEC §12: a deleted thread's tombstone goes with its owner

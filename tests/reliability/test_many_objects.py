@@ -222,12 +222,15 @@ def test_forget_finds_a_membership_the_index_missed(durable, home):
 
 
 @needs_strace
-@pytest.mark.parametrize("last", [False, True], ids=["member", "last-participant"])
-def test_a_forget_killed_after_leaving_a_tenant_session_is_finished_by_the_next(durable, home, last):
+@pytest.mark.parametrize("last, kill", [(False, "index"), (True, "index"), (True, "unlink")],
+                         ids=["member", "last-participant", "last-participant-unlinked"])
+def test_a_forget_killed_after_leaving_a_tenant_session_is_finished_by_the_next(durable, home, last, kill):
     """Killed after its commit removed the user from a tenant object, before index.db changed (the
     object ahead of the index): the next forget finished nothing ("nothing matched") and index.db kept
     the user, so `usage` still showed them the session and their name stayed on disk. Now it finishes:
-    the index forgets them (or, when they were its last participant, the object goes)."""
+    the index forgets them (or, when they were its last participant, the object goes). Killed after
+    unlinking that object, before its index row went (the index ahead of the object): the next forget
+    finishes the removal and reports it (it said "nothing matched")."""
     acme, gone = ("--tenant", "acme"), "zed-quokka"
     if last:
         durable(*acme, "--as", gone, "transcript", "append", "t", "--role", "user", "alone here")
@@ -235,7 +238,12 @@ def test_a_forget_killed_after_leaving_a_tenant_session_is_finished_by_the_next(
         durable(*acme, "session", "create", "t")
         durable(*acme, "session", "invite", "t", gone)
         durable(*acme, "--as", gone, "transcript", "append", "t", "--role", "user", "hello")
-    assert killed_after_commit(home, "forget", gone, "--yes")
+    if kill == "index":
+        assert killed_after_commit(home, "forget", gone, "--yes")
+    else:
+        path, _ = object_file(durable, home, "t", *acme, "--as", gone)
+        assert killed_at_unlink_of(home, str(path) + "-journal", "forget", gone, "--yes")
+        assert not path.exists()
     r = durable("forget", gone, "--yes", "--json")
     assert r.status == 0 and "nothing matched" not in r.err, r.err
     assert [x["name"] for x in r.json()["deleted" if last else "changed"]] == ["t"], r.out
@@ -248,6 +256,16 @@ def test_a_forget_killed_after_leaving_a_tenant_session_is_finished_by_the_next(
             with open(os.path.join(base, n), "rb") as f:
                 assert gone.encode() not in f.read(), f"their name is still in {n}"
     assert durable("doctor").status == 0
+
+
+def killed_at_unlink_of(home, path, *args):
+    """Run durable ARGS and SIGKILL it as it unlinks PATH (strace -P): for an object's "-journal", after
+    the object file itself was unlinked, before its index row is dropped. True when the kill landed."""
+    log = home.parent / "strace-unlink.log"
+    subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-P", path, "-e", "trace=unlink",
+                    "-e", "inject=unlink:signal=KILL:when=1", *CMD, *args],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    return "killed by SIGKILL" in log.read_text()
 
 
 def has_open(pid, path):
