@@ -33,11 +33,16 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def arrival_to_start(home, prompts):
+def arrival_to_start(home, prompts, remote=None):
+    """REMOTE: (url, token) of a `durable remote dev` Worker to run against instead of HOME's files."""
     env = dict(os.environ, DURABLE_HOME=home, DURABLE_USER="bench")
     marks = os.path.join(home, "marks")
     os.makedirs(marks, exist_ok=True)
-    store = Store(home=home, user="bench")
+    if remote:
+        env.update(DURABLE_REMOTE=remote[0], DURABLE_TOKEN=remote[1])
+        store = Store(remote=remote[0], token=remote[1], user="bench")
+    else:
+        store = Store(home=home, user="bench")
     store.create_session("latency")
     cmd = f"date +%s%N > {marks}/$DURABLE_PROMPT_ID; cat >/dev/null; echo ok"
     worker = subprocess.Popen([sys.executable, "-m", "durable_cli", "work", "latency", "--command", cmd, "--json"],
@@ -132,12 +137,30 @@ def main():
     parser.add_argument("--prompts", type=int, default=40)
     parser.add_argument("--sessions", type=int, default=10000)
     parser.add_argument("--home", default=None)
+    parser.add_argument("--remote", action="store_true", help="only the latency, against a `durable remote dev` Worker")
     a = parser.parse_args()
     os.environ.setdefault("DURABLE_CONFIG", os.path.join(tempfile.mkdtemp(), "config.toml"))
     root = a.home or tempfile.mkdtemp(prefix="durable-bench-work-")
+    if a.remote:
+        import json
+
+        dev = subprocess.Popen([sys.executable, "-m", "durable_cli", "remote", "dev", "--storage", os.path.join(root, "dev")],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            doc = json.loads(dev.stdout.readline())
+            lat = arrival_to_start(os.path.join(root, "latency"), a.prompts, remote=(doc["url"], doc["admin_token"]))
+            print(f"remote: arrival -> CMD start, {len(lat)} prompts, ms min/median/p95/max: {fmt(lat)} (goal <= 270)")
+        finally:
+            dev.terminate()
+            dev.wait()
+            if a.home is None:
+                shutil.rmtree(root, ignore_errors=True)
+        return
     try:
         lat = arrival_to_start(os.path.join(root, "latency"), a.prompts)
         print(f"arrival -> CMD start, {len(lat)} prompts, ms min/median/p95/max: {fmt(lat)} (goal <= 270)")
+        if a.sessions <= 0:
+            return
         home = os.path.join(root, "idle")
         took = build_idle(home, a.sessions)
         size = sum(os.path.getsize(os.path.join(b, f)) for b, _, fs in os.walk(home) for f in fs)

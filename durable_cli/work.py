@@ -24,6 +24,9 @@ MAX_ATTEMPTS = 10000  # --attempts beyond this is refused (exit 2): no loop shou
 MAX_GRACE = 86400
 BACKOFF_CAP = 300  # seconds: the longest delay of a release after a failed attempt
 OUTPUT_CAP_FACTOR = 8  # stdout beyond max_turn_bytes x this is refused without being kept
+# Idle polling: from 20 ms, x1.5 each time, to at most this (seconds). `next --wait` backs off to 250 ms; a
+# shorter cap keeps a prompt's arrival to CMD's start within that interval + 20 ms with the take included.
+POLL_CAP = 0.2
 
 
 class Settings:
@@ -287,7 +290,7 @@ class Worker:
                 if self.s.wait is not None and time.monotonic() - idle_since >= self.s.wait:
                     return 0 if self.handled else 9
                 _sleep(delay, self.stop)
-                delay = min(delay * 1.5, 0.25)
+                delay = min(delay * 1.5, POLL_CAP)
                 continue
             self.handle(taken)
             self.handled += 1
