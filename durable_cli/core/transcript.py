@@ -1034,6 +1034,9 @@ def redact(obj, seq: int) -> dict:
 def _drop_removed_tokens(obj) -> None:
     """Removals (pop, clear, prune, redact) leave the owner's side file first, then merge the object's FTS
     index (inside the caller's transaction) so no segment keeps a token of what was removed (FTS5
-    'optimize'; secure_delete zeroes the freed pages)."""
+    'optimize', or a fresh start when 3.40's structure record has grown: schema.merge_fts_segments;
+    secure_delete zeroes the freed pages)."""
+    from ..store.schema import merge_fts_segments
+
     obj.handle.evict_search()
-    obj.db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')")
+    merge_fts_segments(obj.db, "turns_fts")

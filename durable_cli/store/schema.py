@@ -308,6 +308,28 @@ MIGRATIONS = [
 
 VERSION = len(MIGRATIONS)
 
+# FTS5's structure record (rowid 10 of TABLE_data) as SQLite 3.40 grows it by ~4 bytes at each 'optimize'
+# of an index that already is one segment; past ~4,000 bytes (about 1,000 optimizes: a session popped a
+# row at a time 1,000 times) the table can no longer be opened ("vtable constructor failed"). A 'rebuild'
+# starts the structure afresh, so it replaces the merge once the record has grown past this.
+_FTS_STRUCTURE_LIMIT = 2048
+
+
+def merge_fts_segments(db, table: str) -> None:
+    """Merge TABLE's FTS5 index into one segment (no token of a deleted row left in an older one), by
+    'optimize', or, once the structure record has grown near the size 3.40 cannot read back, by starting
+    the index afresh: 'rebuild' for a table holding its own text; for the object's turns_fts (external
+    content, whose view FTS5 cannot rebuild from) 'delete-all' and the rows up to the mark indexed again."""
+    found = db.execute(f"SELECT length(block) FROM {table}_data WHERE id = 10").fetchone()
+    if found is None or (found[0] or 0) <= _FTS_STRUCTURE_LIMIT:
+        db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+    elif table == "turns_fts":
+        db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('delete-all')")
+        db.execute("INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source"
+                   f" WHERE {_COUNTED.format(row='turns_fts_source')}")
+    else:
+        db.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+
 INDEX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
     id TEXT PRIMARY KEY, scope TEXT NOT NULL, owner TEXT NOT NULL, name TEXT NOT NULL, title TEXT,

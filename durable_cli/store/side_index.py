@@ -20,7 +20,7 @@ tenant or NAME appears in a path.
 import os
 import sqlite3
 
-from . import ids
+from . import ids, schema
 from . import paths as _paths
 
 TOKENIZE = "unicode61 remove_diacritics 2"
@@ -55,7 +55,7 @@ def side_path(paths, sid: str) -> str:
     return os.path.join(directory(paths), sid[:2], sid + ".sqlite3")
 
 
-def connect(path: str, *, create: bool, timeout: float = 10.0, synchronous: str = "FULL"):
+def connect(path: str, *, create: bool, timeout: float = 10.0, synchronous: str = "FULL", settle: bool = True):
     """The side file at PATH (made if CREATE), or None when it does not exist. A side file that SQLite
     cannot read is removed and, with CREATE, started afresh: it is only a cache."""
     if not create and not os.path.exists(path):
@@ -83,7 +83,7 @@ def connect(path: str, *, create: bool, timeout: float = 10.0, synchronous: str 
                 for statement in _SCHEMA:
                     db.execute(statement)
                 db.execute("COMMIT")
-            if db.execute("SELECT 1 FROM owed").fetchone() is not None:
+            if settle and db.execute("SELECT 1 FROM owed").fetchone() is not None:
                 merge_segments(db)
             return db
         except sqlite3.OperationalError as e:
@@ -107,7 +107,7 @@ def merge_segments(db) -> None:
     """Merge the index into one segment, so no token of an evicted row survives in an older one."""
     db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+        schema.merge_fts_segments(db, "fts")
         db.execute("DELETE FROM owed")
         db.execute("COMMIT")  # secure_delete zeroed the pages the old segments held
     except BaseException:
@@ -138,10 +138,13 @@ def evict_at(path: str, object_id: str, *, deferred=None, merge: bool = True, ti
     """Take the object out of the side file at PATH. The merge that drops its tokens runs now, or, when
     DEFERRED (a set) is given, is owed (recorded in the file) and PATH added to the set; MERGE false: the
     object's text is still in the object (it only changed shape), nothing to merge."""
-    db = connect(path, create=False, timeout=timeout)
+    db = connect(path, create=False, timeout=timeout, settle=deferred is None)
     if db is None:
         return
     try:
+        if db.execute("SELECT 1 FROM synced WHERE object_id = ? UNION ALL SELECT 1 FROM docs WHERE object_id = ? LIMIT 1",
+                      (object_id, object_id)).fetchone() is None:
+            return  # not indexed: nothing to take out (no write, no fsync)
         db.execute("BEGIN IMMEDIATE")
         try:
             removed = drop_object(db, object_id) and merge

@@ -254,3 +254,50 @@ def test_newer_than_reaching_back_past_every_row_finds_them(durable):
     append(durable, "a", "kiwi one")
     append(durable, "b", "kiwi two")
     assert sorted(h["name"] for h in search(durable, "kiwi", "--newer-than", "1d")) == ["a", "b"]
+
+
+def test_a_thousand_removal_merges_leave_an_fts5_index_readable(tmp_path):
+    """SQLite 3.40 grows FTS5's structure record at each 'optimize' of a one-segment index, and past ~1,000
+    of them the table cannot be opened: a session popped a row at a time, or an owner whose sessions are
+    evicted one by one from the search side file, must stay searchable (store/schema.py merge_fts_segments)."""
+    from durable_cli.store.schema import merge_fts_segments
+
+    def connect():  # one connection per removal, as one command per removal has
+        db = sqlite3.connect(tmp_path / "fts.db", isolation_level=None)
+        db.execute("PRAGMA synchronous = OFF")
+        return db
+
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE fts USING fts5(content, arguments, tokenize='unicode61 remove_diacritics 2')")
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO fts (rowid, content) VALUES (?, ?)", [(i, f"plum {i} jam and words here") for i in range(1, 6001)])
+    db.execute("COMMIT")
+    for i in range(1, 1101):
+        db.close()
+        db = connect()
+        db.execute("BEGIN")
+        db.execute("DELETE FROM fts WHERE rowid IN (?, ?, ?)", (i, i + 2000, i + 4000))
+        merge_fts_segments(db, "fts")
+        db.execute("COMMIT")
+    db.execute("INSERT INTO fts (fts) VALUES ('integrity-check')")
+    assert db.execute("SELECT count(*) FROM fts WHERE fts MATCH 'plum'").fetchone()[0] == 6000 - 3 * 1100
+
+
+@pytest.mark.local_only("sets the FTS5 structure limit of this process")
+def test_indexes_started_afresh_after_many_merges_still_find_exactly_the_live_rows(durable, home, monkeypatch):
+    from durable_cli.store import schema
+
+    monkeypatch.setattr(schema, "_FTS_STRUCTURE_LIMIT", 0)  # every merge takes the start-afresh path
+    batch = "\n".join(json.dumps({"role": "user", "content": f"apple {i} row{i}"}) for i in range(6))
+    assert durable("transcript", "append", "s", "--batch", "-", input=batch).status == 0
+    append(durable, "t", "apple other")
+    assert len(search(durable, "apple")) == 7  # the side file holds both sessions now
+    assert durable("transcript", "pop", "s").status == 0
+    assert durable("transcript", "redact", "s", "2").status == 0
+    assert durable("delete", "t", "--yes").status == 0
+    assert sorted(h["seq"] for h in search(durable, "apple")) == [1, 3, 4, 5]
+    assert search(durable, "row1") == [] and search(durable, "row5") == []
+    db = sqlite3.connect(durable("path", "s").out.strip())
+    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')")
+    db.close()
+    assert files_holding(home, "row5") == []
