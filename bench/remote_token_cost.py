@@ -5,7 +5,12 @@ what a token costs a request. `node bench/token_verify.mjs` times decode + crypt
 
     python bench/remote_token_cost.py
 """
-import json, os, select, statistics, subprocess, sys, tempfile, time
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
 from durable_cli.remote import tokens
 from durable_cli.remote.client import RemoteClient, PlainConnection
 d = tempfile.mkdtemp()
@@ -17,7 +22,8 @@ host, port = doc["url"].split("//")[1].split(":")
 h = PlainConnection(host, int(port))
 N = 400
 def health():
-    h.request("GET", "/v1/health", body=b"", headers={}); h.getresponse().read()
+    h.request("GET", "/v1/health", body=b"", headers={})
+    h.getresponse().read()
 def whoami():
     c.call({"op": "whoami", "scope": "none"}, write=False)
 def bad():
@@ -28,14 +34,18 @@ def bad():
         pass
     c.token = tok
 for f in (health, whoami):
-    for _ in range(50): f()
+    for _ in range(50):
+        f()
 res = {}
 for rnd in range(3):
     for name, f in (("health (no token)", health), ("whoami (token verified)", whoami)):
         ts = []
         for _ in range(N):
-            t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - t)
         res.setdefault(name, []).append(statistics.median(ts) * 1000)
 for k, v in res.items():
     print(f"{k}: median {min(v):.3f} ms (best of 3 rounds of {N}; rounds {', '.join(f'{x:.3f}' for x in v)})")
-p.terminate(); p.wait()
+p.terminate()
+p.wait()
