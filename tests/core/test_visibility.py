@@ -24,6 +24,8 @@ SESSION_COMMANDS = {
     "session next": [[], ["--wait", "1s"]],
     "session renew": [["1"]],
     "session finish": [["1", "--reply", "done"]],
+    "session release": [["1"]],
+    "work": [["--command", "true", "--once", "--wait", "0"]],
     "session stop": [[]],
     "session cancel": [[]],
     "session archive": [[]],
@@ -54,7 +56,8 @@ CREATING = {("session create", ()), ("session prompt", ("hello",)), ("transcript
 # `import` creates from a file rather than a NAME argument; its visibility is Store.visible (see the report).
 NOT_BY_NAME = {"ls", "purge", "sweep", "forget", "import", "backup", "doctor", "config get", "config set",
                "config unset", "config list", "config path", "memory set", "memory get", "memory list",
-               "memory confirm", "memory forget", "limit hit", "search", "usage", "remote dev"}
+               "memory confirm", "memory forget", "limit hit", "search", "usage", "remote dev",
+               "remote install", "remote token", "remote revoke", "remote reindex", "mcp"}
 
 TENANT = ["--tenant", "acme"]
 HIDDEN = ("zkept", "zlocked", "zbroken")  # bob's objects, invisible to mallory
