@@ -138,3 +138,30 @@ def run_process(*args, input=None, env=None, timeout=60):
 @pytest.fixture
 def durable_proc():
     return run_process
+
+
+# llm's own CLI (click), run in one process for all four prompts: llm's start-up (~1 s of CPU) paid once
+_LLM_RUN = """import json, sys
+from llm.cli import cli
+for args in json.loads(sys.argv[1]):
+    cli.main(args, prog_name="llm", standalone_mode=False)
+"""
+
+
+@pytest.fixture(scope="session")
+def real_logs(tmp_path_factory):
+    """A logs.db written by the real llm CLI with its offline echo model, tool call included (read-only
+    for the tests that use it: tests/core/test_llm_import.py checks that not a byte of it changes)."""
+    import importlib.util
+
+    if importlib.util.find_spec("llm") is None or importlib.util.find_spec("llm_echo") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("llm and llm-echo must be installed in CI (the e2e extra)")
+        pytest.skip("llm and llm-echo are not installed (pip install -e '.[e2e]')")
+    where = tmp_path_factory.mktemp("llm")
+    prompts = [["-m", "echo", "hi there"], ["-m", "echo", "-s", "be brief", "second"], ["-c", "-m", "echo", "continued"],
+               ["-m", "echo", "--functions", "def add(a: int, b: int) -> int:\n    return a + b",
+                '{"prompt": "add them", "tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]}']]
+    subprocess.run([sys.executable, "-c", _LLM_RUN, json.dumps(prompts)], check=True, capture_output=True,
+                   env=dict(os.environ, LLM_USER_PATH=str(where)), timeout=120)
+    return where

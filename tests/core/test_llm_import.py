@@ -1,12 +1,9 @@
 """durable import --from llm [PATH] (SPEC §7): llm's logs.db, read-only and unchanged, one session per conversation."""
 
 import hashlib
-import importlib.util
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
@@ -20,25 +17,7 @@ def _fingerprint(directory):
             for name in sorted(os.listdir(directory))}
 
 
-@pytest.fixture(scope="module")
-def real_logs(tmp_path_factory):
-    """A logs.db written by the real llm CLI with its offline echo model, tool call included."""
-    if importlib.util.find_spec("llm") is None or importlib.util.find_spec("llm_echo") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("llm and llm-echo must be installed in CI (the e2e extra)")
-        pytest.skip("llm and llm-echo are not installed (pip install -e '.[e2e]')")
-    where = tmp_path_factory.mktemp("llm")
-    env = dict(os.environ, LLM_USER_PATH=str(where))
-
-    def llm(*args):
-        subprocess.run([sys.executable, "-m", "llm", *args], check=True, capture_output=True, env=env, timeout=120)
-
-    llm("-m", "echo", "hi there")
-    llm("-m", "echo", "-s", "be brief", "second")
-    llm("-c", "-m", "echo", "continued")
-    llm("-m", "echo", "--functions", "def add(a: int, b: int) -> int:\n    return a + b",
-        '{"prompt": "add them", "tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]}')
-    return where
+# real_logs: a logs.db written by the real llm CLI (tests/conftest.py, made once per test process)
 
 
 def _threads(path):

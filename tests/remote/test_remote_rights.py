@@ -10,7 +10,6 @@ import re
 import pytest
 
 from tests.conftest import run_inprocess
-from tests.core.test_llm_import import real_logs  # noqa: F401 - the fixture: a logs.db the real llm wrote
 from tests.remote.conftest import ALICE_TOKEN, unique
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
@@ -337,7 +336,7 @@ def test_tenant_and_other_users_objects_never_show(alice, monkeypatch):
     assert r.status == 0 and {h["name"] for h in r.json()} == {"mine"}, r.err  # "plan" is carol's alone since the restore
 
 
-def test_import_from_llm_writes_remote_objects(real_logs, remote_dev, monkeypatch):  # noqa: F811
+def test_import_from_llm_writes_remote_objects(real_logs, remote_dev, monkeypatch):
     user = unique("alice")
     monkeypatch.setenv("LLM_USER_PATH", str(real_logs))
     commands = [["import", "--from", "llm", "--json"], ["import", "--from", "llm", "--json"], ["ls", "--json"],
