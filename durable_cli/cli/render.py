@@ -95,11 +95,13 @@ def document(doc, mode: str = "plain") -> None:
     elif isinstance(doc, dict) and pretty():
         from rich.table import Table
 
+        from rich.text import Text
+
         table = Table(show_header=False, box=None)
         table.add_column(style="bold cyan")
         table.add_column()
-        for k, v in doc.items():
-            table.add_row(k, "" if v is None else (_dumps(v) if isinstance(v, (dict, list)) else str(v)))
+        for k, v in doc.items():  # Text: user text is never read as rich markup
+            table.add_row(k, Text("" if v is None else (_dumps(v) if isinstance(v, (dict, list)) else str(v))))
         console().print(table)
     elif isinstance(doc, dict):
         out(tsv(doc))
@@ -118,17 +120,17 @@ def listing(items, mode: str = "plain", columns=None) -> None:
         return
     if pretty():
         items = list(items)
-        from rich.table import Table
-
         if not items:
             return
-        table = Table()
         keys = columns or list(items[0].keys())
-        for k in keys:
-            table.add_column(k)
-        for item in items:
-            table.add_row(*[field(item.get(k)) for k in keys])
-        console().print(table)
+        cols = []
+        for rank, k in enumerate(keys):
+            hex_ids = all(_is_object_id(item.get(k)) for item in items)
+            cols.append(Col(k.upper().replace("_", " "), rank + (100 if hex_ids else 0), flex=True,
+                            right=all(isinstance(item.get(k), (int, float)) and not isinstance(item.get(k), bool)
+                                      for item in items)))
+        cells = [[_cell(k, item.get(k)) for k in keys] for item in items]
+        fitted(cols, cells)
         return
     for item in items:
         out(tsv(item))
@@ -227,47 +229,164 @@ def ago(iso_time, now_ms=None) -> str:
     return "just now"  # pragma: no cover - seconds >= 45 always has a unit above
 
 
-SESSION_COLUMNS = (("name", "NAME"), ("status", "STATUS"), ("title", "TITLE"), ("turns", "TURNS"),
-                   ("tokens", "TOKENS"), ("last_active_at", "LAST ACTIVE"))
+class Col:
+    """A column of a table for people: its LABEL, its RANK (0 is read first; at a narrow width the
+    highest ranks are left out), FLEX (may be cut to fit, with an ellipsis; other columns keep their
+    width), RIGHT (numbers), MIN (a flexible column is never cut below this), SHAPE (text, width) -> text
+    (how a cell is cut, e.g. around a search match)."""
+
+    def __init__(self, label, rank, *, flex=False, right=False, min=10, shape=None):
+        self.label, self.rank, self.flex, self.right, self.min, self.shape = label, rank, flex, right, min, shape
+
+
+def layout(cols, cells, width):
+    """Which columns fit WIDTH and how wide each is: [(index, width)] in the columns' order. Every column
+    but the flexible ones keeps its full width; columns are left out from the highest rank while even
+    the cut-down table is too wide; the room left is given to the flexible columns in rank order."""
+    from rich.cells import cell_len
+
+    natural = [max([cell_len(c.label)] + [cell_len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+    least = [min(natural[i], max(c.min, cell_len(c.label))) if c.flex else natural[i] for i, c in enumerate(cols)]
+    keep = list(range(len(cols)))
+
+    def needed(indexes):
+        return sum(least[i] for i in indexes) + 2 * (len(indexes) - 1)
+
+    while len(keep) > 1 and needed(keep) > width:
+        keep.remove(max(keep, key=lambda i: (cols[i].rank, i)))
+    widths = {i: least[i] for i in keep}
+    room = width - needed(keep)
+    # the room left is shared evenly by the flexible columns that still want more (a long NAME does not
+    # starve TITLE); what one does not need goes to the others, the first read first
+    wanting = sorted((i for i in keep if cols[i].flex and widths[i] < natural[i]), key=lambda i: (cols[i].rank, i))
+    while room > 0 and wanting:
+        share, extra = divmod(room, len(wanting))
+        for n, i in enumerate(list(wanting)):
+            more = min(share + (1 if n < extra else 0), natural[i] - widths[i])
+            widths[i] += more
+            room -= more
+            if widths[i] >= natural[i]:
+                wanting.remove(i)
+        if share == 0 and extra == 0:
+            break
+    if room < 0:  # one column alone wider than the screen
+        widths[keep[0]] = max(1, widths[keep[0]] + room)
+    return [(i, widths[i]) for i in keep]
+
+
+def fitted(cols, cells, out_console=None) -> None:
+    """A table for people: never wider than the terminal, no cell ever wrapped (cut with an ellipsis),
+    user text shown as it is (never read as rich markup)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    out_console = out_console or console()
+    shown = layout(cols, cells, out_console.width)
+    table = Table(box=None, header_style="bold", pad_edge=False, show_edge=False)
+    for i, w in shown:
+        table.add_column(cols[i].label, justify="right" if cols[i].right else "left", width=w, min_width=w, max_width=w,
+                         no_wrap=True, overflow="ellipsis")
+    for row in cells:
+        table.add_row(*[Text(cols[i].shape(row[i], w) if cols[i].shape else row[i], no_wrap=True, overflow="ellipsis")
+                        for i, w in shown])
+    out_console.print(table)
+
+
+def _is_object_id(value) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _cell(key, value) -> str:
+    """A value as a person reads it in a table: times relative, object ids short, one line."""
+    if key.endswith("_at") and isinstance(value, str):
+        return ago(value)
+    if _is_object_id(value):
+        return _short(value)
+    return field(value).replace("\\n", " ").replace("\\t", " ")
+
+
+# `ls` on a terminal: (key, label, rank, flexible); --wide adds the rest, the short id first
+SESSION_COLUMNS = (("name", "NAME", 0, True), ("status", "STATUS", 1, False), ("title", "TITLE", 2, True),
+                   ("last_active_at", "LAST ACTIVE", 3, False), ("turns", "TURNS", 4, False), ("tokens", "TOKENS", 5, False))
+WIDE_COLUMNS = (("id", "ID", 3), ("scope", "SCOPE", 6), ("owner", "OWNER", 7), ("external_id", "EXTERNAL ID", 8),
+                ("created_at", "CREATED", 9), ("updated_at", "UPDATED", 10), ("expires_at", "EXPIRES", 11))
 
 
 def session_table(rows, *, wide: bool = False) -> None:
-    """`ls` on a terminal: the columns a person reads, fitted to the width (--wide: every field).
-
-    Short columns keep their full width, NAME all but 5 columns of the rest (folded, never cut), and
-    TITLE takes what is left (at least 5), cut with an ellipsis.
-    """
-    from rich.table import Table
-
+    """`ls` on a terminal: NAME, STATUS, TITLE, LAST ACTIVE, TURNS, TOKENS, fitted to the width (--wide:
+    every field, the short id among the first). At a narrow width the last read are left out first."""
     if not rows:
         sys.stderr.write("no sessions; 'durable session create NAME' starts one (--all shows archived ones)\n")
         return
-    columns = [(k, k.upper().replace("_", " ")) for k in rows[0]] if wide else SESSION_COLUMNS
+    spec = [(k, label, rank, flex) for k, label, rank, flex in SESSION_COLUMNS]
+    if wide:
+        known = {k for k, *_ in spec} | {k for k, *_ in WIDE_COLUMNS}
+        spec += [(k, label, rank, k == "external_id") for k, label, rank in WIDE_COLUMNS if k in rows[0]]
+        spec += [(k, k.upper().replace("_", " "), 20 + n, True) for n, k in enumerate(rows[0]) if k not in known]
+    order = [k for k, *_ in SESSION_COLUMNS[:3]] + (["id"] if wide else []) + [k for k, *_ in SESSION_COLUMNS[3:]]
+    spec.sort(key=lambda c: order.index(c[0]) if c[0] in order else len(order) + c[2])
+    cols = [Col(label, rank, flex=flex, right=k in ("turns", "tokens"), min=12 if k == "name" else 10) for k, label, rank, flex in spec]
+    fitted(cols, [[_cell(k, row.get(k)) for k, *_ in spec] for row in rows])
+
+
+def usage_table(doc: dict, by: str) -> None:
+    """`usage` on a terminal: one line per group (the session's NAME, the day or the model first, no
+    ids), then the total; the counts keep their width, the cost first among them."""
+    key_label = {"session": "NAME", "day": "DAY", "model": "MODEL"}[by]
+    spec = [("key", key_label, 0, True), ("cost_usd", "COST USD", 1, False), ("tokens", "TOKENS", 2, False),
+            ("input_tokens", "INPUT", 3, False), ("output_tokens", "OUTPUT", 4, False), ("turns", "TURNS", 5, False),
+            ("sessions", "SESSIONS", 7, False)]
+    if by == "session":
+        spec.insert(1, ("owner", "OWNER", 6, True))
+    order = ["key", "owner", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "sessions"]
+    spec.sort(key=lambda c: order.index(c[0]))
     cells = []
-    for row in rows:
-        line = []
-        for key, _ in columns:
-            value = row.get(key)
-            if key.endswith("_at") and not wide:
-                value = ago(value)
-            line.append("" if value is None else str(value))
-        cells.append(line)
-    out_console = console()
-    widths = [max(len(label), *(len(c[i]) for c in cells)) for i, (_, label) in enumerate(columns)]
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    if not wide:
-        gaps = 2 * (len(columns) - 1)
-        name_i, title_i = 0, 2
-        fixed = sum(w for i, w in enumerate(widths) if i not in (name_i, title_i))
-        room = max(out_console.width - gaps - fixed, 10)
-        widths[name_i] = min(widths[name_i], max(len("NAME"), room - min(widths[title_i], 5)))
-        widths[title_i] = max(min(widths[title_i], room - widths[name_i]), 5)
-    for i, (key, label) in enumerate(columns):
-        table.add_column(label, justify="right" if key in ("turns", "tokens") else "left", width=widths[i],
-                         no_wrap=key != "name", overflow="fold" if key == "name" else "ellipsis")
-    for line in cells:
-        table.add_row(*line)
-    out_console.print(table)
+    for group in doc["groups"] + [dict(doc["total"], key="total", name="total", owner="")]:
+        row = []
+        for k, *_ in spec:
+            value = group.get("name") if (k == "key" and by == "session") else group.get(k)
+            if k == "key" and value is None:
+                value = "(none)"  # rows that name no model
+            row.append(_money(value) if k == "cost_usd" else ("" if value is None else str(value)))
+        cells.append(row)
+    fitted([Col(label, rank, flex=flex, right=k not in ("key", "owner")) for k, label, rank, flex in spec], cells)
+
+
+def _money(value) -> str:
+    if value is None:
+        return ""
+    return f"{value:.4f}".rstrip("0").rstrip(".") if value else "0"
+
+
+def around_match(text: str, width: int) -> str:
+    """A search snippet cut to WIDTH so that its first [match] shows: cut before it (…) and after it (…)."""
+    from rich.cells import cell_len
+
+    if cell_len(text) <= width or width < 3:
+        return text
+    start = text.find("[")
+    end = text.find("]", start) + 1 if start >= 0 else 0
+    if start <= 0 or end <= 0:
+        return text
+    # keep about a third of the room before the match, the rest after it
+    lead = max(0, min(start, (width - (end - start)) // 3))
+    if start - lead <= 1:
+        return text
+    cut = "…" + text[start - lead:]
+    return cut
+
+
+def search_table(hits) -> None:
+    """`search` on a terminal: NAME, the row (#seq), ROLE, WHEN (relative), and the snippet with its
+    [match] kept in view; "no matches" when there are none."""
+    hits = list(hits)
+    if not hits:
+        sys.stderr.write("no matches\n")
+        return
+    cols = [Col("NAME", 0, flex=True, min=12), Col("ROW", 3, right=True), Col("ROLE", 4), Col("WHEN", 2),
+            Col("MATCH", 1, flex=True, min=24, shape=around_match)]
+    fitted(cols, [[h.get("name") or _short(h.get("id")), f"#{h['seq']}", h.get("role") or "", ago(h.get("created_at")),
+                   field(h.get("snippet")).replace("\\n", " ")] for h in hits])
 
 
 def _short(object_id) -> str:
@@ -316,7 +435,7 @@ def session_card(doc: dict) -> None:
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column(overflow="fold")
     for k, v in rows:
-        table.add_row(k, v)
+        table.add_row(k, Text(v))
     out_console.print(table)
 
 
@@ -385,8 +504,6 @@ REPAIRS = {
 
 def doctor_report(doc: dict, objects: int) -> None:
     """`doctor` on a terminal: a summary line, then a table of problems and what --repair does (or did)."""
-    from rich.table import Table
-
     problems = doc["problems"]
     index = [p for p in problems if p["kind"] == "index_corrupt"]
     index_state = "ok" if not index else ("rebuilt" if all(p["repaired"] for p in index) else "corrupt")
@@ -399,33 +516,25 @@ def doctor_report(doc: dict, objects: int) -> None:
     out_console.print(line)
     if not problems:
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("OBJECT", no_wrap=True)
-    table.add_column("PROBLEM", no_wrap=True)
-    table.add_column("DETAIL", overflow="fold", ratio=3)
-    table.add_column("REPAIR", overflow="fold", ratio=2)
+    cols = [Col("OBJECT", 0), Col("PROBLEM", 1), Col("DETAIL", 2, flex=True, min=20), Col("REPAIR", 3, flex=True, min=16)]
+    cells = []
     for p in problems:
         what = REPAIRS.get(p["kind"], "")
-        table.add_row(_short(p["id"]) or "-", p["kind"], p["detail"], ("done: " + what) if p["repaired"] and what else what)
-    out_console.print(table)
+        cells.append([_short(p["id"]) or "-", p["kind"], field(p["detail"]), ("done: " + what) if p["repaired"] and what else what])
+    fitted(cols, cells, out_console)
 
 
 def receipt_table(doc: dict) -> None:
     """A receipt on a terminal: one line per object (what happened, NAME, owner, id, detail)."""
-    from rich.table import Table
-
     items = [(action, item) for action in ("deleted", "skipped", "changed") for item in doc[action]]
     if not items:
         sys.stderr.write("nothing would be deleted or changed\n" if doc.get("dry_run") else "nothing was deleted or changed\n")
         return
     verbs = {"deleted": "would delete", "changed": "would change"} if doc.get("dry_run") else {}
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for label in ("", "NAME", "OWNER", "ID", "DETAIL"):
-        table.add_column(label, no_wrap=label != "DETAIL", overflow="fold")
-    for action, item in items:
-        table.add_row(verbs.get(action, action), item["name"] or "", item["owner"] or "", _short(item["id"]),
-                      item.get("reason") or item.get("what") or "")
-    console().print(table)
+    cols = [Col("", 0), Col("NAME", 1, flex=True, min=12), Col("OWNER", 3, flex=True), Col("ID", 4),
+            Col("DETAIL", 2, flex=True, min=16)]
+    fitted(cols, [[verbs.get(action, action), item["name"] or "", item["owner"] or "", _short(item["id"]),
+                   field(item.get("reason") or item.get("what") or "")] for action, item in items])
 
 
 def preview(doc: dict, doing: str, limit: int = 10) -> None:

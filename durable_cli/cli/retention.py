@@ -35,7 +35,7 @@ def ls(
     user: str = typer.Option(None, "--user", metavar="U", help="Sessions of user U instead of the acting user."),
     older_than: str = typer.Option(None, "--older-than", metavar="DUR", help="Only sessions idle for longer than DUR."),
     limit: int = typer.Option(None, "--limit", metavar="N", help="At most N sessions."),
-    wide: bool = typer.Option(False, "--wide", help="On a terminal, show every column (piped output always has them all)."),
+    wide: bool = typer.Option(False, "--wide", help="On a terminal, add the short id and every other field, as far as the width allows (piped output always has them all)."),
     json_out: bool = JSON,
     jsonl: bool = JSONL,
 ):

@@ -51,7 +51,7 @@ def search(
                                    newer_than=seconds(newer_than, what="--newer-than"), superseded=superseded, limit=limit)
     how = mode(json_out, jsonl)
     if how == "plain" and render.pretty():
-        render.listing(hits, how, columns=["name", "seq", "role", "created_at", "snippet"])
+        render.search_table(hits)
     else:
         render.listing(hits, how)
     for item in skipped["skipped"]:
@@ -84,6 +84,9 @@ def usage(
     doc = store().usage(user=user, everyone=all_users, session=session, newer_than=seconds(newer_than, what="--newer-than"), by=by)
     if json_out:
         render.document(doc, "json")
+        return
+    if render.pretty():
+        render.usage_table(doc, by)
         return
     rows = doc["groups"] + [{"key": "total", **({"name": None, "owner": None} if by == "session" else {}), **doc["total"]}]
     render.listing(rows, "plain")

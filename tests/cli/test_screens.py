@@ -1,4 +1,4 @@
-"""Golden screens: the real binary in a real terminal (tmux), at 80 and 120 columns.
+"""Golden screens: the real binary in a real terminal (tmux), at 80 and 120 columns (the tables: 80 and 160).
 
 Each screen is compared with tests/cli/screens/NAME-COLS.txt, as a person would see it (no colour:
 capture-pane drops the attributes). Ids are stable (a known secret.key), times are stable (the data
@@ -65,6 +65,14 @@ def scene(durable, home):
         ok("transcript", "append", "trip", "--role", "assistant", "Dry and 21 °C: leave the umbrella at home.")
     with freeze_time("2026-01-02 11:00:00"):
         ok("transcript", "summarize", "trip", "--through", "5", "--text", "The user asked for the weather in Paris: 18 °C and sunny.")
+    with freeze_time("2026-01-02 11:30:00"):  # user text with rich markup in it, and usage with a cost
+        ok("session", "create", "q3-[draft]-budget-review-for-the-finance-team", "--title", "[bold]Q3[/bold] budget: the [red]numbers[/red]")
+        ok("transcript", "append", "q3-[draft]-budget-review-for-the-finance-team", "--role", "user",
+           "Before the review on Friday, please check every line of the [budget] numbers for Q3 against the ledger, "
+           "and flag the travel costs that went over the umbrella policy")
+        ok("transcript", "append", "q3-[draft]-budget-review-for-the-finance-team", "--role", "assistant",
+           "Travel went over by 12%; the rest of the budget matches the ledger.",
+           "--meta", '{"model": "gpt-4o-mini", "usage": {"input_tokens": 1234, "output_tokens": 56}, "cost_usd": 0.00987}')
     stale = home / "objects" / "ab" / ("ab" + "0" * 62 + ".sqlite3.lock")
     os.makedirs(stale.parent, mode=0o700, exist_ok=True)
     os.close(os.open(stale, os.O_WRONLY | os.O_CREAT, 0o600))
@@ -142,18 +150,26 @@ def run_screen(tmp_path, cols, command):
 
 
 SIMPLE = {
-    "ls": ("durable ls", 0),
     "session-show": ("durable session show fix-login", 0),
     "transcript-show": ("durable transcript show trip", 0),
-    "doctor": ("durable doctor", 7),
     "help": ("durable session prompt --help", 0),
 }
+# tables (SPEC §4: on a terminal the columns a person reads first, no cell wrapped, ids only with --wide)
+TABLES = {
+    "ls": ("durable ls", 0),
+    "ls-wide": ("durable ls --wide", 0),
+    "usage": ("durable usage", 0),
+    "usage-by-model": ("durable usage --by model", 0),
+    "search": ("durable search budget", 0),
+    "search-none": ("durable search nothingsaysthis", 0),
+    "doctor": ("durable doctor", 7),
+}
+SCREENS_AT = [(name, cols) for name in sorted(SIMPLE) for cols in WIDTHS] + [(name, cols) for name in sorted(TABLES) for cols in (80, 160)]
 
 
-@pytest.mark.parametrize("cols", WIDTHS)
-@pytest.mark.parametrize("name", sorted(SIMPLE))
+@pytest.mark.parametrize("name,cols", SCREENS_AT)
 def test_screen(scene, tmp_path, name, cols):
-    command, status = SIMPLE[name]
+    command, status = {**SIMPLE, **TABLES}[name]
     screen, got = run_screen(tmp_path, cols, command)
     assert got == status, screen
     golden(name, cols, screen)
@@ -187,3 +203,24 @@ def test_readme_shows_the_screens_as_they_are():
 def test_tmux_is_in_ci():
     assert "tmux" in open(os.path.join(ROOT, ".ci", "run")).read()
     assert shutil.which("tmux") or os.environ.get("DURABLE_CI") != "1"
+
+
+def test_tables_cut_cells_never_wrap_them_and_show_user_text_as_it_is():
+    """What the golden tables promise, said once more so a regenerated screen cannot lose it."""
+    for name in TABLES:
+        for cols in (80, 160):
+            with open(os.path.join(SCREENS, f"{name}-{cols}.txt")) as f:
+                screen = f.read()
+            if name in ("ls", "ls-wide", "usage", "search"):
+                assert re.search(r"^NAME ", screen, re.M), (name, cols)
+                assert "q3-[draft]" in screen, (name, cols)  # brackets shown, not read as markup
+            if name in ("ls", "search", "usage"):
+                assert not re.search(r"\b[0-9a-f]{12}\b", screen), (name, cols)  # no ids without --wide
+    with open(os.path.join(SCREENS, "ls-wide-80.txt")) as f:
+        wide = f.read()
+    assert wide.splitlines()[0].split()[:3] == ["NAME", "STATUS", "TITLE"] and re.search(r"\b[0-9a-f]{12}\b", wide)
+    for cols in (80, 160):
+        with open(os.path.join(SCREENS, f"search-{cols}.txt")) as f:
+            assert "[budget]" in f.read()  # the match stays in view
+    with open(os.path.join(SCREENS, "search-none-80.txt")) as f:
+        assert f.read() == "no matches\n"
