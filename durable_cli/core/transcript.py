@@ -106,6 +106,15 @@ class Prepared:
     """One validated input row, its JSON columns already serialized and its tokens counted."""
 
     __slots__ = ("role", "content", "tokens", "tool_calls", "call_id", "name", "meta", "data", "given_tokens")
+    role: str
+    content: str
+    tokens: int
+    tool_calls: "str | None"
+    call_id: "str | None"
+    name: "str | None"
+    meta: "str | None"
+    data: "str | None"
+    given_tokens: "int | None"
 
     def params(self, author, now, request_id=None, request_hash=None, request_last=None):
         return (self.role, self.content, self.tokens, author, now, self.call_id, self.tool_calls, self.name,
