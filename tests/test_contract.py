@@ -102,3 +102,18 @@ def test_no_literal_copy_of_the_contracts_lists():
                         line = text.count("\n", 0, m.start()) + 1
                         found.append(f"{os.path.relpath(path, ROOT)}:{line}: a copy of {what}")
     assert found == [], "\n".join(found)
+
+
+def test_the_message_catalog_is_the_contracts():
+    from durable_cli import messages
+
+    assert messages.CATALOG == CONTRACT["messages"]
+    with open(os.path.join(WORKER_SRC, "rules", "state.ts"), encoding="utf-8") as f:
+        assert "contract.messages[key]" in f.read()  # the Worker fills the contract's own templates
+    for folder, _dirs, files in os.walk(os.path.join(ROOT, "durable_cli")):
+        for name in files:
+            if name.endswith(".py") and name != "messages.py":
+                text = open(os.path.join(folder, name), encoding="utf-8").read()
+                for template in messages.CATALOG.values():
+                    fixed = max(re.split(r"\{\w+\}", template), key=len)  # its longest literal part
+                    assert len(fixed) < 12 or fixed not in text, f"{name} spells the catalog's {template!r} itself"

@@ -8,6 +8,7 @@ import json
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
+from ..messages import say
 from ..text import quote, strip
 from . import state
 
@@ -40,13 +41,13 @@ def get(obj, request_id: int) -> dict:
 def check_ask(prompt, choices) -> list:
     """A request's input (exit 2), checked before the object is reached, on both backends."""
     if not isinstance(prompt, str) or not prompt or not strip(prompt):
-        raise invalid("empty --prompt: say what the person should decide")
+        raise invalid(say("empty_prompt"))
     choices = list(choices)
     for c in choices:
         if not isinstance(c, str) or not c:
-            raise invalid("empty --choice")
+            raise invalid(say("empty_choice"))
     if len(set(choices)) != len(choices):
-        raise invalid("duplicate --choice")
+        raise invalid(say("duplicate_choice"))
     return choices
 
 
@@ -99,9 +100,9 @@ def list_requests(obj, *, pending_only: bool = False) -> list:
 def answer(obj, request_id: int, choice: str, *, comment=None) -> dict:
     request = get(obj, request_id)
     if request["choices"] and choice not in request["choices"]:
-        raise invalid(f"choice {quote(choice)} was not offered; choose one of: {', '.join(request['choices'])}")
+        raise invalid(say("choice_not_offered", choice=quote(choice), choices=", ".join(request["choices"])))
     if not choice:
-        raise invalid("empty --choice")
+        raise invalid(say("empty_choice"))
     if request["status"] != "pending":
         raise conflict(f"request {request_id} of {obj.what} is {request['status']}, not pending; it cannot be answered")
     with obj.handle.transaction():

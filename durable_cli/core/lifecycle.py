@@ -18,6 +18,7 @@ pending or processing, else the outcome of the last finished prompt, else `creat
 """
 
 from ..errors import conflict, invalid, not_found
+from ..messages import say
 from ..text import printable, strip
 from . import state
 
@@ -80,11 +81,11 @@ def require_session(obj) -> dict:
 def valid_title(title: str) -> str:
     title = strip(title) if isinstance(title, str) else title
     if not isinstance(title, str) or not 1 <= len(title) <= 200 or not printable(title):
-        raise invalid("invalid title: use 1-200 printable characters")
+        raise invalid(say("invalid_title"))
     return title
 
 
 def valid_request_id(request_id):
     if request_id is not None and (not 1 <= len(request_id) <= 128 or not printable(request_id)):
-        raise invalid("invalid --request-id: use 1-128 printable characters")
+        raise invalid(say("invalid_request_id"))
     return request_id

@@ -5,6 +5,7 @@ core/lifecycle.py (re-exported here: `check`, `TRANSITIONS`).
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
+from ..messages import say
 from ..text import quote
 from . import state, transcript
 from .lifecycle import (  # noqa: F401 - the lifecycle's API, as before
@@ -374,7 +375,7 @@ def check_invite(user, role) -> None:
 
     valid_name(user, "user")
     if role not in state.ROLES:
-        raise invalid(f"invalid role {quote(role) if isinstance(role, str) else repr(role)}: use owner or member")
+        raise invalid(say("invalid_participant_role", role=quote(role) if isinstance(role, str) else repr(role)))
 
 
 def invite(obj, user: str, role: str = "member") -> dict:

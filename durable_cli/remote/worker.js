@@ -12,6 +12,17 @@ var contract_default = {
     invite: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: "owner" },
     any: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: null }
   },
+  messages_about: "The message catalog (key -> template; {name} is filled with the value, quoted as Python's repr when the user gave it): durable_cli/messages.py equals it (tests/test_contract.py), the Worker imports it (rules/state.ts say). Each error's code is the caller's.",
+  messages: {
+    invalid_name: "invalid {what} {value}: use 1-200 printable characters with no leading or trailing white space",
+    invalid_title: "invalid title: use 1-200 printable characters",
+    invalid_request_id: "invalid --request-id: use 1-128 printable characters",
+    invalid_participant_role: "invalid role {role}: use owner or member",
+    empty_prompt: "empty --prompt: say what the person should decide",
+    empty_choice: "empty --choice",
+    duplicate_choice: "duplicate --choice",
+    choice_not_offered: "choice {choice} was not offered; choose one of: {choices}"
+  },
   constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
   constants: {
     row_roles: ["system", "developer", "user", "assistant", "tool"],
@@ -1591,6 +1602,9 @@ function quote(v) {
 
 // src/rules/state.ts
 var CONSTANTS = contract_default.constants;
+function say(key, values = {}) {
+  return contract_default.messages[key].replace(/\{(\w+)\}/g, (_, name) => values[name]);
+}
 var defaults = contract_default.constants.config_defaults;
 var DEFAULT_CONFIG = {
   max_unfinished: defaults["queue.max_unfinished"],
@@ -1901,7 +1915,7 @@ function validName(text3, what = "name") {
   const s = typeof text3 === "string" ? text3 : "";
   const n = [...s].length;
   if (typeof text3 !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
-    throw invalid(`invalid ${what} ${pyRepr(text3)}: use 1-200 printable characters with no leading or trailing white space`);
+    throw invalid(say("invalid_name", { what, value: pyRepr(text3) }));
   }
   return s;
 }
@@ -3979,12 +3993,12 @@ function show2(obj) {
 }
 function validTitle(title) {
   const t = typeof title === "string" ? strip(title) : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid("invalid title: use 1-200 printable characters");
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
   return t;
 }
 function validRequestId(id) {
   if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
-    throw invalid("invalid --request-id: use 1-128 printable characters");
+    throw invalid(say("invalid_request_id"));
   }
   return id;
 }
@@ -4215,7 +4229,7 @@ function setTitle(obj, a) {
 }
 function checkInvite(user, role) {
   validName(user, "user");
-  if (role !== "owner" && role !== "member") throw invalid(`invalid role ${quote(role)}: use owner or member`);
+  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role: quote(role) }));
 }
 function invite(obj, a) {
   const role = a.role ?? "member";
@@ -4309,10 +4323,10 @@ function pyJson(items) {
   return "[" + items.map(str2).join(", ") + "]";
 }
 function checkAsk(prompt2, choices) {
-  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid("empty --prompt: say what the person should decide");
-  if (!Array.isArray(choices)) throw invalid("empty --choice");
-  for (const c of choices) if (typeof c !== "string" || !c) throw invalid("empty --choice");
-  if (new Set(choices).size !== choices.length) throw invalid("duplicate --choice");
+  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid(say("empty_prompt"));
+  if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
+  for (const c of choices) if (typeof c !== "string" || !c) throw invalid(say("empty_choice"));
+  if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
   return choices;
 }
 function ask2(obj, a) {
@@ -4365,9 +4379,9 @@ function list(obj, a) {
 function answer2(obj, a) {
   const request = get(obj, a);
   if (request.choices.length && !request.choices.includes(a.choice)) {
-    throw invalid(`choice ${quote(a.choice)} was not offered; choose one of: ${request.choices.join(", ")}`);
+    throw invalid(say("choice_not_offered", { choice: quote(a.choice), choices: request.choices.join(", ") }));
   }
-  if (!a.choice) throw invalid("empty --choice");
+  if (!a.choice) throw invalid(say("empty_choice"));
   if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
   obj.db.run(
     "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",

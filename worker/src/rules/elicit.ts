@@ -1,5 +1,5 @@
 // Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
-import { Opened, conflict, event, invalid, iso, notFound, now, touch } from "./state";
+import { Opened, conflict, event, invalid, iso, notFound, now, say, touch } from "./state";
 import { quote, strip } from "./text";
 import { check, requireSession, validRequestId } from "./sessions";
 
@@ -31,10 +31,10 @@ function pyJson(items: string[]): string {
 
 /** A request's input (exit 2), checked before the object is reached (core/elicit.py check_ask). */
 export function checkAsk(prompt: unknown, choices: unknown): string[] {
-  if (typeof prompt !== "string" || !prompt || !strip(prompt)) throw invalid("empty --prompt: say what the person should decide");
-  if (!Array.isArray(choices)) throw invalid("empty --choice");
-  for (const c of choices) if (typeof c !== "string" || !c) throw invalid("empty --choice");
-  if (new Set(choices).size !== choices.length) throw invalid("duplicate --choice");
+  if (typeof prompt !== "string" || !prompt || !strip(prompt)) throw invalid(say("empty_prompt"));
+  if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
+  for (const c of choices) if (typeof c !== "string" || !c) throw invalid(say("empty_choice"));
+  if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
   return choices;
 }
 
@@ -85,9 +85,9 @@ export function list(obj: Opened, a: { pending_only?: boolean }) {
 export function answer(obj: Opened, a: { request_id: number; choice: string; comment?: string | null }) {
   const request = get(obj, a);
   if (request.choices.length && !request.choices.includes(a.choice)) {
-    throw invalid(`choice ${quote(a.choice)} was not offered; choose one of: ${request.choices.join(", ")}`);
+    throw invalid(say("choice_not_offered", { choice: quote(a.choice), choices: request.choices.join(", ") }));
   }
-  if (!a.choice) throw invalid("empty --choice");
+  if (!a.choice) throw invalid(say("empty_choice"));
   if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
   obj.db.run("UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
     a.choice, a.comment ?? null, obj.actor, now(), a.request_id);

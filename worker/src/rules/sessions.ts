@@ -1,7 +1,7 @@
 // Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
 // The transition table is data, loaded from durable_cli/contract.json like the Python side's.
 import contract from "../../../durable_cli/contract.json";
-import { Opened, conflict, createObject, event, invalid, iso, notFound, pyRepr, sessionJson, setStatus, touch, now, validName } from "./state";
+import { Opened, conflict, createObject, event, invalid, iso, notFound, pyRepr, say, sessionJson, setStatus, touch, now, validName } from "./state";
 import * as transcript from "./transcript";
 import { printable, quote, strip } from "./text";
 
@@ -61,13 +61,13 @@ export function show(obj: Opened) {
 
 export function validTitle(title: unknown): string {
   const t = typeof title === "string" ? strip(title) : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid("invalid title: use 1-200 printable characters");
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
   return t;
 }
 
 export function validRequestId(id: unknown) {
   if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
-    throw invalid("invalid --request-id: use 1-128 printable characters");
+    throw invalid(say("invalid_request_id"));
   }
   return id;
 }
@@ -304,7 +304,7 @@ export function setTitle(obj: Opened, a: { title: string }) {
 /** An invitation's input (exit 2), checked before the object is reached (core/sessions.py check_invite). */
 export function checkInvite(user: unknown, role: unknown) {
   validName(user, "user");
-  if (role !== "owner" && role !== "member") throw invalid(`invalid role ${quote(role)}: use owner or member`);
+  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role: quote(role) }));
 }
 
 export function invite(obj: Opened, a: { user: string; role?: string }) {

@@ -7,6 +7,11 @@ export type Config = { max_unfinished: number; max_turn_bytes: number; token_bud
 
 /** The names and numbers both runtimes hold (durable_cli/contract.json "constants"; durable_cli/vocabulary.py). */
 export const CONSTANTS = contract.constants;
+
+/** The catalog's message KEY (durable_cli/contract.json "messages"; durable_cli/messages.py) with its {names} filled. */
+export function say(key: keyof typeof contract.messages, values: Record<string, string> = {}): string {
+  return contract.messages[key].replace(/\{(\w+)\}/g, (_, name: string) => values[name]);
+}
 const defaults = contract.constants.config_defaults;
 export const DEFAULT_CONFIG: Config = { max_unfinished: defaults["queue.max_unfinished"],
   max_turn_bytes: defaults["transcript.max_turn_bytes"], token_budget: defaults["transcript.token_budget"] };
@@ -301,7 +306,7 @@ export function validName(text: unknown, what = "name"): string {
   const s = typeof text === "string" ? text : "";
   const n = [...s].length;
   if (typeof text !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
-    throw invalid(`invalid ${what} ${pyRepr(text)}: use 1-200 printable characters with no leading or trailing white space`);
+    throw invalid(say("invalid_name", { what, value: pyRepr(text) }));
   }
   return s;
 }
