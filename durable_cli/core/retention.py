@@ -207,6 +207,8 @@ def purge(store, *, older_than: int, user=None, statuses=(), dry_run=False, prog
         return out
     finish_journal(store, out)
     rows = _candidates(store, where, params)
+    # out of the search side files first, one transaction per owner (each removal then finds nothing to do)
+    store.objects.evict_search_many([(r["id"], address_of(r).id_scope, r["owner"]) for r in rows], deferred=True)
 
     def job(row):
         with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:

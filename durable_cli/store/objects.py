@@ -276,6 +276,7 @@ class ObjectStore:
         self.keep_open = keep_open
         self._kept = {}  # object id -> ((st_dev, st_ino), idle connection); a connection in use is not here
         self._side_owed = set()  # search side files whose merge was deferred to close (side_index.evict)
+        self._side_dbs = {}  # side files kept open for a command's many deferred evictions
         import threading
 
         self._kept_guard = threading.Lock()
@@ -601,6 +602,16 @@ class ObjectStore:
         """Take OBJECT_ID out of its owner's search side file (SPEC §7: what is removed leaves no token in
         any file). Without ID_SCOPE/OWNER they come from index.db, else every side file is looked at.
         DEFERRED (many removals in one command): the merge that drops the tokens runs at close."""
+        if id_scope is None:
+            found = self.index().rows("SELECT scope, owner FROM objects WHERE id = ?", (object_id,))
+            if found:
+                id_scope, owner = ids.id_scope(found[0]["scope"]), found[0]["owner"]
+        self.evict_search_many([(object_id, id_scope, owner)], merge=merge, deferred=deferred)
+
+    def evict_search_many(self, objects, *, merge: bool = True, deferred: bool = False) -> None:
+        """evict_search for many (id, id_scope, owner), one transaction per side file (purge, forget:
+        taken out before their objects go, so each removal then finds nothing to take; an object a
+        search indexes again meanwhile is taken out again under its lock)."""
         from . import side_index
 
         if not _paths.real_dir(side_index.directory(self.paths)):
@@ -609,21 +620,25 @@ class ObjectStore:
         if secret is None:
             return
         owed = self._side_owed if deferred else None
-        if id_scope is None:
-            found = self.index().rows("SELECT scope, owner FROM objects WHERE id = ?", (object_id,))
-            if found:
-                id_scope, owner = ids.id_scope(found[0]["scope"]), found[0]["owner"]
-        if id_scope is not None:
-            side_index.evict(self.paths, secret, id_scope, owner, object_id, deferred=owed, merge=merge,
-                             timeout=self.lock_timeout)
-            return
-        for path in side_index.each_side_file(self.paths):
-            side_index.evict_at(path, object_id, deferred=owed, merge=merge, timeout=self.lock_timeout)
+        cache = self._side_dbs if deferred else None
+        by_owner, unknown = {}, []
+        for object_id, id_scope, owner in objects:
+            if id_scope is None:
+                unknown.append(object_id)
+            else:
+                by_owner.setdefault((id_scope, owner), []).append(object_id)
+        for (id_scope, owner), object_ids in by_owner.items():
+            side_index.evict(self.paths, secret, id_scope, owner, object_ids, deferred=owed, merge=merge,
+                             timeout=self.lock_timeout, cache=cache)
+        if unknown:
+            for path in side_index.each_side_file(self.paths):
+                side_index.evict_at(path, unknown, deferred=owed, merge=merge, timeout=self.lock_timeout, cache=cache)
 
     def close(self) -> None:
-        if self._side_owed:
+        if self._side_dbs or self._side_owed:
             from . import side_index
 
+            side_index.close_all(self._side_dbs)
             try:
                 side_index.flush(self._side_owed, timeout=self.lock_timeout)
             except sqlite3.Error:

@@ -129,25 +129,35 @@ def drop_object(db, object_id: str) -> bool:
     return bool(rowids)
 
 
-def evict(paths, secret, id_scope: str, owner: str, object_id: str, **kw) -> None:
-    """Take the object out of its owner's side file (a no-op when there is none)."""
-    evict_at(side_path(paths, side_id(secret, id_scope, owner)), object_id, **kw)
+def evict(paths, secret, id_scope: str, owner: str, object_ids, **kw) -> None:
+    """Take the objects out of their owner's side file (a no-op when there is none)."""
+    evict_at(side_path(paths, side_id(secret, id_scope, owner)), object_ids, **kw)
 
 
-def evict_at(path: str, object_id: str, *, deferred=None, merge: bool = True, timeout: float = 10.0) -> None:
-    """Take the object out of the side file at PATH. The merge that drops its tokens runs now, or, when
-    DEFERRED (a set) is given, is owed (recorded in the file) and PATH added to the set; MERGE false: the
-    object's text is still in the object (it only changed shape), nothing to merge."""
-    db = connect(path, create=False, timeout=timeout, settle=deferred is None)
+def evict_at(path: str, object_ids, *, deferred=None, merge: bool = True, timeout: float = 10.0, cache=None) -> None:
+    """Take the objects (ids) out of the side file at PATH, in one transaction. The merge that drops their
+    tokens runs now, or, when DEFERRED (a set) is given, is owed (recorded in the file) and PATH added to
+    the set; MERGE false: the objects' text is still in them (it only changed shape), nothing to merge.
+    CACHE (a dict): connections kept for the command's other evictions (closed by `close_all`)."""
+    db = cache.get(path) if cache is not None else None
     if db is None:
-        return
+        db = connect(path, create=False, timeout=timeout, settle=deferred is None)
+        if db is None:
+            return
+        if cache is not None:
+            cache[path] = db
     try:
-        if db.execute("SELECT 1 FROM synced WHERE object_id = ? UNION ALL SELECT 1 FROM docs WHERE object_id = ? LIMIT 1",
-                      (object_id, object_id)).fetchone() is None:
+        present = [i for i in object_ids if db.execute(
+            "SELECT 1 FROM synced WHERE object_id = ? UNION ALL SELECT 1 FROM docs WHERE object_id = ? LIMIT 1",
+            (i, i)).fetchone() is not None]
+        if not present:
             return  # not indexed: nothing to take out (no write, no fsync)
         db.execute("BEGIN IMMEDIATE")
         try:
-            removed = drop_object(db, object_id) and merge
+            removed = False
+            for object_id in present:
+                removed = drop_object(db, object_id) or removed
+            removed = removed and merge
             if removed and deferred is not None:
                 db.execute("INSERT OR IGNORE INTO owed (one) VALUES (1)")
             db.execute("COMMIT")
@@ -161,7 +171,14 @@ def evict_at(path: str, object_id: str, *, deferred=None, merge: bool = True, ti
             else:
                 deferred.add(path)
     finally:
+        if cache is None:
+            db.close()
+
+
+def close_all(cache) -> None:
+    for db in cache.values():
         db.close()
+    cache.clear()
 
 
 def flush(paths_set, timeout: float = 10.0) -> None:
