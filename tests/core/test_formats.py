@@ -11,18 +11,35 @@ import sys
 import types
 import typing
 
-import anthropic.types as anthropic_types
-import openai.types.chat as openai_chat
-import openai.types.responses as openai_responses
 import pydantic
 import pytest
 import typing_extensions
-from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from hypothesis import HealthCheck, given, settings, strategies as st
-from openai.types.responses.response_input_param import FunctionCallOutput
 
 from durable_cli.core import formats
 from durable_cli.errors import DurableError
+
+
+class _Lazy:
+    """An SDK module imported when a test first reads it, not when the suite is collected (the openai and
+    anthropic type packages cost ~1 s of CPU to import, in every pytest-xdist worker)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        import importlib
+
+        if not attr[:1].isupper():  # only the SDK's types: pytest's collection probes other names (pytestmark, __test__)
+            raise AttributeError(attr)
+
+        return getattr(importlib.import_module(self._name), attr)
+
+
+anthropic_types = _Lazy("anthropic.types")
+openai_chat = _Lazy("openai.types.chat")
+openai_responses = _Lazy("openai.types.responses")
+openai_response_input = _Lazy("openai.types.responses.response_input_param")
 
 pytestmark = pytest.mark.both_backends
 
@@ -111,8 +128,14 @@ def assert_valid(value, hint):
     assert not errors, "\n".join(errors)
 
 
-class AnthropicRequest(MessageCreateParamsNonStreaming, total=False):
-    """The request `anthropic` output is spread into: MessageCreateParams (model, max_tokens added)."""
+@functools.cache
+def anthropic_request():
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+    class AnthropicRequest(MessageCreateParamsNonStreaming, total=False):
+        """The request `anthropic` output is spread into: MessageCreateParams (model, max_tokens added)."""
+
+    return AnthropicRequest
 
 
 def valid_chat(out):
@@ -153,7 +176,7 @@ def valid_responses(out):
         shape = {
             "message": openai_responses.EasyInputMessageParam,
             "function_call": openai_responses.ResponseFunctionToolCallParam,
-            "function_call_output": FunctionCallOutput,
+            "function_call_output": openai_response_input.FunctionCallOutput,
         }[item["type"]]
         assert_valid(item, shape)
     calls = [item["call_id"] for item in out if item["type"] == "function_call"]
@@ -172,7 +195,7 @@ def valid_responses(out):
 
 def valid_anthropic(out):
     assert isinstance(out, dict) and set(out) <= {"system", "messages"}
-    assert_valid({"model": "claude-x", "max_tokens": 1024, **out}, AnthropicRequest)
+    assert_valid({"model": "claude-x", "max_tokens": 1024, **out}, anthropic_request())
     assert_valid(out["messages"], list[anthropic_types.MessageParam])
     if "system" in out:
         assert isinstance(out["system"], str) and out["system"].strip()
