@@ -3,7 +3,9 @@
 
     python bench/run.py            full run; rewrites docs/benchmarks.md and docs/bench-scale.png
     python bench/run.py --quick    smaller scales and fewer rounds (a smoke run; writes bench/out/ only)
-    python bench/run.py --integrations   DurableSession vs the Agents SDK's SQLiteSession only (bench/out/)
+    python bench/run.py --integrations   DurableSession vs the Agents SDK's SQLiteSession and DurableSaver vs
+                                         LangGraph's SqliteSaver only (bench/out/)
+    python bench/run.py --langgraph      only DurableSaver vs SqliteSaver (bench/out/)
     python bench/run.py --remote   only the remote lines: library append and CLI append against a `durable remote dev`
                                    (workerd on loopback) vs local files (prints them; writes bench/out/results-remote.json)
     python bench/run.py --rows     only issue 14's lines (rewrites their section of docs/benchmarks.md);
@@ -692,6 +694,79 @@ def integrations_speed():
         shutil.rmtree(base, ignore_errors=True)
 
 
+def langgraph_speed():
+    """SPEC §12: DurableSaver side by side with langgraph-checkpoint-sqlite's SqliteSaver, in one process, on the
+    same disk; a thread whose checkpoints hold a growing conversation (as a chat graph's do). Each round times a
+    batch of calls on each saver, in alternating order; a figure is the median of the per-round ratios
+    (durable / SqliteSaver)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    rounds, batch, steps = (7, 10, 20) if QUICK else (25, 20, 50)
+    base = tempfile.mkdtemp(prefix="bench-langgraph-", dir=ROOT)
+    ours = DurableSaver(home=os.path.join(base, "home"))
+    theirs = SqliteSaver(sqlite3.connect(os.path.join(base, "reference.db"), check_same_thread=False))
+    theirs.setup()
+    state = {}
+
+    def step(saver, thread, k):
+        """One graph step's put: the checkpoint holds every message so far, one of them new."""
+        key = (id(saver), thread)
+        config, checkpoint, messages = state.get(key) or ({"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+                                                           empty_checkpoint(), [])
+        kind = HumanMessage if k % 2 == 0 else AIMessage
+        messages = messages + [kind(content=f"message {k} " + "x" * 80, id=f"m-{thread}-{k}")]
+        checkpoint = create_checkpoint(checkpoint, None, k)
+        checkpoint["channel_values"] = {"messages": messages}
+        config = saver.put(config, checkpoint, {"source": "loop", "step": k}, {})
+        state[key] = (config, checkpoint, messages)
+
+    def side_by_side(name, act):
+        ratios, ta, tb = [], [], []
+        for r in range(rounds):
+            pair = [(ours, ta), (theirs, tb)]
+            if r % 2:
+                pair.reverse()
+            times = {}
+            for saver, acc in pair:
+                start = time.perf_counter()
+                for i in range(batch):
+                    act(saver, r, i)
+                times[id(saver)] = (time.perf_counter() - start) / batch
+                acc.append(times[id(saver)])
+            ratios.append(times[id(ours)] / times[id(theirs)])
+        results[name] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios),
+                         "a_cmd": "DurableSaver", "b_cmd": "SqliteSaver"}
+        print(f"{name:48s} {statistics.median(ta)*1e6:8.1f} us vs {statistics.median(tb)*1e6:8.1f} us  "
+              f"ratio {results[name]['ratio']:.3f}", flush=True)
+
+    latest = {"configurable": {"thread_id": "long", "checkpoint_ns": ""}}
+    try:
+        for saver in (ours, theirs):
+            for k in range(steps):
+                step(saver, "long", k)
+        small = {"configurable": {"thread_id": "small", "checkpoint_ns": ""}}
+        for saver in (ours, theirs):
+            config, checkpoint = small, empty_checkpoint()
+            for k in range(steps):
+                checkpoint = create_checkpoint(checkpoint, None, k)
+                checkpoint["channel_values"] = {"count": k, "note": "x" * 200}
+                config = saver.put(config, checkpoint, {"source": "loop", "step": k}, {})
+        side_by_side(f"langgraph: get_tuple (latest of {steps}, small state) (<= 2x)",
+                     lambda saver, r, i: saver.get_tuple(small))
+        side_by_side(f"langgraph: get_tuple (latest of {steps}, {steps} messages) (<= 2x)",
+                     lambda saver, r, i: saver.get_tuple(latest))
+        side_by_side("langgraph: put (one step) (<= 1.5x)", lambda saver, r, i: step(saver, f"put-{r}", i))
+        side_by_side(f"langgraph: list (a thread of {steps}) (<= 1.5x)", lambda saver, r, i: list(saver.list(latest)))
+    finally:
+        ours.close()
+        theirs.conn.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 ROWS_BEGIN, ROWS_END = "<!-- rows:begin -->", "<!-- rows:end -->"
 
 
@@ -871,8 +946,10 @@ def remote_cli_speed():
 def main():
     os.makedirs(OUT, exist_ok=True)
     bytecode()
-    if "--integrations" in sys.argv:  # only issue 15's lines (prints them; writes bench/out/results.json)
-        integrations_speed()
+    if "--integrations" in sys.argv or "--langgraph" in sys.argv:  # only the adapters' lines (bench/out/results.json)
+        if "--langgraph" not in sys.argv:
+            integrations_speed()
+        langgraph_speed()
         with open(os.path.join(OUT, "results.json"), "w") as f:
             json.dump(results, f, indent=1, default=str)
         return

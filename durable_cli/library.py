@@ -82,6 +82,11 @@ class Session(state.Opened):
 
         return checkpoints.checkpoint_rows(self, **kw)
 
+    def checkpoint_latest(self, *, ns, checkpoint_id=None):
+        from .core import checkpoints
+
+        return checkpoints.latest(self, ns=ns, checkpoint_id=checkpoint_id)
+
     def checkpoint_writes(self, ns, checkpoint_id):
         from .core import checkpoints
 
@@ -139,6 +144,7 @@ class Store:
         self.tenant = valid_name(tenant, "tenant") if tenant is not None else None
         self._objects = None
         self._keep_open = keep_open
+        self._kept_addresses = {}  # NAME -> its address for read_kept
 
     @property
     def home(self) -> str:
@@ -236,6 +242,25 @@ class Store:
                 yield session
                 return
         raise not_found(address.missing)  # pragma: no cover - expired three times in a row
+
+    def read_kept(self, name, read):
+        """READ(db) on the kept connection of the acting user's object NAME, in one read transaction, when
+        nothing needs doing before a read (ObjectStore.read_kept): else KEPT_MISS and the caller reads
+        through open(). Only for a store made with keep_open; a tenant object is always read through open()
+        (its visibility is checked there)."""
+        from .store.objects import KEPT_MISS
+
+        if not self._keep_open or self.tenant is not None:
+            return KEPT_MISS
+        address = self._kept_addresses.get(name)
+        if address is None:
+            if len(self._kept_addresses) >= 4096:
+                self._kept_addresses.clear()
+            address = self._kept_addresses[name] = self.address(name)
+        object_id = self.objects.object_id(address.id_scope, address.owner, address.name)
+        if object_id is None:
+            return KEPT_MISS
+        return self.objects.read_kept(object_id, address.what, read)
 
     @contextmanager
     def open_reserved(self, user=None, *, create=False):

@@ -7,6 +7,9 @@ stores the checkpoint; the object is then owned by the saver (`adapter` = "langg
 transcript commands that rewrite rows refuse it (transcript.refuse_rewrite_if_owned).
 """
 
+import sqlite3
+
+from ..store.sqlite import sqlite_error
 from . import state, transcript
 
 ADAPTER = "langgraph"
@@ -69,11 +72,17 @@ def put_writes(obj, *, external_id, ns, checkpoint_id, writes, replace: bool):
         state.touch(obj)
 
 
-def checkpoint_rows(obj, *, ns=None, checkpoint_id=None, before=None):
-    """Checkpoints newest first (by id), as (ns, id, parent, type, blob, metadata); none for an object
+def checkpoint_rows(obj, *, ns=None, checkpoint_id=None, before=None, limit=None):
+    """Checkpoints newest first (by id), as (ns, id, parent, type, blob, metadata), at most LIMIT of them
+    (the latest one is read without reading the others: a graph step asks for it); none for an object
     without a session row."""
-    if obj.meta() is None:
+    known = obj.handle.known  # a kept connection nobody else committed through since: its facts hold
+    if not (known is not None and known.get("present") and not obj.handle.wrote) and obj.meta() is None:
         return []
+    return obj.handle.rows(*_select(ns, checkpoint_id, before, limit))
+
+
+def _select(ns, checkpoint_id, before, limit):
     where, params = [], []
     for column, value, op in (("checkpoint_ns", ns, "="), ("checkpoint_id", checkpoint_id, "="), ("checkpoint_id", before, "<")):
         if value is not None:
@@ -82,14 +91,44 @@ def checkpoint_rows(obj, *, ns=None, checkpoint_id=None, before=None):
     sql = f"SELECT {_CHECKPOINT} FROM lg_checkpoints"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return obj.handle.rows(sql + " ORDER BY checkpoint_id DESC", params)
+    sql += " ORDER BY checkpoint_id DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return sql, params
+
+
+_LATEST = f"SELECT {_CHECKPOINT} FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1"
+_ONE = f"SELECT {_CHECKPOINT} FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?"
+_WRITES = "SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?"
+
+
+def latest_rows(db, ns, checkpoint_id=None):
+    """(checkpoint row, its pending writes) of the newest checkpoint of NS (or the one CHECKPOINT_ID) of
+    an object whose row exists, None when there is none; the caller holds a read transaction."""
+    found = (db.execute(_LATEST, (ns,)) if checkpoint_id is None else db.execute(_ONE, (ns, checkpoint_id))).fetchone()
+    return None if found is None else (found, db.execute(_WRITES, (ns, found[1])).fetchall())
+
+
+def latest(obj, *, ns, checkpoint_id=None):
+    """latest_rows of an opened object, in one read transaction (one WAL read lock for both queries)."""
+    db = obj.db
+    try:
+        db.execute("BEGIN")
+        try:
+            known = obj.handle.known
+            if not (known is not None and known.get("present") and not obj.handle.wrote) and obj.meta() is None:
+                return None
+            return latest_rows(db, ns, checkpoint_id)
+        finally:
+            db.execute("COMMIT")
+    except sqlite3.Error as e:
+        raise sqlite_error(e, obj.what)
 
 
 def write_rows(obj, ns, checkpoint_id):
     """Pending writes of one checkpoint as (task_id, channel, type, blob, task_path, idx)."""
-    return obj.handle.rows(
-        "SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
-        (ns, checkpoint_id))
+    return obj.handle.rows(_WRITES, (ns, checkpoint_id))
 
 
 def newest_checkpoint_id(obj):

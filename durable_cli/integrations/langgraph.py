@@ -146,9 +146,11 @@ class DurableSaver(BaseCheckpointSaver):
             raise DurableError(f"LangGraph thread {thread_id!r} was deleted; a write from before the delete "
                                "is refused (start the thread again without a checkpoint id)", "conflict")
 
-    def _tuple(self, session, thread_id, row):
+    def _tuple(self, session, thread_id, row, writes=None):
         ns, cid, parent, type_, blob, metadata = row
-        writes = sorted(session.checkpoint_writes(ns, cid), key=lambda r: writes_sort_key(r[4], r[0], r[5]))
+        if writes is None:
+            writes = session.checkpoint_writes(ns, cid)
+        writes = sorted(writes, key=lambda r: writes_sort_key(r[4], r[0], r[5]))
         config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
         parent_config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent}} if parent else None
         return CheckpointTuple(config, self.serde.loads_typed((type_, blob)), json.loads(metadata), parent_config,
@@ -170,9 +172,18 @@ class DurableSaver(BaseCheckpointSaver):
         ns = config["configurable"].get("checkpoint_ns", "")
         cid = get_checkpoint_id(config) or None  # "" means the latest, as in SqliteSaver and InMemorySaver
 
+        if not getattr(self.store, "remote", False):
+            from ..core.checkpoints import latest_rows
+            from ..store.objects import KEPT_MISS
+
+            # once per graph step: read on the kept connection when nothing needs doing first (Store.read_kept)
+            found = self.store.read_kept(object_name(thread_id), lambda db: latest_rows(db, ns, cid))
+            if found is not KEPT_MISS:
+                return self._tuple(None, thread_id, *found) if found else None
+
         def work(session):
-            rows = session.checkpoint_rows(ns=ns, checkpoint_id=cid)
-            return self._tuple(session, thread_id, rows[0]) if rows else None
+            found = session.checkpoint_latest(ns=ns, checkpoint_id=cid)
+            return self._tuple(session, thread_id, *found) if found else None
 
         return self._read(thread_id, work)
 

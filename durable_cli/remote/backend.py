@@ -293,13 +293,21 @@ class RemoteSession:
                           writes=[[task, path, idx, channel, type_, _b64(blob)] for task, path, idx, channel, type_, blob in writes],
                           replace=replace)
 
-    def checkpoint_rows(self, *, ns=None, checkpoint_id=None, before=None):
+    def checkpoint_rows(self, *, ns=None, checkpoint_id=None, before=None, limit=None):
         """As core/checkpoints.checkpoint_rows; each checkpoint's pending writes come in the same request and
-        `checkpoint_writes` answers from them (one request for what the adapter reads)."""
+        `checkpoint_writes` answers from them (one request for what the adapter reads). LIMIT is applied here:
+        the Worker answers every matching checkpoint."""
         rows, writes = self._call("checkpoint_rows", False, ns=ns, checkpoint_id=checkpoint_id, before=before, with_writes=True)
+        if limit is not None:
+            rows, writes = rows[:limit], writes[:limit]
         rows = [(r[0], r[1], r[2], r[3], _unb64(r[4]), r[5]) for r in rows]
         self._writes = {(r[0], r[1]): w for r, w in zip(rows, writes)}
         return rows
+
+    def checkpoint_latest(self, *, ns, checkpoint_id=None):
+        """As core/checkpoints.latest: one request."""
+        rows = self.checkpoint_rows(ns=ns, checkpoint_id=checkpoint_id, limit=1)
+        return (rows[0], self.checkpoint_writes(ns, rows[0][1])) if rows else None
 
     def checkpoint_writes(self, ns, checkpoint_id):
         known = getattr(self, "_writes", {}).get((ns, checkpoint_id))

@@ -20,6 +20,29 @@ class ObjectLock:
         self.timeout = timeout
         self.what = what
         self.fd = None
+        self.ino = None  # (st_dev, st_ino) of the lock file we hold
+        self.unlinked = False
+
+    def acquire_kept(self, fd: int, key) -> bool:
+        """Take the lock through FD, a descriptor a former run left open on the lock file KEY (dev, ino),
+        without waiting; True when taken and the file at the path is still that one. Else FD is closed and
+        the caller takes the lock as usual (acquire)."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)  # busy (or an error): the usual way waits, and reports
+            return False
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+            same = (st.st_dev, st.st_ino) == key
+        except OSError:
+            same = False
+        if not same:
+            os.close(fd)  # the object was deleted (its lock file unlinked) since: lock the file at the path
+            return False
+        self.fd = fd
+        self.ino = key
+        return True
 
     def acquire(self, *, create: bool) -> bool:
         """Take the lock. False when the lock file is absent and CREATE is false; exit 6 after the timeout."""
@@ -48,11 +71,14 @@ class ObjectLock:
                     waited += step
                     delay = min(delay * 2, 0.02)
                 try:
-                    same = os.stat(self.path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+                    st = os.stat(self.path, follow_symlinks=False)
+                    held = os.fstat(fd)
+                    same = st.st_ino == held.st_ino
                 except FileNotFoundError:
                     same = False
                 if same:
                     self.fd = fd
+                    self.ino = (held.st_dev, held.st_ino)
                     if create and writable:
                         os.fchmod(fd, _paths.FILE_MODE)
                     return True
@@ -64,12 +90,30 @@ class ObjectLock:
     def unlink(self) -> None:
         """Remove the lock file; only ever called while holding it."""
         if self.fd is not None:
+            self.unlinked = True
             _paths.unlink_quiet(self.path)
 
     def release(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+    def release_kept(self):
+        """Unlock, keeping the descriptor open for the next run (acquire_kept): (fd, key), or None when the
+        lock file was unlinked in this run (then it is closed as usual)."""
+        fd = self.fd
+        if fd is None:
+            return None
+        if self.unlinked or self.ino is None:
+            self.release()
+            return None
+        self.fd = None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd, self.ino
 
 
 def _open(path: str, create: bool):

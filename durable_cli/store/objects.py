@@ -11,6 +11,7 @@ A run that fails, is interrupted or killed rolls back: it changes nothing. Nothi
 
 import os
 import sqlite3
+import stat
 from contextlib import contextmanager
 
 from .. import guard as _guard
@@ -111,12 +112,13 @@ class _NothingMade(Exception):
 class ObjectHandle:
     """An object woken for this run: its connection, its lock and the way to change it."""
 
-    def __init__(self, store: "ObjectStore", object_id: str, what: str, lock_timeout=None):
+    def __init__(self, store: "ObjectStore", object_id: str, what: str, lock_timeout=None, where=None):
         self.store = store
         self.id = object_id
         self.what = what
-        self.path = store.paths.object_file(object_id)
-        self.lock = ObjectLock(store.paths.lock_file(object_id), store.lock_timeout if lock_timeout is None else lock_timeout, what)
+        self.path = where[0] if where is not None else store.paths.object_file(object_id)
+        lock_path = where[1] if where is not None else store.paths.lock_file(object_id)
+        self.lock = ObjectLock(lock_path, store.lock_timeout if lock_timeout is None else lock_timeout, what)
         self.db = None
         self.on_sleep = None  # set by the layer above: brings the index row in step at sleep
         self.dirty = False  # a transaction committed since the object woke
@@ -224,6 +226,21 @@ def _rollback(db) -> None:
         pass
 
 
+KEPT_MISS = object()  # ObjectStore.read_kept: not read that way
+
+
+def _present(where) -> bool:
+    """Paths.check_object(sidecars=False) over paths computed once: exit 7 for a symlink on the way,
+    True when the object's file exists."""
+    for directory in where[2]:
+        try:
+            if not stat.S_ISDIR(os.lstat(directory).st_mode):
+                _paths.real_dir(directory)  # raises: a symlink or not a directory
+        except FileNotFoundError:
+            return False
+    return _paths.refuse_symlink(where[0])
+
+
 def file_identity(path: str):
     """(dev, ino, size, mtime_ns, wal_size) of an object file as it stands, None when it is gone; the WAL's
     size is -1 when there is none. A write after this changes at least one of them."""
@@ -275,6 +292,10 @@ class ObjectStore:
         # would also fold the WAL into the file and delete it (two extra fsyncs and a directory fsync).
         self.keep_open = keep_open
         self._kept = {}  # object id -> ((st_dev, st_ino), idle connection); a connection in use is not here
+        # ... and the descriptor of its lock file (fd, (st_dev, st_ino)), unlocked: the next run locks it
+        # again and uses it only if the lock file at the path is still that one (ObjectLock.acquire_kept)
+        self._kept_locks = {}
+        self._where = {}  # object id -> (file, lock file, (home, objects/, shard)): paths a kept-open store reuses
         self._side_owed = set()  # search side files whose merge was deferred to close (side_index.evict)
         self._side_dbs = {}  # side files kept open for a command's many deferred evictions
         import threading
@@ -342,8 +363,11 @@ class ObjectStore:
     def _drop_kept(self, object_id: str) -> None:
         with self._kept_guard:
             kept = self._kept.pop(object_id, None)
+            kept_lock = self._kept_locks.pop(object_id, None)
         if kept is not None:
             kept[1].close()
+        if kept_lock is not None:
+            os.close(kept_lock[0])
 
     def secret(self, *, create: bool):
         if self._secret is None:
@@ -409,22 +433,11 @@ class ObjectStore:
         removed per object); one that needs a migration or has WAL content is opened as usual.
         """
         missing = missing or f"{what} not found"
-        handle = ObjectHandle(self, object_id, what, lock_timeout)
-        if not (self.keep_open and self._index is not None and self._index.db is not None):
-            # refused up front: the index is written at sleep, after the object's commit (a kept-open
-            # store's index connection already has its files open: nothing is opened by path again)
-            self.paths.check_index()
-        if not self.paths.check_object(object_id, sidecars=False):  # the full check follows, under the lock
-            self.check_secret()
-            if self._kept:
-                self._drop_kept(object_id)  # deleted by another process since this store's last run
-            if not create:
-                raise not_found(missing)
-            _paths.make_dir(self.paths.objects)  # durable never removes a shard: an existing file has both
-            _paths.make_dir(os.path.dirname(handle.path))
-        handle.lock.acquire(create=True)
+        handle = self._wake_kept(object_id, what, lock_timeout) if self._kept_locks and not read_only else None
+        if handle is None:
+            handle = self._wake(object_id, create=create, what=what, missing=missing, lock_timeout=lock_timeout)
         try:
-            if self._kept and not read_only:
+            if handle.db is None and self._kept and not read_only:
                 handle.db = self._checkout(handle)  # the file it has open is the one at the path: it exists
             exists = handle.db is not None or self.paths.check_object(object_id)
             if not exists:
@@ -480,7 +493,141 @@ class ObjectStore:
                 self._checkin(handle)
         finally:
             handle.close_db()
+            if self.keep_open and not handle.deleted:
+                self._keep_lock(object_id, handle.lock.release_kept())
+            else:
+                handle.lock.release()
+
+    def read_kept(self, object_id: str, what: str, read):
+        """READ(db) in one read transaction on the connection a former run of this kept-open store left open
+        on the object, when nothing needs doing first: its lock taken through the kept descriptor of its lock
+        file, the file at the path still the one the connection has open, no other connection committed
+        since that run (PRAGMA data_version, read inside the same transaction as READ), the object's row
+        present and no alarm due. Else KEPT_MISS, nothing held: the caller reads through open(), which
+        does all of that work. For a reader called once per step (the LangGraph saver's get_tuple): one
+        read lock on the file, no session layer."""
+        from .. import clock
+
+        with self._kept_guard:
+            kept = self._kept.pop(object_id, None)
+            kept_lock = self._kept_locks.pop(object_id, None) if kept is not None else None
+            if kept is not None and kept_lock is None:
+                self._kept[object_id] = kept
+                return KEPT_MISS
+        if kept is None:
+            return KEPT_MISS
+        key, db, facts = kept
+        where = self._paths_of(object_id)
+        lock = ObjectLock(where[1], self.lock_timeout, what)
+        if not lock.acquire_kept(*kept_lock):
+            self._put_back(object_id, kept, None)
+            return KEPT_MISS
+        result = KEPT_MISS
+        try:
+            try:
+                st = os.stat(where[0], follow_symlinks=False)
+            except OSError:
+                st = None
+            if st is None or (st.st_dev, st.st_ino) != key:
+                db.close()  # deleted or replaced since: open() finds out what happened
+                kept = None
+                return KEPT_MISS
+            due = facts.get("due")
+            if not facts.get("present") or (due is not None and due <= clock.now()):
+                return KEPT_MISS
+            try:
+                db.execute("BEGIN")
+                try:
+                    if db.execute("PRAGMA data_version").fetchone()[0] == facts["data_version"]:
+                        result = read(db)
+                finally:
+                    db.execute("COMMIT")
+            except sqlite3.Error as e:
+                db.close()
+                kept = None
+                raise sqlite_error(e, what) from e
+            return result
+        finally:
+            self._put_back(object_id, kept, lock.release_kept())
+
+    def _put_back(self, object_id: str, kept, kept_lock) -> None:
+        """Return a kept connection and lock descriptor (either may be None) that read_kept took."""
+        with self._kept_guard:
+            old = self._kept.pop(object_id, None) if kept is not None else None
+            if kept is not None:
+                self._kept[object_id] = kept
+            old_lock = self._kept_locks.pop(object_id, None) if kept_lock is not None else None
+            if kept_lock is not None:
+                self._kept_locks[object_id] = kept_lock
+        if old is not None:
+            old[1].close()
+        if old_lock is not None:
+            os.close(old_lock[0])
+
+    def _wake_kept(self, object_id: str, what: str, lock_timeout):
+        """The quick way to wake an object a former run of this kept-open store left open: its lock taken
+        through the kept descriptor of its lock file (still the file at the path), its kept connection
+        checked out (still the file at the path). The symlink checks on the way were made when both were
+        first opened; the run reads and writes through them, so it reaches those files and no other.
+        None (nothing held) when either is missing or stale: the caller wakes the object the usual way."""
+        if self._index is None or self._index.db is None:
+            return None  # index.db is checked up front until this store has it open (see open)
+        with self._kept_guard:
+            if object_id not in self._kept:
+                return None
+            kept_lock = self._kept_locks.pop(object_id, None)
+        if kept_lock is None:
+            return None
+        handle = ObjectHandle(self, object_id, what, lock_timeout, self._paths_of(object_id))
+        if not handle.lock.acquire_kept(*kept_lock):
+            return None
+        handle.db = self._checkout(handle)
+        if handle.db is None:
             handle.lock.release()
+            return None
+        return handle
+
+    def _wake(self, object_id: str, *, create: bool, what: str, missing: str, lock_timeout):
+        """Check the object's paths and take its lock (exit 3 when it is absent and not CREATE)."""
+        where = self._paths_of(object_id) if self.keep_open else None
+        handle = ObjectHandle(self, object_id, what, lock_timeout, where)
+        if not (self.keep_open and self._index is not None and self._index.db is not None):
+            # refused up front: the index is written at sleep, after the object's commit (a kept-open
+            # store's index connection already has its files open: nothing is opened by path again)
+            self.paths.check_index()
+        present = _present(where) if where is not None else self.paths.check_object(object_id, sidecars=False)
+        if not present:  # the full check follows, under the lock
+            self.check_secret()
+            if self._kept:
+                self._drop_kept(object_id)  # deleted by another process since this store's last run
+            if not create:
+                raise not_found(missing)
+            _paths.make_dir(self.paths.objects)  # durable never removes a shard: an existing file has both
+            _paths.make_dir(os.path.dirname(handle.path))
+        kept_lock = self._kept_locks.pop(object_id, None) if self._kept_locks else None
+        if kept_lock is None or not handle.lock.acquire_kept(*kept_lock):
+            handle.lock.acquire(create=True)
+        return handle
+
+    def _paths_of(self, object_id: str):
+        """(file, lock file, (home, objects/, shard)) of an object, computed once per kept-open store."""
+        where = self._where.get(object_id)
+        if where is None:
+            if len(self._where) >= 4096:
+                self._where.clear()
+            path = self.paths.object_file(object_id)
+            where = self._where[object_id] = (path, self.paths.lock_file(object_id),
+                                               (self.paths.home, self.paths.objects, os.path.dirname(path)))
+        return where
+
+    def _keep_lock(self, object_id: str, kept) -> None:
+        if kept is None:
+            return
+        with self._kept_guard:
+            old = self._kept_locks.pop(object_id, None)
+            self._kept_locks[object_id] = kept
+        if old is not None:
+            os.close(old[0])
 
     def _write_new(self, handle) -> None:
         """Write the object this run made in memory to its path: a temporary file beside it, fsync'd, renamed
@@ -643,7 +790,7 @@ class ObjectStore:
                 side_index.flush(self._side_owed, timeout=self.lock_timeout)
             except sqlite3.Error:
                 self._side_owed.clear()  # owed in the file: the next open of it merges
-        for object_id in list(self._kept):
+        for object_id in list(self._kept) + list(self._kept_locks):
             self._drop_kept(object_id)
         if self._index is not None:
             self._index.close()

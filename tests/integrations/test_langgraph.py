@@ -294,3 +294,39 @@ def test_delta_channel_history_ends_on_a_parent_cycle(lg, home, durable):
     assert "history" in done, "get_delta_channel_history walked a parent cycle forever"
     assert done["history"] == {"messages": {"writes": []}}
     assert asyncio.run(saver.aget_delta_channel_history(config=config, channels=["messages"])) == done["history"]
+
+
+def test_a_saver_reading_step_after_step_sees_every_other_writer(lg, home, durable):
+    """get_tuple reads the thread's kept connection once nothing needs doing first (issue 27); what another
+    saver or the CLI did in between is still seen: a newer checkpoint, a delete, a new thread, an expiry."""
+    import time
+
+    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
+
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    reader, writer = DurableSaver(home=str(home)), DurableSaver(home=str(home))
+    config = {"configurable": {"thread_id": "steps", "checkpoint_ns": ""}}
+
+    def put(saver, step):
+        checkpoint = create_checkpoint(empty_checkpoint(), {}, step)
+        return saver.put(config, checkpoint, {"step": step}, {})["configurable"]["checkpoint_id"]
+
+    first = put(reader, 1)
+    for _ in range(3):  # the kept connection is taken up
+        assert reader.get_tuple(config).config["configurable"]["checkpoint_id"] == first
+    second = put(writer, 2)
+    assert reader.get_tuple(config).metadata["step"] == 2
+    assert reader.get_tuple(config).config["configurable"]["checkpoint_id"] == second
+    assert durable("delete", "steps", "--yes").status == 0
+    assert reader.get_tuple(config) is None and list(reader.list(config)) == []
+    put(writer, 3)  # a new thread under the same id
+    assert reader.get_tuple(config).metadata["step"] == 3
+    assert reader.get_tuple(config).metadata["step"] == 3
+    assert durable("ttl", "steps", "1s").status == 0
+    assert reader.get_tuple(config).metadata["step"] == 3
+    time.sleep(1.2)
+    assert reader.get_tuple(config) is None  # expired: the read fired the TTL, as any open does
+    assert durable("session", "show", "steps").status == 3
+    reader.close()
+    writer.close()
