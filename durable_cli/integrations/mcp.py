@@ -488,9 +488,69 @@ def _unsurrogated(value):
     return value
 
 
+# A tools/call whose arguments the SDK must not parse itself: durable's JSON rules refuse them (a duplicate
+# key, NaN, a number that overflows a double, nesting over 200 levels: SPEC §6), or they nest deeper than the
+# SDK's parser goes (it drops such a message unanswered, and the client waits for ever). Its arguments become
+# {HELD: token}; call_tool takes them (or the refusal) back from HELD_CALLS. A token is random and used once.
+HELD = NOT_TEXT + "held"
+HELD_CALLS: dict = {}
+SDK_DEPTH = 190  # pydantic's JSON parser stops at 200 levels; the envelope takes 3 of them
+
+
+def _held(line: str):
+    """LINE rewritten for the SDK when it is a tools/call of the kind HELD describes; None otherwise."""
+    import secrets
+
+    from ..core import strict_json
+
+    refusal = None
+    try:
+        message = strict_json.loads(line, depth=False)
+    except strict_json.NotJSON as e:
+        if e.syntax:
+            return None  # not JSON at all: the SDK answers (or drops) it as before
+        refusal = f"the arguments are not RFC 8259 JSON ({e}); nothing was changed"
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call" or "id" not in message:
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("arguments"), dict):
+        return None
+    if refusal is None:
+        for key, value in params["arguments"].items():
+            if strict_json.too_deep(value):
+                refusal = f"argument {key!r} is nested deeper than {strict_json.MAX_DEPTH} levels; nothing was changed"
+                break
+        else:
+            if not strict_json.may_be_too_deep(line, SDK_DEPTH):
+                return None
+    token = secrets.token_hex(16)
+    HELD_CALLS[token] = invalid(refusal) if refusal else params["arguments"]
+    params["arguments"] = {HELD: token}
+    return json.dumps(message, ensure_ascii=False)
+
+
+def held_arguments(arguments):
+    """The arguments of a call `marked` held back (raises its refusal), or ARGUMENTS as they came."""
+    if isinstance(arguments, dict) and len(arguments) == 1 and HELD in arguments:
+        found = HELD_CALLS.pop(arguments[HELD], None) if isinstance(arguments[HELD], str) else None
+        if isinstance(found, DurableError):
+            raise found
+        if found is None:
+            raise invalid("unknown argument in a tools/call; nothing was changed")
+        return found
+    return arguments
+
+
 def marked(line: str) -> str:
     """LINE as the SDK can parse it: lone surrogates (escaped, or invalid UTF-8 decoded with surrogateescape)
-    become NOT_TEXT, so the request is answered with an exit-2 tool error instead of being dropped."""
+    become NOT_TEXT, so the request is answered with an exit-2 tool error instead of being dropped; a
+    tools/call whose arguments break durable's JSON rules or nest too deep for the SDK is held (HELD)."""
+    if "tools/call" in line:
+        line = _held(line) or line
     if "\\u" not in line and not _SURROGATES.search(line):
         return line
     try:
@@ -617,9 +677,10 @@ class DurableMCP:
 
     async def call_tool(self, ctx, params):
         try:
+            arguments = held_arguments(params.arguments)
             if params.name not in TOOLS:
                 raise invalid(f"unknown tool {params.name!r}: use one of {', '.join(TOOLS)}")
-            args = check_arguments(params.name, params.arguments)
+            args = check_arguments(params.name, arguments)
             self.within_ceiling(args)
             if params.name == "ask_human":
                 return await self.ask_human(ctx, params, args)
