@@ -853,9 +853,19 @@ class DurableMCP:
             uri=uri, mime_type="application/json", text=json.dumps(doc, ensure_ascii=False))])
 
     def check_uri(self, uri):
-        if parse_uri(uri) is None:
+        """A URI one may subscribe to: ours, and its NAME valid (refused as resources/read refuses it; a valid
+        NAME that does not exist yet may be subscribed to)."""
+        from ..config import valid_name
+
+        parsed = parse_uri(uri)
+        if parsed is None:
             err = DurableError(f"no such resource {uri!r}: use {SESSIONS_URI} or durable://session/NAME[/transcript]", "not_found")
             raise MCPError(RESOURCE_NOT_FOUND, err.message, error_document(err))
+        if parsed[1] is not None:
+            try:
+                valid_name(parsed[1])
+            except DurableError as err:
+                raise MCPError(-32602, err.message, error_document(err)) from None
 
     async def subscribe(self, ctx, params):
         uri = str(params.uri)

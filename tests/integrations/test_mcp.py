@@ -354,7 +354,7 @@ def test_malformed_messages_are_answered_and_stdin_closing_ends_the_server_with_
 
 
 @pytest.mark.local_only("about the wire, not a backend")
-def test_arguments_are_judged_by_durables_json_rules_and_deep_ones_answered():
+def test_arguments_are_judged_by_durables_json_rules_and_deep_ones_answered():  # and subscriptions' NAMEs
     """SPEC §6: a duplicate key, NaN or nesting over 200 levels in MCP arguments is an exit-2 tool error (the
     SDK alone kept the last of two keys, and dropped a message nested 198+ levels deep unanswered: the client
     waited for ever); arguments nested 200 levels deep are stored, as the CLI stores them."""
@@ -370,15 +370,20 @@ def test_arguments_are_judged_by_durables_json_rules_and_deep_ones_answered():
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}',
         b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
         call(2, '{"a":1,"a":2}'), call(3, '{"a":NaN}'), call(4, nested(201)), call(5, nested(200)), call(6, nested(198)),
+        b'{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{"uri":"durable://session/ok%20"}}',
+        b'{"jsonrpc":"2.0","id":8,"method":"resources/subscribe","params":{"uri":"durable://session/later"}}',
     ]
     out, _ = proc.communicate(b"\n".join(lines) + b"\n", timeout=60)  # stdin's end: answers in flight, then exit 0
     assert proc.returncode == 0
-    answers = {m["id"]: m["result"] for m in map(json.loads, out.splitlines())}
-    assert sorted(answers) == [1, 2, 3, 4, 5, 6]  # every call answered
+    answers = {m["id"]: m.get("result", m) for m in map(json.loads, out.splitlines())}
+    assert sorted(answers) == [1, 2, 3, 4, 5, 6, 7, 8]  # every call answered
     for request in (2, 3, 4):
         assert answers[request]["isError"] is True, answers[request]
         assert answers[request]["structuredContent"]["error"]["code"] == "invalid_input"
     assert "appears twice" in answers[2]["structuredContent"]["error"]["message"]
+    assert answers[7]["error"]["code"] == -32602  # subscribing to an invalid NAME is refused as reading it is
+    assert answers[7]["error"]["data"]["error"]["code"] == "invalid_input"
+    assert answers[8] == {}  # a valid NAME may be subscribed to before it exists
     assert sorted(r["content"] for r in look("transcript", "show", "s")) == ["t5", "t6"]  # calls run side by side
 
 
