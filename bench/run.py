@@ -761,6 +761,12 @@ def langgraph_speed():
                      lambda saver, r, i: saver.get_tuple(latest))
         side_by_side("langgraph: put (one step) (<= 1.5x)", lambda saver, r, i: step(saver, f"put-{r}", i))
         side_by_side(f"langgraph: list (a thread of {steps}) (<= 1.5x)", lambda saver, r, i: list(saver.list(latest)))
+        long = 4 * steps
+        for saver in (ours, theirs):
+            for k in range(long):
+                step(saver, "longer", k)
+        side_by_side(f"langgraph: put (one step, {long}+ messages) (<= 1.5x)",
+                     lambda saver, r, i: step(saver, "longer", long + r * batch + i))
     finally:
         ours.close()
         theirs.conn.close()

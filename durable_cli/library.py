@@ -144,7 +144,7 @@ class Store:
         self.tenant = valid_name(tenant, "tenant") if tenant is not None else None
         self._objects = None
         self._keep_open = keep_open
-        self._kept_addresses = {}  # NAME -> its address for read_kept
+        self._kept_ids = {}  # NAME -> (object id, what) for read_kept (the secret is loaded once per store)
 
     @property
     def home(self) -> str:
@@ -252,15 +252,16 @@ class Store:
 
         if not self._keep_open or self.tenant is not None:
             return KEPT_MISS
-        address = self._kept_addresses.get(name)
-        if address is None:
-            if len(self._kept_addresses) >= 4096:
-                self._kept_addresses.clear()
-            address = self._kept_addresses[name] = self.address(name)
-        object_id = self.objects.object_id(address.id_scope, address.owner, address.name)
-        if object_id is None:
-            return KEPT_MISS
-        return self.objects.read_kept(object_id, address.what, read)
+        known = self._kept_ids.get(name)  # (object id, what) computed once per NAME
+        if known is None:
+            address = self.address(name)
+            object_id = self.objects.object_id(address.id_scope, address.owner, address.name)
+            if object_id is None:
+                return KEPT_MISS
+            if len(self._kept_ids) >= 4096:
+                self._kept_ids.clear()
+            known = self._kept_ids[name] = (object_id, address.what)
+        return self.objects.read_kept(known[0], known[1], read)
 
     @contextmanager
     def open_reserved(self, user=None, *, create=False):

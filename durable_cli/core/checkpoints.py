@@ -35,21 +35,29 @@ def _writable(obj, external_id, *, create: bool):
 
 
 def put_checkpoint(obj, *, external_id, ns, checkpoint_id, parent_id, type_, blob, metadata, mirror=(), keep=None):
-    """Store one checkpoint (replacing one with the same id); append the MIRROR rows ((message id, row
-    fields)) not mirrored yet; with KEEP, drop all but the newest KEEP checkpoints of NS and their writes."""
-    prepared = [(mid, transcript.prepare(obj.config, fields)) for mid, fields in mirror]
+    """Store one checkpoint (replacing one with the same id); append the MIRROR rows not mirrored yet, each
+    (message id, its row fields or a function making them, None for a message not mirrored): only those
+    are made and checked, so a step costs the same whatever the conversation's length; with KEEP, drop all
+    but the newest KEEP checkpoints of NS and their writes."""
     with obj.handle.transaction():
         _writable(obj, external_id, create=True)
         obj.db.execute(f"INSERT OR REPLACE INTO lg_checkpoints ({_CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)",
                        (ns, checkpoint_id, parent_id, type_, blob, metadata))
-        fresh = []
-        for mid, row in prepared:
-            if obj.db.execute("SELECT 1 FROM lg_mirrored WHERE message_id = ?", (mid,)).fetchone() is None:
-                fresh.append((mid, row))
+        fresh = _unmirrored(obj.db, [mid for mid, _ in mirror])
+        rows = []
         if fresh:
-            seqs = transcript.insert_rows(obj, [row for _, row in fresh], author=obj.actor)
+            settings = transcript._settings(obj.config)
+            for mid, fields in mirror:
+                if mid not in fresh:
+                    continue
+                fresh.discard(mid)  # a message once, by its id
+                fields = fields() if callable(fields) else fields
+                if fields is not None:
+                    rows.append((mid, transcript.prepare(obj.config, fields, _settings=settings)))
+        if rows:
+            seqs = transcript.insert_rows(obj, [row for _, row in rows], author=obj.actor)
             obj.db.executemany("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)",
-                               [(mid, seq) for (mid, _), seq in zip(fresh, seqs)])
+                               [(mid, seq) for (mid, _), seq in zip(rows, seqs)])
         else:
             state.touch(obj)
         if keep is not None:
@@ -70,6 +78,17 @@ def put_writes(obj, *, external_id, ns, checkpoint_id, writes, replace: bool):
             f"{verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(ns, checkpoint_id, *w) for w in writes])
         state.touch(obj)
+
+
+def _unmirrored(db, ids) -> set:
+    """The message ids among IDS that lg_mirrored does not hold."""
+    fresh = set(ids)
+    wanted = list(fresh)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        fresh.difference_update(r[0] for r in db.execute(
+            f"SELECT message_id FROM lg_mirrored WHERE message_id IN ({','.join('?' * len(chunk))})", chunk))
+    return fresh
 
 
 def checkpoint_rows(obj, *, ns=None, checkpoint_id=None, before=None, limit=None):

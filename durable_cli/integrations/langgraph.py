@@ -28,9 +28,16 @@ from langgraph.checkpoint.base import (
 )
 
 from .. import DurableError
+from ..core.checkpoints import latest_rows as _latest_rows
+from ..store.objects import KEPT_MISS as _KEPT_MISS
 from . import object_name
 
 ADAPTER = "langgraph"
+
+
+def _fields(message):
+    row = message_row(message)
+    return None if row is None else row[1]
 
 
 def _text(content) -> str:
@@ -133,6 +140,7 @@ class DurableSaver(BaseCheckpointSaver):
             raise DurableError("keep_checkpoints must be a positive integer", "invalid_input")
         self.keep_checkpoints = keep_checkpoints
         self.store = Store(home=home, user=user, tenant=tenant, keep_open=True)
+        self._local = not getattr(self.store, "remote", False)
 
     # -- helpers --------------------------------------------------------------------------------------
 
@@ -172,13 +180,10 @@ class DurableSaver(BaseCheckpointSaver):
         ns = config["configurable"].get("checkpoint_ns", "")
         cid = get_checkpoint_id(config) or None  # "" means the latest, as in SqliteSaver and InMemorySaver
 
-        if not getattr(self.store, "remote", False):
-            from ..core.checkpoints import latest_rows
-            from ..store.objects import KEPT_MISS
-
+        if self._local:
             # once per graph step: read on the kept connection when nothing needs doing first (Store.read_kept)
-            found = self.store.read_kept(object_name(thread_id), lambda db: latest_rows(db, ns, cid))
-            if found is not KEPT_MISS:
+            found = self.store.read_kept(object_name(thread_id), lambda db: _latest_rows(db, ns, cid))
+            if found is not _KEPT_MISS:
                 return self._tuple(None, thread_id, *found) if found else None
 
         def work(session):
@@ -226,10 +231,11 @@ class DurableSaver(BaseCheckpointSaver):
         meta = _metadata_json(get_checkpoint_metadata(config, metadata))
         mirror = []
         if ns == "":
+            # (id, a function making its row): a row is made only for a message not mirrored yet
             for message in (checkpoint.get("channel_values") or {}).get("messages") or ():
-                row = message_row(message)
-                if row is not None:
-                    mirror.append(row)
+                mid = getattr(message, "id", None)
+                if mid:
+                    mirror.append((mid, lambda message=message: _fields(message)))
         with self.store.open(name, create=True) as session:
             session.put_checkpoint(external_id=thread_id, ns=ns, checkpoint_id=checkpoint["id"], parent_id=parent,
                                    type_=type_, blob=blob, metadata=meta, mirror=mirror, keep=self.keep_checkpoints)

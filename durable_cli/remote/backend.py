@@ -286,7 +286,9 @@ class RemoteSession:
 
         return self._call("put_checkpoint", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
                           parent_id=parent_id, type=type_, blob=_b64(blob), metadata=metadata,
-                          mirror=[[mid, _fields(prepare(self.store.config, fields))] for mid, fields in mirror], keep=keep)
+                          mirror=[[mid, _fields(prepare(self.store.config, fields))] for mid, fields in
+                                  ((mid, fields() if callable(fields) else fields) for mid, fields in mirror)
+                                  if fields is not None], keep=keep)
 
     def put_checkpoint_writes(self, *, external_id, ns, checkpoint_id, writes, replace):
         return self._call("put_checkpoint_writes", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,

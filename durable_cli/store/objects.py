@@ -14,7 +14,7 @@ import sqlite3
 import stat
 from contextlib import contextmanager
 
-from .. import guard as _guard
+from .. import clock as _clock, guard as _guard
 from ..errors import DurableError, not_found, storage
 from . import ids, paths as _paths, schema
 from .lock import ObjectLock
@@ -506,8 +506,6 @@ class ObjectStore:
         present and no alarm due. Else KEPT_MISS, nothing held: the caller reads through open(), which
         does all of that work. For a reader called once per step (the LangGraph saver's get_tuple): one
         read lock on the file, no session layer."""
-        from .. import clock
-
         with self._kept_guard:
             kept = self._kept.pop(object_id, None)
             kept_lock = self._kept_locks.pop(object_id, None) if kept is not None else None
@@ -533,7 +531,7 @@ class ObjectStore:
                 kept = None
                 return KEPT_MISS
             due = facts.get("due")
-            if not facts.get("present") or (due is not None and due <= clock.now()):
+            if not facts.get("present") or (due is not None and due <= _clock.now()):
                 return KEPT_MISS
             try:
                 db.execute("BEGIN")
