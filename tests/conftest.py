@@ -11,6 +11,16 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# pydantic keys its table of known types by datetime.datetime when pydantic._internal._generate_schema is
+# first imported. Import it before any test freezes the clock (freezegun swaps datetime.datetime for its
+# FakeDatetime): imported first inside a frozen test, every pydantic model with a datetime built later in
+# that process fails ("Unable to generate pydantic-core schema for datetime.datetime"), which depends on
+# the order pytest-xdist happens to give each worker.
+try:
+    import pydantic._internal._generate_schema  # noqa: F401
+except ImportError:  # pydantic comes with the test extra; without it nothing here builds a model
+    pass
+
 
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: twice the usable cores, at most 8. Half the suite's time is waiting (real processes

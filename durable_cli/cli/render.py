@@ -256,19 +256,16 @@ def layout(cols, cells, width):
         keep.remove(max(keep, key=lambda i: (cols[i].rank, i)))
     widths = {i: least[i] for i in keep}
     room = width - needed(keep)
-    # the room left is shared evenly by the flexible columns that still want more (a long NAME does not
-    # starve TITLE); what one does not need goes to the others, the first read first
-    wanting = sorted((i for i in keep if cols[i].flex and widths[i] < natural[i]), key=lambda i: (cols[i].rank, i))
-    while room > 0 and wanting:
-        share, extra = divmod(room, len(wanting))
-        for n, i in enumerate(list(wanting)):
-            more = min(share + (1 if n < extra else 0), natural[i] - widths[i])
+    # the room left goes to the flexible columns, the first read first: each first up to a third of the
+    # width (a NAME is kept whole when it can be, and a very long one does not starve TITLE), then what
+    # is still left, again the first read first
+    flexible = sorted((i for i in keep if cols[i].flex), key=lambda i: (cols[i].rank, i))
+    for cap in (max(width // 3, 1), None):
+        for i in flexible:
+            want = natural[i] if cap is None else min(natural[i], max(cap, least[i]))
+            more = max(0, min(room, want - widths[i]))
             widths[i] += more
             room -= more
-            if widths[i] >= natural[i]:
-                wanting.remove(i)
-        if share == 0 and extra == 0:
-            break
     if room < 0:  # one column alone wider than the screen
         widths[keep[0]] = max(1, widths[keep[0]] + room)
     return [(i, widths[i]) for i in keep]
@@ -383,8 +380,8 @@ def search_table(hits) -> None:
     if not hits:
         sys.stderr.write("no matches\n")
         return
-    cols = [Col("NAME", 0, flex=True, min=12), Col("ROW", 3, right=True), Col("ROLE", 4), Col("WHEN", 2),
-            Col("MATCH", 1, flex=True, min=24, shape=around_match)]
+    cols = [Col("NAME", 1, flex=True, min=12), Col("ROW", 3, right=True), Col("ROLE", 4), Col("WHEN", 2),
+            Col("MATCH", 0, flex=True, min=24, shape=around_match)]  # the match is what was looked for
     fitted(cols, [[h.get("name") or _short(h.get("id")), f"#{h['seq']}", h.get("role") or "", ago(h.get("created_at")),
                    field(h.get("snippet")).replace("\\n", " ")] for h in hits])
 

@@ -94,7 +94,8 @@ def test_tty_gets_a_table_pipe_gets_tsv(durable):
     r = subprocess.run(["script", "-qec", "durable ls", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", NO_COLOR="1"))
     assert "\x1b[" not in r.stdout and "tty-one\t" not in r.stdout and r.stdout.split()[:2] == ["NAME", "STATUS"]
     r = subprocess.run(["script", "-qec", "durable ls --wide", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", COLUMNS="400"))
-    assert re.sub(r"\x1b\[[0-9;]*m", "", r.stdout).split()[:3] == ["NAME", "ID", "SCOPE"]
+    # --wide: the columns read first stay first, then the short id, then the rest (tests/cli/test_screens.py)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", r.stdout).split()[:4] == ["NAME", "STATUS", "TITLE", "ID"]
     piped = subprocess.run(["durable", "ls"], capture_output=True, text=True, env=shell_env())
     assert "\x1b[" not in piped.stdout and piped.stdout.startswith("tty-one\t")
 
