@@ -303,6 +303,16 @@ class ObjectStore:
         self._kept_guard = threading.Lock()
         self._ids = {}  # (scope, owner, NAME) -> id under the loaded secret (an HMAC per open saved)
 
+    def __del__(self):
+        """A store dropped without close() (a DurableSession made per request): its kept lock descriptors are
+        closed with it, as its kept connections are (an fd is not closed by the garbage collector)."""
+        try:
+            for fd, _key in list(self._kept_locks.values()):
+                os.close(fd)
+            self._kept_locks.clear()
+        except Exception:  # noqa: BLE001 - at interpreter exit os may be gone; nothing to report
+            pass
+
     def _checkout(self, handle):
         """The connection a former run of this store left open on this object, if the file at its path is
         still the one it has open (we hold the object's lock, so it stays that one until we release it);

@@ -263,3 +263,30 @@ def test_threads_sharing_a_kept_store_take_turns_on_one_object(home):
     for w in range(3):  # each writer's rows in its own order
         assert [t for t in got if t.startswith(f"{w}-")] == [f"{w}-{i}" for i in range(20)]
     assert sorted((r["name"], r["turns"]) for r in fresh.ls()) == [("own3", 20), ("own4", 20), ("shared", 60)]
+
+
+def test_stores_dropped_without_close_leave_no_lock_files_open(home):
+    """A kept-open store keeps each object's lock file open between runs; one that is dropped without close()
+    (an adapter session made per request) must not leave it open, or a server runs out of descriptors."""
+    import gc
+
+    def open_locks():
+        found = 0
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                found += os.readlink(f"/proc/self/fd/{fd}").endswith(".lock")
+            except OSError:
+                pass
+        return found
+
+    with kept(home).open("s", create=True) as s:
+        s.append("hi", role="user")
+    before = open_locks()
+    for _ in range(50):
+        store = kept(home)
+        for _ in range(2):
+            with store.open("s") as s:
+                s.append("hi", role="user")
+    del store
+    gc.collect()
+    assert open_locks() - before <= 1
