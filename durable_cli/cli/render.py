@@ -304,13 +304,13 @@ def _cell(key, value) -> str:
 
 # `ls` on a terminal: (key, label, rank, flexible); --wide adds the rest, the short id first
 SESSION_COLUMNS = (("name", "NAME", 0, True), ("status", "STATUS", 1, False), ("title", "TITLE", 2, True),
-                   ("last_active_at", "LAST ACTIVE", 3, False), ("turns", "TURNS", 4, False), ("tokens", "TOKENS", 5, False))
+                   ("turns", "TURNS", 4, False), ("tokens", "TOKENS", 5, False), ("last_active_at", "LAST ACTIVE", 3, False))
 WIDE_COLUMNS = (("id", "ID", 3), ("scope", "SCOPE", 6), ("owner", "OWNER", 7), ("external_id", "EXTERNAL ID", 8),
                 ("created_at", "CREATED", 9), ("updated_at", "UPDATED", 10), ("expires_at", "EXPIRES", 11))
 
 
 def session_table(rows, *, wide: bool = False) -> None:
-    """`ls` on a terminal: NAME, STATUS, TITLE, LAST ACTIVE, TURNS, TOKENS, fitted to the width (--wide:
+    """`ls` on a terminal: NAME, STATUS, TITLE, TURNS, TOKENS, LAST ACTIVE (SPEC §7's order), fitted to the width (--wide:
     every field, the short id among the first). At a narrow width the last read are left out first."""
     if not rows:
         sys.stderr.write("no sessions; 'durable session create NAME' starts one (--all shows archived ones)\n")
