@@ -21,6 +21,42 @@ try:
 except ImportError:  # pydantic comes with the test extra; without it nothing here builds a model
     pass
 
+# freezegun's start() records the freeze before it walks sys.modules patching clocks; if that walk raises
+# (a module attribute whose lookup fails with an error freezegun does not expect), `with freeze_time()`
+# never reaches __exit__ and the clock stays frozen for the rest of the worker: a later test that waits
+# for time to pass (test_both_backends' "1 s old") then sleeps for ever. A start that fails stops what it
+# began; and a test that leaves a freeze behind fails, named, instead of hanging a later one.
+try:
+    import freezegun.api as _freezegun
+
+    _start = _freezegun._freeze_time.start
+
+    def _start_or_undo(self):
+        try:
+            return _start(self)
+        except BaseException:
+            try:
+                self.stop()
+            except Exception:  # noqa: BLE001 - the start's own error is the one to report
+                pass
+            raise
+
+    _freezegun._freeze_time.start = _start_or_undo
+except ImportError:  # freezegun comes with the test extra
+    _freezegun = None
+
+
+@pytest.fixture(autouse=True)
+def no_frozen_clock_left_behind(request):
+    yield
+    if _freezegun is not None and _freezegun.freeze_factories:
+        while _freezegun.freeze_factories:  # the fakes read the real clock again once none is left
+            _freezegun.freeze_factories.pop()
+            for stack in (_freezegun.ignore_lists, _freezegun.tick_flags, _freezegun.tz_offsets):
+                if stack:
+                    stack.pop()
+        pytest.fail(f"{request.node.nodeid} left the clock frozen (freezegun); it is running again", pytrace=False)
+
 
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: twice the usable cores, at most 8. Half the suite's time is waiting (real processes
