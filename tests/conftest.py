@@ -27,7 +27,15 @@ except ImportError:  # pydantic comes with the test extra; without it nothing he
 # for time to pass (test_both_backends' "1 s old") then sleeps for ever. A start that fails stops what it
 # began; and a test that leaves a freeze behind fails, named, instead of hanging a later one.
 try:
+    import freezegun
     import freezegun.api as _freezegun
+
+    # The walk's getattr on langchain_core's lazy attributes imports submodules that build pydantic models
+    # with datetime fields while datetime is already FakeDatetime: PydanticSchemaGenerationError, which
+    # freezegun does not expect. Packages that load on attribute access are not walked (their own calls
+    # to the clock read the real one; durable's, which the tests freeze, are not among them).
+    freezegun.configure(extend_ignore_list=["langchain_core", "langchain", "langgraph", "langsmith", "pydantic",
+                                            "openai", "anthropic", "agents", "mcp", "llm"])
 
     _start = _freezegun._freeze_time.start
 

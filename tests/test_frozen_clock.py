@@ -29,3 +29,15 @@ def test_a_freeze_whose_start_fails_leaves_the_clock_running():
         del sys.modules["touchy_module_for_freezegun"]
     assert freezegun_api.freeze_factories == []
     assert time.time() > 1_700_000_000  # the real clock, not 2001
+
+
+def test_a_freeze_after_langchain_core_was_imported_starts():
+    """langchain_core.runnables loads its attributes on access; freezegun's walk over sys.modules used to
+    load them under the frozen clock, and pydantic then failed on FakeDatetime (the start raised, the freeze
+    leaked, and a later test of that worker waited for ever). conftest keeps such packages out of the walk."""
+    pytest.importorskip("langchain_core")
+    import langchain_core.runnables  # noqa: F401
+
+    with freeze_time("2026-01-01T00:00:00Z"):
+        assert time.time() == 1767225600
+    assert time.time() > 1767225600
