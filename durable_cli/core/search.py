@@ -6,9 +6,10 @@ a deleted row leaves its tokens in the index's older segments until they are mer
 (pop, clear, prune, redact) ends with `drop_removed_tokens`, which merges the whole index into one
 segment (the old ones' pages are zeroed by `secure_delete`) before the commit and the WAL checkpoint.
 
-A search reads index.db for the sessions `ls --all` lists, skips those that cannot hold a hit (no rows,
-no activity since `--newer-than`), and opens each of the others under its lock, read-only, ranking its
-rows with bm25; the per-object tops are merged by (rank, newer last_active_at, NAME, seq).
+A local search reads one side file per owner instead (store/side_index.py): it takes from index.db the
+sessions `ls --all` lists that can hold a hit (rows, activity since `--newer-than`), brings each owner's
+side file up to date with those written since (read under their lock), ranks that file's rows with bm25,
+and merges the owners' tops by (rank, newer last_active_at, NAME, seq).
 """
 
 import heapq
@@ -68,11 +69,8 @@ def search(store, query, *, user=None, session=None, role=None, newer_than=None,
     viewer = user or store.user
     best = []  # the LIMIT best keys so far (a max-heap by negation): only hits that may stay get a snippet
     found = []
-    groups = {}
-    for row in rows:
-        groups.setdefault((retention.address_of(row).id_scope, row["owner"]), []).append(row)
     secret = store.objects.secret(create=False)
-    for (id_scope, owner), members in groups.items():
+    for (id_scope, owner), members in _by_owner(rows).items():
         found += _search_side_file(store, secret, id_scope, owner, members, viewer, query, role, cutoff, superseded,
                                    limit, best, out)
     merged = heapq.nsmallest(limit, found)
@@ -88,10 +86,7 @@ def refresh(store, *, user=None) -> dict:
     secret = store.objects.secret(create=False)
     if secret is None:
         return out
-    groups = {}
-    for row in rows:
-        groups.setdefault((retention.address_of(row).id_scope, row["owner"]), []).append(row)
-    for (id_scope, owner), members in groups.items():
+    for (id_scope, owner), members in _by_owner(rows).items():
         db = _open_side(store, secret, id_scope, owner)
         try:
             _catch_up(store, db, members, user or store.user, out)
@@ -100,14 +95,29 @@ def refresh(store, *, user=None) -> dict:
     return out
 
 
+def _by_owner(rows) -> dict:
+    """Index rows grouped by the side file that indexes them: (id scope, owner) -> rows."""
+    groups = {}
+    for row in rows:
+        groups.setdefault((retention.address_of(row).id_scope, row["owner"]), []).append(row)
+    return groups
+
+
+def _side_error(e: sqlite3.Error) -> DurableError:
+    """A side file's SQLite error as the user meets it: busy (exit 6) or broken (exit 7; it is a cache)."""
+    if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e)):
+        return DurableError("the search index is busy (another search is bringing it up to date); try again", "busy", 6)
+    return DurableError(f"the search index failed ({e}); run 'durable doctor --repair'", "storage", 7)
+
+
 def _open_side(store, secret, id_scope, owner):
     from ..store import side_index
 
     path = side_index.side_path(store.objects.paths, side_index.side_id(secret, id_scope, owner))
     try:
         db = side_index.connect(path, create=True, timeout=store.objects.lock_timeout, synchronous="OFF")
-    except sqlite3.OperationalError:
-        raise DurableError("the search index is busy (another search is bringing it up to date); try again", "busy", 6)
+    except sqlite3.OperationalError as e:
+        raise _side_error(e)
     if db is None:
         raise DurableError("the search index could not be made; run 'durable doctor'", "storage", 7)
     return db
@@ -122,7 +132,7 @@ def _catch_up(store, db, members, viewer, out):
     try:
         synced = dict(db.execute("SELECT object_id, mark FROM synced").fetchall())
     except sqlite3.Error as e:
-        raise DurableError(f"the search index failed ({e}); run 'durable doctor --repair'", "storage", 7)
+        raise _side_error(e)
     stale = [row for row in members if row.get("seq_max") is None or synced.get(row["id"]) != row["seq_max"]]
     hidden = set()
 
@@ -159,9 +169,7 @@ def _catch_up(store, db, members, viewer, out):
                         db.execute("ROLLBACK")
                     raise
             except sqlite3.OperationalError as e:
-                if "locked" in str(e) or "busy" in str(e):
-                    raise DurableError("the search index is busy; try again", "busy", 6)
-                raise DurableError(f"the search index failed ({e}); run 'durable doctor --repair'", "storage", 7)
+                raise _side_error(e)
             return row["id"], top
 
     done = list(retention.each_object(store, stale, sync, out))
@@ -202,7 +210,7 @@ def _search_side_file(store, secret, id_scope, owner, members, viewer, query, ro
         return [(*key, r, created, db.execute(_SIDE_SNIPPET, (query, rowid)).fetchone()[0])
                 for key, rowid, r, created in hits if key in kept]
     except sqlite3.Error as e:
-        raise DurableError(f"the search index failed ({e}); run 'durable doctor --repair'", "storage", 7)
+        raise _side_error(e)
     finally:
         db.close()
 
