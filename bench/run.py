@@ -394,7 +394,7 @@ def make_objects(home, count, turns, *, old_fraction=0.5):
         rows.append(index_row(db))
         db.close()
     with store.open("template") as s:
-        from durable_cli.core.retention import erase
+        from durable_cli.across.retention import erase
 
         erase(store, s.handle, s.meta())
     objects.index().replace_all(rows)

@@ -358,14 +358,14 @@ class Store:
 
     # Operations over many objects (SPEC §7) live in core.retention and core.rights.
     def ls(self, **filters):
-        from .core import retention
+        from .across import retention
 
         return retention.ls(self, **filters)
 
     def startable(self, limit=8) -> list:
         """`work --all` (SPEC §5.1): index rows of the sessions `ls` lists for the acting user (or tenant)
         whose oldest pending prompt can start by now, oldest first; from index.db alone (no object opened)."""
-        from .core import retention
+        from .across import retention
 
         return retention.ls_rows(self, all_objects=True, extra=["o.pending_at IS NOT NULL", "o.pending_at <= ?"],
                                  extra_params=[clock.now()], limit=limit, order="o.pending_at, o.id")
@@ -373,7 +373,7 @@ class Store:
     def fire_due_alarms(self, limit=16) -> int:
         """Wake the sessions `ls` lists whose next alarm is due (index.db's next_alarm_at, as `sweep` reads
         it), so their alarms fire (an expired lease retried or failed); returns how many were woken."""
-        from .core import retention
+        from .across import retention
 
         woken = 0
         for row in retention.ls_rows(self, all_objects=True, extra=["o.next_alarm_at IS NOT NULL", "o.next_alarm_at <= ?"],
@@ -386,44 +386,44 @@ class Store:
         return woken
 
     def ttl(self, name, **kw):
-        from .core import retention
+        from .across import retention
 
         with self.open(name) as obj:
             return retention.ttl(obj, **kw)
 
     def delete(self, name):
-        from .core import retention
+        from .across import retention
 
         return retention.delete(self, self.address(name))
 
     def purge(self, **kw):
-        from .core import retention
+        from .across import retention
 
         return retention.purge(self, **kw)
 
     def sweep(self, **kw):
-        from .core import retention
+        from .across import retention
 
         return retention.sweep(self, **kw)
 
     def forget(self, user, **kw):
-        from .core import rights
+        from .across import rights
 
         return rights.forget(self, user, **kw)
 
     def export(self, **kw):
-        from .core import rights
+        from .across import rights
 
         return rights.export(self, **kw)
 
     def import_records(self, records, **kw):
-        from .core import rights
+        from .across import rights
 
         return self._indexed(rights.import_records(self, records, **kw))
 
     def import_llm(self, path=None, **kw):
         """`import --from llm [PATH]`: llm's conversations, one session each (logs.db read-only)."""
-        from .core import llm_import
+        from .across import llm_import
 
         return self._indexed(llm_import.import_llm(self, path, **kw))
 
@@ -431,7 +431,7 @@ class Store:
         """After an import: the acting user's search side files brought up to date, so the first search
         after it opens no object (a failure here is only a warning: the next search catches up)."""
         if receipt.get("imported") or receipt.get("changed"):
-            from .core import search
+            from .across import search
 
             try:
                 search.refresh(self)
@@ -441,23 +441,23 @@ class Store:
         return receipt
 
     def backup(self, dest, **kw):
-        from .core import rights
+        from .across import rights
 
         return rights.backup(self, dest, **kw)
 
     def doctor(self, **kw):
-        from .core import doctor
+        from .across import doctor
 
         return doctor.doctor(self, **kw)
 
     def search(self, query, **kw):
         """`durable search`: (hits, receipt of skipped busy/corrupt objects); see core.search."""
-        from .core import search
+        from .across import search
 
         return search.search(self, query, **kw)
 
     def usage(self, **kw):
-        from .core import usage
+        from .across import usage
 
         return usage.usage(self, **kw)
 

@@ -196,7 +196,7 @@ def import_(
 
     Example: durable import alice.jsonl --replace; durable import --from llm --json | jq '.changed | length'
     """
-    from ..core.rights import parse_records
+    from ..across.rights import parse_records
 
     if source is not None:
         if source != "llm":

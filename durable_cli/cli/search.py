@@ -56,7 +56,7 @@ def search(
         render.listing(hits, how)
     for item in skipped["skipped"]:
         sys.stderr.write(f"durable: warning: skipped {item['name'] or item['id']}: {item['reason']}\n")
-    from ..core.search import conclude
+    from ..across.search import conclude
 
     conclude(skipped)
 

@@ -561,13 +561,13 @@ class RemoteStore:
                 return rows
 
     def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
-        from ..core.retention import ls_json
+        from ..across.retention import ls_json
 
         rows = self._pages("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
         return [ls_json(r) for r in rows]
 
     def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
-        from ..core.usage import FIELDS, GROUPINGS
+        from ..across.usage import FIELDS, GROUPINGS
 
         if by not in GROUPINGS:
             raise invalid(f"invalid --by {by!r}: use one of {', '.join(GROUPINGS)}")
@@ -598,7 +598,7 @@ class RemoteStore:
         belongs to, are dropped), one page per request. The §10 receipt, with the counts beside it:
         `{"deleted": [], "skipped": [{"id", "owner", "name", "reason"}], "changed": [], "dry_run": false,
         "reindexed": N, "removed": N}`; exit 7 (or 6) after the others when an object could not be read."""
-        from ..core.retention import conclude
+        from ..across.retention import conclude
 
         total = {"deleted": [], "skipped": [], "changed": [], "dry_run": False, "reindexed": 0, "removed": 0}
         cursor = {}
@@ -638,7 +638,7 @@ class RemoteStore:
     def purge(self, *, older_than: int, user=None, statuses=(), dry_run=False, progress=None) -> dict:
         """As core/retention.purge: candidates from the index, each object re-checking its own
         last_active_at before it deletes itself (deleteAll); busy ones skipped (exit 0)."""
-        from ..core.retention import conclude
+        from ..across.retention import conclude
 
         if user is not None:
             valid_name(user, "user")
@@ -647,7 +647,7 @@ class RemoteStore:
 
     def sweep(self, progress=None) -> dict:
         """Admin: due alarms the DOs' own alarms have not fired yet, then the draft expiry."""
-        from ..core.retention import conclude
+        from ..across.retention import conclude
 
         out = self._paged("sweep", write=True, in_id_order=False, draft_expiry=self.config.seconds("retention.draft_expiry"))
         return conclude(out, "sweep", busy_ok=True)
@@ -655,7 +655,7 @@ class RemoteStore:
     def forget(self, user, progress=None, dry_run=False) -> dict:
         """As core/rights.forget: USER's objects and memory object erased (deleteAll), their participation
         in tenant objects removed, their index shard wiped."""
-        from ..core.retention import conclude
+        from ..across.retention import conclude
 
         valid_name(user, "user")
         out = self._paged("forget", write=not dry_run, user=user, dry_run=dry_run)
@@ -699,8 +699,8 @@ class RemoteStore:
         the local export's form. NAME: one object; USER: the objects USER owns, their memory included (another
         user's: admin token); ALL_OBJECTS: every object the index knows (admin token). A busy or unreadable
         object is reported (warnings, on stderr) and in the exit status after the others are yielded."""
-        from ..core.retention import receipt
-        from ..core.rights import conclude_export
+        from ..across.retention import receipt
+        from ..across.rights import conclude_export
         from ..errors import denied
 
         if name is not None:
@@ -740,7 +740,7 @@ class RemoteStore:
 
     def _export_one(self, row, me, out):
         """ROW's record, or None (gone since the index listed it; or skipped into OUT: busy, unreadable)."""
-        from ..core.retention import entry
+        from ..across.retention import entry
 
         try:
             return _floats(_joined(lambda cursor: self._object_call(row, "export", {"cursor": cursor}, write=False, all_users=me["admin"])))
@@ -760,7 +760,7 @@ class RemoteStore:
         sent to its object's DO, which checks it again, decides existence, identity and ownership and writes it
         in one transaction (all or nothing). A failing record is listed in `skipped` and the others go on."""
         from ..core import records as _records
-        from ..core.retention import address_of, receipt
+        from ..across.retention import address_of, receipt
         from ..errors import denied
 
         me = self.whoami()
@@ -802,7 +802,7 @@ class RemoteStore:
 
     def _id_of(self, record):
         """The id this installation gives RECORD's object (the Worker's secret), or None when it cannot be addressed."""
-        from ..core.retention import address_of
+        from ..across.retention import address_of
 
         try:
             address = address_of(record)
@@ -816,7 +816,7 @@ class RemoteStore:
 
     def import_llm(self, path=None, **kw):
         """`import --from llm [PATH]`: llm's local logs.db (read-only) into remote objects, as locally."""
-        from ..core import llm_import
+        from ..across import llm_import
 
         return llm_import.import_llm(self, path, **kw)
 
@@ -824,8 +824,8 @@ class RemoteStore:
         """As core/search.search: (hits, receipt of skipped objects). One request: the Worker lists the
         sessions `ls --all` lists (the index), asks each object's DO for its best hits (bm25 per object) and
         merges them (worker/src/search.ts)."""
-        from ..core import search as _search
-        from ..core.retention import receipt
+        from ..across import search as _search
+        from ..across.retention import receipt
 
         _search.check_query(query)
         if role is not None and role not in _search.ROLES:

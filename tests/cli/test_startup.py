@@ -8,7 +8,7 @@ import sys
 from durable_cli.cli import run
 status = run(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'hashlib', '_hashlib', 'tomllib', 'platformdirs', 'dataclasses')
-               or m in ('durable_cli.core.search', 'durable_cli.core.usage') or m.startswith('durable_cli.remote')
+               or m in ('durable_cli.across.search', 'durable_cli.across.usage') or m.startswith('durable_cli.remote')
                or m.startswith('durable_cli.integrations') or m == 'http.client'
                or m.split('.')[0] in ('mcp', 'mcp_types', 'anyio'))
 print(status, ",".join(heavy))

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from durable_cli.core import records, rights
+from durable_cli.across import rights
+from durable_cli.core import records
 
 # every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
 pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]

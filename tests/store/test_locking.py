@@ -81,7 +81,7 @@ def test_env_lock_timeout(durable, durable_proc):
 DELETER = """
 import sys, time
 from durable_cli import Store
-from durable_cli.core.retention import erase
+from durable_cli.across.retention import erase
 store = Store()
 with store.open("x") as obj:
     print("locked", flush=True)

@@ -19,7 +19,7 @@ import sqlite3
 
 from ..errors import DurableError, invalid, storage
 from ..text import printable, rstrip, strip
-from . import strict_json, transcript
+from ..core import strict_json, transcript
 
 ZERO_ID = "0" * 64  # the record's id is recomputed from its scope, owner and NAME at import
 
@@ -303,7 +303,8 @@ def _response_rows(db, conversation_id, tables) -> list:
 def record(store, conversation_id, name, created_at, rows) -> dict:
     """One conversation as an export record in the acting user's scope (or --tenant's), status active."""
     from ..config import valid_name
-    from . import records, rights
+    from ..core import records
+    from . import rights
 
     actor = store.whoami()["user"] if getattr(store, "remote", False) else store.user
     try:

@@ -9,7 +9,7 @@ import os
 
 from .. import clock
 from ..errors import DurableError
-from . import alarms, sessions, state
+from ..core import alarms, sessions, state
 
 LS_KEYS = ("name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at",
            "turns", "tokens", "expires_at", "external_id")
@@ -80,7 +80,7 @@ def ls_json(row) -> dict:
 
 def ttl(obj, *, seconds=None, clear=False) -> dict:
     """Show, set or clear the TTL: expiry SECONDS after last activity, rescheduled by every write."""
-    from .lifecycle import require_session
+    from ..core.lifecycle import require_session
 
     meta = require_session(obj)
     obj.require_visible()

@@ -13,7 +13,7 @@ from ..errors import DurableError
 from ..store import paths as _paths
 from ..store.lock import try_lock
 from ..store.schema import USAGE_FROM_ROWS, catch_up
-from . import state
+from ..core import state
 from .retention import address_of, finish_journal, receipt, run_each
 
 COMPARED = ("scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",

@@ -11,7 +11,7 @@ from .. import clock
 from ..errors import DurableError, conflict, denied, invalid, not_found
 from ..store import paths as _paths
 from ..store.objects import ObjectStore, connect
-from . import state, strict_json
+from ..core import state, strict_json
 from .retention import address_of, conclude, each_object, entry, erase, receipt, run_each
 
 FORMAT = "durable-export"
@@ -170,7 +170,7 @@ def _finish_leaving(store, handle, obj, row, out) -> None:
 # -- export / import --------------------------------------------------------------------------------
 
 def _dump(db) -> dict:
-    from . import records as _records
+    from ..core import records as _records
 
     record = {}
     for table in TABLES:
@@ -285,7 +285,7 @@ def _skipped_entry(store, record, reason) -> dict:
 
 
 def _import_one(store, line, record, *, replace, all_users, keep_existing=False) -> dict:
-    from . import records as _records
+    from ..core import records as _records
 
     if getattr(record, "error", None) is not None:
         raise record.error  # a source item that could not even be made into a record (import --from llm)
@@ -329,7 +329,7 @@ def _import_one(store, line, record, *, replace, all_users, keep_existing=False)
 def _import_locked(handle, checked, address, label, columns, *, actor, listed, replace, all_users, made, refusal,
                    keep_existing=False) -> dict:
     """Under the object's lock: the existence check, the identity check and the write, in one transaction."""
-    from . import records as _records
+    from ..core import records as _records
 
     entry_ = {"id": handle.id, "owner": address.owner, "name": address.name}
     handle.on_sleep = state.sync_index
