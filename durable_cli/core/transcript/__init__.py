@@ -12,11 +12,11 @@ Input is validated whole (`prepare`) before anything is opened or created.
 
 import json
 
-from .. import clock
-from ..errors import NotEncodable, conflict, invalid, not_found
-from . import state, strict_json, tokens as _tokens
+from ... import clock
+from ...errors import NotEncodable, conflict, invalid, not_found
+from .. import state, strict_json, tokens as _tokens
 
-from ..vocabulary import PINNED_ROLES, ROW_INPUT_KEYS as INPUT_KEYS, ROW_OUTPUT_KEYS as OUTPUT_KEYS, ROW_ROLES as ROLES  # noqa: E402
+from ...vocabulary import PINNED_ROLES, ROW_INPUT_KEYS as INPUT_KEYS, ROW_OUTPUT_KEYS as OUTPUT_KEYS, ROW_ROLES as ROLES  # noqa: E402
 ROW_COLUMNS = (
     "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos,"
     " tool_calls, name, meta, data, forked_from"
@@ -25,7 +25,7 @@ SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL
 REDACTED = "[redacted]"
 PRUNED = "[pruned]"  # what a prompt's text becomes when prune deletes the turn it became
 MAX_INT = 2**63 - 1
-from ..vocabulary import USAGE_KEYS as _USAGE_KEYS  # noqa: E402
+from ...vocabulary import USAGE_KEYS as _USAGE_KEYS  # noqa: E402
 MAX_USAGE = 10**12  # a usage count's ceiling: 9 million such rows before a 64-bit total could overflow
 MAX_COST = 10**9  # meta.cost_usd's ceiling, in dollars
 
@@ -435,7 +435,7 @@ def _rows_between(obj, first, last):
 
 
 def _require(obj):
-    from .lifecycle import require_session
+    from ..lifecycle import require_session
 
     meta = require_session(obj)
     obj.require_visible()
@@ -464,7 +464,7 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only
     request it is exit 4. ORIGIN (an adapter's (external_id, adapter)) is recorded on the object it
     creates, or on an object that has none yet.
     """
-    from .lifecycle import check, valid_request_id
+    from ..lifecycle import check, valid_request_id
 
     settings = _settings(obj.config)
     rows = [r if isinstance(r, Prepared) else (type(r) is dict and _plain(r, *settings))
@@ -647,7 +647,7 @@ def window(obj, *, tokens=None, limit=None, format="json", keep=None):  # noqa: 
     doc = context_window(obj, budget=tokens, limit=limit, keep=keep)
     if format == "json":
         return doc
-    from . import formats
+    from .. import formats
 
     return formats.render(doc["turns"], format)
 
@@ -699,7 +699,7 @@ class Plan:
 
 def plan_summary(obj, *, through: int) -> Plan:
     meta = _require(obj)
-    from .lifecycle import check
+    from ..lifecycle import check
 
     _live_row(obj, through)
     refuse_rewrite_if_owned(obj, meta, "be summarized")
@@ -723,7 +723,7 @@ def summarize(obj, *, through: int, text=None, command=None, input_format="text"
 def commit_summary(obj, plan: Plan, text: str) -> dict:
     """Insert the summary of PLAN, if every covered row is still live and unchanged and no `tool` row
     answering a covered call was appended meanwhile; otherwise exit 4 and nothing changes."""
-    from .lifecycle import check
+    from ..lifecycle import check
 
     check_content(obj, text)
     meta = _require(obj)
@@ -847,7 +847,7 @@ def plan_compact(obj, *, max_tokens: int, keep_tokens: int):
     if max_tokens < keep_tokens:
         raise invalid("--max-tokens must be at least --keep-tokens")
     meta = _require(obj)
-    from .lifecycle import check
+    from ..lifecycle import check
 
     refuse_rewrite_if_owned(obj, meta, "be compacted")
     check(obj, "write", status=meta["status"])
@@ -897,7 +897,7 @@ def pop(obj, count: int = 1) -> list:
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise invalid("--count must be at least 1")
     meta = _require(obj)
-    from .lifecycle import check
+    from ..lifecycle import check
 
     refuse_rewrite_if_owned(obj, meta, "be popped")
     check(obj, "write", status=meta["status"])
@@ -932,7 +932,7 @@ def replace_tail(obj, expected, rows, *, origin=None) -> bool:
     """Replace the newest live rows by ROWS in one transaction, if they are still EXPECTED (their seqs, in
     logical order): the Agents SDK's compaction of a suffix (DurableSession). False, and nothing changed,
     when another writer has added, popped or rewritten rows since they were read, or one is a summary."""
-    from .lifecycle import check
+    from ..lifecycle import check
 
     settings = _settings(obj.config)
     rows = [prepare(obj.config, r, where=f"item {i}: ", _settings=settings) for i, r in enumerate(rows, 1)]
@@ -969,7 +969,7 @@ def clear(obj) -> dict:
     n = obj.db.execute("SELECT count(*) FROM turns").fetchone()[0]
     if n == 0:
         return {"deleted": 0}
-    from .lifecycle import check
+    from ..lifecycle import check
 
     check(obj, "write", status=meta["status"])
     with obj.handle.transaction():
@@ -1045,7 +1045,7 @@ def _drop_removed_tokens(obj) -> None:
     index (inside the caller's transaction) so no segment keeps a token of what was removed (FTS5
     'optimize', or a fresh start when 3.40's structure record has grown: schema.merge_fts_segments;
     secure_delete zeroes the freed pages)."""
-    from ..store.schema import merge_fts_segments
+    from ...store.schema import merge_fts_segments
 
     obj.handle.evict_search()
     merge_fts_segments(obj.db, "turns_fts")
