@@ -24,6 +24,7 @@ def render() -> str:
         "  values?: readonly string[]; required?: boolean; default?: unknown };",
         "// plain, positional: how the Python client builds the op's method (durable_cli/remote/backend.py)",
         "export type OpSpec = { write: boolean; creates: boolean; erases: boolean; plain?: boolean; positional?: readonly string[];",
+        "  parts?: readonly string[];",
         "  args: Record<string, ArgSpec> };",
         "",
     ]

@@ -36,32 +36,60 @@ def _fields(row) -> dict:
             "name": row.name, "meta_json": row.meta, "data_json": row.data, "tokens": row.given_tokens}
 
 
-PART_MARGIN = 64 * 1024  # a part's request around its rows: op, address, config, ids
+PART_MARGIN = 4096  # a part's request around its items: op, address, config, request id, the part itself
+ASK_LIMIT_FROM = 256 * 1024  # a body this big makes the client ask the Worker's limit first (once per store)
 
 
-def _rough(fields: list) -> int:
-    """Characters of a batch's texts (its JSON is at most ~6 bytes a character, escapes included)."""
-    return sum(len(f["content"] or "") + len(f["tool_calls_json"] or "") + len(f["meta_json"] or "") + len(f["data_json"] or "")
-               for f in fields)
-
-
-def _parts(fields: list, limit: int) -> list:
-    """FIELDS in consecutive parts whose JSON stays under LIMIT bytes (one part when the whole batch does)."""
-    if _rough(fields) * 6 + 512 * len(fields) < limit - PART_MARGIN:  # even with every character escaped: one part
-        return [fields]
+def _size(value) -> int:
+    """Bytes of VALUE's JSON as the client sends it (client.py)."""
     import json
 
-    budget = limit - PART_MARGIN
-    parts, part, size = [], [], 0
-    for f in fields:
-        n = len(json.dumps(f, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")) + 1
-        if part and size + n > budget:
-            parts.append(part)
-            part, size = [], 0
-        part.append(f)
-        size += n
-    parts.append(part)
-    return parts
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+
+
+def _lists(args: dict, patterns) -> list:
+    """The lists of ARGS an op may send in parts (the contract's `parts`: "rows", or "record.*" for every list of
+    args["record"]), as (path, list) pairs in that order."""
+    out = []
+    for p in patterns:
+        if p.endswith(".*"):
+            holder = args.get(p[:-2])
+            if isinstance(holder, dict):
+                out += [(f"{p[:-1]}{k}", v) for k, v in holder.items() if isinstance(v, list) and v]
+        elif isinstance(args.get(p), list) and args[p]:
+            out.append((p, args[p]))
+    return out
+
+
+def _with_lists(args: dict, share: dict) -> dict:
+    """ARGS with each list named in SHARE (path -> items) replaced by those items."""
+    out = dict(args)
+    for path, items in share.items():
+        head, _, key = path.partition(".")
+        if key:
+            out[head] = dict(out[head], **{key: items})
+        else:
+            out[head] = items
+    return out
+
+
+def _shares(args: dict, patterns, limit: int) -> list:
+    """The parts of a body whose lists (PATTERNS) are split so that each part's JSON stays under LIMIT bytes:
+    a list of {path: items}, in order (one part when nothing can be split)."""
+    lists = _lists(args, patterns)
+    base = _size(_with_lists(args, {path: [] for path, _ in lists}))
+    budget = limit - base - PART_MARGIN
+    shares, share, size = [], {}, 0
+    for path, items in lists:
+        for item in items:
+            n = _size(item) + 1
+            if share and size + n > budget:
+                shares.append(share)
+                share, size = {}, 0
+            share.setdefault(path, []).append(item)
+            size += n
+    shares.append(share)
+    return shares
 
 
 def _b64(blob):
@@ -175,37 +203,7 @@ class RemoteSession:
             fields.append(_fields(r))
         extra = {"request_id": request_id, "create": create, "one": one, "seqs_only": seqs_only,
                  "origin": list(origin) if origin is not None else None}
-        parts = _parts(fields, self.store.body_limit(fields))
-        if len(parts) == 1:
-            try:
-                return self._call("append_many", True, rows=fields, **extra)
-            except DurableError as e:  # a Worker with a lower DURABLE_MAX_BODY_BYTES: 413, which says its limit
-                limit = e.document.get("max_body_bytes") if isinstance(e.document, dict) else None
-                if not (isinstance(limit, int) and 0 < limit < self.store.max_body_bytes):
-                    raise
-                self.store.max_body_bytes = limit
-                parts = _parts(fields, limit)
-                if len(parts) == 1:
-                    raise
-        return self._append_in_parts(parts, extra)
-
-    def _append_in_parts(self, parts, extra):
-        """SPEC §13: a batch over the Worker's body limit goes in parts under one request id; the object stages
-        the rows of each part and the last part commits them all in one transaction (all or nothing)."""
-        import os
-
-        batch = os.urandom(16).hex()
-        first = 0
-        for index, rows in enumerate(parts):
-            last = index == len(parts) - 1
-            body = {"op": "append_many", "scope": self.address.id_scope, "label": self.address.scope, "name": self.address.name,
-                    "tenant": self.address.owner if self.address.id_scope == "tenant" else None, "actor": self.store.user,
-                    "create": self._create, "config": self.store._config_doc(),
-                    "request_id": batch if last else f"{batch}{index:08x}",
-                    "args": {"rows": rows, **extra, "part": {"batch": batch, "index": index, "count": len(parts), "first": first}}}
-            answer = self.store.client.call(body, write=True)
-            first += len(rows)
-        return answer
+        return self._call("append_many", True, rows=fields, **extra)
 
     def stored_rows(self, *, last=None):
         """As core/transcript.stored_rows: the live rows (LAST: the newest N) as (data, role, kind, content,
@@ -410,13 +408,44 @@ class RemoteStore:
     max_body_bytes = 16 * 1024 * 1024
     _limits = None
 
-    def body_limit(self, fields) -> int:
-        """The Worker's DURABLE_MAX_BODY_BYTES, asked once per store, and only before a batch that may be
-        big (a body over it is refused before it is read, and a refused upload is a broken pipe here)."""
-        if self._limits is None and _rough(fields) * 6 + 512 * len(fields) >= 256 * 1024:
+    def _send(self, body: dict, *, write: bool):
+        """BODY to the Worker. A write of an op the contract sends in parts (its `parts`: SPEC §13, a body over
+        the Worker's DURABLE_MAX_BODY_BYTES is refused before it is read) goes in parts when it is over that
+        limit: each part the op's arguments with its lists cut to their share, all under one batch id; the object
+        stages the earlier parts and the last one commits the whole in one transaction (worker/src/parts.ts)."""
+        from ..ops import ops
+
+        spec = ops()["object"].get(body["op"]) if write and body.get("scope") not in ("index", "auth", "none", "objects") else None
+        patterns = spec.get("parts") if spec else None
+        if not patterns:
+            return self.client.call(body, write=write)
+        size = _size(body)
+        if self._limits is None and size >= ASK_LIMIT_FROM:  # asked once per store, and only before a big body
             self._limits = self.client.call({"op": "limits", "scope": "none", "actor": self.user}, write=False)
             self.max_body_bytes = self._limits["max_body_bytes"]
-        return self.max_body_bytes
+        if size <= self.max_body_bytes:
+            try:
+                return self.client.call(body, write=write)
+            except DurableError as e:  # a Worker with a lower DURABLE_MAX_BODY_BYTES: 413, which says its limit
+                limit = e.document.get("max_body_bytes") if isinstance(e.document, dict) else None
+                if not (isinstance(limit, int) and 0 < limit < self.max_body_bytes and size > limit):
+                    raise
+                self.max_body_bytes = limit
+        shares = _shares(body["args"], patterns, self.max_body_bytes - (size - _size(body["args"])))
+        if len(shares) == 1:
+            return self.client.call(body, write=write)  # nothing to split: the Worker says why it is refused
+        import os
+
+        batch = os.urandom(16).hex()
+        first = {}
+        for index, share in enumerate(shares):
+            last = index == len(shares) - 1
+            part = {"batch": batch, "index": index, "count": len(shares), "first": dict(first)}
+            args = dict(_with_lists(body["args"], {path: share.get(path, []) for path, _ in _lists(body["args"], patterns)}), part=part)
+            answer = self.client.call(dict(body, args=args, request_id=batch if last else f"{batch}{index:08x}"), write=True)
+            for path, items in share.items():
+                first[path] = first.get(path, 0) + len(items)
+        return answer
 
     def _config_doc(self) -> dict:
         return {"max_unfinished": self.config.get("queue.max_unfinished"),
@@ -429,7 +458,7 @@ class RemoteStore:
             "tenant": address.owner if address.id_scope == "tenant" else None, "actor": self.user, "create": create,
             "config": self._config_doc(),
         }
-        return self.client.call(body, write=write)
+        return self._send(body, write=write)
 
     def address(self, name, *, user=None, tenant=None, scope=None) -> RemoteAddress:
         valid_name(name)
@@ -692,7 +721,7 @@ class RemoteStore:
                        "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
                        "token_budget": self.config.get("transcript.token_budget")},
         }
-        return self.client.call(body, write=write)
+        return self._send(body, write=write)
 
     def export(self, *, name=None, user=None, all_objects=False, progress=None):
         """As core/rights.export: one record per object (a generator), each the object's DO's own dump, exactly

@@ -46,7 +46,7 @@ var contract_default = {
       "remote.timeout": "10s"
     }
   },
-  ops_about: "Every operation of POST /v1/call by scope (object: one object's Durable Object; index: the commands across objects; auth: token revocation; objects: search). write: a request id is remembered and the call retried only with it; creates: may make the object; erases: deletes storage. Each argument: JSON type (integer, string, boolean, array, object, enum, json), range (min/max; max_items for arrays), required; absent or null means the default. The Worker checks every call against it before running the op (worker/src/generated/ops.ts, rules/args.ts): a crafted body is HTTP 400.",
+  ops_about: "Every operation of POST /v1/call by scope (object: one object's Durable Object; index: the commands across objects; auth: token revocation; objects: search). write: a request id is remembered and the call retried only with it; parts: the lists of its arguments a body over the Worker's DURABLE_MAX_BODY_BYTES is split along (the client sends it in parts with a `part` argument, worker/src/parts.ts); creates: may make the object; erases: deletes storage. Each argument: JSON type (integer, string, boolean, array, object, enum, json), range (min/max; max_items for arrays), required; absent or null means the default. The Worker checks every call against it before running the op (worker/src/generated/ops.ts, rules/args.ts): a crafted body is HTTP 400.",
   ops: {
     object: {
       create: { write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
@@ -54,7 +54,7 @@ var contract_default = {
       prompt: { write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null }, created: { type: "boolean", default: false }, waiting: { type: "boolean", default: false } } },
       next_prompt: { write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       renew: { write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
-      finish: { write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      finish: { write: true, creates: false, erases: false, parts: ["rows"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, part: { type: "object" } } },
       release: { write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, delay_seconds: { type: "integer", min: 0, max: 31536e5 }, not_an_attempt: { type: "boolean" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       stop: { write: true, creates: false, erases: false, plain: true, args: {} },
       cancel: { write: true, creates: false, erases: false, plain: true, args: {} },
@@ -67,7 +67,7 @@ var contract_default = {
       events: { write: false, creates: false, erases: false, plain: true, args: { since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 0 } } },
       participants: { write: false, creates: false, erases: false, plain: true, args: {} },
       get_prompt: { write: false, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      append_many: { write: true, creates: true, erases: false, args: { rows: { type: "array", items: { type: "object" }, required: true }, request_id: { type: "string" }, create: { type: "boolean" }, one: { type: "boolean" }, seqs_only: { type: "boolean" }, origin: { type: "array", items: { type: "string" }, max_items: 2 }, part: { type: "object" } } },
+      append_many: { write: true, creates: true, erases: false, parts: ["rows"], args: { rows: { type: "array", items: { type: "object" }, required: true }, request_id: { type: "string" }, create: { type: "boolean" }, one: { type: "boolean" }, seqs_only: { type: "boolean" }, origin: { type: "array", items: { type: "string" }, max_items: 2 }, part: { type: "object" } } },
       show_transcript: { write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
       follow_start: { write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       rows_after: { write: false, creates: false, erases: false, args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
@@ -98,7 +98,7 @@ var contract_default = {
       hit: { write: true, creates: true, erases: false, args: { key: { type: "string", required: true }, rate: { type: "string", required: true }, n: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, per: { type: "integer", min: 1, max: 31536e5, required: true }, burst: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       ttl: { write: true, creates: false, erases: false, args: { seconds: { type: "integer", min: 1, max: 31536e5 }, clear: { type: "boolean" } } },
       export: { write: false, creates: false, erases: false, args: { cursor: { type: "json" } } },
-      import: { write: true, creates: true, erases: false, args: { record: { type: "object", required: true }, replace: { type: "boolean" }, keep_existing: { type: "boolean" } } },
+      import: { write: true, creates: true, erases: false, parts: ["record.*"], args: { record: { type: "object", required: true }, replace: { type: "boolean" }, keep_existing: { type: "boolean" }, part: { type: "object" } } },
       search_object: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       meta: { write: false, creates: false, erases: false, args: {} },
       tombstone: { write: false, creates: false, erases: false, args: {} },
@@ -2551,16 +2551,16 @@ var LIST_PAGE = 200;
 async function select(env, opts, filter, before = null) {
   const n = Math.min(filter.limit ?? LIST_PAGE, LIST_PAGE);
   if (n <= 0) return { rows: [], next: null };
-  let lists;
+  let lists2;
   if (opts.all) {
-    lists = await Promise.all(ROOT_SHARDS.map((s) => ask(env, s, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
+    lists2 = await Promise.all(ROOT_SHARDS.map((s) => ask(env, s, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
   } else {
     if (!opts.user) throw invalid("no user to list the objects of");
-    lists = [await ask(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter, before, limit: n } })];
+    lists2 = [await ask(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter, before, limit: n } })];
   }
-  const merged = lists.flat().sort(newestFirst);
+  const merged = lists2.flat().sort(newestFirst);
   const rows = merged.slice(0, n);
-  const more = merged.length > n || lists.some((l) => l.length === n) && rows.length > 0;
+  const more = merged.length > n || lists2.some((l) => l.length === n) && rows.length > 0;
   const last = rows[rows.length - 1];
   return { rows, next: more ? [last.last_active_at, last.id] : null };
 }
@@ -2576,12 +2576,12 @@ var PARALLEL = 8;
 var PAGE = 100;
 var ROOTS_SOURCE = "roots";
 async function pageOf(env, sources, after) {
-  const lists = await Promise.all(sources.map(([s, f]) => s === ROOTS_SOURCE ? rootsPage(env, f, after, PAGE) : ask(env, s, "list", { filter: { ...f, after_id: after, limit: PAGE } })));
+  const lists2 = await Promise.all(sources.map(([s, f]) => s === ROOTS_SOURCE ? rootsPage(env, f, after, PAGE) : ask(env, s, "list", { filter: { ...f, after_id: after, limit: PAGE } })));
   const seen = /* @__PURE__ */ new Map();
-  for (const r of lists.flat()) if (!seen.has(r.id)) seen.set(r.id, r);
+  for (const r of lists2.flat()) if (!seen.has(r.id)) seen.set(r.id, r);
   const all = [...seen.values()].sort(byId);
   const rows = all.slice(0, PAGE);
-  const more = all.length > PAGE || lists.some((l) => l.length === PAGE);
+  const more = all.length > PAGE || lists2.some((l) => l.length === PAGE);
   return { rows, next: more && rows.length ? rows[rows.length - 1].id : null };
 }
 async function once(env, who2, run) {
@@ -2892,7 +2892,7 @@ var OBJECT_OPS = {
   prompt: { "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null }, "created": { "type": "boolean", "default": false }, "waiting": { "type": "boolean", "default": false } } },
   next_prompt: { "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   renew: { "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
-  finish: { "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  finish: { "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "part": { "type": "object" } } },
   release: { "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "delay_seconds": { "type": "integer", "min": 0, "max": 31536e5 }, "not_an_attempt": { "type": "boolean" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   stop: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
   cancel: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
@@ -2905,7 +2905,7 @@ var OBJECT_OPS = {
   events: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 0 } } },
   participants: { "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   get_prompt: { "write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  append_many: { "write": true, "creates": true, "erases": false, "args": { "rows": { "type": "array", "items": { "type": "object" }, "required": true }, "request_id": { "type": "string" }, "create": { "type": "boolean" }, "one": { "type": "boolean" }, "seqs_only": { "type": "boolean" }, "origin": { "type": "array", "items": { "type": "string" }, "max_items": 2 }, "part": { "type": "object" } } },
+  append_many: { "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "rows": { "type": "array", "items": { "type": "object" }, "required": true }, "request_id": { "type": "string" }, "create": { "type": "boolean" }, "one": { "type": "boolean" }, "seqs_only": { "type": "boolean" }, "origin": { "type": "array", "items": { "type": "string" }, "max_items": 2 }, "part": { "type": "object" } } },
   show_transcript: { "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
   follow_start: { "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   rows_after: { "write": false, "creates": false, "erases": false, "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
@@ -2936,7 +2936,7 @@ var OBJECT_OPS = {
   hit: { "write": true, "creates": true, "erases": false, "args": { "key": { "type": "string", "required": true }, "rate": { "type": "string", "required": true }, "n": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "per": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "burst": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   ttl: { "write": true, "creates": false, "erases": false, "args": { "seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "clear": { "type": "boolean" } } },
   export: { "write": false, "creates": false, "erases": false, "args": { "cursor": { "type": "json" } } },
-  import: { "write": true, "creates": true, "erases": false, "args": { "record": { "type": "object", "required": true }, "replace": { "type": "boolean" }, "keep_existing": { "type": "boolean" } } },
+  import: { "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": { "record": { "type": "object", "required": true }, "replace": { "type": "boolean" }, "keep_existing": { "type": "boolean" }, "part": { "type": "object" } } },
   search_object: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   meta: { "write": false, "creates": false, "erases": false, "args": {} },
   tombstone: { "write": false, "creates": false, "erases": false, "args": {} },
@@ -4481,12 +4481,12 @@ function hit(obj, a) {
   if (obj.meta() === null) createObject(obj, "active");
   const r = obj.db.one("SELECT tokens, updated_at FROM buckets WHERE key = ?", a.key);
   let tokens = r === null ? capacity : Math.min(capacity, r[0] + Math.max(0, t - r[1]) * refill);
-  const allowed = tokens >= 1;
-  if (allowed) tokens -= 1;
+  const allowed2 = tokens >= 1;
+  if (allowed2) tokens -= 1;
   obj.db.run("INSERT OR REPLACE INTO buckets (key, tokens, updated_at) VALUES (?, ?, ?)", a.key, tokens, t);
-  const retry = allowed ? null : Math.max(1, Math.ceil((1 - tokens) / refill / 1e3 - 1e-9));
-  const doc = { key: a.key, allowed, remaining: Math.floor(tokens + 1e-9), retry_after: retry };
-  if (!allowed) throw new DurableError(`rate limit '${a.key}' reached (${a.rate}); retry after ${retry}s`, "rate_limited", doc);
+  const retry = allowed2 ? null : Math.max(1, Math.ceil((1 - tokens) / refill / 1e3 - 1e-9));
+  const doc = { key: a.key, allowed: allowed2, remaining: Math.floor(tokens + 1e-9), retry_after: retry };
+  if (!allowed2) throw new DurableError(`rate limit '${a.key}' reached (${a.rate}); retry after ${retry}s`, "rate_limited", doc);
   return doc;
 }
 
@@ -5842,8 +5842,9 @@ var PROMPT_OPS = /* @__PURE__ */ new Set(["prompt", "next_prompt", "renew", "fin
 var ROW_FIELDS = ["content", "tool_calls", "meta", "data"];
 function reduce(op, args, result) {
   if (result === null || result === void 0) return null;
+  if (args.part != null && typeof result === "object" && !Array.isArray(result) && "staged" in result) return null;
   if (op === "append_many") {
-    if (args.seqs_only || typeof result === "object" && !Array.isArray(result) && "staged" in result) return null;
+    if (args.seqs_only) return null;
     const rows = Array.isArray(result) ? result : [result];
     return { recall: "rows", seqs: rows.map((r) => r.seq), one: !Array.isArray(result) };
   }
@@ -5971,6 +5972,92 @@ function closed(db, ws, exists) {
   if (fid !== null && exists) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
 }
 
+// src/parts.ts
+var PARTS_SCHEMA = [
+  "DROP TABLE IF EXISTS _durable_staged",
+  // the former staging table (rows of append_many only)
+  "CREATE TABLE IF NOT EXISTS _durable_parts (batch TEXT NOT NULL, path TEXT NOT NULL, n INTEGER NOT NULL, item TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (batch, path, n))",
+  // an item over a Cloudflare row is stored in chunks (rules/state.ts): they go with it
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_part_gone AFTER DELETE ON _durable_parts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.item; END"
+];
+var ABANDONED_MS = 864e5;
+var int2 = (v, lo, hi) => Number.isSafeInteger(v) && v >= lo && v <= hi;
+function allowed(path, patterns) {
+  return patterns.some((p) => p === path || p.endsWith(".*") && path.startsWith(p.slice(0, -1)) && /^[a-z_]{1,40}$/.test(path.slice(p.length - 1)));
+}
+function checkPart(p, patterns) {
+  if (!patterns) throw invalid("this operation is not sent in parts");
+  const firsts = p && typeof p === "object" ? p.first : null;
+  if (!p || typeof p !== "object" || typeof p.batch !== "string" || !/^[0-9a-f]{1,64}$/.test(p.batch) || !int2(p.count, 1, 1e6) || !int2(p.index, 0, p.count - 1) || !firsts || typeof firsts !== "object" || Array.isArray(firsts) || Object.entries(firsts).some(([k, n]) => !allowed(k, patterns) || !int2(n, 0, 1e8))) {
+    throw invalid("part must be {batch: hex id, index, count, first: {list: items sent before}} with 0 <= index < count");
+  }
+  return p;
+}
+function listAt(args, path) {
+  const [head, key] = path.split(".");
+  const v = key === void 0 ? args[head] : args[head]?.[key];
+  return v;
+}
+function lists(args, patterns) {
+  const out = [];
+  for (const p of patterns) {
+    if (p.endsWith(".*")) {
+      const holder = args[p.slice(0, -2)];
+      if (holder && typeof holder === "object" && !Array.isArray(holder)) {
+        for (const [k, v] of Object.entries(holder)) if (Array.isArray(v)) out.push([`${p.slice(0, -1)}${k}`, v]);
+      }
+    } else {
+      const v = listAt(args, p);
+      if (v !== void 0 && v !== null) {
+        if (!Array.isArray(v)) throw invalid(`${p} must be a list`);
+        out.push([p, v]);
+      }
+    }
+  }
+  return out;
+}
+function stage(db, part, args, patterns) {
+  db.run("DELETE FROM _durable_parts WHERE at < ?", now() - ABANDONED_MS);
+  let staged = 0;
+  for (const [path, items] of lists(args, patterns)) {
+    const first = part.first[path] ?? 0;
+    items.forEach((item, i) => db.run(
+      "INSERT OR REPLACE INTO _durable_parts (batch, path, n, item, at) VALUES (?, ?, ?, ?, ?)",
+      part.batch,
+      path,
+      first + i,
+      JSON.stringify(item),
+      now()
+    ));
+    staged += items.length;
+  }
+  return { staged };
+}
+function unstage(db, part, args) {
+  const out = { ...args };
+  const counts = /* @__PURE__ */ new Map();
+  for (const r of db.iter("SELECT path, count(*), max(n) FROM _durable_parts WHERE batch = ? GROUP BY path", part.batch)) {
+    counts.set(r[0], r[1]);
+    if (r[2] !== r[1] - 1) counts.set(r[0], -1);
+  }
+  const want = Object.entries(part.first).filter(([, n]) => n > 0);
+  if (want.length !== counts.size || want.some(([path, n]) => counts.get(path) !== n)) {
+    const have = [...counts.values()].reduce((a, n) => a + Math.max(n, 0), 0);
+    const sent = want.reduce((a, [, n]) => a + n, 0);
+    throw new DurableError(`a part of batch ${part.batch} is missing (${have} of ${sent} items staged); send the batch again`, "conflict");
+  }
+  for (const [path] of want) {
+    const staged = db.all("SELECT item FROM _durable_parts WHERE batch = ? AND path = ? ORDER BY n", part.batch, path).map((r) => JSON.parse(r[0]));
+    const [head, key] = path.split(".");
+    const own = listAt(out, path);
+    const joined = [...staged, ...Array.isArray(own) ? own : []];
+    if (key === void 0) out[head] = joined;
+    else out[head] = { ...out[head], [key]: joined };
+  }
+  db.run("DELETE FROM _durable_parts WHERE batch = ?", part.batch);
+  return out;
+}
+
 // src/object.ts
 var HANDLERS = {
   create: { run: create },
@@ -6087,6 +6174,7 @@ var DurableObjectSession = class {
       for (const step of schema_default.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema_default.migrations.length);
       for (const s of CHUNK_SCHEMA) this.db.run(s);
+      for (const s of PARTS_SCHEMA) this.db.run(s);
     });
     this.migrated = true;
   }
@@ -6118,9 +6206,11 @@ var DurableObjectSession = class {
       if (!existed) {
         if (!creating) return this.answer(0, this.refuse(call));
       }
-      if (op.precheck) {
+      if (op.precheck && call.args?.part == null) {
         op.precheck(new Opened(this.db, call.address, call.actor, call.config, call.id), { ...call.args ?? {}, all_users: !!call.all_users }, existed);
         fresh = !existed;
+      } else if (op.precheck) {
+        fresh = !existed || this.db.one("SELECT 1 FROM object") === null;
       }
       this.migrate();
       const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
@@ -6147,12 +6237,12 @@ var DurableObjectSession = class {
       let ran = null;
       const body = this.ctx.storage.transactionSync(() => {
         let args = { ...call.args ?? {}, all_users: !!call.all_users, ...extra };
-        const part = call.op === "append_many" && args.part != null ? checkPart(args.part) : null;
+        const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result;
         if (part && part.index < part.count - 1) {
-          result = ran = this.stage(part, args.rows);
+          result = ran = stage(this.db, part, args, op.parts);
         } else {
-          if (part) args = { ...args, rows: [...this.unstage(part), ...args.rows ?? []] };
+          if (part) args = unstage(this.db, part, args);
           result = ran = op.run(obj, args);
           if (op.write) this.dirty();
         }
@@ -6191,25 +6281,6 @@ var DurableObjectSession = class {
       if (call.op === "import" && e instanceof DurableError && e.document === void 0) e.document = { id: call.id };
       return this.answer(0, e);
     }
-  }
-  /** A part of a batch sent in parts (SPEC §13: a body over DURABLE_MAX_BODY_BYTES): its rows kept, one
-   *  per row of _durable_staged, until the last part commits them all in one transaction. */
-  stage(part, rows) {
-    if (!Array.isArray(rows)) throw new DurableError("rows must be a list", "invalid_input");
-    this.db.run("CREATE TABLE IF NOT EXISTS _durable_staged (batch TEXT NOT NULL, n INTEGER NOT NULL, row TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (batch, n))");
-    this.db.run("DELETE FROM _durable_staged WHERE at < ?", now() - 864e5);
-    rows.forEach((r, i) => this.db.run("INSERT OR REPLACE INTO _durable_staged (batch, n, row, at) VALUES (?, ?, ?, ?)", part.batch, part.first + i, JSON.stringify(r), now()));
-    return { staged: rows.length };
-  }
-  /** The rows the earlier parts of PART's batch staged, in order (and no longer staged): all of them, or a conflict. */
-  unstage(part) {
-    const has = this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_staged'");
-    const rows = has ? this.db.all("SELECT n, row FROM _durable_staged WHERE batch = ? ORDER BY n", part.batch) : [];
-    if (rows.length !== part.first || rows.some((r, i) => r[0] !== i)) {
-      throw new DurableError(`a part of batch ${part.batch} is missing (${rows.length} of ${part.first} rows staged); send the batch again`, "conflict");
-    }
-    if (has) this.db.run("DELETE FROM _durable_staged WHERE batch = ?", part.batch);
-    return rows.map((r) => JSON.parse(r[1]));
   }
   /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
    *  knows nothing is due: the object's alarm times change only through its own commits, seen here. */
@@ -6511,13 +6582,6 @@ var DurableObjectSession = class {
   }
 };
 var INDEX_RETRY_MS = 2e3;
-function checkPart(p) {
-  const int2 = (v, lo, hi) => Number.isSafeInteger(v) && v >= lo && v <= hi;
-  if (!p || typeof p !== "object" || typeof p.batch !== "string" || !/^[0-9a-f]{1,64}$/.test(p.batch) || !int2(p.count, 1, 1e6) || !int2(p.index, 0, p.count - 1) || !int2(p.first, 0, 1e8)) {
-    throw new DurableError("part must be {batch: hex id, index, count, first} with 0 <= index < count", "invalid_input");
-  }
-  return p;
-}
 
 // src/index.ts
 function callConfig(cap, c) {

@@ -70,11 +70,11 @@ def test_a_batch_over_the_limit_goes_in_parts_all_or_nothing(env, tmp_path):
     fields = [{"role": "user", "content": "x" * 600_000, "tool_calls_json": None, "call_id": None, "name": None,
                "meta_json": None, "data_json": None, "tokens": None}]
     body = {"op": "append_many", "scope": "user", "label": "session", "name": other, "create": True, "request_id": "ab" * 8 + "00000000",
-            "args": {"rows": fields, "part": {"batch": "ab" * 8, "index": 0, "count": 2, "first": 0}}}
+            "args": {"rows": fields, "part": {"batch": "ab" * 8, "index": 0, "count": 2, "first": {}}}}
     assert store.client.call(body, write=True) == {"staged": 1}
     assert run_inprocess("transcript", "show", other).status == 3
     # its last part alone cannot commit a batch it lacks a part of
-    body = dict(body, request_id="cd" * 8, args={"rows": fields, "part": {"batch": "cd" * 8, "index": 1, "count": 2, "first": 1}})
+    body = dict(body, request_id="cd" * 8, args={"rows": fields, "part": {"batch": "cd" * 8, "index": 1, "count": 2, "first": {"rows": 1}}})
     with pytest.raises(Exception) as e:
         store.client.call(body, write=True)
     assert getattr(e.value, "exit_status", None) == 4
@@ -101,3 +101,123 @@ def test_only_retryable_errors_are_retried(env, fault, status, requests):
         assert (got, proxy.requests) == (status, requests)
     finally:
         proxy.close()
+
+
+def _big_rows(n, size=60_000):
+    """N rows of about SIZE characters (2 bytes of UTF-8 each): together well over the 1 MiB limit."""
+    return [{"role": "user" if i % 2 else "assistant", "content": f"row {i} " + "é" * size} for i in range(n)]
+
+
+def test_import_of_a_record_over_the_limit_goes_in_parts(env, tmp_path):
+    """`durable import FILE` (durable's own export form): a record over the Worker's body limit is sent in parts
+    and written in one transaction, as it is locally; imported again, it is the same record."""
+    name = unique("imp")
+    batch = tmp_path / "rows.jsonl"
+    batch.write_text("".join(json.dumps(r) + "\n" for r in _big_rows(30)), encoding="utf-8")  # ~3.6 MB
+    assert run_inprocess("transcript", "append", name, "--batch", str(batch)).status == 0
+    exported = run_inprocess("export", name)
+    assert exported.status == 0, exported.err
+    record = tmp_path / "record.jsonl"
+    record.write_text(exported.out, encoding="utf-8")
+    assert len(exported.out.encode()) > 3 * LIMIT
+    before = run_inprocess("transcript", "show", name, "--json").json()
+    assert run_inprocess("delete", name, "--yes").status == 0
+    out = run_inprocess("import", str(record), "--json")
+    assert out.status == 0, out.err
+    assert [c["name"] for c in out.json()["changed"]] == [name]
+    assert run_inprocess("transcript", "show", name, "--json").json() == before
+    assert run_inprocess("export", name).out == exported.out
+    again = run_inprocess("import", str(record), "--json")  # the same record: nothing to do
+    assert again.status == 0 and [s["reason"] for s in again.json()["skipped"]] == ["already imported"]
+
+
+def test_an_import_whose_last_part_never_came_leaves_nothing(env):
+    """All or nothing: the parts of an import before its last are staged, not an object."""
+    from durable_cli import Store
+
+    store = Store(remote=env.url, token=token("alice"))
+    name = unique("half")
+    record = {"turns": [{"seq": 1, "content": "x" * 600_000}]}  # checked only once whole, by the last part
+    body = {"op": "import", "scope": "user", "label": "session", "name": name, "create": True, "request_id": "ef" * 8 + "00000000",
+            "args": {"record": record, "part": {"batch": "ef" * 8, "index": 0, "count": 2, "first": {}}}}
+    assert store.client.call(body, write=True) == {"staged": 1}
+    store.close()
+    assert run_inprocess("transcript", "show", name).status == 3
+    assert run_inprocess("ls", "--all", "--json").json() is not None
+    assert name not in run_inprocess("ls", "--all").out
+
+
+def test_import_from_llm_of_a_conversation_over_the_limit(env, tmp_path):
+    """`durable import --from llm`: a conversation whose record is over the Worker's body limit arrives whole."""
+    import sqlite3
+
+    from tests.core.test_llm_import import OLD_SCHEMA
+
+    path = tmp_path / "llm" / "logs.db"
+    path.parent.mkdir()
+    db = sqlite3.connect(path)
+    db.executescript(OLD_SCHEMA)
+    conversation = "01j0" + unique("c").replace("-", "")[-22:].lower().rjust(22, "a")
+    db.execute("INSERT INTO conversations VALUES (?, 'long talk', 'm')", (conversation,))
+    for i in range(12):  # 12 exchanges of ~240 KB each way: ~5.8 MB of UTF-8
+        db.execute("INSERT INTO responses (id, model, prompt, response, conversation_id, datetime_utc) VALUES (?, 'm', ?, ?, ?, ?)",
+                   (f"r{i:02d}", f"question {i} " + "ü" * 120_000, f"answer {i} " + "ß" * 120_000, conversation,
+                    f"2024-07-01T10:{i:02d}:00"))
+    db.commit()
+    db.close()
+    out = run_inprocess("import", "--from", "llm", str(path), "--json")
+    assert out.status == 0, out.err
+    assert [c["name"] for c in out.json()["changed"]] == [conversation]
+    shown = run_inprocess("transcript", "show", conversation, "--json").json()
+    assert len(shown) == 24 and shown[-1]["content"] == "answer 11 " + "ß" * 120_000
+
+
+def _started(name):
+    assert run_inprocess("session", "prompt", name, "go").status == 0
+    taken = run_inprocess("session", "next", name, "--json")
+    assert taken.status == 0, taken.err
+    return taken.json()
+
+
+def test_finish_with_rows_over_the_limit_goes_in_parts(env, tmp_path):
+    """`session finish --rows FILE`: the turn's rows and the finish in one transaction, in parts when over the
+    Worker's body limit; a bad row leaves the prompt processing and nothing recorded."""
+    name = unique("fin")
+    prompt = _started(name)
+    rows = [{"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", "name": "read", "arguments": json.dumps({"n": i})}]}
+            for i in range(3)]
+    rows = [r for i, call in enumerate(rows) for r in (call, {"role": "tool", "call_id": f"c{i}", "content": f"out {i} " + "ø" * 250_000})]
+    rows.append({"role": "assistant", "content": "done " + "å" * 250_000})
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows[:-1]) + json.dumps({"role": "assistant", "content": "x", "meta": "no"}) + "\n",
+                   encoding="utf-8")
+    refused = run_inprocess("session", "finish", name, str(prompt["id"]), "--rows", str(bad))
+    assert refused.status == 2, refused.err
+    assert run_inprocess("session", "queue", name, "--json").json()[0]["status"] == "processing"
+    good = tmp_path / "rows.jsonl"
+    good.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert len(good.read_bytes()) > 2 * LIMIT
+    out = run_inprocess("session", "finish", name, str(prompt["id"]), "--rows", str(good), "--json")
+    assert out.status == 0, out.err
+    assert out.json()["status"] == "completed"
+    shown = run_inprocess("transcript", "show", name, "--json").json()
+    assert [r["content"] for r in shown] == ["go"] + [r["content"] for r in rows]
+    assert run_inprocess("session", "finish", name, str(prompt["id"]), "--rows", str(good)).status == 4  # finished already
+
+
+def test_work_records_rows_over_the_limit(env, tmp_path):
+    """`durable work` whose command prints rows over the Worker's body limit: recorded and finished as one."""
+    name = unique("work")
+    assert run_inprocess("session", "prompt", name, "go").status == 0
+    script = tmp_path / "cmd.py"
+    script.write_text("import json\n"
+                      "print(json.dumps({'role': 'assistant', 'content': '', 'tool_calls': [{'id': 'c1', 'name': 'r', 'arguments': '{}'}]}))\n"
+                      "print(json.dumps({'role': 'tool', 'call_id': 'c1', 'content': 'þ' * 400000}))\n"
+                      "print(json.dumps({'role': 'assistant', 'content': 'fin ' + 'þ' * 400000}))\n", encoding="utf-8")
+    import sys
+
+    out = run_inprocess("work", name, "--command", f"{sys.executable} {script}", "--once", "--wait", "0", "--json")
+    assert out.status == 0, out.err
+    assert json.loads(out.out.splitlines()[-1])["outcome"] == "completed" and json.loads(out.out.splitlines()[-1])["rows"] == 3
+    shown = run_inprocess("transcript", "show", name, "--json").json()
+    assert [len(r["content"]) for r in shown] == [2, 0, 400000, 400004]

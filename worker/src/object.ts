@@ -18,6 +18,7 @@ import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
+import { PARTS_SCHEMA, checkPart, stage, unstage } from "./parts";
 
 // What the Worker does for each op of the contract's table (durable_cli/contract.json "ops", generated into
 // ./generated/ops.ts: write, creates, erases and the argument specs rules/args.ts checks every call against).
@@ -150,6 +151,7 @@ export class DurableObjectSession {
       for (const step of schema.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema.migrations.length);
       for (const s of CHUNK_SCHEMA) this.db.run(s); // values over a Cloudflare row, in parts (rules/state.ts)
+      for (const s of PARTS_SCHEMA) this.db.run(s); // bodies over DURABLE_MAX_BODY_BYTES, in parts (parts.ts)
     });
     this.migrated = true;
   }
@@ -183,9 +185,11 @@ export class DurableObjectSession {
       if (!existed) {
         if (!creating) return this.answer(0, this.refuse(call));
       }
-      if (op.precheck) {
+      if (op.precheck && call.args?.part == null) { // a body in parts: the op checks it whole, in its last part
         op.precheck(new Opened(this.db, call.address, call.actor, call.config, call.id), { ...(call.args ?? {}), all_users: !!call.all_users }, existed);
         fresh = !existed;
+      } else if (op.precheck) { // a part: the storage its earlier parts made holds no object yet
+        fresh = !existed || this.db.one("SELECT 1 FROM object") === null;
       }
       this.migrate();
       const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
@@ -214,12 +218,12 @@ export class DurableObjectSession {
       let ran: any = null;
       const body = this.ctx.storage.transactionSync(() => {
         let args = { ...(call.args ?? {}), all_users: !!call.all_users, ...extra };
-        const part = call.op === "append_many" && args.part != null ? checkPart(args.part) : null;
+        const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result: unknown;
         if (part && part.index < part.count - 1) {
-          result = ran = this.stage(part, args.rows); // a batch in parts: staged, committed by its last part
+          result = ran = stage(this.db, part, args, op.parts!); // a body in parts (parts.ts): staged, committed by its last part
         } else {
-          if (part) args = { ...args, rows: [...this.unstage(part), ...(args.rows ?? [])] };
+          if (part) args = unstage(this.db, part, args);
           result = ran = op.run(obj, args);
           if (op.write) this.dirty();
         }
@@ -249,27 +253,6 @@ export class DurableObjectSession {
       if (call.op === "import" && e instanceof DurableError && e.document === undefined) e.document = { id: call.id }; // the receipt's entry
       return this.answer(0, e);
     }
-  }
-
-  /** A part of a batch sent in parts (SPEC §13: a body over DURABLE_MAX_BODY_BYTES): its rows kept, one
-   *  per row of _durable_staged, until the last part commits them all in one transaction. */
-  private stage(part: Part, rows: unknown): { staged: number } {
-    if (!Array.isArray(rows)) throw new DurableError("rows must be a list", "invalid_input");
-    this.db.run("CREATE TABLE IF NOT EXISTS _durable_staged (batch TEXT NOT NULL, n INTEGER NOT NULL, row TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (batch, n))");
-    this.db.run("DELETE FROM _durable_staged WHERE at < ?", now() - 86400000); // batches abandoned a day ago
-    rows.forEach((r, i) => this.db.run("INSERT OR REPLACE INTO _durable_staged (batch, n, row, at) VALUES (?, ?, ?, ?)", part.batch, part.first + i, JSON.stringify(r), now()));
-    return { staged: rows.length };
-  }
-
-  /** The rows the earlier parts of PART's batch staged, in order (and no longer staged): all of them, or a conflict. */
-  private unstage(part: Part): unknown[] {
-    const has = this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_staged'");
-    const rows = has ? this.db.all("SELECT n, row FROM _durable_staged WHERE batch = ? ORDER BY n", part.batch) : [];
-    if (rows.length !== part.first || rows.some((r, i) => r[0] !== i)) {
-      throw new DurableError(`a part of batch ${part.batch} is missing (${rows.length} of ${part.first} rows staged); send the batch again`, "conflict");
-    }
-    if (has) this.db.run("DELETE FROM _durable_staged WHERE batch = ?", part.batch);
-    return rows.map((r) => JSON.parse(r[1]));
   }
 
   /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
@@ -589,14 +572,3 @@ export class DurableObjectSession {
 const INDEX_RETRY_MS = 2000; // a failed index update is retried by the alarm this soon (and by the next request)
 
 type SystemCall = { op: string; args: any; address: Address; id: string };
-
-type Part = { batch: string; index: number; count: number; first: number };
-
-function checkPart(p: any): Part {
-  const int = (v: unknown, lo: number, hi: number) => Number.isSafeInteger(v) && (v as number) >= lo && (v as number) <= hi;
-  if (!p || typeof p !== "object" || typeof p.batch !== "string" || !/^[0-9a-f]{1,64}$/.test(p.batch) || !int(p.count, 1, 1000000)
-      || !int(p.index, 0, p.count - 1) || !int(p.first, 0, 100000000)) {
-    throw new DurableError("part must be {batch: hex id, index, count, first} with 0 <= index < count", "invalid_input");
-  }
-  return p as Part;
-}

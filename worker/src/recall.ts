@@ -17,8 +17,9 @@ const ROW_FIELDS = ["content", "tool_calls", "meta", "data"];
 /** RESULT of OP reduced to a Recall, or null when it holds no row contents (remembered as answered). */
 export function reduce(op: string, args: any, result: any): Recall | null {
   if (result === null || result === undefined) return null;
+  if (args.part != null && typeof result === "object" && !Array.isArray(result) && "staged" in result) return null; // an earlier part (parts.ts)
   if (op === "append_many") {
-    if (args.seqs_only || (typeof result === "object" && !Array.isArray(result) && "staged" in result)) return null; // seqs already; a staged part
+    if (args.seqs_only) return null; // seqs already
     const rows = Array.isArray(result) ? result : [result];
     return { recall: "rows", seqs: rows.map((r: any) => r.seq), one: !Array.isArray(result) };
   }

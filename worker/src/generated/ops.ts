@@ -3,6 +3,7 @@ export type ArgSpec = { type: string; min?: number; max?: number; max_items?: nu
   values?: readonly string[]; required?: boolean; default?: unknown };
 // plain, positional: how the Python client builds the op's method (durable_cli/remote/backend.py)
 export type OpSpec = { write: boolean; creates: boolean; erases: boolean; plain?: boolean; positional?: readonly string[];
+  parts?: readonly string[];
   args: Record<string, ArgSpec> };
 
 export const OBJECT_OPS = {
@@ -11,7 +12,7 @@ export const OBJECT_OPS = {
   prompt: {"write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": {"content": {"type": "string", "required": true}, "source": {"type": "string", "default": null}, "request_id": {"type": "string", "default": null}, "created": {"type": "boolean", "default": false}, "waiting": {"type": "boolean", "default": false}}},
   next_prompt: {"write": true, "creates": false, "erases": false, "args": {"lease_seconds": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "waiting": {"type": "boolean"}, "context": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "on_expiry": {"type": "string"}, "max_attempts": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
   renew: {"write": true, "creates": false, "erases": false, "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "lease_seconds": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "attempt": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
-  finish: {"write": true, "creates": false, "erases": false, "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "reply": {"type": "string"}, "rows": {"type": "array", "items": {"type": "object"}}, "failed": {"type": "boolean"}, "error": {"type": "string"}, "attempt": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
+  finish: {"write": true, "creates": false, "erases": false, "parts": ["rows"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "reply": {"type": "string"}, "rows": {"type": "array", "items": {"type": "object"}}, "failed": {"type": "boolean"}, "error": {"type": "string"}, "attempt": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "part": {"type": "object"}}},
   release: {"write": true, "creates": false, "erases": false, "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "delay_seconds": {"type": "integer", "min": 0, "max": 3153600000}, "not_an_attempt": {"type": "boolean"}, "attempt": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
   stop: {"write": true, "creates": false, "erases": false, "plain": true, "args": {}},
   cancel: {"write": true, "creates": false, "erases": false, "plain": true, "args": {}},
@@ -24,7 +25,7 @@ export const OBJECT_OPS = {
   events: {"write": false, "creates": false, "erases": false, "plain": true, "args": {"since": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": 0}}},
   participants: {"write": false, "creates": false, "erases": false, "plain": true, "args": {}},
   get_prompt: {"write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
-  append_many: {"write": true, "creates": true, "erases": false, "args": {"rows": {"type": "array", "items": {"type": "object"}, "required": true}, "request_id": {"type": "string"}, "create": {"type": "boolean"}, "one": {"type": "boolean"}, "seqs_only": {"type": "boolean"}, "origin": {"type": "array", "items": {"type": "string"}, "max_items": 2}, "part": {"type": "object"}}},
+  append_many: {"write": true, "creates": true, "erases": false, "parts": ["rows"], "args": {"rows": {"type": "array", "items": {"type": "object"}, "required": true}, "request_id": {"type": "string"}, "create": {"type": "boolean"}, "one": {"type": "boolean"}, "seqs_only": {"type": "boolean"}, "origin": {"type": "array", "items": {"type": "string"}, "max_items": 2}, "part": {"type": "object"}}},
   show_transcript: {"write": false, "creates": false, "erases": false, "args": {"all_rows": {"type": "boolean"}, "since": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "last": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "cursor": {"type": "json"}}},
   follow_start: {"write": false, "creates": false, "erases": false, "args": {"all_rows": {"type": "boolean"}, "since": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "last": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
   rows_after: {"write": false, "creates": false, "erases": false, "args": {"seq": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
@@ -55,7 +56,7 @@ export const OBJECT_OPS = {
   hit: {"write": true, "creates": true, "erases": false, "args": {"key": {"type": "string", "required": true}, "rate": {"type": "string", "required": true}, "n": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "per": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "burst": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
   ttl: {"write": true, "creates": false, "erases": false, "args": {"seconds": {"type": "integer", "min": 1, "max": 3153600000}, "clear": {"type": "boolean"}}},
   export: {"write": false, "creates": false, "erases": false, "args": {"cursor": {"type": "json"}}},
-  import: {"write": true, "creates": true, "erases": false, "args": {"record": {"type": "object", "required": true}, "replace": {"type": "boolean"}, "keep_existing": {"type": "boolean"}}},
+  import: {"write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": {"record": {"type": "object", "required": true}, "replace": {"type": "boolean"}, "keep_existing": {"type": "boolean"}, "part": {"type": "object"}}},
   search_object: {"write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   meta: {"write": false, "creates": false, "erases": false, "args": {}},
   tombstone: {"write": false, "creates": false, "erases": false, "args": {}},
