@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from durable_cli import durations, text  # noqa: E402
 from durable_cli.config import valid_name  # noqa: E402
 from durable_cli.core import elicit, sessions, tokens, transcript  # noqa: E402
+from durable_cli.core.transcript import row as transcript_row  # noqa: E402
 from durable_cli.errors import DurableError  # noqa: E402
 
 TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "durable_cli", "contract", "vectors.json")
@@ -125,7 +126,7 @@ def field_text_outcome(key, text_):
     def call():
         value = transcript.parse_json(text_, key)
         if key == "meta":
-            transcript._meta(value, "")
+            transcript_row._meta(value, "")
     return outcome(call)
 
 

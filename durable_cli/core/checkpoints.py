@@ -11,6 +11,7 @@ import sqlite3
 
 from ..store.sqlite import sqlite_error
 from . import state, transcript
+from .transcript.row import _settings
 
 ADAPTER = "langgraph"
 _CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
@@ -46,7 +47,7 @@ def put_checkpoint(obj, *, external_id, ns, checkpoint_id, parent_id, type_, blo
         fresh = _unmirrored(obj.db, [mid for mid, _ in mirror])
         rows = []
         if fresh:
-            settings = transcript._settings(obj.config)
+            settings = _settings(obj.config)
             for mid, fields in mirror:
                 if mid not in fresh:
                     continue

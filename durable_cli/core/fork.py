@@ -11,6 +11,7 @@ tool calls, meta, data and created_at, is authored by the forking user and names
 from .. import clock
 from ..errors import conflict
 from . import state, transcript as t
+from .transcript.summaries import _live_row, _splits_a_call
 
 _COPY = (
     "INSERT INTO turns (seq, role, content, tokens, author, created_at, kind, covers_first, covers_last, call_id,"
@@ -43,10 +44,10 @@ def read_source(obj, at=None) -> dict:
         rows = obj.handle.rows(f"SELECT {t.ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos")
         seq = rows[-1][t.SEQ] if rows else None
     else:
-        cut = t._live_row(obj, at)
+        cut = _live_row(obj, at)
         rows = obj.handle.rows(
             f"SELECT {t.ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL AND pos <= ? ORDER BY pos", (cut[t.POS],))
-        if t._splits_a_call(obj, rows, cut[t.POS]):
+        if _splits_a_call(obj, rows, cut[t.POS]):
             from ..errors import invalid
 
             raise invalid(f"row {at} of {obj.what} would separate a tool call from its results; "

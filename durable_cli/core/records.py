@@ -285,14 +285,14 @@ def _json_text(rule=None):
 
 
 def _tool_calls(value, where):
-    from . import transcript
+    from .transcript import row as transcript
 
     if not transcript._tool_calls(value, where):
         raise Bad("must hold at least one tool call (null means none)")
 
 
 def _meta(value, where):
-    from . import transcript
+    from .transcript import row as transcript
 
     transcript._meta(value, where)
 

@@ -8,6 +8,7 @@ from ..errors import conflict, invalid, not_found
 from ..messages import say
 from ..text import quote
 from . import state, transcript
+from .transcript.row import _loads
 from .lifecycle import (  # noqa: F401 - the lifecycle's API, as before
     ANY, LIVE, TRANSITIONS, check, refusal, require_session, valid_request_id, valid_title)
 
@@ -235,8 +236,8 @@ def plan_finish(config, *, reply=None, meta=None, rows=None, failed=False) -> li
         if r.meta is not None:
             raise invalid(f"line {last + 1}: the last assistant row has its own meta; give --meta or the row's meta, not both")
         prepared[last] = transcript.prepare(config, {
-            "role": r.role, "content": r.content, "tool_calls": transcript._loads(r.tool_calls), "meta": meta,
-            "data": transcript._loads(r.data), "tokens": r.given_tokens}, where=f"line {last + 1}: ")
+            "role": r.role, "content": r.content, "tool_calls": _loads(r.tool_calls), "meta": meta,
+            "data": _loads(r.data), "tokens": r.given_tokens}, where=f"line {last + 1}: ")
     if rows and reply is None and not failed and (prepared[-1].role != "assistant" or prepared[-1].tool_calls is not None):
         raise invalid(f"line {len(prepared)}: the turn must end with a final assistant row without tool calls"
                       " (or give --reply, or --failed for a partial turn); nothing changed")

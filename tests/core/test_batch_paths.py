@@ -9,7 +9,7 @@ import pytest
 from durable_cli import Store
 from durable_cli.config import Config
 from durable_cli.core import transcript as rules
-from durable_cli.errors import DurableError
+from durable_cli.errors import DurableError, invalid
 
 pytestmark = pytest.mark.both_backends
 
@@ -21,10 +21,10 @@ def general(config, line: str, number=1):
     where = f"line {number}: "
     fields = rules.parse_json(line, f"line {number}")
     if not isinstance(fields, dict):
-        raise rules.invalid(f"{where}expected a JSON object with role and content")
+        raise invalid(f"{where}expected a JSON object with role and content")
     unknown = set(fields) - set(rules.INPUT_KEYS) - set(rules.OUTPUT_KEYS)
     if unknown:
-        raise rules.invalid(f"{where}unknown keys {sorted(unknown)}: use {', '.join(rules.INPUT_KEYS)}")
+        raise invalid(f"{where}unknown keys {sorted(unknown)}: use {', '.join(rules.INPUT_KEYS)}")
     return rules.prepare(config, fields, where=where)
 
 

@@ -1,0 +1,74 @@
+"""The context window (SPEC §6 `transcript window`): pinned turns, then the longest suffix of the other
+live rows within the budget, tool calls and their results kept together."""
+
+import json
+
+from ...errors import invalid
+from ...vocabulary import PINNED_ROLES
+from .row import CALL_ID, CALLS, KIND, POS, _require, ROLE, ROW_COLUMNS, row_json, SEQ, TOKENS
+
+
+def _pinned(obj):
+    """The leading system and developer turns of the logical order (read until the first other row)."""
+    pinned = []
+    for r in obj.db.execute(f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos"):
+        if r[ROLE] in PINNED_ROLES and r[KIND] == "turn":
+            pinned.append(r)
+        else:
+            break
+    return pinned
+
+
+def _call_ids(r):
+    return [c["id"] for c in json.loads(r[CALLS])] if r[CALLS] else []
+
+
+def context_window(obj, *, budget=None, limit=None, keep=None) -> dict:
+    """Pinned turns, then the longest suffix of the other live rows within BUDGET and LIMIT.
+
+    A tool call and its results come as one group: a `tool` row is taken only with the assistant
+    row that called it (orphans are left out wherever they stand, costing nothing), and an assistant
+    row is taken only with its results. KEEP (a seq, `session next --context`) forces the pinned rows
+    and that row in even over the budget. When the pinned rows alone exceed the budget (and nothing
+    is kept), the window is empty.
+    """
+    if budget is None:
+        budget = obj.config.get("transcript.token_budget")
+    if isinstance(budget, bool) or budget < 0 or (limit is not None and limit < 0):
+        raise invalid("--tokens and --limit must be non-negative")
+    _require(obj)
+    pinned = _pinned(obj)
+    total = sum(r[TOKENS] for r in pinned)
+    if total > budget and keep is None:
+        return {"turns": [], "tokens": 0, "budget": budget}
+    boundary = pinned[-1][POS] if pinned else 0
+    tail, count, waiting = [], 0, {}
+    for r in obj.db.execute(
+        f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC", (boundary,)
+    ):
+        if r[ROLE] == "tool" and r[KIND] == "turn":
+            waiting.setdefault(r[CALL_ID], []).append(r)
+            continue
+        group = [r]
+        for call_id in _call_ids(r):
+            group += waiting.pop(call_id, [])
+        cost = sum(g[TOKENS] for g in group)
+        if r[SEQ] != keep and (total + cost > budget or (limit is not None and count + len(group) > limit)):
+            break
+        tail += group
+        total += cost
+        count += len(group)
+    tail.sort(key=lambda g: g[POS])
+    return {"turns": [row_json(r) for r in pinned + tail], "tokens": total, "budget": budget}
+
+
+def window(obj, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002 - SPEC §9's name
+    """The context window as a document: `json` ({"turns", "tokens", "budget"}) or a provider's input."""
+    if format not in ("json", "messages", "responses", "anthropic"):
+        raise invalid(f"invalid format {format!r}: use json, messages, responses or anthropic")
+    doc = context_window(obj, budget=tokens, limit=limit, keep=keep)
+    if format == "json":
+        return doc
+    from .. import formats
+
+    return formats.render(doc["turns"], format)

@@ -1,0 +1,372 @@
+"""A transcript row (SPEC §6): its columns, the checks that turn input into one (`prepare`, validated whole
+before anything is opened or created), its JSON encoding and the shape SPEC §10 shows (`row_json`);
+and the guards every transcript operation shares."""
+
+import json
+
+from ... import clock
+from ...errors import NotEncodable, conflict, invalid
+from .. import strict_json, tokens as _tokens
+
+from ...vocabulary import ROW_INPUT_KEYS as INPUT_KEYS, ROW_OUTPUT_KEYS as OUTPUT_KEYS, ROW_ROLES as ROLES  # noqa: E402
+ROW_COLUMNS = (
+    "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos,"
+    " tool_calls, name, meta, data, forked_from"
+)
+SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META, DATA, FORKED = range(17)
+REDACTED = "[redacted]"
+PRUNED = "[pruned]"  # what a prompt's text becomes when prune deletes the turn it became
+MAX_INT = 2**63 - 1
+from ...vocabulary import USAGE_KEYS as _USAGE_KEYS  # noqa: E402
+MAX_USAGE = 10**12  # a usage count's ceiling: 9 million such rows before a 64-bit total could overflow
+MAX_COST = 10**9  # meta.cost_usd's ceiling, in dollars
+
+_estimators = {}
+
+
+def _estimator(config):
+    name = config.get("transcript.tokenizer")
+    if name not in _estimators:
+        _estimators[name] = _tokens.estimator(name)
+    return _estimators[name]
+
+
+def estimate(obj, text: str) -> int:
+    return _estimator(obj.config)(text)
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode  # json.dumps, made once
+
+
+def _dumps(value) -> str:
+    return _ENCODE(value)
+
+
+def _c_encoder():
+    """CPython's C encoder as _ENCODE sets it up on every call, set up once (None where there is none or it
+    disagrees with _ENCODE): `"".join(it(value, 0))` is _ENCODE(value) less ~0.8 us of set-up a value. A
+    value that refers to itself ends in RecursionError rather than ValueError."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring
+
+        def default(value):
+            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+        it = c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, False)
+        probe = {"a": [1, 2.5, None, True, "\u00e9\n\"\ud800"], "b": {"c": -0.0, "d": 10**20}, "e": ""}
+        return it if "".join(it(probe, 0)) == _ENCODE(probe) else None
+    except Exception:  # noqa: BLE001 - another Python: the usual encoder
+        return None
+
+
+_C_ENCODE = _c_encoder()
+
+
+def _loads(text):
+    return None if text is None else json.loads(text)
+
+
+def check_text(config, content, what="content") -> None:
+    """Empty content or content over transcript.max_turn_bytes is exit 2: never truncated silently."""
+    if not isinstance(content, str) or content == "":
+        raise invalid(f"empty {what}: give TEXT, or - to read it from stdin")
+    limit = config.get("transcript.max_turn_bytes")
+    size = len(content.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise invalid(f"{what} is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
+
+
+def check_content(obj, content: str) -> None:
+    check_text(obj.config, content)
+
+
+_DECODER = strict_json.DECODER
+
+
+def parse_json(text, what: str, *, depth: bool = True):
+    """A JSON option's value, RFC 8259 JSON (strict_json: no NaN, 1e400, duplicate key or nesting over
+    200 levels; DEPTH False: a batch line, whose fields are each checked by `prepare`); exit 2 naming it."""
+    if text is None:
+        return None
+    try:
+        return strict_json.loads(text, depth=depth)
+    except strict_json.NotJSON as e:
+        raise invalid(f"{what} is not valid JSON ({e})")
+
+
+class Prepared:
+    """One validated input row, its JSON columns already serialized and its tokens counted."""
+
+    __slots__ = ("role", "content", "tokens", "tool_calls", "call_id", "name", "meta", "data", "given_tokens")
+    role: str
+    content: str
+    tokens: int
+    tool_calls: "str | None"
+    call_id: "str | None"
+    name: "str | None"
+    meta: "str | None"
+    data: "str | None"
+    given_tokens: "int | None"
+
+    def params(self, author, now, request_id=None, request_hash=None, request_last=None):
+        return (self.role, self.content, self.tokens, author, now, self.call_id, self.tool_calls, self.name,
+                self.meta, self.data, request_id, request_hash, request_last)
+
+    def key(self):
+        return (self.role, self.content, self.tool_calls, self.call_id, self.name, self.meta, self.data, self.given_tokens)
+
+
+def _tool_calls(value, where):
+    if not isinstance(value, list):
+        raise invalid(f"{where}tool calls must be a JSON array of {{\"id\", \"name\", \"arguments\"}}")
+    out, seen = [], set()
+    for i, call in enumerate(value, 1):
+        if not isinstance(call, dict):
+            raise invalid(f"{where}tool call {i} is not a JSON object")
+        extra = set(call) - {"id", "name", "arguments"}
+        if extra:
+            raise invalid(f"{where}tool call {i} has unknown keys {sorted(extra)}: use id, name and arguments")
+        for key in ("id", "name"):
+            if not isinstance(call.get(key), str) or not call[key]:
+                raise invalid(f"{where}tool call {i} needs a non-empty string {key!r}")
+        arguments = call.get("arguments", "{}")
+        if not isinstance(arguments, str):
+            raise invalid(f"{where}tool call {i}: 'arguments' must be a string (the model's JSON text)")
+        if call["id"] in seen:
+            raise invalid(f"{where}tool call id {call['id']!r} appears twice in one row")
+        seen.add(call["id"])
+        out.append({"id": call["id"], "name": call["name"], "arguments": arguments})
+    return out
+
+
+def _meta(value, where):
+    if not isinstance(value, dict):
+        raise invalid(f"{where}meta must be a JSON object")
+    if "model" in value and not isinstance(value["model"], str):
+        raise invalid(f"{where}meta.model must be a string")
+    if "usage" in value:
+        usage = value["usage"]
+        if not isinstance(usage, dict):
+            raise invalid(f"{where}meta.usage must be an object with input_tokens and output_tokens")
+        for key in _USAGE_KEYS:
+            required = key in ("input_tokens", "output_tokens")
+            if key not in usage and not required:
+                continue
+            n = usage.get(key)
+            if type(n) is not int or not 0 <= n <= MAX_USAGE:  # 5.0 and true are not integers
+                raise invalid(f"{where}meta.usage.{key} must be an integer from 0 to 10^12")
+    if "cost_usd" in value:
+        cost = value["cost_usd"]
+        if type(cost) not in (int, float) or not 0 <= cost <= MAX_COST:  # NaN fails the comparison
+            raise invalid(f"{where}meta.cost_usd must be a finite number from 0 to 10^9")
+    return value
+
+
+_PLAIN_ROLES = ROLES[:4]  # every role but `tool` (a tuple: `in` must not hash what the input holds)
+_BATCH_KEYS = frozenset(INPUT_KEYS + OUTPUT_KEYS)
+
+
+def _settings(config):
+    return config.get("transcript.max_turn_bytes"), _estimator(config)
+
+
+def _plain(fields: dict, limit: int, count_tokens):
+    """The common row, a role and its text (perhaps its token count, perhaps the caller's `data`, as an
+    adapter writes a message), checked in a few comparisons.
+
+    None when the row needs `prepare`'s general path: anything else it holds, and anything wrong
+    with it, so that errors stay those of `prepare`. What is accepted here `prepare` accepts alike.
+    """
+    get = fields.get
+    role, content, given, data = get("role"), get("content"), None, None
+    if role not in _PLAIN_ROLES or type(content) is not str or not content:
+        return None
+    if len(fields) > 2:  # more than role and content
+        given, data = get("tokens"), get("data")
+        if (get("tool_calls") is not None or get("call_id") is not None or get("name") is not None
+                or get("meta") is not None):
+            return None
+        if given is not None and (type(given) is not int or not 0 <= given <= _tokens.MAX_TOKENS):
+            return None
+    if content.isascii():
+        size = len(content)
+    else:
+        try:
+            size = len(content.encode("utf-8"))
+        except UnicodeEncodeError:
+            return None
+    if data is not None:
+        try:
+            data = "".join(_C_ENCODE(data, 0)) if _C_ENCODE is not None else _ENCODE(data)
+        except (TypeError, ValueError, RecursionError):
+            return None
+        if strict_json.may_be_too_deep(data):  # prepare decides
+            return None
+        if data.isascii():
+            size += len(data)
+        else:
+            try:
+                size += len(data.encode("utf-8"))
+            except UnicodeEncodeError:  # a lone surrogate: prepare says so
+                return None
+    if size > limit:
+        return None
+    row = Prepared()
+    row.role, row.content, row.call_id, row.name, row.given_tokens = role, content, None, None, given
+    row.tool_calls = row.meta = None
+    row.data = data
+    row.tokens = count_tokens(content) if given is None else given
+    return row
+
+
+def _json_field(value, what, where):
+    """The compact JSON text of a row's meta or data (None stays None); exit 2 for a value outside RFC 8259
+    JSON (NaN, an infinity, nesting over 200 levels) or one json cannot encode."""
+    if value is None:
+        return None
+    try:
+        text = _dumps(value)
+        strict_json.check_depth(value, text)
+    except (RecursionError, strict_json.NotJSON):
+        raise invalid(f"{where}{what} is nested deeper than {strict_json.MAX_DEPTH} levels; nothing was stored")
+    except ValueError:  # allow_nan=False
+        raise invalid(f"{where}{what} holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored")
+    except TypeError as e:
+        raise NotEncodable(f"{where}{what} is not JSON-serializable ({e}); nothing was stored")
+    return text
+
+
+def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepared:
+    """Validate one input row (a dict of §6 input fields) as a whole; exit 2 naming what is wrong.
+
+    WHERE prefixes messages (e.g. "line 3: ") so a batch names its bad line.
+    """
+    limit, count_tokens = _settings or (config.get("transcript.max_turn_bytes"), _estimator(config))
+    role = fields.get("role")
+    if role not in ROLES:
+        raise invalid(f"{where}invalid role {role!r}: use one of {', '.join(ROLES)}")
+    content = fields.get("content")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise invalid(f"{where}content must be a string")
+    calls = fields.get("tool_calls")
+    if calls is not None:
+        if role != "assistant":
+            raise invalid(f"{where}tool calls belong on assistant rows, not {role} rows")
+        calls = _tool_calls(calls, where) or None  # [] means none
+    call_id, name = fields.get("call_id"), fields.get("name")
+    if role == "tool":
+        if not isinstance(call_id, str) or not call_id:
+            raise invalid(f"{where}a tool row needs the id of the call it answers (--call-id ID)")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise invalid(f"{where}the tool's name must be a non-empty string")
+    else:
+        if call_id is not None:
+            raise invalid(f"{where}a call id belongs on tool rows only, not {role} rows")
+        if name is not None:
+            raise invalid(f"{where}a tool name belongs on tool rows only, not {role} rows")
+    meta = fields.get("meta")
+    if meta is not None:
+        meta = _meta(meta, where)
+    data = fields.get("data")
+    if content == "" and not (calls and role == "assistant") and data is None:
+        raise invalid(f"{where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)")
+    given = fields.get("tokens")
+    if given is not None and (isinstance(given, bool) or not isinstance(given, int) or not 0 <= given <= _tokens.MAX_TOKENS):
+        raise invalid(f"{where}tokens must be an integer from 0 to {_tokens.MAX_TOKENS}")
+    row = Prepared()
+    row.role, row.content, row.call_id, row.name, row.given_tokens = role, content, call_id, name, given
+    row.tool_calls = _dumps(calls) if calls else None
+    row.meta = _json_field(meta, "meta", where)
+    row.data = _json_field(data, "data", where)
+    try:
+        size = len(content.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise invalid(f"{where}content is not valid UTF-8")
+    for what, x in (("tool calls", row.tool_calls), ("meta", row.meta), ("data", row.data)):
+        if x is not None:
+            try:
+                size += len(x.encode("utf-8"))
+            except UnicodeEncodeError:  # a lone surrogate ("\ud83d"): no UTF-8 text to store, or to send
+                raise invalid(f"{where}{what} is not valid UTF-8 (a lone surrogate); nothing was stored")
+    if size > limit:
+        raise invalid(f"{where}the row is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
+    if given is None:
+        parts = [content]
+        for call in calls or ():
+            parts += [call["name"], call["arguments"]]
+        row.tokens = count_tokens("\n".join(parts))
+    else:
+        row.tokens = given
+    return row
+
+
+def prepare_batch(config, lines) -> list:
+    """JSONL input of `append --batch`: one row a line, validated whole; exit 2 naming the bad line.
+
+    Output-only keys (what `show --jsonl` prints besides the input fields) are ignored, so a
+    transcript's rows can be fed back in; any other key is refused.
+    """
+    rows = []
+    settings = limit, count_tokens = _settings(config)
+    scan, append = _DECODER.scan_once, rows.append  # the C scanner: decode() less its two regex passes
+    for number, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise invalid(f"line {number}: not valid UTF-8 (byte {e.start}); nothing was stored")
+        text = line.strip(" \t\r\n")  # JSON's white space, as decode() allows around the value
+        if text[:1] == "{":
+            try:
+                fields, end = scan(text, 0)
+            except (ValueError, StopIteration, RecursionError):
+                fields, end = None, -1
+            if end == len(text) and type(fields) is dict and fields.keys() <= _BATCH_KEYS:  # parsed once, whatever the row
+                append(_plain(fields, limit, count_tokens) or prepare(config, fields, where=f"line {number}: ", _settings=settings))
+                continue
+        elif not line.strip():
+            continue
+        where = f"line {number}: "  # not an object of known keys: the general path, with its errors
+        fields = parse_json(line, f"line {number}", depth=False)
+        if not isinstance(fields, dict):
+            raise invalid(f"{where}expected a JSON object with role and content")
+        unknown = set(fields) - set(INPUT_KEYS) - set(OUTPUT_KEYS)
+        if unknown:
+            raise invalid(f"{where}unknown keys {sorted(unknown)}: use {', '.join(INPUT_KEYS)}")
+        append(prepare(config, fields, where=where, _settings=settings))
+    if not rows:
+        raise invalid("the batch holds no rows; nothing was stored")
+    return rows
+
+
+def row_json(r) -> dict:
+    """A row as SPEC §10 shows it."""
+    summary = r[KIND] == "summary"
+    return {
+        "seq": r[SEQ], "role": r[ROLE], "content": r[CONTENT], "tool_calls": _loads(r[CALLS]), "call_id": r[CALL_ID],
+        "name": r[NAME], "meta": _loads(r[META]), "data": _loads(r[DATA]), "forked_from": r[FORKED],
+        "tokens": r[TOKENS], "author": r[AUTHOR], "created_at": clock.iso(r[CREATED]), "kind": r[KIND],
+        "superseded_by": r[SUPERSEDED], "covers": [r[FIRST], r[LAST]] if summary and r[LAST] is not None else None,  # a forked summary covers nothing
+    }
+
+
+def _row(obj, seq):
+    return obj.handle.row(f"SELECT {ROW_COLUMNS} FROM turns WHERE seq = ?", (seq,))
+
+
+def _require(obj):
+    from ..lifecycle import require_session
+
+    meta = require_session(obj)
+    obj.require_visible()
+    return meta
+
+
+def refuse_rewrite_if_owned(obj, meta, doing: str) -> None:
+    """SPEC §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back
+    (the checkpoints hold the same text): exit 4, delete the thread or the session instead."""
+    if meta.get("adapter") == "langgraph":
+        raise conflict(f"{obj.what} is a LangGraph thread kept by DurableSaver; its checkpoints hold the same text, "
+                       f"so it cannot {doing}: delete the thread (saver.delete_thread) or 'durable delete {obj.name}'")
