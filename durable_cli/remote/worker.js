@@ -1671,6 +1671,26 @@ var CHUNK_SCHEMA = [
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_gone AFTER DELETE ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_changed AFTER UPDATE OF content ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END"
 ];
+var wholeSql = (text3) => `CASE WHEN length(${text3}) = ${MARK_LENGTH} AND substr(${text3}, 1, 2) = char(1, 2) THEN (SELECT group_concat(text, '') FROM (SELECT text FROM _durable_chunks WHERE key = ${text3} ORDER BY part)) ELSE ${text3} END`;
+var argumentsSql = (calls) => `CASE WHEN ${calls} IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(${wholeSql(calls)})) END`;
+var counted = (row3) => `${row3}.seq <= (SELECT mark FROM turns_mark)`;
+var ftsDelete = (row3) => `INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', ${row3}.seq, ${wholeSql(`${row3}.content`)}, ${argumentsSql(`${row3}.tool_calls`)});`;
+var FTS_WHOLE = {
+  marker: "_durable_chunks",
+  // in the view's SQL once the Worker's version is in place
+  statements: [
+    "DROP VIEW IF EXISTS turns_fts_source",
+    `CREATE VIEW turns_fts_source AS SELECT seq, ${wholeSql("content")} AS content, ${argumentsSql("tool_calls")} AS arguments FROM turns`,
+    "DROP TRIGGER IF EXISTS turns_fts_forget",
+    `CREATE TRIGGER turns_fts_forget BEFORE DELETE ON turns WHEN ${counted("OLD")} BEGIN ${ftsDelete("OLD")} END`,
+    "DROP TRIGGER IF EXISTS turns_fts_rewrite",
+    `CREATE TRIGGER turns_fts_rewrite BEFORE UPDATE OF content, tool_calls ON turns WHEN ${counted("OLD")} BEGIN ${ftsDelete("OLD")} END`,
+    "DROP TRIGGER IF EXISTS turns_fts_rewritten",
+    `CREATE TRIGGER turns_fts_rewritten AFTER UPDATE OF content, tool_calls ON turns WHEN ${counted("OLD")} BEGIN INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source WHERE seq = NEW.seq; END`
+  ],
+  // schema.catch_up's index step, through the view
+  catchUp: "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source WHERE seq > ?1"
+};
 var Db = class {
   constructor(sql) {
     this.sql = sql;
@@ -1935,7 +1955,7 @@ function takeServed() {
   served = 0;
   return n;
 }
-function counted(env, limit) {
+function counted2(env, limit) {
   let n = 0;
   served++;
   const wrap = (ns) => ({
@@ -6147,7 +6167,8 @@ var DurableObjectSession = class {
   /** Inside a transaction, just before it commits: the search index and usage totals brought up to the
    *  last row (the file store's schema.catch_up; no trigger fills them per inserted row). Returns RESULT. */
   caughtUp(result) {
-    const [check2, fts, usage2, mark] = schema_default.catch_up;
+    const [check2, , usage2, mark] = schema_default.catch_up;
+    const fts = FTS_WHOLE.catchUp;
     const row3 = this.db.one(check2);
     if (row3 && row3[1] !== null && Number(row3[1]) > Number(row3[0])) {
       this.db.run(fts, row3[0]);
@@ -6174,6 +6195,9 @@ var DurableObjectSession = class {
       for (const step of schema_default.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema_default.migrations.length);
       for (const s of CHUNK_SCHEMA) this.db.run(s);
+      if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
+        for (const s of FTS_WHOLE.statements) this.db.run(s);
+      }
       for (const s of PARTS_SCHEMA) this.db.run(s);
     });
     this.migrated = true;
@@ -6720,7 +6744,7 @@ var index_default = {
     const url = new URL(request.url);
     try {
       const settings = checkConfig(plain);
-      const env = counted(plain, settings.subrequests);
+      const env = counted2(plain, settings.subrequests);
       if (url.pathname === "/v1/health") return new Response(JSON.stringify({ ok: true }), { headers: { "content-type": "application/json" } });
       const following = url.pathname === "/v1/follow" && request.method === "GET";
       if (!following && (url.pathname !== "/v1/call" || request.method !== "POST")) {

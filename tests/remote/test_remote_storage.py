@@ -23,12 +23,13 @@ def object_files(storage):
 
 
 def largest_values(storage) -> dict:
-    """table -> the largest value (bytes) any column of it holds, over every Durable Object's SQLite file."""
+    """table -> the largest value (bytes) any column of it stores, over every Durable Object's SQLite file."""
     out = {}
     for path in object_files(storage):
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            # a virtual table stores nothing of its own (turns_fts reads its text through a view: its shadow tables count)
+            tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")]
             for t in tables:
                 try:
                     cols = [r[1] for r in db.execute(f'PRAGMA table_info("{t}")')]
@@ -134,3 +135,63 @@ def test_prune_of_more_than_100_summaries_stays_within_the_parameter_limit(env):
     out = run_inprocess("transcript", "prune", name, "--older-than", "1s", "--json")
     assert out.status == 0, out.err
     assert out.json()["deleted"] == 202
+
+
+def index_has(storage, term) -> bool:
+    """Whether TERM is a token of any object's search index (turns_fts, read through fts5vocab)."""
+    for path in object_files(storage):
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'turns_fts'").fetchone():
+                continue
+            db.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, turns_fts, 'row')")
+            if db.execute("SELECT 1 FROM temp.vocab WHERE term = ?", (term,)).fetchone():
+                return True
+        finally:
+            db.close()
+    return False
+
+
+def test_a_chunked_turn_is_searched_whole_and_leaves_no_token(env, monkeypatch):
+    """SPEC §7 over a turn stored in chunks (2,000,050 bytes): a word near its end is found, with the same hit
+    as locally, and pop, redact and clear leave no token of it in the object's search index."""
+    name = unique("chunky")
+    words = "lorem ipsum dolor sit amet " * 80_000  # 2,160,000 bytes: cut below
+    big = ("zqstartword " + words)[: 2_000_050 - len(" zqendword tail.")] + " zqendword tail."
+    assert len(big.encode()) == 2_000_050
+    commands = [["transcript", "append", name, "--role", "user", "-"],
+                ["transcript", "append", name, "--role", "assistant", "zqendword in a small row"],
+                ["search", "zqendword", "--json"], ["search", "zqstartword", "--json"], ["search", "\"zqendword tail\"", "--json"]]
+
+    def hits(remote: bool):
+        found = []
+        for args in commands:
+            r = run_inprocess(*args, input=big.encode() if args[-1] == "-" else None)
+            assert r.status == 0, (args, r.err)
+            if args[0] == "search":
+                found.append(sorted((h["name"], h["seq"], h["role"], h["snippet"]) for h in r.json()))
+        return found
+
+    remote = hits(True)
+    for key in ("DURABLE_REMOTE", "DURABLE_TOKEN"):
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("DURABLE_USER", "alice")
+    local = hits(False)
+    assert remote == local
+    assert [len(h) for h in remote] == [2, 1, 1]
+    assert "[zqendword]" in remote[0][0][3] or "[zqendword]" in remote[0][1][3]
+    monkeypatch.setenv("DURABLE_REMOTE", env.url)
+    monkeypatch.setenv("DURABLE_TOKEN", ALICE_TOKEN)
+    monkeypatch.delenv("DURABLE_USER")
+    assert index_has(env.storage, "zqendword") and index_has(env.storage, "zqstartword")
+    # redact: the row is rewritten, its old text's tokens leave the index
+    assert run_inprocess("transcript", "redact", name, "1").status == 0
+    assert [h["seq"] for h in run_inprocess("search", "zqendword", "--json").json()] == [2]
+    assert not index_has(env.storage, "zqstartword")
+    # pop and clear: the row goes, and every token of it
+    for remove in (["transcript", "pop", name], ["transcript", "clear", name, "--yes"]):
+        assert run_inprocess("transcript", "append", name, "--role", "user", "-", input=big.encode()).status == 0
+        assert len(run_inprocess("search", "zqstartword", "--json").json()) == 1
+        assert run_inprocess(*remove).status == 0, remove
+        assert run_inprocess("search", "zqstartword", "--json").json() == []
+        assert not index_has(env.storage, "zqstartword") and not index_has(env.storage, "tail")

@@ -3,7 +3,7 @@
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
-import { Address, CHUNK_SCHEMA, Config, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
+import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
 import * as sessions from "./rules/sessions";
 import * as transcript from "./rules/transcript";
 import * as elicit from "./rules/elicit";
@@ -120,7 +120,8 @@ export class DurableObjectSession {
   /** Inside a transaction, just before it commits: the search index and usage totals brought up to the
    *  last row (the file store's schema.catch_up; no trigger fills them per inserted row). Returns RESULT. */
   private caughtUp<T>(result: T): T {
-    const [check, fts, usage, mark] = schema.catch_up;
+    const [check, , usage, mark] = schema.catch_up;
+    const fts = FTS_WHOLE.catchUp; // chunked texts indexed whole (rules/state.ts)
     const row = this.db.one(check);
     if (row && row[1] !== null && Number(row[1]) > Number(row[0])) {
       this.db.run(fts, row[0]);
@@ -151,6 +152,9 @@ export class DurableObjectSession {
       for (const step of schema.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema.migrations.length);
       for (const s of CHUNK_SCHEMA) this.db.run(s); // values over a Cloudflare row, in parts (rules/state.ts)
+      if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
+        for (const s of FTS_WHOLE.statements) this.db.run(s); // the search index over chunked texts whole
+      }
       for (const s of PARTS_SCHEMA) this.db.run(s); // bodies over DURABLE_MAX_BODY_BYTES, in parts (parts.ts)
     });
     this.migrated = true;

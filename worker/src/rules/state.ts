@@ -95,6 +95,39 @@ export const CHUNK_SCHEMA = [
     " DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END",
 ];
 
+/** TEXT (an SQL expression) whole: the text of its chunks when it is a marker. Inside SQLite the value may
+ *  reach the 2 MiB turn ceiling: Cloudflare's 2,000,000 bytes bound what is stored, and workerd's
+ *  SQLITE_LIMIT_LENGTH (4 MiB, src/workerd/util/sqlite.c++ setupSecurity) what a statement computes. */
+const wholeSql = (text: string) => `CASE WHEN length(${text}) = ${MARK_LENGTH} AND substr(${text}, 1, 2) = char(1, 2)` +
+  ` THEN (SELECT group_concat(text, '') FROM (SELECT text FROM _durable_chunks WHERE key = ${text} ORDER BY part)) ELSE ${text} END`;
+const argumentsSql = (calls: string) => `CASE WHEN ${calls} IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'),` +
+  ` char(10)) FROM json_each(${wholeSql(calls)})) END`;
+const counted = (row: string) => `${row}.seq <= (SELECT mark FROM turns_mark)`;
+const ftsDelete = (row: string) => `INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', ${row}.seq,` +
+  ` ${wholeSql(`${row}.content`)}, ${argumentsSql(`${row}.tool_calls`)});`;
+
+/** The search index (turns_fts, external content read through the view turns_fts_source; the file store's
+ *  schema) over whole texts: the view, the catch-up and the triggers that take a row out of the index read
+ *  a chunked content or tool_calls whole, so a turn stored in chunks is found as locally and leaves no
+ *  token behind when it goes (pop, clear, redact, prune; delete, forget, TTL and purge erase the storage).
+ *  The update trigger's 'delete' runs BEFORE the update, while the old text's chunks are still there. */
+export const FTS_WHOLE = {
+  marker: "_durable_chunks", // in the view's SQL once the Worker's version is in place
+  statements: [
+    "DROP VIEW IF EXISTS turns_fts_source",
+    `CREATE VIEW turns_fts_source AS SELECT seq, ${wholeSql("content")} AS content, ${argumentsSql("tool_calls")} AS arguments FROM turns`,
+    "DROP TRIGGER IF EXISTS turns_fts_forget",
+    `CREATE TRIGGER turns_fts_forget BEFORE DELETE ON turns WHEN ${counted("OLD")} BEGIN ${ftsDelete("OLD")} END`,
+    "DROP TRIGGER IF EXISTS turns_fts_rewrite",
+    `CREATE TRIGGER turns_fts_rewrite BEFORE UPDATE OF content, tool_calls ON turns WHEN ${counted("OLD")} BEGIN ${ftsDelete("OLD")} END`,
+    "DROP TRIGGER IF EXISTS turns_fts_rewritten",
+    `CREATE TRIGGER turns_fts_rewritten AFTER UPDATE OF content, tool_calls ON turns WHEN ${counted("OLD")} BEGIN` +
+      " INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source WHERE seq = NEW.seq; END",
+  ],
+  // schema.catch_up's index step, through the view
+  catchUp: "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source WHERE seq > ?1",
+};
+
 /** SqlStorage with Python's cursor habits: all/one/run, undefined bindings as null; every statement
  *  within Cloudflare's SQL limits (guardSql), a row's oversized values stored in chunks. Every method
  *  goes through exec (the guard, the chunks) and makes each row whole (whole): never call sql.exec
