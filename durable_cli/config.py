@@ -8,7 +8,7 @@ import os
 from . import durations
 from .errors import DurableError, invalid
 from .messages import say
-from .text import printable, quote, strip
+from .text import printable, strip
 
 MiB = 1024 * 1024
 
@@ -69,7 +69,7 @@ def config_path() -> str:
 def valid_name(text, what: str = "name") -> str:
     """SPEC §2: 1-200 code points, printable, equal to its own strip(); else exit 2."""
     if not isinstance(text, str) or not 1 <= len(text) <= 200 or not printable(text) or text != strip(text):
-        raise invalid(say("invalid_name", what=what, value=quote(text) if isinstance(text, str) else repr(text)))
+        raise invalid(say("invalid_name", what=what, value=text))
     return text
 
 

@@ -1,19 +1,37 @@
-"""The message catalog of durable_cli/contract.json "messages": what both runtimes say for the input checks
-they share, filled by one function. Literal here (no file read at start-up); tests/test_contract.py holds it
-equal to the contract, which the Worker imports (worker/src/rules/state.ts `say`)."""
+"""The message catalog of durable_cli/contract.json "messages": what both runtimes say for the same
+situation, code -> template, filled by one function in each language (here `say`, in the Worker
+worker/src/rules/state.ts `say`). A template's `{name}` takes the value as text and `{name!r}` quotes
+it as Python's repr() does (durable_cli/text.py `quote`, by the contract's Unicode table), so a
+message reads the same byte for byte on both backends. Read from the contract on the first message,
+not at start-up; tests/test_contract.py fails when a module spells a catalog message itself.
+"""
 
-CATALOG = {
-    "invalid_name": "invalid {what} {value}: use 1-200 printable characters with no leading or trailing white space",
-    "invalid_title": "invalid title: use 1-200 printable characters",
-    "invalid_request_id": "invalid --request-id: use 1-128 printable characters",
-    "invalid_participant_role": "invalid role {role}: use owner or member",
-    "empty_prompt": "empty --prompt: say what the person should decide",
-    "empty_choice": "empty --choice",
-    "duplicate_choice": "duplicate --choice",
-    "choice_not_offered": "choice {choice} was not offered; choose one of: {choices}",
-}
+import json
+import os
+import re
+
+from .text import quote
+
+FIELD = re.compile(r"\{(\w+)(!r)?\}")  # the Worker fills the same pattern
+_catalog = None
 
 
-def say(key: str, **values) -> str:
-    """The catalog's message KEY with its {names} filled (values already quoted where the user gave them)."""
-    return CATALOG[key].format(**values)
+def catalog() -> dict:
+    """{code: template}, read once per process."""
+    global _catalog
+    if _catalog is None:
+        with open(os.path.join(os.path.dirname(__file__), "contract.json"), encoding="utf-8") as f:
+            _catalog = json.load(f)["messages"]
+    return _catalog
+
+
+def say(code: str, /, **values) -> str:
+    """The catalog's message CODE with its {names} filled."""
+
+    def fill(m: re.Match) -> str:
+        value = values[m.group(1)]
+        if m.group(2):
+            return quote(value) if isinstance(value, str) else repr(value)
+        return str(value)
+
+    return FIELD.sub(fill, catalog()[code])

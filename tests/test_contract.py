@@ -104,16 +104,60 @@ def test_no_literal_copy_of_the_contracts_lists():
     assert found == [], "\n".join(found)
 
 
-def test_the_message_catalog_is_the_contracts():
-    from durable_cli import messages
+def _sources():
+    """(path relative to the repo, text) of every module of both runtimes but the generated ones."""
+    for top, ext in ((os.path.join(ROOT, "durable_cli"), ".py"), (WORKER_SRC, ".ts")):
+        for folder, _dirs, files in os.walk(top):
+            if "generated" in folder or "__pycache__" in folder:
+                continue
+            for name in sorted(files):
+                if name.endswith(ext):
+                    path = os.path.join(folder, name)
+                    yield os.path.relpath(path, ROOT), open(path, encoding="utf-8").read()
 
-    assert messages.CATALOG == CONTRACT["messages"]
+
+_FIELD = re.compile(r"\{(\w+)(!r)?\}")
+_SAID = re.compile(r"""\bsay\(\s*(f?)["'`]([\w]+)(\{|\$\{)?""")  # say("key" / say(f"family_{x}" / say(`family_${x}`
+
+
+def _distinctive(template):
+    """The fixed parts of a template long enough to be a copy of it, not a common phrase: 16 characters or
+    more between fields, or the whole of a template without fields."""
+    fixed = _FIELD.split(template)[::3]
+    if len(fixed) == 1:
+        return fixed if len(template) >= 11 else []
+    return [p for p in fixed if len(p.strip()) >= 16]
+
+
+# (module, message) still spelled in a module being moved (issue 24 item 5: core/transcript.py split by
+# job, the services over many objects moved to across/); taken into the catalog once the move lands
+_PENDING = {
+    ("durable_cli/core/rights.py", "owner_only"), ("worker/src/rules/rights.ts", "owner_only"),
+}
+
+
+def test_the_message_catalog_is_the_contracts():
+    """Both runtimes fill the contract's templates: every key either says is in the catalog, every
+    catalog message is said by both (a family of keys by its prefix), and neither spells one itself."""
+    from durable_cli.messages import catalog
+
+    assert catalog() == CONTRACT["messages"]
     with open(os.path.join(WORKER_SRC, "rules", "state.ts"), encoding="utf-8") as f:
-        assert "contract.messages[key]" in f.read()  # the Worker fills the contract's own templates
-    for folder, _dirs, files in os.walk(os.path.join(ROOT, "durable_cli")):
-        for name in files:
-            if name.endswith(".py") and name != "messages.py":
-                text = open(os.path.join(folder, name), encoding="utf-8").read()
-                for template in messages.CATALOG.values():
-                    fixed = max(re.split(r"\{\w+\}", template), key=len)  # its longest literal part
-                    assert len(fixed) < 12 or fixed not in text, f"{name} spells the catalog's {template!r} itself"
+        assert "contract.messages[code]" in f.read()  # the Worker fills the contract's own templates
+    said = {".py": set(), ".ts": set()}
+    found = []
+    parts = {key: _distinctive(t) for key, t in CONTRACT["messages"].items()}
+    for path, text in _sources():
+        for m in _SAID.finditer(text):
+            key, family = m.group(2), m.group(3)
+            keys = [k for k in CONTRACT["messages"] if k.startswith(key)] if family else [key]
+            assert keys and set(keys) <= set(CONTRACT["messages"]), f"{path}: say({key!r}...) is not in the catalog"
+            said[os.path.splitext(path)[1]].update(keys)
+        for key, fixed in parts.items():
+            for part in fixed:
+                if part in text and (path, key) not in _PENDING:
+                    line = text.count("\n", 0, text.index(part)) + 1
+                    found.append(f"{path}:{line}: spells the catalog's {key!r} ({part!r}) itself")
+    assert found == [], "\n".join(found)
+    for ext, keys in said.items():
+        assert set(CONTRACT["messages"]) - keys == set(), f"catalog messages no {ext} module says"

@@ -3,6 +3,7 @@
 import typer
 
 from ..errors import DurableError
+from ..messages import say
 from . import complete_choices, complete_name, mode, one_output, seconds, store, unless_interrupted
 from . import render
 
@@ -186,7 +187,7 @@ def hit(
     valid_name(key, "limit key")
     parse_rate(rate)
     if burst is not None and burst < 1:
-        raise DurableError("--burst must be a positive integer", "invalid_input")
+        raise DurableError(say("invalid_burst"), "invalid_input")
     with store().open_reserved(create=True) as m:
         doc = m.hit(key, rate=rate, burst=burst)
     render.document(doc, mode(json_out))

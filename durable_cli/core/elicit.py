@@ -9,7 +9,7 @@ import json
 from .. import clock
 from ..errors import conflict, invalid, not_found
 from ..messages import say
-from ..text import quote, strip
+from ..text import strip
 from . import state
 
 COLUMNS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at"
@@ -34,7 +34,7 @@ def get(obj, request_id: int) -> dict:
     _require(obj)
     row = obj.handle.row(f"SELECT {COLUMNS} FROM requests WHERE id = ?", (request_id,))
     if row is None:
-        raise not_found(f"request {request_id} not found in {obj.what}; see 'durable elicit list {obj.name}'")
+        raise not_found(say("request_not_found", id=request_id, what=obj.what, name=obj.name))
     return request_json(row)
 
 
@@ -65,7 +65,7 @@ def ask(obj, prompt: str, *, choices=(), timeout_seconds=None, request_id=None) 
         asked = _asked_with(obj, request_id)
         if asked is not None:
             if asked["prompt"] != prompt or asked["choices"] != choices:
-                raise conflict(f"request id {quote(request_id)} was already used with another question in {obj.what}")
+                raise conflict(say("ask_request_id_reused", request_id=request_id, what=obj.what))
             return asked
     now = clock.now()
     with obj.handle.transaction():
@@ -100,11 +100,11 @@ def list_requests(obj, *, pending_only: bool = False) -> list:
 def answer(obj, request_id: int, choice: str, *, comment=None) -> dict:
     request = get(obj, request_id)
     if request["choices"] and choice not in request["choices"]:
-        raise invalid(say("choice_not_offered", choice=quote(choice), choices=", ".join(request["choices"])))
+        raise invalid(say("choice_not_offered", choice=choice, choices=", ".join(request["choices"])))
     if not choice:
         raise invalid(say("empty_choice"))
     if request["status"] != "pending":
-        raise conflict(f"request {request_id} of {obj.what} is {request['status']}, not pending; it cannot be answered")
+        raise conflict(say("request_not_pending", id=request_id, what=obj.what, status=request["status"]))
     with obj.handle.transaction():
         obj.db.execute(
             "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
@@ -119,10 +119,10 @@ def decline(obj, request_id: int, action: str) -> dict:
     """The person would not answer (SPEC §14: an MCP client's `decline` or `cancel`): the request is
     `answered` with answer null and ACTION as the comment, so nobody asks it again."""
     if action not in ("decline", "cancel"):
-        raise invalid(f"invalid action {quote(action)}: use decline or cancel")
+        raise invalid(say("invalid_elicit_action", action=action))
     request = get(obj, request_id)
     if request["status"] != "pending":
-        raise conflict(f"request {request_id} of {obj.what} is {request['status']}, not pending; it cannot be answered")
+        raise conflict(say("request_not_pending", id=request_id, what=obj.what, status=request["status"]))
     with obj.handle.transaction():
         obj.db.execute(
             "UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",

@@ -10,6 +10,7 @@ tool calls, meta, data and created_at, is authored by the forking user and names
 
 from .. import clock
 from ..errors import conflict
+from ..messages import say
 from . import state, transcript as t
 from .transcript.summaries import _live_row, _splits_a_call
 
@@ -50,8 +51,7 @@ def read_source(obj, at=None) -> dict:
         if _splits_a_call(obj, rows, cut[t.POS]):
             from ..errors import invalid
 
-            raise invalid(f"row {at} of {obj.what} would separate a tool call from its results; "
-                          "fork at the last result instead")
+            raise invalid(say("fork_splits_tool_call", at=at, what=obj.what))
         seq = at
     return {"id": obj.id, "name": obj.name, "title": meta["title"], "seq": seq, "rows": rows}
 
@@ -62,7 +62,7 @@ def write_fork(obj, source: dict, *, title=None) -> dict:
     with obj.handle.transaction():
         if obj.meta() is not None:
             obj.require_visible()
-            raise conflict(f"{obj.what} already exists; pick another name for the fork")
+            raise conflict(say("fork_exists", what=obj.what))
         state.create_object(obj, "created", title=title if title is not None else source["title"])
         copies = []
         for new_seq, r in enumerate(source["rows"], 1):

@@ -37,10 +37,6 @@ TRANSITIONS = {
     "any": (ANY, None, None),
 }
 
-_VERBS = {
-    "prompt": "take new prompts", "next": "hand out work", "cancel": "be cancelled", "archive": "be archived",
-    "unarchive": "be unarchived", "write": "be written to", "invite": "take participants", "any": "do this",
-}
 
 def check(obj, command: str, *, status=None, noop=False):
     """Permission, then "nothing to do" (exit 0), then state: the order of SPEC §4.
@@ -59,16 +55,16 @@ def check(obj, command: str, *, status=None, noop=False):
 
 
 def refusal(obj, command: str, current: str) -> str:
-    name = obj.name
+    what, name = obj.what, obj.name
     if current == "archived":
-        return f"{obj.what} is archived; run 'durable session unarchive {name}' first"
+        return say("refused_archived", what=what, name=name)
     if current == "cancelled" and command == "archive":
-        return f"{obj.what} is cancelled and cannot be archived; delete it with 'durable delete {name}'"
+        return say("refused_cancelled_archive", what=what, name=name)
     if current == "cancelled":
-        return f"{obj.what} is cancelled; send a new prompt with 'durable session prompt {name} TEXT' to reopen it"
+        return say("refused_cancelled", what=what, name=name)
     if command == "unarchive":
-        return f"{obj.what} is not archived (it is {current})"
-    return f"{obj.what} is {current} and cannot {_VERBS[command]}"
+        return say("refused_not_archived", what=what, status=current)
+    return say(f"cannot_{command}", what=what, status=current)
 
 
 def require_session(obj) -> dict:

@@ -7,13 +7,14 @@ import re
 from .. import clock, durations
 from ..config import valid_name
 from ..errors import DurableError, invalid
+from ..messages import say
 
 
 def parse_rate(text: str):
     """"N/DUR" -> (N, seconds)."""
     match = re.fullmatch(r"([1-9][0-9]*)/(.+)", text or "")
     if not match:
-        raise invalid(f"invalid --rate {text!r}: use N/DURATION, e.g. 5/1h or 100/1d")
+        raise invalid(say("invalid_rate", rate=text))
     return int(match.group(1)), durations.parse(match.group(2), what="rate period")
 
 
@@ -22,7 +23,7 @@ def hit(obj, key: str, *, rate: str, burst=None) -> dict:
     valid_name(key, "limit key")
     n, per = parse_rate(rate)
     if burst is not None and burst < 1:
-        raise invalid("--burst must be a positive integer")
+        raise invalid(say("invalid_burst"))
     capacity = burst or n
     refill_per_ms = n / (per * 1000)
     now = clock.now()
@@ -40,5 +41,5 @@ def hit(obj, key: str, *, rate: str, burst=None) -> dict:
     retry = None if allowed else max(1, math.ceil((1 - tokens) / refill_per_ms / 1000 - 1e-9))
     doc = {"key": key, "allowed": allowed, "remaining": int(math.floor(tokens + 1e-9)), "retry_after": retry}
     if not allowed:
-        raise DurableError(f"rate limit {key!r} reached ({n}/{durations.format(per)}); retry after {retry}s", "rate_limited", document=doc)
+        raise DurableError(say("rate_limited", key=key, rate=f"{n}/{durations.format(per)}", retry=retry), "rate_limited", document=doc)
     return doc

@@ -7,6 +7,7 @@ A fact starts unconfirmed unless --confirmed; a `model` fact can only be confirm
 from .. import clock
 from ..config import valid_name
 from ..errors import invalid, not_found
+from ..messages import say
 
 SOURCES = ("user", "model", "external")
 COLUMNS = "key, value, source, confirmed, created_at, confirmed_at, expires_at"
@@ -26,11 +27,11 @@ def _visible(r, now) -> bool:
 def check_set(key: str, value: str, source: str, confirmed: bool) -> None:
     valid_name(key, "memory key")
     if source not in SOURCES:
-        raise invalid(f"invalid --source {source!r}: use user, model or external")
+        raise invalid(say("invalid_memory_source", source=source))
     if source == "model" and confirmed:
-        raise invalid("a model fact cannot be confirmed when it is written; a person confirms it with 'durable memory confirm KEY'")
+        raise invalid(say("model_fact_confirmed"))
     if value == "":
-        raise invalid("empty VALUE")
+        raise invalid(say("empty_value"))
 
 
 def set_fact(obj, key: str, value: str, *, source="user", confirmed=False, expires_seconds=None) -> dict:
@@ -58,12 +59,11 @@ def _row(obj, key):
 def get_fact(obj, key: str, *, all_facts=False) -> dict:
     row = _row(obj, key)
     if row is None:
-        raise not_found(f"no fact {key!r}; 'durable memory list --all' shows every fact")
+        raise not_found(say("fact_not_found", key=key))
     if not all_facts and not row[3]:
-        raise not_found(f"fact {key!r} is unconfirmed; 'durable memory confirm {key}' confirms it, "
-                        f"or 'durable memory get {key} --all' shows it")
+        raise not_found(say("fact_unconfirmed", key=key))
     if not all_facts and not _visible(row, clock.now()):
-        raise not_found(f"fact {key!r} has expired; 'durable memory get {key} --all' still shows it")
+        raise not_found(say("fact_expired", key=key))
     return fact_json(row)
 
 
@@ -77,7 +77,7 @@ def list_facts(obj, *, all_facts=False) -> list:
 def confirm(obj, key: str) -> dict:
     row = _row(obj, key)
     if row is None:
-        raise not_found(f"no fact {key!r}; 'durable memory list --all' shows every fact")
+        raise not_found(say("fact_not_found", key=key))
     if not row[3]:
         with obj.handle.transaction():
             obj.db.execute("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", (clock.now(), key))
@@ -87,7 +87,7 @@ def confirm(obj, key: str) -> dict:
 def forget_fact(obj, key: str) -> dict:
     row = _row(obj, key)
     if row is None:
-        raise not_found(f"no fact {key!r}; 'durable memory list --all' shows every fact")
+        raise not_found(say("fact_not_found", key=key))
     with obj.handle.transaction():
         obj.db.execute("DELETE FROM facts WHERE key = ?", (key,))
     obj.handle.checkpoint()

@@ -6,7 +6,6 @@ core/lifecycle.py (re-exported here: `check`, `TRANSITIONS`).
 from .. import clock
 from ..errors import conflict, invalid, not_found
 from ..messages import say
-from ..text import quote
 from . import state, transcript
 from .transcript.row import _loads
 from .lifecycle import (  # noqa: F401 - the lifecycle's API, as before
@@ -27,7 +26,7 @@ def create(obj, *, title=None, ttl_seconds=None) -> dict:
     with obj.handle.transaction():
         if obj.meta() is not None:
             obj.require_visible()
-            raise conflict(f"{obj.what} already exists; pick another name or use 'durable session show {obj.name}'")
+            raise conflict(say("session_exists", what=obj.what, name=obj.name))
         state.create_object(obj, "created", title=valid_title(title) if title is not None else None, ttl_seconds=ttl_seconds)
     return state.session_json(obj)
 
@@ -47,7 +46,7 @@ def prompt_json(row) -> dict:
 def _prompt(obj, prompt_id):
     row = obj.handle.row(f"SELECT {', '.join(PROMPT_COLUMNS)} FROM prompts WHERE id = ?", (prompt_id,))
     if row is None:
-        raise not_found(f"prompt {prompt_id} not found in {obj.what}; see 'durable session queue {obj.name}'")
+        raise not_found(say("prompt_not_found", id=prompt_id, what=obj.what, name=obj.name))
     return row
 
 
@@ -95,7 +94,7 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
             row = obj.db.execute("SELECT id, content FROM prompts WHERE request_id = ?", (request_id,)).fetchone()
             if row is not None:
                 if row[1] != content:
-                    raise conflict(f"request id {request_id!r} was already used with other content in {obj.what}")
+                    raise conflict(say("prompt_request_id_reused", request_id=request_id, what=obj.what))
                 return get_prompt(obj, row[0])
         to = check(obj, "prompt", status=meta["status"])
         unfinished = obj.db.execute("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')").fetchone()[0]
@@ -103,11 +102,7 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
         if unfinished >= limit:
             if waiting:
                 return None
-            raise conflict(
-                f"the queue of {obj.what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); "
-                "wait for room with --wait DUR, dequeue one, or raise the cap with "
-                "'durable config set queue.max_unfinished N'"
-            )
+            raise conflict(say("queue_full", what=obj.what, unfinished=unfinished, limit=limit))
         now = clock.now()
         cur = obj.db.execute(
             "INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?)",
@@ -123,16 +118,16 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
 def valid_policy(on_expiry, max_attempts):
     """The lease policy a start stores with its prompt (SPEC §5): exit 2 for another value."""
     if on_expiry not in EXPIRY_POLICIES:
-        raise invalid(f"invalid queue.on_lease_expiry {on_expiry!r}: use fail or retry")
+        raise invalid(say("invalid_on_lease_expiry", value=on_expiry))
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or not 1 <= max_attempts <= 2**63 - 1:
-        raise invalid(f"invalid queue.max_attempts {max_attempts!r}: use a positive integer")
+        raise invalid(say("invalid_max_attempts", value=max_attempts))
     return on_expiry, max_attempts
 
 
 def valid_attempt(attempt):
     """`--attempt N`: the start the caller holds (a positive integer), or None."""
     if attempt is not None and (isinstance(attempt, bool) or not isinstance(attempt, int) or not 1 <= attempt <= 2**63 - 1):
-        raise invalid(f"invalid --attempt {attempt!r}: use the positive attempt number the start gave (its \"attempts\")")
+        raise invalid(say("invalid_attempt", attempt=attempt))
     return attempt
 
 
@@ -156,10 +151,7 @@ def next_prompt(obj, *, lease_seconds: int, waiting: bool = False, context=None,
     if busy is not None:
         if waiting:
             return None
-        raise conflict(
-            f"prompt {busy[0]} of {obj.what} is still processing; finish it with 'durable session finish {obj.name} {busy[0]}'"
-            " or wait with --wait"
-        )
+        raise conflict(say("prompt_still_processing", id=busy[0], what=obj.what, name=obj.name))
     now = clock.now()
     with obj.handle.transaction():
         row = obj.db.execute(
@@ -191,11 +183,10 @@ def _processing(obj, prompt_id: int, doing: str, attempt=None):
     obj.require_visible()
     row = _prompt(obj, prompt_id)
     if row[1] != "processing":
-        raise conflict(f"prompt {prompt_id} of {obj.what} is {row[1]}, not processing; it cannot be {doing}")
+        raise conflict(say("prompt_not_processing", id=prompt_id, what=obj.what, status=row[1], doing=doing))
     current = row[PROMPT_COLUMNS.index("attempts")]
     if attempt is not None and attempt != current:
-        raise conflict(f"prompt {prompt_id} of {obj.what} is on attempt {current}, not {attempt}: that start lost its lease,"
-                       f" so it cannot be {doing} (nothing changed)")
+        raise conflict(say("prompt_lease_lost", id=prompt_id, what=obj.what, current=current, attempt=attempt, doing=doing))
     return row
 
 
@@ -224,7 +215,7 @@ def plan_finish(config, *, reply=None, meta=None, rows=None, failed=False) -> li
     for i, r in enumerate(rows or (), 1):
         r = r if isinstance(r, transcript.Prepared) else transcript.prepare(config, r, where=f"line {i}: ")
         if r.role not in FINISH_ROLES:
-            raise invalid(f"line {i}: a turn's rows are assistant or tool rows, not {r.role}; nothing changed")
+            raise invalid(say("finish_row_role", line=i, role=r.role))
         prepared.append(r)
     if reply is not None:
         prepared.append(transcript.prepare(config, {"role": "assistant", "content": reply, "meta": meta}, where="--reply: "))
@@ -239,8 +230,7 @@ def plan_finish(config, *, reply=None, meta=None, rows=None, failed=False) -> li
             "role": r.role, "content": r.content, "tool_calls": _loads(r.tool_calls), "meta": meta,
             "data": _loads(r.data), "tokens": r.given_tokens}, where=f"line {last + 1}: ")
     if rows and reply is None and not failed and (prepared[-1].role != "assistant" or prepared[-1].tool_calls is not None):
-        raise invalid(f"line {len(prepared)}: the turn must end with a final assistant row without tool calls"
-                      " (or give --reply, or --failed for a partial turn); nothing changed")
+        raise invalid(say("finish_unended", line=len(prepared)))
     return prepared
 
 
@@ -283,7 +273,7 @@ def release(obj, prompt_id: int, *, delay_seconds: int = 0, not_an_attempt: bool
     """`session release`: hand the processing prompt back (SPEC §5); event `prompt.released`."""
     valid_attempt(attempt)
     if isinstance(delay_seconds, bool) or not isinstance(delay_seconds, int) or not 0 <= delay_seconds <= 36500 * 86400:
-        raise invalid(f"invalid --delay {delay_seconds!r}: use a duration such as 30s, or 0")
+        raise invalid(say("invalid_delay", delay=delay_seconds))
     _processing(obj, prompt_id, "released", attempt)
     with obj.handle.transaction():
         meta = obj.meta()
@@ -339,9 +329,7 @@ def archive(obj) -> dict:
     to = check(obj, "archive", status=meta["status"])
     queued = obj.db.execute("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')").fetchone()[0]
     if queued:
-        raise conflict(
-            f"{obj.what} has {queued} queued or processing prompts; finish, dequeue or cancel them before archiving"
-        )
+        raise conflict(say("archive_busy", what=obj.what, queued=queued))
     with obj.handle.transaction():
         state.set_status(obj, to, meta["status"])
         state.touch(obj)
@@ -376,7 +364,7 @@ def check_invite(user, role) -> None:
 
     valid_name(user, "user")
     if role not in state.ROLES:
-        raise invalid(say("invalid_participant_role", role=quote(role) if isinstance(role, str) else repr(role)))
+        raise invalid(say("invalid_participant_role", role=role))
 
 
 def invite(obj, user: str, role: str = "member") -> dict:
@@ -385,7 +373,7 @@ def invite(obj, user: str, role: str = "member") -> dict:
     obj.require_visible()
     check(obj, "invite")
     if obj.address.id_scope != "tenant":
-        raise conflict(f"{obj.what} belongs to one user; only tenant sessions (--tenant ORG) take participants")
+        raise conflict(say("participants_tenant_only", what=obj.what))
     current = obj.db.execute("SELECT role FROM participants WHERE user = ?", (user,)).fetchone()
     if current is None or current[0] != role:
         with obj.handle.transaction():
@@ -405,7 +393,7 @@ def dequeue(obj, prompt_id: int) -> dict:
     obj.require_visible()
     row = _prompt(obj, prompt_id)
     if row[1] != "pending":
-        raise conflict(f"prompt {prompt_id} of {obj.what} is {row[1]}, not pending; only pending prompts can be dequeued")
+        raise conflict(say("prompt_not_pending", id=prompt_id, what=obj.what, status=row[1]))
     with obj.handle.transaction():
         obj.db.execute("DELETE FROM prompts WHERE id = ?", (prompt_id,))
         state.event(obj, "prompt.dequeued", {"prompt_id": prompt_id})

@@ -8,6 +8,7 @@ import json
 
 from .. import clock
 from ..errors import denied, not_found
+from ..messages import say
 
 from ..vocabulary import PARTICIPANT_ROLES as ROLES, STATUSES  # noqa: F401 - the rules' names for them
 
@@ -27,22 +28,22 @@ class Address:
     def missing(self) -> str:
         """The "not found" message: what was looked for, and where to look instead."""
         if self.id_scope == "reserved":
-            return f"{self.what} is empty; 'durable memory set' starts it"
+            return say("memory_empty", what=self.what)
         # One hint for every not-found, whatever the scope, so it tells nothing about what exists (SPEC §2).
-        return f"{self.what} not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)"
+        return say("not_found", what=self.what)
 
     @property
     def taken(self) -> str:
         """A creating command's answer for a tenant NAME held by an object the acting user cannot see."""
-        return f"{self.what}: the name is taken; pick another name"
+        return say("name_taken", what=self.what)
 
     @property
     def what(self) -> str:
         if self.id_scope == "reserved":
-            return f"memory of user \"{self.owner}\""
+            return say("user_memory", user=self.owner)
         if self.id_scope == "tenant":
-            return f"session \"{self.name}\" of tenant \"{self.owner}\""
-        return f"session \"{self.name}\""
+            return say("tenant_session", name=self.name, tenant=self.owner)
+        return say("session", name=self.name)
 
 
 class Opened:
@@ -85,7 +86,7 @@ class Opened:
 
     def require_owner(self, doing: str) -> None:
         if self.role() != "owner":
-            raise denied(f"only an owner of {self.what} can {doing}; ask an owner to do it")
+            raise denied(say("owner_only", what=self.what, doing=doing))
 
 
 META_COLUMNS = (

@@ -332,7 +332,9 @@ class RemoteSession:
 
         valid_name(key, "limit key")
         n, per = parse_rate(rate)
-        return self._call("hit", True, key=key, rate=rate, n=n, per=per, burst=burst)
+        from ..durations import format as shown
+
+        return self._call("hit", True, key=key, rate=f"{n}/{shown(per)}", n=n, per=per, burst=burst)
 
 
 def _method_from_table(name: str, spec: dict):

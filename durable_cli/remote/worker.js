@@ -12,16 +12,66 @@ var contract_default = {
     invite: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: "owner" },
     any: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: null }
   },
-  messages_about: "The message catalog (key -> template; {name} is filled with the value, quoted as Python's repr when the user gave it): durable_cli/messages.py equals it (tests/test_contract.py), the Worker imports it (rules/state.ts say). Each error's code is the caller's.",
+  messages_about: "The message catalog (code -> template) of what both runtimes say for the same situation: {name} takes the value as text, {name!r} the value quoted as Python's repr() does (by the contract's Unicode table). durable_cli/messages.py and worker/src/rules/state.ts `say` fill it; tests/test_contract.py fails on a literal copy in either tree. Each error's code is the caller's.",
   messages: {
-    invalid_name: "invalid {what} {value}: use 1-200 printable characters with no leading or trailing white space",
+    invalid_name: "invalid {what} {value!r}: use 1-200 printable characters with no leading or trailing white space",
     invalid_title: "invalid title: use 1-200 printable characters",
     invalid_request_id: "invalid --request-id: use 1-128 printable characters",
-    invalid_participant_role: "invalid role {role}: use owner or member",
+    invalid_participant_role: "invalid role {role!r}: use owner or member",
     empty_prompt: "empty --prompt: say what the person should decide",
     empty_choice: "empty --choice",
     duplicate_choice: "duplicate --choice",
-    choice_not_offered: "choice {choice} was not offered; choose one of: {choices}"
+    choice_not_offered: "choice {choice!r} was not offered; choose one of: {choices}",
+    session: 'session "{name}"',
+    tenant_session: 'session "{name}" of tenant "{tenant}"',
+    user_memory: 'memory of user "{user}"',
+    not_found: "{what} not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)",
+    memory_empty: "{what} is empty; 'durable memory set' starts it",
+    name_taken: "{what}: the name is taken; pick another name",
+    owner_only: "only an owner of {what} can {doing}; ask an owner to do it",
+    refused_archived: "{what} is archived; run 'durable session unarchive {name}' first",
+    refused_cancelled_archive: "{what} is cancelled and cannot be archived; delete it with 'durable delete {name}'",
+    refused_cancelled: "{what} is cancelled; send a new prompt with 'durable session prompt {name} TEXT' to reopen it",
+    refused_not_archived: "{what} is not archived (it is {status})",
+    cannot_prompt: "{what} is {status} and cannot take new prompts",
+    cannot_next: "{what} is {status} and cannot hand out work",
+    cannot_cancel: "{what} is {status} and cannot be cancelled",
+    cannot_archive: "{what} is {status} and cannot be archived",
+    cannot_unarchive: "{what} is {status} and cannot be unarchived",
+    cannot_write: "{what} is {status} and cannot be written to",
+    cannot_invite: "{what} is {status} and cannot take participants",
+    cannot_any: "{what} is {status} and cannot do this",
+    session_exists: "{what} already exists; pick another name or use 'durable session show {name}'",
+    prompt_not_found: "prompt {id} not found in {what}; see 'durable session queue {name}'",
+    prompt_request_id_reused: "request id {request_id!r} was already used with other content in {what}",
+    queue_full: "the queue of {what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'",
+    invalid_on_lease_expiry: "invalid queue.on_lease_expiry {value!r}: use fail or retry",
+    invalid_max_attempts: "invalid queue.max_attempts {value!r}: use a positive integer",
+    invalid_attempt: 'invalid --attempt {attempt!r}: use the positive attempt number the start gave (its "attempts")',
+    prompt_still_processing: "prompt {id} of {what} is still processing; finish it with 'durable session finish {name} {id}' or wait with --wait",
+    prompt_not_processing: "prompt {id} of {what} is {status}, not processing; it cannot be {doing}",
+    prompt_lease_lost: "prompt {id} of {what} is on attempt {current}, not {attempt}: that start lost its lease, so it cannot be {doing} (nothing changed)",
+    finish_row_role: "line {line}: a turn's rows are assistant or tool rows, not {role}; nothing changed",
+    finish_unended: "line {line}: the turn must end with a final assistant row without tool calls (or give --reply, or --failed for a partial turn); nothing changed",
+    invalid_delay: "invalid --delay {delay!r}: use a duration such as 30s, or 0",
+    archive_busy: "{what} has {queued} queued or processing prompts; finish, dequeue or cancel them before archiving",
+    participants_tenant_only: "{what} belongs to one user; only tenant sessions (--tenant ORG) take participants",
+    prompt_not_pending: "prompt {id} of {what} is {status}, not pending; only pending prompts can be dequeued",
+    request_not_found: "request {id} not found in {what}; see 'durable elicit list {name}'",
+    ask_request_id_reused: "request id {request_id!r} was already used with another question in {what}",
+    invalid_elicit_action: "invalid action {action!r}: use decline or cancel",
+    request_not_pending: "request {id} of {what} is {status}, not pending; it cannot be answered",
+    invalid_memory_source: "invalid --source {source!r}: use user, model or external",
+    model_fact_confirmed: "a model fact cannot be confirmed when it is written; a person confirms it with 'durable memory confirm KEY'",
+    empty_value: "empty VALUE",
+    fact_not_found: "no fact {key!r}; 'durable memory list --all' shows every fact",
+    fact_unconfirmed: "fact {key!r} is unconfirmed; 'durable memory confirm {key}' confirms it, or 'durable memory get {key} --all' shows it",
+    fact_expired: "fact {key!r} has expired; 'durable memory get {key} --all' still shows it",
+    invalid_rate: "invalid --rate {rate!r}: use N/DURATION, e.g. 5/1h or 100/1d",
+    invalid_burst: "--burst must be a positive integer",
+    rate_limited: "rate limit {key!r} reached ({rate}); retry after {retry}s",
+    fork_splits_tool_call: "row {at} of {what} would separate a tool call from its results; fork at the last result instead",
+    fork_exists: "{what} already exists; pick another name for the fork"
   },
   constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
   constants: {
@@ -1602,8 +1652,8 @@ function quote(v) {
 
 // src/rules/state.ts
 var CONSTANTS = contract_default.constants;
-function say(key, values = {}) {
-  return contract_default.messages[key].replace(/\{(\w+)\}/g, (_, name) => values[name]);
+function say(code, values = {}) {
+  return contract_default.messages[code].replace(/\{(\w+)(!r)?\}/g, (_, name, r) => r ? quote(values[name]) : String(values[name]));
 }
 var defaults = contract_default.constants.config_defaults;
 var DEFAULT_CONFIG = {
@@ -1824,16 +1874,16 @@ var Opened = class {
   }
   get what() {
     const a = this.address;
-    if (a.id_scope === "reserved") return `memory of user "${a.owner}"`;
-    if (a.id_scope === "tenant") return `session "${a.name}" of tenant "${a.owner}"`;
-    return `session "${a.name}"`;
+    if (a.id_scope === "reserved") return say("user_memory", { user: a.owner });
+    if (a.id_scope === "tenant") return say("tenant_session", { name: a.name, tenant: a.owner });
+    return say("session", { name: a.name });
   }
   get missing() {
-    if (this.address.id_scope === "reserved") return `${this.what} is empty; 'durable memory set' starts it`;
-    return `${this.what} not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)`;
+    if (this.address.id_scope === "reserved") return say("memory_empty", { what: this.what });
+    return say("not_found", { what: this.what });
   }
   get taken() {
-    return `${this.what}: the name is taken; pick another name`;
+    return say("name_taken", { what: this.what });
   }
   meta() {
     const r = this.db.one(`SELECT ${META.join(", ")} FROM object`);
@@ -1850,7 +1900,7 @@ var Opened = class {
     if (this.address.id_scope === "tenant" && this.role() === null) throw notFound(this.missing);
   }
   requireOwner(doing) {
-    if (this.role() !== "owner") throw denied(`only an owner of ${this.what} can ${doing}; ask an owner to do it`);
+    if (this.role() !== "owner") throw denied(say("owner_only", { what: this.what, doing }));
   }
 };
 function createObject(obj, status, title = null, ttl2 = null) {
@@ -1935,7 +1985,7 @@ function validName(text3, what = "name") {
   const s = typeof text3 === "string" ? text3 : "";
   const n = [...s].length;
   if (typeof text3 !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
-    throw invalid(say("invalid_name", { what, value: pyRepr(text3) }));
+    throw invalid(say("invalid_name", { what, value: text3 }));
   }
   return s;
 }
@@ -3851,7 +3901,7 @@ function forkPlan(obj, a) {
     const cut = liveRow(obj, a.at);
     rows = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? ORDER BY pos`, cut[POS]);
     if (splitsACall(obj, rows, cut[POS])) {
-      throw invalid(`row ${a.at} of ${obj.what} would separate a tool call from its results; fork at the last result instead`);
+      throw invalid(say("fork_splits_tool_call", { at: a.at, what: obj.what }));
     }
     seq = a.at;
   }
@@ -3910,7 +3960,7 @@ function forkCreate(obj, a) {
   });
   if (obj.meta() !== null) {
     obj.requireVisible();
-    throw conflict(`${obj.what} already exists; pick another name for the fork`);
+    throw conflict(say("fork_exists", { what: obj.what }));
   }
   const title = a.title != null ? validTitle(a.title) : src.title != null ? validTitle(src.title) : null;
   createObject(obj, "created", title);
@@ -3948,16 +3998,6 @@ function forkCreate(obj, a) {
 
 // src/rules/sessions.ts
 var TRANSITIONS = contract_default.transitions;
-var VERBS = {
-  prompt: "take new prompts",
-  next: "hand out work",
-  cancel: "be cancelled",
-  archive: "be archived",
-  unarchive: "be unarchived",
-  write: "be written to",
-  invite: "take participants",
-  any: "do this"
-};
 var PROMPT_COLUMNS = [
   "id",
   "status",
@@ -3987,12 +4027,12 @@ function check(obj, command, status = null, noop = false) {
   return to ?? current;
 }
 function refusal(obj, command, current) {
-  const name = obj.name;
-  if (current === "archived") return `${obj.what} is archived; run 'durable session unarchive ${name}' first`;
-  if (current === "cancelled" && command === "archive") return `${obj.what} is cancelled and cannot be archived; delete it with 'durable delete ${name}'`;
-  if (current === "cancelled") return `${obj.what} is cancelled; send a new prompt with 'durable session prompt ${name} TEXT' to reopen it`;
-  if (command === "unarchive") return `${obj.what} is not archived (it is ${current})`;
-  return `${obj.what} is ${current} and cannot ${VERBS[command]}`;
+  const [what, name] = [obj.what, obj.name];
+  if (current === "archived") return say("refused_archived", { what, name });
+  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
+  if (current === "cancelled") return say("refused_cancelled", { what, name });
+  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
+  return say(`cannot_${command}`, { what, status: current });
 }
 function requireSession(obj) {
   const meta = obj.meta();
@@ -4002,7 +4042,7 @@ function requireSession(obj) {
 function create(obj, a) {
   if (obj.meta() !== null) {
     obj.requireVisible();
-    throw conflict(`${obj.what} already exists; pick another name or use 'durable session show ${obj.name}'`);
+    throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
   }
   createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
   return sessionJson(obj);
@@ -4030,7 +4070,7 @@ function promptJson(r) {
 }
 function promptRow(obj, id) {
   const r = obj.db.one(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts WHERE id = ?`, id);
-  if (!r) throw notFound(`prompt ${id} not found in ${obj.what}; see 'durable session queue ${obj.name}'`);
+  if (!r) throw notFound(say("prompt_not_found", { id, what: obj.what, name: obj.name }));
   return r;
 }
 function getPrompt(obj, a) {
@@ -4059,7 +4099,7 @@ function prompt(obj, a) {
   if (a.request_id != null) {
     const row3 = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
     if (row3) {
-      if (row3[1] !== a.content) throw conflict(`request id '${a.request_id}' was already used with other content in ${obj.what}`);
+      if (row3[1] !== a.content) throw conflict(say("prompt_request_id_reused", { request_id: a.request_id, what: obj.what }));
       return getPrompt(obj, { prompt_id: row3[0] });
     }
   }
@@ -4068,7 +4108,7 @@ function prompt(obj, a) {
   const limit = obj.config.max_unfinished;
   if (unfinished >= limit) {
     if (a.waiting) return null;
-    throw conflict(`the queue of ${obj.what} is full (${unfinished} unfinished prompts, queue.max_unfinished = ${limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'`);
+    throw conflict(say("queue_full", { what: obj.what, unfinished, limit }));
   }
   const id = obj.db.one(
     "INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
@@ -4084,13 +4124,13 @@ function prompt(obj, a) {
   return getPrompt(obj, { prompt_id: id });
 }
 function validPolicy(onExpiry, maxAttempts) {
-  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(`invalid queue.on_lease_expiry ${pyRepr(onExpiry)}: use fail or retry`);
-  if (!isPositive(maxAttempts)) throw invalid(`invalid queue.max_attempts ${String(maxAttempts)}: use a positive integer`);
+  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(say("invalid_on_lease_expiry", { value: onExpiry }));
+  if (!isPositive(maxAttempts)) throw invalid(say("invalid_max_attempts", { value: maxAttempts }));
   return [onExpiry, maxAttempts];
 }
 function validAttempt(attempt) {
   if (attempt == null) return null;
-  if (!isPositive(attempt)) throw invalid(`invalid --attempt ${String(attempt)}: use the positive attempt number the start gave (its "attempts")`);
+  if (!isPositive(attempt)) throw invalid(say("invalid_attempt", { attempt }));
   return attempt;
 }
 function nextPrompt(obj, a) {
@@ -4101,7 +4141,7 @@ function nextPrompt(obj, a) {
   const busy = obj.db.one("SELECT id FROM prompts WHERE status = 'processing' LIMIT 1");
   if (busy) {
     if (a.waiting) return null;
-    throw conflict(`prompt ${busy[0]} of ${obj.what} is still processing; finish it with 'durable session finish ${obj.name} ${busy[0]}' or wait with --wait`);
+    throw conflict(say("prompt_still_processing", { id: busy[0], what: obj.what, name: obj.name }));
   }
   const t = now();
   const row3 = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
@@ -4129,10 +4169,10 @@ function processing(obj, id, doing, attempt = null) {
   requireSession(obj);
   obj.requireVisible();
   const r = promptRow(obj, id);
-  if (r[1] !== "processing") throw conflict(`prompt ${id} of ${obj.what} is ${r[1]}, not processing; it cannot be ${doing}`);
+  if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
   const current = r[PROMPT_COLUMNS.indexOf("attempts")];
   if (attempt !== null && Number(attempt) !== Number(current)) {
-    throw conflict(`prompt ${id} of ${obj.what} is on attempt ${current}, not ${attempt}: that start lost its lease, so it cannot be ${doing} (nothing changed)`);
+    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
   }
 }
 function renew(obj, a) {
@@ -4149,10 +4189,10 @@ function finish(obj, a) {
   if (a.reply != null) fields2.push({ role: "assistant", content: a.reply });
   const rows = fields2.map((r, i) => prepare(obj, r, `line ${i + 1}: `));
   rows.forEach((r, i) => {
-    if (!FINISH_ROLES.includes(r.role)) throw invalid(`line ${i + 1}: a turn's rows are assistant or tool rows, not ${r.role}; nothing changed`);
+    if (!FINISH_ROLES.includes(r.role)) throw invalid(say("finish_row_role", { line: i + 1, role: r.role }));
   });
   if (rows.length && !failed && (rows[rows.length - 1].role !== "assistant" || rows[rows.length - 1].tool_calls != null)) {
-    throw invalid(`line ${rows.length}: the turn must end with a final assistant row without tool calls (or give --reply, or --failed for a partial turn); nothing changed`);
+    throw invalid(say("finish_unended", { line: rows.length }));
   }
   processing(obj, a.prompt_id, "finished", attempt);
   const meta = obj.meta();
@@ -4180,7 +4220,7 @@ function handBack(obj, id, delaySeconds = 0, notAnAttempt = false) {
 function release(obj, a) {
   const attempt = validAttempt(a.attempt);
   const delay = a.delay_seconds ?? 0;
-  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(`invalid --delay ${String(delay)}: use a duration such as 30s, or 0`);
+  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(say("invalid_delay", { delay }));
   processing(obj, a.prompt_id, "released", attempt);
   const meta = obj.meta();
   handBack(obj, a.prompt_id, delay, !!a.not_an_attempt);
@@ -4223,7 +4263,7 @@ function archive(obj) {
   if (check(obj, "archive", null, meta.status === "archived") === null) return sessionJson(obj);
   const to = check(obj, "archive", meta.status);
   const queued = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
-  if (queued) throw conflict(`${obj.what} has ${queued} queued or processing prompts; finish, dequeue or cancel them before archiving`);
+  if (queued) throw conflict(say("archive_busy", { what: obj.what, queued }));
   setStatus(obj, to, meta.status);
   touch(obj);
   return sessionJson(obj);
@@ -4249,7 +4289,7 @@ function setTitle(obj, a) {
 }
 function checkInvite(user, role) {
   validName(user, "user");
-  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role: quote(role) }));
+  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role }));
 }
 function invite(obj, a) {
   const role = a.role ?? "member";
@@ -4257,7 +4297,7 @@ function invite(obj, a) {
   requireSession(obj);
   obj.requireVisible();
   check(obj, "invite");
-  if (obj.address.id_scope !== "tenant") throw conflict(`${obj.what} belongs to one user; only tenant sessions (--tenant ORG) take participants`);
+  if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
   const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
   if (!current || current[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
@@ -4270,7 +4310,7 @@ function dequeue(obj, a) {
   const meta = requireSession(obj);
   obj.requireVisible();
   const r = promptRow(obj, a.prompt_id);
-  if (r[1] !== "pending") throw conflict(`prompt ${a.prompt_id} of ${obj.what} is ${r[1]}, not pending; only pending prompts can be dequeued`);
+  if (r[1] !== "pending") throw conflict(say("prompt_not_pending", { id: a.prompt_id, what: obj.what, status: r[1] }));
   obj.db.run("DELETE FROM prompts WHERE id = ?", a.prompt_id);
   event(obj, "prompt.dequeued", { prompt_id: a.prompt_id });
   recompute(obj, meta.status);
@@ -4335,7 +4375,7 @@ function visible(obj) {
 function get(obj, a) {
   visible(obj);
   const r = obj.db.one(`SELECT ${COLS2} FROM requests WHERE id = ?`, a.request_id);
-  if (!r) throw notFound(`request ${a.request_id} not found in ${obj.what}; see 'durable elicit list ${obj.name}'`);
+  if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
   return requestJson(r);
 }
 function pyJson(items) {
@@ -4358,7 +4398,7 @@ function ask2(obj, a) {
     if (made) {
       const asked = get(obj, { request_id: made[0] });
       if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices)) {
-        throw conflict(`request id ${quote(key)} was already used with another question in ${obj.what}`);
+        throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
       }
       return asked;
     }
@@ -4377,9 +4417,9 @@ function ask2(obj, a) {
   return get(obj, { request_id: id });
 }
 function decline(obj, a) {
-  if (a.action !== "decline" && a.action !== "cancel") throw invalid(`invalid action ${quote(a.action)}: use decline or cancel`);
+  if (a.action !== "decline" && a.action !== "cancel") throw invalid(say("invalid_elicit_action", { action: a.action }));
   const request = get(obj, a);
-  if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
   obj.db.run(
     "UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
     a.action,
@@ -4399,10 +4439,10 @@ function list(obj, a) {
 function answer2(obj, a) {
   const request = get(obj, a);
   if (request.choices.length && !request.choices.includes(a.choice)) {
-    throw invalid(say("choice_not_offered", { choice: quote(a.choice), choices: request.choices.join(", ") }));
+    throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
   }
   if (!a.choice) throw invalid(say("empty_choice"));
-  if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
   obj.db.run(
     "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
     a.choice,
@@ -4440,9 +4480,9 @@ var factJson = (r) => ({
 var visible2 = (r, t) => !!r[3] && (r[6] === null || r[6] > t);
 function checkSet(key, value, source, confirmed) {
   validName(key, "memory key");
-  if (!SOURCES.includes(source)) throw invalid(`invalid --source '${source}': use user, model or external`);
-  if (source === "model" && confirmed) throw invalid("a model fact cannot be confirmed when it is written; a person confirms it with 'durable memory confirm KEY'");
-  if (value === "") throw invalid("empty VALUE");
+  if (!SOURCES.includes(source)) throw invalid(say("invalid_memory_source", { source }));
+  if (source === "model" && confirmed) throw invalid(say("model_fact_confirmed"));
+  if (value === "") throw invalid(say("empty_value"));
 }
 function setFact(obj, a) {
   const source = a.source ?? "user", confirmed = !!a.confirmed;
@@ -4467,9 +4507,9 @@ function row(obj, key) {
 }
 function getFact(obj, a) {
   const r = row(obj, a.key);
-  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
-  if (!a.all_facts && !r[3]) throw notFound(`fact '${a.key}' is unconfirmed; 'durable memory confirm ${a.key}' confirms it, or 'durable memory get ${a.key} --all' shows it`);
-  if (!a.all_facts && !visible2(r, now())) throw notFound(`fact '${a.key}' has expired; 'durable memory get ${a.key} --all' still shows it`);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
+  if (!a.all_facts && !r[3]) throw notFound(say("fact_unconfirmed", { key: a.key }));
+  if (!a.all_facts && !visible2(r, now())) throw notFound(say("fact_expired", { key: a.key }));
   return factJson(r);
 }
 function listFacts(obj, a) {
@@ -4479,13 +4519,13 @@ function listFacts(obj, a) {
 }
 function confirm(obj, a) {
   const r = row(obj, a.key);
-  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
   if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
   return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
 }
 function forgetFact(obj, a) {
   const r = row(obj, a.key);
-  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
   obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
   return factJson(r);
 }
@@ -4493,8 +4533,8 @@ function forgetFact(obj, a) {
 // src/rules/limits.ts
 function hit(obj, a) {
   validName(a.key, "limit key");
-  if (!(a.n >= 1) || !(a.per >= 1)) throw invalid(`invalid --rate '${a.rate}': use N/DURATION, e.g. 5/1h or 100/1d`);
-  if (a.burst != null && a.burst < 1) throw invalid("--burst must be a positive integer");
+  if (!(a.n >= 1) || !(a.per >= 1)) throw invalid(say("invalid_rate", { rate: a.rate }));
+  if (a.burst != null && a.burst < 1) throw invalid(say("invalid_burst"));
   const capacity = a.burst || a.n;
   const refill = a.n / (a.per * 1e3);
   const t = now();
@@ -4506,7 +4546,7 @@ function hit(obj, a) {
   obj.db.run("INSERT OR REPLACE INTO buckets (key, tokens, updated_at) VALUES (?, ?, ?)", a.key, tokens, t);
   const retry = allowed2 ? null : Math.max(1, Math.ceil((1 - tokens) / refill / 1e3 - 1e-9));
   const doc = { key: a.key, allowed: allowed2, remaining: Math.floor(tokens + 1e-9), retry_after: retry };
-  if (!allowed2) throw new DurableError(`rate limit '${a.key}' reached (${a.rate}); retry after ${retry}s`, "rate_limited", doc);
+  if (!allowed2) throw new DurableError(say("rate_limited", { key: a.key, rate: a.rate, retry }), "rate_limited", doc);
   return doc;
 }
 
@@ -6256,7 +6296,7 @@ var DurableObjectSession = class {
         }
       }
       if (fired !== "absent" && fired !== "expired" && call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) {
-        throw creating ? new DurableError(`${obj.what}: the name is taken; pick another name`, "conflict") : new DurableError(obj.missing, "not_found");
+        throw creating ? new DurableError(obj.taken, "conflict") : new DurableError(obj.missing, "not_found");
       }
       let ran = null;
       const body = this.ctx.storage.transactionSync(() => {
@@ -6655,7 +6695,7 @@ function ownerOf(body, actor) {
   return body.owner == null ? actor : validName(body.owner, "user");
 }
 function refuseOthers(body, address, actor, id) {
-  const what = address.id_scope === "reserved" ? `memory of user "${address.owner}"` : `session "${address.name}" of user "${address.owner}"`;
+  const what = address.id_scope === "reserved" ? say("user_memory", { user: address.owner }) : `session "${address.name}" of user "${address.owner}"`;
   if (body.op === "import") {
     throw new DurableError(`${what} belongs to another user; only they can import it (or an installation restore with --all-users)`, "permission_denied", { id });
   }

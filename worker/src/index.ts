@@ -5,7 +5,7 @@
 // Secrets / vars (docs/remote.md "Configuration"): DURABLE_SECRET (the HMAC key of object ids),
 // DURABLE_TOKEN_KEY (the HS256 key of tokens; an admin token may act as any user with --as),
 // DURABLE_MAX_TURN_BYTES, DURABLE_MAX_BODY_BYTES.
-import { DEFAULT_CONFIG, DurableError, httpStatus, validName } from "./rules/state";
+import { DEFAULT_CONFIG, DurableError, httpStatus, say, validName } from "./rules/state";
 import { Revocations, checkConfig, checkRevoked, forgetRevocations, verify } from "./auth";
 import * as strict from "./rules/strict";
 import { across } from "./across";
@@ -96,7 +96,7 @@ function ownerOf(body: Body, actor: string): string {
 /** Another user's user-scoped object or memory: an admin's installation-wide call only. For an import the
  *  refusal says what the file backend says of such a record, with the id for the receipt's entry. */
 function refuseOthers(body: Body, address: { id_scope: string; owner: string; name: string }, actor: string, id: string) {
-  const what = address.id_scope === "reserved" ? `memory of user "${address.owner}"` : `session "${address.name}" of user "${address.owner}"`;
+  const what = address.id_scope === "reserved" ? say("user_memory", { user: address.owner }) : `session "${address.name}" of user "${address.owner}"`;
   if (body.op === "import") {
     throw new DurableError(`${what} belongs to another user; only they can import it (or an installation restore with --all-users)`, "permission_denied", { id });
   }

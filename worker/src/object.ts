@@ -217,7 +217,7 @@ export class DurableObjectSession {
       }
       if (fired !== "absent" && fired !== "expired" && call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) {
         // another user's tenant object: exactly "not found" (or "name is taken" for a creating command)
-        throw creating ? new DurableError(`${obj.what}: the name is taken; pick another name`, "conflict") : new DurableError(obj.missing, "not_found");
+        throw creating ? new DurableError(obj.taken, "conflict") : new DurableError(obj.missing, "not_found");
       }
       let ran: any = null;
       const body = this.ctx.storage.transactionSync(() => {

@@ -1,6 +1,6 @@
 // Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
 import { Opened, conflict, event, invalid, iso, notFound, now, say, touch } from "./state";
-import { quote, strip } from "./text";
+import { strip } from "./text";
 import { check, requireSession, validRequestId } from "./sessions";
 
 const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
@@ -18,7 +18,7 @@ function visible(obj: Opened) {
 export function get(obj: Opened, a: { request_id: number }) {
   visible(obj);
   const r = obj.db.one(`SELECT ${COLS} FROM requests WHERE id = ?`, a.request_id);
-  if (!r) throw notFound(`request ${a.request_id} not found in ${obj.what}; see 'durable elicit list ${obj.name}'`);
+  if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
   return requestJson(r);
 }
 
@@ -50,7 +50,7 @@ export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeou
     if (made) {
       const asked = get(obj, { request_id: made[0] });
       if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices)) {
-        throw conflict(`request id ${quote(key)} was already used with another question in ${obj.what}`);
+        throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
       }
       return asked;
     }
@@ -66,9 +66,9 @@ export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeou
 
 /** The person would not answer (an MCP client's decline or cancel): answered, answer null, the action as the comment. */
 export function decline(obj: Opened, a: { request_id: number; action: string }) {
-  if (a.action !== "decline" && a.action !== "cancel") throw invalid(`invalid action ${quote(a.action)}: use decline or cancel`);
+  if (a.action !== "decline" && a.action !== "cancel") throw invalid(say("invalid_elicit_action", { action: a.action }));
   const request = get(obj, a);
-  if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
   obj.db.run("UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
     a.action, obj.actor, now(), a.request_id);
   event(obj, "elicit.answered", { request_id: a.request_id, answer: null });
@@ -85,10 +85,10 @@ export function list(obj: Opened, a: { pending_only?: boolean }) {
 export function answer(obj: Opened, a: { request_id: number; choice: string; comment?: string | null }) {
   const request = get(obj, a);
   if (request.choices.length && !request.choices.includes(a.choice)) {
-    throw invalid(say("choice_not_offered", { choice: quote(a.choice), choices: request.choices.join(", ") }));
+    throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
   }
   if (!a.choice) throw invalid(say("empty_choice"));
-  if (request.status !== "pending") throw conflict(`request ${a.request_id} of ${obj.what} is ${request.status}, not pending; it cannot be answered`);
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
   obj.db.run("UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
     a.choice, a.comment ?? null, obj.actor, now(), a.request_id);
   event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });

@@ -1,11 +1,12 @@
 // Rate limits: a token bucket per key in the user's reserved object (mirrors durable_cli/core/limits.py).
-// The rate ("N/DUR") is parsed by the client; the Worker gets n and per (seconds).
-import { DurableError, Opened, createObject, invalid, now, validName } from "./state";
+// The rate ("N/DUR") is parsed by the client; the Worker gets n and per (seconds), and the rate as the
+// client shows it (N/ and the canonical duration, as durable_cli/durations.py `format` writes it).
+import { DurableError, Opened, createObject, invalid, now, say, validName } from "./state";
 
 export function hit(obj: Opened, a: { key: string; n: number; per: number; burst?: number | null; rate: string }) {
   validName(a.key, "limit key");
-  if (!(a.n >= 1) || !(a.per >= 1)) throw invalid(`invalid --rate '${a.rate}': use N/DURATION, e.g. 5/1h or 100/1d`);
-  if (a.burst != null && a.burst < 1) throw invalid("--burst must be a positive integer");
+  if (!(a.n >= 1) || !(a.per >= 1)) throw invalid(say("invalid_rate", { rate: a.rate }));
+  if (a.burst != null && a.burst < 1) throw invalid(say("invalid_burst"));
   const capacity = a.burst || a.n;
   const refill = a.n / (a.per * 1000);
   const t = now();
@@ -17,6 +18,6 @@ export function hit(obj: Opened, a: { key: string; n: number; per: number; burst
   obj.db.run("INSERT OR REPLACE INTO buckets (key, tokens, updated_at) VALUES (?, ?, ?)", a.key, tokens, t);
   const retry = allowed ? null : Math.max(1, Math.ceil((1 - tokens) / refill / 1000 - 1e-9));
   const doc = { key: a.key, allowed, remaining: Math.floor(tokens + 1e-9), retry_after: retry };
-  if (!allowed) throw new DurableError(`rate limit '${a.key}' reached (${a.rate}); retry after ${retry}s`, "rate_limited", doc);
+  if (!allowed) throw new DurableError(say("rate_limited", { key: a.key, rate: a.rate, retry }), "rate_limited", doc);
   return doc;
 }

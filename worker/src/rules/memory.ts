@@ -1,5 +1,5 @@
 // Remembered facts with provenance, in the user's reserved object (mirrors durable_cli/core/memory.py).
-import { Opened, createObject, invalid, iso, notFound, now, validName } from "./state";
+import { Opened, createObject, invalid, iso, notFound, now, say, validName } from "./state";
 
 const SOURCES = ["user", "model", "external"];
 export const COLS = "key, value, source, confirmed, created_at, confirmed_at, expires_at";
@@ -11,9 +11,9 @@ const visible = (r: any[], t: number) => !!r[3] && (r[6] === null || r[6] > t);
 
 function checkSet(key: string, value: string, source: string, confirmed: boolean) {
   validName(key, "memory key");
-  if (!SOURCES.includes(source)) throw invalid(`invalid --source '${source}': use user, model or external`);
-  if (source === "model" && confirmed) throw invalid("a model fact cannot be confirmed when it is written; a person confirms it with 'durable memory confirm KEY'");
-  if (value === "") throw invalid("empty VALUE");
+  if (!SOURCES.includes(source)) throw invalid(say("invalid_memory_source", { source }));
+  if (source === "model" && confirmed) throw invalid(say("model_fact_confirmed"));
+  if (value === "") throw invalid(say("empty_value"));
 }
 
 export function setFact(obj: Opened, a: { key: string; value: string; source?: string; confirmed?: boolean; expires_seconds?: number | null }) {
@@ -33,9 +33,9 @@ function row(obj: Opened, key: string) {
 
 export function getFact(obj: Opened, a: { key: string; all_facts?: boolean }) {
   const r = row(obj, a.key);
-  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
-  if (!a.all_facts && !r[3]) throw notFound(`fact '${a.key}' is unconfirmed; 'durable memory confirm ${a.key}' confirms it, or 'durable memory get ${a.key} --all' shows it`);
-  if (!a.all_facts && !visible(r, now())) throw notFound(`fact '${a.key}' has expired; 'durable memory get ${a.key} --all' still shows it`);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
+  if (!a.all_facts && !r[3]) throw notFound(say("fact_unconfirmed", { key: a.key }));
+  if (!a.all_facts && !visible(r, now())) throw notFound(say("fact_expired", { key: a.key }));
   return factJson(r);
 }
 
@@ -47,14 +47,14 @@ export function listFacts(obj: Opened, a: { all_facts?: boolean }) {
 
 export function confirm(obj: Opened, a: { key: string }) {
   const r = row(obj, a.key);
-  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
   if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
   return factJson(obj.db.one(`SELECT ${COLS} FROM facts WHERE key = ?`, a.key)!);
 }
 
 export function forgetFact(obj: Opened, a: { key: string }) {
   const r = row(obj, a.key);
-  if (!r) throw notFound(`no fact '${a.key}'; 'durable memory list --all' shows every fact`);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
   obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
   return factJson(r);
 }

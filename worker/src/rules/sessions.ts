@@ -1,17 +1,13 @@
 // Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
 // The transition table is data, loaded from durable_cli/contract.json like the Python side's.
 import contract from "../../../durable_cli/contract.json";
-import { Opened, conflict, createObject, event, invalid, iso, notFound, pyRepr, say, sessionJson, setStatus, touch, now, validName } from "./state";
+import { MessageKey, Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName } from "./state";
 import * as transcript from "./transcript";
-import { printable, quote, strip } from "./text";
+import { printable, strip } from "./text";
 
 type Transition = { from: string[]; to: string | null; role: string | null };
 const TRANSITIONS = contract.transitions as Record<string, Transition>;
 
-const VERBS: Record<string, string> = {
-  prompt: "take new prompts", next: "hand out work", cancel: "be cancelled", archive: "be archived",
-  unarchive: "be unarchived", write: "be written to", invite: "take participants", any: "do this",
-};
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "created_at", "started_at",
   "lease_expires_at", "completed_at", "error"];
 // Queue order (SPEC §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
@@ -31,12 +27,12 @@ export function check(obj: Opened, command: string, status: string | null = null
 }
 
 function refusal(obj: Opened, command: string, current: string): string {
-  const name = obj.name;
-  if (current === "archived") return `${obj.what} is archived; run 'durable session unarchive ${name}' first`;
-  if (current === "cancelled" && command === "archive") return `${obj.what} is cancelled and cannot be archived; delete it with 'durable delete ${name}'`;
-  if (current === "cancelled") return `${obj.what} is cancelled; send a new prompt with 'durable session prompt ${name} TEXT' to reopen it`;
-  if (command === "unarchive") return `${obj.what} is not archived (it is ${current})`;
-  return `${obj.what} is ${current} and cannot ${VERBS[command]}`;
+  const [what, name] = [obj.what, obj.name];
+  if (current === "archived") return say("refused_archived", { what, name });
+  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
+  if (current === "cancelled") return say("refused_cancelled", { what, name });
+  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
+  return say(`cannot_${command}` as MessageKey, { what, status: current });
 }
 
 export function requireSession(obj: Opened) {
@@ -48,7 +44,7 @@ export function requireSession(obj: Opened) {
 export function create(obj: Opened, a: { title?: string | null; ttl_seconds?: number | null }) {
   if (obj.meta() !== null) {
     obj.requireVisible();
-    throw conflict(`${obj.what} already exists; pick another name or use 'durable session show ${obj.name}'`);
+    throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
   }
   createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
   return sessionJson(obj);
@@ -81,7 +77,7 @@ function promptJson(r: any[]): any {
 
 function promptRow(obj: Opened, id: number) {
   const r = obj.db.one(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts WHERE id = ?`, id);
-  if (!r) throw notFound(`prompt ${id} not found in ${obj.what}; see 'durable session queue ${obj.name}'`);
+  if (!r) throw notFound(say("prompt_not_found", { id, what: obj.what, name: obj.name }));
   return r;
 }
 
@@ -115,7 +111,7 @@ export function prompt(obj: Opened, a: { content: string; source?: string | null
   if (a.request_id != null) {
     const row = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
     if (row) {
-      if (row[1] !== a.content) throw conflict(`request id '${a.request_id}' was already used with other content in ${obj.what}`);
+      if (row[1] !== a.content) throw conflict(say("prompt_request_id_reused", { request_id: a.request_id, what: obj.what }));
       return getPrompt(obj, { prompt_id: row[0] });
     }
   }
@@ -124,7 +120,7 @@ export function prompt(obj: Opened, a: { content: string; source?: string | null
   const limit = obj.config.max_unfinished;
   if (unfinished >= limit) {
     if (a.waiting) return null;
-    throw conflict(`the queue of ${obj.what} is full (${unfinished} unfinished prompts, queue.max_unfinished = ${limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'`);
+    throw conflict(say("queue_full", { what: obj.what, unfinished, limit }));
   }
   const id = obj.db.one("INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
     a.content, obj.actor, a.source ?? null, a.request_id ?? null, now())![0];
@@ -135,14 +131,14 @@ export function prompt(obj: Opened, a: { content: string; source?: string | null
 }
 
 export function validPolicy(onExpiry: unknown, maxAttempts: unknown): [string, number] {
-  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(`invalid queue.on_lease_expiry ${pyRepr(onExpiry)}: use fail or retry`);
-  if (!isPositive(maxAttempts)) throw invalid(`invalid queue.max_attempts ${String(maxAttempts)}: use a positive integer`);
+  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(say("invalid_on_lease_expiry", { value: onExpiry }));
+  if (!isPositive(maxAttempts)) throw invalid(say("invalid_max_attempts", { value: maxAttempts }));
   return [onExpiry, maxAttempts as number];
 }
 
 export function validAttempt(attempt: unknown): number | null {
   if (attempt == null) return null;
-  if (!isPositive(attempt)) throw invalid(`invalid --attempt ${String(attempt)}: use the positive attempt number the start gave (its "attempts")`);
+  if (!isPositive(attempt)) throw invalid(say("invalid_attempt", { attempt }));
   return attempt as number;
 }
 
@@ -154,7 +150,7 @@ export function nextPrompt(obj: Opened, a: { lease_seconds: number; waiting?: bo
   const busy = obj.db.one("SELECT id FROM prompts WHERE status = 'processing' LIMIT 1");
   if (busy) {
     if (a.waiting) return null;
-    throw conflict(`prompt ${busy[0]} of ${obj.what} is still processing; finish it with 'durable session finish ${obj.name} ${busy[0]}' or wait with --wait`);
+    throw conflict(say("prompt_still_processing", { id: busy[0], what: obj.what, name: obj.name }));
   }
   const t = now();
   const row = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
@@ -177,10 +173,10 @@ function processing(obj: Opened, id: number, doing: string, attempt: number | nu
   requireSession(obj);
   obj.requireVisible();
   const r = promptRow(obj, id);
-  if (r[1] !== "processing") throw conflict(`prompt ${id} of ${obj.what} is ${r[1]}, not processing; it cannot be ${doing}`);
+  if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
   const current = r[PROMPT_COLUMNS.indexOf("attempts")];
   if (attempt !== null && Number(attempt) !== Number(current)) {
-    throw conflict(`prompt ${id} of ${obj.what} is on attempt ${current}, not ${attempt}: that start lost its lease, so it cannot be ${doing} (nothing changed)`);
+    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
   }
 }
 
@@ -202,10 +198,10 @@ export function finish(obj: Opened, a: { prompt_id: number; reply?: string | nul
   if (a.reply != null) fields.push({ role: "assistant", content: a.reply });
   const rows = fields.map((r, i) => transcript.prepare(obj, r, `line ${i + 1}: `));
   rows.forEach((r, i) => {
-    if (!FINISH_ROLES.includes(r.role)) throw invalid(`line ${i + 1}: a turn's rows are assistant or tool rows, not ${r.role}; nothing changed`);
+    if (!FINISH_ROLES.includes(r.role)) throw invalid(say("finish_row_role", { line: i + 1, role: r.role }));
   });
   if (rows.length && !failed && (rows[rows.length - 1].role !== "assistant" || rows[rows.length - 1].tool_calls != null)) {
-    throw invalid(`line ${rows.length}: the turn must end with a final assistant row without tool calls (or give --reply, or --failed for a partial turn); nothing changed`);
+    throw invalid(say("finish_unended", { line: rows.length }));
   }
   processing(obj, a.prompt_id, "finished", attempt);
   const meta = obj.meta()!;
@@ -227,7 +223,7 @@ function handBack(obj: Opened, id: number, delaySeconds = 0, notAnAttempt = fals
 export function release(obj: Opened, a: { prompt_id: number; delay_seconds?: number; not_an_attempt?: boolean; attempt?: number | null }) {
   const attempt = validAttempt(a.attempt);
   const delay = a.delay_seconds ?? 0;
-  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(`invalid --delay ${String(delay)}: use a duration such as 30s, or 0`);
+  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(say("invalid_delay", { delay }));
   processing(obj, a.prompt_id, "released", attempt);
   const meta = obj.meta()!;
   handBack(obj, a.prompt_id, delay, !!a.not_an_attempt);
@@ -274,7 +270,7 @@ export function archive(obj: Opened) {
   if (check(obj, "archive", null, meta.status === "archived") === null) return sessionJson(obj);
   const to = check(obj, "archive", meta.status)!;
   const queued = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")![0];
-  if (queued) throw conflict(`${obj.what} has ${queued} queued or processing prompts; finish, dequeue or cancel them before archiving`);
+  if (queued) throw conflict(say("archive_busy", { what: obj.what, queued }));
   setStatus(obj, to, meta.status);
   touch(obj);
   return sessionJson(obj);
@@ -304,7 +300,7 @@ export function setTitle(obj: Opened, a: { title: string }) {
 /** An invitation's input (exit 2), checked before the object is reached (core/sessions.py check_invite). */
 export function checkInvite(user: unknown, role: unknown) {
   validName(user, "user");
-  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role: quote(role) }));
+  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role }));
 }
 
 export function invite(obj: Opened, a: { user: string; role?: string }) {
@@ -313,7 +309,7 @@ export function invite(obj: Opened, a: { user: string; role?: string }) {
   requireSession(obj);
   obj.requireVisible();
   check(obj, "invite");
-  if (obj.address.id_scope !== "tenant") throw conflict(`${obj.what} belongs to one user; only tenant sessions (--tenant ORG) take participants`);
+  if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
   const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
   if (!current || current[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
@@ -327,7 +323,7 @@ export function dequeue(obj: Opened, a: { prompt_id: number }) {
   const meta = requireSession(obj);
   obj.requireVisible();
   const r = promptRow(obj, a.prompt_id);
-  if (r[1] !== "pending") throw conflict(`prompt ${a.prompt_id} of ${obj.what} is ${r[1]}, not pending; only pending prompts can be dequeued`);
+  if (r[1] !== "pending") throw conflict(say("prompt_not_pending", { id: a.prompt_id, what: obj.what, status: r[1] }));
   obj.db.run("DELETE FROM prompts WHERE id = ?", a.prompt_id);
   event(obj, "prompt.dequeued", { prompt_id: a.prompt_id });
   recompute(obj, meta.status);

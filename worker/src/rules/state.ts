@@ -8,9 +8,11 @@ export type Config = { max_unfinished: number; max_turn_bytes: number; token_bud
 /** The names and numbers both runtimes hold (durable_cli/contract.json "constants"; durable_cli/vocabulary.py). */
 export const CONSTANTS = contract.constants;
 
-/** The catalog's message KEY (durable_cli/contract.json "messages"; durable_cli/messages.py) with its {names} filled. */
-export function say(key: keyof typeof contract.messages, values: Record<string, string> = {}): string {
-  return contract.messages[key].replace(/\{(\w+)\}/g, (_, name: string) => values[name]);
+export type MessageKey = keyof typeof contract.messages;
+/** The catalog's message CODE (durable_cli/contract.json "messages"; durable_cli/messages.py) with its
+ * fields filled: `{name}` takes the value as text, `{name!r}` quotes it as Python's repr() does. */
+export function say(code: MessageKey, values: Record<string, unknown> = {}): string {
+  return contract.messages[code].replace(/\{(\w+)(!r)?\}/g, (_, name: string, r?: string) => (r ? quote(values[name]) : String(values[name])));
 }
 const defaults = contract.constants.config_defaults;
 export const DEFAULT_CONFIG: Config = { max_unfinished: defaults["queue.max_unfinished"],
@@ -240,15 +242,15 @@ export class Opened {
   get name() { return this.address.name; }
   get what(): string {
     const a = this.address;
-    if (a.id_scope === "reserved") return `memory of user "${a.owner}"`;
-    if (a.id_scope === "tenant") return `session "${a.name}" of tenant "${a.owner}"`;
-    return `session "${a.name}"`;
+    if (a.id_scope === "reserved") return say("user_memory", { user: a.owner });
+    if (a.id_scope === "tenant") return say("tenant_session", { name: a.name, tenant: a.owner });
+    return say("session", { name: a.name });
   }
   get missing(): string {
-    if (this.address.id_scope === "reserved") return `${this.what} is empty; 'durable memory set' starts it`;
-    return `${this.what} not found; 'durable ls' lists your sessions (a tenant's sessions need --tenant ORG)`;
+    if (this.address.id_scope === "reserved") return say("memory_empty", { what: this.what });
+    return say("not_found", { what: this.what });
   }
-  get taken(): string { return `${this.what}: the name is taken; pick another name`; }
+  get taken(): string { return say("name_taken", { what: this.what }); }
   meta(): Meta | null {
     const r = this.db.one(`SELECT ${META.join(", ")} FROM object`);
     if (!r) return null;
@@ -264,7 +266,7 @@ export class Opened {
     if (this.address.id_scope === "tenant" && this.role() === null) throw notFound(this.missing);
   }
   requireOwner(doing: string): void {
-    if (this.role() !== "owner") throw denied(`only an owner of ${this.what} can ${doing}; ask an owner to do it`);
+    if (this.role() !== "owner") throw denied(say("owner_only", { what: this.what, doing }));
   }
 }
 
@@ -339,7 +341,7 @@ export function validName(text: unknown, what = "name"): string {
   const s = typeof text === "string" ? text : "";
   const n = [...s].length;
   if (typeof text !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
-    throw invalid(say("invalid_name", { what, value: pyRepr(text) }));
+    throw invalid(say("invalid_name", { what, value: text }));
   }
   return s;
 }

@@ -1,6 +1,6 @@
 // The transcript and its context window (mirrors durable_cli/core/transcript.py, SPEC §6).
 import { createHash } from "node:crypto";
-import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFound, now, touch, dumps, sessionJson } from "./state";
+import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFound, now, say, touch, dumps, sessionJson } from "./state";
 import { approx } from "./tokens";
 import { quote } from "./text";
 import { check, requireSession, validRequestId, validTitle } from "./sessions";
@@ -615,7 +615,7 @@ export function forkPlan(obj: Opened, a: { at?: number | null }) {
     const cut = liveRow(obj, a.at);
     rows = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? ORDER BY pos`, cut[POS]);
     if (splitsACall(obj, rows, cut[POS])) {
-      throw invalid(`row ${a.at} of ${obj.what} would separate a tool call from its results; fork at the last result instead`);
+      throw invalid(say("fork_splits_tool_call", { at: a.at, what: obj.what }));
     }
     seq = a.at;
   }
@@ -657,7 +657,7 @@ export function forkCreate(obj: Opened, a: { source: any; rows: any[]; title?: s
   });
   if (obj.meta() !== null) {
     obj.requireVisible();
-    throw conflict(`${obj.what} already exists; pick another name for the fork`);
+    throw conflict(say("fork_exists", { what: obj.what }));
   }
   const title = a.title != null ? validTitle(a.title) : src.title != null ? validTitle(src.title) : null;
   createObject(obj, "created", title);
