@@ -221,3 +221,33 @@ def test_work_records_rows_over_the_limit(env, tmp_path):
     assert json.loads(out.out.splitlines()[-1])["outcome"] == "completed" and json.loads(out.out.splitlines()[-1])["rows"] == 3
     shown = run_inprocess("transcript", "show", name, "--json").json()
     assert [len(r["content"]) for r in shown] == [2, 0, 400000, 400004]
+
+
+def test_a_summary_by_command_of_rows_over_the_limit(env, tmp_path):
+    """`transcript summarize --command`: the covered rows the client sends back to be checked unchanged
+    (commit_summary) go in parts when over the Worker's body limit; the summary is committed once."""
+    name = unique("sum")
+    batch = tmp_path / "rows.jsonl"
+    batch.write_text("".join(json.dumps(r) + "\n" for r in _big_rows(20)), encoding="utf-8")  # ~2.4 MB
+    assert run_inprocess("transcript", "append", name, "--batch", str(batch)).status == 0
+    out = run_inprocess("transcript", "summarize", name, "--through", "20", "--command", "echo the gist", "--json")
+    assert out.status == 0, out.err
+    shown = run_inprocess("transcript", "show", name, "--json").json()
+    assert [(r["kind"], r["content"]) for r in shown] == [("summary", "the gist")]
+
+
+def test_langgraph_pending_writes_over_the_limit(env):
+    """A LangGraph saver's pending writes (put_checkpoint_writes) over the Worker's body limit go in parts and
+    are stored together."""
+    import os
+
+    from durable_cli import Store
+
+    store = Store(remote=env.url, token=token("alice"))
+    name = unique("lg")
+    blobs = [os.urandom(300_000) for _ in range(6)]  # 2.4 MB as base64
+    with store.open(name, create=True) as s:
+        s.put_checkpoint_writes(external_id=name, ns="", checkpoint_id="1", writes=[("t", "", i, "ch", "bytes", b) for i, b in enumerate(blobs)],
+                                replace=False)
+        assert [w[3] for w in s.checkpoint_writes("", "1")] == blobs
+    store.close()
