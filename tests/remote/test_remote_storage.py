@@ -154,7 +154,7 @@ def index_has(storage, term) -> bool:
 
 def test_a_chunked_turn_is_searched_whole_and_leaves_no_token(env, monkeypatch):
     """SPEC §7 over a turn stored in chunks (2,000,050 bytes): a word near its end is found, with the same hit
-    as locally, and pop, redact and clear leave no token of it in the object's search index."""
+    as locally, and pop, redact, clear and prune leave no token of it in the object's search index."""
     name = unique("chunky")
     words = "lorem ipsum dolor sit amet " * 80_000  # 2,160,000 bytes: cut below
     big = ("zqstartword " + words)[: 2_000_050 - len(" zqendword tail.")] + " zqendword tail."
@@ -195,3 +195,9 @@ def test_a_chunked_turn_is_searched_whole_and_leaves_no_token(env, monkeypatch):
         assert run_inprocess(*remove).status == 0, remove
         assert run_inprocess("search", "zqstartword", "--json").json() == []
         assert not index_has(env.storage, "zqstartword") and not index_has(env.storage, "tail")
+    # prune: the same, for rows older than a second (delete, forget, TTL and purge erase the whole storage)
+    assert run_inprocess("transcript", "append", name, "--role", "user", "-", input=big.encode()).status == 0
+    time.sleep(1.1)
+    assert run_inprocess("transcript", "prune", name, "--older-than", "1s").status == 0
+    assert run_inprocess("search", "zqstartword", "--json").json() == []
+    assert not index_has(env.storage, "zqstartword") and not index_has(env.storage, "tail")
