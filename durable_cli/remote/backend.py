@@ -420,22 +420,22 @@ class RemoteStore:
         spec = ops()["object"].get(body["op"]) if write and body.get("scope") not in ("index", "auth", "none", "objects") else None
         patterns = spec.get("parts") if spec else None
         if not patterns:
-            return self.client.call(body, write=write)
+            return self._post(body, write=write)
         size = _size(body)
         if self._limits is None and size >= ASK_LIMIT_FROM:  # asked once per store, and only before a big body
             self._limits = self.client.call({"op": "limits", "scope": "none", "actor": self.user}, write=False)
             self.max_body_bytes = self._limits["max_body_bytes"]
         if size <= self.max_body_bytes:
             try:
-                return self.client.call(body, write=write)
+                return self._post(body, write=write)
             except DurableError as e:  # a Worker with a lower DURABLE_MAX_BODY_BYTES: 413, which says its limit
-                limit = e.document.get("max_body_bytes") if isinstance(e.document, dict) else None
+                limit = getattr(e, "max_body_bytes", None)
                 if not (isinstance(limit, int) and 0 < limit < self.max_body_bytes and size > limit):
                     raise
                 self.max_body_bytes = limit
         shares = _shares(body["args"], patterns, self.max_body_bytes - (size - _size(body["args"])))
         if len(shares) == 1:
-            return self.client.call(body, write=write)  # nothing to split: the Worker says why it is refused
+            return self._post(body, write=write)  # nothing to split: the Worker says why it is refused
         import os
 
         batch = os.urandom(16).hex()
@@ -444,10 +444,21 @@ class RemoteStore:
             last = index == len(shares) - 1
             part = {"batch": batch, "index": index, "count": len(shares), "first": dict(first)}
             args = dict(_with_lists(body["args"], {path: share.get(path, []) for path, _ in _lists(body["args"], patterns)}), part=part)
-            answer = self.client.call(dict(body, args=args, request_id=batch if last else f"{batch}{index:08x}"), write=True)
+            answer = self._post(dict(body, args=args, request_id=batch if last else f"{batch}{index:08x}"), write=True)
             for path, items in share.items():
                 first[path] = first.get(path, 0) + len(items)
         return answer
+
+    def _post(self, body: dict, *, write: bool):
+        """client.call; a 413's document (the Worker's limit, `{"max_body_bytes": N}`) is for the client to
+        read (as the error's `max_body_bytes`), not output for the user."""
+        try:
+            return self.client.call(body, write=write)
+        except DurableError as e:
+            if isinstance(e.document, dict) and set(e.document) == {"max_body_bytes"}:
+                setattr(e, "max_body_bytes", e.document["max_body_bytes"])  # noqa: B010 - not a field of every error
+                e.document = None
+            raise
 
     def _config_doc(self) -> dict:
         return {"max_unfinished": self.config.get("queue.max_unfinished"),

@@ -280,3 +280,11 @@ def test_a_finish_in_parts_retried_is_applied_once(env):
     assert sum(1 for p in sent if p) >= 3  # it did go in parts
     shown = run_inprocess("transcript", "show", name, "--json").json()
     assert [r["content"] for r in shown] == ["go"] + [r["content"] for r in rows]
+
+
+def test_one_row_over_the_limit_is_exit_2_and_prints_no_document(env):
+    """A body that cannot be split (one row over the Worker's limit) is refused, exit 2, saying which limit;
+    the Worker's 413 document is the client's to read, not output."""
+    out = run_inprocess("transcript", "append", unique("one"), "--role", "user", "-", input=("ŵ" * 600_000).encode())
+    assert (out.status, out.out) == (2, ""), out
+    assert "DURABLE_MAX_BODY_BYTES (1048576)" in out.err
