@@ -9,6 +9,7 @@ import pytest
 from durable_cli import Store
 from durable_cli.config import Config
 from durable_cli.core import transcript as rules
+from durable_cli.core.transcript import row as row_rules
 from durable_cli.errors import DurableError, invalid
 
 pytestmark = pytest.mark.both_backends
@@ -180,3 +181,48 @@ def test_json_nested_too_deep_is_exit_2_not_a_traceback(durable, tmp_path):
     r = durable("transcript", "append", "deep", "--role", "user", "x", "--data", deep)
     assert r.status == 2 and "--data" in r.err and "Traceback" not in r.err
     assert durable("transcript", "show", "deep").status == 3  # nothing stored, nothing created
+
+
+def _nested(depth):
+    value = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def _circular():
+    value = {"a": 1}
+    value["self"] = value
+    return value
+
+
+HOSTILE_DATA = [
+    {"s": "\U0001f600 caf\u00e9 \u2028\u2029\ufeff \x00\x1f\x7f \"q\" \\ / \u00a0\u3000 \U0010ffff"},
+    [10**30, -(2**63), 2**64, 0, -0.0, 1e308, 5e-324, 0.1, 1.0, 1e16, True, False, None],
+    {1: "int key", 2.5: "float key", False: "bool key", None: "none key", "": "empty key", 2**64: "big key"},
+    ("a", "tuple", ()),
+    {"": {}, "l": [], "k\u0000\U0001f600": "v"},
+    _nested(200),  # at strict_json's ceiling
+    _nested(201),  # one over: exit 2
+    {"nan": float("nan")}, [float("inf")], [-float("inf")],
+    {"lone": "\ud800"}, {"\udfff": 1}, ["\ud83d\ude00"],  # lone surrogates (a pair of them is two, in a str)
+    {"set": {1}}, {(1, 2): "tuple key"}, _circular(),
+]
+
+
+@pytest.mark.parametrize("data", HOSTILE_DATA, ids=range(len(HOSTILE_DATA)))
+def test_an_adapter_items_data_is_stored_as_json_dumps_writes_it(home, data):
+    """Issue 24: `data` on the fast path (add_items, append --batch) went through a private C encoder;
+    the public one replaced it. Stored text is json.dumps's, byte for byte; what it refuses, the general
+    path refuses with its own message."""
+    config = Config()
+    fields = {"role": "assistant", "content": "x", "data": data}
+    fast = row_rules._plain(dict(fields), *row_rules._settings(config))
+    got = outcome(lambda: fast or rules.prepare(config, dict(fields)))
+    assert got == outcome(lambda: rules.prepare(config, dict(fields)))
+    if got[0] != "error":
+        assert fast is not None and fast.data == json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        with Store(user="alice").open("hostile", create=True) as s:
+            s.append_many([dict(fields)])
+            [(stored,)] = s.db.execute("SELECT data FROM turns").fetchall()
+        assert stored == fast.data

@@ -42,26 +42,6 @@ def _dumps(value) -> str:
     return _ENCODE(value)
 
 
-def _c_encoder():
-    """CPython's C encoder as _ENCODE sets it up on every call, set up once (None where there is none or it
-    disagrees with _ENCODE): `"".join(it(value, 0))` is _ENCODE(value) less ~0.8 us of set-up a value. A
-    value that refers to itself ends in RecursionError rather than ValueError."""
-    try:
-        from json.encoder import c_make_encoder, encode_basestring
-
-        def default(value):
-            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-        it = c_make_encoder(None, default, encode_basestring, None, ":", ",", False, False, False)
-        probe = {"a": [1, 2.5, None, True, "\u00e9\n\"\ud800"], "b": {"c": -0.0, "d": 10**20}, "e": ""}
-        return it if "".join(it(probe, 0)) == _ENCODE(probe) else None
-    except Exception:  # noqa: BLE001 - another Python: the usual encoder
-        return None
-
-
-_C_ENCODE = _c_encoder()
-
-
 def _loads(text):
     return None if text is None else json.loads(text)
 
@@ -197,7 +177,7 @@ def _plain(fields: dict, limit: int, count_tokens):
             return None
     if data is not None:
         try:
-            data = "".join(_C_ENCODE(data, 0)) if _C_ENCODE is not None else _ENCODE(data)
+            data = _dumps(data)  # a private C encoder here saved 2-4% of a 1,000-item add_items' CPU: removed (docs/benchmarks.md)
         except (TypeError, ValueError, RecursionError):
             return None
         if strict_json.may_be_too_deep(data):  # prepare decides
