@@ -33,6 +33,15 @@ class _NotCached(Exception):
     pass
 
 
+# Private tiktoken API (registry.ENCODING_CONSTRUCTORS, a constructor's code and globals), kept for what the
+# public `tiktoken.get_encoding` cannot promise, not for speed: on an encoding that is not cached (or whose
+# cached file fails its hash) it downloads — measured: 1 network attempt for cl100k_base, where this makes
+# none and says exit 2 (SPEC §9: never a network call). Cached, the two cost the same in a fresh process
+# (import, load of a 100,000-token file, one encode: ratio 1.02, CPU 0.995). `python bench/shims.py
+# --only tiktoken`; docs/benchmarks.md, "Private-API shims". tests/core/test_tokens.py fails when tiktoken
+# changes what this reads (test_the_tiktoken_internals_the_offline_loader_reads_are_still_there) or counts
+# otherwise than get_encoding (test_the_offline_copy_counts_as_tiktokens_public_get_encoding). A change
+# upstream can make an encoding exit 2 here, never give other counts, so tiktoken is not pinned.
 def offline_encoding(name: str, encoding_name: str):
     """A tiktoken Encoding built only from what is already on this machine: one the process has
     loaded, or tiktoken's cached encoding file (checked against its hash). Nothing is downloaded and

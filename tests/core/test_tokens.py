@@ -93,3 +93,67 @@ def test_a_cached_file_that_does_not_match_its_hash_is_not_used(tmp_path):
     result = _app(tmp_path, cache, "tiktoken:cl100k_base")
     assert result["exit_status"] == 2 and "does not match its hash" in result["error"], result
     assert result["network"] == [] and (cache / hashlib.sha1(url.encode()).hexdigest()).exists()
+
+
+# -- issue 24: the private tiktoken API the offline loader (core/tokens.py) relies on --------------------------
+
+def test_the_tiktoken_internals_the_offline_loader_reads_are_still_there():
+    """offline_encoding copies an encoding's constructor with its file loader swapped: it needs the registry's
+    two tables, constructors that call `load_tiktoken_bpe` (or the GPT-2 loader) by those names, that loader's
+    signature, and Encoding's keyword arguments. A tiktoken that changes any of them fails here."""
+    import inspect
+
+    import tiktoken
+    import tiktoken.load
+    import tiktoken.registry as registry
+
+    assert isinstance(registry.ENCODINGS, dict)
+    assert "cl100k_base" in registry.list_encoding_names()
+    assert isinstance(registry.ENCODING_CONSTRUCTORS, dict) and "cl100k_base" in registry.ENCODING_CONSTRUCTORS
+    for name in ("r50k_base", "p50k_base", "cl100k_base", "o200k_base"):
+        code = registry.ENCODING_CONSTRUCTORS[name].__code__
+        assert "load_tiktoken_bpe" in code.co_names, name
+    assert "data_gym_to_mergeable_bpe_ranks" in registry.ENCODING_CONSTRUCTORS["gpt2"].__code__.co_names
+    assert list(inspect.signature(tiktoken.load.load_tiktoken_bpe).parameters)[:2] == ["tiktoken_bpe_file", "expected_hash"]
+    assert {"name", "pat_str", "mergeable_ranks", "special_tokens"} <= set(inspect.signature(tiktoken.Encoding).parameters)
+
+
+# The same text counted by durable's offline copy and by tiktoken's public get_encoding, in one process that
+# records network attempts: hostile inputs (lone surrogates, controls, special-token text, long runs).
+COMPARE = r"""
+import json, sys
+attempts = []
+sys.addaudithook(lambda event, args: attempts.append(event) if event in ("socket.connect", "socket.getaddrinfo") else None)
+import tiktoken, tiktoken.load
+from durable_cli.core.tokens import offline_encoding, _cached_bpe
+TEXTS = ["", "hello hello world", "\ud800", "a\udfffb", "\ud83d\ude00", "\U0001f600 caf\u00e9 \u6771\u4eac",
+         "\x00\x01\x1f\x7f\u0085\u2028\u2029\ufeff", "<|endoftext|> hello <|endoftext|>", " " * 5000 + "x",
+         "hello" * 2000, "\n\r\n\t" * 100, "".join(chr(c) for c in range(0x20, 0x3000, 7))]
+shim = offline_encoding("tiktoken:durable_fake", "durable_fake")
+public = tiktoken.get_encoding("durable_fake")
+url = sys.argv[1]
+print(json.dumps({
+    "shim": [len(shim.encode(t, disallowed_special=())) for t in TEXTS],
+    "public": [len(public.encode(t, disallowed_special=())) for t in TEXTS],
+    "same_ranks": _cached_bpe(url) == tiktoken.load.load_tiktoken_bpe(url),
+    "network": attempts,
+}))
+"""
+
+
+def test_the_offline_copy_counts_as_tiktokens_public_get_encoding(tmp_path):
+    """Issue 24: kept over `tiktoken.get_encoding` (which downloads what is not cached; SPEC §9 forbids
+    it) only while both read the same cache file the same way and count alike, without network."""
+    cache = tmp_path / "cache"
+    _cache_fake_encoding(cache)
+    plugins = tmp_path / "plugins"
+    (plugins / "tiktoken_ext").mkdir(parents=True)
+    (plugins / "tiktoken_ext" / "durable_fake.py").write_text(
+        PLUGIN.replace('"special_tokens": {}', '"special_tokens": {"<|endoftext|>": 1000}'))
+    env = dict(os.environ, PYTHONPATH=str(plugins), TIKTOKEN_CACHE_DIR=str(cache))
+    env.pop("DATA_GYM_CACHE_DIR", None)
+    proc = subprocess.run([sys.executable, "-c", COMPARE, URL], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["shim"] == result["public"] and result["same_ranks"] and result["network"] == [], result
+    assert result["shim"][1] == 9  # "hello", " ", "hello", " ", "w", "o", "r", "l", "d"
