@@ -109,6 +109,12 @@ def _version(value: bool):
         raise typer.Exit()
 
 
+# Typer patch (private: typer.core.TyperArgument.make_metavar, replaced on the class), kept for what it
+# shows, at no measurable cost: plain typer writes usage lines as `{NAME} {TEXT|-}`, unlike the man pages,
+# and offers no public option to change that (an argument's metavar= is braced too). Cost measured with
+# `python bench/shims.py --only typer`: ~0.01 ms; whole `durable transcript append` processes with and
+# without both typer patches differ within noise (docs/benchmarks.md, "Private-API shims").
+# tests/cli/test_typer_patches.py fails when typer changes the method or stops bracing (then remove this).
 def _usage_as_in_man_pages() -> None:
     """Usage lines name arguments as the man pages do (`NAME TEXT|-`), not typer's `{NAME} {TEXT|-}`."""
     from typer.core import TyperArgument
@@ -317,6 +323,14 @@ def _arguments_are_text(argv) -> None:
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 
+# Typer patch (private: typer._click.types, each number parameter's type given a bounded subclass), kept
+# for SPEC §4 in one place: plain typer takes `--limit 9223372036854775808` (exit 0) and `nan`; the public
+# typer.Option(max=...) on each of the ~33 options would print `<int range>` and `x<=9223372036854775807`
+# in every help line and man page, and FloatRange lets NaN through. Cost: ~0.2 ms to walk every command
+# tree, less for the one group a hot command builds; whole processes differ within noise
+# (`python bench/shims.py --only typer`; docs/benchmarks.md, "Private-API shims"). typer is pinned <0.29
+# for start-up (pyproject.toml); tests/cli/test_typer_patches.py fails when typer changes these types or
+# starts bounding numbers itself.
 def _bounded_numbers(command, _made={}) -> None:
     """Every integer parameter of every command refuses values beyond 64 bits, and every float a value
     that is not finite (SPEC §4: exit 2), so no command meets a number SQLite cannot hold."""
