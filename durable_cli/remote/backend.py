@@ -73,16 +73,22 @@ def _with_lists(args: dict, share: dict) -> dict:
     return out
 
 
-def _shares(args: dict, patterns, limit: int) -> list:
+def _shares(args: dict, patterns, limit: int, stated: int) -> list:
     """The parts of a body whose lists (PATTERNS) are split so that each part's JSON stays under LIMIT bytes:
-    a list of {path: items}, in order (one part when nothing can be split)."""
+    a list of {path: items}, in order (one part when nothing can be split). An item too big for a part of its
+    own, among others, is exit 2 before anything is sent (STATED: the Worker's limit, for the message)."""
     lists = _lists(args, patterns)
+    several = sum(len(items) for _, items in lists) > 1
     base = _size(_with_lists(args, {path: [] for path, _ in lists}))
     budget = limit - base - PART_MARGIN
     shares, share, size = [], {}, 0
     for path, items in lists:
-        for item in items:
+        for number, item in enumerate(items, 1):
             n = _size(item) + 1
+            if n > budget and several:  # a part of its own would be refused: send nothing
+                raise invalid(f"item {number} of {path} is {n} bytes of JSON, more than a part may hold under this Worker's "
+                              f"DURABLE_MAX_BODY_BYTES ({stated}); nothing was sent (raise the variable: at least 6 x the "
+                              "turn ceiling + 64 KiB lets any one row through)")
             if share and size + n > budget:
                 shares.append(share)
                 share, size = {}, 0
@@ -433,7 +439,7 @@ class RemoteStore:
                 if not (isinstance(limit, int) and 0 < limit < self.max_body_bytes and size > limit):
                     raise
                 self.max_body_bytes = limit
-        shares = _shares(body["args"], patterns, self.max_body_bytes - (size - _size(body["args"])))
+        shares = _shares(body["args"], patterns, self.max_body_bytes - (size - _size(body["args"])), self.max_body_bytes)
         if len(shares) == 1:
             return self._post(body, write=write)  # nothing to split: the Worker says why it is refused
         import os

@@ -288,3 +288,15 @@ def test_one_row_over_the_limit_is_exit_2_and_prints_no_document(env):
     out = run_inprocess("transcript", "append", unique("one"), "--role", "user", "-", input=("ŵ" * 600_000).encode())
     assert (out.status, out.out) == (2, ""), out
     assert "DURABLE_MAX_BODY_BYTES (1048576)" in out.err
+
+
+def test_a_batch_with_one_row_over_the_limit_sends_nothing(env, tmp_path):
+    """A batch in parts one of whose rows could not be sent even alone: refused before any part is sent."""
+    name = unique("onebig")
+    rows = _big_rows(10) + [{"role": "user", "content": "ŵ" * 600_000}]
+    batch = tmp_path / "rows.jsonl"
+    batch.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = run_inprocess("transcript", "append", name, "--batch", str(batch))
+    assert (out.status, out.out) == (2, "")
+    assert "item 11 of rows" in out.err and "nothing was sent" in out.err
+    assert run_inprocess("transcript", "show", name).status == 3
