@@ -58,7 +58,7 @@ def offline_encoding(name: str, encoding_name: str):
         if encoding_name not in registry.list_encoding_names():
             raise _NotCached(f"tiktoken knows no encoding {encoding_name!r}")
         constructor = registry.ENCODING_CONSTRUCTORS[encoding_name]
-        return tiktoken.Encoding(**_offline_copy(constructor)())
+        return tiktoken.Encoding(**_offline_copy(constructor, list(registry.ENCODING_CONSTRUCTORS.values()))())
     except Exception as e:  # noqa: BLE001 - any failure means "not available offline"
         why = str(e) if isinstance(e, _NotCached) else type(e).__name__
         raise invalid(
@@ -67,14 +67,21 @@ def offline_encoding(name: str, encoding_name: str):
         )
 
 
-def _offline_copy(constructor):
+def _offline_copy(constructor, constructors):
     """The encoding's constructor, with its file loader replaced in a private copy of its globals
-    (never in tiktoken's modules): the copy reads tiktoken's cache and raises where it would download."""
+    (never in tiktoken's modules): the copy reads tiktoken's cache and raises where it would download.
+    A constructor built on another of CONSTRUCTORS (o200k_harmony calls o200k_base()) gets that one's
+    offline copy too."""
     import types
 
-    if "load_tiktoken_bpe" not in constructor.__code__.co_names:
-        raise _NotCached("its constructor does not load a .tiktoken file durable can read offline")
+    names = constructor.__code__.co_names
     scope = dict(constructor.__globals__, load_tiktoken_bpe=_cached_bpe, data_gym_to_mergeable_bpe_ranks=_no_download)
+    others = [c for c in constructors if c is not constructor]
+    built_on = [n for n in names if any(scope.get(n) is c for c in others)]
+    if "load_tiktoken_bpe" not in names and not built_on:
+        raise _NotCached("its constructor does not load a .tiktoken file durable can read offline")
+    for n in built_on:
+        scope[n] = _offline_copy(scope[n], others)
     return types.FunctionType(constructor.__code__, scope, constructor.__name__, constructor.__defaults__, constructor.__closure__)
 
 

@@ -75,7 +75,7 @@ def test_a_cached_encoding_is_used_without_touching_the_process(tmp_path):
 
 def test_an_encoding_not_cached_is_exit_2_without_network_or_side_effects(tmp_path):
     (tmp_path / "empty").mkdir()
-    for tokenizer in ("tiktoken:durable_fake", "tiktoken:cl100k_base"):
+    for tokenizer in ("tiktoken:durable_fake", "tiktoken:cl100k_base", "tiktoken:o200k_harmony"):
         result = _app(tmp_path, tmp_path / "empty", tokenizer)
         assert result["exit_status"] == 2 and "not available offline" in result["error"], result
         assert (result["connect_kept"], result["env_kept"], result["network"]) == (True, True, []), result
@@ -114,6 +114,7 @@ def test_the_tiktoken_internals_the_offline_loader_reads_are_still_there():
         code = registry.ENCODING_CONSTRUCTORS[name].__code__
         assert "load_tiktoken_bpe" in code.co_names, name
     assert "data_gym_to_mergeable_bpe_ranks" in registry.ENCODING_CONSTRUCTORS["gpt2"].__code__.co_names
+    assert "o200k_base" in registry.ENCODING_CONSTRUCTORS["o200k_harmony"].__code__.co_names  # built on it
     assert list(inspect.signature(tiktoken.load.load_tiktoken_bpe).parameters)[:2] == ["tiktoken_bpe_file", "expected_hash"]
     assert {"name", "pat_str", "mergeable_ranks", "special_tokens"} <= set(inspect.signature(tiktoken.Encoding).parameters)
 
@@ -129,15 +130,26 @@ from durable_cli.core.tokens import offline_encoding, _cached_bpe
 TEXTS = ["", "hello hello world", "\ud800", "a\udfffb", "\ud83d\ude00", "\U0001f600 caf\u00e9 \u6771\u4eac",
          "\x00\x01\x1f\x7f\u0085\u2028\u2029\ufeff", "<|endoftext|> hello <|endoftext|>", " " * 5000 + "x",
          "hello" * 2000, "\n\r\n\t" * 100, "".join(chr(c) for c in range(0x20, 0x3000, 7))]
-shim = offline_encoding("tiktoken:durable_fake", "durable_fake")
-public = tiktoken.get_encoding("durable_fake")
-url = sys.argv[1]
+url, counts = sys.argv[1], {}
+for name in ("durable_fake", "durable_fake_plus"):
+    shim = offline_encoding(f"tiktoken:{name}", name)
+    public = tiktoken.get_encoding(name)
+    counts[name] = [[len(e.encode(t, disallowed_special=())) for t in TEXTS] for e in (shim, public)]
+    counts[name + " allowed"] = [[len(e.encode(t, allowed_special="all")) for t in TEXTS] for e in (shim, public)]
 print(json.dumps({
-    "shim": [len(shim.encode(t, disallowed_special=())) for t in TEXTS],
-    "public": [len(public.encode(t, disallowed_special=())) for t in TEXTS],
+    "counts": counts,
     "same_ranks": _cached_bpe(url) == tiktoken.load.load_tiktoken_bpe(url),
     "network": attempts,
 }))
+"""
+
+
+PLUS = """
+def durable_fake_plus():
+    base = durable_fake()
+    return {**base, "name": "durable_fake_plus", "special_tokens": {"<|endoftext|>": 1000}}
+
+ENCODING_CONSTRUCTORS["durable_fake_plus"] = durable_fake_plus
 """
 
 
@@ -148,12 +160,15 @@ def test_the_offline_copy_counts_as_tiktokens_public_get_encoding(tmp_path):
     _cache_fake_encoding(cache)
     plugins = tmp_path / "plugins"
     (plugins / "tiktoken_ext").mkdir(parents=True)
-    (plugins / "tiktoken_ext" / "durable_fake.py").write_text(
-        PLUGIN.replace('"special_tokens": {}', '"special_tokens": {"<|endoftext|>": 1000}'))
+    # and one built on another constructor, as o200k_harmony is on o200k_base
+    (plugins / "tiktoken_ext" / "durable_fake.py").write_text(PLUGIN + PLUS)
     env = dict(os.environ, PYTHONPATH=str(plugins), TIKTOKEN_CACHE_DIR=str(cache))
     env.pop("DATA_GYM_CACHE_DIR", None)
     proc = subprocess.run([sys.executable, "-c", COMPARE, URL], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
-    assert result["shim"] == result["public"] and result["same_ranks"] and result["network"] == [], result
-    assert result["shim"][1] == 9  # "hello", " ", "hello", " ", "w", "o", "r", "l", "d"
+    for name, (shim, public) in result["counts"].items():
+        assert shim == public, name
+    assert result["same_ranks"] and result["network"] == [], result
+    assert result["counts"]["durable_fake"][0][1] == 9  # "hello", " ", "hello", " ", "w", "o", "r", "l", "d"
+    assert result["counts"]["durable_fake_plus allowed"][0][7] == 5  # "<|endoftext|>", " ", "hello", " ", "<|endoftext|>"
