@@ -300,3 +300,22 @@ def test_a_batch_with_one_row_over_the_limit_sends_nothing(env, tmp_path):
     assert (out.status, out.out) == (2, "")
     assert "item 11 of rows" in out.err and "nothing was sent" in out.err
     assert run_inprocess("transcript", "show", name).status == 3
+
+
+def test_a_langgraph_checkpoint_with_a_mirror_over_the_limit(env):
+    """A LangGraph checkpoint whose mirrored messages take it over the Worker's body limit: the mirror goes in
+    parts and the checkpoint and its rows are stored together."""
+    import os
+
+    from durable_cli import Store
+
+    store = Store(remote=env.url, token=token("alice"))
+    name = unique("lgm")
+    blob = os.urandom(200_000)
+    mirror = [(f"m{i}", {"role": "assistant" if i % 2 else "user", "content": f"message {i} " + "ĳ" * 150_000}) for i in range(6)]
+    with store.open(name, create=True) as s:
+        s.put_checkpoint(external_id=name, ns="", checkpoint_id="1", parent_id=None, type_="msgpack", blob=blob, metadata="{}",
+                         mirror=mirror)
+        assert s.checkpoint_latest(ns="")[0][4] == blob
+        assert [r["content"] for r in s.rows()] == [fields["content"] for _, fields in mirror]
+    store.close()
