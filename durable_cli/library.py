@@ -101,6 +101,14 @@ class Session(state.Opened):
         return sessions.create(self, title=title, ttl_seconds=ttl_seconds)
 
 
+def conclude_search(receipt) -> None:
+    """After a search's hits are printed: exit 7 (corrupt) or 6 (busy) naming the objects it skipped
+    (RECEIPT: the second item `Store.search` returns); nothing when none was skipped."""
+    from .across.search import conclude
+
+    conclude(receipt)
+
+
 def default_user() -> str:
     import getpass
 

@@ -91,3 +91,12 @@ def test_no_import_cycle_in_durable_cli():
         edges[module] = {t for t in edges[module] if not t.startswith(module + ".")}
     found = cycles(edges)
     assert found == [], "import cycles (function-level imports included):\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_cli_reaches_the_rules_only_through_the_library():
+    """cli/ parses and renders: it checks input through durable_cli.checks and runs operations through the
+    library's Store, never importing a rule (core/, across/) or the storage (store/) itself."""
+    edges = graph()
+    reached = sorted(f"{m} -> {t}" for m, targets in edges.items() if m == "durable_cli.cli" or m.startswith("durable_cli.cli.")
+                     for t in targets if t.split(".")[1:2] in (["core"], ["across"], ["store"]))
+    assert reached == [], "cli/ imports rules or storage directly:\n" + "\n".join(reached)

@@ -196,7 +196,7 @@ def import_(
 
     Example: durable import alice.jsonl --replace; durable import --from llm --json | jq '.changed | length'
     """
-    from ..across.rights import parse_records
+    from .. import checks
 
     if source is not None:
         if source != "llm":
@@ -224,7 +224,7 @@ def import_(
     except UnicodeDecodeError:
         raise DurableError(f"{file} is not valid UTF-8", "invalid_input")
     try:
-        doc = store().import_records(parse_records(text.splitlines()), replace=replace, all_users=all_users)
+        doc = store().import_records(checks.export_records(text.splitlines()), replace=replace, all_users=all_users)
     except DurableError as e:
         if e.document is not None:  # the receipt still goes to stdout, then the first failure's exit
             render.receipt(e.document, mode(json_out))

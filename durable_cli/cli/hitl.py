@@ -35,12 +35,11 @@ def ask(
 
     Example: id=$(durable elicit ask deploy --prompt "Ship v2?" --choice yes --choice no --timeout 1h)
     """
-    from ..core import elicit
-    from ..core.sessions import valid_request_id
+    from .. import checks
 
-    elicit.check_ask(prompt, choice or ())  # input first (SPEC §4): exit 2 whether NAME exists or not
+    checks.question(prompt, choice or ())  # input first (SPEC §4): exit 2 whether NAME exists or not
     timeout_seconds = seconds(timeout, what="--timeout")
-    valid_request_id(request_id)  # input first: exit 2 before the session is looked for
+    checks.request_id(request_id)  # input first: exit 2 before the session is looked for
     with store().open(name) as s:
         doc = s.ask(prompt, choices=choice or (), timeout_seconds=timeout_seconds, request_id=request_id)
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))
@@ -115,9 +114,9 @@ def memory_set(
 
     Example: durable memory set timezone Europe/Paris --source user --confirmed
     """
-    from ..core.memory import check_set
+    from .. import checks
 
-    check_set(key, value, source, confirmed)
+    checks.fact(key, value, source, confirmed)
     expires_seconds = seconds(expires, what="--expires")
     with store().open_reserved(create=True) as m:
         render.document(m.set_fact(key, value, source=source, confirmed=confirmed, expires_seconds=expires_seconds), mode(json_out))
@@ -181,11 +180,11 @@ def hit(
 
     Example: durable limit hit openai --rate 60/1m --json | jq .remaining
     """
+    from .. import checks
     from ..config import valid_name
-    from ..core.limits import parse_rate
 
     valid_name(key, "limit key")
-    parse_rate(rate)
+    checks.rate(rate)
     if burst is not None and burst < 1:
         raise DurableError(say("invalid_burst"), "invalid_input")
     with store().open_reserved(create=True) as m:

@@ -56,9 +56,9 @@ def search(
         render.listing(hits, how)
     for item in skipped["skipped"]:
         sys.stderr.write(f"durable: warning: skipped {item['name'] or item['id']}: {item['reason']}\n")
-    from ..across.search import conclude
+    from ..library import conclude_search
 
-    conclude(skipped)
+    conclude_search(skipped)
 
 
 def usage(

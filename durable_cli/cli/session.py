@@ -67,12 +67,12 @@ def prompt(
 
     Example: echo "Summarize the logs" | durable session prompt ops -
     """
-    from ..core import sessions, transcript
+    from .. import checks
 
     wait_seconds = seconds(wait, allow_zero=True, what="--wait") or 0
     content = read_content(text)
-    transcript.check_text(store().config, content)  # input first: a rejected prompt creates nothing
-    sessions.valid_request_id(request_id)
+    checks.text(store().config, content)  # input first: a rejected prompt creates nothing
+    checks.request_id(request_id)
     doc = store().poll(
         name, lambda s, more: s.prompt(content, source=source, request_id=request_id, created=not no_create, waiting=wait_seconds > 0),
         wait_seconds=wait_seconds, create=not no_create,
@@ -132,9 +132,9 @@ def renew(
 
     Example: durable session renew fix-login 3 --lease 1h --attempt 1
     """
-    from ..core import sessions
+    from .. import checks
 
-    sessions.valid_attempt(attempt)
+    checks.attempt(attempt)
     s = store()
     lease_seconds = seconds(lease, what="--lease") or s.config.seconds("queue.lease")
     render.document(_on(name, lambda x: x.renew(prompt_id, lease_seconds=lease_seconds, attempt=attempt)), mode(json_out))
@@ -142,7 +142,7 @@ def renew(
 
 def read_rows(source: str) -> list:
     """`--rows FILE|-`: JSONL rows as `append --batch` reads them (exit 2 naming the bad line)."""
-    from ..core import transcript
+    from .. import checks
 
     if source == "-":
         lines = (sys.stdin.buffer if sys.stdin is not None else io.BytesIO()).read().split(b"\n")
@@ -152,7 +152,7 @@ def read_rows(source: str) -> list:
                 lines = f.read().split(b"\n")
         except OSError as e:
             raise DurableError(f"cannot read --rows {source}: {e.strerror}", "invalid_input")
-    return transcript.prepare_batch(store().config, lines)
+    return checks.rows(store().config, lines)
 
 
 @app.command()
@@ -171,14 +171,14 @@ def finish(
 
     Example: llm "$prompt" | durable session finish fix-login 3 --reply - --meta '{"model": "gpt-4o"}'
     """
-    from ..core import sessions
+    from .. import checks
 
     if rows == "-" and reply == "-":
         raise DurableError("--rows - and --reply - cannot both read stdin; give one of them as a FILE or TEXT", "invalid_input")
-    sessions.valid_attempt(attempt)
+    checks.attempt(attempt)
     content = read_content(reply, "--reply") if reply is not None else None
     turn_rows = read_rows(rows) if rows is not None else None
-    turn = sessions.plan_finish(store().config, reply=content, meta=meta, rows=turn_rows, failed=failed or error is not None)
+    turn = checks.finish(store().config, reply=content, meta=meta, rows=turn_rows, failed=failed or error is not None)
     render.document(_on(name, lambda s: s.finish(prompt_id, rows=turn, failed=failed, error=error, attempt=attempt)), mode(json_out))
 
 
@@ -195,9 +195,9 @@ def release(
 
     Example: durable session release fix-login 3 --delay 30s --attempt 1
     """
-    from ..core import sessions
+    from .. import checks
 
-    sessions.valid_attempt(attempt)
+    checks.attempt(attempt)
     delay_seconds = seconds(delay, allow_zero=True, what="--delay") or 0
     render.document(_on(name, lambda s: s.release(prompt_id, delay_seconds=delay_seconds, not_an_attempt=not_an_attempt,
                                                   attempt=attempt)), mode(json_out))
@@ -238,9 +238,9 @@ def title(name: str = NAME, text: str = typer.Argument(..., metavar="TITLE", hel
 
     Example: durable session title fix-login "Login bug, take two"
     """
-    from ..core import sessions
+    from .. import checks
 
-    sessions.valid_title(text)  # input first (SPEC §4): a bad title is exit 2 whether NAME exists or not
+    checks.title(text)  # input first (SPEC §4): a bad title is exit 2 whether NAME exists or not
     render.document(_on(name, lambda s: s.set_title(text)), mode(json_out))
 
 
@@ -255,9 +255,9 @@ def invite(
 
     Example: durable --tenant acme session invite incident-42 bob --role member
     """
-    from ..core import sessions
+    from .. import checks
 
-    sessions.check_invite(user, role)  # input first (SPEC §4)
+    checks.invite(user, role)  # input first (SPEC §4)
     render.document(_on(name, lambda s: s.invite(user, role)), mode(json_out))
 
 

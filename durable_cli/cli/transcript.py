@@ -51,28 +51,28 @@ def append(
 
     Example: durable transcript append chat --role user "What changed in v2?"
     """
-    from ..core import sessions, transcript as rules
+    from .. import checks
 
     config = store().config
-    sessions.valid_request_id(request_id)
+    checks.request_id(request_id)
     if batch is not None:
         given = [o for o, v in (("TEXT", text), ("--role", role), ("--tool-calls", tool_calls), ("--call-id", call_id),
                                 ("--name", tool_name), ("--meta", meta), ("--data", data), ("--tokens", tokens)) if v is not None]
         if given:
             raise DurableError(f"--batch takes its rows from FILE; {given[0]} does not go with it", "invalid_input")
-        rows = rules.prepare_batch(config, _batch_lines(batch))
+        rows = checks.rows(config, _batch_lines(batch))
     else:
         if role is None:
             raise DurableError("missing --role: use one of " + ", ".join(ROLES), "invalid_input")
         fields = {
             "role": role, "content": read_content(text) if text is not None else "",
-            "tool_calls": rules.parse_json(tool_calls, "--tool-calls"), "call_id": call_id, "name": tool_name,
-            "meta": rules.parse_json(meta, "--meta"), "data": rules.parse_json(data, "--data"), "tokens": tokens,
+            "tool_calls": checks.json_option(tool_calls, "--tool-calls"), "call_id": call_id, "name": tool_name,
+            "meta": checks.json_option(meta, "--meta"), "data": checks.json_option(data, "--data"), "tokens": tokens,
         }
         for option, key, kind, what in (("--tool-calls", "tool_calls", list, "an array"), ("--meta", "meta", dict, "an object")):
             if fields[key] is not None and not isinstance(fields[key], kind):
                 raise DurableError(f"{option} must be {what}", "invalid_input")
-        rows = [rules.prepare(config, fields)]
+        rows = [checks.row(config, fields)]
     with store().open(name, create=not no_create) as s:
         made = s.append_many(rows, request_id=request_id, create=not no_create, seqs_only=not json_out)
     if json_out:
@@ -126,7 +126,10 @@ def recent(
     if (tokens is not None and tokens < 0) or (limit is not None and limit < 0):
         raise DurableError("--tokens and --limit must be non-negative", "invalid_input")
     with store().open(name) as s:
-        window = s.context_window(budget=tokens, limit=limit)
+        if fmt in ("json", "jsonl", "text"):
+            window = s.context_window(budget=tokens, limit=limit)
+        else:  # a provider's input document (messages, responses, anthropic), rendered by the library
+            window = s.window(tokens=tokens, limit=limit, format=fmt)
     if fmt == "json":
         render.document(window, "json")
     elif fmt == "jsonl":
@@ -134,9 +137,7 @@ def recent(
     elif fmt == "text":
         render.text_turns(window["turns"])
     else:
-        from ..core import formats
-
-        render.document(formats.render(window["turns"], fmt), "json")
+        render.document(window, "json")
 
 
 def _window_format(fmt, json_out, jsonl) -> str:

@@ -143,10 +143,10 @@ class RemoteSession:
 
     def next_prompt(self, *, lease_seconds, waiting=False, context=None, format="messages", on_expiry=None,  # noqa: A002
                     max_attempts=None):
-        from ..core.sessions import valid_policy
+        from .. import checks
 
         config = self.store.config
-        on_expiry, max_attempts = valid_policy(
+        on_expiry, max_attempts = checks.lease_policy(
             on_expiry if on_expiry is not None else config.get("queue.on_lease_expiry"),
             max_attempts if max_attempts is not None else config.get("queue.max_attempts"))
         doc = self._call("next_prompt", True, lease_seconds=lease_seconds, waiting=waiting, context=context,
@@ -158,36 +158,36 @@ class RemoteSession:
         return doc
 
     def renew(self, prompt_id, *, lease_seconds, attempt=None):
-        from ..core.sessions import valid_attempt
+        from .. import checks
 
-        return self._call("renew", True, prompt_id=prompt_id, lease_seconds=lease_seconds, attempt=valid_attempt(attempt))
+        return self._call("renew", True, prompt_id=prompt_id, lease_seconds=lease_seconds, attempt=checks.attempt(attempt))
 
     def finish(self, prompt_id, *, reply=None, failed=False, error=None, meta=None, rows=None, attempt=None):
         """As core/sessions.finish: the turn's rows are checked here first (plan_finish) and sent as the
         Worker's append takes them; the Worker appends them and finishes in one transaction."""
-        from ..core.sessions import plan_finish, valid_attempt
+        from .. import checks
 
-        valid_attempt(attempt)
+        checks.attempt(attempt)
         failed = failed or error is not None
-        turn = plan_finish(self.store.config, reply=reply, meta=meta, rows=rows, failed=failed)
+        turn = checks.finish(self.store.config, reply=reply, meta=meta, rows=rows, failed=failed)
         return self._call("finish", True, prompt_id=prompt_id, rows=[_fields(r) for r in turn], failed=failed,
                           error=error, attempt=attempt)
 
     def release(self, prompt_id, *, delay_seconds=0, not_an_attempt=False, attempt=None):
-        from ..core.sessions import valid_attempt
+        from .. import checks
 
         return self._call("release", True, prompt_id=prompt_id, delay_seconds=delay_seconds,
-                          not_an_attempt=not_an_attempt, attempt=valid_attempt(attempt))
+                          not_an_attempt=not_an_attempt, attempt=checks.attempt(attempt))
 
     def set_title(self, title):
-        from ..core.sessions import valid_title
+        from .. import checks
 
-        return self._call("set_title", True, title=valid_title(title))
+        return self._call("set_title", True, title=checks.title(title))
 
     def invite(self, user, role="member"):
-        from ..core.sessions import check_invite
+        from .. import checks
 
-        check_invite(user, role)
+        checks.invite(user, role)
         return self._call("invite", True, user=user, role=role)
 
     # transcript (SPEC §6)
@@ -200,12 +200,12 @@ class RemoteSession:
     def append_many(self, rows, *, request_id=None, create=True, one=False, seqs_only=False, origin=None):
         """As core/transcript.append_many: dict rows are validated here first (the same messages, nothing sent
         when one is refused); ORIGIN (an adapter's (external_id, adapter)) is recorded on the object as locally."""
-        from ..core.transcript import prepare
+        from .. import checks
 
         fields = []
         for i, r in enumerate(rows, 1):
             if isinstance(r, dict):
-                r = prepare(self.store.config, r, where="" if one else f"row {i}: ")
+                r = checks.row(self.store.config, r, where="" if one else f"row {i}: ")
             fields.append(_fields(r))
         extra = {"request_id": request_id, "create": create, "one": one, "seqs_only": seqs_only,
                  "origin": list(origin) if origin is not None else None}
@@ -286,11 +286,11 @@ class RemoteSession:
     def put_checkpoint(self, *, external_id, ns, checkpoint_id, parent_id, type_, blob, metadata, mirror=(), keep=None):
         """As core/checkpoints.put_checkpoint, in one request; the Worker also refuses a late put (a parent from
         before a delete_thread) by the tombstone, as the adapter does locally before its transaction."""
-        from ..core.transcript import prepare
+        from .. import checks
 
         return self._call("put_checkpoint", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
                           parent_id=parent_id, type=type_, blob=_b64(blob), metadata=metadata,
-                          mirror=[[mid, _fields(prepare(self.store.config, fields))] for mid, fields in
+                          mirror=[[mid, _fields(checks.row(self.store.config, fields))] for mid, fields in
                                   ((mid, fields() if callable(fields) else fields) for mid, fields in mirror)
                                   if fields is not None], keep=keep)
 
@@ -327,17 +327,16 @@ class RemoteSession:
 
     # human in the loop, memory, limits (SPEC §8)
     def ask(self, prompt, *, choices=(), timeout_seconds=None, request_id=None):
-        from ..core.elicit import check_ask
-        from ..core.sessions import valid_request_id
+        from .. import checks
 
-        args = {"key": valid_request_id(request_id)} if request_id is not None else {}
-        return self._call("ask", True, prompt=prompt, choices=check_ask(prompt, choices), timeout_seconds=timeout_seconds, **args)
+        args = {"key": checks.request_id(request_id)} if request_id is not None else {}
+        return self._call("ask", True, prompt=prompt, choices=checks.question(prompt, choices), timeout_seconds=timeout_seconds, **args)
 
     def hit(self, key, *, rate, burst=None):
-        from ..core.limits import parse_rate
+        from .. import checks
 
         valid_name(key, "limit key")
-        n, per = parse_rate(rate)
+        n, per = checks.rate(rate)
         from ..durations import format as shown
 
         return self._call("hit", True, key=key, rate=f"{n}/{shown(per)}", n=n, per=per, burst=burst)
@@ -537,9 +536,10 @@ class RemoteStore:
                                text, command, input_format, timeout, open_args)
 
     def _summarize(self, name, kind, args, text, command, input_format, timeout, open_args) -> dict:
+        from .. import checks
         from ..core import transcript
 
-        transcript.check_summary_request(self.config, text, command, input_format)
+        checks.summary_request(self.config, text, command, input_format)
         if text is not None:
             with self.open(name, **open_args) as session:
                 return session._call("summarize" if kind == "summary" else "compact", True, text=text, **args)
@@ -572,9 +572,9 @@ class RemoteStore:
     def fork(self, name, new, *, at=None, title=None) -> dict:
         """`session fork`: the source's Durable Object gives the rows to copy (one read, checking AT), then
         NEW's, in the acting user's own scope, creates NEW holding them in one transaction (exit 4 if it exists)."""
-        from ..core.fork import check_request
+        from .. import checks
 
-        new, title = check_request(new, title, at)
+        new, title = checks.fork_request(new, title, at)
         with self.open(name) as source:
             plan = source._call("fork_plan", False, at=at)
         rows = plan.pop("rows")
@@ -872,10 +872,11 @@ class RemoteStore:
         """As core/search.search: (hits, receipt of skipped objects). One request: the Worker lists the
         sessions `ls --all` lists (the index), asks each object's DO for its best hits (bm25 per object) and
         merges them (worker/src/search.ts)."""
+        from .. import checks
         from ..across import search as _search
         from ..across.retention import receipt
 
-        _search.check_query(query)
+        checks.search_query(query)
         if role is not None and role not in _search.ROLES:
             raise invalid(f"invalid --role {role!r}: use one of {', '.join(_search.ROLES)}")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
