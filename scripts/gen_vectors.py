@@ -145,6 +145,96 @@ def row_outcome(fields):
     return outcome(call)
 
 
+# `transcript window` (SPEC §6): live rows (the fields an append takes; "kind": "summary" for a summary row)
+# and the options -> the seqs chosen and their tokens, each row's tokens counted by `approx` unless given.
+# The Worker runs the same rule (worker/src/rules/transcript.ts `choose`); the formats are rendered by the
+# client for both backends (core/formats.py), so "formats" is checked by pytest only.
+_CALL = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}]}
+_TWO_CALLS = {"role": "assistant", "content": "looking", "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"},
+                                                                          {"id": "c2", "name": "g", "arguments": "{\"q\":1}"}]}
+_CHAT = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello there"},
+         {"role": "assistant", "content": "hi, how can I help"}, {"role": "user", "content": "what is two plus two"},
+         {"role": "assistant", "content": "four"}]
+_TOOLS = [{"role": "system", "content": "tools on"}, {"role": "user", "content": "look it up"}, _TWO_CALLS,
+          {"role": "tool", "content": "42", "call_id": "c1", "name": "f"}, {"role": "tool", "content": "43", "call_id": "c2"},
+          {"role": "assistant", "content": "it is 42"}]
+_FEFF = [{"role": "user", "content": "a\ufeffb"}, {"role": "assistant", "content": "a\ufeffb"},
+         {"role": "user", "content": "a\ufeffb"}]
+WINDOWS = [
+    [_CHAT, {"budget": 1000}],
+    [_CHAT, {"budget": 20}],
+    [_CHAT, {"budget": 0}],
+    [_CHAT, {"budget": 5}],  # the pinned row alone is over: nothing
+    [_CHAT, {"budget": 5, "keep": 5}],  # ... unless a row is kept
+    [_CHAT, {"budget": 1000, "limit": 2}],
+    [_CHAT, {"budget": 1000, "limit": 0}],
+    [_CHAT, {"budget": -1}],
+    [_CHAT, {"budget": 10, "limit": -1}],
+    [[{"role": "developer", "content": "dev"}, {"role": "system", "content": "sys"}, {"role": "user", "content": "u"},
+      {"role": "system", "content": "late system"}], {"budget": 1000}],
+    [[{"role": "user", "content": "u"}, {"role": "system", "content": "late system"}], {"budget": 6}],
+    [_TOOLS, {"budget": 1000}],
+    [_TOOLS, {"budget": 26}],  # the call and both results do not fit: none of them
+    [_TOOLS, {"budget": 40}],
+    [_TOOLS, {"budget": 1000, "limit": 3}],  # a group of three counts as three rows
+    [_TOOLS, {"budget": 1000, "limit": 4}],
+    [[{"role": "user", "content": "q"}, _CALL], {"budget": 1000}],  # a call without its result
+    [[{"role": "user", "content": "q"}, {"role": "tool", "content": "orphan", "call_id": "zz"},
+      {"role": "assistant", "content": "done"}], {"budget": 1000}],  # a result without its call
+    [[{"role": "user", "content": "q"}, {"role": "tool", "content": "early", "call_id": "c1"}, _CALL,
+      {"role": "tool", "content": "late", "call_id": "c1"}], {"budget": 1000}],
+    [[{"role": "system", "content": "s"}, {"role": "user", "content": "old"}, {"role": "assistant", "content": "old"},
+      {"role": "system", "content": "the story so far", "kind": "summary"}, {"role": "user", "content": "new"}], {"budget": 1000}],
+    [[{"role": "system", "content": "s"}, {"role": "user", "content": "old"},
+      {"role": "system", "content": "the story so far", "kind": "summary"}, {"role": "user", "content": "new"}], {"budget": 12}],
+    [[{"role": "user", "content": "x", "tokens": 100}, {"role": "user", "content": "y", "tokens": 0}], {"budget": 99}],
+    [[{"role": "user", "content": "x", "tokens": 100}, {"role": "user", "content": "y"}], {"budget": 1, "keep": 2}],
+    # issue 24's approx drift: U+FEFF is not white space (6 tokens a row, not 7), so a 12-token budget holds two rows
+    [_FEFF, {"budget": 12}],
+    [_FEFF, {"budget": 18}],
+    [[{"role": "user", "content": "w\u3000" * 10}, {"role": "user", "content": "w\ufeff" * 10}], {"budget": 9}],
+    [[{"role": "user", "content": "w\u3000" * 10}, {"role": "user", "content": "w\ufeff" * 10}], {"budget": 26}],
+    [[{"role": "user", "content": "w\u0085" * 10}, {"role": "user", "content": "w\u001c" * 10}], {"budget": 17}],
+]
+
+
+def window_rows(fields_list):
+    """The stored rows a transcript of FIELDS_LIST would hold (seq = pos = 1, 2, ...), as ROW_COLUMNS tuples."""
+    names = [c.strip() for c in transcript_row.ROW_COLUMNS.split(",")]
+    rows = []
+    for i, given in enumerate(fields_list, 1):
+        fields = dict(given)
+        kind = fields.pop("kind", "turn")
+        p = transcript.prepare(None, fields, where=f"line {i}: ", _settings=(2 * 1024 * 1024, tokens.approx))
+        values = {"seq": i, "role": p.role, "content": p.content, "tokens": p.tokens, "author": "alice", "created_at": 0,
+                  "kind": kind, "superseded_by": None, "covers_first": 1 if kind == "summary" else None,
+                  "covers_last": i - 1 if kind == "summary" else None, "call_id": p.call_id, "pos": i,
+                  "tool_calls": p.tool_calls, "name": p.name, "meta": None, "data": None, "forked_from": None}
+        rows.append(tuple(values[n] for n in names))
+    return rows
+
+
+def window_outcome(fields_list, options):
+    from durable_cli.core import formats
+    from durable_cli.core.transcript import context
+
+    rows = window_rows(fields_list)
+    result = {}
+
+    def call():
+        pinned = context.pinned_prefix(rows)
+        newer_first = reversed(rows[len(pinned):])
+        chosen, total = context.choose(pinned, newer_first, budget=options["budget"], limit=options.get("limit"),
+                                       keep=options.get("keep"))
+        result["rows"] = [transcript_row.row_json(r) for r in chosen]
+        return {"seqs": [r[transcript_row.SEQ] for r in chosen], "tokens": total}
+
+    found = outcome(call)
+    if "rows" in result:
+        found["formats"] = {f: outcome(lambda f=f: formats.render(result["rows"], f)) for f in formats.FORMATS}
+    return found
+
+
 def code_point_runs(f):
     """[[first, last, value], ...] over U+0000..U+FFFF where F(code point) stays the same."""
     runs = []
@@ -171,6 +261,7 @@ def build() -> dict:
         "approx": [{"args": [s], "ok": tokens.approx(s)} for s in APPROX],
         "row": [{"args": [r], **row_outcome(r)} for r in ROWS],
         "field_text": [{"args": a, **field_text_outcome(*a)} for a in FIELD_TEXTS],
+        "window": [{"args": a, **window_outcome(*a)} for a in WINDOWS],
         # Python only: the Worker is sent seconds, never a duration's text
         "duration": [{"args": [s], **outcome(lambda s=s: durations.parse(s))} for s in DURATIONS],
         # approx("a" + chr(c) + "b") for every code point to U+FFFF: 6 where c joins a and b, 7 where it

@@ -2,8 +2,9 @@
 
 durable_cli/contract/vectors.json holds input -> outcome for the rules both runtimes hold (names, users,
 titles, request ids, invitations, elicit requests, rows, quoting in messages, the approx estimator over
-every code point to U+FFFF); this module runs them against durable_cli, and `npm test` in worker/ runs
-them against worker/src/rules with node's test runner (test_worker_rules_pass_the_vectors below).
+every code point to U+FFFF, the context window over rows and its provider formats); this module runs them
+against durable_cli, and `npm test` in worker/ runs them against worker/src/rules with node's test runner
+(test_worker_rules_pass_the_vectors below).
 """
 
 import importlib.util
@@ -57,6 +58,8 @@ def test_the_known_drifts_are_pinned():
     assert look("title", "\ufeffabc")["error"] == "invalid_input"
     assert look("ask", "\ufeff", [])["ok"] == []
     assert look("approx", "a\ufeffb")["ok"] == 6
+    feff = [w for w in v["window"] if w["args"][0][0]["content"] == "a\ufeffb"]
+    assert [w["ok"] for w in feff] == [{"seqs": [2, 3], "tokens": 12}, {"seqs": [1, 2, 3], "tokens": 18}]  # 6 a row, not 7
     assert look("quote", "it's not")["ok"] == '"it\'s not"'
     assert look("quote", "a\xa0b")["ok"] == "'a\\xa0b'"
 

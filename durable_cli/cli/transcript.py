@@ -3,6 +3,7 @@
 import typer
 
 from ..errors import DurableError
+from ..messages import say
 from . import complete_choices, complete_name, mode, one_output, read_content, seconds, store
 from . import render
 
@@ -124,7 +125,7 @@ def recent(
     """
     fmt = _window_format(fmt, json_out, jsonl)
     if (tokens is not None and tokens < 0) or (limit is not None and limit < 0):
-        raise DurableError("--tokens and --limit must be non-negative", "invalid_input")
+        raise DurableError(say("window_negative"), "invalid_input")
     with store().open(name) as s:
         if fmt in ("json", "jsonl", "text"):
             window = s.context_window(budget=tokens, limit=limit)

@@ -71,7 +71,8 @@ var contract_default = {
     invalid_burst: "--burst must be a positive integer",
     rate_limited: "rate limit {key!r} reached ({rate}); retry after {retry}s",
     fork_splits_tool_call: "row {at} of {what} would separate a tool call from its results; fork at the last result instead",
-    fork_exists: "{what} already exists; pick another name for the fork"
+    fork_exists: "{what} already exists; pick another name for the fork",
+    window_negative: "--tokens and --limit must be non-negative"
   },
   constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
   constants: {
@@ -3634,32 +3635,31 @@ function rowsAfter(obj, a) {
 function* rowsSince(obj, seq) {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }
-function pinned(obj) {
+function pinnedPrefix(rows) {
   const out = [];
-  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`)) {
+  for (const r of rows) {
     if (PINNED.includes(r[ROLE]) && r[KIND] === "turn") out.push(r);
     else break;
   }
   return out;
 }
+function pinned(obj) {
+  return pinnedPrefix(obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`));
+}
 function callIds(r) {
   return r[CALLS] ? JSON.parse(r[CALLS]).map((c) => c.id) : [];
 }
-function contextWindow(obj, a) {
-  const budget = a.budget ?? obj.config.token_budget;
-  const limit = a.limit ?? null;
-  const keep = a.keep ?? null;
-  if (budget < 0 || limit !== null && limit < 0) throw invalid("--tokens and --limit must be non-negative");
-  requireVisible(obj);
-  const pin = pinned(obj);
+function checkBounds(budget, limit) {
+  if (budget < 0 || limit !== null && limit < 0) throw invalid(say("window_negative"));
+}
+function choose(pin, newerFirst, budget, limit = null, keep = null) {
+  checkBounds(budget, limit);
   let total = pin.reduce((s, r) => s + r[TOKENS], 0);
-  if (total > budget && keep === null) return { turns: [], tokens: 0, budget };
-  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  if (total > budget && keep === null) return { rows: [], tokens: 0 };
   const tail = [];
   let count = 0;
   const waiting = /* @__PURE__ */ new Map();
-  const cursor = obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
-  for (const r of cursor) {
+  for (const r of newerFirst) {
     if (r[ROLE] === "tool" && r[KIND] === "turn") {
       if (!waiting.has(r[CALL_ID])) waiting.set(r[CALL_ID], []);
       waiting.get(r[CALL_ID]).push(r);
@@ -3677,7 +3677,18 @@ function contextWindow(obj, a) {
     count += group.length;
   }
   tail.sort((x, y) => x[POS] - y[POS]);
-  return { turns: [...pin, ...tail].map(rowJson), tokens: total, budget };
+  return { rows: [...pin, ...tail], tokens: total };
+}
+function contextWindow(obj, a) {
+  const budget = a.budget ?? obj.config.token_budget;
+  const limit = a.limit ?? null;
+  checkBounds(budget, limit);
+  requireVisible(obj);
+  const pin = pinned(obj);
+  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  const cursor = obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
+  const { rows, tokens } = choose(pin, cursor, budget, limit, a.keep ?? null);
+  return { turns: rows.map(rowJson), tokens, budget };
 }
 function pop(obj, a) {
   const count = a.count ?? 1;

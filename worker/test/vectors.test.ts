@@ -7,7 +7,7 @@ import { DurableError, validName } from "../src/rules/state";
 import { checkInvite, validRequestId, validTitle } from "../src/rules/sessions";
 import { checkAsk } from "../src/rules/elicit";
 import { approx } from "../src/rules/tokens";
-import { metaProblem, prepare } from "../src/rules/transcript";
+import { COLS, choose, metaProblem, pinnedPrefix, prepare } from "../src/rules/transcript";
 import { field } from "../src/rules/verbatim";
 import { quote, strip } from "../src/rules/text";
 
@@ -54,6 +54,33 @@ for (const [rule, run] of Object.entries(RULES)) {
     }
   });
 }
+
+/** The stored rows a transcript of FIELDS would hold (seq = pos = 1, 2, ...), in COLS order (gen_vectors.py window_rows). */
+function windowRows(fields: any[]): any[][] {
+  const names = COLS.split(",").map((c) => c.trim());
+  return fields.map((given, n) => {
+    const i = n + 1;
+    const { kind = "turn", ...f } = given;
+    const p = prepare(obj, f, `line ${i}: `);
+    const values: Record<string, unknown> = { seq: i, role: p.role, content: p.content, tokens: p.tokens, author: "alice", created_at: 0,
+      kind, superseded_by: null, covers_first: kind === "summary" ? 1 : null, covers_last: kind === "summary" ? i - 1 : null,
+      call_id: p.call_id, pos: i, tool_calls: p.tool_calls, name: p.name, meta: null, data: null, forked_from: null };
+    return names.map((c) => values[c]);
+  });
+}
+
+test("vectors: window (the rows chosen; the formats are rendered by the Python client for both backends)", () => {
+  for (const v of (vectors as any).window as (Vector & { formats?: unknown })[]) {
+    const { args: [fields, options], formats: _formats, ...want } = v;
+    const got = outcome(() => {
+      const rows = windowRows(fields);
+      const pin = pinnedPrefix(rows);
+      const { rows: chosen, tokens } = choose(pin, rows.slice(pin.length).reverse(), options.budget, options.limit ?? null, options.keep ?? null);
+      return { seqs: chosen.map((r) => r[0]), tokens };
+    });
+    assert.deepEqual(got, want, `window(${JSON.stringify(v.args)})`);
+  }
+});
 
 test("vectors: approx over every code point to U+FFFF", () => {
   for (const [first, last, tokens] of (vectors as any).approx_code_points as number[][]) {

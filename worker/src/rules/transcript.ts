@@ -314,36 +314,40 @@ export function* rowsSince(obj: Opened, seq: number): Generator<[number, any]> {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }
 
-function pinned(obj: Opened) {
+/** The leading system and developer turns of ROWS (live rows in logical order, read until the first other row). */
+export function pinnedPrefix(rows: Iterable<any[]>): any[][] {
   const out: any[][] = [];
-  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`)) { // lazily: stops at the first unpinned row
+  for (const r of rows) {
     if (PINNED.includes(r[ROLE]) && r[KIND] === "turn") out.push(r);
     else break;
   }
   return out;
 }
 
+function pinned(obj: Opened) {
+  // lazily: stops at the first unpinned row
+  return pinnedPrefix(obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`));
+}
+
 function callIds(r: any[]): string[] {
   return r[CALLS] ? JSON.parse(r[CALLS]).map((c: any) => c.id) : [];
 }
 
-export function contextWindow(obj: Opened, a: { budget?: number | null; limit?: number | null; keep?: number | null }) {
-  const budget = a.budget ?? obj.config.token_budget;
-  const limit = a.limit ?? null;
-  const keep = a.keep ?? null;
-  if (budget < 0 || (limit !== null && limit < 0)) throw invalid("--tokens and --limit must be non-negative");
-  requireVisible(obj);
-  const pin = pinned(obj);
+function checkBounds(budget: number, limit: number | null) {
+  if (budget < 0 || (limit !== null && limit < 0)) throw invalid(say("window_negative"));
+}
+
+/** The window's rule over rows (mirrors core/transcript/context.py `choose`): PIN, then the longest suffix
+ *  of the other live rows (NEWER_FIRST, read only as far as needed) within BUDGET tokens and LIMIT rows;
+ *  tool calls and their results as one group, KEEP's row forced in. contract/vectors.json "window". */
+export function choose(pin: any[][], newerFirst: Iterable<any[]>, budget: number, limit: number | null = null, keep: number | null = null) {
+  checkBounds(budget, limit);
   let total = pin.reduce((s, r) => s + r[TOKENS], 0);
-  if (total > budget && keep === null) return { turns: [], tokens: 0, budget };
-  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  if (total > budget && keep === null) return { rows: [] as any[][], tokens: 0 };
   const tail: any[][] = [];
   let count = 0;
   const waiting = new Map<string, any[][]>();
-  // a lazy cursor (SPEC §13): the rows are read newest first only until the budget is spent, one at a time,
-  // so a window of a long transcript holds the window, not the transcript
-  const cursor = obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
-  for (const r of cursor) {
+  for (const r of newerFirst) {
     if (r[ROLE] === "tool" && r[KIND] === "turn") {
       if (!waiting.has(r[CALL_ID])) waiting.set(r[CALL_ID], []);
       waiting.get(r[CALL_ID])!.push(r);
@@ -361,7 +365,21 @@ export function contextWindow(obj: Opened, a: { budget?: number | null; limit?: 
     count += group.length;
   }
   tail.sort((x, y) => x[POS] - y[POS]);
-  return { turns: [...pin, ...tail].map(rowJson), tokens: total, budget };
+  return { rows: [...pin, ...tail], tokens: total };
+}
+
+export function contextWindow(obj: Opened, a: { budget?: number | null; limit?: number | null; keep?: number | null }) {
+  const budget = a.budget ?? obj.config.token_budget;
+  const limit = a.limit ?? null;
+  checkBounds(budget, limit);
+  requireVisible(obj);
+  const pin = pinned(obj);
+  const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
+  // a lazy cursor (SPEC §13): the rows are read newest first only until the budget is spent, one at a time,
+  // so a window of a long transcript holds the window, not the transcript
+  const cursor = obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
+  const { rows, tokens } = choose(pin, cursor, budget, limit, a.keep ?? null);
+  return { turns: rows.map(rowJson), tokens, budget };
 }
 
 export function pop(obj: Opened, a: { count?: number }) {
