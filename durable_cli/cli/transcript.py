@@ -165,7 +165,7 @@ def pop(
     Example: durable transcript pop chat --count 2 --json
     """
     if count < 1:
-        raise DurableError("--count must be at least 1", "invalid_input")
+        raise DurableError(say("pop_count"), "invalid_input")
     with store().open(name) as s:
         removed = s.pop(count)
     render.listing(removed, mode(json_out, jsonl))
@@ -254,7 +254,7 @@ def compact(
     if (text is None) == (command is None):
         raise DurableError("give exactly one of --text T or --command CMD", "invalid_input")
     if max_tokens < 0 or keep_tokens < 0 or max_tokens < keep_tokens:
-        raise DurableError("--max-tokens and --keep-tokens must be non-negative, and N at least K", "invalid_input")
+        raise DurableError(say("compact_negative") + ", and N at least K", "invalid_input")
     timeout_seconds = _summarizer_options(input_format, timeout)
     doc = store().compact(name, max_tokens=max_tokens, keep_tokens=keep_tokens, text=text, command=command,
                           input_format=input_format, timeout=timeout_seconds)

@@ -210,7 +210,7 @@ def plan_finish(config, *, reply=None, meta=None, rows=None, failed=False) -> li
     if isinstance(meta, str):
         meta = transcript.parse_json(meta, "--meta")
     if meta is not None and not isinstance(meta, dict):
-        raise invalid("--meta must be a JSON object")
+        raise invalid("--" + say("meta_not_object"))
     prepared = []
     for i, r in enumerate(rows or (), 1):
         r = r if isinstance(r, transcript.Prepared) else transcript.prepare(config, r, where=f"line {i}: ")

@@ -10,7 +10,7 @@ rule (they have no UTF-8 to store). Python's json takes all of these (or ends in
 import json
 import math
 
-from ..text import quote
+from ..messages import say
 
 MAX_DEPTH = 200
 
@@ -29,14 +29,14 @@ def _constant(name):
 def _float(text):
     value = float(text)
     if not math.isfinite(value):
-        raise NotJSON(f"the number {text[:40]} overflows a double")
+        raise NotJSON(say("json_overflow", number=text[:40]))
     return value
 
 
 def _int(text):
     value = int(text)
     if len(text) > 308 and not math.isfinite(float(text)):  # float(str) gives inf rather than raising
-        raise NotJSON(f"the number {text[:40]} overflows a double")
+        raise NotJSON(say("json_overflow", number=text[:40]))
     return value
 
 
@@ -46,7 +46,7 @@ def _pairs(pairs):
         seen = set()
         for key, _ in pairs:
             if key in seen:
-                raise NotJSON(f"the key {quote(key)} appears twice in one object")
+                raise NotJSON(say("json_duplicate_key", key=key))
             seen.add(key)
     return value
 
@@ -76,7 +76,7 @@ def may_be_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
 def check_depth(value, text=None) -> None:
     """NotJSON when VALUE (whose JSON is TEXT, when known) nests deeper than MAX_DEPTH."""
     if (text is None or may_be_too_deep(text)) and too_deep(value):
-        raise NotJSON(f"nested deeper than {MAX_DEPTH} levels")
+        raise NotJSON(say("json_nested", max=MAX_DEPTH))
 
 
 def loads(text, *, depth: bool = True):
@@ -85,7 +85,7 @@ def loads(text, *, depth: bool = True):
     try:
         value = DECODER.decode(text)
     except RecursionError:
-        raise NotJSON(f"nested deeper than {MAX_DEPTH} levels") from None
+        raise NotJSON(say("json_nested", max=MAX_DEPTH)) from None
     except NotJSON:
         raise
     except ValueError as e:

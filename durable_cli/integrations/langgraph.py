@@ -28,6 +28,7 @@ from langgraph.checkpoint.base import (
 )
 
 from .. import DurableError
+from ..messages import say
 from ..core.checkpoints import latest_rows as _latest_rows
 from ..store.objects import KEPT_MISS as _KEPT_MISS
 from . import object_name
@@ -81,7 +82,7 @@ def _metadata_json(metadata) -> str:
         text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
         strict_json.check_depth(metadata, text)
     except (RecursionError, strict_json.NotJSON):
-        raise invalid(f"checkpoint metadata is nested deeper than {strict_json.MAX_DEPTH} levels; nothing was stored") from None
+        raise invalid(say("json_too_deep", what="checkpoint metadata", max=strict_json.MAX_DEPTH)) from None
     except ValueError:
         raise invalid("checkpoint metadata holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored") from None
     return text

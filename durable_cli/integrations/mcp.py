@@ -28,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import durations
 from ..errors import DurableError, Interrupted, conflict, denied, invalid
+from ..messages import say
 
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 POLL_LOCAL, POLL_REMOTE = 0.2, 0.5  # seconds between looks at index.db (or the remote index) for subscribers
@@ -522,7 +523,7 @@ def _held(line: str):
     if refusal is None:
         for key, value in params["arguments"].items():
             if strict_json.too_deep(value):
-                refusal = f"argument {key!r} is nested deeper than {strict_json.MAX_DEPTH} levels; nothing was changed"
+                refusal = f"argument {key!r} is {say('json_nested', max=strict_json.MAX_DEPTH)}; nothing was changed"
                 break
         else:
             if not strict_json.may_be_too_deep(line, SDK_DEPTH):
@@ -696,8 +697,7 @@ class DurableMCP:
         limit = self.store.config.get("transcript.max_turn_bytes")
         for key, value in args.items():
             if isinstance(value, str) and len(value) * 4 > limit and len(value.encode("utf-8")) > limit:
-                raise invalid(f"argument {key!r} is {len(value.encode('utf-8'))} bytes, over the limit of {limit} "
-                              "(transcript.max_turn_bytes); nothing was stored")
+                raise invalid(say("text_too_large", what=f"argument {key!r}", size=len(value.encode("utf-8")), limit=limit))
 
     # asking the person
     @staticmethod

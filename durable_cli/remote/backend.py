@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from .. import clock
 from ..config import Config, valid_name
 from ..errors import DurableError, invalid
+from ..messages import say
 
 NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
 
@@ -215,7 +216,7 @@ class RemoteSession:
         """As core/transcript.stored_rows: the live rows (LAST: the newest N) as (data, role, kind, content,
         call_id, tool_calls) tuples, `data` and `tool_calls` the JSON text stored."""
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
-            raise invalid("last must be a non-negative integer")
+            raise invalid(say("stored_last_negative"))
         rows, cursor = [], None
         while True:  # in pages the Worker bounds (SPEC §13)
             page = self._call("stored_rows", False, last=last, cursor=cursor)

@@ -72,7 +72,50 @@ var contract_default = {
     rate_limited: "rate limit {key!r} reached ({rate}); retry after {retry}s",
     fork_splits_tool_call: "row {at} of {what} would separate a tool call from its results; fork at the last result instead",
     fork_exists: "{what} already exists; pick another name for the fork",
-    window_negative: "--tokens and --limit must be non-negative"
+    window_negative: "--tokens and --limit must be non-negative",
+    empty_text: "empty {what}: give TEXT, or - to read it from stdin",
+    text_too_large: "{what} is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored",
+    tool_calls_not_array: 'tool calls must be a JSON array of {"id", "name", "arguments"}',
+    tool_call_not_object: "tool call {n} is not a JSON object",
+    tool_call_unknown_keys: "tool call {n} has unknown keys {keys}: use id, name and arguments",
+    tool_call_needs: "tool call {n} needs a non-empty string {key!r}",
+    tool_call_arguments: "tool call {n}: 'arguments' must be a string (the model's JSON text)",
+    tool_call_id_twice: "tool call id {id!r} appears twice in one row",
+    meta_not_object: "meta must be a JSON object",
+    meta_model: "meta.model must be a string",
+    meta_usage: "meta.usage must be an object with input_tokens and output_tokens",
+    meta_usage_count: "meta.usage.{key} must be an integer from 0 to 10^12",
+    meta_cost: "meta.cost_usd must be a finite number from 0 to 10^9",
+    invalid_row_role: "invalid role {role!r}: use one of {roles}",
+    content_not_string: "content must be a string",
+    tool_calls_not_assistant: "tool calls belong on assistant rows, not {role} rows",
+    tool_row_call_id: "a tool row needs the id of the call it answers (--call-id ID)",
+    tool_row_name: "the tool's name must be a non-empty string",
+    call_id_not_tool: "a call id belongs on tool rows only, not {role} rows",
+    name_not_tool: "a tool name belongs on tool rows only, not {role} rows",
+    empty_content: "empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)",
+    row_tokens: "tokens must be an integer from 0 to {max}",
+    row_too_large: "the row is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored",
+    json_too_deep: "{what} is nested deeper than {max} levels; nothing was stored",
+    not_json: "{what} is not valid JSON ({why})",
+    json_duplicate_key: "the key {key!r} appears twice in one object",
+    json_nested: "nested deeper than {max} levels",
+    json_overflow: "the number {number} overflows a double",
+    no_rows: "no rows to append; nothing was stored",
+    append_request_id_reused: "request id {request_id!r} was already used with another request in {what}",
+    pop_count: "--count must be at least 1",
+    pop_empty: "the transcript of {what} has no live row to pop",
+    row_not_found: "row {seq} not found in {what}; see 'durable transcript show {name} --all'",
+    langgraph_owned: "{what} is a LangGraph thread kept by DurableSaver; its checkpoints hold the same text, so it cannot {doing}: delete the thread (saver.delete_thread) or 'durable delete {name}'",
+    last_with_all: "--last lists live rows; it does not go with --all",
+    last_negative: "--last must be a non-negative integer",
+    not_live_row: "row {seq} of {what} is not a live row; see 'durable transcript show {name}'",
+    summary_pinned: "nothing to summarize through row {through} of {what}: it is a pinned turn",
+    summary_splits_tool_call: "row {through} of {what} would separate a tool call from its results; summarize through the last result instead",
+    summary_changed: "the transcript of {what} changed while summarizing; run it again",
+    compact_negative: "--max-tokens and --keep-tokens must be non-negative",
+    compact_keep: "--max-tokens must be at least --keep-tokens",
+    stored_last_negative: "last must be a non-negative integer"
   },
   constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
   constants: {
@@ -2164,14 +2207,14 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false) {
         const raw2 = text3.slice(i + 1, end);
         const key = raw2.includes("\\") ? JSON.parse(text3.slice(i, end + 1)) : raw2;
         const seen = keys[keys.length - 1];
-        if (seen.has(key)) return `the key ${quote(key)} appears twice in one object`;
+        if (seen.has(key)) return say("json_duplicate_key", { key });
         seen.add(key);
         path[keys.length - 1] = key;
         expectKey = false;
       }
       i = end + 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (keys.length >= limit) return `nested deeper than ${limit} levels`;
+      if (keys.length >= limit) return say("json_nested", { max: limit });
       keys.push(c === OPEN_OBJECT ? /* @__PURE__ */ new Set() : null);
       expectKey = c === OPEN_OBJECT;
       i++;
@@ -2197,10 +2240,10 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false) {
       if (!plain || j - i > 300) {
         const lexeme = text3.slice(i, j);
         const value = Number(lexeme);
-        if (!Number.isFinite(value)) return `the number ${lexeme.slice(0, 40)} overflows a double`;
+        if (!Number.isFinite(value)) return say("json_overflow", { number: lexeme.slice(0, 40) });
         const L = keys.length;
         if (body && !plain && Number.isInteger(value) && L >= 3 && USAGE_KEYS.includes(path[L - 1]) && path[L - 2] === "usage" && path[L - 3] === "meta" && keys[L - 2] !== null && keys[L - 3] !== null && !path.slice(0, L - 3).includes("data")) {
-          return `meta.usage.${path[L - 1]} must be an integer from 0 to 10^12`;
+          return say("meta_usage_count", { key: path[L - 1] });
         }
       }
       if (lexemes !== void 0 && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text3.slice(i, j));
@@ -2217,7 +2260,7 @@ function parse(text3, what, lexemes) {
     throw invalid(`${what} is not valid JSON text`);
   }
   const why = scan(text3, MAX_DEPTH, lexemes);
-  if (why !== null) throw invalid(`${what} is not valid JSON (${why})`);
+  if (why !== null) throw invalid(say("not_json", { what, why }));
   return value;
 }
 function tooDeep(value, limit = MAX_DEPTH) {
@@ -3340,7 +3383,7 @@ function field(f, key, where, lexemes) {
     return value2 === null ? [null, null] : [value2, text3];
   }
   const value = f[key] === void 0 ? null : f[key];
-  if (tooDeep(value)) throw invalid(`${where}${key} is nested deeper than ${MAX_DEPTH} levels; nothing was stored`);
+  if (tooDeep(value)) throw invalid(where + say("json_too_deep", { what: key, max: MAX_DEPTH }));
   return value === null ? [null, null] : [value, JSON.stringify(value)];
 }
 
@@ -3357,42 +3400,42 @@ var REDACTED = "[redacted]";
 var utf8 = (s) => new TextEncoder().encode(s).length;
 var isInt2 = (n) => typeof n === "number" && Number.isInteger(n);
 function checkText(obj, content, what = "content") {
-  if (typeof content !== "string" || content === "") throw invalid(`empty ${what}: give TEXT, or - to read it from stdin`);
+  if (typeof content !== "string" || content === "") throw invalid(say("empty_text", { what }));
   const size = utf8(content);
   const limit = obj.config.max_turn_bytes;
-  if (size > limit) throw invalid(`${what} is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes); nothing was stored`);
+  if (size > limit) throw invalid(say("text_too_large", { what, size, limit }));
 }
 function toolCalls(v, where) {
-  if (!Array.isArray(v)) throw invalid(`${where}tool calls must be a JSON array of {"id", "name", "arguments"}`);
+  if (!Array.isArray(v)) throw invalid(where + say("tool_calls_not_array"));
   const seen = /* @__PURE__ */ new Set();
   return v.map((call, i) => {
     const n = i + 1;
-    if (call === null || typeof call !== "object" || Array.isArray(call)) throw invalid(`${where}tool call ${n} is not a JSON object`);
+    if (call === null || typeof call !== "object" || Array.isArray(call)) throw invalid(where + say("tool_call_not_object", { n }));
     const extra = Object.keys(call).filter((k) => !["id", "name", "arguments"].includes(k)).sort();
-    if (extra.length) throw invalid(`${where}tool call ${n} has unknown keys [${extra.map(quote).join(", ")}]: use id, name and arguments`);
-    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(`${where}tool call ${n} needs a non-empty string ${quote(k)}`);
+    if (extra.length) throw invalid(where + say("tool_call_unknown_keys", { n, keys: `[${extra.map(quote).join(", ")}]` }));
+    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(where + say("tool_call_needs", { n, key: k }));
     const args = call.arguments ?? "{}";
-    if (typeof args !== "string") throw invalid(`${where}tool call ${n}: 'arguments' must be a string (the model's JSON text)`);
-    if (seen.has(call.id)) throw invalid(`${where}tool call id ${quote(call.id)} appears twice in one row`);
+    if (typeof args !== "string") throw invalid(where + say("tool_call_arguments", { n }));
+    if (seen.has(call.id)) throw invalid(where + say("tool_call_id_twice", { id: call.id }));
     seen.add(call.id);
     return { id: call.id, name: call.name, arguments: args };
   });
 }
 function metaProblem(v, lexemes) {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return "meta must be a JSON object";
-  if ("model" in v && typeof v.model !== "string") return "meta.model must be a string";
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return say("meta_not_object");
+  if ("model" in v && typeof v.model !== "string") return say("meta_model");
   if ("usage" in v) {
     const u = v.usage;
-    if (u === null || typeof u !== "object" || Array.isArray(u)) return "meta.usage must be an object with input_tokens and output_tokens";
+    if (u === null || typeof u !== "object" || Array.isArray(u)) return say("meta_usage");
     for (const k of USAGE_KEYS2) {
       const required = k === "input_tokens" || k === "output_tokens";
       if (!(k in u) && !required) continue;
       if (!isInt2(u[k]) || !(u[k] >= 0 && u[k] <= MAX_USAGE) || !integerLexeme(lexemes?.get(`usage.${k}`))) {
-        return `meta.usage.${k} must be an integer from 0 to 10^12`;
+        return say("meta_usage_count", { key: k });
       }
     }
   }
-  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return "meta.cost_usd must be a finite number from 0 to 10^9";
+  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return say("meta_cost");
   return null;
 }
 function checkMeta(v, where, lexemes) {
@@ -3402,34 +3445,34 @@ function checkMeta(v, where, lexemes) {
 }
 function prepare(obj, f, where = "") {
   const role = f.role;
-  if (!ROLES.includes(role)) throw invalid(`${where}invalid role ${quote(role)}: use one of ${ROLES.join(", ")}`);
+  if (!ROLES.includes(role)) throw invalid(where + say("invalid_row_role", { role, roles: ROLES.join(", ") }));
   const content = f.content ?? "";
-  if (typeof content !== "string") throw invalid(`${where}content must be a string`);
+  if (typeof content !== "string") throw invalid(where + say("content_not_string"));
   let calls = null;
   let [givenCalls, callsText] = field(f, "tool_calls", where);
   if (givenCalls !== null) {
-    if (role !== "assistant") throw invalid(`${where}tool calls belong on assistant rows, not ${role} rows`);
+    if (role !== "assistant") throw invalid(where + say("tool_calls_not_assistant", { role }));
     calls = toolCalls(givenCalls, where);
     if (!calls.length) calls = null;
     else if (dumps(calls) !== dumps(givenCalls)) callsText = dumps(calls);
   }
   const callId = f.call_id ?? null, name = f.name ?? null;
   if (role === "tool") {
-    if (typeof callId !== "string" || !callId) throw invalid(`${where}a tool row needs the id of the call it answers (--call-id ID)`);
-    if (name !== null && (typeof name !== "string" || !name)) throw invalid(`${where}the tool's name must be a non-empty string`);
+    if (typeof callId !== "string" || !callId) throw invalid(where + say("tool_row_call_id"));
+    if (name !== null && (typeof name !== "string" || !name)) throw invalid(where + say("tool_row_name"));
   } else {
-    if (callId !== null) throw invalid(`${where}a call id belongs on tool rows only, not ${role} rows`);
-    if (name !== null) throw invalid(`${where}a tool name belongs on tool rows only, not ${role} rows`);
+    if (callId !== null) throw invalid(where + say("call_id_not_tool", { role }));
+    if (name !== null) throw invalid(where + say("name_not_tool", { role }));
   }
   const lexemes = /* @__PURE__ */ new Map();
   const [meta, metaText] = field(f, "meta", where, lexemes);
   if (meta !== null) checkMeta(meta, where, lexemes);
   const [data, dataText] = field(f, "data", where);
   if (content === "" && !(calls && role === "assistant") && data === null) {
-    throw invalid(`${where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)`);
+    throw invalid(where + say("empty_content"));
   }
   const given = f.tokens ?? null;
-  if (given !== null && (!isInt2(given) || given < 0 || given > MAX_TOKENS)) throw invalid(`${where}tokens must be an integer from 0 to ${MAX_TOKENS}`);
+  if (given !== null && (!isInt2(given) || given < 0 || given > MAX_TOKENS)) throw invalid(where + say("row_tokens", { max: MAX_TOKENS }));
   const p = {
     role,
     content,
@@ -3444,7 +3487,7 @@ function prepare(obj, f, where = "") {
   let size = utf8(content);
   for (const x of [p.tool_calls, p.meta, p.data]) if (x !== null) size += utf8(x);
   const limit = obj.config.max_turn_bytes;
-  if (size > limit) throw invalid(`${where}the row is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes); nothing was stored`);
+  if (size > limit) throw invalid(where + say("row_too_large", { size, limit }));
   if (given === null) {
     const parts = [content];
     for (const c of calls ?? []) parts.push(c.name, c.arguments);
@@ -3527,7 +3570,7 @@ function checkOrigin(origin) {
 }
 function appendMany(obj, a) {
   const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, a.one ? "" : `row ${i + 1}: `));
-  if (!rows.length) throw invalid("no rows to append; nothing was stored");
+  if (!rows.length) throw invalid(say("no_rows"));
   const requestId = validRequestId(a.request_id) ?? null;
   const digest = requestId !== null ? requestHash(rows) : null;
   const origin = checkOrigin(a.origin);
@@ -3545,7 +3588,7 @@ function appendMany(obj, a) {
     const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
     if (found) {
       const same2 = found[3] !== null ? found[3] === digest : rows.length === 1 && found[1] === rows[0].role && found[2] === rows[0].content;
-      if (!same2) throw conflict(`request id '${requestId}' was already used with another request in ${obj.what}`);
+      if (!same2) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
       const made2 = rowsBetween(obj, found[0], found[4]);
       return a.seqs_only ? made2.map((r) => r.seq) : a.one ? made2[0] : made2;
     }
@@ -3570,8 +3613,8 @@ function show(obj, a) {
     const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]);
     let fromPos = null;
     if (a.last != null) {
-      if (a.all_rows) throw invalid("--last lists live rows; it does not go with --all");
-      if (!isInt2(a.last) || a.last < 0) throw invalid("--last must be a non-negative integer");
+      if (a.all_rows) throw invalid(say("last_with_all"));
+      if (!isInt2(a.last) || a.last < 0) throw invalid(say("last_negative"));
       if (a.last === 0) return { rows: [], next: null };
       const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, a.last - 1);
       fromPos = nth ? nth[0] : null;
@@ -3604,7 +3647,7 @@ function storedRows(obj, a) {
   if (c === null) {
     let fromPos = null;
     if (a.last != null) {
-      if (!isInt2(a.last) || a.last < 0) throw invalid("last must be a non-negative integer");
+      if (!isInt2(a.last) || a.last < 0) throw invalid(say("stored_last_negative"));
       if (a.last === 0) return { rows: [], next: null };
       const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", a.last - 1);
       fromPos = nth ? nth[0] : null;
@@ -3692,11 +3735,11 @@ function contextWindow(obj, a) {
 }
 function pop(obj, a) {
   const count = a.count ?? 1;
-  if (!isInt2(count) || count < 1) throw invalid("--count must be at least 1");
+  if (!isInt2(count) || count < 1) throw invalid(say("pop_count"));
   const meta = requireVisible(obj);
   refuseRewriteIfOwned(obj, meta, "be popped");
   check(obj, "write", meta.status);
-  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(`the transcript of ${obj.what} has no live row to pop`);
+  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
   const removed = [];
   for (let i = 0; i < count; i++) {
     const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
@@ -3730,7 +3773,7 @@ function clear(obj) {
 function redact(obj, a) {
   const meta = requireVisible(obj);
   const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
-  if (!row3) throw notFound(`row ${a.seq} not found in ${obj.what}; see 'durable transcript show ${obj.name} --all'`);
+  if (!row3) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
   refuseRewriteIfOwned(obj, meta, "be redacted");
   const calls = row3[CALLS] ? JSON.parse(row3[CALLS]).map((c) => ({ ...c, arguments: "{}" })) : null;
   const parts = [REDACTED];
@@ -3746,7 +3789,7 @@ function redact(obj, a) {
 var PRUNED = "[pruned]";
 function refuseRewriteIfOwned(obj, meta, doing) {
   if (meta.adapter === "langgraph") {
-    throw conflict(`${obj.what} is a LangGraph thread kept by DurableSaver; its checkpoints hold the same text, so it cannot ${doing}: delete the thread (saver.delete_thread) or 'durable delete ${obj.name}'`);
+    throw conflict(say("langgraph_owned", { what: obj.what, doing, name: obj.name }));
   }
 }
 function dropRemovedTokens(obj) {
@@ -3790,7 +3833,7 @@ function prune(obj, a) {
 }
 function liveRow(obj, seq) {
   const row3 = isInt2(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
-  if (!row3 || row3[SUPERSEDED] !== null) throw notFound(`row ${seq} of ${obj.what} is not a live row; see 'durable transcript show ${obj.name}'`);
+  if (!row3 || row3[SUPERSEDED] !== null) throw notFound(say("not_live_row", { seq, what: obj.what, name: obj.name }));
   return row3;
 }
 function splitsACall(obj, covered, throughPos) {
@@ -3817,16 +3860,16 @@ function planSummary(obj, a) {
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
   const covered = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row3[POS]);
-  if (!covered.length) throw conflict(`nothing to summarize through row ${a.through} of ${obj.what}: it is a pinned turn`);
+  if (!covered.length) throw conflict(say("summary_pinned", { through: a.through, what: obj.what }));
   if (splitsACall(obj, covered, row3[POS])) {
-    throw invalid(`row ${a.through} of ${obj.what} would separate a tool call from its results; summarize through the last result instead`);
+    throw invalid(say("summary_splits_tool_call", { through: a.through, what: obj.what }));
   }
   return makePlan(obj, covered);
 }
 function planCompact(obj, a) {
   const max = a.max_tokens, keep = a.keep_tokens;
-  if (!isInt2(max) || !isInt2(keep) || max < 0 || keep < 0) throw invalid("--max-tokens and --keep-tokens must be non-negative");
-  if (max < keep) throw invalid("--max-tokens must be at least --keep-tokens");
+  if (!isInt2(max) || !isInt2(keep) || max < 0 || keep < 0) throw invalid(say("compact_negative"));
+  if (max < keep) throw invalid(say("compact_keep"));
   const meta = requireVisible(obj);
   refuseRewriteIfOwned(obj, meta, "be compacted");
   check(obj, "write", meta.status);
@@ -3854,7 +3897,7 @@ function commitSummary(obj, a) {
   if (!Array.isArray(covered) || !covered.length || !isInt2(a.high) || !covered.every((r) => Array.isArray(r) && isInt2(r[SEQ]))) {
     throw invalid("the summary plan is not one this Worker made");
   }
-  const changed = conflict(`the transcript of ${obj.what} changed while summarizing; run it again`);
+  const changed = conflict(say("summary_changed", { what: obj.what }));
   const seqs = covered.map((r) => r[SEQ]);
   const current = /* @__PURE__ */ new Map();
   for (let i = 0; i < seqs.length; i += 500) {

@@ -4,6 +4,7 @@ a --request-id replayed returns what it made."""
 
 from ... import clock
 from ...errors import conflict, invalid, not_found
+from ...messages import say
 from .. import state
 from .row import _dumps, _loads, _plain, prepare, Prepared, ROW_COLUMNS, row_json, _settings
 
@@ -99,7 +100,7 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only
             or prepare(obj.config, r, where=f"row {i}: " if not one else "", _settings=settings)
             for i, r in enumerate(rows, 1)]
     if not rows:
-        raise invalid("no rows to append; nothing was stored")
+        raise invalid(say("no_rows"))
     valid_request_id(request_id)
     digest = _request_hash(rows) if request_id is not None else None
     with obj.handle.transaction():
@@ -121,7 +122,7 @@ def append_many(obj, rows, *, request_id=None, create=True, one=False, seqs_only
                 same = found[3] == digest if found[3] is not None else (
                     len(rows) == 1 and (found[1], found[2]) == (rows[0].role, rows[0].content))
                 if not same:
-                    raise conflict(f"request id {request_id!r} was already used with another request in {obj.what}")
+                    raise conflict(say("append_request_id_reused", request_id=request_id, what=obj.what))
                 made = _rows_between(obj, found[0], found[4])
                 return [r["seq"] for r in made] if seqs_only else made[0] if one else made
         check(obj, "write", status=meta["status"])

@@ -5,6 +5,7 @@ import json
 
 from ... import clock
 from ...errors import conflict, invalid, not_found
+from ...messages import say
 from .. import state
 from .appends import insert_rows
 from .context import _pinned
@@ -37,14 +38,14 @@ def pop(obj, count: int = 1) -> list:
     """Remove the newest live row in logical order, COUNT times (a summary counts as one, and popping
     it brings back the rows it covered); returns the removed rows, newest first."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise invalid("--count must be at least 1")
+        raise invalid(say("pop_count"))
     meta = _require(obj)
     from ..lifecycle import check
 
     refuse_rewrite_if_owned(obj, meta, "be popped")
     check(obj, "write", status=meta["status"])
     if obj.db.execute("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1").fetchone() is None:
-        raise conflict(f"the transcript of {obj.what} has no live row to pop")
+        raise conflict(say("pop_empty", what=obj.what))
     removed = []
     with obj.handle.transaction():
         for _ in range(count):
@@ -162,7 +163,7 @@ def redact(obj, seq: int) -> dict:
     meta = _require(obj)
     row = _row(obj, seq)
     if row is None:
-        raise not_found(f"row {seq} not found in {obj.what}; see 'durable transcript show {obj.name} --all'")
+        raise not_found(say("row_not_found", seq=seq, what=obj.what, name=obj.name))
     refuse_rewrite_if_owned(obj, meta, "be redacted")
     calls = [dict(c, arguments="{}") for c in json.loads(row[CALLS])] if row[CALLS] else None
     parts = [REDACTED]

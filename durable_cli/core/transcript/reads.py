@@ -2,6 +2,7 @@
 the library's `rows()`, and the adapters' narrow `stored_rows`."""
 
 from ...errors import invalid
+from ...messages import say
 from .row import _require, ROW_COLUMNS, row_json
 
 
@@ -11,9 +12,9 @@ def show(obj, *, all_rows: bool = False, since: int = 0, last=None):
     _require(obj)
     if last is not None:
         if all_rows:
-            raise invalid("--last lists live rows; it does not go with --all")
+            raise invalid(say("last_with_all"))
         if isinstance(last, bool) or not isinstance(last, int) or last < 0:
-            raise invalid("--last must be a non-negative integer")
+            raise invalid(say("last_negative"))
         tail = obj.handle.rows(
             f"SELECT {ROW_COLUMNS} FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT ?", (since, last)
         )
@@ -56,7 +57,7 @@ def stored_rows(obj, *, last=None) -> list:
     if last is None:
         return obj.handle.rows(f"SELECT {STORED_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos")
     if isinstance(last, bool) or not isinstance(last, int) or last < 0:
-        raise invalid("last must be a non-negative integer")
+        raise invalid(say("stored_last_negative"))
     tail = obj.handle.rows(f"SELECT {STORED_COLUMNS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?", (last,))
     tail.reverse()
     return tail

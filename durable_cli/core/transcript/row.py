@@ -6,6 +6,8 @@ import json
 
 from ... import clock
 from ...errors import NotEncodable, conflict, invalid
+from ...messages import say
+from ...text import quote
 from .. import strict_json, tokens as _tokens
 
 from ...vocabulary import ROW_INPUT_KEYS as INPUT_KEYS, ROW_OUTPUT_KEYS as OUTPUT_KEYS, ROW_ROLES as ROLES  # noqa: E402
@@ -49,11 +51,11 @@ def _loads(text):
 def check_text(config, content, what="content") -> None:
     """Empty content or content over transcript.max_turn_bytes is exit 2: never truncated silently."""
     if not isinstance(content, str) or content == "":
-        raise invalid(f"empty {what}: give TEXT, or - to read it from stdin")
+        raise invalid(say("empty_text", what=what))
     limit = config.get("transcript.max_turn_bytes")
     size = len(content.encode("utf-8", "surrogatepass"))
     if size > limit:
-        raise invalid(f"{what} is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
+        raise invalid(say("text_too_large", what=what, size=size, limit=limit))
 
 
 def check_content(obj, content: str) -> None:
@@ -71,7 +73,7 @@ def parse_json(text, what: str, *, depth: bool = True):
     try:
         return strict_json.loads(text, depth=depth)
     except strict_json.NotJSON as e:
-        raise invalid(f"{what} is not valid JSON ({e})")
+        raise invalid(say("not_json", what=what, why=e))
 
 
 class Prepared:
@@ -98,22 +100,22 @@ class Prepared:
 
 def _tool_calls(value, where):
     if not isinstance(value, list):
-        raise invalid(f"{where}tool calls must be a JSON array of {{\"id\", \"name\", \"arguments\"}}")
+        raise invalid(where + say("tool_calls_not_array"))
     out, seen = [], set()
     for i, call in enumerate(value, 1):
         if not isinstance(call, dict):
-            raise invalid(f"{where}tool call {i} is not a JSON object")
+            raise invalid(where + say("tool_call_not_object", n=i))
         extra = set(call) - {"id", "name", "arguments"}
         if extra:
-            raise invalid(f"{where}tool call {i} has unknown keys {sorted(extra)}: use id, name and arguments")
+            raise invalid(where + say("tool_call_unknown_keys", n=i, keys="[" + ", ".join(map(quote, sorted(extra))) + "]"))
         for key in ("id", "name"):
             if not isinstance(call.get(key), str) or not call[key]:
-                raise invalid(f"{where}tool call {i} needs a non-empty string {key!r}")
+                raise invalid(where + say("tool_call_needs", n=i, key=key))
         arguments = call.get("arguments", "{}")
         if not isinstance(arguments, str):
-            raise invalid(f"{where}tool call {i}: 'arguments' must be a string (the model's JSON text)")
+            raise invalid(where + say("tool_call_arguments", n=i))
         if call["id"] in seen:
-            raise invalid(f"{where}tool call id {call['id']!r} appears twice in one row")
+            raise invalid(where + say("tool_call_id_twice", id=call["id"]))
         seen.add(call["id"])
         out.append({"id": call["id"], "name": call["name"], "arguments": arguments})
     return out
@@ -121,24 +123,24 @@ def _tool_calls(value, where):
 
 def _meta(value, where):
     if not isinstance(value, dict):
-        raise invalid(f"{where}meta must be a JSON object")
+        raise invalid(where + say("meta_not_object"))
     if "model" in value and not isinstance(value["model"], str):
-        raise invalid(f"{where}meta.model must be a string")
+        raise invalid(where + say("meta_model"))
     if "usage" in value:
         usage = value["usage"]
         if not isinstance(usage, dict):
-            raise invalid(f"{where}meta.usage must be an object with input_tokens and output_tokens")
+            raise invalid(where + say("meta_usage"))
         for key in _USAGE_KEYS:
             required = key in ("input_tokens", "output_tokens")
             if key not in usage and not required:
                 continue
             n = usage.get(key)
             if type(n) is not int or not 0 <= n <= MAX_USAGE:  # 5.0 and true are not integers
-                raise invalid(f"{where}meta.usage.{key} must be an integer from 0 to 10^12")
+                raise invalid(where + say("meta_usage_count", key=key))
     if "cost_usd" in value:
         cost = value["cost_usd"]
         if type(cost) not in (int, float) or not 0 <= cost <= MAX_COST:  # NaN fails the comparison
-            raise invalid(f"{where}meta.cost_usd must be a finite number from 0 to 10^9")
+            raise invalid(where + say("meta_cost"))
     return value
 
 
@@ -208,7 +210,7 @@ def _json_field(value, what, where):
         text = _dumps(value)
         strict_json.check_depth(value, text)
     except (RecursionError, strict_json.NotJSON):
-        raise invalid(f"{where}{what} is nested deeper than {strict_json.MAX_DEPTH} levels; nothing was stored")
+        raise invalid(where + say("json_too_deep", what=what, max=strict_json.MAX_DEPTH))
     except ValueError:  # allow_nan=False
         raise invalid(f"{where}{what} holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored")
     except TypeError as e:
@@ -224,37 +226,37 @@ def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepare
     limit, count_tokens = _settings or (config.get("transcript.max_turn_bytes"), _estimator(config))
     role = fields.get("role")
     if role not in ROLES:
-        raise invalid(f"{where}invalid role {role!r}: use one of {', '.join(ROLES)}")
+        raise invalid(where + say("invalid_row_role", role=role, roles=", ".join(ROLES)))
     content = fields.get("content")
     if content is None:
         content = ""
     if not isinstance(content, str):
-        raise invalid(f"{where}content must be a string")
+        raise invalid(where + say("content_not_string"))
     calls = fields.get("tool_calls")
     if calls is not None:
         if role != "assistant":
-            raise invalid(f"{where}tool calls belong on assistant rows, not {role} rows")
+            raise invalid(where + say("tool_calls_not_assistant", role=role))
         calls = _tool_calls(calls, where) or None  # [] means none
     call_id, name = fields.get("call_id"), fields.get("name")
     if role == "tool":
         if not isinstance(call_id, str) or not call_id:
-            raise invalid(f"{where}a tool row needs the id of the call it answers (--call-id ID)")
+            raise invalid(where + say("tool_row_call_id"))
         if name is not None and (not isinstance(name, str) or not name):
-            raise invalid(f"{where}the tool's name must be a non-empty string")
+            raise invalid(where + say("tool_row_name"))
     else:
         if call_id is not None:
-            raise invalid(f"{where}a call id belongs on tool rows only, not {role} rows")
+            raise invalid(where + say("call_id_not_tool", role=role))
         if name is not None:
-            raise invalid(f"{where}a tool name belongs on tool rows only, not {role} rows")
+            raise invalid(where + say("name_not_tool", role=role))
     meta = fields.get("meta")
     if meta is not None:
         meta = _meta(meta, where)
     data = fields.get("data")
     if content == "" and not (calls and role == "assistant") and data is None:
-        raise invalid(f"{where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)")
+        raise invalid(where + say("empty_content"))
     given = fields.get("tokens")
     if given is not None and (isinstance(given, bool) or not isinstance(given, int) or not 0 <= given <= _tokens.MAX_TOKENS):
-        raise invalid(f"{where}tokens must be an integer from 0 to {_tokens.MAX_TOKENS}")
+        raise invalid(where + say("row_tokens", max=_tokens.MAX_TOKENS))
     row = Prepared()
     row.role, row.content, row.call_id, row.name, row.given_tokens = role, content, call_id, name, given
     row.tool_calls = _dumps(calls) if calls else None
@@ -271,7 +273,7 @@ def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepare
             except UnicodeEncodeError:  # a lone surrogate ("\ud83d"): no UTF-8 text to store, or to send
                 raise invalid(f"{where}{what} is not valid UTF-8 (a lone surrogate); nothing was stored")
     if size > limit:
-        raise invalid(f"{where}the row is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes); nothing was stored")
+        raise invalid(where + say("row_too_large", size=size, limit=limit))
     if given is None:
         parts = [content]
         for call in calls or ():
@@ -348,5 +350,4 @@ def refuse_rewrite_if_owned(obj, meta, doing: str) -> None:
     """SPEC §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back
     (the checkpoints hold the same text): exit 4, delete the thread or the session instead."""
     if meta.get("adapter") == "langgraph":
-        raise conflict(f"{obj.what} is a LangGraph thread kept by DurableSaver; its checkpoints hold the same text, "
-                       f"so it cannot {doing}: delete the thread (saver.delete_thread) or 'durable delete {obj.name}'")
+        raise conflict(say("langgraph_owned", what=obj.what, doing=doing, name=obj.name))

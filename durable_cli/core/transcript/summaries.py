@@ -5,6 +5,7 @@ import json
 
 from ... import clock
 from ...errors import conflict, invalid, not_found
+from ...messages import say
 from .. import state
 from .context import _call_ids, _pinned
 from .row import (
@@ -32,7 +33,7 @@ from .row import (
 def _live_row(obj, seq: int):
     row = _row(obj, seq)
     if row is None or row[SUPERSEDED] is not None:
-        raise not_found(f"row {seq} of {obj.what} is not a live row; see 'durable transcript show {obj.name}'")
+        raise not_found(say("not_live_row", seq=seq, what=obj.what, name=obj.name))
     return row
 
 
@@ -59,10 +60,9 @@ def _covered_rows(obj, through: int):
         (boundary, row[POS]),
     )
     if not covered:
-        raise conflict(f"nothing to summarize through row {through} of {obj.what}: it is a pinned turn")
+        raise conflict(say("summary_pinned", through=through, what=obj.what))
     if _splits_a_call(obj, covered, row[POS]):
-        raise invalid(f"row {through} of {obj.what} would separate a tool call from its results; "
-                      "summarize through the last result instead")
+        raise invalid(say("summary_splits_tool_call", through=through, what=obj.what))
     return covered
 
 
@@ -105,7 +105,7 @@ def commit_summary(obj, plan: Plan, text: str) -> dict:
     check_content(obj, text)
     meta = _require(obj)
     check(obj, "write", status=meta["status"])
-    changed = conflict(f"the transcript of {obj.what} changed while summarizing; run it again")
+    changed = conflict(say("summary_changed", what=obj.what))
     seqs = [r[SEQ] for r in plan.covered]
     now = {}
     for start in range(0, len(seqs), 500):
@@ -220,9 +220,9 @@ def plan_compact(obj, *, max_tokens: int, keep_tokens: int):
     that, before the newest non-`tool` row keeping >= KEEP; never between a tool call and a result.
     """
     if max_tokens < 0 or keep_tokens < 0:
-        raise invalid("--max-tokens and --keep-tokens must be non-negative")
+        raise invalid(say("compact_negative"))
     if max_tokens < keep_tokens:
-        raise invalid("--max-tokens must be at least --keep-tokens")
+        raise invalid(say("compact_keep"))
     meta = _require(obj)
     from ..lifecycle import check
 

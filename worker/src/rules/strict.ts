@@ -2,8 +2,7 @@
 // in -- a duplicate key in one object (JSON.parse keeps the last, SQLite's json_extract the first), a number that
 // overflows a double (`1e400` parses as Infinity) and nesting deeper than 200 levels counted from each field's own
 // value. NaN and Infinity are not JSON to JSON.parse already. `scan` reads text JSON.parse has accepted.
-import { CONSTANTS, invalid } from "./state";
-import { quote } from "./text";
+import { CONSTANTS, invalid, say } from "./state";
 
 export const MAX_DEPTH = 200;
 // a request's own levels around a field's value (body, args, rows, row): the body may nest this much more
@@ -37,14 +36,14 @@ export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, stri
         const raw = text.slice(i + 1, end);
         const key = raw.includes("\\") ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
         const seen = keys[keys.length - 1]!;
-        if (seen.has(key)) return `the key ${quote(key)} appears twice in one object`;
+        if (seen.has(key)) return say("json_duplicate_key", { key });
         seen.add(key);
         path[keys.length - 1] = key;
         expectKey = false;
       }
       i = end + 1;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (keys.length >= limit) return `nested deeper than ${limit} levels`;
+      if (keys.length >= limit) return say("json_nested", { max: limit });
       keys.push(c === OPEN_OBJECT ? new Set() : null);
       expectKey = c === OPEN_OBJECT;
       i++;
@@ -67,12 +66,12 @@ export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, stri
       if (!plain || j - i > 300) {
         const lexeme = text.slice(i, j);
         const value = Number(lexeme);
-        if (!Number.isFinite(value)) return `the number ${lexeme.slice(0, 40)} overflows a double`;
+        if (!Number.isFinite(value)) return say("json_overflow", { number: lexeme.slice(0, 40) });
         const L = keys.length;
         if (body && !plain && Number.isInteger(value) && L >= 3 && USAGE_KEYS.includes(path[L - 1]) && path[L - 2] === "usage" &&
           path[L - 3] === "meta" && keys[L - 2] !== null && keys[L - 3] !== null && !path.slice(0, L - 3).includes("data")) {
           // a row's meta sent as a value, not as text: JSON.parse would read 5.0 as 5 (SPEC §6: not an integer)
-          return `meta.usage.${path[L - 1]} must be an integer from 0 to 10^12`;
+          return say("meta_usage_count", { key: path[L - 1] });
         }
       }
       if (lexemes !== undefined && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text.slice(i, j));
@@ -91,7 +90,7 @@ export function parse(text: string, what: string, lexemes?: Map<string, string>)
     throw invalid(`${what} is not valid JSON text`);
   }
   const why = scan(text, MAX_DEPTH, lexemes);
-  if (why !== null) throw invalid(`${what} is not valid JSON (${why})`);
+  if (why !== null) throw invalid(say("not_json", { what, why }));
   return value;
 }
 

@@ -22,27 +22,27 @@ const utf8 = (s: string) => new TextEncoder().encode(s).length;
 const isInt = (n: unknown) => typeof n === "number" && Number.isInteger(n);
 
 export function checkText(obj: Opened, content: unknown, what = "content") {
-  if (typeof content !== "string" || content === "") throw invalid(`empty ${what}: give TEXT, or - to read it from stdin`);
+  if (typeof content !== "string" || content === "") throw invalid(say("empty_text", { what }));
   const size = utf8(content);
   const limit = obj.config.max_turn_bytes;
-  if (size > limit) throw invalid(`${what} is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes); nothing was stored`);
+  if (size > limit) throw invalid(say("text_too_large", { what, size, limit }));
 }
 
 type Prepared = { role: string; content: string; tokens: number; tool_calls: string | null; call_id: string | null;
   name: string | null; meta: string | null; data: string | null; given: number | null };
 
 function toolCalls(v: unknown, where: string) {
-  if (!Array.isArray(v)) throw invalid(`${where}tool calls must be a JSON array of {"id", "name", "arguments"}`);
+  if (!Array.isArray(v)) throw invalid(where + say("tool_calls_not_array"));
   const seen = new Set<string>();
   return v.map((call: any, i: number) => {
     const n = i + 1;
-    if (call === null || typeof call !== "object" || Array.isArray(call)) throw invalid(`${where}tool call ${n} is not a JSON object`);
+    if (call === null || typeof call !== "object" || Array.isArray(call)) throw invalid(where + say("tool_call_not_object", { n }));
     const extra = Object.keys(call).filter((k) => !["id", "name", "arguments"].includes(k)).sort();
-    if (extra.length) throw invalid(`${where}tool call ${n} has unknown keys [${extra.map(quote).join(", ")}]: use id, name and arguments`);
-    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(`${where}tool call ${n} needs a non-empty string ${quote(k)}`);
+    if (extra.length) throw invalid(where + say("tool_call_unknown_keys", { n, keys: `[${extra.map(quote).join(", ")}]` }));
+    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(where + say("tool_call_needs", { n, key: k }));
     const args = call.arguments ?? "{}";
-    if (typeof args !== "string") throw invalid(`${where}tool call ${n}: 'arguments' must be a string (the model's JSON text)`);
-    if (seen.has(call.id)) throw invalid(`${where}tool call id ${quote(call.id)} appears twice in one row`);
+    if (typeof args !== "string") throw invalid(where + say("tool_call_arguments", { n }));
+    if (seen.has(call.id)) throw invalid(where + say("tool_call_id_twice", { id: call.id }));
     seen.add(call.id);
     return { id: call.id, name: call.name, arguments: args };
   });
@@ -51,20 +51,20 @@ function toolCalls(v: unknown, where: string) {
 /** meta's rules (core/transcript.py _meta): usage counts integers from 0 to 10^12 (LEXEMES: as written, so `5.0`
  *  is refused as in Python), cost_usd a finite number from 0 to 10^9. The message without WHERE is the reason. */
 export function metaProblem(v: any, lexemes?: Map<string, string>): string | null {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return "meta must be a JSON object";
-  if ("model" in v && typeof v.model !== "string") return "meta.model must be a string";
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return say("meta_not_object");
+  if ("model" in v && typeof v.model !== "string") return say("meta_model");
   if ("usage" in v) {
     const u = v.usage;
-    if (u === null || typeof u !== "object" || Array.isArray(u)) return "meta.usage must be an object with input_tokens and output_tokens";
+    if (u === null || typeof u !== "object" || Array.isArray(u)) return say("meta_usage");
     for (const k of USAGE_KEYS) {
       const required = k === "input_tokens" || k === "output_tokens";
       if (!(k in u) && !required) continue;
       if (!isInt(u[k]) || !(u[k] >= 0 && u[k] <= MAX_USAGE) || !strict.integerLexeme(lexemes?.get(`usage.${k}`))) {
-        return `meta.usage.${k} must be an integer from 0 to 10^12`;
+        return say("meta_usage_count", { key: k });
       }
     }
   }
-  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return "meta.cost_usd must be a finite number from 0 to 10^9";
+  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return say("meta_cost");
   return null;
 }
 
@@ -79,40 +79,40 @@ function checkMeta(v: any, where: string, lexemes?: Map<string, string>) {
  *  (`tool_calls`, `meta`, `data`); text is parsed only to be checked and is stored as given (rules/verbatim.ts). */
 export function prepare(obj: Opened, f: any, where = ""): Prepared {
   const role = f.role;
-  if (!ROLES.includes(role)) throw invalid(`${where}invalid role ${quote(role)}: use one of ${ROLES.join(", ")}`);
+  if (!ROLES.includes(role)) throw invalid(where + say("invalid_row_role", { role, roles: ROLES.join(", ") }));
   const content = f.content ?? "";
-  if (typeof content !== "string") throw invalid(`${where}content must be a string`);
+  if (typeof content !== "string") throw invalid(where + say("content_not_string"));
   let calls: any[] | null = null;
   let [givenCalls, callsText] = field(f, "tool_calls", where);
   if (givenCalls !== null) {
-    if (role !== "assistant") throw invalid(`${where}tool calls belong on assistant rows, not ${role} rows`);
+    if (role !== "assistant") throw invalid(where + say("tool_calls_not_assistant", { role }));
     calls = toolCalls(givenCalls, where);
     if (!calls.length) calls = null;
     else if (dumps(calls) !== dumps(givenCalls)) callsText = dumps(calls); // "arguments" filled in: the text stored is the calls'
   }
   const callId = f.call_id ?? null, name = f.name ?? null;
   if (role === "tool") {
-    if (typeof callId !== "string" || !callId) throw invalid(`${where}a tool row needs the id of the call it answers (--call-id ID)`);
-    if (name !== null && (typeof name !== "string" || !name)) throw invalid(`${where}the tool's name must be a non-empty string`);
+    if (typeof callId !== "string" || !callId) throw invalid(where + say("tool_row_call_id"));
+    if (name !== null && (typeof name !== "string" || !name)) throw invalid(where + say("tool_row_name"));
   } else {
-    if (callId !== null) throw invalid(`${where}a call id belongs on tool rows only, not ${role} rows`);
-    if (name !== null) throw invalid(`${where}a tool name belongs on tool rows only, not ${role} rows`);
+    if (callId !== null) throw invalid(where + say("call_id_not_tool", { role }));
+    if (name !== null) throw invalid(where + say("name_not_tool", { role }));
   }
   const lexemes = new Map<string, string>();
   const [meta, metaText] = field(f, "meta", where, lexemes);
   if (meta !== null) checkMeta(meta, where, lexemes);
   const [data, dataText] = field(f, "data", where);
   if (content === "" && !(calls && role === "assistant") && data === null) {
-    throw invalid(`${where}empty content: give TEXT (only an assistant row with tool calls, or a row with data, may be empty)`);
+    throw invalid(where + say("empty_content"));
   }
   const given = f.tokens ?? null;
-  if (given !== null && (!isInt(given) || given < 0 || given > MAX_TOKENS)) throw invalid(`${where}tokens must be an integer from 0 to ${MAX_TOKENS}`);
+  if (given !== null && (!isInt(given) || given < 0 || given > MAX_TOKENS)) throw invalid(where + say("row_tokens", { max: MAX_TOKENS }));
   const p: Prepared = { role, content, call_id: callId, name, given, tokens: 0,
     tool_calls: calls ? callsText : null, meta: metaText, data: dataText };
   let size = utf8(content);
   for (const x of [p.tool_calls, p.meta, p.data]) if (x !== null) size += utf8(x);
   const limit = obj.config.max_turn_bytes;
-  if (size > limit) throw invalid(`${where}the row is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes); nothing was stored`);
+  if (size > limit) throw invalid(where + say("row_too_large", { size, limit }));
   if (given === null) {
     const parts = [content];
     for (const c of calls ?? []) parts.push(c.name, c.arguments);
@@ -179,7 +179,7 @@ function checkOrigin(origin: unknown): [string, string] | null {
 export function appendMany(obj: Opened, a: { rows: any[]; request_id?: string | null; create?: boolean; one?: boolean; seqs_only?: boolean;
   origin?: [string, string] | null }) {
   const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, a.one ? "" : `row ${i + 1}: `));
-  if (!rows.length) throw invalid("no rows to append; nothing was stored");
+  if (!rows.length) throw invalid(say("no_rows"));
   const requestId = (validRequestId(a.request_id) as string | null | undefined) ?? null;
   const digest = requestId !== null ? requestHash(rows) : null;
   const origin = checkOrigin(a.origin);
@@ -197,7 +197,7 @@ export function appendMany(obj: Opened, a: { rows: any[]; request_id?: string | 
     const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
     if (found) {
       const same = found[3] !== null ? found[3] === digest : rows.length === 1 && found[1] === rows[0].role && found[2] === rows[0].content;
-      if (!same) throw conflict(`request id '${requestId}' was already used with another request in ${obj.what}`);
+      if (!same) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
       const made = rowsBetween(obj, found[0], found[4]);
       return a.seqs_only ? made.map((r) => r.seq) : a.one ? made[0] : made;
     }
@@ -231,8 +231,8 @@ export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?
     const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
     let fromPos: number | null = null;
     if (a.last != null) {
-      if (a.all_rows) throw invalid("--last lists live rows; it does not go with --all");
-      if (!isInt(a.last) || a.last < 0) throw invalid("--last must be a non-negative integer");
+      if (a.all_rows) throw invalid(say("last_with_all"));
+      if (!isInt(a.last) || a.last < 0) throw invalid(say("last_negative"));
       if (a.last === 0) return { rows: [], next: null };
       const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, a.last - 1);
       fromPos = nth ? nth[0] : null;
@@ -272,7 +272,7 @@ export function storedRows(obj: Opened, a: { last?: number | null; cursor?: Show
   if (c === null) {
     let fromPos: number | null = null;
     if (a.last != null) {
-      if (!isInt(a.last) || a.last < 0) throw invalid("last must be a non-negative integer");
+      if (!isInt(a.last) || a.last < 0) throw invalid(say("stored_last_negative"));
       if (a.last === 0) return { rows: [], next: null };
       const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", a.last - 1);
       fromPos = nth ? nth[0] : null;
@@ -384,11 +384,11 @@ export function contextWindow(obj: Opened, a: { budget?: number | null; limit?: 
 
 export function pop(obj: Opened, a: { count?: number }) {
   const count = a.count ?? 1;
-  if (!isInt(count) || count < 1) throw invalid("--count must be at least 1");
+  if (!isInt(count) || count < 1) throw invalid(say("pop_count"));
   const meta = requireVisible(obj);
   refuseRewriteIfOwned(obj, meta, "be popped");
   check(obj, "write", meta.status);
-  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(`the transcript of ${obj.what} has no live row to pop`);
+  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
   const removed: any[] = [];
   for (let i = 0; i < count; i++) {
     const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
@@ -424,7 +424,7 @@ export function clear(obj: Opened) {
 export function redact(obj: Opened, a: { seq: number }) {
   const meta = requireVisible(obj);
   const row = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
-  if (!row) throw notFound(`row ${a.seq} not found in ${obj.what}; see 'durable transcript show ${obj.name} --all'`);
+  if (!row) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
   refuseRewriteIfOwned(obj, meta, "be redacted");
   const calls = row[CALLS] ? JSON.parse(row[CALLS]).map((c: any) => ({ ...c, arguments: "{}" })) : null;
   const parts = [REDACTED];
@@ -443,8 +443,7 @@ const PRUNED = "[pruned]"; // what a prompt's text becomes when prune deletes th
 /** SPEC §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back. */
 function refuseRewriteIfOwned(obj: Opened, meta: any, doing: string) {
   if (meta.adapter === "langgraph") {
-    throw conflict(`${obj.what} is a LangGraph thread kept by DurableSaver; its checkpoints hold the same text, ` +
-      `so it cannot ${doing}: delete the thread (saver.delete_thread) or 'durable delete ${obj.name}'`);
+    throw conflict(say("langgraph_owned", { what: obj.what, doing, name: obj.name }));
   }
 }
 
@@ -498,7 +497,7 @@ type Plan = { covered: any[][]; high: number };
 
 function liveRow(obj: Opened, seq: unknown) {
   const row = isInt(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
-  if (!row || row[SUPERSEDED] !== null) throw notFound(`row ${seq} of ${obj.what} is not a live row; see 'durable transcript show ${obj.name}'`);
+  if (!row || row[SUPERSEDED] !== null) throw notFound(say("not_live_row", { seq, what: obj.what, name: obj.name }));
   return row;
 }
 
@@ -525,17 +524,17 @@ export function planSummary(obj: Opened, a: { through: number }): Plan {
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
   const covered = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row[POS]);
-  if (!covered.length) throw conflict(`nothing to summarize through row ${a.through} of ${obj.what}: it is a pinned turn`);
+  if (!covered.length) throw conflict(say("summary_pinned", { through: a.through, what: obj.what }));
   if (splitsACall(obj, covered, row[POS])) {
-    throw invalid(`row ${a.through} of ${obj.what} would separate a tool call from its results; summarize through the last result instead`);
+    throw invalid(say("summary_splits_tool_call", { through: a.through, what: obj.what }));
   }
   return makePlan(obj, covered);
 }
 
 export function planCompact(obj: Opened, a: { max_tokens: number; keep_tokens: number }): Plan | null {
   const max = a.max_tokens, keep = a.keep_tokens;
-  if (!isInt(max) || !isInt(keep) || max < 0 || keep < 0) throw invalid("--max-tokens and --keep-tokens must be non-negative");
-  if (max < keep) throw invalid("--max-tokens must be at least --keep-tokens");
+  if (!isInt(max) || !isInt(keep) || max < 0 || keep < 0) throw invalid(say("compact_negative"));
+  if (max < keep) throw invalid(say("compact_keep"));
   const meta = requireVisible(obj);
   refuseRewriteIfOwned(obj, meta, "be compacted");
   check(obj, "write", meta.status);
@@ -568,7 +567,7 @@ export function commitSummary(obj: Opened, a: { covered: any[][]; high: number; 
   if (!Array.isArray(covered) || !covered.length || !isInt(a.high) || !covered.every((r) => Array.isArray(r) && isInt(r[SEQ]))) {
     throw invalid("the summary plan is not one this Worker made");
   }
-  const changed = conflict(`the transcript of ${obj.what} changed while summarizing; run it again`);
+  const changed = conflict(say("summary_changed", { what: obj.what }));
   const seqs = covered.map((r) => r[SEQ]);
   const current = new Map<number, any[]>();
   for (let i = 0; i < seqs.length; i += 500) {

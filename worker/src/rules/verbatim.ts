@@ -3,7 +3,7 @@
 // 9007199254740993), print 1.0 as 1 and -0.0 as 0, and put integer-like keys first; so the Worker never
 // re-serializes such a field. Requests carry it as text (rules/transcript.ts `prepare`: `data_json`, ...),
 // parsed only to be checked; responses carry the stored text as is, through `stringify` below.
-import { invalid } from "./state";
+import { invalid, say } from "./state";
 import * as strict from "./strict";
 
 let splicing: { mark: string; texts: string[] } | null = null; // the `stringify` under way (it is synchronous)
@@ -64,6 +64,6 @@ export function field(f: any, key: string, where: string, lexemes?: Map<string, 
     return value === null ? [null, null] : [value, text];
   }
   const value = f[key] === undefined ? null : f[key];
-  if (strict.tooDeep(value)) throw invalid(`${where}${key} is nested deeper than ${strict.MAX_DEPTH} levels; nothing was stored`);
+  if (strict.tooDeep(value)) throw invalid(where + say("json_too_deep", { what: key, max: strict.MAX_DEPTH }));
   return value === null ? [null, null] : [value, JSON.stringify(value)];
 }
