@@ -218,7 +218,8 @@ def purge(store, *, older_than: int, user=None, statuses=(), dry_run=False, prog
             erase(store, handle, meta)
             out["deleted"].append(entry(meta))
 
-    run_each(store, rows, job, out, progress=progress)
+    with store.objects.deferred_dir_sync():
+        run_each(store, rows, job, out, progress=progress)
     return conclude(out, "purge", busy_ok=True)
 
 

@@ -51,7 +51,8 @@ def forget(store, user: str, progress=None, dry_run=False) -> dict:
         else:
             _leave_tenant(store, row, user, out)
 
-    run_each(store, rows, job, out, progress=progress)
+    with store.objects.deferred_dir_sync():  # as purge: each directory fsync'd once, before the answer
+        run_each(store, rows, job, out, progress=progress)
     store.objects.index(create=False).erase_tombstones(user)  # SPEC §12: a deleted thread's tombstone goes with its owner
     store.objects.index(create=False).wipe_free_space()
     return conclude(out, f"forget of {user!r}")

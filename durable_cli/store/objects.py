@@ -269,11 +269,11 @@ def quarantine_files(path: str, dest: str) -> None:
     _paths.fsync_dir(os.path.dirname(path))
 
 
-def remove_files(path: str) -> None:
+def remove_files(path: str, sync_dir=_paths.fsync_dir) -> None:
     _paths.unlink_quiet(path)
     for suffix in _paths.SIDE_SUFFIXES:
         _paths.unlink_quiet(path + suffix)
-    _paths.fsync_dir(os.path.dirname(path))
+    sync_dir(os.path.dirname(path))
 
 
 class ObjectStore:
@@ -284,6 +284,7 @@ class ObjectStore:
         self.lock_timeout = lock_timeout
         self._secret = None
         self._index = None
+        self._dirs_to_sync = None  # set by deferred_dir_sync: directories whose removals await one fsync
         self.warnings = []  # things the caller should tell the user, e.g. an index that fell behind
         # KEEP_OPEN (a long-lived process such as an adapter): a run's connection is kept open when the run
         # ends, idle (no transaction, no lock held), for the next run of this store on the object. The next
@@ -692,9 +693,33 @@ class ObjectStore:
         self.index().remove(object_id)
         lock.unlink()
 
+    @contextmanager
+    def deferred_dir_sync(self):
+        """Many removals in one run (purge): each object directory is fsync'd once, when the run's block
+        ends and before it reports anything, instead of once per removed object. The unlinks themselves
+        are done at once as before (a killed run leaves nothing for a reader); only what a power loss could
+        bring back waits, and nothing is acknowledged until it no longer can. The per-object fsync was
+        most of a purge's time per object, and what grew with the size of the home (docs/benchmarks.md)."""
+        outer = self._dirs_to_sync is None
+        if outer:
+            self._dirs_to_sync = set()
+        try:
+            yield
+        finally:
+            if outer:
+                dirs, self._dirs_to_sync = self._dirs_to_sync, None
+                for directory in sorted(dirs):
+                    _paths.fsync_dir(directory)
+
+    def _sync_dir(self, directory) -> None:
+        if self._dirs_to_sync is None:
+            _paths.fsync_dir(directory)
+        else:
+            self._dirs_to_sync.add(directory)
+
     def _carry_out(self, path, action) -> None:
         if action is None or action == "delete":
-            remove_files(path)
+            remove_files(path, self._sync_dir)
             return
         _paths.make_dir(self.paths.quarantine)  # action is "quarantine/<file name>"
         quarantine_files(path, os.path.join(self.paths.home, action))

@@ -78,3 +78,40 @@ def test_an_intent_left_by_a_kill_is_finished_when_nothing_wrote_since(durable, 
         assert durable("transcript", "show", "s").status == 3
         assert list((home / "objects").rglob("*.sqlite3")) == []
         assert durable("doctor").status == 0
+
+
+def test_purge_syncs_each_directory_once_after_its_unlinks_and_before_it_answers(home, tmp_path):
+    """A purge of many objects fsyncs each objects/XX directory once, after the last unlink there and
+    before the receipt reaches stdout (was one fsync per object: most of a purge's time per object)."""
+    from durable_cli import Store
+
+    with freeze_time("2026-01-01"):
+        store = Store(str(home), user="alice")
+        for i in range(60):
+            with store.open(f"s{i}", create=True) as s:
+                s.append_many([{"role": "user", "content": "old"}], seqs_only=True)
+        store.close()
+    log = tmp_path / "strace.log"
+    subprocess.run(["strace", "-f", "-qq", "-y", "-o", str(log), "-e", "trace=unlink,fsync,write",
+                    sys.executable, "-m", "durable_cli", "purge", "--older-than", "30d", "--yes", "--json"],
+                   check=True, stdout=subprocess.DEVNULL, timeout=120)
+    objects = str(home / "objects") + "/"
+    events = []  # ("unlink"|"fsync", directory) and ("answer", None), in order
+    for line in log.read_text().splitlines():
+        call = line.split(None, 1)[1] if line[:1].isdigit() else line
+        if call.startswith("unlink(") and objects in call and ".sqlite3\"" in call:
+            events.append(("unlink", call.split('"')[1].rsplit("/", 1)[0]))
+        elif call.startswith("fsync(") and "<" + objects in call:
+            events.append(("fsync", call.split("<", 1)[1].split(">", 1)[0].rstrip("/")))
+        elif call.startswith("write(1"):
+            events.append(("answer", None))
+    unlinked = [d for kind, d in events if kind == "unlink"]
+    synced = [d for kind, d in events if kind == "fsync"]
+    assert len(unlinked) == 60
+    assert len(set(unlinked)) < 60  # 60 random ids share some of the 256 directories
+    assert sorted(synced) == sorted(set(unlinked))  # each directory once, none missed
+    answer = events.index(("answer", None))
+    for directory in set(unlinked):
+        last_unlink = max(i for i, e in enumerate(events) if e == ("unlink", directory))
+        assert last_unlink < events.index(("fsync", directory)) < answer
+    assert not (home / "objects").exists() or not list((home / "objects").rglob("*.sqlite3"))
