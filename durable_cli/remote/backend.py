@@ -570,15 +570,30 @@ class RemoteStore:
     def doctor(self, **_kw):
         raise not_available("doctor")
 
+    FORK_TRIES = 5  # plans of one fork made again when the source's copied rows were rewritten meanwhile
+
     def fork(self, name, new, *, at=None, title=None) -> dict:
-        """`session fork`: the source's Durable Object gives the rows to copy (one read, checking AT), then
-        NEW's, in the acting user's own scope, creates NEW holding them in one transaction (exit 4 if it exists)."""
+        """`session fork`: the source's Durable Object gives the rows to copy in pages (SPEC §13: a request
+        holds one row plus one page; the first page checks AT and fixes the seq copied up to), then NEW's, in
+        the acting user's own scope, creates NEW holding them in one transaction (exit 4 if it exists): one
+        request, or parts of one batch when the rows are over the Worker's body limit (_send), committed by
+        the last part. A rewrite of the copied rows meanwhile (pop, redact, a summary) makes the source refuse
+        its next page: the plan is then read again from the first page, before anything was sent to NEW."""
         from .. import checks
 
         new, title = checks.fork_request(new, title, at)
         with self.open(name) as source:
-            plan = source._call("fork_plan", False, at=at)
-        rows = plan.pop("rows")
+            for attempt in range(self.FORK_TRIES):
+                try:
+                    page = source._call("fork_plan", False, at=at, cursor=None)
+                    plan, rows = {k: page[k] for k in ("id", "name", "title", "seq")}, page["rows"]
+                    while page["next"] is not None:
+                        page = source._call("fork_plan", False, at=at, cursor=page["next"])
+                        rows += page["rows"]
+                    break
+                except DurableError as e:
+                    if not (isinstance(e.document, dict) and e.document.get("restart")) or attempt == self.FORK_TRIES - 1:
+                        raise
         session = RemoteSession(self, RemoteAddress("user", self.user, new, "user"), True)
         return session._call("fork_create", True, source=plan, rows=rows, title=title)
 

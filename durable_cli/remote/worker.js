@@ -176,8 +176,8 @@ var contract_default = {
       plan_summary: { write: false, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       plan_compact: { write: false, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       commit_summary: { write: true, creates: false, erases: false, parts: ["covered"], args: { covered: { type: "array", items: { type: "array" }, required: true }, high: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true }, part: { type: "object" } } },
-      fork_plan: { write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
-      fork_create: { write: true, creates: true, erases: false, args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" } } },
+      fork_plan: { write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
+      fork_create: { write: true, creates: true, erases: false, parts: ["rows"], args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" }, part: { type: "object" } } },
       delete: { write: true, creates: false, erases: true, args: {} },
       ask: { write: true, creates: false, erases: false, args: { prompt: { type: "string", required: true }, choices: { type: "array", items: { type: "string" }, max_items: 1e3 }, timeout_seconds: { type: "integer", min: 1, max: 31536e5 }, key: { type: "string" } } },
       decline: { write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true } } },
@@ -3034,8 +3034,8 @@ var OBJECT_OPS = {
   plan_summary: { "write": false, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   plan_compact: { "write": false, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   commit_summary: { "write": true, "creates": false, "erases": false, "parts": ["covered"], "args": { "covered": { "type": "array", "items": { "type": "array" }, "required": true }, "high": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true }, "part": { "type": "object" } } },
-  fork_plan: { "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
-  fork_create: { "write": true, "creates": true, "erases": false, "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" } } },
+  fork_plan: { "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
+  fork_create: { "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" }, "part": { "type": "object" } } },
   delete: { "write": true, "creates": false, "erases": true, "args": {} },
   ask: { "write": true, "creates": false, "erases": false, "args": { "prompt": { "type": "string", "required": true }, "choices": { "type": "array", "items": { "type": "string" }, "max_items": 1e3 }, "timeout_seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "key": { "type": "string" } } },
   decline: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true } } },
@@ -3837,16 +3837,22 @@ function liveRow(obj, seq) {
   return row3;
 }
 function splitsACall(obj, covered, throughPos) {
-  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(callIds);
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
-    if (obj.db.one(
-      `SELECT 1 FROM turns WHERE call_id IN (${marks(chunk.length)}) AND role = 'tool' AND superseded_by IS NULL AND pos > ? LIMIT 1`,
-      ...chunk,
+  if (obj.db.one("SELECT 1 FROM turns WHERE role = 'tool' AND superseded_by IS NULL AND pos > ? LIMIT 1", throughPos) === null) return false;
+  let ids = [];
+  const splits = () => {
+    const hit2 = ids.length > 0 && obj.db.one(
+      `SELECT 1 FROM turns WHERE call_id IN (${marks(ids.length)}) AND role = 'tool' AND superseded_by IS NULL AND pos > ? LIMIT 1`,
+      ...ids,
       throughPos
-    )) return true;
+    ) !== null;
+    ids = [];
+    return hit2;
+  };
+  for (const r of covered) {
+    if (r[KIND] !== "turn") continue;
+    for (const id of callIds(r)) if (ids.push(id) >= 90 && splits()) return true;
   }
-  return false;
+  return splits();
 }
 function makePlan(obj, covered) {
   return { covered, high: obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0] };
@@ -3944,28 +3950,35 @@ function compact(obj, a) {
   const plan = planCompact(obj, a);
   return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
 }
+var REWRITES = ["transcript.popped", "transcript.cleared", "transcript.redacted", "transcript.pruned", "transcript.summarized"];
 function forkPlan(obj, a) {
   const meta = requireVisible(obj);
-  let rows;
-  let seq;
-  if (a.at == null) {
-    rows = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos`);
-    seq = rows.length ? rows[rows.length - 1][SEQ] : null;
-  } else {
-    const cut = liveRow(obj, a.at);
-    rows = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? ORDER BY pos`, cut[POS]);
-    if (splitsACall(obj, rows, cut[POS])) {
-      throw invalid(say("fork_splits_tool_call", { at: a.at, what: obj.what }));
+  let c = a.cursor ?? null;
+  if (c !== null) {
+    if (typeof c !== "object" || ![c.after, c.cut, c.seq, c.events].every(isInt2)) throw invalid("cursor must be the `next` of the previous page");
+    const cut = obj.db.one("SELECT seq FROM turns WHERE pos = ? AND superseded_by IS NULL", c.cut);
+    if (cut === null || cut[0] !== c.seq || obj.db.one(`SELECT 1 FROM events WHERE seq > ? AND type IN (${marks(REWRITES.length)}) LIMIT 1`, c.events, ...REWRITES) !== null) {
+      throw new DurableError(`the transcript of ${obj.what} was rewritten while it was being forked; run the fork again`, "conflict", { restart: true });
     }
-    seq = a.at;
+  } else {
+    const events2 = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM events")[0]);
+    const last = a.at == null ? obj.db.one("SELECT pos, seq FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1") : null;
+    if (a.at == null && last === null) return { id: obj.id, name: obj.name, title: meta.title, seq: null, rows: [], next: null };
+    if (a.at != null) {
+      const cut = liveRow(obj, a.at);
+      if (splitsACall(obj, obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? AND tool_calls IS NOT NULL ORDER BY pos`, cut[POS]), cut[POS])) {
+        throw invalid(say("fork_splits_tool_call", { at: a.at, what: obj.what }));
+      }
+      c = { after: Number.MIN_SAFE_INTEGER, cut: cut[POS], seq: a.at, events: events2 };
+    } else {
+      c = { after: Number.MIN_SAFE_INTEGER, cut: last[0], seq: last[1], events: events2 };
+    }
   }
-  return {
-    id: obj.id,
-    name: obj.name,
-    title: meta.title,
-    seq,
-    // the JSON fields as the text stored, which fork_create stores as given (prepare)
-    rows: rows.map((r) => ({
+  const page = { id: obj.id, name: obj.name, title: meta.title, seq: c.seq };
+  const rows = [];
+  let bytes2 = 0;
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, c.after, c.cut)) {
+    rows.push({
       role: r[ROLE],
       content: r[CONTENT],
       tool_calls_json: r[CALLS],
@@ -3976,8 +3989,14 @@ function forkPlan(obj, a) {
       tokens: r[TOKENS],
       created_at: r[CREATED],
       kind: r[KIND]
-    }))
-  };
+    });
+    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+    if ((rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) && r[POS] !== c.cut) {
+      if (a.cursor === void 0) throw invalid(`${obj.what} is too long for this client's fork; upgrade durable (the Worker answers a fork's plan in pages)`);
+      return { ...page, rows, next: { ...c, after: r[POS] } };
+    }
+  }
+  return { ...page, rows, next: null };
 }
 var COPY = "INSERT INTO turns (seq, role, content, tokens, author, created_at, kind, covers_first, covers_last, call_id, tool_calls, name, meta, data, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)";
 function forkCreate(obj, a) {
@@ -3986,40 +4005,15 @@ function forkCreate(obj, a) {
   if (typeof src.id !== "string" || !/^[0-9a-f]{64}$/.test(src.id)) throw bad("source id");
   if (typeof src.name !== "string" || !src.name) throw bad("source name");
   if (src.seq !== null && !(isInt2(src.seq) && src.seq >= 1)) throw bad("seq");
-  if (!Array.isArray(a.rows)) throw bad("rows");
-  const copies = a.rows.map((r, i) => {
-    const where = `row ${i + 1}: `;
-    if (r === null || typeof r !== "object" || !isInt2(r.created_at) || r.created_at < 0) throw bad(`${where}created_at`);
-    if (r.kind === "summary") {
-      if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt2(r.tokens) || r.tokens < 0 || r.call_id != null || r.name != null || ["tool_calls", "meta", "data"].some((k) => r[k] != null || r[`${k}_json`] != null)) {
-        throw bad(`${where}summary`);
-      }
-      return {
-        role: "system",
-        content: r.content,
-        tokens: r.tokens,
-        call_id: null,
-        tool_calls: null,
-        name: null,
-        meta: null,
-        data: null,
-        created_at: r.created_at,
-        kind: "summary"
-      };
-    }
-    if (r.kind !== "turn") throw bad(`${where}kind`);
-    if (!isInt2(r.tokens)) throw bad(`${where}tokens`);
-    const p = prepare(obj, r, where);
-    return { ...p, created_at: r.created_at, kind: "turn" };
-  });
-  if (obj.meta() !== null) {
-    obj.requireVisible();
-    throw conflict(say("fork_exists", { what: obj.what }));
-  }
+  if (a.rows === null || typeof a.rows !== "object" || !(Symbol.iterator in a.rows)) throw bad("rows");
+  refuseExistingFork(obj);
   const title = a.title != null ? validTitle(a.title) : src.title != null ? validTitle(src.title) : null;
   createObject(obj, "created", title);
-  copies.forEach((c, i) => {
-    const seq = i + 1;
+  let seq = 0, tokens = 0;
+  for (const r of a.rows) {
+    const c = forkCopy(obj, r, `row ${seq + 1}: `, bad);
+    seq += 1;
+    tokens += c.tokens;
     obj.db.run(
       COPY,
       seq,
@@ -4037,17 +4031,41 @@ function forkCreate(obj, a) {
       c.data,
       src.id
     );
-  });
+  }
   const t = now();
-  obj.db.run(
-    "UPDATE object SET live_turns = ?, live_tokens = ?, updated_at = ?, last_active_at = ?",
-    copies.length,
-    copies.reduce((s, c) => s + c.tokens, 0),
-    t,
-    t
-  );
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?, updated_at = ?, last_active_at = ?", seq, tokens, t, t);
   event(obj, "session.forked", { name: src.name, id: src.id, seq: src.seq });
   return sessionJson(obj);
+}
+function refuseExistingFork(obj) {
+  if (obj.meta() !== null) {
+    obj.requireVisible();
+    throw conflict(say("fork_exists", { what: obj.what }));
+  }
+}
+function forkCopy(obj, r, where, bad) {
+  if (r === null || typeof r !== "object" || !isInt2(r.created_at) || r.created_at < 0) throw bad(`${where}created_at`);
+  if (r.kind === "summary") {
+    if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt2(r.tokens) || r.tokens < 0 || r.call_id != null || r.name != null || ["tool_calls", "meta", "data"].some((k) => r[k] != null || r[`${k}_json`] != null)) {
+      throw bad(`${where}summary`);
+    }
+    return {
+      role: "system",
+      content: r.content,
+      tokens: r.tokens,
+      call_id: null,
+      tool_calls: null,
+      name: null,
+      meta: null,
+      data: null,
+      created_at: r.created_at,
+      kind: "summary"
+    };
+  }
+  if (r.kind !== "turn") throw bad(`${where}kind`);
+  if (!isInt2(r.tokens)) throw bad(`${where}tokens`);
+  const p = prepare(obj, r, where);
+  return { ...p, created_at: r.created_at, kind: "turn" };
 }
 
 // src/rules/sessions.ts
@@ -6131,7 +6149,9 @@ function lists(args, patterns) {
   return out;
 }
 function stage(db, part, args, patterns) {
-  db.run("DELETE FROM _durable_parts WHERE at < ?", now() - ABANDONED_MS);
+  if (part.index === 0) {
+    db.run("DELETE FROM _durable_parts WHERE batch IN (SELECT batch FROM _durable_parts WHERE n = 0 AND at < ?)", now() - ABANDONED_MS);
+  }
   let staged = 0;
   for (const [path, items] of lists(args, patterns)) {
     const first = part.first[path] ?? 0;
@@ -6147,7 +6167,7 @@ function stage(db, part, args, patterns) {
   }
   return { staged };
 }
-function unstage(db, part, args) {
+function unstage(db, part, args, lazy = false) {
   const out = { ...args };
   const counts = /* @__PURE__ */ new Map();
   for (const r of db.iter("SELECT path, count(*), max(n) FROM _durable_parts WHERE batch = ? GROUP BY path", part.batch)) {
@@ -6161,15 +6181,22 @@ function unstage(db, part, args) {
     throw new DurableError(`a part of batch ${part.batch} is missing (${have} of ${sent} items staged); send the batch again`, "conflict");
   }
   for (const [path] of want) {
-    const staged = db.all("SELECT item FROM _durable_parts WHERE batch = ? AND path = ? ORDER BY n", part.batch, path).map((r) => JSON.parse(r[0]));
-    const [head, key] = path.split(".");
     const own = listAt(out, path);
-    const joined = [...staged, ...Array.isArray(own) ? own : []];
-    if (key === void 0) out[head] = joined;
-    else out[head] = { ...out[head], [key]: joined };
+    const mine = Array.isArray(own) ? own : [];
+    const sql = "SELECT item FROM _durable_parts WHERE batch = ? AND path = ? ORDER BY n";
+    const items = lazy ? (function* () {
+      for (const r of db.iter(sql, part.batch, path)) yield JSON.parse(r[0]);
+      yield* mine;
+    })() : [...db.all(sql, part.batch, path).map((r) => JSON.parse(r[0])), ...mine];
+    const [head, key] = path.split(".");
+    if (key === void 0) out[head] = items;
+    else out[head] = { ...out[head], [key]: items };
   }
-  db.run("DELETE FROM _durable_parts WHERE batch = ?", part.batch);
+  if (!lazy) dropStaged(db, part);
   return out;
+}
+function dropStaged(db, part) {
+  db.run("DELETE FROM _durable_parts WHERE batch = ?", part.batch);
 }
 
 // src/object.ts
@@ -6207,7 +6234,7 @@ var HANDLERS = {
   plan_compact: { run: planCompact },
   commit_summary: { run: commitSummary },
   fork_plan: { run: forkPlan },
-  fork_create: { run: forkCreate },
+  fork_create: { run: forkCreate, lazy: true, staging: refuseExistingFork },
   delete: { run: remove },
   ask: { run: ask2 },
   requests: { run: list },
@@ -6358,10 +6385,12 @@ var DurableObjectSession = class {
         const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result;
         if (part && part.index < part.count - 1) {
+          op.staging?.(obj);
           result = ran = stage(this.db, part, args, op.parts);
         } else {
-          if (part) args = unstage(this.db, part, args);
+          if (part) args = unstage(this.db, part, args, op.lazy);
           result = ran = op.run(obj, args);
+          if (part && op.lazy) dropStaged(this.db, part);
           if (op.write) this.dirty();
         }
         const text3 = stringify({ result: result === void 0 ? null : result });

@@ -107,7 +107,7 @@ class Fleet:
     `durable remote dev --storage NEW-DIR` would give, for the price of one process (each slot's Worker
     is the one durable_cli/remote/dev.py configures, taken from its config_text)."""
 
-    def __init__(self, root, slots: int, variables=None):
+    def __init__(self, root, slots: int, variables=None, v8_flags=()):
         import secrets
         import shutil
 
@@ -139,7 +139,8 @@ class Fleet:
         config = os.path.join(root, "config.capnp")
         with open(config, "w", encoding="utf-8") as f:
             f.write('using Workerd = import "/workerd/workerd.capnp";\n\nconst config :Workerd.Config = (\n'
-                    f'  services = [{", ".join(services)}],\n  sockets = [{", ".join(sockets)}],\n);\n\n'
+                    f'  services = [{", ".join(services)}],\n  sockets = [{", ".join(sockets)}],\n'
+                    + (f'  v8Flags = [{", ".join(_capnp_string(f) for f in v8_flags)}],\n' if v8_flags else "") + ');\n\n'
                     + "\n".join(workers) + "\n")
         self.log = open(os.path.join(root, "workerd.log"), "w+b")
         fds = [arg for i, listener in enumerate(listeners) for arg in ("--socket-fd", f"http{i}={listener.fileno()}")]

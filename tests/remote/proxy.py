@@ -12,9 +12,11 @@ class Proxy:
     answer for DELAY seconds (the write is committed, its answer late); "hold_request" keeps the first
     request until `go` is set, then forwards it (to whatever answers at the upstream address then) and
     passes; "hold_answer" forwards the first request, keeps its answer until `go` is set and then closes
-    the client's connection without it, then passes."""
+    the client's connection without it, then passes; "hold_nth" passes, but keeps the NTH request whose
+    first bytes hold MATCH (e.g. b'"op":"fork_plan"') until `go` is set, then forwards it and passes (a
+    held request of a client killed meanwhile is never forwarded once the proxy is closed)."""
 
-    def __init__(self, upstream_url: str, mode: str, delay: float = 0.0):
+    def __init__(self, upstream_url: str, mode: str, delay: float = 0.0, match: bytes = b"", nth: int = 1):
         host, port = upstream_url.split("//", 1)[1].split(":")
         self.upstream = (host, int(port))
         self.mode = mode
@@ -22,6 +24,7 @@ class Proxy:
         self.answered = 0
         self.dropped = 0
         self.requests = 0
+        self.match, self.nth, self.matched = match, nth, 0
         self.server = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.stopping = False
@@ -50,6 +53,7 @@ class Proxy:
                 up.sendall(data)
             elif self.mode != "hold":
                 up = socket.create_connection(self.upstream)
+            head, counted = b"", True  # hold_nth: the current request's first bytes, and whether it was counted
             while not self.stopping:
                 ready, _, _ = select.select([client] + ([up] if up else []), [], [], 0.2)
                 for sock in ready:
@@ -58,6 +62,19 @@ class Proxy:
                         return
                     if sock is client:
                         self.requests += 1
+                        if self.mode == "hold_nth":
+                            if data.startswith(b"POST "):
+                                head, counted = b"", False
+                            if not counted:
+                                head += data[:8192]
+                                if self.match in head:
+                                    counted = True
+                                    self.matched += 1
+                                    if self.matched == self.nth:
+                                        self.held.set()
+                                        self.go.wait()
+                                        if self.stopping:
+                                            return
                         if up:
                             up.sendall(data)
                     elif self.mode == "hold_answer" and not self.held.is_set():

@@ -18,15 +18,17 @@ import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
-import { PARTS_SCHEMA, checkPart, stage, unstage } from "./parts";
+import { PARTS_SCHEMA, checkPart, dropStaged, stage, unstage } from "./parts";
 
 // What the Worker does for each op of the contract's table (durable_cli/contract.json "ops", generated into
 // ./generated/ops.ts: write, creates, erases and the argument specs rules/args.ts checks every call against).
 // precheck: run before any storage is touched (a refused import leaves no storage behind)
 // tomb: a put of a LangGraph thread, judged by the tombstone delete_thread left (rules/checkpoints.ts)
 // buries: delete_thread, which leaves that tombstone in the home index shard before the object is erased
+// lazy: takes the lists of a body sent in parts as iterators over the staged items (parts.ts), not arrays
+// staging: run on each earlier part of a body in parts, before it is staged (fork: NEW exists, exit 4 at once)
 type Handler = { run: (obj: Opened, args: any) => unknown; precheck?: (obj: Opened, args: any, exists: boolean) => unknown;
-  tomb?: boolean; buries?: boolean };
+  tomb?: boolean; buries?: boolean; lazy?: boolean; staging?: (obj: Opened) => void };
 type Op = Handler & OpSpec;
 
 // tombstone is answered before an object is opened (below)
@@ -64,7 +66,7 @@ const HANDLERS: Record<Exclude<ObjectOp, "tombstone">, Handler> = {
   plan_compact: { run: transcript.planCompact },
   commit_summary: { run: transcript.commitSummary },
   fork_plan: { run: transcript.forkPlan },
-  fork_create: { run: transcript.forkCreate },
+  fork_create: { run: transcript.forkCreate, lazy: true, staging: transcript.refuseExistingFork },
   delete: { run: retention.remove },
   ask: { run: elicit.ask },
   requests: { run: elicit.list },
@@ -225,10 +227,12 @@ export class DurableObjectSession {
         const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result: unknown;
         if (part && part.index < part.count - 1) {
+          op.staging?.(obj);
           result = ran = stage(this.db, part, args, op.parts!); // a body in parts (parts.ts): staged, committed by its last part
         } else {
-          if (part) args = unstage(this.db, part, args);
+          if (part) args = unstage(this.db, part, args, op.lazy);
           result = ran = op.run(obj, args);
+          if (part && op.lazy) dropStaged(this.db, part);
           if (op.write) this.dirty();
         }
         // a row's JSON fields as stored, verbatim (rules/verbatim.ts), here and in the answer a replay gets

@@ -67,7 +67,11 @@ function lists(args: any, patterns: readonly string[]): [string, unknown[]][] {
 
 /** An earlier part: its items kept until the last part comes. */
 export function stage(db: Db, part: Part, args: any, patterns: readonly string[]): { staged: number } {
-  db.run("DELETE FROM _durable_parts WHERE at < ?", now() - ABANDONED_MS);
+  if (part.index === 0) { // a batch's first part: batches abandoned, judged by their first items (reading `at`
+    // walks the overflow pages of the `item` before it: a part reads no other item, or a fork of 80 MB in 80
+    // parts would read 3 GB)
+    db.run("DELETE FROM _durable_parts WHERE batch IN (SELECT batch FROM _durable_parts WHERE n = 0 AND at < ?)", now() - ABANDONED_MS);
+  }
   let staged = 0;
   for (const [path, items] of lists(args, patterns)) {
     const first = part.first[path] ?? 0;
@@ -79,8 +83,10 @@ export function stage(db: Db, part: Part, args: any, patterns: readonly string[]
 }
 
 /** The last part: ARGS with every staged item back in front of its own lists (and no longer staged); a
- *  conflict (exit 4) when an earlier part is missing. */
-export function unstage(db: Db, part: Part, args: any): any {
+ *  conflict (exit 4) when an earlier part is missing. LAZY (an op that takes its lists as iterables: fork):
+ *  each list is an iterator that reads the staged items one at a time as the op goes (a request holds one
+ *  row: SPEC §13), and they stay staged until dropStaged, after the op ran. */
+export function unstage(db: Db, part: Part, args: any, lazy = false): any {
   const out = { ...args };
   const counts = new Map<string, number>();
   for (const r of db.iter("SELECT path, count(*), max(n) FROM _durable_parts WHERE batch = ? GROUP BY path", part.batch)) {
@@ -94,13 +100,24 @@ export function unstage(db: Db, part: Part, args: any): any {
     throw new DurableError(`a part of batch ${part.batch} is missing (${have} of ${sent} items staged); send the batch again`, "conflict");
   }
   for (const [path] of want) {
-    const staged = db.all("SELECT item FROM _durable_parts WHERE batch = ? AND path = ? ORDER BY n", part.batch, path).map((r) => JSON.parse(r[0]));
-    const [head, key] = path.split(".");
     const own = listAt(out, path);
-    const joined = [...staged, ...(Array.isArray(own) ? own : [])];
-    if (key === undefined) out[head] = joined;
-    else out[head] = { ...out[head], [key]: joined };
+    const mine = Array.isArray(own) ? own : [];
+    const sql = "SELECT item FROM _durable_parts WHERE batch = ? AND path = ? ORDER BY n";
+    const items = lazy
+      ? (function* () {
+        for (const r of db.iter(sql, part.batch, path)) yield JSON.parse(r[0]);
+        yield* mine;
+      })()
+      : [...db.all(sql, part.batch, path).map((r) => JSON.parse(r[0])), ...mine];
+    const [head, key] = path.split(".");
+    if (key === undefined) out[head] = items;
+    else out[head] = { ...out[head], [key]: items };
   }
-  db.run("DELETE FROM _durable_parts WHERE batch = ?", part.batch);
+  if (!lazy) dropStaged(db, part);
   return out;
+}
+
+/** PART's batch no longer staged (its last part ran the op). */
+export function dropStaged(db: Db, part: Part) {
+  db.run("DELETE FROM _durable_parts WHERE batch = ?", part.batch);
 }
