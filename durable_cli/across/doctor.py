@@ -10,6 +10,7 @@ import stat
 
 from .. import clock
 from ..errors import DurableError
+from ..messages import say
 from ..store import paths as _paths
 from ..store.lock import try_lock
 from ..store.schema import USAGE_FROM_ROWS, catch_up
@@ -139,7 +140,7 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
 def _label(row) -> str:
     """The session an index row names, for a problem's detail (doctor looks across users)."""
     address = address_of(row)
-    return address.what + (f" of user \"{address.owner}\"" if address.id_scope == "user" else "")
+    return say("owned_label", what=address.what, user=address.owner) if address.id_scope == "user" else address.what
 
 
 _DOCTOR_HINTS = ("; run 'durable doctor' to see what can be repaired", "; run 'durable doctor' to check it")

@@ -9,6 +9,7 @@ import sqlite3
 
 from .. import clock
 from ..errors import DurableError, conflict, denied, invalid, not_found
+from ..messages import say
 from ..store import paths as _paths
 from ..store.objects import ObjectStore, connect
 from ..core import state, strict_json
@@ -296,15 +297,13 @@ def _import_one(store, line, record, *, replace, all_users, keep_existing=False)
     checked = _records.check_record(record, line=line, max_turn_bytes=store.config.get("transcript.max_turn_bytes"),
                                     columns=columns)
     address = address_of(record)
-    label = f"line {line}: {address.what}" + (f" of user \"{address.owner}\"" if address.id_scope == "user" else "")
+    label = f"line {line}: " + (say("owned_label", what=address.what, user=address.owner) if address.id_scope == "user" else address.what)
     if not all_users:
         if address.id_scope in ("user", "reserved") and address.owner != actor:
-            raise denied(f"{label} belongs to another user; only they can import it "
-                         "(or an installation restore with --all-users)")
+            raise denied(say("import_others", what=label))
     listed = all_users or address.id_scope != "tenant" or actor in checked.owners()
     object_id = store.objects.object_id(address.id_scope, address.owner, address.name, create=listed)
-    refusal = (f"{label} does not list you ({actor!r}) as an owner; import it as one of its owners "
-               "(or an installation restore with --all-users)")
+    refusal = say("import_not_listed", label=label, actor=actor)
     if object_id is None:
         raise denied(refusal)
     if (not all_users and address.id_scope == "tenant" and not store.tenant_visible(object_id, actor)
@@ -345,18 +344,17 @@ def _import_locked(handle, checked, address, label, columns, *, actor, listed, r
                 role = next((p["role"] for p in stored["participants"] if p["user"] == actor), None)
                 if address.id_scope == "tenant" and not all_users:
                     if role is None:
-                        raise conflict(f"{label}: the name is taken")
+                        raise conflict(say("import_name_taken", label=label))
                     if role != "owner":
-                        raise denied(f"{label}: only an owner of it can import over it; ask an owner")
+                        raise denied(say("import_owner_only", label=label))
                 if _records.same_content(stored, checked, handle.id):
                     raise _AlreadyImported(entry_)
                 if not replace and keep_existing:
-                    raise _AlreadyImported(entry_, "already imported; it has changed since (--replace imports it again)")
+                    raise _AlreadyImported(entry_, say("already_imported_changed"))
                 if not replace:
-                    raise conflict(f"{label} already exists with other content; use --replace to overwrite it")
+                    raise conflict(say("import_exists", label=label))
                 if not listed:
-                    raise denied(f"{label} does not list you ({actor!r}) as an owner; importing it would take "
-                                 "the session from you")
+                    raise denied(say("import_takes_session", label=label, actor=actor))
                 handle.evict_search()  # the old rows leave the owner's search side file before they are replaced
             elif not listed:
                 raise denied(refusal)

@@ -17,6 +17,7 @@ import sqlite3
 
 from .. import clock
 from ..errors import DurableError, invalid
+from ..messages import say
 from ..text import strip
 from . import retention
 
@@ -28,13 +29,13 @@ def check_query(query) -> None:
     """Exit 2 for a query FTS5 rejects, decided once on an empty in-memory table (so the answer does not
     depend on which objects exist)."""
     if not isinstance(query, str) or not strip(query):
-        raise invalid("empty search query: give words, \"a phrase\" or prefix*")
+        raise invalid(say("empty_search"))
     db = sqlite3.connect(":memory:")
     try:
         db.execute("CREATE VIRTUAL TABLE q USING fts5(content, arguments, tokenize='unicode61 remove_diacritics 2')")
         db.execute("SELECT rowid FROM q WHERE q MATCH ?", (query,)).fetchall()
     except sqlite3.Error as e:
-        raise invalid(f"invalid search query {query!r} ({e}); see SQLite FTS5 query syntax: words, \"phrases\", prefix*, AND, OR, NOT")
+        raise invalid(say("invalid_search_query", query=query, why=e))
     finally:
         db.close()
 
@@ -46,9 +47,9 @@ def search(store, query, *, user=None, session=None, role=None, newer_than=None,
     """
     check_query(query)
     if role is not None and role not in ROLES:
-        raise invalid(f"invalid --role {role!r}: use one of {', '.join(ROLES)}")
+        raise invalid(say("invalid_search_role", role=role, roles=", ".join(ROLES)))
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise invalid("--limit must be a non-negative integer")
+        raise invalid(say("limit_negative"))
     cutoff = None if newer_than is None else clock.now() - newer_than * 1000
     extra, params = ["o.turns > 0"], []  # an object with no live row has no row at all (summaries keep what they cover)
     if session is not None:
@@ -62,7 +63,7 @@ def search(store, query, *, user=None, session=None, role=None, newer_than=None,
                                                     extra_params=[session]):
         from ..errors import not_found
 
-        raise not_found(f"session \"{session}\" not found; 'durable ls --all' lists your sessions")
+        raise not_found(say("search_session_not_found", session=session))
     if limit == 0:
         return [], out
     rows = retention.ls_rows(store, all_objects=True, user=user, extra=extra, extra_params=params)

@@ -8,6 +8,7 @@ So a report over 10,000 sessions is one aggregate query, and no object is opened
 
 from .. import clock
 from ..errors import invalid, not_found
+from ..messages import say
 from . import retention
 
 GROUPINGS = ("session", "day", "model")
@@ -28,7 +29,7 @@ def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by
         where.append("o.name = ?")
         params.append(session)
         if not store.objects.index(create=False).rows(f"SELECT 1 FROM objects o WHERE {' AND '.join(where)}", params):
-            raise not_found(f"session \"{session}\" not found; 'durable ls --all' lists your sessions")
+            raise not_found(say("search_session_not_found", session=session))
     if newer_than is not None:
         where.append("u.day >= ?")
         params.append(clock.iso(clock.now() - newer_than * 1000)[:10])

@@ -894,9 +894,9 @@ class RemoteStore:
 
         checks.search_query(query)
         if role is not None and role not in _search.ROLES:
-            raise invalid(f"invalid --role {role!r}: use one of {', '.join(_search.ROLES)}")
+            raise invalid(say("invalid_search_role", role=role, roles=", ".join(_search.ROLES)))
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise invalid("--limit must be a non-negative integer")
+            raise invalid(say("limit_negative"))
         if user is not None:
             valid_name(user, "user")
         cutoff = None if newer_than is None else clock.now() - newer_than * 1000

@@ -115,7 +115,20 @@ var contract_default = {
     summary_changed: "the transcript of {what} changed while summarizing; run it again",
     compact_negative: "--max-tokens and --keep-tokens must be non-negative",
     compact_keep: "--max-tokens must be at least --keep-tokens",
-    stored_last_negative: "last must be a non-negative integer"
+    stored_last_negative: "last must be a non-negative integer",
+    owned_label: '{what} of user "{user}"',
+    import_others: "{what} belongs to another user; only they can import it (or an installation restore with --all-users)",
+    import_not_listed: "{label} does not list you ({actor!r}) as an owner; import it as one of its owners (or an installation restore with --all-users)",
+    import_name_taken: "{label}: the name is taken",
+    import_owner_only: "{label}: only an owner of it can import over it; ask an owner",
+    import_exists: "{label} already exists with other content; use --replace to overwrite it",
+    import_takes_session: "{label} does not list you ({actor!r}) as an owner; importing it would take the session from you",
+    already_imported_changed: "already imported; it has changed since (--replace imports it again)",
+    empty_search: 'empty search query: give words, "a phrase" or prefix*',
+    invalid_search_query: 'invalid search query {query!r} ({why}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT',
+    invalid_search_role: "invalid --role {role!r}: use one of {roles}",
+    limit_negative: "--limit must be a non-negative integer",
+    search_session_not_found: `session "{session}" not found; 'durable ls --all' lists your sessions`
   },
   constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
   constants: {
@@ -2831,7 +2844,7 @@ async function usage(env, who2, a) {
   if (a.session != null) {
     filter.name = a.session;
     const found = await Promise.all(shardsToAsk.map((s) => ask(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
-    if (!found.flat().length) throw notFound(`session "${a.session}" not found; 'durable ls --all' lists your sessions`);
+    if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
   }
   const parts = await Promise.all(shardsToAsk.map((s) => ask(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
   const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
@@ -3144,14 +3157,14 @@ async function searchAll(env, op, args, actor, admin, list2) {
   const user = a.user == null ? actor : validName(a.user, "user");
   if (user !== actor && !admin) throw denied(`searching the sessions of user "${user}" needs an admin token or their own`);
   const limit = a.limit;
-  if (!Number.isInteger(limit) || limit < 0) throw invalid("--limit must be a non-negative integer");
+  if (!Number.isInteger(limit) || limit < 0) throw invalid(say("limit_negative"));
   const t = now();
   const tenant = a.tenant == null ? null : validName(a.tenant, "tenant");
   const all = await list2(env, { user, limit: MAX_LISTED + 1 });
   if (all.length > MAX_LISTED) throw invalid(`this search spans more than ${MAX_LISTED} sessions; narrow it with --session or --newer-than`);
   const listed = all.filter((r) => (r.expires_at === null || r.expires_at > t) && (tenant === null || r.scope === "tenant" && r.owner === tenant));
   if (a.session != null && !listed.some((r) => r.name === a.session)) {
-    throw new DurableError(`session "${a.session}" not found; 'durable ls --all' lists your sessions`, "not_found");
+    throw new DurableError(say("search_session_not_found", { session: a.session }), "not_found");
   }
   const rows = listed.filter((r) => r.turns > 0 && (a.session == null || r.name === a.session) && (a.cutoff == null || r.last_active_at >= a.cutoff));
   const skipped = [];
@@ -5735,7 +5748,7 @@ function owners(c) {
 }
 function label(obj) {
   const a = obj.address;
-  return obj.what + (a.id_scope === "user" ? ` of user "${a.owner}"` : "");
+  return a.id_scope === "user" ? say("owned_label", { what: obj.what, user: a.owner }) : obj.what;
 }
 function precheck(obj, a, exists) {
   const checked2 = checkContent(a.record, obj.address, obj.config.max_turn_bytes);
@@ -5744,7 +5757,7 @@ function precheck(obj, a, exists) {
   return checked2;
 }
 function refusal2(obj) {
-  return `${label(obj)} does not list you (${pyRepr(obj.actor)}) as an owner; import it as one of its owners (or an installation restore with --all-users)`;
+  return say("import_not_listed", { label: label(obj), actor: obj.actor });
 }
 function importObject(obj, a) {
   const checked2 = precheck(obj, a, true);
@@ -5755,13 +5768,13 @@ function importObject(obj, a) {
   if (present) {
     const role = stored.participants.find((p) => p.user === obj.actor)?.role ?? null;
     if (obj.address.id_scope === "tenant" && !a.all_users) {
-      if (role === null) throw conflict(`${label(obj)}: the name is taken`);
-      if (role !== "owner") throw denied(`${label(obj)}: only an owner of it can import over it; ask an owner`);
+      if (role === null) throw conflict(say("import_name_taken", { label: label(obj) }));
+      if (role !== "owner") throw denied(say("import_owner_only", { label: label(obj) }));
     }
     if (same(stored, checked2, obj.id)) return { ...entry2, already: "already imported" };
-    if (!a.replace && a.keep_existing) return { ...entry2, already: "already imported; it has changed since (--replace imports it again)" };
-    if (!a.replace) throw conflict(`${label(obj)} already exists with other content; use --replace to overwrite it`);
-    if (!listed) throw denied(`${label(obj)} does not list you (${pyRepr(obj.actor)}) as an owner; importing it would take the session from you`);
+    if (!a.replace && a.keep_existing) return { ...entry2, already: say("already_imported_changed") };
+    if (!a.replace) throw conflict(say("import_exists", { label: label(obj) }));
+    if (!listed) throw denied(say("import_takes_session", { label: label(obj), actor: obj.actor }));
   } else if (!listed) throw denied(refusal2(obj));
   write(obj, checked2);
   return { ...entry2, what: present ? "replaced" : "imported" };
@@ -5809,9 +5822,9 @@ var SNIPPET = "snippet(turns_fts, -1, '[', ']', '\u2026', 16)";
 function searchObject(obj, a) {
   const meta = obj.meta();
   if (meta === null || obj.address.id_scope === "tenant" && obj.role() === null) return { hits: [], last_active_at: null };
-  if (typeof a.query !== "string" || !strip(a.query)) throw invalid('empty search query: give words, "a phrase" or prefix*');
-  if (a.role != null && !ROLES2.includes(a.role)) throw invalid(`invalid --role ${pyRepr(a.role)}: use one of ${ROLES2.join(", ")}`);
-  if (!isInt3(a.limit) || a.limit < 0) throw invalid("--limit must be a non-negative integer");
+  if (typeof a.query !== "string" || !strip(a.query)) throw invalid(say("empty_search"));
+  if (a.role != null && !ROLES2.includes(a.role)) throw invalid(say("invalid_search_role", { role: a.role, roles: ROLES2.join(", ") }));
+  if (!isInt3(a.limit) || a.limit < 0) throw invalid(say("limit_negative"));
   if (a.cutoff != null && !isInt3(a.cutoff)) throw invalid("--newer-than must be a duration");
   const where = ["turns_fts MATCH ?"];
   const args = [a.query];
@@ -5829,7 +5842,7 @@ function searchObject(obj, a) {
   try {
     rows = obj.db.all(`SELECT t.seq, t.role, t.created_at, turns_fts.rank, ${SNIPPET} FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid WHERE ${where.join(" AND ")} ORDER BY turns_fts.rank, t.seq LIMIT ?`, ...args);
   } catch (e) {
-    throw invalid(`invalid search query ${pyRepr(a.query)} (${e.message}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT`);
+    throw invalid(say("invalid_search_query", { query: a.query, why: e.message }));
   }
   const hits = rows.map(([seq, role, created, rank, snippet]) => ({ rank, seq, role, created_at: created, snippet }));
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
@@ -6778,9 +6791,9 @@ function ownerOf(body, actor) {
   return body.owner == null ? actor : validName(body.owner, "user");
 }
 function refuseOthers(body, address, actor, id) {
-  const what = address.id_scope === "reserved" ? say("user_memory", { user: address.owner }) : `session "${address.name}" of user "${address.owner}"`;
+  const what = address.id_scope === "reserved" ? say("user_memory", { user: address.owner }) : say("owned_label", { what: say("session", { name: address.name }), user: address.owner });
   if (body.op === "import") {
-    throw new DurableError(`${what} belongs to another user; only they can import it (or an installation restore with --all-users)`, "permission_denied", { id });
+    throw new DurableError(say("import_others", { what }), "permission_denied", { id });
   }
   throw new DurableError(`${what} belongs to another user; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
 }

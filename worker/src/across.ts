@@ -1,7 +1,7 @@
 // The commands across objects (SPEC §7 ls, usage, purge, sweep, forget; SPEC §13 reindex), run by the
 // Worker from the index shards (indexes.ts), each deletion or change re-checked by the object itself.
 // Receipts are SPEC §10's; the client turns their skips into the exit status (core/retention.conclude).
-import { DurableError, denied, invalid, notFound, now } from "./rules/state";
+import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
 import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
@@ -169,7 +169,7 @@ async function usage(env: IndexEnv, who: Who, a: any) {
   if (a.session != null) {
     filter.name = a.session;
     const found = await Promise.all(shardsToAsk.map((s) => ask<IndexRow[]>(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
-    if (!found.flat().length) throw notFound(`session "${a.session}" not found; 'durable ls --all' lists your sessions`);
+    if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
   }
   const parts = await Promise.all(shardsToAsk.map((s) => ask<{ groups: any[]; total: any }>(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
   const total: any = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };

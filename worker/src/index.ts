@@ -96,9 +96,10 @@ function ownerOf(body: Body, actor: string): string {
 /** Another user's user-scoped object or memory: an admin's installation-wide call only. For an import the
  *  refusal says what the file backend says of such a record, with the id for the receipt's entry. */
 function refuseOthers(body: Body, address: { id_scope: string; owner: string; name: string }, actor: string, id: string) {
-  const what = address.id_scope === "reserved" ? say("user_memory", { user: address.owner }) : `session "${address.name}" of user "${address.owner}"`;
+  const what = address.id_scope === "reserved" ? say("user_memory", { user: address.owner })
+    : say("owned_label", { what: say("session", { name: address.name }), user: address.owner });
   if (body.op === "import") {
-    throw new DurableError(`${what} belongs to another user; only they can import it (or an installation restore with --all-users)`, "permission_denied", { id });
+    throw new DurableError(say("import_others", { what }), "permission_denied", { id });
   }
   throw new DurableError(`${what} belongs to another user; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
 }

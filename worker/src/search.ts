@@ -2,7 +2,7 @@
 // the index lists the objects (`ls --all`: owned or taken part in, archived and tenant ones included),
 // each object's Durable Object ranks its own rows (rules/rights.ts searchObject, bm25 per object), and the
 // tops are merged as core/search.py merges them: rank, newer last_active_at, NAME, seq.
-import { DEFAULT_CONFIG, DurableError, denied, invalid, iso, now, validName } from "./rules/state";
+import { DEFAULT_CONFIG, DurableError, denied, invalid, iso, now, say, validName } from "./rules/state";
 import type { IndexRow } from "./indexes";
 import { callObject } from "./index";
 
@@ -21,7 +21,7 @@ export async function searchAll(env: any, op: string, args: any, actor: string, 
   const user = a.user == null ? actor : validName(a.user, "user");
   if (user !== actor && !admin) throw denied(`searching the sessions of user "${user}" needs an admin token or their own`);
   const limit = a.limit;
-  if (!Number.isInteger(limit) || limit < 0) throw invalid("--limit must be a non-negative integer");
+  if (!Number.isInteger(limit) || limit < 0) throw invalid(say("limit_negative"));
   const t = now();
   const tenant = a.tenant == null ? null : validName(a.tenant, "tenant"); // --tenant ORG: that tenant's sessions only, as `ls`
   const all = await list(env, { user, limit: MAX_LISTED + 1 });
@@ -29,7 +29,7 @@ export async function searchAll(env: any, op: string, args: any, actor: string, 
   const listed = all.filter((r) => (r.expires_at === null || r.expires_at > t) &&
     (tenant === null || (r.scope === "tenant" && r.owner === tenant)));
   if (a.session != null && !listed.some((r) => r.name === a.session)) {
-    throw new DurableError(`session "${a.session}" not found; 'durable ls --all' lists your sessions`, "not_found");
+    throw new DurableError(say("search_session_not_found", { session: a.session }), "not_found");
   }
   const rows = listed.filter((r) => r.turns > 0 && (a.session == null || r.name === a.session) &&
     (a.cutoff == null || r.last_active_at >= a.cutoff));

@@ -3,7 +3,7 @@
 // worker/src/generated/records.json (scripts/gen_worker_records.py): a record is checked here again with
 // the same rules, since the Worker cannot trust clients.
 import records from "../generated/records.json";
-import { CONSTANTS, DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, validName } from "./state";
+import { CONSTANTS, DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, say, validName } from "./state";
 import { printable, strip } from "./text";
 import * as strict from "./strict";
 import { metaProblem } from "./transcript";
@@ -366,7 +366,7 @@ function owners(c: Content): Set<string> {
 
 function label(obj: Opened): string {
   const a = obj.address;
-  return obj.what + (a.id_scope === "user" ? ` of user "${a.owner}"` : "");
+  return a.id_scope === "user" ? say("owned_label", { what: obj.what, user: a.owner }) : obj.what;
 }
 
 /** Before any storage is touched: the record's rules, and whether the acting user could have made it. */
@@ -378,7 +378,7 @@ export function precheck(obj: Opened, a: ImportArgs, exists: boolean): Content {
 }
 
 function refusal(obj: Opened): string {
-  return `${label(obj)} does not list you (${pyRepr(obj.actor)}) as an owner; import it as one of its owners (or an installation restore with --all-users)`;
+  return say("import_not_listed", { label: label(obj), actor: obj.actor });
 }
 
 /** `import`: one record into this object, all or nothing (core/rights.py `_import_locked`). */
@@ -391,13 +391,13 @@ export function importObject(obj: Opened, a: ImportArgs) {
   if (present) {
     const role = stored.participants.find((p: any) => p.user === obj.actor)?.role ?? null;
     if (obj.address.id_scope === "tenant" && !a.all_users) {
-      if (role === null) throw conflict(`${label(obj)}: the name is taken`);
-      if (role !== "owner") throw denied(`${label(obj)}: only an owner of it can import over it; ask an owner`);
+      if (role === null) throw conflict(say("import_name_taken", { label: label(obj) }));
+      if (role !== "owner") throw denied(say("import_owner_only", { label: label(obj) }));
     }
     if (same(stored, checked, obj.id)) return { ...entry, already: "already imported" };
-    if (!a.replace && a.keep_existing) return { ...entry, already: "already imported; it has changed since (--replace imports it again)" };
-    if (!a.replace) throw conflict(`${label(obj)} already exists with other content; use --replace to overwrite it`);
-    if (!listed) throw denied(`${label(obj)} does not list you (${pyRepr(obj.actor)}) as an owner; importing it would take the session from you`);
+    if (!a.replace && a.keep_existing) return { ...entry, already: say("already_imported_changed") };
+    if (!a.replace) throw conflict(say("import_exists", { label: label(obj) }));
+    if (!listed) throw denied(say("import_takes_session", { label: label(obj), actor: obj.actor }));
   } else if (!listed) throw denied(refusal(obj));
   write(obj, checked);
   return { ...entry, what: present ? "replaced" : "imported" };
@@ -459,9 +459,9 @@ export type SearchArgs = { query: string; role?: string | null; cutoff?: number 
 export function searchObject(obj: Opened, a: SearchArgs) {
   const meta = obj.meta();
   if (meta === null || (obj.address.id_scope === "tenant" && obj.role() === null)) return { hits: [], last_active_at: null };
-  if (typeof a.query !== "string" || !strip(a.query)) throw invalid("empty search query: give words, \"a phrase\" or prefix*");
-  if (a.role != null && !ROLES.includes(a.role)) throw invalid(`invalid --role ${pyRepr(a.role)}: use one of ${ROLES.join(", ")}`);
-  if (!isInt(a.limit) || a.limit < 0) throw invalid("--limit must be a non-negative integer");
+  if (typeof a.query !== "string" || !strip(a.query)) throw invalid(say("empty_search"));
+  if (a.role != null && !ROLES.includes(a.role)) throw invalid(say("invalid_search_role", { role: a.role, roles: ROLES.join(", ") }));
+  if (!isInt(a.limit) || a.limit < 0) throw invalid(say("limit_negative"));
   if (a.cutoff != null && !isInt(a.cutoff)) throw invalid("--newer-than must be a duration");
   const where = ["turns_fts MATCH ?"];
   const args: unknown[] = [a.query];
@@ -476,7 +476,7 @@ export function searchObject(obj: Opened, a: SearchArgs) {
     rows = obj.db.all(`SELECT t.seq, t.role, t.created_at, turns_fts.rank, ${SNIPPET} FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid` +
       ` WHERE ${where.join(" AND ")} ORDER BY turns_fts.rank, t.seq LIMIT ?`, ...args);
   } catch (e) {
-    throw invalid(`invalid search query ${pyRepr(a.query)} (${(e as Error).message}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT`);
+    throw invalid(say("invalid_search_query", { query: a.query, why: (e as Error).message }));
   }
   const hits = rows.map(([seq, role, created, rank, snippet]) => ({ rank, seq, role, created_at: created, snippet }));
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
