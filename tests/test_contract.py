@@ -123,15 +123,20 @@ _SAID = re.compile(r"""\bsay\(\s*(f?)["'`]([\w]+)(\{|\$\{)?""")  # say("key" / s
 def _copy_pattern(template):
     """A regex finding a copy of TEMPLATE in source text: its fixed parts in order, each field standing for
     whatever a line may put there (an interpolation, a literal); None for a template too short to tell
-    from a common phrase (under 11 fixed characters)."""
+    from a common phrase."""
     fixed = [p for p in _FIELD.split(template)[::3]]
-    if len("".join(fixed).strip()) < 11:
-        return None
+    size = len("".join(fixed).strip())
+    if size < 11 or (size < 20 and not fixed[0].strip() and not fixed[-1].strip()):
+        return None  # "empty VALUE" is checked; " is not one of " between two fields is any sentence's
+    # a template's own start and end are where a string or an interpolation starts or ends, so a longer
+    # message merely using the same words ("... must be a positive integer of at most N") is not a copy
+    start = r"""(?<=["'`}])""" if fixed[0].strip() else ""
+    end = r"""(?=["'`{$])""" if fixed[-1].strip() else ""
     while fixed and not fixed[0].strip():
         fixed.pop(0)
     while fixed and not fixed[-1].strip():
         fixed.pop()
-    return re.compile(r"[^\n]{0,80}?".join(map(re.escape, fixed)))
+    return re.compile(start + r"[^\n]{0,80}?".join(map(re.escape, fixed)) + end)
 
 
 def _joined(text):

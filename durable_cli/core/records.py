@@ -12,6 +12,7 @@ import json
 import math
 
 from ..errors import invalid
+from ..messages import say
 from ..text import printable, strip
 from ..vocabulary import ROW_ROLES
 from . import state, strict_json
@@ -49,17 +50,17 @@ class Bad(Exception):
 
 def _text(v):
     if not isinstance(v, str):
-        raise Bad(f"must be a string, not {_kind(v)}")
+        raise Bad(say("record_not_string", kind=_kind(v)))
     try:
         v.encode("utf-8")
     except UnicodeEncodeError:
-        raise Bad("is not valid UTF-8 (lone surrogate)")
+        raise Bad(say("record_surrogate"))
     return v
 
 
 def _nonempty(v):
     if _text(v) == "":
-        raise Bad("must not be empty")
+        raise Bad(say("record_empty"))
     return v
 
 
@@ -70,69 +71,69 @@ def _name(v):
     try:
         return valid_name(v)
     except Exception:
-        raise Bad(f"{v!r} is not a valid name (1-200 printable characters, no leading or trailing white space)")
+        raise Bad(say("record_name", value=v))
 
 
 def _int(v):
     if type(v) is not int or not -MAX_INT - 1 <= v <= MAX_INT:
-        raise Bad(f"must be an integer, not {_kind(v)}")
+        raise Bad(say("record_not_integer", kind=_kind(v)))
     return v
 
 
 def _count(v):
     if _int(v) < 0:
-        raise Bad("must be a non-negative integer")
+        raise Bad(say("record_negative"))
     return v
 
 
 def _positive(v):
     if _int(v) < 1:
-        raise Bad("must be a positive integer")
+        raise Bad(say("record_not_positive"))
     return v
 
 
 def _time(v):
     if type(v) is not int or not 0 <= v <= MAX_TIME:
-        raise Bad(f"must be a time in milliseconds since 1970 (an integer from 0 to {MAX_TIME}), not {v!r}"[:300])
+        raise Bad(say("record_time", max=MAX_TIME, value=v)[:300])
     return v
 
 
 def _ttl(v):
     if _positive(v) > MAX_TTL:
-        raise Bad("is over 36,500 days")
+        raise Bad(say("record_ttl"))
     return v
 
 
 def _title(v):
     _text(v)
     if not 1 <= len(v) <= 200 or not printable(v) or v != strip(v):
-        raise Bad("must be 1-200 printable characters with no leading or trailing white space")
+        raise Bad(say("record_title"))
     return v
 
 
 def _request_id(v):
     _text(v)
     if not 1 <= len(v) <= 128 or not printable(v):
-        raise Bad("must be 1-128 printable characters")
+        raise Bad(say("record_request_id"))
     return v
 
 
 def _hex_id(v):
     _text(v)
     if len(v) != 64 or any(c not in "0123456789abcdef" for c in v):
-        raise Bad("must be 64 lowercase hex digits")
+        raise Bad(say("record_hex_id"))
     return v
 
 
 def _flag(v):
     if type(v) is not int or v not in (0, 1):
-        raise Bad("must be 0 or 1")
+        raise Bad(say("record_flag"))
     return v
 
 
 def _number(v):
     if type(v) not in (int, float) or not math.isfinite(v) or v < 0:
-        raise Bad("must be a non-negative number")
+        raise Bad(say("record_number"))
     return v
 
 
@@ -141,9 +142,9 @@ def _json_object(v):
     try:
         parsed = strict_json.loads(v)
     except strict_json.NotJSON as e:
-        raise Bad("must be JSON text" if e.syntax else f"must be RFC 8259 JSON text ({e})")
+        raise Bad(say("record_not_json") if e.syntax else say("record_not_rfc_json", why=e))
     if not isinstance(parsed, dict):
-        raise Bad("must be the JSON text of an object")
+        raise Bad(say("record_json_object"))
     return v
 
 
@@ -152,18 +153,18 @@ def _choices(v):
     try:
         parsed = strict_json.loads(v)
     except strict_json.NotJSON as e:
-        raise Bad("must be JSON text" if e.syntax else f"must be RFC 8259 JSON text ({e})")
+        raise Bad(say("record_not_json") if e.syntax else say("record_not_rfc_json", why=e))
     if not isinstance(parsed, list) or any(not isinstance(c, str) or c == "" for c in parsed):
-        raise Bad("must be the JSON text of an array of non-empty strings")
+        raise Bad(say("record_choices"))
     if len(set(parsed)) != len(parsed):
-        raise Bad("holds a duplicate choice")
+        raise Bad(say("record_duplicate_choice"))
     _text(json.dumps(parsed, ensure_ascii=False))
     return v
 
 
 def _one(v):
     if v != 1 or type(v) is not int:
-        raise Bad("must be 1")
+        raise Bad(say("record_one"))
     return v
 
 
@@ -176,7 +177,7 @@ def _blob(v):
     try:
         return base64.b64decode(v.encode("ascii"), validate=True)
     except (binascii.Error, ValueError, UnicodeEncodeError):
-        raise Bad("must be base64 text (the stored bytes)")
+        raise Bad(say("record_blob"))
 
 
 def blob_text(value: bytes) -> str:
@@ -195,7 +196,7 @@ def as_json(content: dict) -> dict:
 def enum(*values):
     def check(v):
         if not isinstance(v, str) or v not in values:
-            raise Bad(f"{v!r} is not one of {', '.join(values)}"[:300])
+            raise Bad(say("record_enum", value=v, values=", ".join(values))[:300])
         return v
 
     check.values = values
@@ -270,14 +271,14 @@ def _json_text(rule=None):
         try:
             parsed = strict_json.loads(v)
         except strict_json.NotJSON as e:
-            raise Bad("must be JSON text" if e.syntax else f"must be RFC 8259 JSON text ({e})")
+            raise Bad(say("record_not_json") if e.syntax else say("record_not_rfc_json", why=e))
         if rule is not None:
             from ..errors import DurableError
 
             try:
                 rule(parsed, "")
             except DurableError as e:
-                raise Bad(f"is not valid: {e.message}"[:300])
+                raise Bad(say("record_not_valid", why=e.message)[:300])
         return v
 
     check.rule = rule
@@ -288,7 +289,7 @@ def _tool_calls(value, where):
     from .transcript import row as transcript
 
     if not transcript._tool_calls(value, where):
-        raise Bad("must hold at least one tool call (null means none)")
+        raise Bad(say("record_no_tool_call"))
 
 
 def _meta(value, where):
@@ -386,7 +387,7 @@ def check_record(record, *, line: int, max_turn_bytes: int, columns: dict) -> Ch
     try:
         return _check(record, line, max_turn_bytes, columns, where)
     except Bad as e:
-        raise invalid(f"line {line}: {''.join(where)} {e}; nothing of this record was imported")
+        raise invalid(f"line {line}: " + say("record_invalid", where="".join(where), why=e))
 
 
 def _check(record, line, limit, columns, where) -> Checked:
@@ -400,11 +401,11 @@ def _check(record, line, limit, columns, where) -> Checked:
     for key in record:
         if key not in TOP_LEVEL and key not in spec:
             where[:] = [str(key)[:60]]
-            raise Bad("is not a field of the export format")
+            raise Bad(say("record_unknown_field"))
     for key in ("id", "scope", "owner", "name", "object"):
         if key not in record:
             where[:] = [key]
-            raise Bad("is missing")
+            raise Bad(say("record_missing"))
     where[:] = ["scope"]
     scope = enum(*SCOPES)(record["scope"])
     where[:] = ["owner"]
@@ -413,7 +414,7 @@ def _check(record, line, limit, columns, where) -> Checked:
     name = record["name"]
     if scope == "reserved":
         if name != "":
-            raise Bad("must be empty for a reserved (memory) record")
+            raise Bad(say("record_reserved_name"))
     else:
         _name(name)
     where[:] = ["id"]
@@ -423,7 +424,7 @@ def _check(record, line, limit, columns, where) -> Checked:
     where[:] = ["object"]
     obj = record["object"]
     if not isinstance(obj, dict):
-        raise Bad("must be an object")
+        raise Bad(say("record_not_object"))
     content["object"] = _row(obj, spec["object"], columns["object"], where, "object")
     for key in ("id", "scope", "owner", "name"):
         if obj.get(key) != record[key]:
@@ -432,10 +433,10 @@ def _check(record, line, limit, columns, where) -> Checked:
     meta = content["object"]
     if (meta["ttl_seconds"] is None) != (meta["expires_at"] is None):
         where[:] = ["object.expires_at"]
-        raise Bad("must be set exactly when ttl_seconds is")
+        raise Bad(say("record_ttl_expiry"))
     if scope == "reserved" and meta["title"] is not None:
         where[:] = ["object.title"]
-        raise Bad("must be null for a reserved (memory) record")
+        raise Bad(say("record_reserved_title"))
 
     for table in spec:
         if table == "object":
@@ -443,25 +444,25 @@ def _check(record, line, limit, columns, where) -> Checked:
         rows = record.get(table, [])
         where[:] = [table]
         if not isinstance(rows, list):
-            raise Bad("must be an array")
+            raise Bad(say("record_not_array"))
         key = KEYS.get(table)
         composite = COMPOSITE_KEYS.get(table)
         seen, out = set(), []
         for i, row in enumerate(rows):
             where[:] = [f"{table}[{i}]"]
             if not isinstance(row, dict):
-                raise Bad("must be an object")
+                raise Bad(say("record_not_object"))
             checked = _row(row, spec[table], columns[table], where, f"{table}[{i}]")
             if key is not None:
                 if checked[key] in seen:
                     where[:] = [f"{table}[{i}].{key}"]
-                    raise Bad(f"{checked[key]!r} appears twice")
+                    raise Bad(say("record_twice", value=checked[key]))
                 seen.add(checked[key])
             elif composite is not None:
                 value = tuple(checked[c] for c in composite)
                 if value in seen:
                     where[:] = [f"{table}[{i}]"]
-                    raise Bad(f"repeats the key ({', '.join(composite)}) = {value!r}"[:300])
+                    raise Bad(say("record_repeats_key", columns=", ".join(composite), value=repr(value))[:300])
                 seen.add(value)
             out.append(checked)
         if key:
@@ -481,12 +482,12 @@ def _row(row, spec, current, where, label) -> dict:
     for column in row:
         if column not in spec:
             where[:] = [f"{label}.{str(column)[:60]}"]
-            raise Bad("is not a column of this table in this export version")
+            raise Bad(say("record_unknown_column"))
     out = {}
     for column, check in spec.items():
         where[:] = [f"{label}.{column}"]
         if column not in row and not getattr(check, "optional", False):
-            raise Bad("is missing")
+            raise Bad(say("record_missing"))
         value = check(row.get(column))
         if column in current or column in DERIVED.get(label.split("[")[0], ()):
             out[column] = value
@@ -507,7 +508,7 @@ def row_size(row) -> int:
 
 def _too_large(size, limit):
     if size > limit:
-        raise Bad(f"is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes)")
+        raise Bad(say("record_too_large", size=size, limit=limit))
 
 
 def _check_relations(c, scope, owner, limit, where) -> None:
@@ -516,32 +517,32 @@ def _check_relations(c, scope, owner, limit, where) -> None:
     where[:] = ["participants"]
     if scope in ("user", "session"):
         if [(p["user"], p["role"]) for p in people] != [(owner, "owner")]:
-            raise Bad(f"of a user-scoped record must be exactly its owner {owner!r} as owner")
+            raise Bad(say("record_user_participants", owner=owner))
     elif scope == "tenant":
         if not any(p["role"] == "owner" for p in people):
-            raise Bad("of a tenant record must include an owner")
+            raise Bad(say("record_tenant_owner"))
     else:
         for table in ("participants", "prompts", "turns", "events", "requests"):
             if c.get(table):
                 where[:] = [table]
-                raise Bad("must be empty in a reserved (memory) record")
+                raise Bad(say("record_reserved_empty"))
     if scope != "reserved":
         for table in ("facts", "buckets"):
             if c.get(table):
                 where[:] = [table]
-                raise Bad("only a reserved (memory) record holds them")
+                raise Bad(say("record_reserved_only"))
     adapter = c["object"].get("adapter")
     for table, owner_adapter in ADAPTER_TABLES.items():
         if c.get(table) and adapter != owner_adapter:
             where[:] = [table]
-            raise Bad(f"only an object made by the {owner_adapter} adapter holds them (object.adapter)")
+            raise Bad(say("record_adapter_only", adapter=owner_adapter))
 
     turns = {t["seq"]: t for t in c["turns"]}
     for i, t in enumerate(c["turns"]):
         label = f"turns[{i}]"
         where[:] = [f"{label}.content"]
         if t["content"] == "" and not (t.get("tool_calls") or t.get("data") is not None):
-            raise Bad("must not be empty")
+            raise Bad(say("record_empty"))
         _too_large(row_size(t), limit)
         summary = t["kind"] == "summary"
         where[:] = [f"{label}.covers_first"]
@@ -550,16 +551,16 @@ def _check_relations(c, scope, owner, limit, where) -> None:
             if last is None and first == t["seq"] and t.get("forked_from") is not None:
                 pass  # a summary copied by fork stands at its own seq and covers nothing
             elif first is None or last is None or not first <= last < t["seq"]:
-                raise Bad("and covers_last of a summary must cover earlier rows (first <= last < seq)")
+                raise Bad(say("record_covers"))
         elif t["covers_first"] is not None or t["covers_last"] is not None:
-            raise Bad("must be null on a turn that is not a summary")
+            raise Bad(say("record_covers_null"))
         where[:] = [f"{label}.call_id"]
         if t["call_id"] is not None and t["role"] != "tool":
-            raise Bad("is only allowed on a tool row")
+            raise Bad(say("record_call_id_tool"))
         where[:] = [f"{label}.superseded_by"]
         by = t["superseded_by"]
         if by is not None and (by not in turns or turns[by]["kind"] != "summary" or by <= t["seq"]):
-            raise Bad(f"{by} is not a later summary row of this record")
+            raise Bad(say("record_superseded_by", by=by))
         where[:] = [f"{label}.pos"]
         pos = (t["covers_first"] if summary else t["seq"])
         if t.get("pos") is not None and t["pos"] != pos:
@@ -576,9 +577,9 @@ def _check_relations(c, scope, owner, limit, where) -> None:
         choices = json.loads(r["choices"])
         if r["status"] == "answered":
             if r["answer"] is None or (choices and r["answer"] not in choices):
-                raise Bad(f"{r['answer']!r} is not one of the request's choices")
+                raise Bad(say("record_answer", answer=r["answer"]))
         elif r["answer"] is not None:
-            raise Bad(f"must be null on a {r['status']} request")
+            raise Bad(say("record_answer_null", status=r["status"]))
     for i, e in enumerate(c["events"]):
         where[:] = [f"events[{i}].data"]
         _too_large(len(e["data"].encode("utf-8")), limit)
@@ -595,7 +596,7 @@ def _unique(rows, table, column, where) -> None:
             continue
         if value in seen:
             where[:] = [f"{table}[{i}].{column}"]
-            raise Bad(f"{value!r} appears twice")
+            raise Bad(say("record_twice", value=value))
         seen.add(value)
 
 
@@ -603,16 +604,16 @@ def _sequences(given, c, where) -> dict:
     """The AUTOINCREMENT counters: as given (never below a row's key, so no seq is reused), else the top key."""
     where[:] = ["sequences"]
     if not isinstance(given, dict):
-        raise Bad("must be an object")
+        raise Bad(say("record_not_object"))
     out = {}
     for table, value in given.items():
         where[:] = [f"sequences.{str(table)[:60]}"]
         if table not in SEQUENCED or table not in c:
-            raise Bad("is not a table with a sequence")
+            raise Bad(say("record_no_sequence"))
         _count(value)
         top = max((r[KEYS[table]] for r in c[table]), default=0)
         if value < top:
-            raise Bad(f"{value} is below the table's highest key {top}")
+            raise Bad(say("record_below_key", value=value, top=top))
         out[table] = value
     for table in SEQUENCED:
         if table in c and c[table] and table not in out:

@@ -138,7 +138,7 @@ class DurableSaver(BaseCheckpointSaver):
 
         if keep_checkpoints is not None and (isinstance(keep_checkpoints, bool) or not isinstance(keep_checkpoints, int)
                                              or keep_checkpoints < 1):
-            raise DurableError("keep_checkpoints must be a positive integer", "invalid_input")
+            raise DurableError(say("keep_checkpoints"), "invalid_input")
         self.keep_checkpoints = keep_checkpoints
         self.store = Store(home=home, user=user, tenant=tenant, keep_open=True)
         self._local = not getattr(self.store, "remote", False)
@@ -152,8 +152,7 @@ class DurableSaver(BaseCheckpointSaver):
         if grave is None or not grave["last_checkpoint"]:
             return
         if any(i is not None and i <= grave["last_checkpoint"] for i in ids):
-            raise DurableError(f"LangGraph thread {thread_id!r} was deleted; a write from before the delete "
-                               "is refused (start the thread again without a checkpoint id)", "conflict")
+            raise DurableError(say("thread_deleted", thread=thread_id), "conflict")
 
     def _tuple(self, session, thread_id, row, writes=None):
         ns, cid, parent, type_, blob, metadata = row

@@ -128,7 +128,58 @@ var contract_default = {
     invalid_search_query: 'invalid search query {query!r} ({why}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT',
     invalid_search_role: "invalid --role {role!r}: use one of {roles}",
     limit_negative: "--limit must be a non-negative integer",
-    search_session_not_found: `session "{session}" not found; 'durable ls --all' lists your sessions`
+    search_session_not_found: `session "{session}" not found; 'durable ls --all' lists your sessions`,
+    thread_deleted: "LangGraph thread {thread!r} was deleted; a write from before the delete is refused (start the thread again without a checkpoint id)",
+    keep_checkpoints: "keep_checkpoints must be a positive integer",
+    record_not_string: "must be a string, not {kind}",
+    record_surrogate: "is not valid UTF-8 (lone surrogate)",
+    record_empty: "must not be empty",
+    record_name: "{value!r} is not a valid name (1-200 printable characters, no leading or trailing white space)",
+    record_not_integer: "must be an integer, not {kind}",
+    record_negative: "must be a non-negative integer",
+    record_not_positive: "must be a positive integer",
+    record_time: "must be a time in milliseconds since 1970 (an integer from 0 to {max}), not {value!r}",
+    record_ttl: "is over 36,500 days",
+    record_title: "must be 1-200 printable characters with no leading or trailing white space",
+    record_request_id: "must be 1-128 printable characters",
+    record_hex_id: "must be 64 lowercase hex digits",
+    record_flag: "must be 0 or 1",
+    record_number: "must be a non-negative number",
+    record_not_json: "must be JSON text",
+    record_not_rfc_json: "must be RFC 8259 JSON text ({why})",
+    record_json_object: "must be the JSON text of an object",
+    record_choices: "must be the JSON text of an array of non-empty strings",
+    record_duplicate_choice: "holds a duplicate choice",
+    record_one: "must be 1",
+    record_blob: "must be base64 text (the stored bytes)",
+    record_enum: "{value!r} is not one of {values}",
+    record_not_valid: "is not valid: {why}",
+    record_no_tool_call: "must hold at least one tool call (null means none)",
+    record_invalid: "{where} {why}; nothing of this record was imported",
+    record_unknown_field: "is not a field of the export format",
+    record_missing: "is missing",
+    record_reserved_name: "must be empty for a reserved (memory) record",
+    record_not_object: "must be an object",
+    record_ttl_expiry: "must be set exactly when ttl_seconds is",
+    record_reserved_title: "must be null for a reserved (memory) record",
+    record_not_array: "must be an array",
+    record_twice: "{value!r} appears twice",
+    record_repeats_key: "repeats the key ({columns}) = {value}",
+    record_unknown_column: "is not a column of this table in this export version",
+    record_too_large: "is {size} bytes, over the limit of {limit} (transcript.max_turn_bytes)",
+    record_user_participants: "of a user-scoped record must be exactly its owner {owner!r} as owner",
+    record_tenant_owner: "of a tenant record must include an owner",
+    record_reserved_empty: "must be empty in a reserved (memory) record",
+    record_reserved_only: "only a reserved (memory) record holds them",
+    record_adapter_only: "only an object made by the {adapter} adapter holds them (object.adapter)",
+    record_covers: "and covers_last of a summary must cover earlier rows (first <= last < seq)",
+    record_covers_null: "must be null on a turn that is not a summary",
+    record_call_id_tool: "is only allowed on a tool row",
+    record_superseded_by: "{by} is not a later summary row of this record",
+    record_answer: "{answer!r} is not one of the request's choices",
+    record_answer_null: "must be null on a {status} request",
+    record_no_sequence: "is not a table with a sequence",
+    record_below_key: "{value} is below the table's highest key {top}"
   },
   constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
   constants: {
@@ -5429,9 +5480,10 @@ function blobBytes(v) {
 var withBlobsAsText = (rows) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, blobText(v)])));
 var Bad = class extends Error {
 };
+var clip = (s) => [...s].slice(0, 300).join("");
 function text(v) {
-  if (typeof v !== "string") throw new Bad(`must be a string, not ${kind(v)}`);
-  if (/\p{Cs}/u.test(v)) throw new Bad("is not valid UTF-8 (lone surrogate)");
+  if (typeof v !== "string") throw new Bad(say("record_not_string", { kind: kind(v) }));
+  if (/\p{Cs}/u.test(v)) throw new Bad(say("record_surrogate"));
   return v;
 }
 function kind(v) {
@@ -5443,7 +5495,7 @@ function kind(v) {
   return Array.isArray(v) ? "an array" : "an object";
 }
 function int(v) {
-  if (!isInt3(v) || Math.abs(v) > MAX_INT2) throw new Bad(`must be an integer, not ${kind(v)}`);
+  if (!isInt3(v) || Math.abs(v) > MAX_INT2) throw new Bad(say("record_not_integer", { kind: kind(v) }));
   return v;
 }
 function jsonText(v, lexemes) {
@@ -5452,100 +5504,99 @@ function jsonText(v, lexemes) {
   try {
     value = JSON.parse(v);
   } catch {
-    throw new Bad("must be JSON text");
+    throw new Bad(say("record_not_json"));
   }
   const why = scan(v, MAX_DEPTH, lexemes);
-  if (why !== null) throw new Bad(`must be RFC 8259 JSON text (${why})`);
+  if (why !== null) throw new Bad(say("record_not_rfc_json", { why }));
   return value;
 }
 var plainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 var CHECKS = {
   text: (v) => text(v),
   nonempty: (v) => {
-    if (text(v) === "") throw new Bad("must not be empty");
+    if (text(v) === "") throw new Bad(say("record_empty"));
   },
   name: (v) => {
     text(v);
     try {
       validName(v);
     } catch {
-      throw new Bad(`${pyRepr(v)} is not a valid name (1-200 printable characters, no leading or trailing white space)`);
+      throw new Bad(say("record_name", { value: v }));
     }
   },
   int: (v) => int(v),
   count: (v) => {
-    if (int(v) < 0) throw new Bad("must be a non-negative integer");
+    if (int(v) < 0) throw new Bad(say("record_negative"));
   },
   positive: (v) => {
-    if (int(v) < 1) throw new Bad("must be a positive integer");
+    if (int(v) < 1) throw new Bad(say("record_not_positive"));
   },
   time: (v) => {
-    if (!isInt3(v) || v < 0 || v > records_default.max_time) throw new Bad(`must be a time in milliseconds since 1970 (an integer from 0 to ${records_default.max_time})`);
+    if (!isInt3(v) || v < 0 || v > records_default.max_time) throw new Bad(clip(say("record_time", { max: records_default.max_time, value: v })));
   },
   ttl: (v) => {
-    if (int(v) < 1) throw new Bad("must be a positive integer");
-    if (v > records_default.max_ttl) throw new Bad("is over 36,500 days");
+    if (int(v) < 1) throw new Bad(say("record_not_positive"));
+    if (v > records_default.max_ttl) throw new Bad(say("record_ttl"));
   },
   title: (v) => {
     text(v);
     const n = [...v].length;
-    if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad("must be 1-200 printable characters with no leading or trailing white space");
+    if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad(say("record_title"));
   },
   request_id: (v) => {
     text(v);
     const n = [...v].length;
-    if (n < 1 || n > 128 || !printable(v)) throw new Bad("must be 1-128 printable characters");
+    if (n < 1 || n > 128 || !printable(v)) throw new Bad(say("record_request_id"));
   },
   hex_id: (v) => {
     text(v);
-    if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad("must be 64 lowercase hex digits");
+    if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad(say("record_hex_id"));
   },
   flag: (v) => {
-    if (v !== 0 && v !== 1) throw new Bad("must be 0 or 1");
+    if (v !== 0 && v !== 1) throw new Bad(say("record_flag"));
   },
   number: (v) => {
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad("must be a non-negative number");
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad(say("record_number"));
   },
   one: (v) => {
-    if (v !== 1) throw new Bad("must be 1");
+    if (v !== 1) throw new Bad(say("record_one"));
   },
   blob: (v) => {
     text(v);
-    if (!B64.test(v)) throw new Bad("must be base64 text (the stored bytes)");
+    if (!B64.test(v)) throw new Bad(say("record_blob"));
   },
   json: (v) => jsonText(v),
   json_object: (v) => {
-    if (!plainObject(jsonText(v))) throw new Bad("must be the JSON text of an object");
+    if (!plainObject(jsonText(v))) throw new Bad(say("record_json_object"));
   },
   choices: (v) => {
     const c = jsonText(v);
-    if (!Array.isArray(c) || c.some((x) => typeof x !== "string" || x === "")) throw new Bad("must be the JSON text of an array of non-empty strings");
-    if (new Set(c).size !== c.length) throw new Bad("holds a duplicate choice");
+    if (!Array.isArray(c) || c.some((x) => typeof x !== "string" || x === "")) throw new Bad(say("record_choices"));
+    if (new Set(c).size !== c.length) throw new Bad(say("record_duplicate_choice"));
   },
   json_tool_calls: (v) => {
-    const c = jsonText(v);
-    if (!Array.isArray(c) || c.length === 0) throw new Bad("must hold at least one tool call (null means none)");
-    const seen = /* @__PURE__ */ new Set();
-    for (const call of c) {
-      if (!plainObject(call) || Object.keys(call).some((k) => !["id", "name", "arguments"].includes(k)) || typeof call.id !== "string" || !call.id || typeof call.name !== "string" || !call.name || call.arguments !== void 0 && typeof call.arguments !== "string" || seen.has(call.id)) {
-        throw new Bad("is not valid: a tool call needs a unique non-empty id, a name and string arguments");
-      }
-      seen.add(call.id);
+    let calls;
+    try {
+      calls = toolCalls(jsonText(v), "");
+    } catch (e) {
+      if (e instanceof DurableError) throw new Bad(clip(say("record_not_valid", { why: e.message })));
+      throw e;
     }
+    if (!calls.length) throw new Bad(say("record_no_tool_call"));
   },
   json_meta: (v) => {
     const lexemes = /* @__PURE__ */ new Map();
     const problem = metaProblem(jsonText(v, lexemes), lexemes);
-    if (problem !== null) throw new Bad(`is not valid: ${problem}`);
+    if (problem !== null) throw new Bad(clip(say("record_not_valid", { why: problem })));
   },
   enum: (v, rule) => {
-    if (typeof v !== "string" || !rule.values.includes(v)) throw new Bad(`${pyRepr(v)} is not one of ${rule.values.join(", ")}`);
+    if (typeof v !== "string" || !rule.values.includes(v)) throw new Bad(clip(say("record_enum", { value: v, values: rule.values.join(", ") })));
   }
 };
 function checkContent(c, address, limit) {
   let where = "record";
   try {
-    if (!plainObject(c)) throw new Bad("must be an object");
+    if (!plainObject(c)) throw new Bad(say("record_not_object"));
     const out = {};
     for (const table of Object.keys(TABLES)) {
       const spec = TABLES[table];
@@ -5556,7 +5607,7 @@ function checkContent(c, address, limit) {
       }
       where = table;
       const rows = c[table] ?? [];
-      if (!Array.isArray(rows)) throw new Bad("must be an array");
+      if (!Array.isArray(rows)) throw new Bad(say("record_not_array"));
       const key = KEYS[table];
       const composite = COMPOSITE[table];
       const seen = /* @__PURE__ */ new Set();
@@ -5565,14 +5616,14 @@ function checkContent(c, address, limit) {
         if (key) {
           if (seen.has(got[key])) {
             where = `${table}[${i}].${key}`;
-            throw new Bad(`${pyRepr(got[key])} appears twice`);
+            throw new Bad(say("record_twice", { value: got[key] }));
           }
           seen.add(got[key]);
         } else if (composite) {
           const value = JSON.stringify(composite.map((c2) => got[c2]));
           if (seen.has(value)) {
             where = `${table}[${i}]`;
-            throw new Bad(`repeats the key (${composite.join(", ")})`);
+            throw new Bad(clip(say("record_repeats_key", { columns: composite.join(", "), value: `(${composite.map((c2) => pyRepr(got[c2])).join(", ")})` })));
           }
           seen.add(value);
         }
@@ -5585,7 +5636,7 @@ function checkContent(c, address, limit) {
     for (const k of Object.keys(c)) {
       if (!(k in TABLES) && k !== "sequences") {
         where = k.slice(0, 60);
-        throw new Bad("is not a field of the export format");
+        throw new Bad(say("record_unknown_field"));
       }
     }
     const meta = out.object;
@@ -5597,15 +5648,15 @@ function checkContent(c, address, limit) {
     if (meta.scope !== "reserved") CHECKS.name(meta.name, { check: "name", optional: false });
     else if (meta.name !== "") {
       where = "name";
-      throw new Bad("must be empty for a reserved (memory) record");
+      throw new Bad(say("record_reserved_name"));
     }
     if (meta.ttl_seconds === null !== (meta.expires_at === null)) {
       where = "object.expires_at";
-      throw new Bad("must be set exactly when ttl_seconds is");
+      throw new Bad(say("record_ttl_expiry"));
     }
     if (meta.scope === "reserved" && meta.title !== null) {
       where = "object.title";
-      throw new Bad("must be null for a reserved (memory) record");
+      throw new Bad(say("record_reserved_title"));
     }
     relations(out, meta.scope, meta.owner, limit, (w) => where = w);
     out.sequences = sequences(c.sequences ?? {}, out, (w) => where = w);
@@ -5613,17 +5664,17 @@ function checkContent(c, address, limit) {
     out.live = { live_turns: live.length, live_tokens: live.reduce((s, t) => s + t.tokens, 0) };
     return out;
   } catch (e) {
-    if (e instanceof Bad) throw invalid(`${where} ${e.message}; nothing of this record was imported`);
+    if (e instanceof Bad) throw invalid(say("record_invalid", { where, why: e.message }));
     throw e;
   }
 }
 function row2(r, spec, current, label2, at) {
   at(label2);
-  if (!plainObject(r)) throw new Bad("must be an object");
+  if (!plainObject(r)) throw new Bad(say("record_not_object"));
   for (const column of Object.keys(r)) {
     if (!(column in spec)) {
       at(`${label2}.${column.slice(0, 60)}`);
-      throw new Bad("is not a column of this table in this export version");
+      throw new Bad(say("record_unknown_column"));
     }
   }
   const out = {};
@@ -5636,7 +5687,7 @@ function row2(r, spec, current, label2, at) {
       continue;
     }
     if (v === null) {
-      if (!rule.optional) throw new Bad("is missing");
+      if (!rule.optional) throw new Bad(say("record_missing"));
     } else CHECKS[rule.check](v, rule);
     out[column] = v;
   }
@@ -5646,35 +5697,35 @@ function relations(c, scope, owner, limit, at) {
   const people = c.participants;
   at("participants");
   if (scope === "user" || scope === "session") {
-    if (people.length !== 1 || people[0].user !== owner || people[0].role !== "owner") throw new Bad(`of a user-scoped record must be exactly its owner ${pyRepr(owner)} as owner`);
+    if (people.length !== 1 || people[0].user !== owner || people[0].role !== "owner") throw new Bad(say("record_user_participants", { owner }));
   } else if (scope === "tenant") {
-    if (!people.some((p) => p.role === "owner")) throw new Bad("of a tenant record must include an owner");
+    if (!people.some((p) => p.role === "owner")) throw new Bad(say("record_tenant_owner"));
   } else {
     for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) {
       at(t);
-      throw new Bad("must be empty in a reserved (memory) record");
+      throw new Bad(say("record_reserved_empty"));
     }
   }
   if (scope !== "reserved") {
     for (const t of ["facts", "buckets"]) if (c[t].length) {
       at(t);
-      throw new Bad("only a reserved (memory) record holds them");
+      throw new Bad(say("record_reserved_only"));
     }
   }
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
     if (c[t]?.length && c.object.adapter !== adapter) {
       at(t);
-      throw new Bad(`only an object made by the ${adapter} adapter holds them (object.adapter)`);
+      throw new Bad(say("record_adapter_only", { adapter }));
     }
   }
   const turns = new Map(c.turns.map((t) => [t.seq, t]));
   const tooLarge = (size) => {
-    if (size > limit) throw new Bad(`is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes)`);
+    if (size > limit) throw new Bad(say("record_too_large", { size, limit }));
   };
   c.turns.forEach((t, i) => {
     const label2 = `turns[${i}]`;
     at(`${label2}.content`);
-    if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad("must not be empty");
+    if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad(say("record_empty"));
     let size = utf82(t.content);
     for (const k of ["tool_calls", "meta", "data"]) if (t[k] !== null) size += utf82(t[k]);
     tooLarge(size);
@@ -5682,14 +5733,14 @@ function relations(c, scope, owner, limit, at) {
     if (t.kind === "summary") {
       const [first, last] = [t.covers_first, t.covers_last];
       if (!(last === null && first === t.seq && t.forked_from !== null) && (first === null || last === null || !(first <= last && last < t.seq))) {
-        throw new Bad("and covers_last of a summary must cover earlier rows (first <= last < seq)");
+        throw new Bad(say("record_covers"));
       }
-    } else if (t.covers_first !== null || t.covers_last !== null) throw new Bad("must be null on a turn that is not a summary");
+    } else if (t.covers_first !== null || t.covers_last !== null) throw new Bad(say("record_covers_null"));
     at(`${label2}.call_id`);
-    if (t.call_id !== null && t.role !== "tool") throw new Bad("is only allowed on a tool row");
+    if (t.call_id !== null && t.role !== "tool") throw new Bad(say("record_call_id_tool"));
     at(`${label2}.superseded_by`);
     const by = t.superseded_by;
-    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(`${by} is not a later summary row of this record`);
+    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
   unique(c.turns, "turns", "request_id", at);
   unique(c.prompts, "prompts", "request_id", at);
@@ -5703,8 +5754,8 @@ function relations(c, scope, owner, limit, at) {
     at(`requests[${i}].answer`);
     const choices = JSON.parse(r.choices);
     if (r.status === "answered") {
-      if (r.answer === null || choices.length && !choices.includes(r.answer)) throw new Bad(`${pyRepr(r.answer)} is not one of the request's choices`);
-    } else if (r.answer !== null) throw new Bad(`must be null on a ${r.status} request`);
+      if (r.answer === null || choices.length && !choices.includes(r.answer)) throw new Bad(say("record_answer", { answer: r.answer }));
+    } else if (r.answer !== null) throw new Bad(say("record_answer_null", { status: r.status }));
   });
   c.events.forEach((e, i) => {
     at(`events[${i}].data`);
@@ -5721,21 +5772,21 @@ function unique(rows, table, column, at) {
     if (r[column] === null) return;
     if (seen.has(r[column])) {
       at(`${table}[${i}].${column}`);
-      throw new Bad(`${pyRepr(r[column])} appears twice`);
+      throw new Bad(say("record_twice", { value: r[column] }));
     }
     seen.add(r[column]);
   });
 }
 function sequences(given, c, at) {
   at("sequences");
-  if (!plainObject(given)) throw new Bad("must be an object");
+  if (!plainObject(given)) throw new Bad(say("record_not_object"));
   const out = {};
   for (const [table, value] of Object.entries(given)) {
     at(`sequences.${table.slice(0, 60)}`);
-    if (!SEQUENCED.includes(table)) throw new Bad("is not a table with a sequence");
-    if (int(value) < 0) throw new Bad("must be a non-negative integer");
+    if (!SEQUENCED.includes(table)) throw new Bad(say("record_no_sequence"));
+    if (int(value) < 0) throw new Bad(say("record_negative"));
     const top = Math.max(0, ...c[table].map((r) => r[KEYS[table]]));
-    if (value < top) throw new Bad(`${value} is below the table's highest key ${top}`);
+    if (value < top) throw new Bad(say("record_below_key", { value, top }));
     out[table] = value;
   }
   for (const table of SEQUENCED) {
@@ -5866,7 +5917,7 @@ function refuseLate(obj, a, externalId, ids) {
   const grave = tombOf(obj, a);
   if (grave === null || !grave.last_checkpoint) return;
   if (ids.some((i) => i !== null && i !== void 0 && i <= grave.last_checkpoint)) {
-    throw conflict(`LangGraph thread ${pyRepr(externalId)} was deleted; a write from before the delete is refused (start the thread again without a checkpoint id)`);
+    throw conflict(say("thread_deleted", { thread: externalId }));
   }
 }
 function writable(obj, a, externalId) {
@@ -5889,7 +5940,7 @@ function putCheckpoint(obj, a) {
   const parent = a.parent_id ?? null;
   refuseLate(obj, a, externalId, [parent]);
   const keep = a.keep ?? null;
-  if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid("keep_checkpoints must be a positive integer");
+  if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
   const prepared = (a.mirror ?? []).map(([mid, fields2]) => [str(mid, "message id"), prepare(obj, fields2)]);
   if (a.metadata != null) {
     if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");

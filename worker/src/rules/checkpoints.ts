@@ -7,7 +7,7 @@
 // (user:OWNER or tenant:T, so `forget` wipes a user's with their shard). object.ts reads the tombstone from
 // the shard when a put finds no object (args.__tomb) and keeps a copy in the object's own storage
 // (_durable_tomb) while the object lives: a late write from before the delete is refused in the put itself.
-import { Opened, conflict, createObject, invalid, pyRepr, touch } from "./state";
+import { Opened, conflict, createObject, invalid, say, touch } from "./state";
 import { check } from "./sessions";
 import { insertRows, prepare } from "./transcript";
 import * as strict from "./strict";
@@ -38,8 +38,7 @@ function refuseLate(obj: Opened, a: any, externalId: string, ids: (string | null
   const grave = tombOf(obj, a);
   if (grave === null || !grave.last_checkpoint) return;
   if (ids.some((i) => i !== null && i !== undefined && i <= grave.last_checkpoint!)) {
-    throw conflict(`LangGraph thread ${pyRepr(externalId)} was deleted; a write from before the delete is refused ` +
-      "(start the thread again without a checkpoint id)");
+    throw conflict(say("thread_deleted", { thread: externalId }));
   }
 }
 
@@ -65,7 +64,7 @@ export function putCheckpoint(obj: Opened, a: any) {
   const parent = a.parent_id ?? null;
   refuseLate(obj, a, externalId, [parent]);
   const keep = a.keep ?? null;
-  if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid("keep_checkpoints must be a positive integer");
+  if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
   const prepared = (a.mirror ?? []).map(([mid, fields]: [string, any]) => [str(mid, "message id"), prepare(obj, fields)] as const);
   if (a.metadata != null) {
     if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");

@@ -6,7 +6,7 @@ import records from "../generated/records.json";
 import { CONSTANTS, DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, say, validName } from "./state";
 import { printable, strip } from "./text";
 import * as strict from "./strict";
-import { metaProblem } from "./transcript";
+import { metaProblem, toolCalls } from "./transcript";
 
 type Rule = { check: string; optional: boolean; values?: string[] };
 const TABLES = records.tables as unknown as Record<string, Record<string, Rule>>;
@@ -112,10 +112,12 @@ export function dump(obj: Opened) {
 // -- checking a record (records.py check_record, on the current version's canonical form) ---------------
 
 class Bad extends Error {}
+/** A reason cut to 300 code points, as records.py cuts one that quotes a value. */
+const clip = (s: string) => [...s].slice(0, 300).join("");
 
 function text(v: unknown): string {
-  if (typeof v !== "string") throw new Bad(`must be a string, not ${kind(v)}`);
-  if (/\p{Cs}/u.test(v)) throw new Bad("is not valid UTF-8 (lone surrogate)");
+  if (typeof v !== "string") throw new Bad(say("record_not_string", { kind: kind(v) }));
+  if (/\p{Cs}/u.test(v)) throw new Bad(say("record_surrogate"));
   return v;
 }
 function kind(v: unknown): string {
@@ -127,7 +129,7 @@ function kind(v: unknown): string {
   return Array.isArray(v) ? "an array" : "an object";
 }
 function int(v: unknown): number {
-  if (!isInt(v) || Math.abs(v) > MAX_INT) throw new Bad(`must be an integer, not ${kind(v)}`);
+  if (!isInt(v) || Math.abs(v) > MAX_INT) throw new Bad(say("record_not_integer", { kind: kind(v) }));
   return v;
 }
 function jsonText(v: unknown, lexemes?: Map<string, string>): any {
@@ -136,63 +138,61 @@ function jsonText(v: unknown, lexemes?: Map<string, string>): any {
   try {
     value = JSON.parse(v as string);
   } catch {
-    throw new Bad("must be JSON text");
+    throw new Bad(say("record_not_json"));
   }
   const why = strict.scan(v as string, strict.MAX_DEPTH, lexemes);
-  if (why !== null) throw new Bad(`must be RFC 8259 JSON text (${why})`);
+  if (why !== null) throw new Bad(say("record_not_rfc_json", { why }));
   return value;
 }
 const plainObject = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
 
 const CHECKS: Record<string, (v: any, rule: Rule) => void> = {
   text: (v) => text(v),
-  nonempty: (v) => { if (text(v) === "") throw new Bad("must not be empty"); },
+  nonempty: (v) => { if (text(v) === "") throw new Bad(say("record_empty")); },
   name: (v) => {
     text(v);
-    try { validName(v); } catch { throw new Bad(`${pyRepr(v)} is not a valid name (1-200 printable characters, no leading or trailing white space)`); }
+    try { validName(v); } catch { throw new Bad(say("record_name", { value: v })); }
   },
   int: (v) => int(v),
-  count: (v) => { if (int(v) < 0) throw new Bad("must be a non-negative integer"); },
-  positive: (v) => { if (int(v) < 1) throw new Bad("must be a positive integer"); },
-  time: (v) => { if (!isInt(v) || v < 0 || v > records.max_time) throw new Bad(`must be a time in milliseconds since 1970 (an integer from 0 to ${records.max_time})`); },
-  ttl: (v) => { if (int(v) < 1) throw new Bad("must be a positive integer"); if (v > records.max_ttl) throw new Bad("is over 36,500 days"); },
+  count: (v) => { if (int(v) < 0) throw new Bad(say("record_negative")); },
+  positive: (v) => { if (int(v) < 1) throw new Bad(say("record_not_positive")); },
+  time: (v) => { if (!isInt(v) || v < 0 || v > records.max_time) throw new Bad(clip(say("record_time", { max: records.max_time, value: v }))); },
+  ttl: (v) => { if (int(v) < 1) throw new Bad(say("record_not_positive")); if (v > records.max_ttl) throw new Bad(say("record_ttl")); },
   title: (v) => {
     text(v);
     const n = [...v].length;
-    if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad("must be 1-200 printable characters with no leading or trailing white space");
+    if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad(say("record_title"));
   },
-  request_id: (v) => { text(v); const n = [...v].length; if (n < 1 || n > 128 || !printable(v)) throw new Bad("must be 1-128 printable characters"); },
-  hex_id: (v) => { text(v); if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad("must be 64 lowercase hex digits"); },
-  flag: (v) => { if (v !== 0 && v !== 1) throw new Bad("must be 0 or 1"); },
-  number: (v) => { if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad("must be a non-negative number"); },
-  one: (v) => { if (v !== 1) throw new Bad("must be 1"); },
-  blob: (v) => { text(v); if (!B64.test(v)) throw new Bad("must be base64 text (the stored bytes)"); },
+  request_id: (v) => { text(v); const n = [...v].length; if (n < 1 || n > 128 || !printable(v)) throw new Bad(say("record_request_id")); },
+  hex_id: (v) => { text(v); if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad(say("record_hex_id")); },
+  flag: (v) => { if (v !== 0 && v !== 1) throw new Bad(say("record_flag")); },
+  number: (v) => { if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad(say("record_number")); },
+  one: (v) => { if (v !== 1) throw new Bad(say("record_one")); },
+  blob: (v) => { text(v); if (!B64.test(v)) throw new Bad(say("record_blob")); },
   json: (v) => jsonText(v),
-  json_object: (v) => { if (!plainObject(jsonText(v))) throw new Bad("must be the JSON text of an object"); },
+  json_object: (v) => { if (!plainObject(jsonText(v))) throw new Bad(say("record_json_object")); },
   choices: (v) => {
     const c = jsonText(v);
-    if (!Array.isArray(c) || c.some((x) => typeof x !== "string" || x === "")) throw new Bad("must be the JSON text of an array of non-empty strings");
-    if (new Set(c).size !== c.length) throw new Bad("holds a duplicate choice");
+    if (!Array.isArray(c) || c.some((x) => typeof x !== "string" || x === "")) throw new Bad(say("record_choices"));
+    if (new Set(c).size !== c.length) throw new Bad(say("record_duplicate_choice"));
   },
   json_tool_calls: (v) => {
-    const c = jsonText(v);
-    if (!Array.isArray(c) || c.length === 0) throw new Bad("must hold at least one tool call (null means none)");
-    const seen = new Set<string>();
-    for (const call of c) {
-      if (!plainObject(call) || Object.keys(call).some((k) => !["id", "name", "arguments"].includes(k)) ||
-        typeof call.id !== "string" || !call.id || typeof call.name !== "string" || !call.name ||
-        (call.arguments !== undefined && typeof call.arguments !== "string") || seen.has(call.id)) {
-        throw new Bad("is not valid: a tool call needs a unique non-empty id, a name and string arguments");
-      }
-      seen.add(call.id);
+    // the transcript's own check (records.py: `_json_text(_tool_calls)`), its message as the reason
+    let calls: unknown[];
+    try {
+      calls = toolCalls(jsonText(v), "");
+    } catch (e) {
+      if (e instanceof DurableError) throw new Bad(clip(say("record_not_valid", { why: e.message })));
+      throw e;
     }
+    if (!calls.length) throw new Bad(say("record_no_tool_call"));
   },
   json_meta: (v) => {
     const lexemes = new Map<string, string>();
     const problem = metaProblem(jsonText(v, lexemes), lexemes);
-    if (problem !== null) throw new Bad(`is not valid: ${problem}`);
+    if (problem !== null) throw new Bad(clip(say("record_not_valid", { why: problem })));
   },
-  enum: (v, rule) => { if (typeof v !== "string" || !rule.values!.includes(v)) throw new Bad(`${pyRepr(v)} is not one of ${rule.values!.join(", ")}`); },
+  enum: (v, rule) => { if (typeof v !== "string" || !rule.values!.includes(v)) throw new Bad(clip(say("record_enum", { value: v, values: rule.values!.join(", ") }))); },
 };
 
 export type Content = Record<string, any>;
@@ -202,7 +202,7 @@ export type Content = Record<string, any>;
 export function checkContent(c: any, address: { id_scope: string; owner: string; name: string }, limit: number): Content {
   let where = "record";
   try {
-    if (!plainObject(c)) throw new Bad("must be an object");
+    if (!plainObject(c)) throw new Bad(say("record_not_object"));
     const out: Content = {};
     for (const table of Object.keys(TABLES)) {
       const spec = TABLES[table];
@@ -213,18 +213,18 @@ export function checkContent(c: any, address: { id_scope: string; owner: string;
       }
       where = table;
       const rows = c[table] ?? [];
-      if (!Array.isArray(rows)) throw new Bad("must be an array");
+      if (!Array.isArray(rows)) throw new Bad(say("record_not_array"));
       const key = KEYS[table];
       const composite = COMPOSITE[table];
       const seen = new Set<unknown>();
       out[table] = rows.map((r: any, i: number) => {
         const got = row(r, spec, COLUMNS[table], `${table}[${i}]`, (w) => (where = w));
         if (key) {
-          if (seen.has(got[key])) { where = `${table}[${i}].${key}`; throw new Bad(`${pyRepr(got[key])} appears twice`); }
+          if (seen.has(got[key])) { where = `${table}[${i}].${key}`; throw new Bad(say("record_twice", { value: got[key] })); }
           seen.add(got[key]);
         } else if (composite) {
           const value = JSON.stringify(composite.map((c) => got[c]));
-          if (seen.has(value)) { where = `${table}[${i}]`; throw new Bad(`repeats the key (${composite.join(", ")})`); }
+          if (seen.has(value)) { where = `${table}[${i}]`; throw new Bad(clip(say("record_repeats_key", { columns: composite.join(", "), value: `(${composite.map((c) => pyRepr(got[c])).join(", ")})` }))); }
           seen.add(value);
         }
         return got;
@@ -234,7 +234,7 @@ export function checkContent(c: any, address: { id_scope: string; owner: string;
       else if (composite) out[table].sort((a: any, b: any) => composite.reduce((o, c) => o || cmp(a[c], b[c]), 0));
     }
     for (const k of Object.keys(c)) {
-      if (!(k in TABLES) && k !== "sequences") { where = k.slice(0, 60); throw new Bad("is not a field of the export format"); }
+      if (!(k in TABLES) && k !== "sequences") { where = k.slice(0, 60); throw new Bad(say("record_unknown_field")); }
     }
     const meta = out.object;
     const scope = meta.scope === "session" ? "user" : meta.scope;
@@ -243,25 +243,25 @@ export function checkContent(c: any, address: { id_scope: string; owner: string;
       throw new Bad("disagrees with the record's scope, owner and name");
     }
     if (meta.scope !== "reserved") CHECKS.name(meta.name, { check: "name", optional: false });
-    else if (meta.name !== "") { where = "name"; throw new Bad("must be empty for a reserved (memory) record"); }
-    if ((meta.ttl_seconds === null) !== (meta.expires_at === null)) { where = "object.expires_at"; throw new Bad("must be set exactly when ttl_seconds is"); }
-    if (meta.scope === "reserved" && meta.title !== null) { where = "object.title"; throw new Bad("must be null for a reserved (memory) record"); }
+    else if (meta.name !== "") { where = "name"; throw new Bad(say("record_reserved_name")); }
+    if ((meta.ttl_seconds === null) !== (meta.expires_at === null)) { where = "object.expires_at"; throw new Bad(say("record_ttl_expiry")); }
+    if (meta.scope === "reserved" && meta.title !== null) { where = "object.title"; throw new Bad(say("record_reserved_title")); }
     relations(out, meta.scope, meta.owner, limit, (w) => (where = w));
     out.sequences = sequences(c.sequences ?? {}, out, (w) => (where = w));
     const live = out.turns.filter((t: any) => t.superseded_by === null);
     out.live = { live_turns: live.length, live_tokens: live.reduce((s: number, t: any) => s + t.tokens, 0) };
     return out;
   } catch (e) {
-    if (e instanceof Bad) throw invalid(`${where} ${e.message}; nothing of this record was imported`);
+    if (e instanceof Bad) throw invalid(say("record_invalid", { where, why: e.message }));
     throw e;
   }
 }
 
 function row(r: any, spec: Record<string, Rule>, current: string[], label: string, at: (w: string) => void): Record<string, any> {
   at(label);
-  if (!plainObject(r)) throw new Bad("must be an object");
+  if (!plainObject(r)) throw new Bad(say("record_not_object"));
   for (const column of Object.keys(r)) {
-    if (!(column in spec)) { at(`${label}.${column.slice(0, 60)}`); throw new Bad("is not a column of this table in this export version"); }
+    if (!(column in spec)) { at(`${label}.${column.slice(0, 60)}`); throw new Bad(say("record_unknown_column")); }
   }
   const out: Record<string, any> = {};
   for (const column of current) {
@@ -270,7 +270,7 @@ function row(r: any, spec: Record<string, Rule>, current: string[], label: strin
     const v = r[column] === undefined ? null : r[column];
     if (rule === undefined) { out[column] = null; continue; }
     if (v === null) {
-      if (!rule.optional) throw new Bad("is missing");
+      if (!rule.optional) throw new Bad(say("record_missing"));
     } else CHECKS[rule.check](v, rule);
     out[column] = v;
   }
@@ -281,22 +281,22 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
   const people = c.participants;
   at("participants");
   if (scope === "user" || scope === "session") {
-    if (people.length !== 1 || people[0].user !== owner || people[0].role !== "owner") throw new Bad(`of a user-scoped record must be exactly its owner ${pyRepr(owner)} as owner`);
+    if (people.length !== 1 || people[0].user !== owner || people[0].role !== "owner") throw new Bad(say("record_user_participants", { owner }));
   } else if (scope === "tenant") {
-    if (!people.some((p: any) => p.role === "owner")) throw new Bad("of a tenant record must include an owner");
+    if (!people.some((p: any) => p.role === "owner")) throw new Bad(say("record_tenant_owner"));
   } else {
-    for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) { at(t); throw new Bad("must be empty in a reserved (memory) record"); }
+    for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) { at(t); throw new Bad(say("record_reserved_empty")); }
   }
-  if (scope !== "reserved") for (const t of ["facts", "buckets"]) if (c[t].length) { at(t); throw new Bad("only a reserved (memory) record holds them"); }
+  if (scope !== "reserved") for (const t of ["facts", "buckets"]) if (c[t].length) { at(t); throw new Bad(say("record_reserved_only")); }
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
-    if (c[t]?.length && c.object.adapter !== adapter) { at(t); throw new Bad(`only an object made by the ${adapter} adapter holds them (object.adapter)`); }
+    if (c[t]?.length && c.object.adapter !== adapter) { at(t); throw new Bad(say("record_adapter_only", { adapter })); }
   }
   const turns = new Map<number, any>(c.turns.map((t: any) => [t.seq, t]));
-  const tooLarge = (size: number) => { if (size > limit) throw new Bad(`is ${size} bytes, over the limit of ${limit} (transcript.max_turn_bytes)`); };
+  const tooLarge = (size: number) => { if (size > limit) throw new Bad(say("record_too_large", { size, limit })); };
   c.turns.forEach((t: any, i: number) => {
     const label = `turns[${i}]`;
     at(`${label}.content`);
-    if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad("must not be empty");
+    if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad(say("record_empty"));
     let size = utf8(t.content);
     for (const k of ["tool_calls", "meta", "data"]) if (t[k] !== null) size += utf8(t[k]);
     tooLarge(size);
@@ -304,14 +304,14 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     if (t.kind === "summary") {
       const [first, last] = [t.covers_first, t.covers_last];
       if (!(last === null && first === t.seq && t.forked_from !== null) && (first === null || last === null || !(first <= last && last < t.seq))) {
-        throw new Bad("and covers_last of a summary must cover earlier rows (first <= last < seq)");
+        throw new Bad(say("record_covers"));
       }
-    } else if (t.covers_first !== null || t.covers_last !== null) throw new Bad("must be null on a turn that is not a summary");
+    } else if (t.covers_first !== null || t.covers_last !== null) throw new Bad(say("record_covers_null"));
     at(`${label}.call_id`);
-    if (t.call_id !== null && t.role !== "tool") throw new Bad("is only allowed on a tool row");
+    if (t.call_id !== null && t.role !== "tool") throw new Bad(say("record_call_id_tool"));
     at(`${label}.superseded_by`);
     const by = t.superseded_by;
-    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(`${by} is not a later summary row of this record`);
+    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
   unique(c.turns, "turns", "request_id", at);
   unique(c.prompts, "prompts", "request_id", at);
@@ -322,8 +322,8 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     at(`requests[${i}].answer`);
     const choices = JSON.parse(r.choices);
     if (r.status === "answered") {
-      if (r.answer === null || (choices.length && !choices.includes(r.answer))) throw new Bad(`${pyRepr(r.answer)} is not one of the request's choices`);
-    } else if (r.answer !== null) throw new Bad(`must be null on a ${r.status} request`);
+      if (r.answer === null || (choices.length && !choices.includes(r.answer))) throw new Bad(say("record_answer", { answer: r.answer }));
+    } else if (r.answer !== null) throw new Bad(say("record_answer_null", { status: r.status }));
   });
   c.events.forEach((e: any, i: number) => { at(`events[${i}].data`); tooLarge(utf8(e.data)); });
   c.facts.forEach((f: any, i: number) => { at(`facts[${i}].value`); tooLarge(utf8(f.value)); });
@@ -333,21 +333,21 @@ function unique(rows: any[], table: string, column: string, at: (w: string) => v
   const seen = new Set<unknown>();
   rows.forEach((r, i) => {
     if (r[column] === null) return;
-    if (seen.has(r[column])) { at(`${table}[${i}].${column}`); throw new Bad(`${pyRepr(r[column])} appears twice`); }
+    if (seen.has(r[column])) { at(`${table}[${i}].${column}`); throw new Bad(say("record_twice", { value: r[column] })); }
     seen.add(r[column]);
   });
 }
 
 function sequences(given: any, c: Content, at: (w: string) => void): Record<string, number> {
   at("sequences");
-  if (!plainObject(given)) throw new Bad("must be an object");
+  if (!plainObject(given)) throw new Bad(say("record_not_object"));
   const out: Record<string, number> = {};
   for (const [table, value] of Object.entries(given)) {
     at(`sequences.${table.slice(0, 60)}`);
-    if (!SEQUENCED.includes(table)) throw new Bad("is not a table with a sequence");
-    if (int(value) < 0) throw new Bad("must be a non-negative integer");
+    if (!SEQUENCED.includes(table)) throw new Bad(say("record_no_sequence"));
+    if (int(value) < 0) throw new Bad(say("record_negative"));
     const top = Math.max(0, ...c[table].map((r: any) => r[KEYS[table]]));
-    if ((value as number) < top) throw new Bad(`${value} is below the table's highest key ${top}`);
+    if ((value as number) < top) throw new Bad(say("record_below_key", { value, top }));
     out[table] = value as number;
   }
   for (const table of SEQUENCED) {

@@ -31,7 +31,7 @@ export function checkText(obj: Opened, content: unknown, what = "content") {
 type Prepared = { role: string; content: string; tokens: number; tool_calls: string | null; call_id: string | null;
   name: string | null; meta: string | null; data: string | null; given: number | null };
 
-function toolCalls(v: unknown, where: string) {
+export function toolCalls(v: unknown, where: string) {
   if (!Array.isArray(v)) throw invalid(where + say("tool_calls_not_array"));
   const seen = new Set<string>();
   return v.map((call: any, i: number) => {
