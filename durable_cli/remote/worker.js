@@ -6213,9 +6213,7 @@ function lists(args, patterns) {
   return out;
 }
 function stage(db, part, args, patterns) {
-  if (part.index === 0) {
-    db.run("DELETE FROM _durable_parts WHERE batch IN (SELECT batch FROM _durable_parts WHERE n = 0 AND at < ?)", now() - ABANDONED_MS);
-  }
+  if (part.index === 0) dropAbandoned(db);
   let staged = 0;
   for (const [path, items] of lists(args, patterns)) {
     const first = part.first[path] ?? 0;
@@ -6230,6 +6228,14 @@ function stage(db, part, args, patterns) {
     staged += items.length;
   }
   return { staged };
+}
+function dropAbandoned(db) {
+  db.run("DELETE FROM _durable_parts WHERE batch IN (SELECT batch FROM _durable_parts WHERE n = 0 AND at < ?)", now() - ABANDONED_MS);
+  return abandonedAt(db);
+}
+function abandonedAt(db) {
+  const r = db.one("SELECT min(at) FROM _durable_parts WHERE n = 0");
+  return r && r[0] !== null ? Number(r[0]) + ABANDONED_MS : null;
 }
 function unstage(db, part, args, lazy = false) {
   const out = { ...args };
@@ -6601,7 +6607,10 @@ var DurableObjectSession = class {
     if (!this.exists() || !(force || this.isDirty())) return null;
     return this.ctx.blockConcurrencyWhile(async () => {
       const row3 = this.indexRow();
-      if (row3 === null) return null;
+      if (row3 === null) {
+        this.indexed = true;
+        return null;
+      }
       const home = homeShard(row3.scope, row3.owner);
       const shards = shardsOf(row3);
       const before = this.sentTo();
@@ -6637,6 +6646,8 @@ var DurableObjectSession = class {
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
     if (exists && this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
+    const staged = exists ? abandonedAt(this.db) : null;
+    if (staged !== null) due = Math.min(due ?? Infinity, staged);
     if (due === this.alarmAt) return;
     if (due === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.max(due, now() + 1));
@@ -6646,6 +6657,12 @@ var DurableObjectSession = class {
     this.alarmAt = null;
     if (!this.exists()) return;
     this.migrate();
+    const left = this.ctx.storage.transactionSync(() => dropAbandoned(this.db));
+    if (this.db.one("SELECT 1 FROM object") === null) {
+      if (left === null) await this.erase();
+      else await this.schedule();
+      return;
+    }
     const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", DEFAULT_CONFIG, "");
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();

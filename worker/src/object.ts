@@ -18,7 +18,7 @@ import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
-import { PARTS_SCHEMA, checkPart, dropStaged, stage, unstage } from "./parts";
+import { PARTS_SCHEMA, abandonedAt, checkPart, dropAbandoned, dropStaged, stage, unstage } from "./parts";
 
 // What the Worker does for each op of the contract's table (durable_cli/contract.json "ops", generated into
 // ./generated/ops.ts: write, creates, erases and the argument specs rules/args.ts checks every call against).
@@ -373,7 +373,10 @@ export class DurableObjectSession {
     if (!this.exists() || !(force || this.isDirty())) return null;
     return this.ctx.blockConcurrencyWhile(async () => {
       const row = this.indexRow();
-      if (row === null) return null;
+      if (row === null) { // storage without an object (the parts of a body staged, a create refused): nothing to index
+        this.indexed = true;
+        return null;
+      }
       const home = homeShard(row.scope, row.owner);
       const shards = shardsOf(row);
       const before = this.sentTo();
@@ -409,6 +412,8 @@ export class DurableObjectSession {
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
     if (exists && this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
+    const staged = exists ? abandonedAt(this.db) : null; // a body in parts whose last part never came (parts.ts)
+    if (staged !== null) due = Math.min(due ?? Infinity, staged);
     if (due === this.alarmAt) return;
     if (due === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.max(due, now() + 1));
@@ -419,6 +424,12 @@ export class DurableObjectSession {
     this.alarmAt = null; // a fired alarm is no longer set
     if (!this.exists()) return;
     this.migrate();
+    const left = this.ctx.storage.transactionSync(() => dropAbandoned(this.db));
+    if (this.db.one("SELECT 1 FROM object") === null) { // storage without an object: what parts of a body left (a killed fork)
+      if (left === null) await this.erase();
+      else await this.schedule();
+      return;
+    }
     const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", DEFAULT_CONFIG, "");
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();

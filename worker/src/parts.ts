@@ -67,11 +67,7 @@ function lists(args: any, patterns: readonly string[]): [string, unknown[]][] {
 
 /** An earlier part: its items kept until the last part comes. */
 export function stage(db: Db, part: Part, args: any, patterns: readonly string[]): { staged: number } {
-  if (part.index === 0) { // a batch's first part: batches abandoned, judged by their first items (reading `at`
-    // walks the overflow pages of the `item` before it: a part reads no other item, or a fork of 80 MB in 80
-    // parts would read 3 GB)
-    db.run("DELETE FROM _durable_parts WHERE batch IN (SELECT batch FROM _durable_parts WHERE n = 0 AND at < ?)", now() - ABANDONED_MS);
-  }
+  if (part.index === 0) dropAbandoned(db);
   let staged = 0;
   for (const [path, items] of lists(args, patterns)) {
     const first = part.first[path] ?? 0;
@@ -80,6 +76,21 @@ export function stage(db: Db, part: Part, args: any, patterns: readonly string[]
     staged += items.length;
   }
   return { staged };
+}
+
+/** Batches whose last part never came, ABANDONED_MS after their first, dropped; then when the oldest batch
+ *  left will be abandoned, or null when nothing is staged. Batches are judged by their first items: reading
+ *  `at` walks the overflow pages of the `item` stored before it, so no other item is read (else each part of
+ *  an 80 MB fork in 80 parts would read what the earlier ones staged: 3 GB). */
+export function dropAbandoned(db: Db): number | null {
+  db.run("DELETE FROM _durable_parts WHERE batch IN (SELECT batch FROM _durable_parts WHERE n = 0 AND at < ?)", now() - ABANDONED_MS);
+  return abandonedAt(db);
+}
+
+/** When the oldest batch staged will be abandoned (the object's alarm drops it then), or null. */
+export function abandonedAt(db: Db): number | null {
+  const r = db.one("SELECT min(at) FROM _durable_parts WHERE n = 0");
+  return r && r[0] !== null ? Number(r[0]) + ABANDONED_MS : null;
 }
 
 /** The last part: ARGS with every staged item back in front of its own lists (and no longer staged); a
