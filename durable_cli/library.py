@@ -356,15 +356,15 @@ class Store:
 
     def tombstone(self, name, **address):
         """The tombstone a deleted adapter thread left at NAME (SPEC §12), or None."""
-        from .core import checkpoints
-
-        return checkpoints.tombstone(self, self.address(name, **address))
+        address = self.address(name, **address)
+        object_id = self.objects.object_id(address.id_scope, address.owner, address.name)
+        return None if object_id is None else self.objects.index(create=False).tombstone(object_id)
 
     def close(self) -> None:
         if self._objects is not None:
             self._objects.close()
 
-    # Operations over many objects (SPEC §7) live in core.retention and core.rights.
+    # Operations over many objects (SPEC §7) live in across/ (retention, rights, doctor, search, usage, llm import).
     def ls(self, **filters):
         from .across import retention
 
@@ -394,7 +394,7 @@ class Store:
         return woken
 
     def ttl(self, name, **kw):
-        from .across import retention
+        from .core import retention
 
         with self.open(name) as obj:
             return retention.ttl(obj, **kw)
@@ -459,7 +459,7 @@ class Store:
         return doctor.doctor(self, **kw)
 
     def search(self, query, **kw):
-        """`durable search`: (hits, receipt of skipped busy/corrupt objects); see core.search."""
+        """`durable search`: (hits, receipt of skipped busy/corrupt objects); see across/search.py."""
         from .across import search
 
         return search.search(self, query, **kw)

@@ -7,7 +7,7 @@ point at the newest of a parent-linked chain of `messages`, each made of `parts`
 each model call: model, token counts, time). A conversation in both is read from the newer tables.
 
 Each conversation becomes one export record (the format of core/records.py) and goes through the
-import machinery of core/rights.py: the same validation, ownership rules and per-object transaction.
+import machinery of across/rights.py: the same validation, ownership rules and per-object transaction.
 A record is built deterministically from logs.db, so importing again finds it "already imported";
 a conversation that exists with other content (llm added turns since, or someone wrote to the
 session) is skipped too, unless --replace.

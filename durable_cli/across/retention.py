@@ -1,4 +1,5 @@
-"""Enumeration and expiry (SPEC §7): ls from index.db, TTL, delete, purge by age, sweep of due alarms.
+"""Enumeration and expiry (SPEC §7): ls from index.db, delete, purge by age, sweep of due alarms (one
+object's TTL: core/retention.py).
 
 index.db finds candidates; every deletion is re-checked under the object's own lock (the index can be
 stale) and journaled in index.db before any file is unlinked, so a crash at any point is finished by
@@ -76,26 +77,6 @@ def ls_json(row) -> dict:
     for k in ("created_at", "updated_at", "last_active_at", "expires_at"):
         out[k] = clock.iso(out[k])
     return out
-
-
-def ttl(obj, *, seconds=None, clear=False) -> dict:
-    """Show, set or clear the TTL: expiry SECONDS after last activity, rescheduled by every write."""
-    from ..core.lifecycle import require_session
-
-    meta = require_session(obj)
-    obj.require_visible()
-    if clear or seconds is not None:
-        new = None if clear else seconds
-        if new != meta["ttl_seconds"]:
-            with obj.handle.transaction():
-                obj.db.execute(
-                    "UPDATE object SET ttl_seconds = ?, expires_at = CASE WHEN ? IS NULL THEN NULL ELSE last_active_at + ? * 1000 END",
-                    (new, new, new),
-                )
-                state.event(obj, "ttl.set", {"ttl_seconds": new})
-                state.touch(obj, active=False)
-        meta = obj.meta()
-    return {"name": meta["name"], "ttl_seconds": meta["ttl_seconds"], "expires_at": clock.iso(meta["expires_at"])}
 
 
 def delete(store, address) -> dict:

@@ -164,9 +164,3 @@ def delete_thread(obj) -> None:
     meta = obj.meta()
     obj.handle.store.index().bury(obj.id, obj.address.owner, newest_checkpoint_id(obj) if meta else None, clock.now())
     obj.handle.delete(owner=obj.address.owner, name=obj.name, created_at=meta["created_at"] if meta else None)
-
-
-def tombstone(store, address):
-    """The tombstone of the object at ADDRESS, or None (read from index.db alone)."""
-    object_id = store.objects.object_id(address.id_scope, address.owner, address.name)
-    return None if object_id is None else store.objects.index(create=False).tombstone(object_id)

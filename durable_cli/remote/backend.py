@@ -700,7 +700,7 @@ class RemoteStore:
             return session._call("delete", True)
 
     def purge(self, *, older_than: int, user=None, statuses=(), dry_run=False, progress=None) -> dict:
-        """As core/retention.purge: candidates from the index, each object re-checking its own
+        """As across/retention.purge: candidates from the index, each object re-checking its own
         last_active_at before it deletes itself (deleteAll); busy ones skipped (exit 0)."""
         from ..across.retention import conclude
 
@@ -717,7 +717,7 @@ class RemoteStore:
         return conclude(out, "sweep", busy_ok=True)
 
     def forget(self, user, progress=None, dry_run=False) -> dict:
-        """As core/rights.forget: USER's objects and memory object erased (deleteAll), their participation
+        """As across/rights.forget: USER's objects and memory object erased (deleteAll), their participation
         in tenant objects removed, their index shard wiped."""
         from ..across.retention import conclude
 
@@ -759,7 +759,7 @@ class RemoteStore:
         return self._send(body, write=write)
 
     def export(self, *, name=None, user=None, all_objects=False, progress=None):
-        """As core/rights.export: one record per object (a generator), each the object's DO's own dump, exactly
+        """As across/rights.export: one record per object (a generator), each the object's DO's own dump, exactly
         the local export's form. NAME: one object; USER: the objects USER owns, their memory included (another
         user's: admin token); ALL_OBJECTS: every object the index knows (admin token). A busy or unreadable
         object is reported (warnings, on stderr) and in the exit status after the others are yielded."""
@@ -820,7 +820,7 @@ class RemoteStore:
         return self._objects.warnings
 
     def import_records(self, records, *, replace=False, all_users=False, keep_existing=False) -> dict:
-        """As core/rights.import_records: each record checked here (records.py, exit 2 naming the field), then
+        """As across/rights.import_records: each record checked here (records.py, exit 2 naming the field), then
         sent to its object's DO, which checks it again, decides existence, identity and ownership and writes it
         in one transaction (all or nothing). A failing record is listed in `skipped` and the others go on."""
         from ..core import records as _records
@@ -885,7 +885,7 @@ class RemoteStore:
         return llm_import.import_llm(self, path, **kw)
 
     def search(self, query, *, user=None, session=None, role=None, newer_than=None, superseded=False, limit=20):
-        """As core/search.search: (hits, receipt of skipped objects). One request: the Worker lists the
+        """As across/search.search: (hits, receipt of skipped objects). One request: the Worker lists the
         sessions `ls --all` lists (the index), asks each object's DO for its best hits (bm25 per object) and
         merges them (worker/src/search.ts)."""
         from .. import checks

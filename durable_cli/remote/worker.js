@@ -2680,7 +2680,7 @@ var DurableIndex = class {
     }
     return rows;
   }
-  /** Usage groups over the selected objects (core/usage.py's query), with each session group's last activity for merging. */
+  /** Usage groups over the selected objects (across/usage.py's query), with each session group's last activity for merging. */
   usage(f, by, newerDay) {
     try {
       return this.usageGroups(f, by, newerDay);

@@ -1,6 +1,6 @@
 // The commands across objects (SPEC §7 ls, usage, purge, sweep, forget; SPEC §13 reindex), run by the
 // Worker from the index shards (indexes.ts), each deletion or change re-checked by the object itself.
-// Receipts are SPEC §10's; the client turns their skips into the exit status (core/retention.conclude).
+// Receipts are SPEC §10's; the client turns their skips into the exit status (across/retention.conclude).
 import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
 import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";

@@ -78,7 +78,7 @@ export async function system<T>(env: IndexEnv, row: IndexRow | { id: string; sco
   return answer<T>(await objectStub(env, row).fetch("https://object/system", { method: "POST", body: JSON.stringify(call) }));
 }
 
-/** What a shard's `list` selects (all optional; the SQL is the shard's, mirroring core/retention.ls_where). */
+/** What a shard's `list` selects (all optional; the SQL is the shard's, mirroring across/retention.ls_where). */
 export type Filter = {
   member?: string | null; home_only?: boolean; statuses?: string[]; all_objects?: boolean; older_than?: number | null;
   tenant?: string | null; owner?: string | null; name?: string | null; cutoff?: number | null; alarm_due?: number | null;
@@ -125,7 +125,7 @@ const SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(
 const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
 const MAX_TOTAL = (1n << 63n) - 1n;
 
-/** SPEC §6: a usage total past 2^63-1 is exit 7, never a float (core/usage.py says the same). */
+/** SPEC §6: a usage total past 2^63-1 is exit 7, never a float (across/usage.py says the same). */
 export function overflow(): DurableError {
   return new DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session or --newer-than", "storage");
 }
@@ -333,7 +333,7 @@ export class DurableIndex {
     return rows;
   }
 
-  /** Usage groups over the selected objects (core/usage.py's query), with each session group's last activity for merging. */
+  /** Usage groups over the selected objects (across/usage.py's query), with each session group's last activity for merging. */
   private usage(f: Filter, by: string, newerDay: string | null) {
     try {
       return this.usageGroups(f, by, newerDay);

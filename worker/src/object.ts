@@ -559,7 +559,7 @@ export class DurableObjectSession {
         if (meta.owner !== a.user || meta.scope === "tenant") return null;
         await this.erase();
         return { deleted: entry() };
-      case "leave": // forget: the user's traces in a tenant object (core/rights.py _leave_tenant)
+      case "leave": // forget: the user's traces in a tenant object (across/rights.py _leave_tenant)
         return this.leave(obj, entry, a.user);
       default:
         throw new DurableError(`unknown system operation '${call.op}'`, "invalid_input");

@@ -1,7 +1,7 @@
 // `durable search` across the acting user's objects, fanned out inside the Worker (one client request):
 // the index lists the objects (`ls --all`: owned or taken part in, archived and tenant ones included),
 // each object's Durable Object ranks its own rows (rules/rights.ts searchObject, bm25 per object), and the
-// tops are merged as core/search.py merges them: rank, newer last_active_at, NAME, seq.
+// tops are merged as across/search.py merges them: rank, newer last_active_at, NAME, seq.
 import { DEFAULT_CONFIG, DurableError, denied, invalid, iso, now, say, validName } from "./rules/state";
 import type { IndexRow } from "./indexes";
 import { callObject } from "./index";

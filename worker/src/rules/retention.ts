@@ -17,7 +17,7 @@ export function ttl(obj: Opened, a: { seconds?: number | null; clear?: boolean }
   return { name: meta.name, ttl_seconds: meta.ttl_seconds, expires_at: iso(meta.expires_at) };
 }
 
-/** `delete NAME` (mirrors core/retention.py delete): the receipt; the DO then erases the whole storage
+/** `delete NAME` (mirrors across/retention.py delete): the receipt; the DO then erases the whole storage
  *  (deleteAll) once this transaction has committed. A tenant object is deleted by an owner only. */
 export function remove(obj: Opened) {
   const meta = requireSession(obj);

@@ -1,4 +1,5 @@
-// The transcript and its context window (mirrors durable_cli/core/transcript.py, SPEC §6).
+// The transcript and its context window (mirrors durable_cli/core/transcript/, SPEC §6), in sections
+// as its modules: row.py, appends.py, reads.py, context.py, edits.py, summaries.py; then core/fork.py.
 import { createHash } from "node:crypto";
 import { CONSTANTS, DurableError, Opened, conflict, createObject, event, invalid, iso, notFound, now, say, touch, dumps, sessionJson } from "./state";
 import { approx } from "./tokens";
@@ -13,7 +14,7 @@ const USAGE_KEYS: string[] = CONSTANTS.usage_keys;
 export const COLS = "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos, tool_calls, name, meta, data, forked_from";
 const [SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL_ID, POS, CALLS, NAME, META, DATA, FORKED] =
   [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
-const MAX_USAGE = 1e12; // core/transcript.py MAX_USAGE: a usage count's ceiling
+const MAX_USAGE = 1e12; // core/transcript/row.py MAX_USAGE: a usage count's ceiling
 const MAX_COST = 1e9; // meta.cost_usd's ceiling, in dollars
 const MAX_TOKENS = 1e9; // core/tokens.py MAX_TOKENS: one row's given count at most
 const REDACTED = "[redacted]";
@@ -48,7 +49,7 @@ export function toolCalls(v: unknown, where: string) {
   });
 }
 
-/** meta's rules (core/transcript.py _meta): usage counts integers from 0 to 10^12 (LEXEMES: as written, so `5.0`
+/** meta's rules (core/transcript/row.py _meta): usage counts integers from 0 to 10^12 (LEXEMES: as written, so `5.0`
  *  is refused as in Python), cost_usd a finite number from 0 to 10^9. The message without WHERE is the reason. */
 export function metaProblem(v: any, lexemes?: Map<string, string>): string | null {
   if (v === null || typeof v !== "object" || Array.isArray(v)) return say("meta_not_object");
@@ -74,7 +75,7 @@ function checkMeta(v: any, where: string, lexemes?: Map<string, string>) {
   return v;
 }
 
-/** One input row checked as a whole (core/transcript.py prepare). Its JSON fields come as text (`tool_calls_json`,
+/** One input row checked as a whole (core/transcript/row.py prepare). Its JSON fields come as text (`tool_calls_json`,
  *  `meta_json`, `data_json`: what the Python client prepared, the text the file backend stores) or as values
  *  (`tool_calls`, `meta`, `data`); text is parsed only to be checked and is stored as given (rules/verbatim.ts). */
 export function prepare(obj: Opened, f: any, where = ""): Prepared {
@@ -167,7 +168,7 @@ function requestHash(rows: Prepared[]): string {
 }
 
 /** ORIGIN: an adapter's [external_id, adapter], recorded on the object this creates, or on one that has none yet
- *  (core/transcript.py append_many). */
+ *  (core/transcript/appends.py append_many). */
 function checkOrigin(origin: unknown): [string, string] | null {
   if (origin == null) return null;
   if (!Array.isArray(origin) || origin.length !== 2 || typeof origin[0] !== "string" || typeof origin[1] !== "string") {
@@ -261,7 +262,7 @@ export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?
 const STORED = "data, role, kind, content, call_id, tool_calls";
 
 /** The live rows in logical order (LAST: the newest N) as [data, role, kind, content, call_id, tool_calls], `data`
- *  and `tool_calls` the JSON text stored (core/transcript.py stored_rows: what an adapter rebuilds its items from). */
+ *  and `tool_calls` the JSON text stored (core/transcript/reads.py stored_rows: what an adapter rebuilds its items from). */
 export function storedRows(obj: Opened, a: { last?: number | null; cursor?: ShowCursor | null }) {
   requireVisible(obj);
   // in pages, as show's (SPEC §13): {rows, next}; the client asks again with `cursor: next` until it is null
@@ -293,7 +294,7 @@ export function storedRows(obj: Opened, a: { last?: number | null; cursor?: Show
 }
 
 /** `show --follow`'s first read: the rows `show` lists, the highest seq written so far (what follows must be
- *  newer) and the session's status (core/transcript.py follow_start). */
+ *  newer) and the session's status (core/transcript/reads.py follow_start). */
 export function followStart(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null }) {
   const page = show(obj, { ...a, cursor: null });
   const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
