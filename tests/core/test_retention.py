@@ -234,8 +234,8 @@ KILLER = """
 import os, signal, sys
 from durable_cli.store import objects
 real = objects.remove_files
-def die(path):
-    real(path)
+def die(path, *rest):
+    real(path, *rest)
     os.kill(os.getpid(), signal.SIGKILL)  # after the journal and the unlink, before the index row goes
 objects.remove_files = die
 from durable_cli.cli import main
