@@ -55,3 +55,19 @@ def test_library_summarize_and_compact_through_the_remote_store(store):
     assert doc["summary"]["content"] == "user: alpha\n\nassistant: beta" and doc["superseded"] == 2
     assert store.compact(name, max_tokens=10**6, keep_tokens=0, text="x") == {"summary": None, "superseded": 0}
     assert [r["kind"] for r in _rows(store, name)] == ["turn", "turn", "summary"]
+
+
+def test_a_summary_with_a_command_over_more_than_100_rows_and_calls(store):
+    """The commit checks the covered rows and their calls in slices of at most 100 bound parameters (Cloudflare's
+    limit, enforced by the Worker everywhere): 150 rows and 120 tool calls were a storage error (exit 7)."""
+    name = unique("long")
+    with store.open(name, create=True) as s:
+        rows = []
+        for i in range(120):
+            rows += [{"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", "name": "f", "arguments": "{}"}]},
+                     {"role": "tool", "call_id": f"c{i}", "content": f"result {i}"}]
+        s.append_many(rows + [{"role": "user", "content": "the question"}])
+    doc = store.summarize(name, through=240, command="cat > /dev/null; echo the summary")
+    assert doc["superseded"] == 240
+    with store.open(name) as s:
+        assert [r["content"] for r in s.rows()] == ["the summary", "the question"]
