@@ -19,6 +19,7 @@ from durable_cli.config import valid_name  # noqa: E402
 from durable_cli.core import elicit, sessions, tokens, transcript  # noqa: E402
 from durable_cli.core.transcript import row as transcript_row  # noqa: E402
 from durable_cli.errors import DurableError  # noqa: E402
+from durable_cli.messages import say  # noqa: E402
 
 TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "durable_cli", "contract", "vectors.json")
 
@@ -235,6 +236,25 @@ def window_outcome(fields_list, options):
     return found
 
 
+# The message catalog filled (durable_cli/messages.py `say`, worker/src/rules/state.ts `say`): {name} as
+# text, {name!r} quoted as Python's repr, numbers and null alike in both languages.
+SAYS = [
+    ["fact_not_found", {"key": "it's"}],
+    ["fact_unconfirmed", {"key": 'say "hi"'}],
+    ["invalid_name", {"what": "name", "value": "a\xa0b"}],
+    ["invalid_name", {"what": "user", "value": "\U0001f6dc"}],
+    ["invalid_participant_role", {"role": "both ' and \""}],
+    ["choice_not_offered", {"choice": "\u2028", "choices": "yes, no"}],
+    ["queue_full", {"what": 'session "q"', "unfinished": 3, "limit": 3}],
+    ["invalid_max_attempts", {"value": 0}],
+    ["invalid_on_lease_expiry", {"value": None}],
+    ["invalid_attempt", {"attempt": "x\ny"}],
+    ["tool_calls_not_array", {}],
+    ["record_time", {"max": 253402300799999, "value": -1}],
+    ["rate_limited", {"key": "api", "rate": "5/1h", "retry": 720}],
+]
+
+
 def code_point_runs(f):
     """[[first, last, value], ...] over U+0000..U+FFFF where F(code point) stays the same."""
     runs = []
@@ -262,6 +282,7 @@ def build() -> dict:
         "row": [{"args": [r], **row_outcome(r)} for r in ROWS],
         "field_text": [{"args": a, **field_text_outcome(*a)} for a in FIELD_TEXTS],
         "window": [{"args": a, **window_outcome(*a)} for a in WINDOWS],
+        "say": [{"args": a, "ok": say(a[0], **a[1])} for a in SAYS],
         # Python only: the Worker is sent seconds, never a duration's text
         "duration": [{"args": [s], **outcome(lambda s=s: durations.parse(s))} for s in DURATIONS],
         # approx("a" + chr(c) + "b") for every code point to U+FFFF: 6 where c joins a and b, 7 where it

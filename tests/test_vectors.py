@@ -2,9 +2,9 @@
 
 durable_cli/contract/vectors.json holds input -> outcome for the rules both runtimes hold (names, users,
 titles, request ids, invitations, elicit requests, rows, quoting in messages, the approx estimator over
-every code point to U+FFFF, the context window over rows and its provider formats); this module runs them
-against durable_cli, and `npm test` in worker/ runs them against worker/src/rules with node's test runner
-(test_worker_rules_pass_the_vectors below).
+every code point to U+FFFF, the context window over rows and its provider formats, the message catalog
+filled); this module runs them against durable_cli, and `npm test` in worker/ runs them against
+worker/src/rules with node's test runner (test_worker_rules_pass_the_vectors below).
 """
 
 import importlib.util

@@ -203,3 +203,20 @@ def test_twelve_concurrent_hits_five_allowed(durable):
     assert sum(d["allowed"] for d in docs) == 5
     assert sorted(d["remaining"] for d in docs if d["allowed"]) == [0, 1, 2, 3, 4]
     assert all(d["retry_after"] > 0 for d in docs if not d["allowed"])
+
+
+def test_messages_quote_what_the_user_gave_as_python_does(durable):
+    """The message catalog's {name!r}: a key or a request id with a quote reads the same on both backends
+    (the Worker said 'it's'), and a rate limit names its rate canonically (the Worker echoed 1/60m)."""
+    durable("memory", "set", "x", "v")
+    r = durable("memory", "get", "it's")
+    assert r.status == 3 and "no fact \"it's\"; 'durable memory list --all' shows every fact" in r.err, r.err
+    durable("memory", "set", "it's", "v", "--source", "model")
+    r = durable("memory", "get", "it's")
+    assert r.status == 3 and "fact \"it's\" is unconfirmed; 'durable memory confirm it's' confirms it" in r.err, r.err
+    assert durable("limit", "hit", "it's", "--rate", "1/60m").status == 0
+    r = durable("limit", "hit", "it's", "--rate", "1/60m")
+    assert r.status == 8 and "rate limit \"it's\" reached (1/1h); retry after " in r.err, r.err
+    assert durable("session", "prompt", "q", "hi", "--request-id", "it's").status == 0
+    r = durable("session", "prompt", "q", "other", "--request-id", "it's")
+    assert r.status == 4 and "request id \"it's\" was already used with other content in session \"q\"" in r.err, r.err

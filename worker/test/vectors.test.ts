@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import vectors from "../../durable_cli/contract/vectors.json";
-import { DurableError, validName } from "../src/rules/state";
+import { DurableError, say, validName } from "../src/rules/state";
 import { checkInvite, validRequestId, validTitle } from "../src/rules/sessions";
 import { checkAsk } from "../src/rules/elicit";
 import { approx } from "../src/rules/tokens";
@@ -33,6 +33,7 @@ const RULES: Record<string, (...a: any[]) => unknown> = {
   ask: (prompt, choices) => checkAsk(prompt, choices),
   quote: (s) => quote(s),
   approx: (s) => approx(s),
+  say: (code, values) => say(code, values),
   row: (fields) => {
     const p = prepare(obj, fields, "line 1: ");
     return { role: p.role, content: p.content, tokens: p.tokens, call_id: p.call_id, name: p.name,
