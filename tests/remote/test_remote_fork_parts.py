@@ -209,6 +209,32 @@ def test_a_fork_killed_between_parts_leaves_nothing(remote, worker):
     assert doc["turns"] == len(_copied(remote, new))
 
 
+def test_a_fork_in_parts_retried_is_applied_once(remote):
+    """Each part of a fork's fork_create is a write of its own request id, the last one the batch's: every part
+    sent again (as after a lost answer) is answered as the first time, and NEW holds each row once."""
+    name, new = unique("src"), unique("twice")
+    _fill(remote, name)
+    client = remote.client
+    sent, plain = [], client.call
+
+    def twice(body, *, write):
+        first = plain(dict(body), write=write)
+        if "part" in (body.get("args") or {}):
+            assert plain(dict(body), write=write) == first
+            sent.append(body["args"]["part"]["index"])
+        return first
+
+    client.call = twice
+    try:
+        doc = remote.fork(name, new)
+    finally:
+        client.call = plain
+    assert len(sent) > 10  # it did go in parts
+    with remote.open(name) as s:
+        live = [r["content"] for r in s.rows()]
+    assert [r["content"] for r in _copied(remote, new)] == live and doc["turns"] == len(live)
+
+
 def _heap_fleet(tmp_path_factory, heap_mb: int, variables=None):
     """One Worker whose V8 heap is capped at HEAP_MB (workerd's v8Flags; Cloudflare's isolate allows 128 MB):
     a request that holds more live than that ends workerd with "Reached heap limit"."""
