@@ -3391,7 +3391,7 @@ var schema_default = {
   ]
 };
 
-// src/rules/transcript.ts
+// src/rules/transcript/index.ts
 import { createHash } from "node:crypto";
 
 // src/rules/tokens.ts
@@ -3451,7 +3451,7 @@ function field(f, key, where, lexemes) {
   return value === null ? [null, null] : [value, JSON.stringify(value)];
 }
 
-// src/rules/transcript.ts
+// src/rules/transcript/index.ts
 var ROLES = CONSTANTS.row_roles;
 var PINNED = CONSTANTS.pinned_roles;
 var USAGE_KEYS2 = CONSTANTS.usage_keys;

@@ -1,12 +1,12 @@
 // The transcript and its context window (mirrors durable_cli/core/transcript/, SPEC §6), in sections
 // as its modules: row.py, appends.py, reads.py, context.py, edits.py, summaries.py; then core/fork.py.
 import { createHash } from "node:crypto";
-import { CONSTANTS, DurableError, Opened, conflict, createObject, event, invalid, iso, notFound, now, say, touch, dumps, sessionJson } from "./state";
-import { approx } from "./tokens";
-import { quote } from "./text";
-import { check, requireSession, validRequestId, validTitle } from "./sessions";
-import { field, raw } from "./verbatim";
-import * as strict from "./strict";
+import { CONSTANTS, DurableError, Opened, conflict, createObject, event, invalid, iso, notFound, now, say, touch, dumps, sessionJson } from "../state";
+import { approx } from "../tokens";
+import { quote } from "../text";
+import { check, requireSession, validRequestId, validTitle } from "../sessions";
+import { field, raw } from "../verbatim";
+import * as strict from "../strict";
 
 const ROLES: string[] = CONSTANTS.row_roles;
 const PINNED: string[] = CONSTANTS.pinned_roles;
