@@ -148,7 +148,7 @@ def row_outcome(fields):
 
 # `transcript window` (SPEC §6): live rows (the fields an append takes; "kind": "summary" for a summary row)
 # and the options -> the seqs chosen and their tokens, each row's tokens counted by `approx` unless given.
-# The Worker runs the same rule (worker/src/rules/transcript.ts `choose`); the formats are rendered by the
+# The Worker runs the same rule (worker/src/rules/transcript/context.ts `choose`); the formats are rendered by the
 # client for both backends (core/formats.py), so "formats" is checked by pytest only.
 _CALL = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}]}
 _TWO_CALLS = {"role": "assistant", "content": "looking", "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"},

@@ -3391,9 +3391,6 @@ var schema_default = {
   ]
 };
 
-// src/rules/transcript/index.ts
-import { createHash } from "node:crypto";
-
 // src/rules/tokens.ts
 function approx(text3) {
   const chars = [...text3].length;
@@ -3451,7 +3448,7 @@ function field(f, key, where, lexemes) {
   return value === null ? [null, null] : [value, JSON.stringify(value)];
 }
 
-// src/rules/transcript/index.ts
+// src/rules/transcript/row.ts
 var ROLES = CONSTANTS.row_roles;
 var PINNED = CONSTANTS.pinned_roles;
 var USAGE_KEYS2 = CONSTANTS.usage_keys;
@@ -3579,6 +3576,20 @@ function rowJson(r) {
     covers: summary && r[LAST] !== null ? [r[FIRST], r[LAST]] : null
   };
 }
+function requireVisible(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  return meta;
+}
+function refuseRewriteIfOwned(obj, meta, doing) {
+  if (meta.adapter === "langgraph") {
+    throw conflict(say("langgraph_owned", { what: obj.what, doing, name: obj.name }));
+  }
+}
+var marks = (n) => new Array(n).fill("?").join(",");
+
+// src/rules/transcript/appends.ts
+import { createHash } from "node:crypto";
 var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
 function insertRows(obj, rows, author, requestId = null, hash = null) {
   const t = now();
@@ -3615,11 +3626,6 @@ function insertTurn(obj, role, content, author) {
 }
 function rowsBetween(obj, first, last) {
   return obj.db.all(`SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last).map(rowJson);
-}
-function requireVisible(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  return meta;
 }
 function requestHash(rows) {
   const key = rows.map((r) => [r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]);
@@ -3663,6 +3669,8 @@ function appendMany(obj, a) {
   const made = rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
   return a.one ? made[0] : made;
 }
+
+// src/rules/transcript/reads.ts
 var PAGE_ROWS = 1e3;
 var PAGE_BYTES = 524288;
 function show(obj, a) {
@@ -3742,6 +3750,8 @@ function rowsAfter(obj, a) {
 function* rowsSince(obj, seq) {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }
+
+// src/rules/transcript/context.ts
 function pinnedPrefix(rows) {
   const out = [];
   for (const r of rows) {
@@ -3797,6 +3807,8 @@ function contextWindow(obj, a) {
   const { rows, tokens } = choose(pin, cursor, budget, limit, a.keep ?? null);
   return { turns: rows.map(rowJson), tokens, budget };
 }
+
+// src/rules/transcript/edits.ts
 function pop(obj, a) {
   const count = a.count ?? 1;
   if (!isInt2(count) || count < 1) throw invalid(say("pop_count"));
@@ -3851,15 +3863,9 @@ function redact(obj, a) {
   return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq));
 }
 var PRUNED = "[pruned]";
-function refuseRewriteIfOwned(obj, meta, doing) {
-  if (meta.adapter === "langgraph") {
-    throw conflict(say("langgraph_owned", { what: obj.what, doing, name: obj.name }));
-  }
-}
 function dropRemovedTokens(obj) {
   obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
 }
-var marks = (n) => new Array(n).fill("?").join(",");
 function prune(obj, a) {
   const olderThan = a.older_than;
   if (!isInt2(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
@@ -3895,6 +3901,8 @@ function prune(obj, a) {
   touch(obj, false);
   return { deleted: doomed.size, dry_run: false };
 }
+
+// src/rules/transcript/summaries.ts
 function liveRow(obj, seq) {
   const row3 = isInt2(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
   if (!row3 || row3[SUPERSEDED] !== null) throw notFound(say("not_live_row", { seq, what: obj.what, name: obj.name }));
@@ -4013,123 +4021,6 @@ function compact(obj, a) {
   checkText(obj, a.text, "summary");
   const plan = planCompact(obj, a);
   return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
-}
-var REWRITES = ["transcript.popped", "transcript.cleared", "transcript.redacted", "transcript.pruned", "transcript.summarized"];
-function forkPlan(obj, a) {
-  const meta = requireVisible(obj);
-  let c = a.cursor ?? null;
-  if (c !== null) {
-    if (typeof c !== "object" || ![c.after, c.cut, c.seq, c.events].every(isInt2)) throw invalid("cursor must be the `next` of the previous page");
-    const cut = obj.db.one("SELECT seq FROM turns WHERE pos = ? AND superseded_by IS NULL", c.cut);
-    if (cut === null || cut[0] !== c.seq || obj.db.one(`SELECT 1 FROM events WHERE seq > ? AND type IN (${marks(REWRITES.length)}) LIMIT 1`, c.events, ...REWRITES) !== null) {
-      throw new DurableError(`the transcript of ${obj.what} was rewritten while it was being forked; run the fork again`, "conflict", { restart: true });
-    }
-  } else {
-    const events2 = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM events")[0]);
-    const last = a.at == null ? obj.db.one("SELECT pos, seq FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1") : null;
-    if (a.at == null && last === null) return { id: obj.id, name: obj.name, title: meta.title, seq: null, rows: [], next: null };
-    if (a.at != null) {
-      const cut = liveRow(obj, a.at);
-      if (splitsACall(obj, obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? AND tool_calls IS NOT NULL ORDER BY pos`, cut[POS]), cut[POS])) {
-        throw invalid(say("fork_splits_tool_call", { at: a.at, what: obj.what }));
-      }
-      c = { after: Number.MIN_SAFE_INTEGER, cut: cut[POS], seq: a.at, events: events2 };
-    } else {
-      c = { after: Number.MIN_SAFE_INTEGER, cut: last[0], seq: last[1], events: events2 };
-    }
-  }
-  const page = { id: obj.id, name: obj.name, title: meta.title, seq: c.seq };
-  const rows = [];
-  let bytes2 = 0;
-  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, c.after, c.cut)) {
-    rows.push({
-      role: r[ROLE],
-      content: r[CONTENT],
-      tool_calls_json: r[CALLS],
-      call_id: r[CALL_ID],
-      name: r[NAME],
-      meta_json: r[META2],
-      data_json: r[DATA],
-      tokens: r[TOKENS],
-      created_at: r[CREATED],
-      kind: r[KIND]
-    });
-    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
-    if ((rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) && r[POS] !== c.cut) {
-      if (a.cursor === void 0) throw invalid(`${obj.what} is too long for this client's fork; upgrade durable (the Worker answers a fork's plan in pages)`);
-      return { ...page, rows, next: { ...c, after: r[POS] } };
-    }
-  }
-  return { ...page, rows, next: null };
-}
-var COPY = "INSERT INTO turns (seq, role, content, tokens, author, created_at, kind, covers_first, covers_last, call_id, tool_calls, name, meta, data, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)";
-function forkCreate(obj, a) {
-  const src = a.source ?? {};
-  const bad = (what) => invalid(`the fork plan is not one this Worker made: ${what}`);
-  if (typeof src.id !== "string" || !/^[0-9a-f]{64}$/.test(src.id)) throw bad("source id");
-  if (typeof src.name !== "string" || !src.name) throw bad("source name");
-  if (src.seq !== null && !(isInt2(src.seq) && src.seq >= 1)) throw bad("seq");
-  if (a.rows === null || typeof a.rows !== "object" || !(Symbol.iterator in a.rows)) throw bad("rows");
-  refuseExistingFork(obj);
-  const title = a.title != null ? validTitle(a.title) : src.title != null ? validTitle(src.title) : null;
-  createObject(obj, "created", title);
-  let seq = 0, tokens = 0;
-  for (const r of a.rows) {
-    const c = forkCopy(obj, r, `row ${seq + 1}: `, bad);
-    seq += 1;
-    tokens += c.tokens;
-    obj.db.run(
-      COPY,
-      seq,
-      c.role,
-      c.content,
-      c.tokens,
-      obj.actor,
-      c.created_at,
-      c.kind,
-      c.kind === "summary" ? seq : null,
-      c.call_id,
-      c.tool_calls,
-      c.name,
-      c.meta,
-      c.data,
-      src.id
-    );
-  }
-  const t = now();
-  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?, updated_at = ?, last_active_at = ?", seq, tokens, t, t);
-  event(obj, "session.forked", { name: src.name, id: src.id, seq: src.seq });
-  return sessionJson(obj);
-}
-function refuseExistingFork(obj) {
-  if (obj.meta() !== null) {
-    obj.requireVisible();
-    throw conflict(say("fork_exists", { what: obj.what }));
-  }
-}
-function forkCopy(obj, r, where, bad) {
-  if (r === null || typeof r !== "object" || !isInt2(r.created_at) || r.created_at < 0) throw bad(`${where}created_at`);
-  if (r.kind === "summary") {
-    if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt2(r.tokens) || r.tokens < 0 || r.call_id != null || r.name != null || ["tool_calls", "meta", "data"].some((k) => r[k] != null || r[`${k}_json`] != null)) {
-      throw bad(`${where}summary`);
-    }
-    return {
-      role: "system",
-      content: r.content,
-      tokens: r.tokens,
-      call_id: null,
-      tool_calls: null,
-      name: null,
-      meta: null,
-      data: null,
-      created_at: r.created_at,
-      kind: "summary"
-    };
-  }
-  if (r.kind !== "turn") throw bad(`${where}kind`);
-  if (!isInt2(r.tokens)) throw bad(`${where}tokens`);
-  const p = prepare(obj, r, where);
-  return { ...p, created_at: r.created_at, kind: "turn" };
 }
 
 // src/rules/sessions.ts
@@ -4488,6 +4379,125 @@ function expireLeases(obj, t) {
     touch(obj, false);
   }
   return n;
+}
+
+// src/rules/fork.ts
+var REWRITES = ["transcript.popped", "transcript.cleared", "transcript.redacted", "transcript.pruned", "transcript.summarized"];
+function forkPlan(obj, a) {
+  const meta = requireVisible(obj);
+  let c = a.cursor ?? null;
+  if (c !== null) {
+    if (typeof c !== "object" || ![c.after, c.cut, c.seq, c.events].every(isInt2)) throw invalid("cursor must be the `next` of the previous page");
+    const cut = obj.db.one("SELECT seq FROM turns WHERE pos = ? AND superseded_by IS NULL", c.cut);
+    if (cut === null || cut[0] !== c.seq || obj.db.one(`SELECT 1 FROM events WHERE seq > ? AND type IN (${marks(REWRITES.length)}) LIMIT 1`, c.events, ...REWRITES) !== null) {
+      throw new DurableError(`the transcript of ${obj.what} was rewritten while it was being forked; run the fork again`, "conflict", { restart: true });
+    }
+  } else {
+    const events2 = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM events")[0]);
+    const last = a.at == null ? obj.db.one("SELECT pos, seq FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1") : null;
+    if (a.at == null && last === null) return { id: obj.id, name: obj.name, title: meta.title, seq: null, rows: [], next: null };
+    if (a.at != null) {
+      const cut = liveRow(obj, a.at);
+      if (splitsACall(obj, obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? AND tool_calls IS NOT NULL ORDER BY pos`, cut[POS]), cut[POS])) {
+        throw invalid(say("fork_splits_tool_call", { at: a.at, what: obj.what }));
+      }
+      c = { after: Number.MIN_SAFE_INTEGER, cut: cut[POS], seq: a.at, events: events2 };
+    } else {
+      c = { after: Number.MIN_SAFE_INTEGER, cut: last[0], seq: last[1], events: events2 };
+    }
+  }
+  const page = { id: obj.id, name: obj.name, title: meta.title, seq: c.seq };
+  const rows = [];
+  let bytes2 = 0;
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, c.after, c.cut)) {
+    rows.push({
+      role: r[ROLE],
+      content: r[CONTENT],
+      tool_calls_json: r[CALLS],
+      call_id: r[CALL_ID],
+      name: r[NAME],
+      meta_json: r[META2],
+      data_json: r[DATA],
+      tokens: r[TOKENS],
+      created_at: r[CREATED],
+      kind: r[KIND]
+    });
+    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+    if ((rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) && r[POS] !== c.cut) {
+      if (a.cursor === void 0) throw invalid(`${obj.what} is too long for this client's fork; upgrade durable (the Worker answers a fork's plan in pages)`);
+      return { ...page, rows, next: { ...c, after: r[POS] } };
+    }
+  }
+  return { ...page, rows, next: null };
+}
+var COPY = "INSERT INTO turns (seq, role, content, tokens, author, created_at, kind, covers_first, covers_last, call_id, tool_calls, name, meta, data, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)";
+function forkCreate(obj, a) {
+  const src = a.source ?? {};
+  const bad = (what) => invalid(`the fork plan is not one this Worker made: ${what}`);
+  if (typeof src.id !== "string" || !/^[0-9a-f]{64}$/.test(src.id)) throw bad("source id");
+  if (typeof src.name !== "string" || !src.name) throw bad("source name");
+  if (src.seq !== null && !(isInt2(src.seq) && src.seq >= 1)) throw bad("seq");
+  if (a.rows === null || typeof a.rows !== "object" || !(Symbol.iterator in a.rows)) throw bad("rows");
+  refuseExistingFork(obj);
+  const title = a.title != null ? validTitle(a.title) : src.title != null ? validTitle(src.title) : null;
+  createObject(obj, "created", title);
+  let seq = 0, tokens = 0;
+  for (const r of a.rows) {
+    const c = forkCopy(obj, r, `row ${seq + 1}: `, bad);
+    seq += 1;
+    tokens += c.tokens;
+    obj.db.run(
+      COPY,
+      seq,
+      c.role,
+      c.content,
+      c.tokens,
+      obj.actor,
+      c.created_at,
+      c.kind,
+      c.kind === "summary" ? seq : null,
+      c.call_id,
+      c.tool_calls,
+      c.name,
+      c.meta,
+      c.data,
+      src.id
+    );
+  }
+  const t = now();
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?, updated_at = ?, last_active_at = ?", seq, tokens, t, t);
+  event(obj, "session.forked", { name: src.name, id: src.id, seq: src.seq });
+  return sessionJson(obj);
+}
+function refuseExistingFork(obj) {
+  if (obj.meta() !== null) {
+    obj.requireVisible();
+    throw conflict(say("fork_exists", { what: obj.what }));
+  }
+}
+function forkCopy(obj, r, where, bad) {
+  if (r === null || typeof r !== "object" || !isInt2(r.created_at) || r.created_at < 0) throw bad(`${where}created_at`);
+  if (r.kind === "summary") {
+    if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt2(r.tokens) || r.tokens < 0 || r.call_id != null || r.name != null || ["tool_calls", "meta", "data"].some((k) => r[k] != null || r[`${k}_json`] != null)) {
+      throw bad(`${where}summary`);
+    }
+    return {
+      role: "system",
+      content: r.content,
+      tokens: r.tokens,
+      call_id: null,
+      tool_calls: null,
+      name: null,
+      meta: null,
+      data: null,
+      created_at: r.created_at,
+      kind: "summary"
+    };
+  }
+  if (r.kind !== "turn") throw bad(`${where}kind`);
+  if (!isInt2(r.tokens)) throw bad(`${where}tokens`);
+  const p = prepare(obj, r, where);
+  return { ...p, created_at: r.created_at, kind: "turn" };
 }
 
 // src/rules/elicit.ts

@@ -6,6 +6,7 @@ import schema from "./generated/schema.json";
 import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
 import * as sessions from "./rules/sessions";
 import * as transcript from "./rules/transcript";
+import * as fork from "./rules/fork";
 import * as elicit from "./rules/elicit";
 import * as memory from "./rules/memory";
 import * as limits from "./rules/limits";
@@ -65,8 +66,8 @@ const HANDLERS: Record<Exclude<ObjectOp, "tombstone">, Handler> = {
   plan_summary: { run: transcript.planSummary },
   plan_compact: { run: transcript.planCompact },
   commit_summary: { run: transcript.commitSummary },
-  fork_plan: { run: transcript.forkPlan },
-  fork_create: { run: transcript.forkCreate, lazy: true, staging: transcript.refuseExistingFork },
+  fork_plan: { run: fork.forkPlan },
+  fork_create: { run: fork.forkCreate, lazy: true, staging: fork.refuseExistingFork },
   delete: { run: retention.remove },
   ask: { run: elicit.ask },
   requests: { run: elicit.list },

@@ -9,7 +9,7 @@ The window and `rows(last=N)` are read backwards from the tail through a partial
 positions, so their cost grows with what they return, never with the transcript.
 Input is validated whole (`prepare`) before anything is opened or created.
 
-One module a job, each the twin of a part of worker/src/rules/transcript.ts: `row` (columns, input checks,
+One module a job, each the twin of the same name in worker/src/rules/transcript/: `row` (columns, input checks,
 encoding, `row_json`), `appends`, `reads` (show, follow, rows), `context` (the window), `summaries`
 (summarize, compact, the summarizer command) and `edits` (pop, clear, prune, redact, replace_tail).
 This package's namespace is the transcript's API: `transcript.append(...)`, `transcript.window(...)`.

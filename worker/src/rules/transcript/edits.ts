@@ -1,0 +1,106 @@
+// Edits that remove or rewrite rows (mirrors durable_cli/core/transcript/edits.py): pop, clear, redact, prune.
+import { Opened, conflict, event, invalid, notFound, now, say, touch, dumps } from "../state";
+import { approx } from "../tokens";
+import { check } from "../sessions";
+import { CALLS, COLS, KIND, REDACTED, SEQ, SUPERSEDED, TOKENS, isInt, marks, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
+import { pinned } from "./context";
+
+export function pop(obj: Opened, a: { count?: number }) {
+  const count = a.count ?? 1;
+  if (!isInt(count) || count < 1) throw invalid(say("pop_count"));
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be popped");
+  check(obj, "write", meta.status);
+  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
+  const removed: any[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
+    if (!r) break;
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    let restored = [0, 0];
+    if (r[KIND] === "summary") {
+      restored = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by = ?", r[SEQ])!;
+      obj.db.run("UPDATE turns SET superseded_by = NULL WHERE superseded_by = ?", r[SEQ]);
+    } else obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+    obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
+    removed.push(rowJson(r));
+  }
+  event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
+  touch(obj);
+  return removed;
+}
+
+export function clear(obj: Opened) {
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be cleared");
+  const n = obj.db.one("SELECT count(*) FROM turns")![0];
+  if (n === 0) return { deleted: 0 };
+  check(obj, "write", meta.status);
+  obj.db.run("DELETE FROM turns");
+  obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
+  obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
+  event(obj, "transcript.cleared", { deleted: n });
+  touch(obj);
+  return { deleted: n };
+}
+
+export function redact(obj: Opened, a: { seq: number }) {
+  const meta = requireVisible(obj);
+  const row = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
+  if (!row) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
+  refuseRewriteIfOwned(obj, meta, "be redacted");
+  const calls = row[CALLS] ? JSON.parse(row[CALLS]).map((c: any) => ({ ...c, arguments: "{}" })) : null;
+  const parts = [REDACTED];
+  for (const c of calls ?? []) parts.push(c.name, c.arguments);
+  const count = approx(parts.join("\n"));
+  obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
+  if (row[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row[TOKENS], count);
+  obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
+  event(obj, "transcript.redacted", { seq: a.seq });
+  touch(obj);  // a redaction is activity (SPEC §3)
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq)!);
+}
+
+const PRUNED = "[pruned]"; // what a prompt's text becomes when prune deletes the turn it became
+
+/** Removals rewrite the search index: merge it so no segment keeps a token of what was removed. */
+function dropRemovedTokens(obj: Opened) {
+  obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
+}
+
+export function prune(obj: Opened, a: { older_than: number; dry_run?: boolean }) {
+  const olderThan = a.older_than;
+  if (!isInt(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
+  refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
+  const dryRun = !!a.dry_run;
+  const cutoff = now() - olderThan * 1000;
+  const pin = new Set(pinned(obj).map((r) => r[SEQ]));
+  const doomed = new Set<number>();
+  for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
+  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
+  // IN lists of at most 100 bound parameters (Cloudflare's limit, enforced by Db everywhere)
+  const inParts = (sql: (m: string) => string, seqs: number[]) => {
+    const out: number[] = [];
+    for (let i = 0; i < seqs.length; i += 100) {
+      const part = seqs.slice(i, i + 100);
+      for (const r of obj.db.all(sql(marks(part.length)), ...part)) out.push(r[0]);
+    }
+    return out;
+  };
+  while (frontier.length) {
+    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s) => !doomed.has(s));
+    for (const s of more) doomed.add(s);
+    frontier = more.length ? inParts((m) => `SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${m})`, more) : [];
+  }
+  if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
+  for (const s of [...doomed].sort((x, y) => x - y)) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", s);
+    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
+  }
+  const live = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL")!;
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live[0], live[1]);
+  dropRemovedTokens(obj);
+  event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
+  touch(obj, false);
+  return { deleted: doomed.size, dry_run: false };
+}

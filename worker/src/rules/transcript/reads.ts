@@ -1,0 +1,108 @@
+// Reading rows (mirrors durable_cli/core/transcript/reads.py): `show` in pages, `stored_rows`, `--follow`'s reads.
+import { Opened, invalid, say } from "../state";
+import { CALLS, COLS, CONTENT, DATA, META, POS, SEQ, isInt, requireVisible, rowJson } from "./row";
+
+export const PAGE_ROWS = 1000; // a page of `show` holds at most this many rows
+export const PAGE_BYTES = 524288; // ... and stops at the row that reaches this many bytes of text (one row alone may be up to 2 MiB)
+
+type ShowCursor = { after: number; from_pos?: number | null; high: number };
+
+/** One page of what `show` lists (SPEC §6), read from a lazy cursor (SPEC §13: a request holds one row plus
+ *  one page of its answer): {rows, next}; the client asks again with `cursor: next` until it is null. The
+ *  first page fixes HIGH, the highest seq then written: later pages list no row written after it, so the
+ *  pages join into one consistent listing. --all pages in seq order, live rows in logical order (pos);
+ *  --last N is the live rows from the pos of the Nth newest on. */
+export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null; cursor?: ShowCursor | null }) {
+  requireVisible(obj);
+  const since = a.since ?? 0;
+  if (!isInt(since)) throw invalid("--since must be an integer");
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  if (c === null) {
+    const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
+    let fromPos: number | null = null;
+    if (a.last != null) {
+      if (a.all_rows) throw invalid(say("last_with_all"));
+      if (!isInt(a.last) || a.last < 0) throw invalid(say("last_negative"));
+      if (a.last === 0) return { rows: [], next: null };
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, a.last - 1);
+      fromPos = nth ? nth[0] : null;
+    }
+    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
+  }
+  const sql = a.all_rows
+    ? `SELECT ${COLS} FROM turns WHERE seq > ? AND seq > ? AND seq <= ? ORDER BY seq`
+    : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
+  const params: unknown[] = [c.after, since, c.high];
+  if (!a.all_rows && c.from_pos != null) params.push(c.from_pos);
+  const rows: any[] = [];
+  let bytes = 0;
+  let last: number | null = null;
+  for (const r of obj.db.iter(sql, ...params)) {
+    rows.push(rowJson(r));
+    last = a.all_rows ? r[SEQ] : r[POS];
+    for (const x of [r[CONTENT], r[CALLS], r[META], r[DATA]]) if (typeof x === "string") bytes += x.length;
+    if (rows.length >= PAGE_ROWS || bytes >= PAGE_BYTES) {
+      return { rows, next: { after: last, from_pos: c.from_pos ?? null, high: c.high } };
+    }
+  }
+  return { rows, next: null };
+}
+
+const STORED = "data, role, kind, content, call_id, tool_calls";
+
+/** The live rows in logical order (LAST: the newest N) as [data, role, kind, content, call_id, tool_calls], `data`
+ *  and `tool_calls` the JSON text stored (core/transcript/reads.py stored_rows: what an adapter rebuilds its items from). */
+export function storedRows(obj: Opened, a: { last?: number | null; cursor?: ShowCursor | null }) {
+  requireVisible(obj);
+  // in pages, as show's (SPEC §13): {rows, next}; the client asks again with `cursor: next` until it is null
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  if (c === null) {
+    let fromPos: number | null = null;
+    if (a.last != null) {
+      if (!isInt(a.last) || a.last < 0) throw invalid(say("stored_last_negative"));
+      if (a.last === 0) return { rows: [], next: null };
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", a.last - 1);
+      fromPos = nth ? nth[0] : null;
+    }
+    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]) };
+  }
+  const params: unknown[] = [c.after, c.high];
+  if (c.from_pos != null) params.push(c.from_pos);
+  const rows: any[] = [];
+  let bytes = 0;
+  for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?` +
+    `${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
+    rows.push(r.slice(0, 6));
+    for (const x of r) if (typeof x === "string") bytes += x.length;
+    if (rows.length >= PAGE_ROWS || bytes >= PAGE_BYTES) return { rows, next: { after: r[6], from_pos: c.from_pos ?? null, high: c.high } };
+  }
+  return { rows, next: null };
+}
+
+/** `show --follow`'s first read: the rows `show` lists, the highest seq written so far (what follows must be
+ *  newer) and the session's status (core/transcript/reads.py follow_start). */
+export function followStart(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null }) {
+  const page = show(obj, { ...a, cursor: null });
+  const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
+  // the first page of `show`, the highest seq, the status, and the cursor of show's next page (or null)
+  return [page.rows, Math.max(high, a.since ?? 0), obj.meta()!.status, page.next];
+}
+
+/** Every row with a seq greater than SEQ, in seq order, and the session's status (one poll of `--follow`). */
+export function rowsAfter(obj: Opened, a: { seq: number }) {
+  requireVisible(obj);
+  if (!isInt(a.seq)) throw invalid("seq must be an integer");
+  return [obj.db.all(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq).map(rowJson), obj.meta()!.status];
+}
+
+/** The rows with a seq greater than SEQ, in seq order, one at a time as read (a live follower's push):
+ *  [seq, row as JSON]. */
+export function* rowsSince(obj: Opened, seq: number): Generator<[number, any]> {
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
+}
