@@ -17,7 +17,8 @@ TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 
 
 def render() -> str:
-    steps = [{"name": name, "statements": [" ".join(s.split()) for s in schema.statements(sql)]} for name, sql in schema.MIGRATIONS]
+    steps = [{"name": name, "statements": [" ".join(s.split()) for s in schema.statements(sql)]} for name, sql in schema.MIGRATIONS
+             if name not in schema.LOCAL_ONLY]  # the Worker keeps what those steps drop (schema.LOCAL_ONLY)
     catch_up = [" ".join(s.split()) for s in schema.CATCH_UP_STATEMENTS]
     return json.dumps({"migrations": steps, "catch_up": catch_up}, indent=1, ensure_ascii=False) + "\n"
 

@@ -1,15 +1,13 @@
 """Full-text search over the acting user's sessions (SPEC §7 `durable search`).
 
-Each object carries its own FTS5 index (`turns_fts`: content and tool call arguments, brought up to date
-before each write's COMMIT, `schema.catch_up`), so it commits with the rows and goes with the file. SQLite 3.40 has no FTS5 secure-delete:
-a deleted row leaves its tokens in the index's older segments until they are merged, so every removal
-(pop, clear, prune, redact) ends with `drop_removed_tokens`, which merges the whole index into one
-segment (the old ones' pages are zeroed by `secure_delete`) before the commit and the WAL checkpoint.
-
-A local search reads one side file per owner instead (store/side_index.py): it takes from index.db the
+A local search reads one side file per owner (store/side_index.py): it takes from index.db the
 sessions `ls --all` lists that can hold a hit (rows, activity since `--newer-than`), brings each owner's
 side file up to date with those written since (read under their lock), ranks that file's rows with bm25,
-and merges the owners' tops by (rank, newer last_active_at, NAME, seq).
+and merges the owners' tops by (rank, newer last_active_at, NAME, seq). An object keeps no index of its
+own (the step "search index in the side files only" dropped it; the Worker's objects keep theirs, which
+remote search reads). SQLite 3.40 has no FTS5 secure-delete: every removal (pop, clear, prune, redact,
+and the removal of whole objects) first takes the object out of its side file, which is then merged into
+one segment with secure_delete on, so no token of what was removed stays in any file.
 """
 
 import heapq

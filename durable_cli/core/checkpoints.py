@@ -11,7 +11,7 @@ import sqlite3
 
 from ..store.sqlite import sqlite_error
 from . import state, transcript
-from .transcript.row import _settings
+from .transcript.row import _plain, _settings
 
 ADAPTER = "langgraph"
 _CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
@@ -39,22 +39,33 @@ def put_checkpoint(obj, *, external_id, ns, checkpoint_id, parent_id, type_, blo
     """Store one checkpoint (replacing one with the same id); append the MIRROR rows not mirrored yet, each
     (message id, its row fields or a function making them, None for a message not mirrored): only those
     are made and checked, so a step costs the same whatever the conversation's length; with KEEP, drop all
-    but the newest KEEP checkpoints of NS and their writes."""
-    with obj.handle.transaction():
+    but the newest KEEP checkpoints of NS and their writes.
+
+    Which ids are mirrored (lg_mirrored) is read once and then carried by a kept connection to the next put
+    (ObjectHandle.carry, trusted only while no other connection committed to the object): a graph step
+    then asks the database nothing to find its new messages."""
+    handle = obj.handle
+    carried = handle.carry if handle.known is not None else None
+    mirrored = carried.get(_MIRRORED) if carried else None
+    with handle.transaction():
         _writable(obj, external_id, create=True)
-        obj.db.execute(f"INSERT OR REPLACE INTO lg_checkpoints ({_CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)",
-                       (ns, checkpoint_id, parent_id, type_, blob, metadata))
-        fresh = _unmirrored(obj.db, [mid for mid, _ in mirror])
+        obj.db.execute(_PUT, (ns, checkpoint_id, parent_id, type_, blob, metadata))
+        if mirrored is None:
+            mirrored = {r[0] for r in obj.db.execute("SELECT message_id FROM lg_mirrored")}
         rows = []
-        if fresh:
-            settings = _settings(obj.config)
-            for mid, fields in mirror:
-                if mid not in fresh:
-                    continue
-                fresh.discard(mid)  # a message once, by its id
-                fields = fields() if callable(fields) else fields
-                if fields is not None:
-                    rows.append((mid, transcript.prepare(obj.config, fields, _settings=settings)))
+        seen = set()
+        settings = None
+        for mid, fields in mirror:
+            if mid in mirrored or mid in seen:
+                continue
+            seen.add(mid)  # a message once, by its id
+            fields = fields() if callable(fields) else fields
+            if fields is not None:
+                if settings is None:
+                    settings = _settings(obj.config)
+                # a message's text and its `data` take append's quick path; the rest prepare's whole check
+                row = _plain(fields, *settings) or transcript.prepare(obj.config, fields, _settings=settings)
+                rows.append((mid, row))
         if rows:
             seqs = transcript.insert_rows(obj, [row for _, row in rows], author=obj.actor)
             obj.db.executemany("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)",
@@ -67,6 +78,13 @@ def put_checkpoint(obj, *, external_id, ns, checkpoint_id, parent_id, type_, blo
                 (ns, keep))]
             obj.db.executemany("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", [(ns, c) for c in old])
             obj.db.executemany("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", [(ns, c) for c in old])
+    # committed: the ids mirrored now, for the next put on this connection
+    mirrored.update(mid for mid, _ in rows)
+    handle.carry = dict(carried or (), **{_MIRRORED: mirrored})
+
+
+_MIRRORED = "lg_mirrored"
+_PUT = f"INSERT OR REPLACE INTO lg_checkpoints ({_CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)"
 
 
 def put_writes(obj, *, external_id, ns, checkpoint_id, writes, replace: bool):
@@ -79,17 +97,6 @@ def put_writes(obj, *, external_id, ns, checkpoint_id, writes, replace: bool):
             f"{verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [(ns, checkpoint_id, *w) for w in writes])
         state.touch(obj)
-
-
-def _unmirrored(db, ids) -> set:
-    """The message ids among IDS that lg_mirrored does not hold."""
-    fresh = set(ids)
-    wanted = list(fresh)
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
-        fresh.difference_update(r[0] for r in db.execute(
-            f"SELECT message_id FROM lg_mirrored WHERE message_id IN ({','.join('?' * len(chunk))})", chunk))
-    return fresh
 
 
 def checkpoint_rows(obj, *, ns=None, checkpoint_id=None, before=None, limit=None):

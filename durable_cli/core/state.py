@@ -147,13 +147,15 @@ def set_status(obj: Opened, new: str, old: str) -> None:
     event(obj, "session.status", {"from": old, "to": new})
 
 
+NEXT_ALARM_AT = (
+    "SELECT min(t) FROM (SELECT expires_at AS t FROM object"
+    " UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing'"
+    " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')"
+)
+
+
 def next_alarm_at(db):
-    row = db.execute(
-        "SELECT min(t) FROM (SELECT expires_at AS t FROM object"
-        " UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing'"
-        " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')"
-    ).fetchone()
-    return row[0]
+    return db.execute(NEXT_ALARM_AT).fetchone()[0]
 
 
 # SPEC §5.1 `work --all`: when the object's oldest startable pending prompt could start (a release's delay
@@ -168,19 +170,26 @@ def pending_at(db):
     return db.execute(PENDING_AT).fetchone()[0]
 
 
+# The object's row with what index.db derives from the rest (next alarm, newest seq, oldest startable prompt),
+# in one statement: index_row runs after every write
+_INDEX_ROW = (
+    "SELECT " + ", ".join(META_COLUMNS) + ", (" + NEXT_ALARM_AT + "), (SELECT coalesce(max(seq), 0) FROM turns), (" + PENDING_AT + ") FROM object"
+)
+
+
 def index_row(db):
     """(row, members) for index.db, read from the object's own connection."""
-    meta = db.execute("SELECT * FROM object").fetchone()
-    if meta is None:
+    found = db.execute(_INDEX_ROW).fetchone()
+    if found is None:
         return None
-    m = dict(zip(META_COLUMNS, meta))
+    m = dict(zip(META_COLUMNS, found))
+    alarm, seq_max, pending = found[len(META_COLUMNS):]
     row = {
         "id": m["id"], "scope": m["scope"], "owner": m["owner"], "name": m["name"], "title": m["title"],
         "status": m["status"], "created_at": m["created_at"], "updated_at": m["updated_at"],
         "last_active_at": m["last_active_at"], "turns": m["live_turns"], "tokens": m["live_tokens"],
-        "expires_at": m["expires_at"], "next_alarm_at": next_alarm_at(db), "external_id": m["external_id"],
-        "seq_max": db.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0],
-        "pending_at": pending_at(db),
+        "expires_at": m["expires_at"], "next_alarm_at": alarm, "external_id": m["external_id"],
+        "seq_max": seq_max, "pending_at": pending,
     }
     if m["scope"] != "reserved":  # SPEC §7 usage: the object's totals per UTC day and model
         row["usage"] = db.execute(
@@ -201,8 +210,17 @@ def keep_facts(handle) -> dict:
 
 
 def sync_index(handle) -> None:
-    """After a commit, under the object's lock: bring the object's index.db row in step."""
-    found = index_row(handle.db)
+    """After a commit, under the object's lock: bring the object's index.db row in step (the object read in
+    one read transaction: one WAL read lock for its several queries, not one each)."""
+    db = handle.db
+    if db.in_transaction:
+        found = index_row(db)
+    else:
+        db.execute("BEGIN")
+        try:
+            found = index_row(db)
+        finally:
+            db.execute("COMMIT")
     handle.facts = {"present": found is not None, "due": found[0]["next_alarm_at"] if found is not None else None}
     if found is not None:
         handle.store.index().upsert(*found)

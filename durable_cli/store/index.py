@@ -65,6 +65,11 @@ class Index:
         # upsert then writes only what changed (a long-lived Store writes one object again and again).
         self._written = {}
         self._version = None
+        # Tombstones read (object id -> row or None), valid while index.db's PRAGMA data_version stays
+        # _graves_version (no other connection committed) and this connection wrote no tombstone: the
+        # LangGraph saver asks at every put whether the thread was deleted.
+        self._graves = {}
+        self._graves_version = None
 
     def connect(self, *, create: bool) -> bool:
         """Open index.db (upgrading it); False when it does not exist and CREATE is false.
@@ -159,6 +164,7 @@ class Index:
         for suffix in _paths.SIDE_SUFFIXES:
             _paths.unlink_quiet(self.paths.index + suffix)
         self._recorded = True  # the check value comes back with the kept rows, or with replace_all's rows
+        self._graves.clear()
         self.connect(create=True)
 
         def restore(db):
@@ -209,6 +215,7 @@ class Index:
             db.executemany(sql, params)
             db.execute("COMMIT")
             self._written.clear()  # what upsert remembers may no longer be what the rows hold
+            self._graves.clear()
 
         self._run(work)
 
@@ -277,17 +284,37 @@ class Index:
     def bury(self, object_id: str, owner: str, last_checkpoint, at: int) -> None:
         """Leave (or move forward) the tombstone of a deleted adapter thread."""
         self.connect(create=True)
+        self._graves.clear()
         self._run(lambda db: db.execute(
             "INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')),"
             " deleted_at = excluded.deleted_at", (object_id, owner, last_checkpoint, at)))
 
     def tombstone(self, object_id: str):
-        rows = self.rows("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", (object_id,))
-        return rows[0] if rows else None
+        """OBJECT_ID's tombstone {id, owner, last_checkpoint, deleted_at}, or None (remembered while nobody
+        else commits to index.db: one PRAGMA instead of a query)."""
+        if not self.connect(create=False):
+            return None
+
+        def read(db):
+            version = db.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._graves_version:
+                self._graves.clear()
+                self._graves_version = version
+            if object_id in self._graves:
+                return self._graves[object_id]
+            row = db.execute("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", (object_id,)).fetchone()
+            found = None if row is None else dict(zip(("id", "owner", "last_checkpoint", "deleted_at"), row))
+            if len(self._graves) >= 4096:
+                self._graves.clear()
+            self._graves[object_id] = found
+            return found
+
+        return self._run(read)
 
     def erase_tombstones(self, owner: str) -> None:
         if self.connect(create=False):
+            self._graves.clear()
             self._run(lambda db: db.execute("DELETE FROM tombstones WHERE owner = ?", (owner,)))
 
     def unjournal(self, object_id: str) -> None:
@@ -326,6 +353,7 @@ class Index:
 
     def close(self) -> None:
         self._written.clear()
+        self._graves.clear()
         if self.db is not None:
             self.db.close()
             self.db = None

@@ -134,6 +134,9 @@ class ObjectHandle:
         self.on_keep = None  # set by the layer above: (handle) -> the facts a kept connection carries to the next run
         self.facts = None  # the layer above's facts as of its last commit (on_keep may answer with them)
         self.wrote = False  # a transaction committed in this run (dirty is reset at each sleep)
+        # CARRY: what an operation keeps for this store's next run on the object (the LangGraph saver's mirrored
+        # message ids), trusted, as KNOWN is, only while no other connection commits; None when not known.
+        self.carry = None
 
     def row(self, sql: str, params=()):
         try:
@@ -335,6 +338,7 @@ class ObjectStore:
             handle.kept_version = db.execute("PRAGMA data_version").fetchone()[0]
             if handle.kept_version == facts["data_version"]:
                 handle.known = facts  # nobody else committed since: what the last run checked still holds
+                handle.carry = facts.get("carry")
             elif db.execute("PRAGMA user_version").fetchone()[0] != schema.VERSION:
                 raise sqlite3.Error("another schema")  # migrated afresh: DDL is checked against a fresh parse
         except sqlite3.Error:
@@ -362,6 +366,7 @@ class ObjectStore:
             # while we hold the lock), else read now
             version = handle.kept_version
             facts["data_version"] = version if version is not None else db.execute("PRAGMA data_version").fetchone()[0]
+            facts["carry"] = handle.carry
         except (OSError, sqlite3.Error, DurableError):
             return  # closed as usual
         handle.db = None

@@ -91,11 +91,12 @@ CATCH_UP_STATEMENTS = (_CATCH_UP_CHECK, *_CATCH_UP)
 
 
 def catch_up(db: sqlite3.Connection) -> None:
-    """Bring turns_fts and usage_totals up to the last row (inside the caller's write transaction, just
-    before its COMMIT): every path that inserts rows commits through here."""
+    """Bring usage_totals up to the last row (inside the caller's write transaction, just before its COMMIT):
+    every path that inserts rows commits through here. (A local object keeps no FTS5 index of its own since
+    the step "search index in the side files only": the Worker's catch-up, CATCH_UP_STATEMENTS, still
+    fills its turns_fts first.)"""
     mark, last = db.execute(_CATCH_UP_CHECK).fetchone()
     if last is not None and last > mark:
-        db.execute(_CATCH_UP[0], (mark,))
         if db.execute(_CATCH_UP_ONE_GROUP, (mark,)).rowcount <= 0:
             db.execute(_CATCH_UP[1], (mark,))
         db.execute(_CATCH_UP[-1], (mark, last))
@@ -304,7 +305,23 @@ MIGRATIONS = [
         UPDATE prompts SET attempts = 1 WHERE started_at IS NOT NULL;
         """,
     ),
+    (
+        "search index in the side files only",  # SPEC §7: a local search reads its owner's side file
+        # (store/side_index.py), which indexes the rows themselves; the object's own FTS5 index was kept up
+        # to date at every write (four more pages per commit) and merged at every removal, and read by no
+        # one. Its pages are freed (secure_delete zeroes them). The Worker keeps its per-object index
+        # (remote search reads it): see LOCAL_ONLY.
+        """
+        DROP TRIGGER IF EXISTS turns_fts_forget;
+        DROP TRIGGER IF EXISTS turns_fts_rewrite;
+        DROP TABLE IF EXISTS turns_fts;
+        DROP VIEW IF EXISTS turns_fts_source;
+        """,
+    ),
 ]
+# Steps the Worker's objects do not take (scripts/gen_worker_schema.py leaves them out): remote search reads
+# each object's own FTS5 index, which a local object no longer keeps.
+LOCAL_ONLY = frozenset({"search index in the side files only"})
 
 VERSION = len(MIGRATIONS)
 
@@ -316,17 +333,12 @@ _FTS_STRUCTURE_LIMIT = 2048
 
 
 def merge_fts_segments(db, table: str) -> None:
-    """Merge TABLE's FTS5 index into one segment (no token of a deleted row left in an older one), by
-    'optimize', or, once the structure record has grown near the size 3.40 cannot read back, by starting
-    the index afresh: 'rebuild' for a table holding its own text; for the object's turns_fts (external
-    content, whose view FTS5 cannot rebuild from) 'delete-all' and the rows up to the mark indexed again."""
+    """Merge TABLE's FTS5 index (a table holding its own text: a search side file's) into one segment (no
+    token of a deleted row left in an older one), by 'optimize', or, once the structure record has grown
+    near the size 3.40 cannot read back, by starting the index afresh ('rebuild')."""
     found = db.execute(f"SELECT length(block) FROM {table}_data WHERE id = 10").fetchone()
     if found is None or (found[0] or 0) <= _FTS_STRUCTURE_LIMIT:
         db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-    elif table == "turns_fts":
-        db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('delete-all')")
-        db.execute("INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source"
-                   f" WHERE {_COUNTED.format(row='turns_fts_source')}")
     else:
         db.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
 

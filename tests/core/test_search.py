@@ -164,9 +164,7 @@ def test_what_a_removal_takes_is_never_found_again_and_leaves_no_token_on_disk(d
     assert search(durable, TOKEN + "*") == []
     if kind in ("redact", "prune", "pop", "clear"):
         assert kind == "clear" or search(durable, "keep") != []  # the rest is still found
-        db = sqlite3.connect(durable("path", "s").out.strip())
-        db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')")  # the index agrees with the rows
-        db.close()
+        assert _own_index(durable("path", "s").out.strip()) == []  # the side file is the only index
 
 
 @pytest.mark.local_only("busy (file lock) and corrupt object files")
@@ -209,7 +207,8 @@ def test_an_object_made_before_the_index_existed_is_indexed_when_it_wakes(durabl
     db = sqlite3.connect(path)
     for (trigger,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'turns_fts%'").fetchall():
         db.execute(f"DROP TRIGGER {trigger}")
-    db.execute("DROP TABLE turns_fts")
+    db.execute("DROP TABLE IF EXISTS turns_fts")
+    db.execute("DROP VIEW IF EXISTS turns_fts_source")
     step = next(i for i, (name, _) in enumerate(schema.MIGRATIONS) if name == "full-text search index")
     import re
 
@@ -220,12 +219,40 @@ def test_an_object_made_before_the_index_existed_is_indexed_when_it_wakes(durabl
     db.commit()
     db.close()
     assert [h["name"] for h in search(durable, "papaya")] == ["old"]
+    assert _own_index(path) == []  # the per-object index its upgrade made on the way is dropped again
+
+
+@pytest.mark.local_only("writes an object file of an older schema")
+def test_an_object_with_its_own_index_loses_it_when_it_wakes_and_is_still_found(durable, home):
+    """An object from before the step "search index in the side files only" (its own turns_fts, kept by
+    triggers) drops it at its next wake; appends, removals and searches then go on as before."""
+    from durable_cli.store import schema
+
+    append(durable, "old", "guava from before")
+    append(durable, "old", "guava secretword")
+    path = durable("path", "old").out.strip()
+    db = sqlite3.connect(path)
+    previous = [sql for name, sql in schema.MIGRATIONS if name == "search index without a copy of the text"][0]
+    for statement in schema.statements(previous):
+        if not statement.startswith("DROP"):
+            db.execute(statement)
+    db.execute(f"PRAGMA user_version={schema.VERSION - 1}")
+    db.commit()
+    assert db.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'guava'").fetchone()[0] == 2
+    db.close()
+    assert sorted(h["seq"] for h in search(durable, "guava")) == [1, 2]
+    assert _own_index(path) == []
+    assert durable("transcript", "pop", "old").status == 0
+    append(durable, "old", "guava again")
+    assert sorted(h["seq"] for h in search(durable, "guava")) == [1, 3]
+    assert files_holding(home, "secretword") == []
 
 
 @pytest.mark.local_only("reads the object file with sqlite3")
 def test_the_index_keeps_no_second_copy_of_the_text(durable, home):
-    """turns_fts reads the rows' own text (external content): a row's exact text is on disk once, and
-    the search still finds, ranks and quotes it; a redaction and a pop keep the index in step."""
+    """The object keeps no index of its own (the owner's side file indexes its rows): a row's exact text is
+    in the object once, and the search still finds, ranks and quotes it; a redaction and a pop keep the
+    index in step."""
     text = "Quokka-Lantern, Velvet; 4711!"
     append(durable, "s", "first row")
     seq = append(durable, "s", text)
@@ -244,9 +271,17 @@ def test_the_index_keeps_no_second_copy_of_the_text(durable, home):
     assert durable("transcript", "pop", "s").status == 0
     assert search(durable, "velvet") == [] and search(durable, "zebra") == []
     assert [h["seq"] for h in search(durable, "first")] == [seq - 1]
+    assert _own_index(path) == []
+
+
+def _own_index(path) -> list:
+    """The search tables, triggers and views an object file holds: none since the step "search index in the
+    side files only" (a local search reads its owner's side file; the Worker keeps a per-object index)."""
     db = sqlite3.connect(path)
-    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')")
-    db.close()
+    try:
+        return db.execute("SELECT type, name FROM sqlite_master WHERE name LIKE 'turns_fts%'").fetchall()
+    finally:
+        db.close()
 
 
 def test_newer_than_reaching_back_past_every_row_finds_them(durable):
@@ -297,7 +332,4 @@ def test_indexes_started_afresh_after_many_merges_still_find_exactly_the_live_ro
     assert durable("delete", "t", "--yes").status == 0
     assert sorted(h["seq"] for h in search(durable, "apple")) == [1, 3, 4, 5]
     assert search(durable, "row1") == [] and search(durable, "row5") == []
-    db = sqlite3.connect(durable("path", "s").out.strip())
-    db.execute("INSERT INTO turns_fts (turns_fts) VALUES ('integrity-check')")
-    db.close()
     assert files_holding(home, "row5") == []

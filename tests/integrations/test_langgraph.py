@@ -330,3 +330,39 @@ def test_a_saver_reading_step_after_step_sees_every_other_writer(lg, home, durab
     assert durable("session", "show", "steps").status == 3
     reader.close()
     writer.close()
+
+
+def test_savers_taking_turns_on_a_thread_mirror_each_message_once_and_see_each_others_delete(lg, home, durable):
+    """A saver carries which messages it mirrored from one put to the next on its kept connection (issue 27),
+    and a thread's tombstone from one check to the next: neither may outlive another writer's commit."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
+
+    from durable_cli import DurableError
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    a, b = DurableSaver(home=str(home)), DurableSaver(home=str(home))
+    config = {"configurable": {"thread_id": "turns", "checkpoint_ns": ""}}
+    checkpoint, messages, configs = empty_checkpoint(), [], []
+    for step in range(8):
+        kind = HumanMessage if step % 2 == 0 else AIMessage
+        messages = messages + [kind(content=f"line {step}", id=f"m{step}")]
+        checkpoint = create_checkpoint(checkpoint, {}, step)
+        checkpoint["channel_values"] = {"messages": messages}
+        saver = (a, a, b, a, b, b, a, a)[step]  # each saver's kept connection is taken up between its turns
+        config = saver.put(config, checkpoint, {"step": step}, {})
+        configs.append(config)
+    rows = durable("transcript", "show", "turns", "--json").json()
+    assert [r["content"] for r in rows] == [f"line {i}" for i in range(8)]
+    stale = (a.get_tuple(configs[2]), a.get_tuple(configs[6]))
+    assert all(stale)
+    b.put(configs[-1], checkpoint, {"step": 8}, {})  # nothing new to mirror
+    assert len(durable("transcript", "show", "turns", "--json").json()) == 8
+    b.delete_thread("turns")
+    for old in stale:  # a's next check of the tombstone sees b's delete
+        with pytest.raises(DurableError) as e:
+            a.put(old.config, old.checkpoint, old.metadata, {})
+        assert e.value.code == "conflict"
+    assert durable("session", "show", "turns").status == 3
+    a.close()
+    b.close()

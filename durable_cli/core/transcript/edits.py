@@ -184,11 +184,7 @@ def redact(obj, seq: int) -> dict:
 
 
 def _drop_removed_tokens(obj) -> None:
-    """Removals (pop, clear, prune, redact) leave the owner's side file first, then merge the object's FTS
-    index (inside the caller's transaction) so no segment keeps a token of what was removed (FTS5
-    'optimize', or a fresh start when 3.40's structure record has grown: schema.merge_fts_segments;
-    secure_delete zeroes the freed pages)."""
-    from ...store.schema import merge_fts_segments
-
+    """Removals (pop, clear, prune, redact) take the object out of its owner's search side file first, so
+    no index keeps a token of what was removed (the side file is merged with secure_delete; the object
+    itself keeps no search index, and secure_delete zeroes the rows' freed pages)."""
     obj.handle.evict_search()
-    merge_fts_segments(obj.db, "turns_fts")
