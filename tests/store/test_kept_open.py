@@ -290,3 +290,20 @@ def test_stores_dropped_without_close_leave_no_lock_files_open(home):
     del store
     gc.collect()
     assert open_locks() - before <= 1
+
+
+def test_a_new_objects_wal_made_ahead_reads_as_written_after_the_writer_is_killed(home, durable):
+    """A kept-open store makes a new object's WAL ahead of its first commit (zeros past the frames SQLite
+    writes: objects.preallocate_wal). A process killed with its connection open leaves that WAL behind,
+    frames then zeros; another process reads every acknowledged row, and writes on."""
+    other_process(home, "import os\nfrom durable_cli import Store\nstore = Store(home=home, user='alice', keep_open=True)\n"
+                        "for i in range(5):\n"
+                        "    with store.open('chat', create=True) as s: s.append(f'row {i}', role='user')\n"
+                        "os._exit(0)")
+    path = object_file(home)
+    assert os.path.getsize(path + "-wal") >= objects.WAL_AHEAD  # left behind, never shrunk
+    rows = durable("transcript", "show", "chat", "--json").json()
+    assert [r["content"] for r in rows] == [f"row {i}" for i in range(5)]
+    assert durable("transcript", "append", "chat", "--role", "user", "row 5").status == 0
+    assert [r["content"] for r in durable("transcript", "show", "chat", "--json").json()][-1] == "row 5"
+    assert durable("doctor", "--json").json()["healthy"]
