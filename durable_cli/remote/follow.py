@@ -74,7 +74,9 @@ def follow_rows(store, name, *, all_rows=False, since=0, last=None, interval=Non
             if err.code != "busy":
                 raise err
             why = err.message
-        except (OSError, TimeoutError, InvalidHandshake) as e:
+        except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed) as e:
+            # ConnectionClosed: the socket dropped while the handshake was being sent (a Worker restarting
+            # accepts the TCP connection and closes it): as any lost connection, reconnect
             why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if ws is not None:
             failing_since, attempt = None, 0
