@@ -13,92 +13,53 @@ from contextlib import contextmanager
 
 from . import clock
 from .config import Config, valid_name
-from .core import alarms, elicit, limits, memory, sessions, state, transcript
+from .core import alarms, sessions, state, transcript
 from .errors import DurableError, conflict, not_found, storage
 from .backends import FOLLOW_ENDS, GIVE_UP, follow_rows, plan_create, poll_loop  # noqa: F401 - also the library's API
 
 
 class Session(state.Opened):
-    """An opened object with its operations as methods; valid inside `with store.open(...)`."""
+    """An opened object with its operations as methods; valid inside `with store.open(...)`.
 
-    show = sessions.show
-    prompt = sessions.prompt
-    next_prompt = sessions.next_prompt
-    renew = sessions.renew
-    finish = sessions.finish
-    release = sessions.release
-    stop = sessions.stop
-    cancel = sessions.cancel
-    archive = sessions.archive
-    unarchive = sessions.unarchive
-    set_title = sessions.set_title
-    invite = sessions.invite
-    dequeue = sessions.dequeue
-    queue = sessions.queue
-    events = sessions.events
-    participants = sessions.participants
-    get_prompt = sessions.get_prompt
+    Each op of the contract's op table that names a rule ("rule": module.function of core/) is the method of
+    its name, made by `_rule_methods` below from core/rules.py (generated from the contract); the methods here
+    are the ones the table does not hold (a composition of ops, or a row given as arguments)."""
+
     append = transcript.append
-    append_many = transcript.append_many
-    pop = transcript.pop
     replace_tail = transcript.replace_tail
-    clear = transcript.clear
     rows = transcript.rows
-    stored_rows = transcript.stored_rows
     window = transcript.window
-    show_transcript = transcript.show
-    follow_start = transcript.follow_start
-    rows_after = transcript.rows_after
-    context_window = transcript.context_window
-    summarize = transcript.summarize
-    compact = transcript.compact
-    prune = transcript.prune
-    redact = transcript.redact
-    ask = elicit.ask
-    requests = elicit.list_requests
-    request = elicit.get
-    answer = elicit.answer
-    decline = elicit.decline
-    set_fact = memory.set_fact
-    get_fact = memory.get_fact
-    facts = memory.list_facts
-    confirm_fact = memory.confirm
-    forget_fact = memory.forget_fact
-    hit = limits.hit
 
     # SPEC §12: a LangGraph thread's checkpoints (durable_cli.integrations.langgraph)
-    def put_checkpoint(self, **kw):
-        from .core import checkpoints
-
-        return checkpoints.put_checkpoint(self, **kw)
-
-    def put_checkpoint_writes(self, **kw):
-        from .core import checkpoints
-
-        return checkpoints.put_writes(self, **kw)
-
-    def checkpoint_rows(self, **kw):
-        from .core import checkpoints
-
-        return checkpoints.checkpoint_rows(self, **kw)
-
     def checkpoint_latest(self, *, ns, checkpoint_id=None):
         from .core import checkpoints
 
         return checkpoints.latest(self, ns=ns, checkpoint_id=checkpoint_id)
 
-    def checkpoint_writes(self, ns, checkpoint_id):
-        from .core import checkpoints
 
-        return checkpoints.write_rows(self, ns, checkpoint_id)
+class _Rule:
+    """Session's method for an op of the table: the rule's module is imported when the method is first
+    looked up (a command pays only for the rules it runs), then the rule itself takes this stand-in's place."""
 
-    def delete_thread(self):
-        from .core import checkpoints
+    def __init__(self, name: str, module: str, function: str):
+        self.name, self.module, self.function = name, module, function
 
-        return checkpoints.delete_thread(self)
+    def __get__(self, obj, owner=None):
+        from importlib import import_module
 
-    def create(self, *, title=None, ttl_seconds=None):
-        return sessions.create(self, title=title, ttl_seconds=ttl_seconds)
+        rule = getattr(import_module(f"durable_cli.core.{self.module}"), self.function)
+        setattr(Session, self.name, rule)
+        return rule if obj is None else rule.__get__(obj, owner)
+
+
+def _rule_methods() -> None:
+    from .core.rules import RULES
+
+    for name, (module, function) in RULES.items():
+        setattr(Session, name, _Rule(name, module, function))
+
+
+_rule_methods()
 
 
 def conclude_search(receipt) -> None:

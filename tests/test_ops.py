@@ -1,6 +1,7 @@
 """The op table of durable_cli/contract.json: the Worker's OPS and argument checks are generated from it,
 the remote client's plain methods are built from it, and both backends' Session methods agree with it."""
 
+import importlib
 import importlib.util
 import inspect
 import os
@@ -13,12 +14,34 @@ from durable_cli.remote.backend import RemoteSession
 from tests.conftest import ROOT
 
 
-def test_worker_ops_are_generated_from_the_contract():
+def test_worker_ops_handlers_and_session_rules_are_generated_from_the_contract():
     spec = importlib.util.spec_from_file_location("gen_worker_ops", os.path.join(ROOT, "scripts", "gen_worker_ops.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    with open(module.TARGET, encoding="utf-8") as f:
-        assert f.read() == module.render(), "run: python scripts/gen_worker_ops.py"
+    for path, render in module.FILES.items():
+        with open(path, encoding="utf-8") as f:
+            assert f.read() == render(), f"{os.path.relpath(path, ROOT)} is stale: run python scripts/gen_worker_ops.py"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in ops()["object"].items() if "rule" in s))
+def test_an_ops_rule_is_the_library_session_method(name):
+    """The contract's "rule" names the core function library.Session runs for the op (the Worker's twin is
+    checked by tsc over worker/src/generated/handlers.ts)."""
+    module, _, function = ops()["object"][name]["rule"].rpartition(".")
+    rule = getattr(importlib.import_module(f"durable_cli.core.{module}"), function, None)
+    assert callable(rule), f"{name}: durable_cli/core/{module} has no {function}"
+    assert getattr(Session, name) is rule
+
+
+def test_a_session_method_imports_its_rule_module_when_first_used():
+    """Start-up is a feature: opening the library loads no rule module a command does not run."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, durable_cli.library as l; before = 'durable_cli.core.memory' in sys.modules; "
+             "l.Session.forget_fact; print(before, 'durable_cli.core.memory' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]
 
 
 def _params(method):

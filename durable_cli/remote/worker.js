@@ -204,68 +204,68 @@ var contract_default = {
       "remote.timeout": "10s"
     }
   },
-  ops_about: "Every operation of POST /v1/call by scope (object: one object's Durable Object; index: the commands across objects; auth: token revocation; objects: search). write: a request id is remembered and the call retried only with it; parts: the lists of its arguments a body over the Worker's DURABLE_MAX_BODY_BYTES is split along (the client sends it in parts with a `part` argument, worker/src/parts.ts); creates: may make the object; erases: deletes storage. Each argument: JSON type (integer, string, boolean, array, object, enum, json), range (min/max; max_items for arrays), required; absent or null means the default. The Worker checks every call against it before running the op (worker/src/generated/ops.ts, rules/args.ts): a crafted body is HTTP 400.",
+  ops_about: "Every operation of POST /v1/call by scope (object: one object's Durable Object; index: the commands across objects; auth: token revocation; objects: search). write: a request id is remembered and the call retried only with it; parts: the lists of its arguments a body over the Worker's DURABLE_MAX_BODY_BYTES is split along (the client sends it in parts with a `part` argument, worker/src/parts.ts); creates: may make the object; erases: deletes storage. Each argument: JSON type (integer, string, boolean, array, object, enum, json), range (min/max; max_items for arrays), required; absent or null means the default. The Worker checks every call against it before running the op (worker/src/generated/ops.ts, rules/args.ts): a crafted body is HTTP 400. rule (object ops): where the op's rule lives, module.function of durable_cli/core/ (library.Session's method of the op's name, its module imported on first use) and its twin in worker/src/rules/module.ts, the same function in camelCase (the Worker's handler): scripts/gen_worker_ops.py writes both tables from it. worker: a function of worker/src/rules/ only (the file backend composes that op in library.Store from core functions of its own). Neither: the Durable Object answers the op itself (worker/src/object.ts).",
   ops: {
     object: {
-      create: { write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
-      show: { write: false, creates: false, erases: false, plain: true, args: {} },
-      prompt: { write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null }, created: { type: "boolean", default: false }, waiting: { type: "boolean", default: false } } },
-      next_prompt: { write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
-      renew: { write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
-      finish: { write: true, creates: false, erases: false, parts: ["rows"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, part: { type: "object" } } },
-      release: { write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, delay_seconds: { type: "integer", min: 0, max: 31536e5 }, not_an_attempt: { type: "boolean" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
-      stop: { write: true, creates: false, erases: false, plain: true, args: {} },
-      cancel: { write: true, creates: false, erases: false, plain: true, args: {} },
-      archive: { write: true, creates: false, erases: false, plain: true, args: {} },
-      unarchive: { write: true, creates: false, erases: false, plain: true, args: {} },
-      set_title: { write: true, creates: false, erases: false, args: { title: { type: "string", required: true } } },
-      invite: { write: true, creates: false, erases: false, args: { user: { type: "string", required: true }, role: { type: "enum", values: ["owner", "member"] } } },
-      dequeue: { write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      queue: { write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
-      events: { write: false, creates: false, erases: false, plain: true, args: { since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 0 } } },
-      participants: { write: false, creates: false, erases: false, plain: true, args: {} },
-      get_prompt: { write: false, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      append_many: { write: true, creates: true, erases: false, parts: ["rows"], args: { rows: { type: "array", items: { type: "object" }, required: true }, request_id: { type: "string" }, create: { type: "boolean" }, one: { type: "boolean" }, seqs_only: { type: "boolean" }, origin: { type: "array", items: { type: "string" }, max_items: 2 }, part: { type: "object" } } },
-      show_transcript: { write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
-      follow_start: { write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
-      rows_after: { write: false, creates: false, erases: false, args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      stored_rows: { write: false, creates: false, erases: false, args: { last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
-      context_window: { write: false, creates: false, erases: false, plain: true, args: { budget: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null } } },
-      pop: { write: true, creates: false, erases: false, plain: true, positional: ["count"], args: { count: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 1 } } },
-      clear: { write: true, creates: false, erases: false, plain: true, args: {} },
-      redact: { write: true, creates: false, erases: false, plain: true, positional: ["seq"], args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      prune: { write: true, creates: false, erases: false, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, dry_run: { type: "boolean" } } },
-      summarize: { write: true, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
-      compact: { write: true, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
-      plan_summary: { write: false, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      plan_compact: { write: false, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      commit_summary: { write: true, creates: false, erases: false, parts: ["covered"], args: { covered: { type: "array", items: { type: "array" }, required: true }, high: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true }, part: { type: "object" } } },
-      fork_plan: { write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
-      fork_create: { write: true, creates: true, erases: false, parts: ["rows"], args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" }, part: { type: "object" } } },
-      delete: { write: true, creates: false, erases: true, args: {} },
-      ask: { write: true, creates: false, erases: false, args: { prompt: { type: "string", required: true }, choices: { type: "array", items: { type: "string" }, max_items: 1e3 }, timeout_seconds: { type: "integer", min: 1, max: 31536e5 }, key: { type: "string" } } },
-      decline: { write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true } } },
-      requests: { write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
-      request: { write: false, creates: false, erases: false, plain: true, positional: ["request_id"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      answer: { write: true, creates: false, erases: false, plain: true, positional: ["request_id", "choice"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, choice: { type: "string", required: true }, comment: { type: "string", default: null } } },
-      set_fact: { write: true, creates: true, erases: false, plain: true, positional: ["key", "value"], args: { key: { type: "string", required: true }, value: { type: "string", required: true }, source: { type: "enum", values: ["user", "model", "external"], default: "user" }, confirmed: { type: "boolean", default: false }, expires_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
-      get_fact: { write: false, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true }, all_facts: { type: "boolean", default: false } } },
-      facts: { write: false, creates: false, erases: false, plain: true, args: { all_facts: { type: "boolean", default: false } } },
-      confirm_fact: { write: true, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true } } },
-      forget_fact: { write: true, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true } } },
-      hit: { write: true, creates: true, erases: false, args: { key: { type: "string", required: true }, rate: { type: "string", required: true }, n: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, per: { type: "integer", min: 1, max: 31536e5, required: true }, burst: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
-      ttl: { write: true, creates: false, erases: false, args: { seconds: { type: "integer", min: 1, max: 31536e5 }, clear: { type: "boolean" } } },
-      export: { write: false, creates: false, erases: false, args: { cursor: { type: "json" } } },
-      import: { write: true, creates: true, erases: false, parts: ["record.*"], args: { record: { type: "object", required: true }, replace: { type: "boolean" }, keep_existing: { type: "boolean" }, part: { type: "object" } } },
-      search_object: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      create: { rule: "sessions.create", write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
+      show: { rule: "sessions.show", write: false, creates: false, erases: false, plain: true, args: {} },
+      prompt: { rule: "sessions.prompt", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null }, created: { type: "boolean", default: false }, waiting: { type: "boolean", default: false } } },
+      next_prompt: { rule: "sessions.next_prompt", write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      renew: { rule: "sessions.renew", write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      finish: { rule: "sessions.finish", write: true, creates: false, erases: false, parts: ["rows"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, part: { type: "object" } } },
+      release: { rule: "sessions.release", write: true, creates: false, erases: false, args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, delay_seconds: { type: "integer", min: 0, max: 31536e5 }, not_an_attempt: { type: "boolean" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      stop: { rule: "sessions.stop", write: true, creates: false, erases: false, plain: true, args: {} },
+      cancel: { rule: "sessions.cancel", write: true, creates: false, erases: false, plain: true, args: {} },
+      archive: { rule: "sessions.archive", write: true, creates: false, erases: false, plain: true, args: {} },
+      unarchive: { rule: "sessions.unarchive", write: true, creates: false, erases: false, plain: true, args: {} },
+      set_title: { rule: "sessions.set_title", write: true, creates: false, erases: false, args: { title: { type: "string", required: true } } },
+      invite: { rule: "sessions.invite", write: true, creates: false, erases: false, args: { user: { type: "string", required: true }, role: { type: "enum", values: ["owner", "member"] } } },
+      dequeue: { rule: "sessions.dequeue", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      queue: { rule: "sessions.queue", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
+      events: { rule: "sessions.events", write: false, creates: false, erases: false, plain: true, args: { since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 0 } } },
+      participants: { rule: "sessions.participants", write: false, creates: false, erases: false, plain: true, args: {} },
+      get_prompt: { rule: "sessions.get_prompt", write: false, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      append_many: { rule: "transcript.append_many", write: true, creates: true, erases: false, parts: ["rows"], args: { rows: { type: "array", items: { type: "object" }, required: true }, request_id: { type: "string" }, create: { type: "boolean" }, one: { type: "boolean" }, seqs_only: { type: "boolean" }, origin: { type: "array", items: { type: "string" }, max_items: 2 }, part: { type: "object" } } },
+      show_transcript: { rule: "transcript.show", write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
+      follow_start: { rule: "transcript.follow_start", write: false, creates: false, erases: false, args: { all_rows: { type: "boolean" }, since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      rows_after: { rule: "transcript.rows_after", write: false, creates: false, erases: false, args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      stored_rows: { rule: "transcript.stored_rows", write: false, creates: false, erases: false, args: { last: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
+      context_window: { rule: "transcript.context_window", write: false, creates: false, erases: false, plain: true, args: { budget: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null } } },
+      pop: { rule: "transcript.pop", write: true, creates: false, erases: false, plain: true, positional: ["count"], args: { count: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 1 } } },
+      clear: { rule: "transcript.clear", write: true, creates: false, erases: false, plain: true, args: {} },
+      redact: { rule: "transcript.redact", write: true, creates: false, erases: false, plain: true, positional: ["seq"], args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      prune: { rule: "transcript.prune", write: true, creates: false, erases: false, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, dry_run: { type: "boolean" } } },
+      summarize: { rule: "transcript.summarize", write: true, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
+      compact: { rule: "transcript.compact", write: true, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
+      plan_summary: { worker: "transcript.planSummary", write: false, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      plan_compact: { worker: "transcript.planCompact", write: false, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      commit_summary: { worker: "transcript.commitSummary", write: true, creates: false, erases: false, parts: ["covered"], args: { covered: { type: "array", items: { type: "array" }, required: true }, high: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true }, part: { type: "object" } } },
+      fork_plan: { worker: "fork.forkPlan", write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
+      fork_create: { worker: "fork.forkCreate", write: true, creates: true, erases: false, parts: ["rows"], args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" }, part: { type: "object" } } },
+      delete: { worker: "retention.remove", write: true, creates: false, erases: true, args: {} },
+      ask: { rule: "elicit.ask", write: true, creates: false, erases: false, args: { prompt: { type: "string", required: true }, choices: { type: "array", items: { type: "string" }, max_items: 1e3 }, timeout_seconds: { type: "integer", min: 1, max: 31536e5 }, key: { type: "string" } } },
+      decline: { rule: "elicit.decline", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true } } },
+      requests: { rule: "elicit.list_requests", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
+      request: { rule: "elicit.get", write: false, creates: false, erases: false, plain: true, positional: ["request_id"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      answer: { rule: "elicit.answer", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "choice"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, choice: { type: "string", required: true }, comment: { type: "string", default: null } } },
+      set_fact: { rule: "memory.set_fact", write: true, creates: true, erases: false, plain: true, positional: ["key", "value"], args: { key: { type: "string", required: true }, value: { type: "string", required: true }, source: { type: "enum", values: ["user", "model", "external"], default: "user" }, confirmed: { type: "boolean", default: false }, expires_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
+      get_fact: { rule: "memory.get_fact", write: false, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true }, all_facts: { type: "boolean", default: false } } },
+      facts: { rule: "memory.list_facts", write: false, creates: false, erases: false, plain: true, args: { all_facts: { type: "boolean", default: false } } },
+      confirm_fact: { rule: "memory.confirm", write: true, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true } } },
+      forget_fact: { rule: "memory.forget_fact", write: true, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true } } },
+      hit: { rule: "limits.hit", write: true, creates: true, erases: false, args: { key: { type: "string", required: true }, rate: { type: "string", required: true }, n: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, per: { type: "integer", min: 1, max: 31536e5, required: true }, burst: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
+      ttl: { rule: "retention.ttl", write: true, creates: false, erases: false, args: { seconds: { type: "integer", min: 1, max: 31536e5 }, clear: { type: "boolean" } } },
+      export: { worker: "rights.exportObject", write: false, creates: false, erases: false, args: { cursor: { type: "json" } } },
+      import: { worker: "rights.importObject", write: true, creates: true, erases: false, parts: ["record.*"], args: { record: { type: "object", required: true }, replace: { type: "boolean" }, keep_existing: { type: "boolean" }, part: { type: "object" } } },
+      search_object: { worker: "rights.searchObject", write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       meta: { write: false, creates: false, erases: false, args: {} },
       tombstone: { write: false, creates: false, erases: false, args: {} },
       object_id: { write: false, creates: false, erases: false, args: {} },
-      put_checkpoint: { write: true, creates: true, erases: false, parts: ["mirror"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, parent_id: { type: "string" }, type: { type: "string" }, blob: { type: "string" }, metadata: { type: "json" }, mirror: { type: "array", items: { type: "array" } }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, part: { type: "object" } } },
-      put_checkpoint_writes: { write: true, creates: true, erases: false, parts: ["writes"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, writes: { type: "array", items: { type: "array" }, required: true }, replace: { type: "boolean" }, part: { type: "object" } } },
-      checkpoint_rows: { write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string" }, before: { type: "string" }, owned: { type: "boolean" }, with_writes: { type: "boolean" } } },
-      checkpoint_writes: { write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string", required: true } } },
-      delete_thread: { write: true, creates: false, erases: true, args: {} }
+      put_checkpoint: { rule: "checkpoints.put_checkpoint", write: true, creates: true, erases: false, parts: ["mirror"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, parent_id: { type: "string" }, type: { type: "string" }, blob: { type: "string" }, metadata: { type: "json" }, mirror: { type: "array", items: { type: "array" } }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, part: { type: "object" } } },
+      put_checkpoint_writes: { rule: "checkpoints.put_writes", write: true, creates: true, erases: false, parts: ["writes"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, writes: { type: "array", items: { type: "array" }, required: true }, replace: { type: "boolean" }, part: { type: "object" } } },
+      checkpoint_rows: { rule: "checkpoints.checkpoint_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string" }, before: { type: "string" }, owned: { type: "boolean" }, with_writes: { type: "boolean" } } },
+      checkpoint_writes: { rule: "checkpoints.write_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string", required: true } } },
+      delete_thread: { rule: "checkpoints.delete_thread", write: true, creates: false, erases: true, args: {} }
     },
     index: {
       ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
@@ -2233,9 +2233,9 @@ async function checkRevoked(c, nowMs, fetch) {
     const got = await fetch();
     revocations = { at: nowMs, list: { jtis: new Set(got.jtis), users: new Map(Object.entries(got.users)) } };
   }
-  const list2 = revocations.list;
-  if (list2.jtis.has(c.jti)) throw unauthorized(`token ${c.jti} was revoked`);
-  const before = list2.users.get(c.sub);
+  const list = revocations.list;
+  if (list.jtis.has(c.jti)) throw unauthorized(`token ${c.jti} was revoked`);
+  const before = list.users.get(c.sub);
   if (before !== void 0 && c.iat < before) throw unauthorized(`the tokens of user "${c.sub}" issued before ${new Date(before * 1e3).toISOString()} were revoked`);
 }
 
@@ -3065,65 +3065,65 @@ async function seed(env, who2, a) {
 
 // src/generated/ops.ts
 var OBJECT_OPS = {
-  create: { "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
-  show: { "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
-  prompt: { "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null }, "created": { "type": "boolean", "default": false }, "waiting": { "type": "boolean", "default": false } } },
-  next_prompt: { "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
-  renew: { "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
-  finish: { "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "part": { "type": "object" } } },
-  release: { "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "delay_seconds": { "type": "integer", "min": 0, "max": 31536e5 }, "not_an_attempt": { "type": "boolean" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
-  stop: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
-  cancel: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
-  archive: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
-  unarchive: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
-  set_title: { "write": true, "creates": false, "erases": false, "args": { "title": { "type": "string", "required": true } } },
-  invite: { "write": true, "creates": false, "erases": false, "args": { "user": { "type": "string", "required": true }, "role": { "type": "enum", "values": ["owner", "member"] } } },
-  dequeue: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  queue: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
-  events: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 0 } } },
-  participants: { "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
-  get_prompt: { "write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  append_many: { "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "rows": { "type": "array", "items": { "type": "object" }, "required": true }, "request_id": { "type": "string" }, "create": { "type": "boolean" }, "one": { "type": "boolean" }, "seqs_only": { "type": "boolean" }, "origin": { "type": "array", "items": { "type": "string" }, "max_items": 2 }, "part": { "type": "object" } } },
-  show_transcript: { "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
-  follow_start: { "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
-  rows_after: { "write": false, "creates": false, "erases": false, "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  stored_rows: { "write": false, "creates": false, "erases": false, "args": { "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
-  context_window: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "budget": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null } } },
-  pop: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["count"], "args": { "count": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 1 } } },
-  clear: { "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
-  redact: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["seq"], "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  prune: { "write": true, "creates": false, "erases": false, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "dry_run": { "type": "boolean" } } },
-  summarize: { "write": true, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
-  compact: { "write": true, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
-  plan_summary: { "write": false, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  plan_compact: { "write": false, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  commit_summary: { "write": true, "creates": false, "erases": false, "parts": ["covered"], "args": { "covered": { "type": "array", "items": { "type": "array" }, "required": true }, "high": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true }, "part": { "type": "object" } } },
-  fork_plan: { "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
-  fork_create: { "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" }, "part": { "type": "object" } } },
-  delete: { "write": true, "creates": false, "erases": true, "args": {} },
-  ask: { "write": true, "creates": false, "erases": false, "args": { "prompt": { "type": "string", "required": true }, "choices": { "type": "array", "items": { "type": "string" }, "max_items": 1e3 }, "timeout_seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "key": { "type": "string" } } },
-  decline: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true } } },
-  requests: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
-  request: { "write": false, "creates": false, "erases": false, "plain": true, "positional": ["request_id"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  answer: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "choice": { "type": "string", "required": true }, "comment": { "type": "string", "default": null } } },
-  set_fact: { "write": true, "creates": true, "erases": false, "plain": true, "positional": ["key", "value"], "args": { "key": { "type": "string", "required": true }, "value": { "type": "string", "required": true }, "source": { "type": "enum", "values": ["user", "model", "external"], "default": "user" }, "confirmed": { "type": "boolean", "default": false }, "expires_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
-  get_fact: { "write": false, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true }, "all_facts": { "type": "boolean", "default": false } } },
-  facts: { "write": false, "creates": false, "erases": false, "plain": true, "args": { "all_facts": { "type": "boolean", "default": false } } },
-  confirm_fact: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true } } },
-  forget_fact: { "write": true, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true } } },
-  hit: { "write": true, "creates": true, "erases": false, "args": { "key": { "type": "string", "required": true }, "rate": { "type": "string", "required": true }, "n": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "per": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "burst": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
-  ttl: { "write": true, "creates": false, "erases": false, "args": { "seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "clear": { "type": "boolean" } } },
-  export: { "write": false, "creates": false, "erases": false, "args": { "cursor": { "type": "json" } } },
-  import: { "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": { "record": { "type": "object", "required": true }, "replace": { "type": "boolean" }, "keep_existing": { "type": "boolean" }, "part": { "type": "object" } } },
-  search_object: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  create: { "rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
+  show: { "rule": "sessions.show", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  prompt: { "rule": "sessions.prompt", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null }, "created": { "type": "boolean", "default": false }, "waiting": { "type": "boolean", "default": false } } },
+  next_prompt: { "rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  renew: { "rule": "sessions.renew", "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  finish: { "rule": "sessions.finish", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "part": { "type": "object" } } },
+  release: { "rule": "sessions.release", "write": true, "creates": false, "erases": false, "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "delay_seconds": { "type": "integer", "min": 0, "max": 31536e5 }, "not_an_attempt": { "type": "boolean" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  stop: { "rule": "sessions.stop", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  cancel: { "rule": "sessions.cancel", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  archive: { "rule": "sessions.archive", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  unarchive: { "rule": "sessions.unarchive", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  set_title: { "rule": "sessions.set_title", "write": true, "creates": false, "erases": false, "args": { "title": { "type": "string", "required": true } } },
+  invite: { "rule": "sessions.invite", "write": true, "creates": false, "erases": false, "args": { "user": { "type": "string", "required": true }, "role": { "type": "enum", "values": ["owner", "member"] } } },
+  dequeue: { "rule": "sessions.dequeue", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  queue: { "rule": "sessions.queue", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
+  events: { "rule": "sessions.events", "write": false, "creates": false, "erases": false, "plain": true, "args": { "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 0 } } },
+  participants: { "rule": "sessions.participants", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  get_prompt: { "rule": "sessions.get_prompt", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  append_many: { "rule": "transcript.append_many", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "rows": { "type": "array", "items": { "type": "object" }, "required": true }, "request_id": { "type": "string" }, "create": { "type": "boolean" }, "one": { "type": "boolean" }, "seqs_only": { "type": "boolean" }, "origin": { "type": "array", "items": { "type": "string" }, "max_items": 2 }, "part": { "type": "object" } } },
+  show_transcript: { "rule": "transcript.show", "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
+  follow_start: { "rule": "transcript.follow_start", "write": false, "creates": false, "erases": false, "args": { "all_rows": { "type": "boolean" }, "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  rows_after: { "rule": "transcript.rows_after", "write": false, "creates": false, "erases": false, "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  stored_rows: { "rule": "transcript.stored_rows", "write": false, "creates": false, "erases": false, "args": { "last": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
+  context_window: { "rule": "transcript.context_window", "write": false, "creates": false, "erases": false, "plain": true, "args": { "budget": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null } } },
+  pop: { "rule": "transcript.pop", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["count"], "args": { "count": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 1 } } },
+  clear: { "rule": "transcript.clear", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
+  redact: { "rule": "transcript.redact", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["seq"], "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  prune: { "rule": "transcript.prune", "write": true, "creates": false, "erases": false, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "dry_run": { "type": "boolean" } } },
+  summarize: { "rule": "transcript.summarize", "write": true, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
+  compact: { "rule": "transcript.compact", "write": true, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
+  plan_summary: { "worker": "transcript.planSummary", "write": false, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  plan_compact: { "worker": "transcript.planCompact", "write": false, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  commit_summary: { "worker": "transcript.commitSummary", "write": true, "creates": false, "erases": false, "parts": ["covered"], "args": { "covered": { "type": "array", "items": { "type": "array" }, "required": true }, "high": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true }, "part": { "type": "object" } } },
+  fork_plan: { "worker": "fork.forkPlan", "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
+  fork_create: { "worker": "fork.forkCreate", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" }, "part": { "type": "object" } } },
+  delete: { "worker": "retention.remove", "write": true, "creates": false, "erases": true, "args": {} },
+  ask: { "rule": "elicit.ask", "write": true, "creates": false, "erases": false, "args": { "prompt": { "type": "string", "required": true }, "choices": { "type": "array", "items": { "type": "string" }, "max_items": 1e3 }, "timeout_seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "key": { "type": "string" } } },
+  decline: { "rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true } } },
+  requests: { "rule": "elicit.list_requests", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
+  request: { "rule": "elicit.get", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["request_id"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  answer: { "rule": "elicit.answer", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "choice": { "type": "string", "required": true }, "comment": { "type": "string", "default": null } } },
+  set_fact: { "rule": "memory.set_fact", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["key", "value"], "args": { "key": { "type": "string", "required": true }, "value": { "type": "string", "required": true }, "source": { "type": "enum", "values": ["user", "model", "external"], "default": "user" }, "confirmed": { "type": "boolean", "default": false }, "expires_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
+  get_fact: { "rule": "memory.get_fact", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true }, "all_facts": { "type": "boolean", "default": false } } },
+  facts: { "rule": "memory.list_facts", "write": false, "creates": false, "erases": false, "plain": true, "args": { "all_facts": { "type": "boolean", "default": false } } },
+  confirm_fact: { "rule": "memory.confirm", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true } } },
+  forget_fact: { "rule": "memory.forget_fact", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true } } },
+  hit: { "rule": "limits.hit", "write": true, "creates": true, "erases": false, "args": { "key": { "type": "string", "required": true }, "rate": { "type": "string", "required": true }, "n": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "per": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "burst": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
+  ttl: { "rule": "retention.ttl", "write": true, "creates": false, "erases": false, "args": { "seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "clear": { "type": "boolean" } } },
+  export: { "worker": "rights.exportObject", "write": false, "creates": false, "erases": false, "args": { "cursor": { "type": "json" } } },
+  import: { "worker": "rights.importObject", "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": { "record": { "type": "object", "required": true }, "replace": { "type": "boolean" }, "keep_existing": { "type": "boolean" }, "part": { "type": "object" } } },
+  search_object: { "worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   meta: { "write": false, "creates": false, "erases": false, "args": {} },
   tombstone: { "write": false, "creates": false, "erases": false, "args": {} },
   object_id: { "write": false, "creates": false, "erases": false, "args": {} },
-  put_checkpoint: { "write": true, "creates": true, "erases": false, "parts": ["mirror"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "parent_id": { "type": "string" }, "type": { "type": "string" }, "blob": { "type": "string" }, "metadata": { "type": "json" }, "mirror": { "type": "array", "items": { "type": "array" } }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "part": { "type": "object" } } },
-  put_checkpoint_writes: { "write": true, "creates": true, "erases": false, "parts": ["writes"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "writes": { "type": "array", "items": { "type": "array" }, "required": true }, "replace": { "type": "boolean" }, "part": { "type": "object" } } },
-  checkpoint_rows: { "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string" }, "before": { "type": "string" }, "owned": { "type": "boolean" }, "with_writes": { "type": "boolean" } } },
-  checkpoint_writes: { "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true } } },
-  delete_thread: { "write": true, "creates": false, "erases": true, "args": {} }
+  put_checkpoint: { "rule": "checkpoints.put_checkpoint", "write": true, "creates": true, "erases": false, "parts": ["mirror"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "parent_id": { "type": "string" }, "type": { "type": "string" }, "blob": { "type": "string" }, "metadata": { "type": "json" }, "mirror": { "type": "array", "items": { "type": "array" } }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "part": { "type": "object" } } },
+  put_checkpoint_writes: { "rule": "checkpoints.put_writes", "write": true, "creates": true, "erases": false, "parts": ["writes"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "writes": { "type": "array", "items": { "type": "array" }, "required": true }, "replace": { "type": "boolean" }, "part": { "type": "object" } } },
+  checkpoint_rows: { "rule": "checkpoints.checkpoint_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string" }, "before": { "type": "string" }, "owned": { "type": "boolean" }, "with_writes": { "type": "boolean" } } },
+  checkpoint_writes: { "rule": "checkpoints.write_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true } } },
+  delete_thread: { "rule": "checkpoints.delete_thread", "write": true, "creates": false, "erases": true, "args": {} }
 };
 var INDEX_OPS = {
   ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
@@ -3202,7 +3202,7 @@ function checkArgs(scope, op, args) {
 var MAX_OBJECTS = 1e3;
 var PARALLEL2 = 32;
 var MAX_LISTED = 20 * MAX_OBJECTS;
-async function searchAll(env, op, args, actor, admin, list2) {
+async function searchAll(env, op, args, actor, admin, list) {
   if (op !== "search") throw invalid(`unknown operation '${op}' across objects`);
   const a = args ?? {};
   const user = a.user == null ? actor : validName(a.user, "user");
@@ -3211,7 +3211,7 @@ async function searchAll(env, op, args, actor, admin, list2) {
   if (!Number.isInteger(limit) || limit < 0) throw invalid(say("limit_negative"));
   const t = now();
   const tenant = a.tenant == null ? null : validName(a.tenant, "tenant");
-  const all = await list2(env, { user, limit: MAX_LISTED + 1 });
+  const all = await list(env, { user, limit: MAX_LISTED + 1 });
   if (all.length > MAX_LISTED) throw invalid(`this search spans more than ${MAX_LISTED} sessions; narrow it with --session or --newer-than`);
   const listed = all.filter((r) => (r.expires_at === null || r.expires_at > t) && (tenant === null || r.scope === "tenant" && r.owner === tenant));
   if (a.session != null && !listed.some((r) => r.name === a.session)) {
@@ -4500,224 +4500,6 @@ function forkCopy(obj, r, where, bad) {
   return { ...p, created_at: r.created_at, kind: "turn" };
 }
 
-// src/rules/elicit.ts
-var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
-var requestJson = (r) => ({
-  id: r[0],
-  status: r[1],
-  prompt: r[2],
-  choices: JSON.parse(r[3]),
-  created_at: iso(r[4]),
-  expires_at: iso(r[5]),
-  answer: r[6],
-  comment: r[7],
-  answered_by: r[8],
-  answered_at: iso(r[9])
-});
-function visible(obj) {
-  requireSession(obj);
-  obj.requireVisible();
-}
-function get(obj, a) {
-  visible(obj);
-  const r = obj.db.one(`SELECT ${COLS2} FROM requests WHERE id = ?`, a.request_id);
-  if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
-  return requestJson(r);
-}
-function pyJson(items) {
-  const str2 = (s) => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
-  return "[" + items.map(str2).join(", ") + "]";
-}
-function checkAsk(prompt2, choices) {
-  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid(say("empty_prompt"));
-  if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
-  for (const c of choices) if (typeof c !== "string" || !c) throw invalid(say("empty_choice"));
-  if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
-  return choices;
-}
-function ask2(obj, a) {
-  const key = validRequestId(a.key) ?? null;
-  const choices = checkAsk(a.prompt, a.choices ?? []);
-  visible(obj);
-  if (key !== null) {
-    const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
-    if (made) {
-      const asked = get(obj, { request_id: made[0] });
-      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices)) {
-        throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
-      }
-      return asked;
-    }
-  }
-  const t = now();
-  check(obj, "write");
-  const id = obj.db.one(
-    "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?) RETURNING id",
-    a.prompt,
-    pyJson(choices),
-    t,
-    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null
-  )[0];
-  event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
-  touch(obj);
-  return get(obj, { request_id: id });
-}
-function decline(obj, a) {
-  if (a.action !== "decline" && a.action !== "cancel") throw invalid(say("invalid_elicit_action", { action: a.action }));
-  const request = get(obj, a);
-  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
-  obj.db.run(
-    "UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
-    a.action,
-    obj.actor,
-    now(),
-    a.request_id
-  );
-  event(obj, "elicit.answered", { request_id: a.request_id, answer: null });
-  touch(obj);
-  return get(obj, a);
-}
-function list(obj, a) {
-  visible(obj);
-  const where = a.pending_only ? "WHERE status = 'pending'" : "";
-  return obj.db.all(`SELECT ${COLS2} FROM requests ${where} ORDER BY id`).map(requestJson);
-}
-function answer2(obj, a) {
-  const request = get(obj, a);
-  if (request.choices.length && !request.choices.includes(a.choice)) {
-    throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
-  }
-  if (!a.choice) throw invalid(say("empty_choice"));
-  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
-  obj.db.run(
-    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
-    a.choice,
-    a.comment ?? null,
-    obj.actor,
-    now(),
-    a.request_id
-  );
-  event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });
-  touch(obj);
-  return get(obj, a);
-}
-function expire(obj, t) {
-  const ids = obj.db.all("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", t).map((r) => r[0]);
-  for (const id of ids) {
-    obj.db.run("UPDATE requests SET status = 'expired' WHERE id = ?", id);
-    event(obj, "elicit.expired", { request_id: id }, null);
-  }
-  if (ids.length) touch(obj, false);
-  return ids.length;
-}
-
-// src/rules/memory.ts
-var SOURCES = ["user", "model", "external"];
-var COLS3 = "key, value, source, confirmed, created_at, confirmed_at, expires_at";
-var factJson = (r) => ({
-  key: r[0],
-  value: r[1],
-  source: r[2],
-  confirmed: !!r[3],
-  created_at: iso(r[4]),
-  confirmed_at: iso(r[5]),
-  expires_at: iso(r[6])
-});
-var visible2 = (r, t) => !!r[3] && (r[6] === null || r[6] > t);
-function checkSet(key, value, source, confirmed) {
-  validName(key, "memory key");
-  if (!SOURCES.includes(source)) throw invalid(say("invalid_memory_source", { source }));
-  if (source === "model" && confirmed) throw invalid(say("model_fact_confirmed"));
-  if (value === "") throw invalid(say("empty_value"));
-}
-function setFact(obj, a) {
-  const source = a.source ?? "user", confirmed = !!a.confirmed;
-  checkSet(a.key, a.value, source, confirmed);
-  const t = now();
-  if (obj.meta() === null) createObject(obj, "active");
-  obj.db.run(
-    `INSERT OR REPLACE INTO facts (${COLS3}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    a.key,
-    a.value,
-    source,
-    confirmed ? 1 : 0,
-    t,
-    confirmed ? t : null,
-    a.expires_seconds ? t + a.expires_seconds * 1e3 : null
-  );
-  return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
-}
-function row(obj, key) {
-  validName(key, "memory key");
-  return obj.meta() ? obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, key) : null;
-}
-function getFact(obj, a) {
-  const r = row(obj, a.key);
-  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
-  if (!a.all_facts && !r[3]) throw notFound(say("fact_unconfirmed", { key: a.key }));
-  if (!a.all_facts && !visible2(r, now())) throw notFound(say("fact_expired", { key: a.key }));
-  return factJson(r);
-}
-function listFacts(obj, a) {
-  if (obj.meta() === null) return [];
-  const t = now();
-  return obj.db.all(`SELECT ${COLS3} FROM facts ORDER BY key`).filter((r) => a.all_facts || visible2(r, t)).map(factJson);
-}
-function confirm(obj, a) {
-  const r = row(obj, a.key);
-  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
-  if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
-  return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
-}
-function forgetFact(obj, a) {
-  const r = row(obj, a.key);
-  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
-  obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
-  return factJson(r);
-}
-
-// src/rules/limits.ts
-function hit(obj, a) {
-  validName(a.key, "limit key");
-  if (!(a.n >= 1) || !(a.per >= 1)) throw invalid(say("invalid_rate", { rate: a.rate }));
-  if (a.burst != null && a.burst < 1) throw invalid(say("invalid_burst"));
-  const capacity = a.burst || a.n;
-  const refill = a.n / (a.per * 1e3);
-  const t = now();
-  if (obj.meta() === null) createObject(obj, "active");
-  const r = obj.db.one("SELECT tokens, updated_at FROM buckets WHERE key = ?", a.key);
-  let tokens = r === null ? capacity : Math.min(capacity, r[0] + Math.max(0, t - r[1]) * refill);
-  const allowed2 = tokens >= 1;
-  if (allowed2) tokens -= 1;
-  obj.db.run("INSERT OR REPLACE INTO buckets (key, tokens, updated_at) VALUES (?, ?, ?)", a.key, tokens, t);
-  const retry = allowed2 ? null : Math.max(1, Math.ceil((1 - tokens) / refill / 1e3 - 1e-9));
-  const doc = { key: a.key, allowed: allowed2, remaining: Math.floor(tokens + 1e-9), retry_after: retry };
-  if (!allowed2) throw new DurableError(say("rate_limited", { key: a.key, rate: a.rate, retry }), "rate_limited", doc);
-  return doc;
-}
-
-// src/rules/retention.ts
-function ttl(obj, a) {
-  let meta = requireSession(obj);
-  obj.requireVisible();
-  if (a.clear || a.seconds != null) {
-    const next = a.clear ? null : a.seconds;
-    if (next !== meta.ttl_seconds) {
-      obj.db.run("UPDATE object SET ttl_seconds = ?, expires_at = CASE WHEN ? IS NULL THEN NULL ELSE last_active_at + ? * 1000 END", next, next, next);
-      event(obj, "ttl.set", { ttl_seconds: next });
-      touch(obj, false);
-    }
-    meta = obj.meta();
-  }
-  return { name: meta.name, ttl_seconds: meta.ttl_seconds, expires_at: iso(meta.expires_at) };
-}
-function remove(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  if (obj.address.id_scope === "tenant") obj.requireOwner("delete it");
-  return { deleted: [{ id: meta.id, owner: meta.owner, name: meta.name }], skipped: [], changed: [], dry_run: false };
-}
-
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
@@ -5454,17 +5236,17 @@ function exportObject(obj, a) {
   let rows = 0, bytes2 = 0;
   for (let i = c.t; i < EXPORTED.length; i++) {
     const table = EXPORTED[i];
-    const list2 = out.tables[table] = [];
+    const list = out.tables[table] = [];
     const high = c.highs[table];
     if (high === void 0) {
-      if (i !== c.t || c.after === 0) list2.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
+      if (i !== c.t || c.after === 0) list.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
       continue;
     }
     const after = i === c.t ? c.after : 0;
     for (const d of obj.db.dictIter(`SELECT rowid AS "__rowid", * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`, after, high)) {
       const rowid = d.__rowid;
       delete d.__rowid;
-      list2.push(withBlobsAsText([d])[0]);
+      list.push(withBlobsAsText([d])[0]);
       rows++;
       for (const v of Object.values(d)) if (typeof v === "string") bytes2 += v.length;
       else if (v instanceof ArrayBuffer) bytes2 += v.byteLength;
@@ -5612,7 +5394,7 @@ function checkContent(c, address, limit) {
       const spec = TABLES[table];
       if (table === "object") {
         where = "object";
-        out.object = row2(c.object, spec, COLUMNS.object, "object", (w) => where = w);
+        out.object = row(c.object, spec, COLUMNS.object, "object", (w) => where = w);
         continue;
       }
       where = table;
@@ -5622,7 +5404,7 @@ function checkContent(c, address, limit) {
       const composite = COMPOSITE[table];
       const seen = /* @__PURE__ */ new Set();
       out[table] = rows.map((r, i) => {
-        const got = row2(r, spec, COLUMNS[table], `${table}[${i}]`, (w) => where = w);
+        const got = row(r, spec, COLUMNS[table], `${table}[${i}]`, (w) => where = w);
         if (key) {
           if (seen.has(got[key])) {
             where = `${table}[${i}].${key}`;
@@ -5678,7 +5460,7 @@ function checkContent(c, address, limit) {
     throw e;
   }
 }
-function row2(r, spec, current, label2, at) {
+function row(r, spec, current, label2, at) {
   at(label2);
   if (!plainObject(r)) throw new Bad(say("record_not_object"));
   for (const column of Object.keys(r)) {
@@ -5909,125 +5691,115 @@ function searchObject(obj, a) {
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
 }
 
-// src/rules/checkpoints.ts
-var ADAPTER = "langgraph";
-var CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
-var bytes = (v) => v === null || v === void 0 ? null : blobBytes(String(v));
-var text2 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
-function str(v, what) {
-  if (typeof v !== "string") throw invalid(`${what} must be a string`);
-  return v;
-}
-function tombOf(obj, a) {
-  if (a.__tomb_fetched) return a.__tomb ?? null;
-  const r = obj.db.one("SELECT last_checkpoint FROM _durable_tomb");
-  return r ? { last_checkpoint: r[0] } : null;
-}
-function refuseLate(obj, a, externalId, ids) {
-  const grave = tombOf(obj, a);
-  if (grave === null || !grave.last_checkpoint) return;
-  if (ids.some((i) => i !== null && i !== void 0 && i <= grave.last_checkpoint)) {
-    throw conflict(say("thread_deleted", { thread: externalId }));
-  }
-}
-function writable(obj, a, externalId) {
-  let meta = obj.meta();
-  if (meta === null) {
-    createObject(obj, "active");
-    obj.db.run("UPDATE object SET external_id = ?, adapter = ?", externalId, ADAPTER);
-    const grave = tombOf(obj, a);
-    if (grave !== null) obj.db.run("INSERT OR REPLACE INTO _durable_tomb (one, last_checkpoint) VALUES (1, ?)", grave.last_checkpoint);
-    meta = obj.meta();
-  } else {
-    obj.requireVisible();
-    if (meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", externalId, ADAPTER);
-  }
-  check(obj, "write", meta.status);
-  return meta;
-}
-function putCheckpoint(obj, a) {
-  const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
-  const parent = a.parent_id ?? null;
-  refuseLate(obj, a, externalId, [parent]);
-  const keep = a.keep ?? null;
-  if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
-  const prepared = (a.mirror ?? []).map(([mid, fields2]) => [str(mid, "message id"), prepare(obj, fields2)]);
-  if (a.metadata != null) {
-    if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");
-    parse(a.metadata, "checkpoint metadata");
-  }
-  writable(obj, a, externalId);
-  obj.db.run(
-    `INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
-    ns,
-    id,
-    parent,
-    a.type ?? null,
-    bytes(a.blob),
-    a.metadata ?? null
-  );
-  const fresh = prepared.filter(([mid]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
-  if (fresh.length) {
-    const seqs = insertRows(obj, fresh.map(([, row3]) => row3), obj.actor);
-    fresh.forEach(([mid], i) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
-  } else touch(obj);
-  if (keep !== null) {
-    const old = obj.db.all("SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?", ns, keep);
-    for (const [c] of old) {
-      obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
-      obj.db.run("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
-    }
-  }
-  return null;
-}
-function putWrites(obj, a) {
-  const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
-  refuseLate(obj, a, externalId, [id]);
-  const verb = a.replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE";
-  writable(obj, a, externalId);
-  for (const [task, path, idx, channel, type, blob] of a.writes ?? []) {
-    obj.db.run(
-      `${verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      ns,
-      id,
-      task,
-      path,
-      idx,
-      channel,
-      type,
-      bytes(blob)
-    );
-  }
-  touch(obj);
-  return null;
-}
-function checkpointRows(obj, a) {
-  const meta = obj.meta();
-  if (meta === null || a.owned && meta.adapter !== ADAPTER) return a.with_writes ? [[], []] : [];
+// src/rules/elicit.ts
+var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
+var requestJson = (r) => ({
+  id: r[0],
+  status: r[1],
+  prompt: r[2],
+  choices: JSON.parse(r[3]),
+  created_at: iso(r[4]),
+  expires_at: iso(r[5]),
+  answer: r[6],
+  comment: r[7],
+  answered_by: r[8],
+  answered_at: iso(r[9])
+});
+function visible(obj) {
+  requireSession(obj);
   obj.requireVisible();
-  const where = [], params = [];
-  for (const [column, value, op] of [["checkpoint_ns", a.ns, "="], ["checkpoint_id", a.checkpoint_id, "="], ["checkpoint_id", a.before, "<"]]) {
-    if (value !== null && value !== void 0) {
-      where.push(`${column} ${op} ?`);
-      params.push(value);
+}
+function get(obj, a) {
+  visible(obj);
+  const r = obj.db.one(`SELECT ${COLS2} FROM requests WHERE id = ?`, a.request_id);
+  if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
+  return requestJson(r);
+}
+function pyJson(items) {
+  const str2 = (s) => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  return "[" + items.map(str2).join(", ") + "]";
+}
+function checkAsk(prompt2, choices) {
+  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid(say("empty_prompt"));
+  if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
+  for (const c of choices) if (typeof c !== "string" || !c) throw invalid(say("empty_choice"));
+  if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
+  return choices;
+}
+function ask2(obj, a) {
+  const key = validRequestId(a.key) ?? null;
+  const choices = checkAsk(a.prompt, a.choices ?? []);
+  visible(obj);
+  if (key !== null) {
+    const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
+    if (made) {
+      const asked = get(obj, { request_id: made[0] });
+      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices)) {
+        throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
+      }
+      return asked;
     }
   }
-  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC`;
-  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text2(r[4]), r[5]]);
-  if (!a.with_writes) return rows;
-  return [rows, rows.map((r) => writeRows(obj, { ns: r[0], checkpoint_id: r[1] }))];
+  const t = now();
+  check(obj, "write");
+  const id = obj.db.one(
+    "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?) RETURNING id",
+    a.prompt,
+    pyJson(choices),
+    t,
+    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null
+  )[0];
+  event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
+  touch(obj);
+  return get(obj, { request_id: id });
 }
-function writeRows(obj, a) {
-  return obj.db.all(
-    "SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
-    a.ns,
-    a.checkpoint_id
-  ).map((r) => [r[0], r[1], r[2], text2(r[3]), r[4], r[5]]);
+function decline(obj, a) {
+  if (a.action !== "decline" && a.action !== "cancel") throw invalid(say("invalid_elicit_action", { action: a.action }));
+  const request = get(obj, a);
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
+  obj.db.run(
+    "UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    a.action,
+    obj.actor,
+    now(),
+    a.request_id
+  );
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: null });
+  touch(obj);
+  return get(obj, a);
 }
-function deleteThread(obj) {
-  const meta = obj.meta();
-  const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
-  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner };
+function listRequests(obj, a) {
+  visible(obj);
+  const where = a.pending_only ? "WHERE status = 'pending'" : "";
+  return obj.db.all(`SELECT ${COLS2} FROM requests ${where} ORDER BY id`).map(requestJson);
+}
+function answer2(obj, a) {
+  const request = get(obj, a);
+  if (request.choices.length && !request.choices.includes(a.choice)) {
+    throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
+  }
+  if (!a.choice) throw invalid(say("empty_choice"));
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
+  obj.db.run(
+    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    a.choice,
+    a.comment ?? null,
+    obj.actor,
+    now(),
+    a.request_id
+  );
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });
+  touch(obj);
+  return get(obj, a);
+}
+function expire(obj, t) {
+  const ids = obj.db.all("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", t).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE requests SET status = 'expired' WHERE id = ?", id);
+    event(obj, "elicit.expired", { request_id: id }, null);
+  }
+  if (ids.length) touch(obj, false);
+  return ids.length;
 }
 
 // src/rules/alarms.ts
@@ -6041,6 +5813,71 @@ function fireDue(obj) {
   expireLeases(obj, t);
   expire(obj, t);
   return "fired";
+}
+
+// src/rules/memory.ts
+var SOURCES = ["user", "model", "external"];
+var COLS3 = "key, value, source, confirmed, created_at, confirmed_at, expires_at";
+var factJson = (r) => ({
+  key: r[0],
+  value: r[1],
+  source: r[2],
+  confirmed: !!r[3],
+  created_at: iso(r[4]),
+  confirmed_at: iso(r[5]),
+  expires_at: iso(r[6])
+});
+var visible2 = (r, t) => !!r[3] && (r[6] === null || r[6] > t);
+function checkSet(key, value, source, confirmed) {
+  validName(key, "memory key");
+  if (!SOURCES.includes(source)) throw invalid(say("invalid_memory_source", { source }));
+  if (source === "model" && confirmed) throw invalid(say("model_fact_confirmed"));
+  if (value === "") throw invalid(say("empty_value"));
+}
+function setFact(obj, a) {
+  const source = a.source ?? "user", confirmed = !!a.confirmed;
+  checkSet(a.key, a.value, source, confirmed);
+  const t = now();
+  if (obj.meta() === null) createObject(obj, "active");
+  obj.db.run(
+    `INSERT OR REPLACE INTO facts (${COLS3}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    a.key,
+    a.value,
+    source,
+    confirmed ? 1 : 0,
+    t,
+    confirmed ? t : null,
+    a.expires_seconds ? t + a.expires_seconds * 1e3 : null
+  );
+  return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
+}
+function row2(obj, key) {
+  validName(key, "memory key");
+  return obj.meta() ? obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, key) : null;
+}
+function getFact(obj, a) {
+  const r = row2(obj, a.key);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
+  if (!a.all_facts && !r[3]) throw notFound(say("fact_unconfirmed", { key: a.key }));
+  if (!a.all_facts && !visible2(r, now())) throw notFound(say("fact_expired", { key: a.key }));
+  return factJson(r);
+}
+function listFacts(obj, a) {
+  if (obj.meta() === null) return [];
+  const t = now();
+  return obj.db.all(`SELECT ${COLS3} FROM facts ORDER BY key`).filter((r) => a.all_facts || visible2(r, t)).map(factJson);
+}
+function confirm(obj, a) {
+  const r = row2(obj, a.key);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
+  if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
+}
+function forgetFact(obj, a) {
+  const r = row2(obj, a.key);
+  if (!r) throw notFound(say("fact_not_found", { key: a.key }));
+  obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
+  return factJson(r);
 }
 
 // src/recall.ts
@@ -6178,6 +6015,229 @@ function closed(db, ws, exists) {
   if (fid !== null && exists) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
 }
 
+// src/rules/checkpoints.ts
+var ADAPTER = "langgraph";
+var CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+var bytes = (v) => v === null || v === void 0 ? null : blobBytes(String(v));
+var text2 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
+function str(v, what) {
+  if (typeof v !== "string") throw invalid(`${what} must be a string`);
+  return v;
+}
+function tombOf(obj, a) {
+  if (a.__tomb_fetched) return a.__tomb ?? null;
+  const r = obj.db.one("SELECT last_checkpoint FROM _durable_tomb");
+  return r ? { last_checkpoint: r[0] } : null;
+}
+function refuseLate(obj, a, externalId, ids) {
+  const grave = tombOf(obj, a);
+  if (grave === null || !grave.last_checkpoint) return;
+  if (ids.some((i) => i !== null && i !== void 0 && i <= grave.last_checkpoint)) {
+    throw conflict(say("thread_deleted", { thread: externalId }));
+  }
+}
+function writable(obj, a, externalId) {
+  let meta = obj.meta();
+  if (meta === null) {
+    createObject(obj, "active");
+    obj.db.run("UPDATE object SET external_id = ?, adapter = ?", externalId, ADAPTER);
+    const grave = tombOf(obj, a);
+    if (grave !== null) obj.db.run("INSERT OR REPLACE INTO _durable_tomb (one, last_checkpoint) VALUES (1, ?)", grave.last_checkpoint);
+    meta = obj.meta();
+  } else {
+    obj.requireVisible();
+    if (meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", externalId, ADAPTER);
+  }
+  check(obj, "write", meta.status);
+  return meta;
+}
+function putCheckpoint(obj, a) {
+  const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
+  const parent = a.parent_id ?? null;
+  refuseLate(obj, a, externalId, [parent]);
+  const keep = a.keep ?? null;
+  if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
+  const prepared = (a.mirror ?? []).map(([mid, fields2]) => [str(mid, "message id"), prepare(obj, fields2)]);
+  if (a.metadata != null) {
+    if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");
+    parse(a.metadata, "checkpoint metadata");
+  }
+  writable(obj, a, externalId);
+  obj.db.run(
+    `INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
+    ns,
+    id,
+    parent,
+    a.type ?? null,
+    bytes(a.blob),
+    a.metadata ?? null
+  );
+  const fresh = prepared.filter(([mid]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
+  if (fresh.length) {
+    const seqs = insertRows(obj, fresh.map(([, row3]) => row3), obj.actor);
+    fresh.forEach(([mid], i) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
+  } else touch(obj);
+  if (keep !== null) {
+    const old = obj.db.all("SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?", ns, keep);
+    for (const [c] of old) {
+      obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
+      obj.db.run("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
+    }
+  }
+  return null;
+}
+function putWrites(obj, a) {
+  const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
+  refuseLate(obj, a, externalId, [id]);
+  const verb = a.replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE";
+  writable(obj, a, externalId);
+  for (const [task, path, idx, channel, type, blob] of a.writes ?? []) {
+    obj.db.run(
+      `${verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ns,
+      id,
+      task,
+      path,
+      idx,
+      channel,
+      type,
+      bytes(blob)
+    );
+  }
+  touch(obj);
+  return null;
+}
+function checkpointRows(obj, a) {
+  const meta = obj.meta();
+  if (meta === null || a.owned && meta.adapter !== ADAPTER) return a.with_writes ? [[], []] : [];
+  obj.requireVisible();
+  const where = [], params = [];
+  for (const [column, value, op] of [["checkpoint_ns", a.ns, "="], ["checkpoint_id", a.checkpoint_id, "="], ["checkpoint_id", a.before, "<"]]) {
+    if (value !== null && value !== void 0) {
+      where.push(`${column} ${op} ?`);
+      params.push(value);
+    }
+  }
+  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC`;
+  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text2(r[4]), r[5]]);
+  if (!a.with_writes) return rows;
+  return [rows, rows.map((r) => writeRows(obj, { ns: r[0], checkpoint_id: r[1] }))];
+}
+function writeRows(obj, a) {
+  return obj.db.all(
+    "SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
+    a.ns,
+    a.checkpoint_id
+  ).map((r) => [r[0], r[1], r[2], text2(r[3]), r[4], r[5]]);
+}
+function deleteThread(obj) {
+  const meta = obj.meta();
+  const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
+  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner };
+}
+
+// src/rules/limits.ts
+function hit(obj, a) {
+  validName(a.key, "limit key");
+  if (!(a.n >= 1) || !(a.per >= 1)) throw invalid(say("invalid_rate", { rate: a.rate }));
+  if (a.burst != null && a.burst < 1) throw invalid(say("invalid_burst"));
+  const capacity = a.burst || a.n;
+  const refill = a.n / (a.per * 1e3);
+  const t = now();
+  if (obj.meta() === null) createObject(obj, "active");
+  const r = obj.db.one("SELECT tokens, updated_at FROM buckets WHERE key = ?", a.key);
+  let tokens = r === null ? capacity : Math.min(capacity, r[0] + Math.max(0, t - r[1]) * refill);
+  const allowed2 = tokens >= 1;
+  if (allowed2) tokens -= 1;
+  obj.db.run("INSERT OR REPLACE INTO buckets (key, tokens, updated_at) VALUES (?, ?, ?)", a.key, tokens, t);
+  const retry = allowed2 ? null : Math.max(1, Math.ceil((1 - tokens) / refill / 1e3 - 1e-9));
+  const doc = { key: a.key, allowed: allowed2, remaining: Math.floor(tokens + 1e-9), retry_after: retry };
+  if (!allowed2) throw new DurableError(say("rate_limited", { key: a.key, rate: a.rate, retry }), "rate_limited", doc);
+  return doc;
+}
+
+// src/rules/retention.ts
+function ttl(obj, a) {
+  let meta = requireSession(obj);
+  obj.requireVisible();
+  if (a.clear || a.seconds != null) {
+    const next = a.clear ? null : a.seconds;
+    if (next !== meta.ttl_seconds) {
+      obj.db.run("UPDATE object SET ttl_seconds = ?, expires_at = CASE WHEN ? IS NULL THEN NULL ELSE last_active_at + ? * 1000 END", next, next, next);
+      event(obj, "ttl.set", { ttl_seconds: next });
+      touch(obj, false);
+    }
+    meta = obj.meta();
+  }
+  return { name: meta.name, ttl_seconds: meta.ttl_seconds, expires_at: iso(meta.expires_at) };
+}
+function remove(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (obj.address.id_scope === "tenant") obj.requireOwner("delete it");
+  return { deleted: [{ id: meta.id, owner: meta.owner, name: meta.name }], skipped: [], changed: [], dry_run: false };
+}
+
+// src/generated/handlers.ts
+var RULES = {
+  create,
+  show: show2,
+  prompt,
+  next_prompt: nextPrompt,
+  renew,
+  finish,
+  release,
+  stop,
+  cancel,
+  archive,
+  unarchive,
+  set_title: setTitle,
+  invite,
+  dequeue,
+  queue,
+  events,
+  participants,
+  get_prompt: getPrompt,
+  append_many: appendMany,
+  show_transcript: show,
+  follow_start: followStart,
+  rows_after: rowsAfter,
+  stored_rows: storedRows,
+  context_window: contextWindow,
+  pop,
+  clear,
+  redact,
+  prune,
+  summarize,
+  compact,
+  plan_summary: planSummary,
+  plan_compact: planCompact,
+  commit_summary: commitSummary,
+  fork_plan: forkPlan,
+  fork_create: forkCreate,
+  delete: remove,
+  ask: ask2,
+  decline,
+  requests: listRequests,
+  request: get,
+  answer: answer2,
+  set_fact: setFact,
+  get_fact: getFact,
+  facts: listFacts,
+  confirm_fact: confirm,
+  forget_fact: forgetFact,
+  hit,
+  ttl,
+  export: exportObject,
+  import: importObject,
+  search_object: searchObject,
+  put_checkpoint: putCheckpoint,
+  put_checkpoint_writes: putWrites,
+  checkpoint_rows: checkpointRows,
+  checkpoint_writes: writeRows,
+  delete_thread: deleteThread
+};
+
 // src/parts.ts
 var PARTS_SCHEMA = [
   "DROP TABLE IF EXISTS _durable_staged",
@@ -6280,68 +6340,20 @@ function dropStaged(db, part) {
 }
 
 // src/object.ts
-var HANDLERS = {
-  create: { run: create },
-  show: { run: show2 },
-  prompt: { run: prompt },
-  next_prompt: { run: nextPrompt },
-  renew: { run: renew },
-  finish: { run: finish },
-  release: { run: release },
-  stop: { run: stop },
-  cancel: { run: cancel },
-  archive: { run: archive },
-  unarchive: { run: unarchive },
-  set_title: { run: setTitle },
-  invite: { run: invite },
-  dequeue: { run: dequeue },
-  queue: { run: queue },
-  events: { run: events },
-  participants: { run: participants },
-  get_prompt: { run: getPrompt },
-  append_many: { run: appendMany },
-  show_transcript: { run: show },
-  follow_start: { run: followStart },
-  rows_after: { run: rowsAfter },
-  context_window: { run: contextWindow },
-  pop: { run: pop },
-  clear: { run: clear },
-  redact: { run: redact },
-  prune: { run: prune },
-  summarize: { run: summarize },
-  compact: { run: compact },
-  plan_summary: { run: planSummary },
-  plan_compact: { run: planCompact },
-  commit_summary: { run: commitSummary },
-  fork_plan: { run: forkPlan },
-  fork_create: { run: forkCreate, lazy: true, staging: refuseExistingFork },
-  delete: { run: remove },
-  ask: { run: ask2 },
-  requests: { run: list },
-  request: { run: get },
-  answer: { run: answer2 },
-  decline: { run: decline },
-  set_fact: { run: setFact },
-  get_fact: { run: getFact },
-  facts: { run: listFacts },
-  confirm_fact: { run: confirm },
-  forget_fact: { run: forgetFact },
-  hit: { run: hit },
-  ttl: { run: ttl },
-  export: { run: exportObject },
-  import: { run: importObject, precheck },
-  search_object: { run: searchObject },
-  stored_rows: { run: storedRows },
-  meta: { run: (obj) => obj.meta() },
+var OWN = {
+  meta: (obj) => obj.meta(),
   // a tenant object's id (an import receipt's entry): to a participant only, as every operation (index.ts)
-  object_id: { run: (obj) => (obj.requireVisible(), { id: obj.id }) },
-  put_checkpoint: { run: putCheckpoint, tomb: true },
-  put_checkpoint_writes: { run: putWrites, tomb: true },
-  checkpoint_rows: { run: checkpointRows },
-  checkpoint_writes: { run: writeRows },
-  delete_thread: { run: deleteThread, buries: true }
+  object_id: (obj) => (obj.requireVisible(), { id: obj.id })
 };
-var OPS = Object.fromEntries(Object.entries(HANDLERS).map(([name, h]) => [name, { ...OBJECT_OPS[name], ...h }]));
+var FLAGS = {
+  fork_create: { lazy: true, staging: refuseExistingFork },
+  import: { precheck },
+  put_checkpoint: { tomb: true },
+  put_checkpoint_writes: { tomb: true },
+  delete_thread: { buries: true }
+};
+var RUNS = { ...RULES, ...OWN };
+var OPS = Object.fromEntries(Object.entries(RUNS).map(([name, run]) => [name, { ...OBJECT_OPS[name], run, ...FLAGS[name] }]));
 var REMEMBERED = 1e3;
 var DurableObjectSession = class {
   // the row and shards last taken by the index (a put of the same is skipped)

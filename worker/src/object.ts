@@ -4,25 +4,21 @@
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
 import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
-import * as sessions from "./rules/sessions";
-import * as transcript from "./rules/transcript";
 import * as fork from "./rules/fork";
-import * as elicit from "./rules/elicit";
-import * as memory from "./rules/memory";
-import * as limits from "./rules/limits";
-import * as retention from "./rules/retention";
 import * as rights from "./rules/rights";
-import * as checkpoints from "./rules/checkpoints";
 import { fireDue } from "./rules/alarms";
 import { stringify } from "./rules/verbatim";
 import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
+import { RULES, RuleOp } from "./generated/handlers";
 import { PARTS_SCHEMA, abandonedAt, checkPart, dropAbandoned, dropStaged, stage, unstage } from "./parts";
 
 // What the Worker does for each op of the contract's table (durable_cli/contract.json "ops", generated into
 // ./generated/ops.ts: write, creates, erases and the argument specs rules/args.ts checks every call against).
+// An op's handler is the rule function its contract entry names ("rule" or "worker", ./generated/handlers.ts);
+// OWN and FLAGS below are what only this file can say.
 // precheck: run before any storage is touched (a refused import leaves no storage behind)
 // tomb: a put of a LangGraph thread, judged by the tombstone delete_thread left (rules/checkpoints.ts)
 // buries: delete_thread, which leaves that tombstone in the home index shard before the object is erased
@@ -32,69 +28,24 @@ type Handler = { run: (obj: Opened, args: any) => unknown; precheck?: (obj: Open
   tomb?: boolean; buries?: boolean; lazy?: boolean; staging?: (obj: Opened) => void };
 type Op = Handler & OpSpec;
 
-// tombstone is answered before an object is opened (below)
-const HANDLERS: Record<Exclude<ObjectOp, "tombstone">, Handler> = {
-  create: { run: sessions.create },
-  show: { run: sessions.show },
-  prompt: { run: sessions.prompt },
-  next_prompt: { run: sessions.nextPrompt },
-  renew: { run: sessions.renew },
-  finish: { run: sessions.finish },
-  release: { run: sessions.release },
-  stop: { run: sessions.stop },
-  cancel: { run: sessions.cancel },
-  archive: { run: sessions.archive },
-  unarchive: { run: sessions.unarchive },
-  set_title: { run: sessions.setTitle },
-  invite: { run: sessions.invite },
-  dequeue: { run: sessions.dequeue },
-  queue: { run: sessions.queue },
-  events: { run: sessions.events },
-  participants: { run: sessions.participants },
-  get_prompt: { run: sessions.getPrompt },
-  append_many: { run: transcript.appendMany },
-  show_transcript: { run: transcript.show },
-  follow_start: { run: transcript.followStart },
-  rows_after: { run: transcript.rowsAfter },
-  context_window: { run: transcript.contextWindow },
-  pop: { run: transcript.pop },
-  clear: { run: transcript.clear },
-  redact: { run: transcript.redact },
-  prune: { run: transcript.prune },
-  summarize: { run: transcript.summarize },
-  compact: { run: transcript.compact },
-  plan_summary: { run: transcript.planSummary },
-  plan_compact: { run: transcript.planCompact },
-  commit_summary: { run: transcript.commitSummary },
-  fork_plan: { run: fork.forkPlan },
-  fork_create: { run: fork.forkCreate, lazy: true, staging: fork.refuseExistingFork },
-  delete: { run: retention.remove },
-  ask: { run: elicit.ask },
-  requests: { run: elicit.list },
-  request: { run: elicit.get },
-  answer: { run: elicit.answer },
-  decline: { run: elicit.decline },
-  set_fact: { run: memory.setFact },
-  get_fact: { run: memory.getFact },
-  facts: { run: memory.listFacts },
-  confirm_fact: { run: memory.confirm },
-  forget_fact: { run: memory.forgetFact },
-  hit: { run: limits.hit },
-  ttl: { run: retention.ttl },
-  export: { run: rights.exportObject },
-  import: { run: rights.importObject, precheck: rights.precheck },
-  search_object: { run: rights.searchObject },
-  stored_rows: { run: transcript.storedRows },
-  meta: { run: (obj: Opened) => obj.meta() },
+// The ops with no rule function: they read the opened object itself (tombstone is answered before an
+// object is opened, below). An op the contract gives no rule and that is missing here is a tsc error.
+const OWN: Record<Exclude<ObjectOp, RuleOp | "tombstone">, Handler["run"]> = {
+  meta: (obj: Opened) => obj.meta(),
   // a tenant object's id (an import receipt's entry): to a participant only, as every operation (index.ts)
-  object_id: { run: (obj: Opened) => (obj.requireVisible(), { id: obj.id }) },
-  put_checkpoint: { run: checkpoints.putCheckpoint, tomb: true },
-  put_checkpoint_writes: { run: checkpoints.putWrites, tomb: true },
-  checkpoint_rows: { run: checkpoints.checkpointRows },
-  checkpoint_writes: { run: checkpoints.writeRows },
-  delete_thread: { run: checkpoints.deleteThread, buries: true },
+  object_id: (obj: Opened) => (obj.requireVisible(), { id: obj.id }),
 };
-const OPS: Record<string, Op> = Object.fromEntries(Object.entries(HANDLERS).map(([name, h]) => [name, { ...OBJECT_OPS[name as ObjectOp], ...h }]));
+// How this Durable Object runs an op besides its rule: the dispatch below reads these, no rule can.
+const FLAGS: Partial<Record<ObjectOp, Omit<Handler, "run">>> = {
+  fork_create: { lazy: true, staging: fork.refuseExistingFork },
+  import: { precheck: rights.precheck },
+  put_checkpoint: { tomb: true },
+  put_checkpoint_writes: { tomb: true },
+  delete_thread: { buries: true },
+};
+const RUNS: Record<Exclude<ObjectOp, "tombstone">, Handler["run"]> = { ...RULES, ...OWN };
+const OPS: Record<string, Op> = Object.fromEntries(Object.entries(RUNS).map(([name, run]) =>
+  [name, { ...OBJECT_OPS[name as ObjectOp], run, ...FLAGS[name as ObjectOp] }]));
 
 // all_users: an admin's installation-wide command (import --all-users, export --all): tenant objects are
 // reachable without being a participant. The Worker sets it for admin tokens only.

@@ -76,7 +76,7 @@ export function decline(obj: Opened, a: { request_id: number; action: string }) 
   return get(obj, a);
 }
 
-export function list(obj: Opened, a: { pending_only?: boolean }) {
+export function listRequests(obj: Opened, a: { pending_only?: boolean }) {
   visible(obj);
   const where = a.pending_only ? "WHERE status = 'pending'" : "";
   return obj.db.all(`SELECT ${COLS} FROM requests ${where} ORDER BY id`).map(requestJson);
