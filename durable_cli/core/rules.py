@@ -46,6 +46,7 @@ RULES = {
     "forget_fact": ("memory", "forget_fact"),
     "hit": ("limits", "hit"),
     "ttl": ("retention", "ttl"),
+    "object_id": ("state", "object_id"),
     "put_checkpoint": ("checkpoints", "put_checkpoint"),
     "put_checkpoint_writes": ("checkpoints", "put_writes"),
     "checkpoint_rows": ("checkpoints", "checkpoint_rows"),

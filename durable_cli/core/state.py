@@ -95,6 +95,13 @@ META_COLUMNS = (
 )
 
 
+
+def object_id(obj: Opened) -> dict:
+    """The object's id (as `session show` prints it), to a participant only: an import receipt names a tenant
+    object by it."""
+    obj.require_visible()
+    return {"id": obj.id}
+
 def create_object(obj: Opened, status: str, *, title=None, ttl_seconds=None, origin=None) -> None:
     """Insert the object's row and its creator as owner (inside the caller's transaction).
 

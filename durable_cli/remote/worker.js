@@ -260,7 +260,7 @@ var contract_default = {
       search_object: { worker: "rights.searchObject", write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       meta: { write: false, creates: false, erases: false, args: {} },
       tombstone: { write: false, creates: false, erases: false, args: {} },
-      object_id: { write: false, creates: false, erases: false, args: {} },
+      object_id: { rule: "state.object_id", write: false, creates: false, erases: false, plain: true, args: {} },
       put_checkpoint: { rule: "checkpoints.put_checkpoint", write: true, creates: true, erases: false, parts: ["mirror"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, parent_id: { type: "string" }, type: { type: "string" }, blob: { type: "string" }, metadata: { type: "json" }, mirror: { type: "array", items: { type: "array" } }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, part: { type: "object" } } },
       put_checkpoint_writes: { rule: "checkpoints.put_writes", write: true, creates: true, erases: false, parts: ["writes"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, writes: { type: "array", items: { type: "array" }, required: true }, replace: { type: "boolean" }, part: { type: "object" } } },
       checkpoint_rows: { rule: "checkpoints.checkpoint_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string" }, before: { type: "string" }, owned: { type: "boolean" }, with_writes: { type: "boolean" } } },
@@ -2011,6 +2011,10 @@ var Opened = class {
     if (this.role() !== "owner") throw denied(say("owner_only", { what: this.what, doing }));
   }
 };
+function objectId(obj) {
+  obj.requireVisible();
+  return { id: obj.id };
+}
 function createObject(obj, status, title = null, ttl2 = null) {
   const t = now();
   const a = obj.address;
@@ -3118,7 +3122,7 @@ var OBJECT_OPS = {
   search_object: { "worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   meta: { "write": false, "creates": false, "erases": false, "args": {} },
   tombstone: { "write": false, "creates": false, "erases": false, "args": {} },
-  object_id: { "write": false, "creates": false, "erases": false, "args": {} },
+  object_id: { "rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   put_checkpoint: { "rule": "checkpoints.put_checkpoint", "write": true, "creates": true, "erases": false, "parts": ["mirror"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "parent_id": { "type": "string" }, "type": { "type": "string" }, "blob": { "type": "string" }, "metadata": { "type": "json" }, "mirror": { "type": "array", "items": { "type": "array" } }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "part": { "type": "object" } } },
   put_checkpoint_writes: { "rule": "checkpoints.put_writes", "write": true, "creates": true, "erases": false, "parts": ["writes"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "writes": { "type": "array", "items": { "type": "array" }, "required": true }, "replace": { "type": "boolean" }, "part": { "type": "object" } } },
   checkpoint_rows: { "rule": "checkpoints.checkpoint_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string" }, "before": { "type": "string" }, "owned": { "type": "boolean" }, "with_writes": { "type": "boolean" } } },
@@ -6231,6 +6235,7 @@ var RULES = {
   export: exportObject,
   import: importObject,
   search_object: searchObject,
+  object_id: objectId,
   put_checkpoint: putCheckpoint,
   put_checkpoint_writes: putWrites,
   checkpoint_rows: checkpointRows,
@@ -6341,9 +6346,7 @@ function dropStaged(db, part) {
 
 // src/object.ts
 var OWN = {
-  meta: (obj) => obj.meta(),
-  // a tenant object's id (an import receipt's entry): to a participant only, as every operation (index.ts)
-  object_id: (obj) => (obj.requireVisible(), { id: obj.id })
+  meta: (obj) => obj.meta()
 };
 var FLAGS = {
   fork_create: { lazy: true, staging: refuseExistingFork },
@@ -6843,7 +6846,7 @@ function callConfig(cap, c) {
   };
 }
 var keyCache = null;
-async function objectId(secret, scope, owner, name) {
+async function objectId2(secret, scope, owner, name) {
   if (!keyCache || keyCache.secret !== secret) {
     const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
     keyCache = { secret, key };
@@ -7006,7 +7009,7 @@ var index_default = {
       if (body.scope === "objects") return json({ result: await searchAll(env, body.op, body.args, actor, token.admin, listObjects) });
       if (body.scope === "index") {
         const tenant = body.tenant == null ? null : validName(body.tenant, "tenant");
-        const reservedId = (u) => objectId(env.DURABLE_SECRET, "reserved", u, "");
+        const reservedId = (u) => objectId2(env.DURABLE_SECRET, "reserved", u, "");
         const result = await across(env, { actor, admin: token.admin, token_user: token.user, tenant, reservedId, request_id: body.request_id ?? null }, body.op, body.args ?? {});
         return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
       }
@@ -7018,7 +7021,7 @@ var index_default = {
       } else if (body.scope === "user") {
         [idScope, owner, name, scope] = ["user", ownerOf(body, actor), validName(body.name), body.label === "session" ? "session" : "user"];
       } else throw new DurableError(`unknown scope '${body.scope}'`, "invalid_input");
-      const id = await objectId(env.DURABLE_SECRET, idScope, owner, name);
+      const id = await objectId2(env.DURABLE_SECRET, idScope, owner, name);
       if (idScope !== "tenant" && owner !== actor && !allUsers) refuseOthers(body, { id_scope: idScope, owner, name }, actor, id);
       if (body.op === "object_id" && (idScope !== "tenant" || allUsers)) return json({ result: { id } });
       const c = body.config ?? {};

@@ -243,3 +243,17 @@ def test_events_since_and_types(durable):
     assert [e["type"] for e in events] == ["session.created", "session.title", "prompt.queued", "session.status"]
     assert events[3]["data"] == {"from": "created", "to": "active"}
     assert [e["seq"] for e in durable("session", "events", "e", "--since", "2", "--json").json()] == [3, 4]
+
+
+def test_library_object_id_is_the_id_session_show_prints(durable):
+    """Session.object_id() (the op object_id: its rule in core/state.py and rules/state.ts), on both backends;
+    a tenant object's id to a participant only."""
+    from durable_cli import DurableError, Store
+
+    shown = durable("session", "create", "oid", "--json").json()["id"]
+    with Store().open("oid") as session:
+        assert session.object_id() == {"id": shown}
+    assert durable("--as", "alice", "--tenant", "acme", "session", "create", "team").status == 0
+    with pytest.raises(DurableError) as refused, Store(tenant="acme", user="mallory").open("team") as session:
+        session.object_id()
+    assert refused.value.code == "not_found"

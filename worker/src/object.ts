@@ -32,8 +32,6 @@ type Op = Handler & OpSpec;
 // object is opened, below). An op the contract gives no rule and that is missing here is a tsc error.
 const OWN: Record<Exclude<ObjectOp, RuleOp | "tombstone">, Handler["run"]> = {
   meta: (obj: Opened) => obj.meta(),
-  // a tenant object's id (an import receipt's entry): to a participant only, as every operation (index.ts)
-  object_id: (obj: Opened) => (obj.requireVisible(), { id: obj.id }),
 };
 // How this Durable Object runs an op besides its rule: the dispatch below reads these, no rule can.
 const FLAGS: Partial<Record<ObjectOp, Omit<Handler, "run">>> = {

@@ -10,6 +10,7 @@ import * as memory from "../rules/memory";
 import * as retention from "../rules/retention";
 import * as rights from "../rules/rights";
 import * as sessions from "../rules/sessions";
+import * as state from "../rules/state";
 import * as transcript from "../rules/transcript";
 
 export const RULES = {
@@ -64,6 +65,7 @@ export const RULES = {
   export: rights.exportObject,
   import: rights.importObject,
   search_object: rights.searchObject,
+  object_id: state.objectId,
   put_checkpoint: checkpoints.putCheckpoint,
   put_checkpoint_writes: checkpoints.putWrites,
   checkpoint_rows: checkpoints.checkpointRows,

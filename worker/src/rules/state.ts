@@ -270,6 +270,13 @@ export class Opened {
   }
 }
 
+/** The object's id (as `session show` prints it), to a participant only: an import receipt names a tenant
+ *  object by it (core/state.py object_id). */
+export function objectId(obj: Opened) {
+  obj.requireVisible();
+  return { id: obj.id };
+}
+
 export function createObject(obj: Opened, status: string, title: string | null = null, ttl: number | null = null) {
   const t = now();
   const a = obj.address;
