@@ -26,7 +26,6 @@ class Session(state.Opened):
     are the ones the table does not hold (a composition of ops, or a row given as arguments)."""
 
     append = transcript.append
-    replace_tail = transcript.replace_tail
     rows = transcript.rows
     window = transcript.window
 

@@ -32,6 +32,7 @@ RULES = {
     "clear": ("transcript", "clear"),
     "redact": ("transcript", "redact"),
     "prune": ("transcript", "prune"),
+    "replace_tail": ("transcript", "replace_tail"),
     "summarize": ("transcript", "summarize"),
     "compact": ("transcript", "compact"),
     "ask": ("elicit", "ask"),

@@ -83,11 +83,6 @@ def row_to_items(row: dict) -> list:
     return items
 
 
-def _row_input(row: dict) -> dict:
-    """The input fields (SPEC §6) that append a row read back as it was."""
-    return {k: row[k] for k in ("role", "content", "tool_calls", "call_id", "name", "meta", "data") if row.get(k) is not None}
-
-
 def _stored_to_items(stored) -> list:
     """row_to_items of a row read by `stored_rows` (data, role, kind, content, call_id, tool_calls)."""
     data, role, kind, content, call_id, calls = stored
@@ -231,8 +226,9 @@ class DurableSession:
         LIMIT items, whether they are the whole history, and `replace_suffix(start, output)`, which swaps
         items[start:] for OUTPUT in one transaction only if those rows are still the newest (else False,
         nothing changed). So an item another writer appends while the model compacts is never lost: the
-        replacement is refused and the SDK keeps the history as it is. None (the SDK's fallback) for a
-        remote store, a PRUNE_PREFIX (an expiring wrapper's), or rows that are not one item each."""
+        replacement is refused and the SDK keeps the history as it is (on either backend: one request to the
+        Worker). None (the SDK's fallback) for a PRUNE_PREFIX (an expiring wrapper's), or rows that are not
+        one item each."""
         self._check_open()
         if prune_prefix is not None:
             return None
@@ -264,30 +260,13 @@ class DurableSession:
                 return False
             new_rows = [item_to_row(item) for item in output]
 
-            def replace() -> bool:
-                if getattr(self.store, "remote", False):
-                    return self._replace_tail_remote(expected, new_rows)
+            def replace() -> bool:  # one transaction on either backend
                 with self.store.open(self.name) as session:
                     return session.replace_tail(expected, new_rows, origin=(self.session_id, ADAPTER))
 
             return await _finish(replace)
 
         return _CompactionSnapshot(items, complete, replace_suffix)
-
-    def _replace_tail_remote(self, expected, new_rows) -> bool:
-        """replace_tail over the remote backend, which has no such operation: check the tail, pop it, and
-        if a row another writer appended in between was popped with it, put back what was popped (in its
-        order) and refuse. Nothing is lost; unlike the file backend's, this is not one transaction."""
-        with self.store.open(self.name) as session:
-            if [r["seq"] for r in session.rows(last=len(expected))] != expected:
-                return False
-            removed = session.pop(len(expected))[::-1]  # logical order
-            if [r["seq"] for r in removed] == expected:
-                if new_rows:
-                    session.append_many(new_rows, seqs_only=True, origin=(self.session_id, ADAPTER))
-                return True
-            session.append_many([_row_input(r) for r in removed], seqs_only=True)
-            return False
 
     def close(self) -> None:
         """Release the kept connections; the session then refuses every call (RuntimeError), as SQLiteSession does."""

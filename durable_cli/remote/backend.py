@@ -212,6 +212,15 @@ class RemoteSession:
                  "origin": list(origin) if origin is not None else None}
         return self._call("append_many", True, rows=fields, **extra)
 
+    def replace_tail(self, expected, rows, *, origin=None):
+        """As core/transcript.replace_tail, in one request (one transaction in the object): ROWS are checked
+        here first, as append_many's, and sent as the text the file backend would store."""
+        from .. import checks
+
+        fields = [_fields(checks.row(self.store.config, r, where=f"item {i}: ")) for i, r in enumerate(rows, 1)]
+        return self._call("replace_tail", True, expected=list(expected), rows=fields,
+                          origin=list(origin) if origin is not None else None)
+
     def stored_rows(self, *, last=None):
         """As core/transcript.stored_rows: the live rows (LAST: the newest N) as (data, role, kind, content,
         call_id, tool_calls) tuples, `data` and `tool_calls` the JSON text stored."""

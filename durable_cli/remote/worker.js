@@ -235,6 +235,7 @@ var contract_default = {
       clear: { rule: "transcript.clear", write: true, creates: false, erases: false, plain: true, args: {} },
       redact: { rule: "transcript.redact", write: true, creates: false, erases: false, plain: true, positional: ["seq"], args: { seq: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       prune: { rule: "transcript.prune", write: true, creates: false, erases: false, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, dry_run: { type: "boolean" } } },
+      replace_tail: { rule: "transcript.replace_tail", write: true, creates: false, erases: false, parts: ["rows"], args: { expected: { type: "array", items: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, required: true }, rows: { type: "array", items: { type: "object" }, required: true }, origin: { type: "array", items: { type: "string" }, max_items: 2 }, part: { type: "object" } } },
       summarize: { rule: "transcript.summarize", write: true, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
       compact: { rule: "transcript.compact", write: true, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
       plan_summary: { worker: "transcript.planSummary", write: false, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
@@ -3097,6 +3098,7 @@ var OBJECT_OPS = {
   clear: { "rule": "transcript.clear", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
   redact: { "rule": "transcript.redact", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["seq"], "args": { "seq": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   prune: { "rule": "transcript.prune", "write": true, "creates": false, "erases": false, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "dry_run": { "type": "boolean" } } },
+  replace_tail: { "rule": "transcript.replace_tail", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "expected": { "type": "array", "items": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "required": true }, "rows": { "type": "array", "items": { "type": "object" }, "required": true }, "origin": { "type": "array", "items": { "type": "string" }, "max_items": 2 }, "part": { "type": "object" } } },
   summarize: { "rule": "transcript.summarize", "write": true, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
   compact: { "rule": "transcript.compact", "write": true, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
   plan_summary: { "worker": "transcript.planSummary", "write": false, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
@@ -3904,6 +3906,32 @@ function prune(obj, a) {
   event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
   touch(obj, false);
   return { deleted: doomed.size, dry_run: false };
+}
+function replaceTail(obj, a) {
+  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, `item ${i + 1}: `));
+  const origin = checkOrigin(a.origin);
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be compacted");
+  check(obj, "write", meta.status);
+  const expected = a.expected ?? [];
+  if (!expected.length) return false;
+  const tail = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, expected.length).reverse();
+  if (tail.length !== expected.length || tail.some((r, i) => r[SEQ] !== expected[i] || r[KIND] !== "turn")) return false;
+  for (const r of tail) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+  }
+  obj.db.run(
+    "UPDATE object SET live_turns = live_turns - ?, live_tokens = live_tokens - ?",
+    tail.length,
+    tail.reduce((sum, r) => sum + r[TOKENS], 0)
+  );
+  dropRemovedTokens(obj);
+  event(obj, "transcript.popped", { seqs: [...expected].reverse() });
+  if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+  if (rows.length) insertRows(obj, rows, obj.actor);
+  touch(obj);
+  return true;
 }
 
 // src/rules/transcript/summaries.ts
@@ -6212,6 +6240,7 @@ var RULES = {
   clear,
   redact,
   prune,
+  replace_tail: replaceTail,
   summarize,
   compact,
   plan_summary: planSummary,

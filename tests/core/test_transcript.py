@@ -293,3 +293,21 @@ def test_tokenizer_that_cannot_run_offline_is_exit_2(durable):
     else:  # installed: works only when the encoding is cached; never downloads
         assert r.status in (0, 2)
     assert [x["content"] for x in durable("transcript", "show", "t", "--json").json()] == ["before"] + (["x"] if r.status == 0 else [])
+
+
+def test_library_replace_tail_is_one_transaction_on_both_backends(durable):
+    """Session.replace_tail (the Agents SDK's compaction of a suffix): the newest rows swapped in one request and
+    one transaction on either backend; a bad row, or rows that are no longer the newest, change nothing."""
+    from durable_cli import DurableError, Store
+
+    durable("transcript", "append", "rt", "--role", "user", "a")
+    durable("transcript", "append", "rt", "--role", "assistant", "b")
+    with Store().open("rt") as session:
+        with pytest.raises(DurableError) as bad:
+            session.replace_tail([2], [{"role": "assistant", "content": "ok"}, {"role": "bogus", "content": "x"}])
+        assert bad.value.exit_status == 2 and bad.value.message.startswith("item 2: ")
+        assert session.replace_tail([1], [{"role": "assistant", "content": "x"}]) is False  # not the newest row
+        assert session.replace_tail([2], [{"role": "assistant", "content": "c", "data": {"n": 1.0}}]) is True
+    rows = durable("transcript", "show", "rt", "--json").json()
+    assert [(r["seq"], r["content"], r["data"]) for r in rows] == [(1, "a", None), (3, "c", {"n": 1.0})]
+    assert durable("session", "events", "rt", "--json").json()[-1]["data"] == {"seqs": [2]}

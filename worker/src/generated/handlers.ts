@@ -42,6 +42,7 @@ export const RULES = {
   clear: transcript.clear,
   redact: transcript.redact,
   prune: transcript.prune,
+  replace_tail: transcript.replaceTail,
   summarize: transcript.summarize,
   compact: transcript.compact,
   plan_summary: transcript.planSummary,

@@ -36,7 +36,7 @@ function requestHash(rows: Prepared[]): string {
 
 /** ORIGIN: an adapter's [external_id, adapter], recorded on the object this creates, or on one that has none yet
  *  (core/transcript/appends.py append_many). */
-function checkOrigin(origin: unknown): [string, string] | null {
+export function checkOrigin(origin: unknown): [string, string] | null {
   if (origin == null) return null;
   if (!Array.isArray(origin) || origin.length !== 2 || typeof origin[0] !== "string" || typeof origin[1] !== "string") {
     throw invalid("origin must be [external_id, adapter]");

@@ -1,8 +1,10 @@
-// Edits that remove or rewrite rows (mirrors durable_cli/core/transcript/edits.py): pop, clear, redact, prune.
+// Edits that remove or rewrite rows (mirrors durable_cli/core/transcript/edits.py): pop, clear, redact, prune,
+// and the Agents SDK's replaceTail.
 import { Opened, conflict, event, invalid, notFound, now, say, touch, dumps } from "../state";
 import { approx } from "../tokens";
 import { check } from "../sessions";
-import { CALLS, COLS, KIND, REDACTED, SEQ, SUPERSEDED, TOKENS, isInt, marks, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
+import { CALLS, COLS, KIND, REDACTED, SEQ, SUPERSEDED, TOKENS, isInt, marks, prepare, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
+import { checkOrigin, insertRows } from "./appends";
 import { pinned } from "./context";
 
 export function pop(obj: Opened, a: { count?: number }) {
@@ -103,4 +105,31 @@ export function prune(obj: Opened, a: { older_than: number; dry_run?: boolean })
   event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
   touch(obj, false);
   return { deleted: doomed.size, dry_run: false };
+}
+
+/** Replace the newest live rows by ROWS in this one transaction, if they are still EXPECTED (their seqs, in logical
+ *  order): the Agents SDK's compaction of a suffix (core/transcript/edits.py replace_tail). False, and nothing
+ *  changed, when another writer has added, popped or rewritten rows since they were read, or one is a summary. */
+export function replaceTail(obj: Opened, a: { expected: number[]; rows: any[]; origin?: [string, string] | null }) {
+  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, `item ${i + 1}: `));
+  const origin = checkOrigin(a.origin);
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be compacted");
+  check(obj, "write", meta.status);
+  const expected = a.expected ?? [];
+  if (!expected.length) return false;
+  const tail = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, expected.length).reverse();
+  if (tail.length !== expected.length || tail.some((r, i) => r[SEQ] !== expected[i] || r[KIND] !== "turn")) return false;
+  for (const r of tail) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+  }
+  obj.db.run("UPDATE object SET live_turns = live_turns - ?, live_tokens = live_tokens - ?", tail.length,
+    tail.reduce((sum, r) => sum + r[TOKENS], 0));
+  dropRemovedTokens(obj);
+  event(obj, "transcript.popped", { seqs: [...expected].reverse() });
+  if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+  if (rows.length) insertRows(obj, rows, obj.actor);
+  touch(obj);
+  return true;
 }
