@@ -97,11 +97,11 @@ def _new_in_memory(what: str) -> sqlite3.Connection:
     return db
 
 
-# A new object's WAL, made ahead of its first commit by a kept-open store (an adapter's new thread or session):
-# SQLite reuses the file from its start after each checkpoint and never shrinks it, so the commits that
-# write inside it overwrite blocks the file already has, and an fsync of them need not also journal the
-# file's growth (about half an fsync's cost on ext4: docs/benchmarks.md). Zeros are no WAL header, which
-# SQLite reads as an empty WAL; the file goes when the last connection closes, as any WAL does.
+# The WAL a kept-open store (an adapter) makes before it opens the connection it will keep, when the object has
+# none: SQLite reuses the file from its start after each checkpoint and never shrinks it, so the commits that
+# write inside it overwrite blocks the file already has, and their fsync need not also journal the file's
+# growth (about half an fsync's cost on ext4: docs/benchmarks.md). Zeros are no WAL header, which SQLite
+# reads as an empty WAL; the file goes when the last connection closes, as any WAL does.
 WAL_AHEAD = 256 * 1024
 
 
@@ -498,6 +498,8 @@ class ObjectStore:
             if read_only and not handle.created:
                 handle.db = _connect_read_only(handle.path)
             if handle.db is None:
+                if self.keep_open and not read_only:
+                    preallocate_wal(handle.path)  # the connection is kept: its commits then overwrite, not grow
                 handle.db = connect(handle.path, what)
             if handle.known is None:  # else checked by this store's last run, and nobody committed since
                 ensure_schema(handle.db, what)  # one PRAGMA when up to date (another process may have migrated it)
@@ -692,7 +694,6 @@ class ObjectStore:
             _paths.unlink_quiet(temporary)
             raise _paths.os_error(e, path)
         _paths.fsync_dir(os.path.dirname(path))
-        preallocate_wal(path)
 
     def _abandon(self, handle) -> None:
         """Remove the file this run made for an object that never committed (we hold its lock): a rejected

@@ -292,10 +292,10 @@ def test_stores_dropped_without_close_leave_no_lock_files_open(home):
     assert open_locks() - before <= 1
 
 
-def test_a_new_objects_wal_made_ahead_reads_as_written_after_the_writer_is_killed(home, durable):
-    """A kept-open store makes a new object's WAL ahead of its first commit (zeros past the frames SQLite
-    writes: objects.preallocate_wal). A process killed with its connection open leaves that WAL behind,
-    frames then zeros; another process reads every acknowledged row, and writes on."""
+def test_a_wal_made_ahead_reads_as_written_after_the_writer_is_killed(home, durable):
+    """A kept-open store makes an object's WAL before it opens the connection it keeps (zeros past the frames
+    SQLite writes: objects.preallocate_wal). A process killed with that connection open leaves the WAL
+    behind, frames then zeros; another process reads every acknowledged row, and writes on."""
     other_process(home, "import os\nfrom durable_cli import Store\nstore = Store(home=home, user='alice', keep_open=True)\n"
                         "for i in range(5):\n"
                         "    with store.open('chat', create=True) as s: s.append(f'row {i}', role='user')\n"
@@ -307,3 +307,18 @@ def test_a_new_objects_wal_made_ahead_reads_as_written_after_the_writer_is_kille
     assert durable("transcript", "append", "chat", "--role", "user", "row 5").status == 0
     assert [r["content"] for r in durable("transcript", "show", "chat", "--json").json()][-1] == "row 5"
     assert durable("doctor", "--json").json()["healthy"]
+
+
+def test_an_object_made_and_left_by_a_kept_store_leaves_no_wal(home):
+    """One write that makes the object (written whole, no connection opened on the file) and a store closed
+    after a later write: no WAL is left beside the object, made ahead or not."""
+    store = kept(home)
+    with store.open("once", create=True) as s:
+        s.append("only", role="user")
+    assert not os.path.exists(object_file(home) + "-wal")
+    with store.open("once") as s:
+        s.append("again", role="user")
+    assert os.path.getsize(object_file(home) + "-wal") >= objects.WAL_AHEAD
+    store.close()
+    assert not os.path.exists(object_file(home) + "-wal")
+    assert texts(kept(home), "once") == ["only", "again"]
