@@ -56,6 +56,7 @@ def template() -> bytes:
         try:
             db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             schema.migrate(db, schema.MIGRATIONS, "a new object")
+            db.execute("VACUUM")  # without the pages of what later steps dropped (the first search index)
             _template = db.serialize()
         finally:
             db.close()
