@@ -38,16 +38,22 @@ class Session(state.Opened):
 
 class _Rule:
     """Session's method for an op of the table: the rule's module is imported when the method is first
-    looked up (a command pays only for the rules it runs), then the rule itself takes this stand-in's place."""
+    looked up (a command pays only for the rules it runs). The rule is looked up in its module at every
+    call, never cached in Session: a function replaced in core/ (a test's monkeypatch, a debugging wrap) is
+    the one that runs, and stops running once it is put back (caching it leaked a test's broken rule into
+    every later command of that process)."""
 
     def __init__(self, name: str, module: str, function: str):
         self.name, self.module, self.function = name, module, function
+        self._module = None
 
     def __get__(self, obj, owner=None):
-        from importlib import import_module
+        module = self._module
+        if module is None:
+            from importlib import import_module
 
-        rule = getattr(import_module(f"durable_cli.core.{self.module}"), self.function)
-        setattr(Session, self.name, rule)
+            module = self._module = import_module(f"durable_cli.core.{self.module}")
+        rule = getattr(module, self.function)
         return rule if obj is None else rule.__get__(obj, owner)
 
 
