@@ -7,7 +7,8 @@ point at the newest of a parent-linked chain of `messages`, each made of `parts`
 each model call: model, token counts, time). A conversation in both is read from the newer tables.
 
 Each conversation becomes one export record (the format of core/records.py) and goes through the
-import machinery of across/rights.py: the same validation, ownership rules and per-object transaction.
+import machinery of across/rights.py: the same validation, ownership rules and per-object transaction
+(core/rights.py).
 A record is built deterministically from logs.db, so importing again finds it "already imported";
 a conversation that exists with other content (llm added turns since, or someone wrote to the
 session) is skipped too, unless --replace.
@@ -303,8 +304,7 @@ def _response_rows(db, conversation_id, tables) -> list:
 def record(store, conversation_id, name, created_at, rows) -> dict:
     """One conversation as an export record in the acting user's scope (or --tenant's), status active."""
     from ..config import valid_name
-    from ..core import records
-    from . import rights
+    from ..core import records, rights
 
     actor = store.whoami()["user"] if getattr(store, "remote", False) else store.user
     try:

@@ -1,4 +1,6 @@
-"""Data rights (SPEC §7): forget a user, export and import objects, back the whole directory up.
+"""Data rights (SPEC §7) over many objects through a Store: forget a user, export and import objects,
+back the whole directory up. One object's export record and one record's import into one locked object
+are core/rights.py (the twin of worker/src/rules/rights.ts).
 
 forget leaves no byte of the erased objects' content in any file under the data directory: their
 files are unlinked, and index.db erases with secure_delete and then truncates its WAL.
@@ -13,12 +15,8 @@ from ..messages import say
 from ..store import paths as _paths
 from ..store.objects import ObjectStore, connect
 from ..core import state, strict_json
+from ..core.rights import FORMAT, AlreadyImported, dump, import_locked
 from .retention import address_of, conclude, each_object, entry, erase, receipt, run_each
-
-FORMAT = "durable-export"
-VERSION = 5  # 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter; 4: LangGraph tables; 5: prompt attempts, hand-back order, delay, lease policy
-TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets",
-          "lg_checkpoints", "lg_writes", "lg_mirrored")
 
 
 def forget(store, user: str, progress=None, dry_run=False) -> dict:
@@ -171,22 +169,6 @@ def _finish_leaving(store, handle, obj, row, out) -> None:
 
 # -- export / import --------------------------------------------------------------------------------
 
-def _dump(db) -> dict:
-    from ..core import records as _records
-
-    record = {}
-    for table in TABLES:
-        cur = db.execute(f"SELECT * FROM {table}")
-        columns = [c[0] for c in cur.description]
-        record[table] = [{c: _records.blob_text(v) if isinstance(v, bytes) else v for c, v in zip(columns, r)}
-                         for r in cur.fetchall()]
-    record["sequences"] = dict(db.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
-    meta = record.pop("object")[0]
-    meta.pop("one", None)
-    return {"format": FORMAT, "version": VERSION, "id": meta["id"], "scope": meta["scope"], "owner": meta["owner"],
-            "name": meta["name"], "object": meta, **record}
-
-
 def export(store, *, name=None, user=None, all_objects=False, progress=None):
     """Versioned JSONL records, one per object with all its rows (a generator). Each record is read
     under its object's lock and yielded after the lock is released (a slow reader blocks no writer).
@@ -194,7 +176,7 @@ def export(store, *, name=None, user=None, all_objects=False, progress=None):
     reported (store warnings, on stderr) and in the exit status after the others are yielded."""
     if name is not None:
         with store.open(name) as obj:
-            record = _dump(obj.db)
+            record = dump(obj.db)
         yield record
         return
     out = receipt()
@@ -202,7 +184,7 @@ def export(store, *, name=None, user=None, all_objects=False, progress=None):
 
     def job(row):
         with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:
-            return _dump(handle.db)
+            return dump(handle.db)
 
     yield from each_object(store, rows, job, out, progress=progress)
     conclude_export(out, store.objects.warnings)
@@ -252,7 +234,7 @@ def import_records(store, records, *, replace=False, all_users=False, keep_exist
         line, record = item if isinstance(item, tuple) else (number, item)
         try:
             what = _import_one(store, line, record, replace=replace, all_users=all_users, keep_existing=keep_existing)
-        except _AlreadyImported as e:
+        except AlreadyImported as e:
             out["skipped"].append(dict(e.entry, reason=e.reason))
             continue
         except DurableError as e:
@@ -265,13 +247,6 @@ def import_records(store, records, *, replace=False, all_users=False, keep_exist
         more = f" ({len(failures)} records were not imported; see the receipt)" if len(failures) > 1 else ""
         raise DurableError(first.message + more, first.code, document=out)
     return out
-
-
-class _AlreadyImported(Exception):
-    def __init__(self, entry, reason="already imported"):
-        super().__init__(reason)
-        self.entry = entry
-        self.reason = reason
 
 
 def _skipped_entry(store, record, reason) -> dict:
@@ -316,59 +291,14 @@ def _import_one(store, line, record, *, replace, all_users, keep_existing=False)
         made = not os.path.exists(store.objects.paths.object_file(object_id))
         try:
             with store.objects.open(object_id, create=listed, what=address.what) as handle:
-                return _import_locked(handle, checked, address, label, columns, actor=actor, listed=listed,
-                                      replace=replace, all_users=all_users, made=made, refusal=refusal,
-                                      keep_existing=keep_existing)
+                return import_locked(handle, checked, address, label, columns, actor=actor, listed=listed,
+                                     replace=replace, all_users=all_users, made=made, refusal=refusal,
+                                     keep_existing=keep_existing)
         except DurableError as e:
             if e.code != "not_found" or listed:
                 raise
             # the object went away between our look and our lock: look again
     raise denied(refusal)  # pragma: no cover - it kept vanishing
-
-
-def _import_locked(handle, checked, address, label, columns, *, actor, listed, replace, all_users, made, refusal,
-                   keep_existing=False) -> dict:
-    """Under the object's lock: the existence check, the identity check and the write, in one transaction."""
-    from ..core import records as _records
-
-    entry_ = {"id": handle.id, "owner": address.owner, "name": address.name}
-    handle.on_sleep = state.sync_index
-    absent = False
-    try:
-        with handle.transaction() as db:
-            stored = _records.dump_object(db, columns)
-            meta = stored["object"]
-            absent = meta is None
-            present = meta is not None and (meta["expires_at"] is None or meta["expires_at"] > clock.now())
-            if present:
-                role = next((p["role"] for p in stored["participants"] if p["user"] == actor), None)
-                if address.id_scope == "tenant" and not all_users:
-                    if role is None:
-                        raise conflict(say("import_name_taken", label=label))
-                    if role != "owner":
-                        raise denied(say("import_owner_only", label=label))
-                if _records.same_content(stored, checked, handle.id):
-                    raise _AlreadyImported(entry_)
-                if not replace and keep_existing:
-                    raise _AlreadyImported(entry_, say("already_imported_changed"))
-                if not replace:
-                    raise conflict(say("import_exists", label=label))
-                if not listed:
-                    raise denied(say("import_takes_session", label=label, actor=actor))
-                handle.evict_search()  # the old rows leave the owner's search side file before they are replaced
-            elif not listed:
-                raise denied(refusal)
-            _records.write_object(db, checked, handle.id, columns)
-    except _AlreadyImported:
-        state.sync_index(handle)  # a re-run after a kill between commit and index update completes the index
-        raise
-    except BaseException:
-        if made or absent:
-            handle.delete()  # a file this import made (or a half-made one): leave nothing behind
-        raise
-    if not absent:
-        handle.checkpoint()  # the replaced rows leave the WAL too (secure_delete wiped them from the file)
-    return dict(entry_, what="replaced" if present else "imported")
 
 
 # -- backup ------------------------------------------------------------------------------------------

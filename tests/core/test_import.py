@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from durable_cli.across import rights
+from durable_cli.core import rights
 from durable_cli.core import records
 
 # every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)

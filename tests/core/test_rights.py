@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from tests.helpers import hold_lock
-from durable_cli.across import rights
+from durable_cli.core import rights
 import pytest
 
 # every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)

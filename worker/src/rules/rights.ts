@@ -1,4 +1,4 @@
-// Export, import and search of ONE object (mirrors durable_cli/across/rights.py, core/records.py and across/search.py,
+// Export, import and search of ONE object (mirrors durable_cli/core/rights.py, core/records.py and across/search.py,
 // SPEC §7). The export format's tables, columns and checks come from durable_cli/core/records.py through
 // worker/src/generated/records.json (scripts/gen_worker_records.py): a record is checked here again with
 // the same rules, since the Worker cannot trust clients.
@@ -25,7 +25,7 @@ const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInt
 
 // -- export --------------------------------------------------------------------------------------------
 
-/** The object as one export record: every table as stored (`SELECT *`), as across/rights.py `_dump`. */
+/** The object as one export record: every table as stored (`SELECT *`), as core/rights.py `dump`. */
 const EXPORT_PAGE_ROWS = 1000; // a page of an export holds at most this many rows
 const EXPORT_PAGE_BYTES = 524288; // ... and ends at the row that reaches this many bytes of text (as show's pages)
 
@@ -381,7 +381,7 @@ function refusal(obj: Opened): string {
   return say("import_not_listed", { label: label(obj), actor: obj.actor });
 }
 
-/** `import`: one record into this object, all or nothing (across/rights.py `_import_locked`). */
+/** `import`: one record into this object, all or nothing (core/rights.py `import_locked`). */
 export function importObject(obj: Opened, a: ImportArgs) {
   const checked = precheck(obj, a, true);
   const listed = !!a.all_users || obj.address.id_scope !== "tenant" || owners(checked).has(obj.actor);
