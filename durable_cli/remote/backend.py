@@ -210,7 +210,13 @@ class RemoteSession:
             fields.append(_fields(r))
         extra = {"request_id": request_id, "create": create, "one": one, "seqs_only": seqs_only,
                  "origin": list(origin) if origin is not None else None}
-        return self._call("append_many", True, rows=fields, **extra)
+        if one or seqs_only or _size(fields) < ASK_LIMIT_FROM:
+            return self._call("append_many", True, rows=fields, **extra)
+        # a big batch's rows are no one answer (SPEC §13: a request holds one page of its answer): its seqs, then
+        # the rows they name read in pages, as they are now (as a replayed batch's are: worker/src/recall.ts)
+        seqs = self._call("append_many", True, rows=fields, **dict(extra, seqs_only=True))
+        rows = self._pages_of_show([], None, all_rows=True, since=seqs[0] - 1, last=None)
+        return [r for r in rows if r["seq"] <= seqs[-1]]
 
     def replace_tail(self, expected, rows, *, origin=None):
         """As core/transcript.replace_tail, in one request (one transaction in the object): ROWS are checked

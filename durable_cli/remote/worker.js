@@ -3599,28 +3599,34 @@ import { createHash } from "node:crypto";
 var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
 function insertRows(obj, rows, author, requestId = null, hash = null) {
   const t = now();
-  const seqs = rows.map((r, i) => obj.db.one(
-    INSERT,
-    r.role,
-    r.content,
-    r.tokens,
-    author,
-    t,
-    r.call_id,
-    r.tool_calls,
-    r.name,
-    r.meta,
-    r.data,
-    i === 0 ? requestId : null,
-    i === 0 ? hash : null,
-    null
-  )[0]);
+  const seqs = [];
+  let tokens = 0;
+  for (const r of rows) {
+    const first2 = seqs.length === 0;
+    seqs.push(obj.db.one(
+      INSERT,
+      r.role,
+      r.content,
+      r.tokens,
+      author,
+      t,
+      r.call_id,
+      r.tool_calls,
+      r.name,
+      r.meta,
+      r.data,
+      first2 ? requestId : null,
+      first2 ? hash : null,
+      null
+    )[0]);
+    tokens += r.tokens;
+  }
   const first = seqs[0], last = seqs[seqs.length - 1];
   if (requestId !== null && last !== first) obj.db.run("UPDATE turns SET request_last = ? WHERE seq = ?", last, first);
   obj.db.run(
     "UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?, expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
-    rows.length,
-    rows.reduce((s, r) => s + r.tokens, 0),
+    seqs.length,
+    tokens,
     t,
     t,
     t
@@ -3633,9 +3639,24 @@ function insertTurn(obj, role, content, author) {
 function rowsBetween(obj, first, last) {
   return obj.db.all(`SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last).map(rowJson);
 }
-function requestHash(rows) {
-  const key = rows.map((r) => [r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]);
-  return createHash("sha256").update(dumps(key)).digest("hex");
+function requestHasher() {
+  const h = createHash("sha256").update("[");
+  let n = 0;
+  return {
+    add(r) {
+      h.update((n++ ? "," : "") + dumps([r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]));
+    },
+    digest: () => h.update("]").digest("hex")
+  };
+}
+function eachRow(v, what = "rows") {
+  if (v == null) return [];
+  if (typeof v !== "object" || !(Symbol.iterator in v)) throw invalid(`${what} must be a list`);
+  return v;
+}
+function* prepared(obj, rows, where) {
+  let i = 0;
+  for (const r of rows) yield prepare(obj, r, where(i++));
 }
 function checkOrigin(origin) {
   if (origin == null) return null;
@@ -3645,10 +3666,17 @@ function checkOrigin(origin) {
   return [origin[0], origin[1]];
 }
 function appendMany(obj, a) {
-  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, a.one ? "" : `row ${i + 1}: `));
-  if (!rows.length) throw invalid(say("no_rows"));
+  const input = eachRow(a.rows);
+  const where = (i) => a.one ? "" : `row ${i + 1}: `;
   const requestId = validRequestId(a.request_id) ?? null;
-  const digest = requestId !== null ? requestHash(rows) : null;
+  const hasher = requestHasher();
+  let count = 0, only = null;
+  for (const r of prepared(obj, input, where)) {
+    if (count++ === 0) only = r;
+    hasher.add(r);
+  }
+  if (!count) throw invalid(say("no_rows"));
+  const digest = requestId !== null ? hasher.digest() : null;
   const origin = checkOrigin(a.origin);
   let meta = obj.meta();
   if (meta === null) {
@@ -3663,14 +3691,14 @@ function appendMany(obj, a) {
   if (requestId !== null) {
     const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
     if (found) {
-      const same2 = found[3] !== null ? found[3] === digest : rows.length === 1 && found[1] === rows[0].role && found[2] === rows[0].content;
+      const same2 = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only.role && found[2] === only.content;
       if (!same2) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
       const made2 = rowsBetween(obj, found[0], found[4]);
       return a.seqs_only ? made2.map((r) => r.seq) : a.one ? made2[0] : made2;
     }
   }
   check(obj, "write", meta.status);
-  const seqs = insertRows(obj, rows, obj.actor, requestId, digest);
+  const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
   if (a.seqs_only) return seqs;
   const made = rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
   return a.one ? made[0] : made;
@@ -4244,18 +4272,28 @@ var FINISH_ROLES = ["assistant", "tool"];
 function finish(obj, a) {
   const attempt = validAttempt(a.attempt);
   const failed = !!a.failed || a.error != null;
-  const fields2 = [...a.rows ?? []];
-  if (a.reply != null) fields2.push({ role: "assistant", content: a.reply });
-  const rows = fields2.map((r, i) => prepare(obj, r, `line ${i + 1}: `));
-  rows.forEach((r, i) => {
-    if (!FINISH_ROLES.includes(r.role)) throw invalid(say("finish_row_role", { line: i + 1, role: r.role }));
-  });
-  if (rows.length && !failed && (rows[rows.length - 1].role !== "assistant" || rows[rows.length - 1].tool_calls != null)) {
-    throw invalid(say("finish_unended", { line: rows.length }));
+  const given = eachRow(a.rows);
+  const fields2 = function* () {
+    yield* given;
+    if (a.reply != null) yield { role: "assistant", content: a.reply };
+  };
+  const prepared2 = function* () {
+    let i = 0;
+    for (const r of fields2()) yield prepare(obj, r, `line ${++i}: `);
+  };
+  let count = 0, last = null, badRole = null;
+  for (const r of prepared2()) {
+    count++;
+    if (badRole === null && !FINISH_ROLES.includes(r.role)) badRole = [count, r.role];
+    last = r;
+  }
+  if (badRole !== null) throw invalid(say("finish_row_role", { line: badRole[0], role: badRole[1] }));
+  if (last !== null && !failed && (last.role !== "assistant" || last.tool_calls != null)) {
+    throw invalid(say("finish_unended", { line: count }));
   }
   processing(obj, a.prompt_id, "finished", attempt);
   const meta = obj.meta();
-  if (rows.length) insertRows(obj, rows, obj.actor);
+  if (count) insertRows(obj, prepared2(), obj.actor);
   obj.db.run(
     "UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
     failed ? "failed" : "completed",
@@ -6089,7 +6127,7 @@ function putCheckpoint(obj, a) {
   refuseLate(obj, a, externalId, [parent]);
   const keep = a.keep ?? null;
   if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
-  const prepared = (a.mirror ?? []).map(([mid, fields2]) => [str(mid, "message id"), prepare(obj, fields2)]);
+  const prepared2 = (a.mirror ?? []).map(([mid, fields2]) => [str(mid, "message id"), prepare(obj, fields2)]);
   if (a.metadata != null) {
     if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");
     parse(a.metadata, "checkpoint metadata");
@@ -6104,7 +6142,7 @@ function putCheckpoint(obj, a) {
     bytes(a.blob),
     a.metadata ?? null
   );
-  const fresh = prepared.filter(([mid]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
+  const fresh = prepared2.filter(([mid]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
   if (fresh.length) {
     const seqs = insertRows(obj, fresh.map(([, row3]) => row3), obj.actor);
     fresh.forEach(([mid], i) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
@@ -6358,10 +6396,10 @@ function unstage(db, part, args, lazy = false) {
     const own = listAt(out, path);
     const mine = Array.isArray(own) ? own : [];
     const sql = "SELECT item FROM _durable_parts WHERE batch = ? AND path = ? ORDER BY n";
-    const items = lazy ? (function* () {
+    const items = lazy ? { *[Symbol.iterator]() {
       for (const r of db.iter(sql, part.batch, path)) yield JSON.parse(r[0]);
       yield* mine;
-    })() : [...db.all(sql, part.batch, path).map((r) => JSON.parse(r[0])), ...mine];
+    } } : [...db.all(sql, part.batch, path).map((r) => JSON.parse(r[0])), ...mine];
     const [head, key] = path.split(".");
     if (key === void 0) out[head] = items;
     else out[head] = { ...out[head], [key]: items };
@@ -6379,6 +6417,8 @@ var OWN = {
 };
 var FLAGS = {
   fork_create: { lazy: true, staging: refuseExistingFork },
+  append_many: { lazy: true },
+  finish: { lazy: true },
   import: { precheck },
   put_checkpoint: { tomb: true },
   put_checkpoint_writes: { tomb: true },

@@ -36,6 +36,8 @@ const OWN: Record<Exclude<ObjectOp, RuleOp | "tombstone">, Handler["run"]> = {
 // How this Durable Object runs an op besides its rule: the dispatch below reads these, no rule can.
 const FLAGS: Partial<Record<ObjectOp, Omit<Handler, "run">>> = {
   fork_create: { lazy: true, staging: fork.refuseExistingFork },
+  append_many: { lazy: true },
+  finish: { lazy: true },
   import: { precheck: rights.precheck },
   put_checkpoint: { tomb: true },
   put_checkpoint_writes: { tomb: true },

@@ -94,9 +94,10 @@ export function abandonedAt(db: Db): number | null {
 }
 
 /** The last part: ARGS with every staged item back in front of its own lists (and no longer staged); a
- *  conflict (exit 4) when an earlier part is missing. LAZY (an op that takes its lists as iterables: fork):
- *  each list is an iterator that reads the staged items one at a time as the op goes (a request holds one
- *  row: SPEC §13), and they stay staged until dropStaged, after the op ran. */
+ *  conflict (exit 4) when an earlier part is missing. LAZY (an op that takes its lists as iterables: fork,
+ *  append_many, finish): each list is an iterable that reads the staged items one at a time as the op goes,
+ *  from the start again on each pass over it (a request holds one row: SPEC §13), and they stay staged
+ *  until dropStaged, after the op ran. */
 export function unstage(db: Db, part: Part, args: any, lazy = false): any {
   const out = { ...args };
   const counts = new Map<string, number>();
@@ -115,10 +116,10 @@ export function unstage(db: Db, part: Part, args: any, lazy = false): any {
     const mine = Array.isArray(own) ? own : [];
     const sql = "SELECT item FROM _durable_parts WHERE batch = ? AND path = ? ORDER BY n";
     const items = lazy
-      ? (function* () {
+      ? { *[Symbol.iterator]() { // read again from the start by each pass (append_many: one to check, one to insert)
         for (const r of db.iter(sql, part.batch, path)) yield JSON.parse(r[0]);
         yield* mine;
-      })()
+      } }
       : [...db.all(sql, part.batch, path).map((r) => JSON.parse(r[0])), ...mine];
     const [head, key] = path.split(".");
     if (key === undefined) out[head] = items;

@@ -191,21 +191,33 @@ const FINISH_ROLES = ["assistant", "tool"];
 
 /** As core/sessions.finish: the turn's rows (checked by the client's plan_finish, and again here as append
  *  checks them), then the prompt completed or failed, in this one transaction. */
-export function finish(obj: Opened, a: { prompt_id: number; reply?: string | null; rows?: any[] | null; failed?: boolean; error?: string | null; attempt?: number | null }) {
+export function finish(obj: Opened, a: { prompt_id: number; reply?: string | null; rows?: Iterable<any> | null; failed?: boolean; error?: string | null; attempt?: number | null }) {
   const attempt = validAttempt(a.attempt);
   const failed = !!a.failed || a.error != null;
-  const fields = [...(a.rows ?? [])];
-  if (a.reply != null) fields.push({ role: "assistant", content: a.reply });
-  const rows = fields.map((r, i) => transcript.prepare(obj, r, `line ${i + 1}: `));
-  rows.forEach((r, i) => {
-    if (!FINISH_ROLES.includes(r.role)) throw invalid(say("finish_row_role", { line: i + 1, role: r.role }));
-  });
-  if (rows.length && !failed && (rows[rows.length - 1].role !== "assistant" || rows[rows.length - 1].tool_calls != null)) {
-    throw invalid(say("finish_unended", { line: rows.length }));
+  // the rows an iterable read again from the start by each pass (a body in parts holds one row at a time:
+  // parts.ts): every row checked first, then inserted, in this one transaction
+  const given = transcript.eachRow(a.rows);
+  const fields = function* () {
+    yield* given;
+    if (a.reply != null) yield { role: "assistant", content: a.reply };
+  };
+  const prepared = function* () {
+    let i = 0;
+    for (const r of fields()) yield transcript.prepare(obj, r, `line ${++i}: `);
+  };
+  let count = 0, last: transcript.Prepared | null = null, badRole: [number, string] | null = null;
+  for (const r of prepared()) {
+    count++;
+    if (badRole === null && !FINISH_ROLES.includes(r.role)) badRole = [count, r.role];
+    last = r;
+  }
+  if (badRole !== null) throw invalid(say("finish_row_role", { line: badRole[0], role: badRole[1] }));
+  if (last !== null && !failed && (last.role !== "assistant" || last.tool_calls != null)) {
+    throw invalid(say("finish_unended", { line: count }));
   }
   processing(obj, a.prompt_id, "finished", attempt);
   const meta = obj.meta()!;
-  if (rows.length) transcript.insertRows(obj, rows, obj.actor);
+  if (count) transcript.insertRows(obj, prepared(), obj.actor);
   obj.db.run("UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
     failed ? "failed" : "completed", now(), failed ? a.error ?? null : null, a.prompt_id);
   event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });

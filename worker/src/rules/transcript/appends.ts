@@ -8,15 +8,22 @@ import { COLS, Prepared, prepare, requireVisible, rowJson } from "./row";
 const INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data," +
   " request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
 
-export function insertRows(obj: Opened, rows: Prepared[], author: string | null, requestId: string | null = null, hash: string | null = null): number[] {
+/** ROWS inserted in order (an iterable: a batch in parts is read one row at a time, parts.ts); their seqs. */
+export function insertRows(obj: Opened, rows: Iterable<Prepared>, author: string | null, requestId: string | null = null, hash: string | null = null): number[] {
   const t = now();
-  const seqs = rows.map((r, i) => obj.db.one(INSERT, r.role, r.content, r.tokens, author, t, r.call_id, r.tool_calls, r.name, r.meta, r.data,
-    i === 0 ? requestId : null, i === 0 ? hash : null, null)![0] as number);
+  const seqs: number[] = [];
+  let tokens = 0;
+  for (const r of rows) {
+    const first = seqs.length === 0;
+    seqs.push(obj.db.one(INSERT, r.role, r.content, r.tokens, author, t, r.call_id, r.tool_calls, r.name, r.meta, r.data,
+      first ? requestId : null, first ? hash : null, null)![0] as number);
+    tokens += r.tokens;
+  }
   const first = seqs[0], last = seqs[seqs.length - 1];
   if (requestId !== null && last !== first) obj.db.run("UPDATE turns SET request_last = ? WHERE seq = ?", last, first);
   obj.db.run("UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?," +
     " expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
-    rows.length, rows.reduce((s, r) => s + r.tokens, 0), t, t, t);
+    seqs.length, tokens, t, t, t);
   return seqs;
 }
 
@@ -28,10 +35,30 @@ function rowsBetween(obj: Opened, first: number, last: number) {
   return obj.db.all(`SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last).map(rowJson);
 }
 
-/** The same digest as the Python side: sha256 over the compact JSON of each row's key. */
-function requestHash(rows: Prepared[]): string {
-  const key = rows.map((r) => [r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]);
-  return createHash("sha256").update(dumps(key)).digest("hex");
+/** The same digest as the Python side: sha256 over the compact JSON of each row's key, fed one row at a time. */
+function requestHasher() {
+  const h = createHash("sha256").update("[");
+  let n = 0;
+  return {
+    add(r: Prepared) {
+      h.update((n++ ? "," : "") + dumps([r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]));
+    },
+    digest: () => h.update("]").digest("hex"),
+  };
+}
+
+/** A list of input rows: an array, or (a body sent in parts) an iterable reading the staged rows one at a time
+ *  from the start on each pass (parts.ts), so a batch of any size holds one row in the isolate (SPEC §13). */
+export function eachRow(v: unknown, what = "rows"): Iterable<any> {
+  if (v == null) return [];
+  if (typeof v !== "object" || !(Symbol.iterator in v)) throw invalid(`${what} must be a list`);
+  return v as Iterable<any>;
+}
+
+/** ROWS checked as they come (WHERE: the prefix of row I's message). */
+function* prepared(obj: Opened, rows: Iterable<any>, where: (i: number) => string): Generator<Prepared> {
+  let i = 0;
+  for (const r of rows) yield prepare(obj, r, where(i++));
 }
 
 /** ORIGIN: an adapter's [external_id, adapter], recorded on the object this creates, or on one that has none yet
@@ -44,12 +71,21 @@ export function checkOrigin(origin: unknown): [string, string] | null {
   return [origin[0], origin[1]];
 }
 
-export function appendMany(obj: Opened, a: { rows: any[]; request_id?: string | null; create?: boolean; one?: boolean; seqs_only?: boolean;
+export function appendMany(obj: Opened, a: { rows: Iterable<any>; request_id?: string | null; create?: boolean; one?: boolean; seqs_only?: boolean;
   origin?: [string, string] | null }) {
-  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, a.one ? "" : `row ${i + 1}: `));
-  if (!rows.length) throw invalid(say("no_rows"));
+  // two passes over the rows: every row checked (and the request's digest made) before anything is stored,
+  // then inserted; the one transaction keeps it all or nothing
+  const input = eachRow(a.rows);
+  const where = (i: number) => (a.one ? "" : `row ${i + 1}: `);
   const requestId = (validRequestId(a.request_id) as string | null | undefined) ?? null;
-  const digest = requestId !== null ? requestHash(rows) : null;
+  const hasher = requestHasher();
+  let count = 0, only: Prepared | null = null;
+  for (const r of prepared(obj, input, where)) {
+    if (count++ === 0) only = r;
+    hasher.add(r);
+  }
+  if (!count) throw invalid(say("no_rows"));
+  const digest = requestId !== null ? hasher.digest() : null;
   const origin = checkOrigin(a.origin);
   let meta = obj.meta();
   if (meta === null) {
@@ -64,14 +100,14 @@ export function appendMany(obj: Opened, a: { rows: any[]; request_id?: string | 
   if (requestId !== null) {
     const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
     if (found) {
-      const same = found[3] !== null ? found[3] === digest : rows.length === 1 && found[1] === rows[0].role && found[2] === rows[0].content;
+      const same = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only!.role && found[2] === only!.content;
       if (!same) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
       const made = rowsBetween(obj, found[0], found[4]);
       return a.seqs_only ? made.map((r) => r.seq) : a.one ? made[0] : made;
     }
   }
   check(obj, "write", meta.status);
-  const seqs = insertRows(obj, rows, obj.actor, requestId, digest);
+  const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
   if (a.seqs_only) return seqs;
   const made = rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
   return a.one ? made[0] : made;
