@@ -6,8 +6,6 @@ message reads the same byte for byte on both backends. Read from the contract on
 not at start-up; tests/test_contract.py fails when a module spells a catalog message itself.
 """
 
-import json
-import os
 import re
 
 from .text import quote
@@ -17,11 +15,12 @@ _catalog = None
 
 
 def catalog() -> dict:
-    """{code: template}, read once per process."""
+    """{code: template}, read once per process (with the rest of the contract: ops.contract)."""
     global _catalog
     if _catalog is None:
-        with open(os.path.join(os.path.dirname(__file__), "contract.json"), encoding="utf-8") as f:
-            _catalog = json.load(f)["messages"]
+        from .ops import contract
+
+        _catalog = contract()["messages"]
     return _catalog
 
 

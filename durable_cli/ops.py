@@ -11,13 +11,18 @@ the contract is not parsed at start-up); the remote client builds its plain meth
 import json
 import os
 
-_ops = None
+_contract = None
+
+
+def contract() -> dict:
+    """durable_cli/contract.json, read once per process (the op table here, the message catalog in messages.py)."""
+    global _contract
+    if _contract is None:
+        with open(os.path.join(os.path.dirname(__file__), "contract.json"), encoding="utf-8") as f:
+            _contract = json.load(f)
+    return _contract
 
 
 def ops() -> dict:
-    """{"object": {op: spec}, "index": {...}, "objects": {...}}, read once per process."""
-    global _ops
-    if _ops is None:
-        with open(os.path.join(os.path.dirname(__file__), "contract.json"), encoding="utf-8") as f:
-            _ops = json.load(f)["ops"]
-    return _ops
+    """{"object": {op: spec}, "index": {...}, "objects": {...}}."""
+    return contract()["ops"]

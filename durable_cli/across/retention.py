@@ -165,6 +165,16 @@ def conclude(out, what, *, busy_ok=False) -> dict:
     return out
 
 
+def conclude_import(out, failures) -> dict:
+    """After every record was tried (both backends' import): the receipt, or the first failure's exit status
+    raised with it, saying how many records were not imported when more than one."""
+    if failures:
+        first = failures[0]
+        more = f" ({len(failures)} records were not imported; see the receipt)" if len(failures) > 1 else ""
+        raise DurableError(first.message + more, first.code, document=out)
+    return out
+
+
 def _candidates(store, where, params):
     return store.objects.index(create=False).rows(f"SELECT * FROM objects WHERE {' AND '.join(where)} ORDER BY id", params)
 

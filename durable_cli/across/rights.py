@@ -16,7 +16,7 @@ from ..store import paths as _paths
 from ..store.objects import ObjectStore, connect
 from ..core import state, strict_json
 from ..core.rights import FORMAT, AlreadyImported, dump, import_locked
-from .retention import address_of, conclude, each_object, entry, erase, receipt, run_each
+from .retention import address_of, conclude, conclude_import, each_object, entry, erase, receipt, run_each
 
 
 def forget(store, user: str, progress=None, dry_run=False) -> dict:
@@ -242,11 +242,7 @@ def import_records(store, records, *, replace=False, all_users=False, keep_exist
             out["skipped"].append(_skipped_entry(store, record, e.message))
             continue
         out["changed"].append(what)
-    if failures:
-        first = failures[0]
-        more = f" ({len(failures)} records were not imported; see the receipt)" if len(failures) > 1 else ""
-        raise DurableError(first.message + more, first.code, document=out)
-    return out
+    return conclude_import(out, failures)
 
 
 def _skipped_entry(store, record, reason) -> dict:

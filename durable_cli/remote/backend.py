@@ -873,11 +873,9 @@ class RemoteStore:
                 out["skipped"].append({"id": done["id"], "owner": done["owner"], "name": done["name"], "reason": done["already"]})
             else:
                 out["changed"].append(done)
-        if failures:
-            first = failures[0]
-            more = f" ({len(failures)} records were not imported; see the receipt)" if len(failures) > 1 else ""
-            raise DurableError(first.message + more, first.code, document=out)
-        return out
+        from ..across.retention import conclude_import
+
+        return conclude_import(out, failures)
 
     def _id_of(self, record):
         """The id this installation gives RECORD's object (the Worker's secret), or None when it cannot be addressed."""
