@@ -226,3 +226,15 @@ def test_an_adapter_items_data_is_stored_as_json_dumps_writes_it(home, data):
             s.append_many([dict(fields)])
             [(stored,)] = s.db.execute("SELECT data FROM turns").fetchall()
         assert stored == fast.data
+
+
+def test_a_circular_value_is_named_as_such_not_as_nan(home):
+    """A library caller's meta or data that contains itself: exit 2 (a TypeError too, as json's) saying
+    what it is (it was reported as "holds NaN or Infinity"); nothing stored."""
+    with Store(user="alice").open("circular", create=True) as s:
+        for field in ("meta", "data"):
+            with pytest.raises(TypeError) as caught:
+                s.append_many([{"role": "assistant", "content": "x", field: _circular()}])
+            assert caught.value.code == "invalid_input" and "circular reference" in caught.value.message, caught.value.message
+            assert "NaN" not in caught.value.message
+        assert s.db.execute("SELECT count(*) FROM turns").fetchone() == (0,)

@@ -211,7 +211,10 @@ def _json_field(value, what, where):
         strict_json.check_depth(value, text)
     except (RecursionError, strict_json.NotJSON):
         raise invalid(where + say("json_too_deep", what=what, max=strict_json.MAX_DEPTH))
-    except ValueError:  # allow_nan=False
+    except ValueError as e:  # allow_nan=False, or json's check_circular (only a library caller can pass one)
+        if "ircular" in str(e):
+            raise NotEncodable(f"{where}{what} holds a circular reference (a value inside itself), which JSON cannot"
+                               " encode; nothing was stored")
         raise invalid(f"{where}{what} holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored")
     except TypeError as e:
         raise NotEncodable(f"{where}{what} is not JSON-serializable ({e}); nothing was stored")
