@@ -131,8 +131,9 @@ def revoke(
         raise invalid("give a token id (JTI) or --user USER, not both" if jti is not None else "give a token id (JTI) or --user USER")
     if issued_before is not None and user is None:
         raise invalid("--issued-before goes with --user USER")
-    if jti is not None and (not jti or len(jti) > 200 or not jti.isprintable()):
-        raise invalid(f"invalid JTI {jti!r}: use the jti claim of a token")
+    if jti is not None and (not jti or len(jti) > 200 or not jti.isprintable() or any(c.isspace() for c in jti)):
+        shown = jti if len(jti) <= 64 else jti[:64] + "..."  # a pasted token or file is not echoed whole
+        raise invalid(f"invalid JTI {shown!r}: use the jti claim of a token (durable remote token --json prints it)")
     if user is not None:
         valid_name(user, "user")
     cut = None

@@ -168,6 +168,9 @@ def test_revoke_by_jti_and_by_user(remote_dev, env):
     for args in ([], [jti, "--user", "frank"], [jti, "--issued-before", "2026-01-01T00:00:00Z"],
                  ["--user", "frank", "--issued-before", "yesterday"]):
         assert run_inprocess("remote", "revoke", *args).status == 2, args
+    for bad in ("a b", "x\ty", "\u3000", "j" * 201):  # no jti durable issues has white space; a paste is not echoed whole
+        out = run_inprocess("remote", "revoke", bad)
+        assert out.status == 2 and out.err.count("\n") == 1 and len(out.err) < 200, (bad, out.err)
     out = run_inprocess("remote", "revoke", "--user", "frank", "--issued-before", "2026-01-01T00:00:00.900+01:00", "--json")
     assert out.json()["issued_before"] == "2025-12-31T23:00:00.000Z"
 
