@@ -10,6 +10,7 @@ import pytest
 
 from durable_cli.library import Session
 from durable_cli.ops import ops
+from durable_cli.protocol import SessionOps
 from durable_cli.remote.backend import RemoteSession
 from tests.conftest import ROOT
 
@@ -84,3 +85,16 @@ def test_a_plain_method_sends_its_op():
     assert sent == [("queue", False, {"pending_only": True}),
                     ("answer", True, {"request_id": 7, "choice": "yes", "comment": None}),
                     ("pop", True, {"count": 1})]
+
+
+def test_the_session_protocol_is_the_plain_ops_and_both_backends_answer_it():
+    """durable_cli/protocol.py (generated from the op table) is a typing.Protocol both Session classes
+    satisfy: the same method names, and for each the same parameters, kinds and defaults."""
+    plain = sorted(n for n, s in ops()["object"].items() if s.get("plain"))
+    declared = sorted(n for n, v in vars(SessionOps).items() if callable(v) and not n.startswith("_"))
+    assert declared == plain
+    assert issubclass(Session, SessionOps) and issubclass(RemoteSession, SessionOps)
+    for name in plain:
+        want = _params(getattr(SessionOps, name))
+        assert _params(getattr(Session, name)) == want, name
+        assert _params(getattr(RemoteSession, name)) == want, name
