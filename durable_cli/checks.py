@@ -7,23 +7,34 @@ same rules of core/ under the object's lock. Each raises DurableError (exit 2) o
 the operation stores it. The rules themselves live in core/ (one object) and across/ (many).
 """
 
-from .core.elicit import check_ask as question  # noqa: F401 - prompt and choices of `elicit ask`
-from .core.lifecycle import valid_request_id as request_id, valid_title as title  # noqa: F401
-from .core.limits import parse_rate as rate  # noqa: F401 - N/DUR of `limit hit`
-from .core.memory import check_set as fact  # noqa: F401 - KEY, VALUE, --source, --confirmed of `memory set`
-from .core.sessions import (  # noqa: F401
-    check_invite as invite,  # USER and --role of `session invite`
-    plan_finish as finish,  # the rows `session finish` appends: --rows, then --reply with its --meta
-    valid_attempt as attempt,  # --attempt of renew, finish, release
-    valid_policy as lease_policy,  # --on-expiry and --max-attempts of `session next`
-)
-from .core.transcript import (  # noqa: F401
-    check_summary_request as summary_request,  # TEXT or --command, and --input, of summarize and compact
-    check_text as text,  # a prompt's text, a reply: not empty, within transcript.max_turn_bytes
-    parse_json as json_option,  # --meta, --data, --tool-calls: RFC 8259 JSON, exit 2 naming the option
-    prepare as row,  # one row of `transcript append`
-    prepare_batch as rows,  # the JSONL lines of `append --batch` and `finish --rows`
-)
+# name: (module, function), each imported when first called, so a command loads only the rules it checks
+# (looked up at every use, never kept here: a function replaced in its module is the one that runs)
+_CHECKS = {
+    "question": ("core.elicit", "check_ask"),  # prompt and choices of `elicit ask`
+    "request_id": ("core.lifecycle", "valid_request_id"),
+    "title": ("core.lifecycle", "valid_title"),
+    "rate": ("core.limits", "parse_rate"),  # N/DUR of `limit hit`
+    "fact": ("core.memory", "check_set"),  # KEY, VALUE, --source, --confirmed of `memory set`
+    "invite": ("core.sessions", "check_invite"),  # USER and --role of `session invite`
+    "finish": ("core.sessions", "plan_finish"),  # the rows `session finish` appends: --rows, then --reply, --meta
+    "attempt": ("core.sessions", "valid_attempt"),  # --attempt of renew, finish, release
+    "lease_policy": ("core.sessions", "valid_policy"),  # --on-expiry and --max-attempts of `session next`
+    "summary_request": ("core.transcript", "check_summary_request"),  # TEXT or --command, --input: summarize, compact
+    "text": ("core.transcript", "check_text"),  # a prompt's text, a reply: not empty, within max_turn_bytes
+    "json_option": ("core.transcript", "parse_json"),  # --meta, --data, --tool-calls: RFC 8259, exit 2 naming it
+    "row": ("core.transcript", "prepare"),  # one row of `transcript append`
+    "rows": ("core.transcript", "prepare_batch"),  # the JSONL lines of `append --batch` and `finish --rows`
+}
+
+
+def __getattr__(name):
+    try:
+        module, function = _CHECKS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    from importlib import import_module
+
+    return getattr(import_module(f"durable_cli.{module}"), function)
 
 
 def fork_request(new, new_title, at):

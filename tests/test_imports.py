@@ -100,3 +100,19 @@ def test_cli_reaches_the_rules_only_through_the_library():
     reached = sorted(f"{m} -> {t}" for m, targets in edges.items() if m == "durable_cli.cli" or m.startswith("durable_cli.cli.")
                      for t in targets if t.split(".")[1:2] in (["core"], ["across"], ["store"]))
     assert reached == [], "cli/ imports rules or storage directly:\n" + "\n".join(reached)
+
+
+def test_each_input_check_names_a_rule_and_loads_only_its_own_module():
+    """durable_cli.checks resolves each check when it is used (a command loads only the rules it checks):
+    every entry names a function that exists, and importing checks loads no rule module."""
+    import subprocess
+    import sys
+
+    from durable_cli import checks
+
+    for name in checks._CHECKS:
+        assert callable(getattr(checks, name)), name
+    probe = ("import sys, durable_cli.checks as c; before = sorted(m for m in sys.modules if m.startswith('durable_cli.core.'));"
+             " c.rate; print(before, 'durable_cli.core.limits' in sys.modules, 'durable_cli.core.memory' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[] True False", out
