@@ -177,16 +177,11 @@ def _raw_rows(rows, name="raw"):
 def _post(body: str):
     """BODY, as text, to the Worker's /v1/call: (HTTP status, the error's code or None)."""
     import os
-    import urllib.error
-    import urllib.request
 
-    request = urllib.request.Request(os.environ["DURABLE_REMOTE"] + "/v1/call", data=body.encode(), method="POST", headers={
-        "content-type": "application/json", "authorization": f"Bearer {os.environ['DURABLE_TOKEN']}"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, None
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())["error"]["code"]
+    from tests.remote.conftest import post_call
+
+    status, doc = post_call(os.environ["DURABLE_REMOTE"], os.environ["DURABLE_TOKEN"], body.encode())
+    return status, doc["error"]["code"] if status >= 400 else None
 
 
 @pytest.mark.parametrize("backend", ["remote"])

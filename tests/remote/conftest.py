@@ -32,6 +32,22 @@ def token(user: str, *, admin: bool = False, expires: int = 30 * 86400) -> str:
 ALICE_TOKEN = token("alice")
 
 
+def post_call(url: str, bearer: str, body, timeout: float = 30) -> tuple:
+    """BODY (bytes as they are, or a JSON value) to the Worker's /v1/call with token BEARER, as no client
+    would send it: (HTTP status, the JSON answer), an error's too."""
+    import urllib.error
+    import urllib.request
+
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url + "/v1/call", data=data, method="POST",
+                                     headers={"authorization": f"Bearer {bearer}", "content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
 def _missing():
     from durable_cli.errors import DurableError
     from durable_cli.remote import dev

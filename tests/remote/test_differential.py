@@ -13,8 +13,6 @@ A failure prints the shrunk input; add it to scripts/gen_vectors.py's cases so b
 import itertools
 import json
 import os
-import urllib.error
-import urllib.request
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -22,6 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from durable_cli.errors import DurableError
 from tests.conftest import run_inprocess
 from tests.remote.test_both_backends import normalize
+from tests.remote.conftest import post_call
 
 EXAMPLES = int(os.environ.get("DURABLE_DIFFERENTIAL_EXAMPLES", "6"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 100,
@@ -127,14 +126,10 @@ def test_numbers_in_meta_and_tokens(both, value, key, cost, tokens):
 
 
 def _post(dev, body):
-    request = urllib.request.Request(dev.url + "/v1/call", data=json.dumps(body).encode(), method="POST",
-                                     headers={"authorization": f"Bearer {dev.admin_token}", "content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return {"ok": json.loads(answer.read())["result"]}
-    except urllib.error.HTTPError as e:
-        error = json.loads(e.read())["error"]
-        return {"error": error["code"], "message": error["message"]}
+    status, doc = post_call(dev.url, dev.admin_token, body)
+    if status < 400:
+        return {"ok": doc["result"]}
+    return {"error": doc["error"]["code"], "message": doc["error"]["message"]}
 
 
 def _local(check, *args):

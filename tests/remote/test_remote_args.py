@@ -2,14 +2,13 @@
 of durable_cli/contract.json): a crafted body is HTTP 400 -> exit 2, never 500, and changes nothing."""
 
 import json
-import urllib.error
-import urllib.request
 
 import pytest
 
 from durable_cli.errors import DurableError
 from durable_cli.remote.client import RemoteClient
 from tests.conftest import run_inprocess
+from tests.remote.conftest import post_call
 
 USER = {"scope": "user", "name": "crafted", "actor": "alice"}
 CRAFTED = [
@@ -35,13 +34,7 @@ CRAFTED = [
 
 
 def _post(dev, body):
-    request = urllib.request.Request(dev.url + "/v1/call", data=json.dumps(body).encode(), method="POST",
-                                     headers={"authorization": f"Bearer {dev.admin_token}", "content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    return post_call(dev.url, dev.admin_token, body)
 
 
 @pytest.mark.parametrize("body", CRAFTED, ids=lambda b: f"{b['op']}-{json.dumps(b['args'])[:40]}")

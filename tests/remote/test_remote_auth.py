@@ -12,13 +12,11 @@ import json
 import os
 import socket
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 
 from tests.conftest import run_inprocess
-from tests.remote.conftest import TOKEN_KEY, Fleet, require_workerd, token, unique
+from tests.remote.conftest import TOKEN_KEY, Fleet, post_call, require_workerd, token, unique
 
 
 @pytest.fixture
@@ -43,13 +41,7 @@ def signed(header: dict, claims: dict, key: bytes = TOKEN_KEY.encode()) -> str:
 
 
 def post(url, tok, body) -> tuple:
-    req = urllib.request.Request(url + "/v1/call", data=json.dumps(body).encode(), method="POST",
-                                 headers={"authorization": f"Bearer {tok}", "content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    return post_call(url, tok, body, timeout=10)
 
 
 def test_remote_token_issues_what_the_worker_accepts(remote_dev, env, tmp_path):

@@ -5,13 +5,11 @@ an error marked `overloaded` is exit 6 with no retry, and only one marked `retry
 """
 
 import json
-import urllib.error
-import urllib.request
 
 import pytest
 
 from tests.conftest import run_inprocess
-from tests.remote.conftest import Fleet, require_workerd, token, unique
+from tests.remote.conftest import Fleet, post_call, require_workerd, token, unique
 from tests.remote.proxy import Proxy
 
 LIMIT = 1024 * 1024  # this Worker's DURABLE_MAX_BODY_BYTES (the default is 16 MiB)
@@ -36,13 +34,7 @@ def env(worker, monkeypatch):
 
 
 def post(url, data: bytes):
-    req = urllib.request.Request(url + "/v1/call", data=data, method="POST",
-                                 headers={"authorization": f"Bearer {token('alice')}", "content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+    return post_call(url, token("alice"), data)
 
 
 def test_a_body_over_the_limit_is_413_before_it_is_parsed(env):
