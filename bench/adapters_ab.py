@@ -28,8 +28,6 @@ def worker():
     import tempfile
 
     from agents import SQLiteSession
-    from langchain_core.messages import AIMessage, HumanMessage
-    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from durable_cli.integrations.langgraph import DurableSaver
@@ -40,18 +38,9 @@ def worker():
     ours = DurableSaver(home=home)
     theirs = SqliteSaver(sqlite3.connect(os.path.join(base, "reference.db"), check_same_thread=False))
     theirs.setup()
-    state = {}
+    from graph_steps import GraphSteps
 
-    def step(saver, thread, k):
-        key = (id(saver), thread)
-        config, checkpoint, messages = state.get(key) or (
-            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, empty_checkpoint(), [])
-        kind = HumanMessage if k % 2 == 0 else AIMessage
-        messages = messages + [kind(content=f"message {k} " + "x" * 80, id=f"m-{thread}-{k}")]
-        checkpoint = create_checkpoint(checkpoint, None, k)
-        checkpoint["channel_values"] = {"messages": messages}
-        config = saver.put(config, checkpoint, {"source": "loop", "step": k}, {})
-        state[key] = (config, checkpoint, messages)
+    step = GraphSteps().step
 
     for saver in (ours, theirs):
         for k in range(200):

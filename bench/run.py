@@ -699,7 +699,6 @@ def langgraph_speed():
     same disk; a thread whose checkpoints hold a growing conversation (as a chat graph's do). Each round times a
     batch of calls on each saver, in alternating order; a figure is the median of the per-round ratios
     (durable / SqliteSaver)."""
-    from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
     from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -710,19 +709,9 @@ def langgraph_speed():
     ours = DurableSaver(home=os.path.join(base, "home"))
     theirs = SqliteSaver(sqlite3.connect(os.path.join(base, "reference.db"), check_same_thread=False))
     theirs.setup()
-    state = {}
+    from graph_steps import GraphSteps
 
-    def step(saver, thread, k):
-        """One graph step's put: the checkpoint holds every message so far, one of them new."""
-        key = (id(saver), thread)
-        config, checkpoint, messages = state.get(key) or ({"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
-                                                           empty_checkpoint(), [])
-        kind = HumanMessage if k % 2 == 0 else AIMessage
-        messages = messages + [kind(content=f"message {k} " + "x" * 80, id=f"m-{thread}-{k}")]
-        checkpoint = create_checkpoint(checkpoint, None, k)
-        checkpoint["channel_values"] = {"messages": messages}
-        config = saver.put(config, checkpoint, {"source": "loop", "step": k}, {})
-        state[key] = (config, checkpoint, messages)
+    step = GraphSteps().step  # one graph step's put: the checkpoint holds every message so far, one of them new
 
     def side_by_side(name, act):
         ratios, ta, tb = [], [], []
