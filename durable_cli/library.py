@@ -118,6 +118,7 @@ class Store:
         self.tenant = valid_name(tenant, "tenant") if tenant is not None else None
         self._objects = None
         self._keep_open = keep_open
+        self._addresses = {}  # (NAME, user, tenant, scope, acting user, tenant) -> its Address, made once
         self._kept_ids = {}  # NAME -> (object id, what) for read_kept (the secret is loaded once per store)
 
     @property
@@ -135,6 +136,19 @@ class Store:
         return self._objects
 
     def address(self, name: str, *, user=None, tenant=None, scope=None) -> state.Address:
+        key = (name, user, tenant, scope, self.user, self.tenant)
+        try:
+            found = self._addresses.get(key)
+        except TypeError:  # a NAME of the wrong type: _address says so
+            return self._address(name, user=user, tenant=tenant, scope=scope)
+        if found is None:
+            found = self._address(name, user=user, tenant=tenant, scope=scope)
+            if len(self._addresses) >= 4096:
+                self._addresses.clear()
+            self._addresses[key] = found  # only a valid NAME gets here (else _address raised)
+        return found
+
+    def _address(self, name: str, *, user=None, tenant=None, scope=None) -> state.Address:
         valid_name(name)
         tenant = tenant if tenant is not None else self.tenant
         if tenant is not None:
@@ -197,6 +211,8 @@ class Store:
                                    lock_timeout=lock_timeout) as handle:
                 handle.on_sleep = state.sync_index
                 handle.on_keep = state.keep_facts
+                if self.objects.keep_open:
+                    handle.before_commit = state.index_row
                 session = Session(handle, address, actor, self.config)
                 fired = alarms.fire_due(session)
                 if fired == "absent" and not handle.created and self.objects.index(create=False).rows(

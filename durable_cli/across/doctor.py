@@ -12,7 +12,7 @@ from .. import clock
 from ..errors import DurableError
 from ..messages import say
 from ..store import paths as _paths
-from ..store.lock import try_lock
+from ..store.lock import ObjectLock, try_lock
 from ..store.schema import USAGE_FROM_ROWS, catch_up
 from ..core import state
 from .retention import address_of, finish_journal, receipt, run_each
@@ -312,14 +312,35 @@ def _stray(path, *, want_dir, problem) -> bool:
 
 
 def _check_locks(paths, present, problem, repair) -> None:
-    """A lock file whose object is gone and that nobody holds is stale; only its holder may unlink it."""
+    """A lock file whose object is gone and that nobody holds is stale; only its holder may unlink it. So is a
+    WAL, SHM or journal beside no object file (a removal killed between its unlinks): it may hold the text
+    that was removed, and SQLite would read it into a new object of that id; removed under the lock."""
     if not os.path.isdir(paths.objects):
         return
     for shard in sorted(os.listdir(paths.objects)):
         directory = os.path.join(paths.objects, shard)
         if not os.path.isdir(directory):
             continue
-        for name in sorted(os.listdir(directory)):
+        names = sorted(os.listdir(directory))
+        for name in names:
+            side = next((s for s in _paths.SIDE_SUFFIXES if name.endswith(".sqlite3" + s)), None)
+            if side is not None and name[:-len(".sqlite3" + side)] not in present and (
+                    name[:-len(".sqlite3" + side)] + ".lock") not in names:  # (else seen under its lock below)
+                object_id = name[:-len(".sqlite3" + side)]
+                if not repair:
+                    _stale_sidecar(directory, name, object_id, problem, False)
+                    continue
+                lock = ObjectLock(os.path.join(directory, object_id + ".lock"), 0, f"object {object_id}")
+                try:
+                    lock.acquire(create=True)  # nobody makes the object meanwhile
+                except DurableError:
+                    continue
+                try:
+                    _stale_sidecar(directory, name, object_id, problem, True)
+                    if not os.path.lexists(os.path.join(directory, object_id + ".sqlite3")):
+                        lock.unlink()
+                finally:
+                    lock.release()
             if not name.endswith(".lock") or name[:-5] in present:
                 continue
             path = os.path.join(directory, name)
@@ -328,8 +349,22 @@ def _check_locks(paths, present, problem, repair) -> None:
                 continue
             try:
                 if not os.path.exists(os.path.join(directory, name[:-5] + ".sqlite3")):
+                    for suffix in _paths.SIDE_SUFFIXES:
+                        if name[:-5] + ".sqlite3" + suffix in names:
+                            _stale_sidecar(directory, name[:-5] + ".sqlite3" + suffix, name[:-5], problem, repair)
                     problem(name[:-5], "stale_lock", "lock file without an object", repaired=repair)
                     if repair:
                         _paths.unlink_quiet(path)
             finally:
                 os.close(fd)
+
+
+def _stale_sidecar(directory, name, object_id, problem, repair) -> None:
+    """(With REPAIR, called holding the object's lock: nobody is making the object.)"""
+    path = os.path.join(directory, name)
+    if os.path.exists(path[:path.rindex(".sqlite3") + len(".sqlite3")]):
+        return
+    suffix = name[name.rindex(".sqlite3") + len(".sqlite3"):]
+    problem(object_id, "stale_sidecar", f"{suffix} file left without its object file (it may hold removed text)", repaired=repair)
+    if repair:
+        _paths.unlink_quiet(path)

@@ -16,21 +16,22 @@ from ..vocabulary import PARTICIPANT_ROLES as ROLES, STATUSES  # noqa: F401 - th
 class Address:
     """How a NAME resolves: the id's scope and owner, the scope the object reports, and a label for messages."""
 
-    __slots__ = ("id_scope", "owner", "name", "scope")
+    __slots__ = ("id_scope", "owner", "name", "scope", "_what", "_missing")
 
     def __init__(self, id_scope: str, owner: str, name: str, scope: str):
         self.id_scope = id_scope  # user | tenant | reserved
         self.owner = owner
         self.name = name
         self.scope = scope  # user | tenant | session | reserved
+        self._what = self._missing = None  # made once (an adapter's Store reuses its addresses)
 
     @property
     def missing(self) -> str:
         """The "not found" message: what was looked for, and where to look instead."""
-        if self.id_scope == "reserved":
-            return say("memory_empty", what=self.what)
-        # One hint for every not-found, whatever the scope, so it tells nothing about what exists (SPEC §2).
-        return say("not_found", what=self.what)
+        if self._missing is None:
+            # One hint for every not-found, whatever the scope, so it tells nothing about what exists (SPEC §2).
+            self._missing = say("memory_empty" if self.id_scope == "reserved" else "not_found", what=self.what)
+        return self._missing
 
     @property
     def taken(self) -> str:
@@ -39,11 +40,14 @@ class Address:
 
     @property
     def what(self) -> str:
-        if self.id_scope == "reserved":
-            return say("user_memory", user=self.owner)
-        if self.id_scope == "tenant":
-            return say("tenant_session", name=self.name, tenant=self.owner)
-        return say("session", name=self.name)
+        if self._what is None:
+            if self.id_scope == "reserved":
+                self._what = say("user_memory", user=self.owner)
+            elif self.id_scope == "tenant":
+                self._what = say("tenant_session", name=self.name, tenant=self.owner)
+            else:
+                self._what = say("session", name=self.name)
+        return self._what
 
 
 class Opened:
@@ -218,9 +222,13 @@ def keep_facts(handle) -> dict:
 
 def sync_index(handle) -> None:
     """After a commit, under the object's lock: bring the object's index.db row in step (the object read in
-    one read transaction: one WAL read lock for its several queries, not one each)."""
+    one read transaction: one WAL read lock for its several queries, not one each; or, for a kept-open
+    store, read just before the commit: ObjectHandle.before_commit)."""
     db = handle.db
-    if db.in_transaction:
+    ahead, handle.ahead = handle.ahead, None
+    if ahead is not None and ahead[1] == db.total_changes:
+        found = ahead[0]
+    elif db.in_transaction:
         found = index_row(db)
     else:
         db.execute("BEGIN")

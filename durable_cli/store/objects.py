@@ -161,6 +161,12 @@ class ObjectHandle:
         # CARRY: what an operation keeps for this store's next run on the object (the LangGraph saver's mirrored
         # message ids), trusted, as KNOWN is, only while no other connection commits; None when not known.
         self.carry = None
+        # BEFORE_COMMIT: set by the layer above for a kept-open store (an adapter, one transaction a run): what
+        # its on_sleep reads, read inside the write transaction just before COMMIT (one WAL read lock and no
+        # transaction of its own after it). AHEAD: (that, db.total_changes after the commit): used at sleep
+        # only while nothing has changed since.
+        self.before_commit = None
+        self.ahead = None
 
     def row(self, sql: str, params=()):
         try:
@@ -193,9 +199,13 @@ class ObjectHandle:
             start = db.total_changes
             yield db
             changed = db.total_changes != start
+            ahead = None
             if changed:
                 schema.catch_up(db)  # the search index and usage totals, once per transaction
+                if self.before_commit is not None:
+                    ahead = self.before_commit(db)
             commit(db, changed=changed)
+            self.ahead = None if ahead is None else (ahead, db.total_changes)
         except sqlite3.Error as e:
             _rollback(db)
             raise sqlite_error(e, self.what)
@@ -294,6 +304,14 @@ def quarantine_files(path: str, dest: str) -> None:
             pass
     _paths.fsync_dir(os.path.dirname(dest))
     _paths.fsync_dir(os.path.dirname(path))
+
+
+def _remove_stale_sidecars(path: str) -> None:
+    """Before a new object's file appears at PATH (its lock held, no file there): a WAL (or journal) left
+    beside no file, by a removal killed between its unlinks, would be read into the new file by SQLite
+    and bring the old object's pages back; it goes first."""
+    for suffix in _paths.SIDE_SUFFIXES:
+        _paths.unlink_quiet(path + suffix)
 
 
 def remove_files(path: str, sync_dir=_paths.fsync_dir) -> None:
@@ -494,6 +512,7 @@ class ObjectStore:
                     handle.db = _new_in_memory(what)
                     handle.in_memory = True
                 else:
+                    _remove_stale_sidecars(handle.path)
                     _paths.create_file(handle.path, template_file())  # fsync'd before any commit lands in its WAL
                 handle.created = True
             if read_only and not handle.created:
@@ -679,6 +698,7 @@ class ObjectStore:
         except sqlite3.Error as e:
             raise sqlite_error(e, handle.what)
         _paths.unlink_quiet(temporary)  # left by a run killed before its rename
+        _remove_stale_sidecars(path)
         try:
             _paths.create_file(temporary, image)
         except BaseException:
@@ -798,12 +818,16 @@ class ObjectStore:
             return "finished"
 
     def forget_missing(self, object_id: str) -> None:
-        """An object whose file is already gone: drop its index row and, if nobody holds it, its lock file."""
+        """An object whose file is already gone: drop its index row and, if nobody holds it, its lock file and
+        what a removal killed between its unlinks left beside no file (a WAL keeps the text it held)."""
         from .lock import try_lock
 
         lock_path = self.paths.lock_file(object_id)
         fd = try_lock(lock_path)
         if fd is not None:
+            path = self.paths.object_file(object_id)
+            if not os.path.lexists(path):  # (under the lock: no run is making it now)
+                _remove_stale_sidecars(path)
             _paths.unlink_quiet(lock_path)
             os.close(fd)
         self.evict_search(object_id, deferred=True)

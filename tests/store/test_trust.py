@@ -373,3 +373,61 @@ def test_a_create_that_fails_before_its_first_commit_leaves_no_file(home, durabl
     assert durable("session", "create", "bad", "--title", "\u202etxet").status == 2
     assert sorted(p.relative_to(home) for p in home.rglob("*") if p.is_file() and "index.db" not in p.name) == before
     assert durable("doctor").status == 0
+
+
+def _leave_wal_of(home, object_id, tmp_path):
+    """A WAL holding committed frames of the object as it stands (a kept connection killed before it closed),
+    kept aside: what a removal killed between unlinking the file and its WAL leaves behind."""
+    path = object_path(home, object_id)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.execute("UPDATE turns SET content = content || ' again'")
+    db.commit()
+    saved = tmp_path / "left.wal"
+    saved.write_bytes(open(f"{path}-wal", "rb").read())
+    db.close()
+    return path, saved
+
+
+def grep_home(home, word: bytes):
+    return [os.path.join(b, f) for b, _, fs in os.walk(home) for f in fs if word in open(os.path.join(b, f), "rb").read()]
+
+
+@pytest.mark.parametrize("adapter", [False, True])
+def test_a_wal_left_beside_no_file_is_not_read_into_a_new_object(home, durable, tmp_path, adapter):
+    """A removal killed between unlinking an object's file and its WAL leaves the WAL; a new object of the same
+    NAME must not read those frames (SQLite would: old pages over the new file, the removed text back)."""
+    object_id = make(durable, turns=2)
+    assert durable("transcript", "append", "s", "--role", "user", "oldtoken").status == 0
+    path, saved = _leave_wal_of(home, object_id, tmp_path)
+    assert durable("delete", "s", "--yes").status == 0
+    os.replace(saved, f"{path}-wal")  # what the killed removal left
+    if adapter:
+        import asyncio
+
+        from durable_cli.integrations.openai_agents import DurableSession
+
+        session = DurableSession("s", home=str(home))
+        assert session.name == "s"
+        asyncio.run(session.add_items([{"role": "user", "content": "fresh"}]))
+        session.close()
+    else:
+        assert durable("transcript", "append", "s", "--role", "user", "fresh").status == 0
+    shown = durable("transcript", "show", "s", "--json")
+    assert shown.status == 0, shown.err
+    assert [r["content"] for r in shown.json()] == ["fresh"]
+    assert durable("doctor").status == 0
+    assert grep_home(home, b"oldtoken") == []
+
+
+def test_forget_missing_takes_the_wal_a_killed_removal_left(home, durable, tmp_path):
+    """purge finishing an intent whose file is already gone (or doctor --repair) also removes the WAL that
+    removal left: it holds the removed text (SPEC §7: no removed token in any file)."""
+    object_id = make(durable, turns=1)
+    assert durable("transcript", "append", "s", "--role", "user", "oldtoken").status == 0
+    path, saved = _leave_wal_of(home, object_id, tmp_path)
+    os.unlink(path)  # the removal got this far
+    os.replace(saved, f"{path}-wal")
+    assert durable("doctor", "--repair").status in (0, 7)
+    assert not os.path.exists(f"{path}-wal")
+    assert grep_home(home, b"oldtoken") == []
