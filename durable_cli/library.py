@@ -212,7 +212,7 @@ class Store:
                 handle.on_sleep = state.sync_index
                 handle.on_keep = state.keep_facts
                 if self.objects.keep_open:
-                    handle.before_commit = state.index_row
+                    handle.before_commit = state.index_row_and_meta
                 session = Session(handle, address, actor, self.config)
                 fired = alarms.fire_due(session)
                 if fired == "absent" and not handle.created and self.objects.index(create=False).rows(

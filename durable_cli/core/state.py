@@ -73,8 +73,14 @@ class Opened:
         return self.address.what
 
     def meta(self):
-        """The object's own row as a dict, or None for a file with no object (new or half-made)."""
-        row = self.handle.row("SELECT * FROM object")
+        """The object's own row as a dict, or None for a file with no object (new or half-made). On a kept
+        connection nobody else committed through since this store's last run, and before this run changed
+        anything, it is the row that run left (ObjectHandle.known["meta"], read just before its commit)."""
+        handle = self.handle
+        known = handle.known
+        if known is not None and known.get("meta") is not None and handle.db.total_changes == handle.known_changes:
+            return dict(known["meta"])
+        row = handle.row("SELECT * FROM object")
         if row is None:
             return None
         return dict(zip(META_COLUMNS, row))
@@ -190,6 +196,12 @@ _INDEX_ROW = (
 
 def index_row(db):
     """(row, members) for index.db, read from the object's own connection."""
+    found = index_row_and_meta(db)
+    return None if found is None else found[:2]
+
+
+def index_row_and_meta(db):
+    """index_row's (row, members) and the object's own row (as meta() gives it), or None."""
     found = db.execute(_INDEX_ROW).fetchone()
     if found is None:
         return None
@@ -207,7 +219,7 @@ def index_row(db):
             "SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key"
         ).fetchall()
     members = db.execute("SELECT user, role FROM participants").fetchall()
-    return row, members
+    return row, members, m
 
 
 def keep_facts(handle) -> dict:
@@ -223,22 +235,24 @@ def keep_facts(handle) -> dict:
 def sync_index(handle) -> None:
     """After a commit, under the object's lock: bring the object's index.db row in step (the object read in
     one read transaction: one WAL read lock for its several queries, not one each; or, for a kept-open
-    store, read just before the commit: ObjectHandle.before_commit)."""
+    store, read just before the commit: ObjectHandle.before_commit). What it read of the object's own row
+    is a fact a kept connection carries to the store's next run (Opened.meta)."""
     db = handle.db
     ahead, handle.ahead = handle.ahead, None
     if ahead is not None and ahead[1] == db.total_changes:
         found = ahead[0]
     elif db.in_transaction:
-        found = index_row(db)
+        found = index_row_and_meta(db)
     else:
         db.execute("BEGIN")
         try:
-            found = index_row(db)
+            found = index_row_and_meta(db)
         finally:
             db.execute("COMMIT")
-    handle.facts = {"present": found is not None, "due": found[0]["next_alarm_at"] if found is not None else None}
+    handle.facts = {"present": found is not None, "due": found[0]["next_alarm_at"] if found is not None else None,
+                    "meta": found[2] if found is not None else None}
     if found is not None:
-        handle.store.index().upsert(*found)
+        handle.store.index().upsert(found[0], found[1])
 
 
 def session_json(obj: Opened) -> dict:

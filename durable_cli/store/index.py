@@ -33,11 +33,19 @@ def _put_usage(db, row) -> None:
 def _update(db, object_id, values, before) -> bool:
     """Update the columns of OBJECT_ID's row that differ from BEFORE (what we wrote last); False when the
     row is not there (then the caller writes it whole)."""
-    changed = [(c, v) for c, v, old in zip(COLUMNS, values, before) if v != old or type(v) is not type(old)]
+    changed = [i for i, (v, old) in enumerate(zip(values, before)) if v != old or type(v) is not type(old)]
     if not changed:
         return db.execute("SELECT 1 FROM objects WHERE id = ?", (object_id,)).fetchone() is not None
-    sql = f"UPDATE objects SET {', '.join(c + ' = ?' for c, _ in changed)} WHERE id = ?"
-    return db.execute(sql, [v for _, v in changed] + [object_id]).rowcount == 1
+    key = tuple(changed)
+    sql = _UPDATES.get(key)
+    if sql is None:
+        sql = _UPDATES[key] = f"UPDATE objects SET {', '.join(COLUMNS[i] + ' = ?' for i in changed)} WHERE id = ?"
+    return db.execute(sql, [values[i] for i in changed] + [object_id]).rowcount == 1
+
+
+_UPDATES = {}  # the changed columns' positions -> their UPDATE (a few sets recur: each write moves the same ones)
+_UPDATE_USAGE = (f"UPDATE usage SET {', '.join(c + ' = ?' for c in USAGE_COLUMNS[2:])}"
+                 " WHERE object_id = ? AND day = ? AND model IS ?")
 
 
 def _update_usage(db, object_id, usage, before) -> bool:
@@ -46,8 +54,7 @@ def _update_usage(db, object_id, usage, before) -> bool:
         return False
     for new, old in zip(usage, before):
         if new != old:
-            cur = db.execute(f"UPDATE usage SET {', '.join(c + ' = ?' for c in USAGE_COLUMNS[2:])}"
-                             " WHERE object_id = ? AND day = ? AND model IS ?", (*new[2:], object_id, new[0], new[1]))
+            cur = db.execute(_UPDATE_USAGE, (*new[2:], object_id, new[0], new[1]))
             if cur.rowcount != 1:
                 return False
     return True
@@ -76,10 +83,10 @@ class Index:
 
         CREATE (every write) also records the secret's check value in an index that has none yet.
         """
-        from .sqlite import _read_only_uri, sqlite_error
-
-        what = f"the index {self.paths.index}"
         if self.db is None:
+            from .sqlite import _read_only_uri, sqlite_error
+
+            what = f"the index {self.paths.index}"
             exists = self.paths.check_index()
             if not exists:
                 if not create:
@@ -181,12 +188,12 @@ class Index:
         self._run(restore)
 
     def _run(self, fn):
-        from .sqlite import sqlite_error
-
         with self._guard:
             try:
                 return fn(self.db)
             except sqlite3.Error as e:
+                from .sqlite import sqlite_error
+
                 try:
                     if self.db.in_transaction:
                         self.db.execute("ROLLBACK")

@@ -155,6 +155,7 @@ class ObjectHandle:
         # layer above's facts, e.g. its next alarm), when its kept connection shows no commit by any other
         # connection since (PRAGMA data_version unchanged): still true now. None otherwise.
         self.known = None
+        self.known_changes = None  # the kept connection's total_changes when KNOWN was taken: this run changed nothing while equal
         self.on_keep = None  # set by the layer above: (handle) -> the facts a kept connection carries to the next run
         self.facts = None  # the layer above's facts as of its last commit (on_keep may answer with them)
         self.wrote = False  # a transaction committed in this run (dirty is reset at each sleep)
@@ -380,6 +381,7 @@ class ObjectStore:
             handle.kept_version = db.execute("PRAGMA data_version").fetchone()[0]
             if handle.kept_version == facts["data_version"]:
                 handle.known = facts  # nobody else committed since: what the last run checked still holds
+                handle.known_changes = db.total_changes
                 handle.carry = facts.get("carry")
             elif db.execute("PRAGMA user_version").fetchone()[0] != schema.VERSION:
                 raise sqlite3.Error("another schema")  # migrated afresh: DDL is checked against a fresh parse
@@ -446,9 +448,9 @@ class ObjectStore:
         return found
 
     def index(self, *, create: bool = True):
-        from .index import Index
-
         if self._index is None:
+            from .index import Index
+
             self._index = Index(self.paths, lambda: self.secret(create=False))
         if create:
             self._index.connect(create=True)

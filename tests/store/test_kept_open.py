@@ -322,3 +322,29 @@ def test_an_object_made_and_left_by_a_kept_store_leaves_no_wal(home):
     store.close()
     assert not os.path.exists(object_file(home) + "-wal")
     assert texts(kept(home), "once") == ["only", "again"]
+
+
+def test_the_object_row_a_kept_store_carries_is_the_one_on_disk(home):
+    """A kept store carries the object's row from its last write to the next run (no SELECT of it): an archive
+    or a title set by another process is seen at once, and within a run the row read after a write is new."""
+    store = kept(home)
+    with store.open("chat", create=True) as s:
+        s.append("one", role="user")
+    warm(store, "chat")
+    with store.open("chat") as s:
+        s.append("two", role="user")
+    with store.open("chat") as s:
+        assert s.handle.known.get("meta") is not None  # carried from the write before
+        assert s.meta()["live_turns"] == 2
+        s.append("three", role="user")
+        assert s.meta()["live_turns"] == 3  # read again: this run changed it
+    other_process(home, "from durable_cli import Store\n"
+                        "with Store(home=home, user='alice').open('chat') as s: s.set_title('elsewhere'); s.archive()")
+    with store.open("chat") as s:
+        meta = s.meta()
+        assert (meta["title"], meta["status"]) == ("elsewhere", "archived")
+    with pytest.raises(DurableError) as e:
+        with store.open("chat") as s:
+            s.append("four", role="user")
+    assert e.value.code == "conflict"
+    assert texts(Store(home=str(home), user="alice"), "chat") == ["one", "two", "three"]
