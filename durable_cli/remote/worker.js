@@ -1834,6 +1834,13 @@ var wholeSql = (text3) => `CASE WHEN length(${text3}) = ${MARK_LENGTH} AND subst
 var argumentsSql = (calls) => `CASE WHEN ${calls} IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(${wholeSql(calls)})) END`;
 var counted = (row3) => `${row3}.seq <= (SELECT mark FROM turns_mark)`;
 var ftsDelete = (row3) => `INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', ${row3}.seq, ${wholeSql(`${row3}.content`)}, ${argumentsSql(`${row3}.tool_calls`)});`;
+var USAGE_WHOLE = {
+  marker: "_durable_chunks",
+  // in the triggers' SQL once the Worker's version is in place
+  timing: { usage_delete_counted: "BEFORE", usage_update_old_counted: "BEFORE", usage_update_new_counted: "AFTER" },
+  catchUp: (usage2) => usage2.replaceAll("turns.meta", wholeSql("turns.meta")),
+  trigger: (name, sql) => sql.replace(/^CREATE TRIGGER (IF NOT EXISTS )?/i, "CREATE TRIGGER ").replace(/\b(AFTER|BEFORE) (DELETE|UPDATE)\b/, `${USAGE_WHOLE.timing[name]} $2`).replaceAll("OLD.meta", wholeSql("OLD.meta")).replaceAll("NEW.meta", wholeSql("NEW.meta"))
+};
 var FTS_WHOLE = {
   marker: "_durable_chunks",
   // in the view's SQL once the Worker's version is in place
@@ -6412,6 +6419,7 @@ function dropStaged(db, part) {
 }
 
 // src/object.ts
+var USAGE_CATCH_UP;
 var OWN = {
   meta: (obj) => obj.meta()
 };
@@ -6457,7 +6465,7 @@ var DurableObjectSession = class {
     const row3 = this.db.one(check2);
     if (row3 && row3[1] !== null && Number(row3[1]) > Number(row3[0])) {
       this.db.run(fts, row3[0]);
-      this.db.run(usage2, row3[0]);
+      this.db.run(USAGE_CATCH_UP ??= USAGE_WHOLE.catchUp(usage2), row3[0]);
       this.db.run(mark, row3[0], row3[1]);
     }
     return result;
@@ -6482,6 +6490,13 @@ var DurableObjectSession = class {
       for (const s of CHUNK_SCHEMA) this.db.run(s);
       if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
         for (const s of FTS_WHOLE.statements) this.db.run(s);
+      }
+      for (const name of Object.keys(USAGE_WHOLE.timing)) {
+        const sql = String(this.db.one("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", name)?.[0] ?? "");
+        if (sql && !sql.includes(USAGE_WHOLE.marker)) {
+          this.db.run(`DROP TRIGGER ${name}`);
+          this.db.run(USAGE_WHOLE.trigger(name, sql));
+        }
       }
       for (const s of PARTS_SCHEMA) this.db.run(s);
     });

@@ -201,3 +201,39 @@ def test_a_chunked_turn_is_searched_whole_and_leaves_no_token(env, monkeypatch):
     assert run_inprocess("transcript", "prune", name, "--older-than", "1s").status == 0
     assert run_inprocess("search", "zqstartword", "--json").json() == []
     assert not index_has(env.storage, "zqstartword") and not index_has(env.storage, "tail")
+
+
+def test_a_meta_stored_in_chunks_counts_in_usage_as_locally(env, tmp_path, monkeypatch):
+    """A row whose meta is big enough to be stored in chunks: its usage figures count on the Worker as in the
+    file store, through append, redact, pop and clear (json_extract read the chunk marker as malformed JSON:
+    the append was an internal error, HTTP 500)."""
+    name, model = unique("bigmeta"), unique("model")  # (other tests write as alice on this Worker too)
+    row = {"role": "user", "content": "hi", "meta": {"model": model, "usage": {"input_tokens": 5, "output_tokens": 7},
+                                                     "cost_usd": 0.25, "pad": "x" * 1_900_000}}
+    line = json.dumps(row).encode()
+
+    def run_steps():
+        seen = []
+        for step in (("transcript", "append", name, "--batch", "-"), ("transcript", "append", name, "--role", "user", "two"),
+                     ("transcript", "redact", name, "1"), ("transcript", "pop", name),
+                     ("transcript", "append", name, "--batch", "-"), ("transcript", "pop", name),
+                     ("transcript", "append", name, "--batch", "-"), ("transcript", "clear", name, "--yes")):
+            out = run_inprocess(*step, input=line if step[-1] == "-" else None)
+            assert out.status == 0, (step, out.err)
+            if step[-1] == "-" and "DURABLE_REMOTE" in os.environ:
+                assert largest_values(env.storage).get("_durable_chunks", 0) > 0  # the meta went into chunks
+            usage = run_inprocess("usage", "--by", "model", "--json")
+            assert usage.status == 0, usage.err
+            seen.append([g for g in usage.json()["groups"] if g["key"] == model])
+        return seen
+
+    remote = run_steps()
+    [group] = remote[0]
+    assert (group["turns"], group["input_tokens"], group["output_tokens"], group["cost_usd"]) == (1, 5, 7, 0.25)
+    assert remote[-1] == []
+    monkeypatch.delenv("DURABLE_REMOTE")
+    monkeypatch.delenv("DURABLE_TOKEN")
+    monkeypatch.setenv("DURABLE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DURABLE_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("DURABLE_USER", "alice")
+    assert run_steps() == remote

@@ -3,7 +3,7 @@
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
-import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
+import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, USAGE_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
 import * as fork from "./rules/fork";
 import * as rights from "./rules/rights";
 import { fireDue } from "./rules/alarms";
@@ -11,6 +11,8 @@ import { stringify } from "./rules/verbatim";
 import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
+
+let USAGE_CATCH_UP: string | undefined; // schema.catch_up's usage step over whole meta (USAGE_WHOLE), made once
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
 import { RULES, RuleOp } from "./generated/handlers";
 import { PARTS_SCHEMA, abandonedAt, checkPart, dropAbandoned, dropStaged, stage, unstage } from "./parts";
@@ -79,7 +81,7 @@ export class DurableObjectSession {
     const row = this.db.one(check);
     if (row && row[1] !== null && Number(row[1]) > Number(row[0])) {
       this.db.run(fts, row[0]);
-      this.db.run(usage, row[0]);
+      this.db.run(USAGE_CATCH_UP ??= USAGE_WHOLE.catchUp(usage), row[0]); // a chunked meta read whole
       this.db.run(mark, row[0], row[1]);
     }
     return result;
@@ -108,6 +110,13 @@ export class DurableObjectSession {
       for (const s of CHUNK_SCHEMA) this.db.run(s); // values over a Cloudflare row, in parts (rules/state.ts)
       if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
         for (const s of FTS_WHOLE.statements) this.db.run(s); // the search index over chunked texts whole
+      }
+      for (const name of Object.keys(USAGE_WHOLE.timing)) { // the usage triggers over a chunked meta whole
+        const sql = String(this.db.one("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", name)?.[0] ?? "");
+        if (sql && !sql.includes(USAGE_WHOLE.marker)) {
+          this.db.run(`DROP TRIGGER ${name}`);
+          this.db.run(USAGE_WHOLE.trigger(name, sql));
+        }
       }
       for (const s of PARTS_SCHEMA) this.db.run(s); // bodies over DURABLE_MAX_BODY_BYTES, in parts (parts.ts)
     });

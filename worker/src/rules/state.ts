@@ -108,6 +108,22 @@ const counted = (row: string) => `${row}.seq <= (SELECT mark FROM turns_mark)`;
 const ftsDelete = (row: string) => `INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', ${row}.seq,` +
   ` ${wholeSql(`${row}.content`)}, ${argumentsSql(`${row}.tool_calls`)});`;
 
+/** The usage totals (the file store's schema.catch_up and its usage_* triggers) over whole meta: a meta big
+ *  enough to be stored in chunks is a marker in its row, which json_extract reads as malformed JSON (such a
+ *  write was an internal error). The catch-up reads turns.meta whole; each trigger is the file store's own,
+ *  rewritten on wake (TRIGGER) to read OLD.meta and NEW.meta whole, and the two that take a row's figures out
+ *  run BEFORE the delete or update, while the old meta's chunks are still there. */
+export const USAGE_WHOLE = {
+  marker: "_durable_chunks", // in the triggers' SQL once the Worker's version is in place
+  timing: { usage_delete_counted: "BEFORE", usage_update_old_counted: "BEFORE", usage_update_new_counted: "AFTER" } as Record<string, string>,
+  catchUp: (usage: string) => usage.replaceAll("turns.meta", wholeSql("turns.meta")),
+  trigger: (name: string, sql: string) => sql
+    .replace(/^CREATE TRIGGER (IF NOT EXISTS )?/i, "CREATE TRIGGER ")
+    .replace(/\b(AFTER|BEFORE) (DELETE|UPDATE)\b/, `${USAGE_WHOLE.timing[name]} $2`)
+    .replaceAll("OLD.meta", wholeSql("OLD.meta"))
+    .replaceAll("NEW.meta", wholeSql("NEW.meta")),
+};
+
 /** The search index (turns_fts, external content read through the view turns_fts_source; the file store's
  *  schema) over whole texts: the view, the catch-up and the triggers that take a row out of the index read
  *  a chunked content or tool_calls whole, so a turn stored in chunks is found as locally and leaves no
