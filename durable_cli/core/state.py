@@ -29,8 +29,10 @@ class Address:
     def missing(self) -> str:
         """The "not found" message: what was looked for, and where to look instead."""
         if self._missing is None:
-            # One hint for every not-found, whatever the scope, so it tells nothing about what exists (SPEC §2).
-            self._missing = say("memory_empty" if self.id_scope == "reserved" else "not_found", what=self.what)
+            if self.id_scope == "reserved":
+                self._missing = say("memory_empty", what=self.what)
+            else:  # one hint for every not-found, whatever the scope, so it tells nothing about what exists (SPEC §2)
+                self._missing = say("not_found", what=self.what)
         return self._missing
 
     @property
