@@ -1,7 +1,7 @@
 """doctor: check every object and index.db, and with --repair rebuild the index from the objects.
 
 A corrupt object is reported by id and never blocks the others; only what can be rebuilt from the
-objects (index rows, interrupted purges, half-made files, stale locks, modes) is repaired.
+objects (index rows, interrupted purges, half-made files, stale locks and sidecars, modes) is repaired.
 """
 
 import os

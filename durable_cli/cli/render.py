@@ -493,6 +493,7 @@ REPAIRS = {
     "corrupt": "move it into quarantine/",
     "mode": "set the mode",
     "stale_lock": "remove the lock file",
+    "stale_sidecar": "remove the file",
     "symlink": "nothing: replace the symlink by hand",
     "stray_file": "nothing: move it out of the data directory",
     "quarantined": "",
