@@ -135,6 +135,16 @@ class Store:
             self._objects = ObjectStore(self.home, self.config.seconds("defaults.lock_timeout"), keep_open=self._keep_open)
         return self._objects
 
+    def warm(self) -> None:
+        """Open now what the first call would: the installation secret and index.db, when they exist (nothing is
+        created, and a failure is left for that call to report). For an adapter, made once and called often,
+        as the frameworks' own SQLite sessions open their database when made."""
+        try:
+            if self.objects.secret(create=False) is not None:
+                self.objects.index(create=False).connect(create=False)
+        except DurableError:
+            pass
+
     def address(self, name: str, *, user=None, tenant=None, scope=None) -> state.Address:
         key = (name, user, tenant, scope, self.user, self.tenant)
         try:

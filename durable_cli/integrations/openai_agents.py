@@ -131,6 +131,7 @@ class DurableSession:
         self.session_id = session_id
         self.name = object_name(session_id)
         self.store = Store(home=home, user=user, tenant=tenant, keep_open=True)
+        self.store.warm()  # as SQLiteSession opens its file when made
         self._closed = False
         try:
             from agents.memory.session_settings import SessionSettings, coerce_session_settings

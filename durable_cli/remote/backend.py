@@ -431,6 +431,9 @@ class RemoteStore:
     max_body_bytes = 16 * 1024 * 1024
     _limits = None
 
+    def warm(self) -> None:
+        """Store.warm: nothing to open ahead here (the HTTP client connects on the first call)."""
+
     def _send(self, body: dict, *, write: bool):
         """BODY to the Worker. A write of an op the contract sends in parts (its `parts`: SPEC §13, a body over
         the Worker's DURABLE_MAX_BODY_BYTES is refused before it is read) goes in parts when it is over that

@@ -141,10 +141,12 @@ def test_cli_batch_json_output_is_what_show_reads(durable):
 
 
 def test_long_runs_cross_statement_chunks_in_order(home):
-    """Runs longer than one multi-row INSERT (plain and full rows alike) keep their order and fields."""
+    """Runs longer than one multi-row INSERT (plain, data-only and full rows alike) keep their order and fields."""
     plain = [{"role": "user" if i % 2 else "assistant", "content": f"p{i}"} for i in range(450)]
     full = [{"role": "assistant", "content": f"f{i}", "meta": {"i": i}} for i in range(170)]
-    rows = plain[:1] + plain[1:420] + full + plain[420:] + [{"role": "tool", "content": "r", "call_id": "c"}]
+    data = [{"role": "user", "content": f"d{i}", "data": {"i": i, "type": "message"}} for i in range(400)]
+    rows = (plain[:1] + plain[1:420] + full + data[:390] + plain[420:] + data[390:] + full[:3]
+            + [{"role": "tool", "content": "r", "call_id": "c"}])
     with Store(user="alice").open("long", create=True) as s:
         s.append("before", role="user")
         made = s.append_many(rows)
@@ -153,7 +155,8 @@ def test_long_runs_cross_statement_chunks_in_order(home):
                                " request_last, author FROM turns WHERE seq > 1 ORDER BY seq").fetchall()
     assert made == back
     assert [r["seq"] for r in made] == list(range(2, 2 + len(rows)))
-    assert [(r["role"], r["content"], r["meta"]) for r in made] == [(r["role"], r["content"], r.get("meta")) for r in rows]
+    assert [(r["role"], r["content"], r["meta"], r["data"]) for r in made] == [
+        (r["role"], r["content"], r.get("meta"), r.get("data")) for r in rows]
     assert all(c[1:] == ("turn", None, None, None, None, None, None, "alice") for c in columns)
 
 
