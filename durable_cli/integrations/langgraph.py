@@ -17,6 +17,7 @@ the thread. `keep_checkpoints=N` keeps only the newest N checkpoints per thread 
 import asyncio
 import json
 import re
+from functools import partial
 
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -229,13 +230,11 @@ class DurableSaver(BaseCheckpointSaver):
         self._refuse_late(name, thread_id, parent)
         type_, blob = self.serde.dumps_typed(checkpoint)
         meta = _metadata_json(get_checkpoint_metadata(config, metadata))
-        mirror = []
+        mirror = ()
         if ns == "":
             # (id, a function making its row): a row is made only for a message not mirrored yet
-            for message in (checkpoint.get("channel_values") or {}).get("messages") or ():
-                mid = getattr(message, "id", None)
-                if mid:
-                    mirror.append((mid, lambda message=message: _fields(message)))
+            mirror = [(message.id, partial(_fields, message))
+                      for message in (checkpoint.get("channel_values") or {}).get("messages") or () if getattr(message, "id", None)]
         with self.store.open(name, create=True) as session:
             session.put_checkpoint(external_id=thread_id, ns=ns, checkpoint_id=checkpoint["id"], parent_id=parent,
                                    type_=type_, blob=blob, metadata=meta, mirror=mirror, keep=self.keep_checkpoints)
