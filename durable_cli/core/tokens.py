@@ -33,7 +33,8 @@ class _NotCached(Exception):
     pass
 
 
-# Private tiktoken API (registry.ENCODING_CONSTRUCTORS, a constructor's code and globals), kept for what the
+# Private tiktoken API (registry.ENCODING_CONSTRUCTORS, a constructor's code and globals, and GPT-2's loader
+# load.data_gym_to_mergeable_bpe_ranks with the read_file_cached it calls), kept for what the
 # public `tiktoken.get_encoding` cannot promise, not for speed: on an encoding that is not cached (or whose
 # cached file fails its hash) it downloads — measured: 1 network attempt for cl100k_base, where this makes
 # none and says exit 2 (SPEC §9: never a network call). Cached, the two cost the same in a fresh process
@@ -75,19 +76,19 @@ def _offline_copy(constructor, constructors):
     import types
 
     names = constructor.__code__.co_names
-    scope = dict(constructor.__globals__, load_tiktoken_bpe=_cached_bpe, data_gym_to_mergeable_bpe_ranks=_no_download)
+    scope = dict(constructor.__globals__, load_tiktoken_bpe=_cached_bpe, data_gym_to_mergeable_bpe_ranks=_cached_data_gym())
     others = [c for c in constructors if c is not constructor]
     built_on = [n for n in names if any(scope.get(n) is c for c in others)]
-    if "load_tiktoken_bpe" not in names and not built_on:
-        raise _NotCached("its constructor does not load a .tiktoken file durable can read offline")
+    if "load_tiktoken_bpe" not in names and "data_gym_to_mergeable_bpe_ranks" not in names and not built_on:
+        raise _NotCached("its constructor does not load an encoding file durable can read offline")
     for n in built_on:
         scope[n] = _offline_copy(scope[n], others)
     return types.FunctionType(constructor.__code__, scope, constructor.__name__, constructor.__defaults__, constructor.__closure__)
 
 
-def _cached_bpe(blobpath: str, expected_hash=None) -> dict:
-    """tiktoken.load.load_tiktoken_bpe, reading only the cache file tiktoken itself would have written."""
-    import base64
+def _cached_file(blobpath: str, expected_hash=None) -> bytes:
+    """The bytes tiktoken's read_file_cached would return for BLOBPATH, read only from the cache file tiktoken
+    itself would have written (or a local path), checked against EXPECTED_HASH."""
     import hashlib
 
     if "://" in blobpath:
@@ -108,13 +109,27 @@ def _cached_bpe(blobpath: str, expected_hash=None) -> dict:
         raise _NotCached(f"its encoding file is not in tiktoken's cache {os.path.dirname(path)}")
     if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
         raise _NotCached(f"the cached encoding file {path} does not match its hash")
+    return data
+
+
+def _cached_bpe(blobpath: str, expected_hash=None) -> dict:
+    """tiktoken.load.load_tiktoken_bpe, reading only the cache file tiktoken itself would have written."""
+    import base64
+
     ranks = {}
-    for line in data.splitlines():
+    for line in _cached_file(blobpath, expected_hash).splitlines():
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
     return ranks
 
 
-def _no_download(*_args, **_kwargs):
-    raise _NotCached("this encoding is not read from a .tiktoken file")
+def _cached_data_gym():
+    """tiktoken.load.data_gym_to_mergeable_bpe_ranks (GPT-2's two files, vocab.bpe and encoder.json), copied
+    with its file reader swapped for _cached_file: read from tiktoken's cache, never downloaded."""
+    import types
+
+    import tiktoken.load
+
+    f = tiktoken.load.data_gym_to_mergeable_bpe_ranks
+    return types.FunctionType(f.__code__, dict(f.__globals__, read_file_cached=_cached_file), f.__name__, f.__defaults__, f.__closure__)

@@ -116,6 +116,9 @@ def test_the_tiktoken_internals_the_offline_loader_reads_are_still_there():
     assert "data_gym_to_mergeable_bpe_ranks" in registry.ENCODING_CONSTRUCTORS["gpt2"].__code__.co_names
     assert "o200k_base" in registry.ENCODING_CONSTRUCTORS["o200k_harmony"].__code__.co_names  # built on it
     assert list(inspect.signature(tiktoken.load.load_tiktoken_bpe).parameters)[:2] == ["tiktoken_bpe_file", "expected_hash"]
+    # GPT-2's loader: copied with the reader it calls by that name swapped (core/tokens._cached_data_gym)
+    assert "read_file_cached" in tiktoken.load.data_gym_to_mergeable_bpe_ranks.__code__.co_names
+    assert list(inspect.signature(tiktoken.load.read_file_cached).parameters)[:2] == ["blobpath", "expected_hash"]
     assert {"name", "pat_str", "mergeable_ranks", "special_tokens"} <= set(inspect.signature(tiktoken.Encoding).parameters)
 
 
@@ -172,3 +175,64 @@ def test_the_offline_copy_counts_as_tiktokens_public_get_encoding(tmp_path):
     assert result["same_ranks"] and result["network"] == [], result
     assert result["counts"]["durable_fake"][0][1] == 9  # "hello", " ", "hello", " ", "w", "o", "r", "l", "d"
     assert result["counts"]["durable_fake_plus allowed"][0][7] == 5  # "<|endoftext|>", " ", "hello", " ", "<|endoftext|>"
+
+
+# GPT-2's encoding is two files in another format (vocab.bpe, encoder.json: "data gym"); a fake one, consistent
+# as tiktoken checks it, cached where tiktoken would cache it.
+GYM_URLS = ("https://example.invalid/gym/vocab.bpe", "https://example.invalid/gym/encoder.json")
+GYM_PLUGIN = f"""
+from tiktoken.load import data_gym_to_mergeable_bpe_ranks
+
+def durable_gym():
+    ranks = data_gym_to_mergeable_bpe_ranks(vocab_bpe_file={GYM_URLS[0]!r}, encoder_json_file={GYM_URLS[1]!r})
+    return {{"name": "durable_gym", "pat_str": r"\\S+|\\s+", "mergeable_ranks": ranks, "special_tokens": {{"<|endoftext|>": len(ranks)}}}}
+
+ENCODING_CONSTRUCTORS = {{"durable_gym": durable_gym}}
+"""
+
+
+def _cache_fake_gym(cache) -> None:
+    printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
+    order = printable + [b for b in range(256) if b not in printable]
+    gym = {b: chr(b) for b in printable}
+    gym.update({b: chr(256 + n) for n, b in enumerate(b for b in range(256) if b not in printable)})
+    merges = [("h", "e"), ("l", "l"), ("he", "ll"), ("hell", "o"), (gym[32], "w"), ("o", "r")]
+    ranks = {bytes([b]): i for i, b in enumerate(order)}
+    decode = {v: k for k, v in gym.items()}
+    for first, second in merges:
+        ranks[bytes(decode[c] for c in first + second)] = len(ranks)
+    encoder = {"".join(gym[b] for b in token): rank for token, rank in ranks.items()}
+    cache.mkdir(parents=True, exist_ok=True)
+    vocab = "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges)
+    for url, text in zip(GYM_URLS, (vocab, json.dumps(encoder))):
+        (cache / hashlib.sha1(url.encode()).hexdigest()).write_text(text, encoding="utf-8")
+
+
+def test_a_gpt2_style_encoding_is_read_offline_and_counts_as_get_encoding(tmp_path):
+    """`tiktoken:gpt2` was always exit 2: its files are not a .tiktoken file. Now read from tiktoken's cache
+    like the others (no network), counting as tiktoken's public get_encoding does; not cached, exit 2."""
+    cache = tmp_path / "cache"
+    _cache_fake_gym(cache)
+    plugins = tmp_path / "plugins"
+    (plugins / "tiktoken_ext").mkdir(parents=True)
+    (plugins / "tiktoken_ext" / "durable_gym.py").write_text(GYM_PLUGIN)
+    env = dict(os.environ, PYTHONPATH=str(plugins), TIKTOKEN_CACHE_DIR=str(cache))
+    env.pop("DATA_GYM_CACHE_DIR", None)
+    code = COMPARE.replace('("durable_fake", "durable_fake_plus")', '("durable_gym",)').replace(
+        '"same_ranks": _cached_bpe(url) == tiktoken.load.load_tiktoken_bpe(url),', '"same_ranks": True,')
+    proc = subprocess.run([sys.executable, "-c", code, URL], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    for name, (shim, public) in result["counts"].items():
+        assert shim == public, name
+    assert result["network"] == [], result
+    assert result["counts"]["durable_gym"][0][1] == 8  # "hello", " ", "hello", " ", "w", "or", "l", "d"
+    # the durable_gym tokenizer through the library, and without its files: exit 2, nothing fetched
+    (tmp_path / "config.toml").write_text('[transcript]\ntokenizer = "tiktoken:durable_gym"\n')
+    env.update(DURABLE_CONFIG=str(tmp_path / "config.toml"))
+    ok = subprocess.run([sys.executable, "-c", APP], capture_output=True, text=True, env=env, timeout=60)
+    assert json.loads(ok.stdout)["tokens"] == 8 + 4, ok.stdout  # "hello hello world" + the row's 4
+    for f in cache.iterdir():
+        f.unlink()
+    gone = json.loads(subprocess.run([sys.executable, "-c", APP], capture_output=True, text=True, env=env, timeout=60).stdout)
+    assert gone["exit_status"] == 2 and "not available offline" in gone["error"] and gone["network"] == [], gone
