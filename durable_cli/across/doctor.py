@@ -245,7 +245,10 @@ def _drop_orphan(store, object_id) -> bool:
 
     objects = store.objects
     lock = ObjectLock(objects.paths.lock_file(object_id), 0, f"object {object_id}")
-    if not os.path.isdir(os.path.dirname(objects.paths.lock_file(object_id))):
+    shard = os.path.dirname(objects.paths.lock_file(object_id))
+    if os.path.islink(shard) or os.path.islink(objects.paths.objects):
+        return False  # reported as a symlink; no lock file is made or removed through it
+    if not os.path.isdir(shard):
         objects.index().remove(object_id)
         return True
     try:
@@ -314,15 +317,19 @@ def _stray(path, *, want_dir, problem) -> bool:
 def _check_locks(paths, present, problem, repair) -> None:
     """A lock file whose object is gone and that nobody holds is stale; only its holder may unlink it. So is a
     WAL, SHM or journal beside no object file (a removal killed between its unlinks): it may hold the text
-    that was removed, and SQLite would read it into a new object of that id; removed under the lock."""
-    if not os.path.isdir(paths.objects):
+    that was removed, and SQLite would read it into a new object of that id; removed under the lock. Nothing
+    is looked at through a symlink (a symlinked objects/, shard or file is reported by _check_modes), so
+    --repair never removes a file outside the data directory."""
+    if not _real_dir(paths.objects):
         return
     for shard in sorted(os.listdir(paths.objects)):
         directory = os.path.join(paths.objects, shard)
-        if not os.path.isdir(directory):
+        if not _real_dir(directory):
             continue
         names = sorted(os.listdir(directory))
         for name in names:
+            if os.path.islink(os.path.join(directory, name)):
+                continue
             side = next((s for s in _paths.SIDE_SUFFIXES if name.endswith(".sqlite3" + s)), None)
             if side is not None and name[:-len(".sqlite3" + side)] not in present and (
                     name[:-len(".sqlite3" + side)] + ".lock") not in names:  # (else seen under its lock below)
@@ -348,7 +355,7 @@ def _check_locks(paths, present, problem, repair) -> None:
             if fd is None:
                 continue
             try:
-                if not os.path.exists(os.path.join(directory, name[:-5] + ".sqlite3")):
+                if not os.path.lexists(os.path.join(directory, name[:-5] + ".sqlite3")):
                     for suffix in _paths.SIDE_SUFFIXES:
                         if name[:-5] + ".sqlite3" + suffix in names:
                             _stale_sidecar(directory, name[:-5] + ".sqlite3" + suffix, name[:-5], problem, repair)
@@ -359,10 +366,18 @@ def _check_locks(paths, present, problem, repair) -> None:
                 os.close(fd)
 
 
+def _real_dir(path) -> bool:
+    """A directory that is not a symlink (os.path.isdir follows one)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _stale_sidecar(directory, name, object_id, problem, repair) -> None:
     """(With REPAIR, called holding the object's lock: nobody is making the object.)"""
     path = os.path.join(directory, name)
-    if os.path.exists(path[:path.rindex(".sqlite3") + len(".sqlite3")]):
+    if os.path.lexists(path[:path.rindex(".sqlite3") + len(".sqlite3")]) or os.path.islink(path):
         return
     suffix = name[name.rindex(".sqlite3") + len(".sqlite3"):]
     problem(object_id, "stale_sidecar", f"{suffix} file left without its object file (it may hold removed text)", repaired=repair)

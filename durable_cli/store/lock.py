@@ -147,7 +147,9 @@ def _sleep(seconds: float) -> None:
 
 
 def try_lock(path: str):
-    """A non-blocking attempt (doctor, stale-lock checks): the fd when free, None when held or absent."""
+    """A non-blocking attempt (doctor, stale-lock checks): the fd when free, None when held or absent. As
+    acquire, the lock counts only if the file at PATH is still the one locked: a holder that unlinked it
+    meanwhile may have a successor holding a new lock file there (which the caller would then unlink)."""
     try:
         fd, _writable = _open(path, False)
     except DurableError:
@@ -156,6 +158,9 @@ def try_lock(path: str):
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held, st = os.fstat(fd), os.stat(path, follow_symlinks=False)
+        if (held.st_dev, held.st_ino) != (st.st_dev, st.st_ino):
+            raise FileNotFoundError(path)
     except OSError:
         os.close(fd)
         return None
