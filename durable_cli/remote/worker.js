@@ -2255,6 +2255,7 @@ async function checkRevoked(c, nowMs, fetch) {
 var MAX_DEPTH = 200;
 var ENVELOPE_DEPTH = 16;
 var USAGE_KEYS = CONSTANTS.usage_keys;
+var LONE_SURROGATE = /\p{Cs}/u;
 var QUOTE = 34;
 var BACKSLASH = 92;
 var OPEN_OBJECT = 123;
@@ -2267,6 +2268,7 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false) {
   const path = [];
   let expectKey = false;
   const n = text3.length;
+  let escape = body ? text3.indexOf("\\u") : -1;
   let i = 0;
   while (i < n) {
     const c = text3.charCodeAt(i);
@@ -2278,6 +2280,10 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false) {
         while (text3.charCodeAt(k) === BACKSLASH) k--;
         if ((end - 1 - k) % 2 === 0) break;
         end++;
+      }
+      if (escape !== -1 && escape < i) escape = text3.indexOf("\\u", i);
+      if (escape !== -1 && escape < end && LONE_SURROGATE.test(JSON.parse(text3.slice(i, end + 1)))) {
+        return "a string holds a lone surrogate, which is not valid UTF-8";
       }
       if (expectKey) {
         const raw2 = text3.slice(i + 1, end);
@@ -3714,6 +3720,7 @@ function appendMany(obj, a) {
 // src/rules/transcript/reads.ts
 var PAGE_ROWS = 1e3;
 var PAGE_BYTES = 524288;
+var offset = (n) => Math.min(n, Number.MAX_SAFE_INTEGER) - 1;
 function show(obj, a) {
   requireVisible(obj);
   const since = a.since ?? 0;
@@ -3729,7 +3736,7 @@ function show(obj, a) {
       if (a.all_rows) throw invalid(say("last_with_all"));
       if (!isInt2(a.last) || a.last < 0) throw invalid(say("last_negative"));
       if (a.last === 0) return { rows: [], next: null };
-      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, a.last - 1);
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, offset(a.last));
       fromPos = nth ? nth[0] : null;
     }
     c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
@@ -3762,7 +3769,7 @@ function storedRows(obj, a) {
     if (a.last != null) {
       if (!isInt2(a.last) || a.last < 0) throw invalid(say("stored_last_negative"));
       if (a.last === 0) return { rows: [], next: null };
-      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", a.last - 1);
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", offset(a.last));
       fromPos = nth ? nth[0] : null;
     }
     c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]) };
@@ -7002,7 +7009,11 @@ async function bodyText(request, max) {
     all.set(p, at);
     at += p.byteLength;
   }
-  return new TextDecoder().decode(all);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
+  } catch {
+    throw new DurableError("the request body is not valid UTF-8", "invalid_input");
+  }
 }
 async function callObject(env, id, call, devFault = null) {
   const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));

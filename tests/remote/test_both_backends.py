@@ -89,6 +89,8 @@ TRANSCRIPT = [
     ["transcript", "show", "t", "--json"],
     ["transcript", "show", "t", "--jsonl", "--since", "3"],
     ["transcript", "show", "t", "--last", "2", "--json"],
+    # 2^63 - 1, the largest --last: JSON.parse reads it as 2^63, which the Worker bound as a REAL (internal error)
+    ["transcript", "show", "t", "--last", "9223372036854775807", "--json"],
     ["transcript", "show", "t", "--all"],
     ["transcript", "recent", "t", "--json"],
     ["transcript", "recent", "t", "--tokens", "30", "--json"],

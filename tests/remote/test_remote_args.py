@@ -55,3 +55,22 @@ def test_the_message_names_the_argument(remote_dev):
     assert doc["error"]["message"] == "invalid argument lease_seconds of next_prompt: 'forever' is not an integer from 1 to 3153600000"
     status, doc = _post(remote_dev, {"op": "ls", "scope": "index", "actor": "alice", "args": {"statuses": ["active"] * 101}})
     assert doc["error"]["message"] == "invalid argument statuses of ls: has 101 items, more than 6"
+
+
+def test_a_lone_surrogate_or_invalid_utf8_in_a_body_is_400_and_stores_nothing(remote_dev):
+    """SPEC §6: a lone surrogate is exit 2 wherever JSON comes in, remote requests included; the Worker stored
+    one as U+FFFD (raw bytes) or kept it as an escape in a JSON column (meta, data, choices)."""
+    append = b'{"op":"append_many","scope":"user","name":"lone","actor":"alice","create":true,"args":{"rows":[%s]}}'
+    remember = b'{"op":"set_fact","scope":"reserved","actor":"alice","args":{"key":"k","value":"%s"}}'
+    for body in [append % b'{"role":"user","content":"a\\ud800"}',
+                 append % b'{"role":"user","content":"x","meta":{"model":"\\udc00"}}',
+                 append % b'{"role":"user","content":"x","data":{"\\ud83d":1}}',
+                 append % b'{"role":"user","content":"\xed\xa0\x80"}',  # a surrogate's bytes: not UTF-8
+                 remember % b'v\\ud800', remember % b'v\xed\xa0\x80', remember % b'\xff']:
+        status, doc = _post(remote_dev, body)
+        assert status == 400 and doc["error"]["code"] == "invalid_input", (body, status, doc)
+    assert _post(remote_dev, dict(USER, op="show", name="lone"))[0] == 404
+    assert _post(remote_dev, {"op": "facts", "scope": "reserved", "actor": "alice", "args": {"all_facts": True}}) == (200, {"result": []})
+    # a pair written as escapes is one character, and an escaped backslash before "u" is no escape at all
+    status, doc = _post(remote_dev, append % b'{"role":"user","content":"\\ud83d\\ude00 \\\\ud800"}')
+    assert status == 200 and doc["result"][0]["content"] == "\U0001f600 \\ud800", doc

@@ -132,7 +132,12 @@ async function bodyText(request: Request, max: number): Promise<string> {
     all.set(p, at);
     at += p.byteLength;
   }
-  return new TextDecoder().decode(all);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
+  } catch {
+    // SPEC §6: invalid UTF-8 (a lone surrogate's bytes included) is exit 2, never text with U+FFFD stored in its place
+    throw new DurableError("the request body is not valid UTF-8", "invalid_input");
+  }
 }
 
 /** One call to the object's Durable Object (`idFromName` of its id); its Response as it answered.

@@ -7,6 +7,11 @@ export const PAGE_BYTES = 524288; // ... and stops at the row that reaches this 
 
 type ShowCursor = { after: number; from_pos?: number | null; high: number };
 
+/** The OFFSET of the Nth newest row. N may be any integer up to 2^63 - 1 (as locally), but JSON.parse reads one
+ *  from 2^63 - 512 up as 2^63, which SQLite binds as a REAL and OFFSET refuses (datatype mismatch, an internal
+ *  error): no transcript holds 2^53 rows, so N is taken at most that. */
+const offset = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER) - 1;
+
 /** One page of what `show` lists (SPEC §6), read from a lazy cursor (SPEC §13: a request holds one row plus
  *  one page of its answer): {rows, next}; the client asks again with `cursor: next` until it is null. The
  *  first page fixes HIGH, the highest seq then written: later pages list no row written after it, so the
@@ -27,7 +32,7 @@ export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?
       if (a.all_rows) throw invalid(say("last_with_all"));
       if (!isInt(a.last) || a.last < 0) throw invalid(say("last_negative"));
       if (a.last === 0) return { rows: [], next: null };
-      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, a.last - 1);
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, offset(a.last));
       fromPos = nth ? nth[0] : null;
     }
     c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
@@ -67,7 +72,7 @@ export function storedRows(obj: Opened, a: { last?: number | null; cursor?: Show
     if (a.last != null) {
       if (!isInt(a.last) || a.last < 0) throw invalid(say("stored_last_negative"));
       if (a.last === 0) return { rows: [], next: null };
-      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", a.last - 1);
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", offset(a.last));
       fromPos = nth ? nth[0] : null;
     }
     c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]) };
