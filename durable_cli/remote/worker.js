@@ -6102,7 +6102,11 @@ function closed(db, ws, exists) {
 // src/rules/checkpoints.ts
 var ADAPTER = "langgraph";
 var CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
-var bytes = (v) => v === null || v === void 0 ? null : blobBytes(String(v));
+function bytes(v, what) {
+  if (v === null || v === void 0) return null;
+  if (typeof v !== "string" || !B64.test(v)) throw invalid(`${what} must be base64 text`);
+  return blobBytes(v);
+}
 var text2 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
 function str(v, what) {
   if (typeof v !== "string") throw invalid(`${what} must be a string`);
@@ -6141,11 +6145,12 @@ function putCheckpoint(obj, a) {
   refuseLate(obj, a, externalId, [parent]);
   const keep = a.keep ?? null;
   if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
-  const prepared2 = (a.mirror ?? []).map(([mid, fields2]) => [str(mid, "message id"), prepare(obj, fields2)]);
-  if (a.metadata != null) {
-    if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");
-    parse(a.metadata, "checkpoint metadata");
-  }
+  const prepared2 = (a.mirror ?? []).map(([mid, fields2]) => {
+    if (fields2 === null || typeof fields2 !== "object" || Array.isArray(fields2)) throw invalid("a mirrored message's row must be a JSON object");
+    return [str(mid, "message id"), prepare(obj, fields2)];
+  });
+  parse(str(a.metadata, "metadata"), "checkpoint metadata");
+  const blob = bytes(a.blob, "the checkpoint");
   writable(obj, a, externalId);
   obj.db.run(
     `INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -6153,8 +6158,8 @@ function putCheckpoint(obj, a) {
     id,
     parent,
     a.type ?? null,
-    bytes(a.blob),
-    a.metadata ?? null
+    blob,
+    a.metadata
   );
   const fresh = prepared2.filter(([mid]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
   if (fresh.length) {
@@ -6174,18 +6179,20 @@ function putWrites(obj, a) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   refuseLate(obj, a, externalId, [id]);
   const verb = a.replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE";
+  const writes = (a.writes ?? []).map((w, i) => {
+    const [task, path, idx, channel, type, blob] = w;
+    if (w.length !== 6 || typeof task !== "string" || typeof path !== "string" || !Number.isSafeInteger(idx) || typeof channel !== "string" || type !== null && typeof type !== "string") {
+      throw invalid(`write ${i + 1} must be [task_id, task_path, idx, channel, type, value]: strings, an integer idx, a type or null`);
+    }
+    return [task, path, idx, channel, type, bytes(blob, `the value of write ${i + 1}`)];
+  });
   writable(obj, a, externalId);
-  for (const [task, path, idx, channel, type, blob] of a.writes ?? []) {
+  for (const w of writes) {
     obj.db.run(
       `${verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ns,
       id,
-      task,
-      path,
-      idx,
-      channel,
-      type,
-      bytes(blob)
+      ...w
     );
   }
   touch(obj);

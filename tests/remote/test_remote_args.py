@@ -25,6 +25,12 @@ CRAFTED = [
     dict(USER, op="append_many", args={"rows": [1, 2]}),
     dict(USER, op="queue", args=[True]),
     dict(USER, op="no_such_op", args={}),
+    # a LangGraph saver's values (each was an internal error: atob's refusal, a NOT NULL column, a missing row)
+    dict(USER, op="put_checkpoint", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "metadata": "{}", "blob": "@@@"}),
+    dict(USER, op="put_checkpoint", args={"external_id": "t", "ns": "", "checkpoint_id": "1"}),
+    dict(USER, op="put_checkpoint", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "metadata": "{}", "mirror": [["m1"]]}),
+    dict(USER, op="put_checkpoint_writes", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "writes": [["t", "", 0, "c", "t", "@@@"]]}),
+    dict(USER, op="put_checkpoint_writes", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "writes": [["t"]]}),
     {"op": "ls", "scope": "index", "actor": "alice", "args": {"statuses": ["active"] * 101}},
     {"op": "ls", "scope": "index", "actor": "alice", "args": {"limit": "abc"}},
     {"op": "ls", "scope": "index", "actor": "alice", "args": {"statuses": ["done"]}},

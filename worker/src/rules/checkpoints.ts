@@ -11,14 +11,19 @@ import { Opened, conflict, createObject, invalid, say, touch } from "./state";
 import { check } from "./sessions";
 import { insertRows, prepare } from "./transcript";
 import * as strict from "./strict";
-import { blobBytes, blobText } from "./rights";
+import { B64, blobBytes, blobText } from "./rights";
 
 export const ADAPTER = "langgraph";
 const CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
 
 type Tomb = { last_checkpoint: string | null } | null;
 
-const bytes = (v: unknown) => (v === null || v === undefined ? null : blobBytes(String(v)));
+/** A serialized value as the client sends it: base64 text, or null (exit 2 otherwise: atob's refusal was an internal error). */
+function bytes(v: unknown, what: string): Uint8Array | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== "string" || !B64.test(v)) throw invalid(`${what} must be base64 text`);
+  return blobBytes(v);
+}
 const text = (v: unknown) => (v === null || v === undefined ? null : typeof v === "string" ? v : blobText(v));
 
 function str(v: unknown, what: string): string {
@@ -65,14 +70,16 @@ export function putCheckpoint(obj: Opened, a: any) {
   refuseLate(obj, a, externalId, [parent]);
   const keep = a.keep ?? null;
   if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
-  const prepared = (a.mirror ?? []).map(([mid, fields]: [string, any]) => [str(mid, "message id"), prepare(obj, fields)] as const);
-  if (a.metadata != null) {
-    if (typeof a.metadata !== "string") throw invalid("metadata must be JSON text");
-    strict.parse(a.metadata, "checkpoint metadata"); // RFC 8259, as every JSON durable takes in (SPEC §6)
-  }
+  const prepared = (a.mirror ?? []).map(([mid, fields]: [string, any]) => {
+    if (fields === null || typeof fields !== "object" || Array.isArray(fields)) throw invalid("a mirrored message's row must be a JSON object");
+    return [str(mid, "message id"), prepare(obj, fields)] as const;
+  });
+  // the checkpoint's metadata: JSON text, RFC 8259 as every JSON durable takes in (SPEC §6); the column is NOT NULL
+  strict.parse(str(a.metadata, "metadata"), "checkpoint metadata");
+  const blob = bytes(a.blob, "the checkpoint");
   writable(obj, a, externalId);
   obj.db.run(`INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
-    ns, id, parent, a.type ?? null, bytes(a.blob), a.metadata ?? null);
+    ns, id, parent, a.type ?? null, blob, a.metadata);
   const fresh = prepared.filter(([mid]: readonly [string, unknown]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
   if (fresh.length) {
     const seqs = insertRows(obj, fresh.map(([, row]: readonly [string, any]) => row), obj.actor);
@@ -92,10 +99,19 @@ export function putWrites(obj: Opened, a: any) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   refuseLate(obj, a, externalId, [id]);
   const verb = a.replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE";
+  // each write as the adapter makes it: [task_id, task_path, idx, channel, type or null, base64 or null] (exit 2 otherwise)
+  const writes = (a.writes ?? []).map((w: unknown[], i: number) => {
+    const [task, path, idx, channel, type, blob] = w;
+    if (w.length !== 6 || typeof task !== "string" || typeof path !== "string" || !Number.isSafeInteger(idx) || typeof channel !== "string" ||
+      (type !== null && typeof type !== "string")) {
+      throw invalid(`write ${i + 1} must be [task_id, task_path, idx, channel, type, value]: strings, an integer idx, a type or null`);
+    }
+    return [task, path, idx, channel, type, bytes(blob, `the value of write ${i + 1}`)];
+  });
   writable(obj, a, externalId);
-  for (const [task, path, idx, channel, type, blob] of a.writes ?? []) {
+  for (const w of writes) {
     obj.db.run(`${verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      ns, id, task, path, idx, channel, type, bytes(blob));
+      ns, id, ...w);
   }
   touch(obj);
   return null;

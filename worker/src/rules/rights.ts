@@ -17,7 +17,7 @@ const DERIVED = records.derived as Record<string, string[]>;
 const EXPORTED = records.tables_exported as string[];
 const COMPOSITE = records.composite_keys as Record<string, string[]>;
 const ADAPTER_TABLES = records.adapter_tables as Record<string, string>;
-const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+export const B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const MAX_INT = 2 ** 63 - 1;
 
 const utf8 = (s: string) => new TextEncoder().encode(s).length;
