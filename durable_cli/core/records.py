@@ -137,28 +137,32 @@ def _number(v):
     return v
 
 
-def _json_object(v):
+def _parsed(v):
+    """A JSON text column's value parsed: RFC 8259 (SPEC §6), and no lone surrogate written as an escape
+    ("\\ud800": no UTF-8 either, refused as in the text itself; stored, it broke usage and every read)."""
     _text(v)
     try:
         parsed = strict_json.loads(v)
     except strict_json.NotJSON as e:
         raise Bad(say("record_not_json") if e.syntax else say("record_not_rfc_json", why=e))
+    if "\\u" in v:
+        _text(json.dumps(parsed, ensure_ascii=False))
+    return parsed
+
+
+def _json_object(v):
+    parsed = _parsed(v)
     if not isinstance(parsed, dict):
         raise Bad(say("record_json_object"))
     return v
 
 
 def _choices(v):
-    _text(v)
-    try:
-        parsed = strict_json.loads(v)
-    except strict_json.NotJSON as e:
-        raise Bad(say("record_not_json") if e.syntax else say("record_not_rfc_json", why=e))
+    parsed = _parsed(v)
     if not isinstance(parsed, list) or any(not isinstance(c, str) or c == "" for c in parsed):
         raise Bad(say("record_choices"))
     if len(set(parsed)) != len(parsed):
         raise Bad(say("record_duplicate_choice"))
-    _text(json.dumps(parsed, ensure_ascii=False))
     return v
 
 
@@ -267,11 +271,7 @@ def _json_text(rule=None):
     """A column holding compact JSON text; RULE (a transcript input check) validates the parsed value."""
 
     def check(v):
-        _text(v)
-        try:
-            parsed = strict_json.loads(v)
-        except strict_json.NotJSON as e:
-            raise Bad(say("record_not_json") if e.syntax else say("record_not_rfc_json", why=e))
+        parsed = _parsed(v)
         if rule is not None:
             from ..errors import DurableError
 

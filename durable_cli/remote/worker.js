@@ -1821,14 +1821,21 @@ var MARK = "";
 var MARK_LENGTH = MARK.length + 32;
 var ROW_BUDGET = 19e5;
 var PART_UNITS = 5e5;
+var PART_BYTES = 15e5;
 var isMarker = (v) => typeof v === "string" && v.length === MARK_LENGTH && v.startsWith(MARK);
+var isBytes = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v);
 var chunkColumns = "coalesce(NEW.content, ''), coalesce(NEW.tool_calls, ''), coalesce(NEW.meta, ''), coalesce(NEW.data, '')";
 var CHUNK_SCHEMA = [
   "CREATE TABLE IF NOT EXISTS _durable_chunks (key TEXT NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (key, part))",
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_gone AFTER DELETE ON turns BEGIN DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data); END",
   `CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_changed AFTER UPDATE OF content, tool_calls, meta, data ON turns BEGIN DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data) AND key NOT IN (${chunkColumns}); END`,
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_gone AFTER DELETE ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
-  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_changed AFTER UPDATE OF content ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END"
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_changed AFTER UPDATE OF content ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END",
+  // a LangGraph checkpoint or pending write over a Cloudflare value (its serialized bytes), a fact's value: their
+  // chunks go with the row when it is deleted (keep_checkpoints, memory forget)
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_checkpoint_gone AFTER DELETE ON lg_checkpoints BEGIN DELETE FROM _durable_chunks WHERE key IN (OLD.checkpoint, OLD.metadata); END",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_write_gone AFTER DELETE ON lg_writes BEGIN DELETE FROM _durable_chunks WHERE key = OLD.value; END",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_fact_gone AFTER DELETE ON facts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.value; END"
 ];
 var wholeSql = (text3) => `CASE WHEN length(${text3}) = ${MARK_LENGTH} AND substr(${text3}, 1, 2) = char(1, 2) THEN (SELECT group_concat(text, '') FROM (SELECT text FROM _durable_chunks WHERE key = ${text3} ORDER BY part)) ELSE ${text3} END`;
 var argumentsSql = (calls) => `CASE WHEN ${calls} IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(${wholeSql(calls)})) END`;
@@ -1857,7 +1864,16 @@ var FTS_WHOLE = {
   // schema.catch_up's index step, through the view
   catchUp: "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source WHERE seq > ?1"
 };
-var Db = class {
+function joinBytes(parts) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(new Uint8Array(p), at);
+    at += p.byteLength;
+  }
+  return out.buffer;
+}
+var Db = class _Db {
   constructor(sql) {
     this.sql = sql;
   }
@@ -1868,25 +1884,37 @@ var Db = class {
     guardSql(q, bound);
     return this.sql.exec(q, ...bound);
   }
-  /** BOUND with its biggest texts replaced by chunk markers until the row fits (and any marker-like text). */
+  /** BOUND with its biggest texts or BLOBs replaced by chunk markers until the row fits (and any marker-like text). */
   chunked(bound) {
     let upper = 0;
-    for (const v of bound) upper += typeof v === "string" ? v.length * 3 : 8;
+    for (const v of bound) upper += typeof v === "string" ? v.length * 3 : isBytes(v) ? v.byteLength : 8;
     if (upper <= ROW_BUDGET && !bound.some(isMarker)) return bound;
-    const sizes = bound.map((v) => typeof v === "string" ? encoder.encode(v).length : 8);
+    const sizes = bound.map((v) => typeof v === "string" ? encoder.encode(v).length : isBytes(v) ? v.byteLength : 8);
     let total = sizes.reduce((a, n) => a + n, 0);
     const out = [...bound];
     const order = out.map((_, i) => i).sort((a, c) => sizes[c] - sizes[a]);
     for (const i of order) {
       const v = out[i];
-      if (typeof v !== "string" || !(isMarker(v) || total > ROW_BUDGET && sizes[i] > MARK_LENGTH)) continue;
-      out[i] = this.store(v);
+      if (!(isMarker(v) || (typeof v === "string" || isBytes(v)) && total > ROW_BUDGET && sizes[i] > MARK_LENGTH)) continue;
+      out[i] = typeof v === "string" ? this.store(v) : this.storeBytes(v);
       total -= sizes[i] - MARK_LENGTH;
     }
     return out;
   }
+  static key() {
+    return MARK + [...crypto.getRandomValues(new Uint8Array(16))].map((x) => x.toString(16).padStart(2, "0")).join("");
+  }
+  /** A BLOB in chunks (BLOB parts: whole() gives its bytes back); its row holds the marker text. */
+  storeBytes(v) {
+    const key = _Db.key();
+    const bytes2 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    for (let at = 0, part = 0; at < bytes2.length; at += PART_BYTES, part++) {
+      this.sql.exec("INSERT INTO _durable_chunks (key, part, text) VALUES (?, ?, ?)", key, part, bytes2.slice(at, at + PART_BYTES));
+    }
+    return key;
+  }
   store(text3) {
-    const key = MARK + [...crypto.getRandomValues(new Uint8Array(16))].map((x) => x.toString(16).padStart(2, "0")).join("");
+    const key = _Db.key();
     let part = 0;
     for (let at = 0; at < text3.length || part === 0; part++) {
       let end = Math.min(at + PART_UNITS, text3.length);
@@ -1904,7 +1932,8 @@ var Db = class {
     for (const r of rows) {
       for (let i = 0; i < r.length; i++) {
         if (isMarker(r[i])) {
-          r[i] = [...this.sql.exec("SELECT text FROM _durable_chunks WHERE key = ? ORDER BY part", r[i]).raw()].map((p) => p[0]).join("");
+          const parts = [...this.sql.exec("SELECT text FROM _durable_chunks WHERE key = ? ORDER BY part", r[i]).raw()].map((p) => p[0]);
+          r[i] = parts.length && isBytes(parts[0]) ? joinBytes(parts) : parts.join("");
         }
       }
     }
@@ -2256,6 +2285,7 @@ var MAX_DEPTH = 200;
 var ENVELOPE_DEPTH = 16;
 var USAGE_KEYS = CONSTANTS.usage_keys;
 var LONE_SURROGATE = /\p{Cs}/u;
+var LONE_MESSAGE = "a string holds a lone surrogate, which is not valid UTF-8";
 var QUOTE = 34;
 var BACKSLASH = 92;
 var OPEN_OBJECT = 123;
@@ -2263,12 +2293,12 @@ var CLOSE_OBJECT = 125;
 var OPEN_ARRAY = 91;
 var CLOSE_ARRAY = 93;
 var COMMA = 44;
-function scan(text3, limit = MAX_DEPTH, lexemes, body = false) {
+function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
   const keys = [];
   const path = [];
   let expectKey = false;
   const n = text3.length;
-  let escape = body ? text3.indexOf("\\u") : -1;
+  let escape = lone ? text3.indexOf("\\u") : -1;
   let i = 0;
   while (i < n) {
     const c = text3.charCodeAt(i);
@@ -2283,7 +2313,7 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false) {
       }
       if (escape !== -1 && escape < i) escape = text3.indexOf("\\u", i);
       if (escape !== -1 && escape < end && LONE_SURROGATE.test(JSON.parse(text3.slice(i, end + 1)))) {
-        return "a string holds a lone surrogate, which is not valid UTF-8";
+        return LONE_MESSAGE;
       }
       if (expectKey) {
         const raw2 = text3.slice(i + 1, end);
@@ -5283,7 +5313,11 @@ var DERIVED = records_default.derived;
 var EXPORTED = records_default.tables_exported;
 var COMPOSITE = records_default.composite_keys;
 var ADAPTER_TABLES = records_default.adapter_tables;
-var B64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+function isBase64(s) {
+  if (s.length % 4 !== 0) return false;
+  const pad = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
+  return !/[^A-Za-z0-9+/]/.test(pad ? s.slice(0, -pad) : s);
+}
 var MAX_INT2 = 2 ** 63 - 1;
 var utf82 = (s) => new TextEncoder().encode(s).length;
 var isInt3 = (v) => typeof v === "number" && Number.isInteger(v);
@@ -5382,7 +5416,8 @@ function jsonText(v, lexemes) {
   } catch {
     throw new Bad(say("record_not_json"));
   }
-  const why = scan(v, MAX_DEPTH, lexemes);
+  const why = scan(v, MAX_DEPTH, lexemes, false, true);
+  if (why === LONE_MESSAGE) throw new Bad(say("record_surrogate"));
   if (why !== null) throw new Bad(say("record_not_rfc_json", { why }));
   return value;
 }
@@ -5439,7 +5474,7 @@ var CHECKS = {
   },
   blob: (v) => {
     text(v);
-    if (!B64.test(v)) throw new Bad(say("record_blob"));
+    if (!isBase64(v)) throw new Bad(say("record_blob"));
   },
   json: (v) => jsonText(v),
   json_object: (v) => {
@@ -6104,7 +6139,7 @@ var ADAPTER = "langgraph";
 var CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
 function bytes(v, what) {
   if (v === null || v === void 0) return null;
-  if (typeof v !== "string" || !B64.test(v)) throw invalid(`${what} must be base64 text`);
+  if (typeof v !== "string" || !isBase64(v)) throw invalid(`${what} must be base64 text`);
   return blobBytes(v);
 }
 var text2 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);

@@ -61,6 +61,9 @@ def moved(durable, record, *who):
     (("turns", 1, "seq"), 1, "turns[1].seq"),
     (("events", 0, "type"), "made.up", "events[0].type"),
     (("events", 0, "data"), "not json", "events[0].data"),
+    # an escaped lone surrogate in a JSON column: no UTF-8 either (an internal error once usage read the model)
+    (("turns", 0, "meta"), '{"model": "\\ud800"}', "turns[0].meta"),
+    (("events", 0, "data"), '{"x": "\\udc00"}', "events[0].data"),
     (("sequences", "turns"), 1, "sequences.turns"),
     (("sequences", "bogus"), 1, "sequences.bogus"),
 ])

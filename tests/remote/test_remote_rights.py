@@ -280,7 +280,9 @@ def test_import_refusals_change_nothing(alice, monkeypatch):
     name = unique("forged")
     target = {"scope": "user", "owner": "alice", "name": name}
     forged_rows = [dict(content["turns"][0], role="wizard")]
+    lone = [dict(content["turns"][0], meta='{"model": "\\ud800"}')]  # an escaped lone surrogate in a JSON column
     for forged in (dict(content, object=dict(content["object"], name=name), turns=forged_rows), dict(content, object=dict(content["object"], name=name, status="bogus")),
+                   dict(content, object=dict(content["object"], name=name), turns=lone),
                    dict(content, object=dict(content["object"], name="not-this-one"))):
         with pytest.raises(DurableError) as e:
             store._object_call(target, "import", {"record": forged}, write=True, create=True)

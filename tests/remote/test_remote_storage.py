@@ -121,6 +121,43 @@ def test_a_turn_between_a_cloudflare_row_and_the_ceiling_is_stored_in_chunks(env
     assert largest_values(env.storage).get("_durable_chunks", 0) == 0
 
 
+def chunk_bytes(storage, name) -> int:
+    """The bytes in chunks of the object named NAME (the DO file whose object row has that name)."""
+    for path in object_files(storage):
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            if db.execute("SELECT name FROM object").fetchone() == (name,):
+                return db.execute("SELECT coalesce(sum(length(text)), 0) FROM _durable_chunks").fetchone()[0]
+        except sqlite3.DatabaseError:
+            continue
+        finally:
+            db.close()
+    return 0
+
+
+def test_a_langgraph_value_over_a_cloudflare_value_is_stored_in_chunks(env):
+    """A LangGraph checkpoint and a pending write whose serialized bytes are over Cloudflare's 2,000,000-byte
+    value are stored in chunks and read back whole, as the file store keeps them (the put was exit 7, code
+    storage); the chunks of a checkpoint keep_checkpoints drops go with it."""
+    from durable_cli import Store
+
+    store = Store(remote=env.url, token=ALICE_TOKEN)
+    name = unique("bigcp")
+    blobs = [os.urandom(2_050_000), os.urandom(2_100_000)]
+    with store.open(name, create=True) as s:
+        for i, blob in enumerate(blobs):
+            s.put_checkpoint(external_id=name, ns="", checkpoint_id=f"{i:04}", parent_id=None, type_="bytes", blob=blob,
+                             metadata="{}", keep=1)
+            s.put_checkpoint_writes(external_id=name, ns="", checkpoint_id=f"{i:04}", writes=[("t", "", 0, "ch", "bytes", blob)],
+                                    replace=False)
+            latest, writes = s.checkpoint_latest(ns="")
+            assert (latest[1], latest[4], writes[0][3]) == (f"{i:04}", blob, blob)
+    assert max(largest_values(env.storage).values()) <= 2_000_000
+    assert chunk_bytes(env.storage, name) == 2 * len(blobs[1])  # the first checkpoint's chunks and its write's went
+    store.delete(name)
+    store.close()
+
+
 def test_prune_of_more_than_100_summaries_stays_within_the_parameter_limit(env):
     from durable_cli import Store
 

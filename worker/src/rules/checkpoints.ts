@@ -11,7 +11,7 @@ import { Opened, conflict, createObject, invalid, say, touch } from "./state";
 import { check } from "./sessions";
 import { insertRows, prepare } from "./transcript";
 import * as strict from "./strict";
-import { B64, blobBytes, blobText } from "./rights";
+import { blobBytes, blobText, isBase64 } from "./rights";
 
 export const ADAPTER = "langgraph";
 const CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
@@ -21,7 +21,7 @@ type Tomb = { last_checkpoint: string | null } | null;
 /** A serialized value as the client sends it: base64 text, or null (exit 2 otherwise: atob's refusal was an internal error). */
 function bytes(v: unknown, what: string): Uint8Array | null {
   if (v === null || v === undefined) return null;
-  if (typeof v !== "string" || !B64.test(v)) throw invalid(`${what} must be base64 text`);
+  if (typeof v !== "string" || !isBase64(v)) throw invalid(`${what} must be base64 text`);
   return blobBytes(v);
 }
 const text = (v: unknown) => (v === null || v === undefined ? null : typeof v === "string" ? v : blobText(v));

@@ -74,9 +74,10 @@ export function guardSql(q: string, b: unknown[]) {
   }
 }
 
-// A value too big for one Cloudflare row (a turn between 2,000,000 bytes and the 2 MiB ceiling) is stored
-// in chunks within its transaction: the row holds a marker (two control characters and 32 hex digits),
-// the text goes in parts of _durable_chunks, and every read through Db gets the whole value back. The
+// A value too big for one Cloudflare row (a turn between 2,000,000 bytes and the 2 MiB ceiling; a LangGraph
+// checkpoint's bytes, a fact's value, which have no ceiling) is stored in chunks within its transaction: the
+// row holds a marker (two control characters and 32 hex digits), the text (or the bytes) goes in parts of
+// _durable_chunks, and every read through Db gets the whole value back. The
 // table and the triggers that delete a value's chunks with its row are the Worker's own (CHUNK_SCHEMA,
 // run by object.ts on each wake). A marker-like text given by a client is stored in chunks too, so a
 // marker in a row always means chunks.
@@ -84,7 +85,9 @@ const MARK = "\u0001\u0002";
 const MARK_LENGTH = MARK.length + 32;
 const ROW_BUDGET = 1900000; // the bound values of one row, leaving room for its other columns
 const PART_UNITS = 500000; // UTF-16 units per chunk: at most 1.5 MB of UTF-8
+const PART_BYTES = 1500000; // bytes per chunk of a BLOB (an adapter's serialized value)
 const isMarker = (v: unknown): v is string => typeof v === "string" && v.length === MARK_LENGTH && v.startsWith(MARK);
+const isBytes = (v: unknown): v is ArrayBuffer | ArrayBufferView => v instanceof ArrayBuffer || ArrayBuffer.isView(v);
 const chunkColumns = "coalesce(NEW.content, ''), coalesce(NEW.tool_calls, ''), coalesce(NEW.meta, ''), coalesce(NEW.data, '')";
 export const CHUNK_SCHEMA = [
   "CREATE TABLE IF NOT EXISTS _durable_chunks (key TEXT NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (key, part))",
@@ -95,6 +98,12 @@ export const CHUNK_SCHEMA = [
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_gone AFTER DELETE ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_changed AFTER UPDATE OF content ON prompts BEGIN" +
     " DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END",
+  // a LangGraph checkpoint or pending write over a Cloudflare value (its serialized bytes), a fact's value: their
+  // chunks go with the row when it is deleted (keep_checkpoints, memory forget)
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_checkpoint_gone AFTER DELETE ON lg_checkpoints BEGIN" +
+    " DELETE FROM _durable_chunks WHERE key IN (OLD.checkpoint, OLD.metadata); END",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_write_gone AFTER DELETE ON lg_writes BEGIN DELETE FROM _durable_chunks WHERE key = OLD.value; END",
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_fact_gone AFTER DELETE ON facts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.value; END",
 ];
 
 /** TEXT (an SQL expression) whole: the text of its chunks when it is a marker. Inside SQLite the value may
@@ -146,6 +155,16 @@ export const FTS_WHOLE = {
   catchUp: "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, arguments FROM turns_fts_source WHERE seq > ?1",
 };
 
+function joinBytes(parts: ArrayBuffer[]): ArrayBuffer {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(new Uint8Array(p), at);
+    at += p.byteLength;
+  }
+  return out.buffer;
+}
+
 /** SqlStorage with Python's cursor habits: all/one/run, undefined bindings as null; every statement
  *  within Cloudflare's SQL limits (guardSql), a row's oversized values stored in chunks. Every method
  *  goes through exec (the guard, the chunks) and makes each row whole (whole): never call sql.exec
@@ -158,25 +177,37 @@ export class Db {
     guardSql(q, bound);
     return this.sql.exec(q, ...bound);
   }
-  /** BOUND with its biggest texts replaced by chunk markers until the row fits (and any marker-like text). */
+  /** BOUND with its biggest texts or BLOBs replaced by chunk markers until the row fits (and any marker-like text). */
   private chunked(bound: any[]): any[] {
     let upper = 0;
-    for (const v of bound) upper += typeof v === "string" ? v.length * 3 : 8;
+    for (const v of bound) upper += typeof v === "string" ? v.length * 3 : isBytes(v) ? v.byteLength : 8;
     if (upper <= ROW_BUDGET && !bound.some(isMarker)) return bound;
-    const sizes = bound.map((v) => (typeof v === "string" ? encoder.encode(v).length : 8));
+    const sizes = bound.map((v) => (typeof v === "string" ? encoder.encode(v).length : isBytes(v) ? v.byteLength : 8));
     let total = sizes.reduce((a, n) => a + n, 0);
     const out = [...bound];
     const order = out.map((_, i) => i).sort((a, c) => sizes[c] - sizes[a]);
     for (const i of order) {
       const v = out[i];
-      if (typeof v !== "string" || !(isMarker(v) || (total > ROW_BUDGET && sizes[i] > MARK_LENGTH))) continue;
-      out[i] = this.store(v);
+      if (!(isMarker(v) || ((typeof v === "string" || isBytes(v)) && total > ROW_BUDGET && sizes[i] > MARK_LENGTH))) continue;
+      out[i] = typeof v === "string" ? this.store(v) : this.storeBytes(v as ArrayBuffer | ArrayBufferView);
       total -= sizes[i] - MARK_LENGTH;
     }
     return out;
   }
+  private static key(): string {
+    return MARK + [...crypto.getRandomValues(new Uint8Array(16))].map((x) => x.toString(16).padStart(2, "0")).join("");
+  }
+  /** A BLOB in chunks (BLOB parts: whole() gives its bytes back); its row holds the marker text. */
+  private storeBytes(v: ArrayBuffer | ArrayBufferView): string {
+    const key = Db.key();
+    const bytes = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    for (let at = 0, part = 0; at < bytes.length; at += PART_BYTES, part++) {
+      this.sql.exec("INSERT INTO _durable_chunks (key, part, text) VALUES (?, ?, ?)", key, part, bytes.slice(at, at + PART_BYTES));
+    }
+    return key;
+  }
   private store(text: string): string {
-    const key = MARK + [...crypto.getRandomValues(new Uint8Array(16))].map((x) => x.toString(16).padStart(2, "0")).join("");
+    const key = Db.key();
     let part = 0;
     for (let at = 0; at < text.length || part === 0; part++) {
       let end = Math.min(at + PART_UNITS, text.length);
@@ -194,7 +225,8 @@ export class Db {
     for (const r of rows) {
       for (let i = 0; i < r.length; i++) {
         if (isMarker(r[i])) {
-          r[i] = [...this.sql.exec("SELECT text FROM _durable_chunks WHERE key = ? ORDER BY part", r[i]).raw()].map((p) => p[0]).join("");
+          const parts = [...this.sql.exec("SELECT text FROM _durable_chunks WHERE key = ? ORDER BY part", r[i]).raw()].map((p) => p[0]);
+          r[i] = parts.length && isBytes(parts[0]) ? joinBytes(parts as ArrayBuffer[]) : parts.join("");
         }
       }
     }

@@ -9,6 +9,7 @@ export const MAX_DEPTH = 200;
 export const ENVELOPE_DEPTH = 16;
 const USAGE_KEYS: string[] = CONSTANTS.usage_keys;
 const LONE_SURROGATE = /\p{Cs}/u;
+export const LONE_MESSAGE = "a string holds a lone surrogate, which is not valid UTF-8";
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d, COMMA = 0x2c;
 
@@ -16,12 +17,12 @@ const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, O
  *  of every number at most two object levels down, keyed by its path ("cost_usd", "usage.input_tokens"): JSON.parse
  *  reads `1.0` as 1, and a usage count must be written as an integer (SPEC §6). BODY: TEXT is a request body, where a
  *  row's meta may come as a value: a usage count written `5.0` there (under meta.usage, not inside a `data`) is refused. */
-export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, string>, body = false): string | null {
+export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, string>, body = false, lone = body): string | null {
   const keys: (Set<string> | null)[] = []; // per open container: the keys of an object, null for an array
   const path: string[] = [];
   let expectKey = false;
   const n = text.length;
-  let escape = body ? text.indexOf("\\u") : -1;
+  let escape = lone ? text.indexOf("\\u") : -1; // LONE: a lone surrogate written as an escape is refused
   let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
@@ -34,12 +35,12 @@ export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, stri
         if ((end - 1 - k) % 2 === 0) break; // not escaped
         end++;
       }
-      // a request body's strings (BODY): a lone surrogate written as an escape ("\ud800") is not UTF-8 (SPEC §6),
+      // a request body's strings (LONE): a lone surrogate written as an escape ("\ud800") is not UTF-8 (SPEC §6),
       // refused as the file store refuses it, never stored as U+FFFD or as an escape in a JSON column
       // (escapes are rare: the client writes UTF-8, so ESCAPE, the next "\\u", moves on at most once per string)
       if (escape !== -1 && escape < i) escape = text.indexOf("\\u", i);
       if (escape !== -1 && escape < end && LONE_SURROGATE.test(JSON.parse(text.slice(i, end + 1)) as string)) {
-        return "a string holds a lone surrogate, which is not valid UTF-8";
+        return LONE_MESSAGE;
       }
       if (expectKey) {
         const raw = text.slice(i + 1, end);
