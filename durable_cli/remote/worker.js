@@ -5799,7 +5799,7 @@ function searchObject(obj, a) {
     where.push("t.created_at >= ?");
     args.push(a.cutoff);
   }
-  args.push(a.limit);
+  args.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
   let rows;
   try {
     rows = obj.db.all(`SELECT t.seq, t.role, t.created_at, turns_fts.rank, ${SNIPPET} FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid WHERE ${where.join(" AND ")} ORDER BY turns_fts.rank, t.seq LIMIT ?`, ...args);
@@ -6202,7 +6202,11 @@ function putCheckpoint(obj, a) {
     fresh.forEach(([mid], i) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
   } else touch(obj);
   if (keep !== null) {
-    const old = obj.db.all("SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?", ns, keep);
+    const old = obj.db.all(
+      "SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?",
+      ns,
+      Math.min(keep, Number.MAX_SAFE_INTEGER)
+    );
     for (const [c] of old) {
       obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
       obj.db.run("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);

@@ -80,3 +80,19 @@ def test_a_lone_surrogate_or_invalid_utf8_in_a_body_is_400_and_stores_nothing(re
     # a pair written as escapes is one character, and an escaped backslash before "u" is no escape at all
     status, doc = _post(remote_dev, append % b'{"role":"user","content":"\\ud83d\\ude00 \\\\ud800"}')
     assert status == 200 and doc["result"][0]["content"] == "\U0001f600 \\ud800", doc
+
+
+def test_keep_checkpoints_of_sys_maxsize_keeps_them_all(remote_dev):
+    """DurableSaver(keep_checkpoints=sys.maxsize): 2^63 - 1 reads as 2^63 in the Worker, which SQLite bound as a
+    REAL that OFFSET refused (an internal error); the file store keeps every checkpoint, and so does the Worker."""
+    import sys
+
+    from durable_cli import Store
+
+    store = Store(remote=remote_dev.url, token=remote_dev.admin_token, user="alice")
+    with store.open("kept", create=True) as s:
+        for i in range(2):
+            s.put_checkpoint(external_id="kept", ns="", checkpoint_id=f"{i}", parent_id=None, type_="bytes", blob=b"x",
+                             metadata="{}", keep=sys.maxsize)
+        assert [r[1] for r in s.checkpoint_rows(ns="")] == ["1", "0"]
+    store.close()

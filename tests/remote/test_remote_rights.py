@@ -153,6 +153,8 @@ def test_export_import_search_same_both_ways(remote_dev, monkeypatch):
         ["search", "budget", "--json"],
         ["import", "-", "--json"],                              # another user's record: exit 5, the same receipt
         ["import", "-", "--json"],                              # a record breaking a rule: exit 2, the same receipt
+        # the largest --limit (2^63 - 1): the Worker bound it as a REAL, LIMIT's datatype mismatch (exit 2)
+        ["search", "budget", "--limit", "9223372036854775807", "--json"],
     ]
     first = len(BUILD) + 3
     assert commands[first] == ["export", "s"]
@@ -166,6 +168,7 @@ def test_export_import_search_same_both_ways(remote_dev, monkeypatch):
     assert '"id":"<id>"' in remote[first + 30][2] and "turns[1].role 'wizard'" in remote[first + 30][3]
     assert "belongs to another user" in remote[first + 29][3] and '"id":"<id>"' in remote[first + 29][2]
     assert statuses["search \"unclosed"] == 2 and statuses["search budget --session missing"] == 3
+    assert statuses["search budget --limit 9223372036854775807 --json"] == 0
     # the export after delete + import is the export before, byte for byte (ids too: the same installation)
     assert remote_raw[first + 17] == remote_raw[first] and local_raw[first + 17] == local_raw[first]
     record = json.loads(remote_raw[first])

@@ -86,7 +86,8 @@ export function putCheckpoint(obj: Opened, a: any) {
     fresh.forEach(([mid]: readonly [string, unknown], i: number) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
   } else touch(obj);
   if (keep !== null) {
-    const old = obj.db.all("SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?", ns, keep);
+    const old = obj.db.all("SELECT checkpoint_id FROM lg_checkpoints WHERE checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT -1 OFFSET ?", ns,
+      Math.min(keep, Number.MAX_SAFE_INTEGER)); // keep_checkpoints=sys.maxsize reads as 2^63, a REAL OFFSET refuses
     for (const [c] of old) {
       obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
       obj.db.run("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);

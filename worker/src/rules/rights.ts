@@ -476,7 +476,9 @@ export function searchObject(obj: Opened, a: SearchArgs) {
   if (!a.superseded) where.push("t.superseded_by IS NULL");
   if (a.role != null) { where.push("t.role = ?"); args.push(a.role); }
   if (a.cutoff != null) { where.push("t.created_at >= ?"); args.push(a.cutoff); }
-  args.push(a.limit);
+  // (any integer up to 2^63 - 1, as locally; JSON.parse reads one from 2^63 - 512 up as 2^63, which SQLite binds as
+  // a REAL and LIMIT refuses: no object holds 2^53 rows, so the limit is taken at most that)
+  args.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
   let rows;
   try {
     // the snippet in the same statement: a second `MATCH ? AND rowid = ?` statement answers another row's
