@@ -6000,7 +6000,7 @@ function forgetFact(obj, a) {
 }
 
 // src/recall.ts
-var PROMPT_OPS = /* @__PURE__ */ new Set(["prompt", "next_prompt", "renew", "finish"]);
+var PROMPT_OPS = /* @__PURE__ */ new Set(["prompt", "next_prompt", "renew", "finish", "release"]);
 var ROW_FIELDS = ["content", "tool_calls", "meta", "data"];
 function reduce(op, args, result) {
   if (result === null || result === void 0) return null;
@@ -6020,8 +6020,9 @@ function reduce(op, args, result) {
   if (PROMPT_OPS.has(op) && typeof result === "object" && "id" in result) {
     return { recall: "prompt", id: result.id, window: result.window !== void 0 ? { budget: args.context, keep: result.turn_seq } : null };
   }
-  if ((op === "ask" || op === "answer") && typeof result === "object" && "id" in result) return { recall: "request", id: result.id };
+  if ((op === "ask" || op === "answer" || op === "decline") && typeof result === "object" && "id" in result) return { recall: "request", id: result.id };
   if ((op === "set_fact" || op === "confirm_fact") && typeof result === "object" && "key" in result) return { recall: "fact", key: result.key };
+  if (op === "forget_fact" && typeof result === "object" && "key" in result) return { recall: "forgotten", fact: { ...result, value: null } };
   return null;
 }
 function rebuild(obj, r) {
@@ -6052,6 +6053,8 @@ function rebuild(obj, r) {
     }
     case "request":
       return get(obj, { request_id: r.id });
+    case "forgotten":
+      return r.fact;
     case "fact": {
       const row3 = obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, r.key);
       return row3 ? factJson(row3) : null;

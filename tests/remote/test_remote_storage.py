@@ -92,6 +92,41 @@ def test_a_batch_remembers_seqs_not_rows(env):
     assert sizes["_durable_requests"] < 2_000, sizes  # was 2,977,463 bytes: the rows themselves
 
 
+def test_a_remembered_answer_keeps_no_text_a_redact_or_a_forget_removed(env):
+    """The answers of release, decline and memory forget were remembered whole for a day: a prompt's text redacted
+    since (or a forgotten fact's value) stayed in _durable_requests, and a retry of the request id printed it."""
+    from durable_cli import Store
+
+    store = Store(remote=env.url, token=ALICE_TOKEN)
+    name = unique("kept")
+
+    def call(op, args, request_id=None, scope="user"):
+        body = {"op": op, "args": args, "scope": scope, "label": "session", "name": name, "create": True, "request_id": request_id}
+        return store.client.call(body, write=True)
+
+    call("prompt", {"content": "secret words", "created": True})
+    call("next_prompt", {"lease_seconds": 60})  # the prompt is turn 1
+    assert call("release", {"prompt_id": 1}, "a" * 32)["content"] == "secret words"
+    call("redact", {"seq": 1})
+    assert call("release", {"prompt_id": 1}, "a" * 32)["content"] == "[redacted]"  # the retry: as stored now
+    call("ask", {"prompt": "secret words?", "choices": ["yes"]})
+    assert call("decline", {"request_id": 1, "action": "decline"}, "b" * 32)["prompt"] == "secret words?"
+    call("set_fact", {"key": unique("k"), "value": "secret words"}, scope="reserved")
+    key = call("facts", {"all_facts": True}, scope="reserved")[-1]["key"]
+    forgotten = call("forget_fact", {"key": key}, "c" * 32, scope="reserved")
+    assert call("forget_fact", {"key": key}, "c" * 32, scope="reserved") == dict(forgotten, value=None)
+    store.close()
+    for path in object_files(env.storage):
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            kept = db.execute("SELECT id FROM _durable_requests WHERE body LIKE '%secret words%'").fetchall()
+        except sqlite3.DatabaseError:
+            kept = []
+        finally:
+            db.close()
+        assert kept == [], path
+
+
 def test_a_turn_between_a_cloudflare_row_and_the_ceiling_is_stored_in_chunks(env):
     name = unique("big")
     big = "é" * 50 + "x" * (2 * MiB - 200) + "🙂" * 10  # 2,097,102 bytes of UTF-8: over a Cloudflare value

@@ -11,7 +11,7 @@ import * as memory from "./rules/memory";
 
 type Recall = { recall: string; [k: string]: unknown };
 
-const PROMPT_OPS = new Set(["prompt", "next_prompt", "renew", "finish"]);
+const PROMPT_OPS = new Set(["prompt", "next_prompt", "renew", "finish", "release"]);
 const ROW_FIELDS = ["content", "tool_calls", "meta", "data"];
 
 /** RESULT of OP reduced to a Recall, or null when it holds no row contents (remembered as answered). */
@@ -33,8 +33,10 @@ export function reduce(op: string, args: any, result: any): Recall | null {
   if (PROMPT_OPS.has(op) && typeof result === "object" && "id" in result) {
     return { recall: "prompt", id: result.id, window: result.window !== undefined ? { budget: args.context, keep: result.turn_seq } : null };
   }
-  if ((op === "ask" || op === "answer") && typeof result === "object" && "id" in result) return { recall: "request", id: result.id };
+  if ((op === "ask" || op === "answer" || op === "decline") && typeof result === "object" && "id" in result) return { recall: "request", id: result.id };
   if ((op === "set_fact" || op === "confirm_fact") && typeof result === "object" && "key" in result) return { recall: "fact", key: result.key };
+  // a forgotten fact: the replay says which fact went, without its value (as pop's rows)
+  if (op === "forget_fact" && typeof result === "object" && "key" in result) return { recall: "forgotten", fact: { ...result, value: null } };
   return null;
 }
 
@@ -67,6 +69,8 @@ export function rebuild(obj: Opened, r: Recall): unknown {
     }
     case "request":
       return elicit.get(obj, { request_id: r.id as number });
+    case "forgotten":
+      return r.fact;
     case "fact": {
       const row = obj.db.one(`SELECT ${memory.COLS} FROM facts WHERE key = ?`, r.key);
       return row ? memory.factJson(row) : null;
