@@ -109,6 +109,22 @@ def test_one_socket_pushes_each_row_and_an_idle_follower_sends_no_requests(dev):
             proc.wait()
 
 
+def test_a_follow_since_the_largest_seq_waits_as_locally(dev):
+    """`--follow --since N` takes any N up to 2^63 - 1 as the file store does (the object refused one past 2^53:
+    exit 2 "since must be a non-negative integer"); no row is newer, and the end of the stream is exit 0."""
+    append("first", "far")
+    proc = follower("far", "--since", "9223372036854775807")
+    try:
+        time.sleep(0.5)
+        assert proc.poll() is None, proc.stderr.read()
+        assert run_inprocess("session", "archive", "far").status == 0
+        assert proc.wait(timeout=20) == 0 and proc.stdout.read() == b""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_a_workerd_restart_mid_follow_loses_and_repeats_no_row(own_dev):
     dev = own_dev
     append("first")

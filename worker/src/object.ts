@@ -420,8 +420,10 @@ export class DurableObjectSession {
     }
     try {
       if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
-      const since = call.args?.since;
-      if (!Number.isSafeInteger(since) || since < 0) throw new DurableError("since must be a non-negative integer", "invalid_input");
+      const given = call.args?.since;
+      // any integer up to 2^63 - 1 (`--follow --since N` as locally); no seq reaches 2^53, so it is taken at most that
+      if (!Number.isInteger(given) || given < 0 || given > 2 ** 63) throw new DurableError("since must be a non-negative integer", "invalid_input");
+      const since = Math.min(given, Number.MAX_SAFE_INTEGER);
       if (!this.exists()) return this.answer(0, this.refuse(call));
       this.migrate();
       const obj = new Opened(this.db, call.address, call.actor, call.config, call.id);
