@@ -2075,12 +2075,15 @@ function createObject(obj, status, title = null, ttl2 = null) {
     if (ttl2) event(obj, "ttl.set", { ttl_seconds: ttl2 });
   }
 }
+function pyDumps(v) {
+  return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+}
 function event(obj, type, data = null, actor = void 0) {
   const r = obj.db.one(
     "INSERT INTO events (type, actor, data, at) VALUES (?, ?, ?, ?) RETURNING seq",
     type,
     actor === void 0 ? obj.actor : actor,
-    dumps(data ?? {}),
+    pyDumps(data ?? {}),
     now()
   );
   return r[0];

@@ -40,6 +40,9 @@ BUILD = [
     ["session", "archive", "other"],
     ["memory", "set", "tz", "Europe/Paris", "--confirmed"],
     ["limit", "hit", "api", "--rate", "5/1h"],
+    # an event's data is Python's json.dumps on both backends ("d\u00e9j\u00e0"; the Worker wrote "déjà")
+    ["elicit", "ask", "s", "--prompt", "Déjà vu?", "--choice", "déjà"],
+    ["elicit", "answer", "s", "2", "--choice", "déjà"],
 ]
 
 

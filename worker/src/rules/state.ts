@@ -340,9 +340,16 @@ export function createObject(obj: Opened, status: string, title: string | null =
   }
 }
 
+/** Python's json.dumps(V, separators=(",", ":")): compact, every character past "~" escaped (ensure_ascii), so an
+ *  event's data is the same text on both backends (an answer "déjà" was "d\u00e9j\u00e0" in the file store's
+ *  export and "déjà" in the Worker's). */
+export function pyDumps(v: unknown): string {
+  return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+
 export function event(obj: Opened, type: string, data: unknown = null, actor: string | null | undefined = undefined): number {
   const r = obj.db.one("INSERT INTO events (type, actor, data, at) VALUES (?, ?, ?, ?) RETURNING seq",
-    type, actor === undefined ? obj.actor : actor, dumps(data ?? {}), now());
+    type, actor === undefined ? obj.actor : actor, pyDumps(data ?? {}), now());
   return r![0];
 }
 
