@@ -317,10 +317,11 @@ class RemoteSession:
 
     def checkpoint_rows(self, *, ns=None, checkpoint_id=None, before=None, limit=None):
         """As core/checkpoints.checkpoint_rows; each checkpoint's pending writes come in the same request and
-        `checkpoint_writes` answers from them (one request for what the adapter reads). LIMIT is applied here:
-        the Worker answers every matching checkpoint."""
-        rows, writes = self._call("checkpoint_rows", False, ns=ns, checkpoint_id=checkpoint_id, before=before, with_writes=True)
-        if limit is not None:
+        `checkpoint_writes` answers from them (one request for what the adapter reads). The Worker reads LIMIT in
+        SQL (a step's `get_tuple` costs one checkpoint, not the thread's)."""
+        rows, writes = self._call("checkpoint_rows", False, ns=ns, checkpoint_id=checkpoint_id, before=before,
+                                  with_writes=True, limit=limit)
+        if limit is not None:  # (a Worker older than the `limit` argument answers every matching checkpoint)
             rows, writes = rows[:limit], writes[:limit]
         rows = [(r[0], r[1], r[2], r[3], _unb64(r[4]), r[5]) for r in rows]
         self._writes = {(r[0], r[1]): w for r, w in zip(rows, writes)}

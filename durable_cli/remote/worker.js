@@ -264,7 +264,7 @@ var contract_default = {
       object_id: { rule: "state.object_id", write: false, creates: false, erases: false, plain: true, args: {} },
       put_checkpoint: { rule: "checkpoints.put_checkpoint", write: true, creates: true, erases: false, parts: ["mirror"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, parent_id: { type: "string" }, type: { type: "string" }, blob: { type: "string" }, metadata: { type: "json" }, mirror: { type: "array", items: { type: "array" } }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, part: { type: "object" } } },
       put_checkpoint_writes: { rule: "checkpoints.put_writes", write: true, creates: true, erases: false, parts: ["writes"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, writes: { type: "array", items: { type: "array" }, required: true }, replace: { type: "boolean" }, part: { type: "object" } } },
-      checkpoint_rows: { rule: "checkpoints.checkpoint_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string" }, before: { type: "string" }, owned: { type: "boolean" }, with_writes: { type: "boolean" } } },
+      checkpoint_rows: { rule: "checkpoints.checkpoint_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string" }, before: { type: "string" }, owned: { type: "boolean" }, with_writes: { type: "boolean" }, limit: { type: "integer", min: 1, max: 9223372036854776e3 } } },
       checkpoint_writes: { rule: "checkpoints.write_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string", required: true } } },
       delete_thread: { rule: "checkpoints.delete_thread", write: true, creates: false, erases: true, args: {} }
     },
@@ -3173,7 +3173,7 @@ var OBJECT_OPS = {
   object_id: { "rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   put_checkpoint: { "rule": "checkpoints.put_checkpoint", "write": true, "creates": true, "erases": false, "parts": ["mirror"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "parent_id": { "type": "string" }, "type": { "type": "string" }, "blob": { "type": "string" }, "metadata": { "type": "json" }, "mirror": { "type": "array", "items": { "type": "array" } }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "part": { "type": "object" } } },
   put_checkpoint_writes: { "rule": "checkpoints.put_writes", "write": true, "creates": true, "erases": false, "parts": ["writes"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "writes": { "type": "array", "items": { "type": "array" }, "required": true }, "replace": { "type": "boolean" }, "part": { "type": "object" } } },
-  checkpoint_rows: { "rule": "checkpoints.checkpoint_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string" }, "before": { "type": "string" }, "owned": { "type": "boolean" }, "with_writes": { "type": "boolean" } } },
+  checkpoint_rows: { "rule": "checkpoints.checkpoint_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string" }, "before": { "type": "string" }, "owned": { "type": "boolean" }, "with_writes": { "type": "boolean" }, "limit": { "type": "integer", "min": 1, "max": 9223372036854776e3 } } },
   checkpoint_writes: { "rule": "checkpoints.write_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true } } },
   delete_thread: { "rule": "checkpoints.delete_thread", "write": true, "creates": false, "erases": true, "args": {} }
 };
@@ -6254,7 +6254,8 @@ function checkpointRows(obj, a) {
       params.push(value);
     }
   }
-  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC`;
+  if (a.limit != null) params.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
+  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC` + (a.limit != null ? " LIMIT ?" : "");
   const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text2(r[4]), r[5]]);
   if (!a.with_writes) return rows;
   return [rows, rows.map((r) => writeRows(obj, { ns: r[0], checkpoint_id: r[1] }))];

@@ -193,6 +193,25 @@ def test_a_langgraph_value_over_a_cloudflare_value_is_stored_in_chunks(env):
     store.close()
 
 
+def test_a_graph_step_reads_its_latest_checkpoint_alone(env):
+    """DurableSaver's get_tuple asks for the latest checkpoint (limit 1): the Worker reads that one, as the file
+    store does, not the whole thread (each answer held every checkpoint of the thread with its bytes, so a step's
+    time and the isolate's memory grew with the thread: 0.76 s for 40 checkpoints of 300 KB)."""
+    from durable_cli import Store
+
+    store = Store(remote=env.url, token=ALICE_TOKEN)
+    name = unique("steps")
+    with store.open(name, create=True) as s:
+        for i in range(12):
+            s.put_checkpoint(external_id=name, ns="", checkpoint_id=f"{i:04}", parent_id=None, type_="bytes",
+                             blob=os.urandom(20_000), metadata="{}")
+        answers, call = [], store.client.call
+        store.client.call = lambda body, write: answers.append(call(body, write=write)) or answers[-1]
+        assert s.checkpoint_latest(ns="")[0][1] == "0011"
+        assert [len(rows) for rows, _ in answers] == [1]  # one request, one checkpoint in its answer
+    store.close()
+
+
 def test_prune_of_more_than_100_summaries_stays_within_the_parameter_limit(env):
     from durable_cli import Store
 

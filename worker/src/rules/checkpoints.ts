@@ -120,7 +120,8 @@ export function putWrites(obj: Opened, a: any) {
 
 /** Checkpoints newest first, as [ns, id, parent, type, blob (base64), metadata]; none unless the saver owns the
  *  object. WITH_WRITES: also each one's pending writes ([task_id, channel, type, blob, task_path, idx]), in one read. */
-export function checkpointRows(obj: Opened, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null; owned?: boolean; with_writes?: boolean }) {
+export function checkpointRows(obj: Opened, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null; owned?: boolean; with_writes?: boolean;
+  limit?: number | null }) {
   const meta = obj.meta();
   if (meta === null || (a.owned && meta.adapter !== ADAPTER)) return a.with_writes ? [[], []] : [];
   obj.requireVisible();
@@ -128,7 +129,11 @@ export function checkpointRows(obj: Opened, a: { ns?: string | null; checkpoint_
   for (const [column, value, op] of [["checkpoint_ns", a.ns, "="], ["checkpoint_id", a.checkpoint_id, "="], ["checkpoint_id", a.before, "<"]] as const) {
     if (value !== null && value !== undefined) { where.push(`${column} ${op} ?`); params.push(value); }
   }
-  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC`;
+  // LIMIT (the saver's latest: 1) read in SQL, as the file store reads it: every step of a graph asks for its latest
+  // checkpoint, and the whole thread's checkpoints in each answer made a step's cost grow with the thread
+  if (a.limit != null) params.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
+  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC` +
+    (a.limit != null ? " LIMIT ?" : "");
   const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text(r[4]), r[5]]);
   if (!a.with_writes) return rows;
   return [rows, rows.map((r) => writeRows(obj, { ns: r[0] as string, checkpoint_id: r[1] as string }))];
