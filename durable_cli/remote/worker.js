@@ -5961,8 +5961,9 @@ function setFact(obj, a) {
   checkSet(a.key, a.value, source, confirmed);
   const t = now();
   if (obj.meta() === null) createObject(obj, "active");
+  obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
   obj.db.run(
-    `INSERT OR REPLACE INTO facts (${COLS3}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO facts (${COLS3}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     a.key,
     a.value,
     source,
@@ -6193,8 +6194,9 @@ function putCheckpoint(obj, a) {
   parse(str(a.metadata, "metadata"), "checkpoint metadata");
   const blob = bytes(a.blob, "the checkpoint");
   writable(obj, a, externalId);
+  obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, id);
   obj.db.run(
-    `INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
     ns,
     id,
     parent,
@@ -6223,7 +6225,6 @@ function putCheckpoint(obj, a) {
 function putWrites(obj, a) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   refuseLate(obj, a, externalId, [id]);
-  const verb = a.replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE";
   const writes = (a.writes ?? []).map((w, i) => {
     const [task, path, idx, channel, type, blob] = w;
     if (w.length !== 6 || typeof task !== "string" || typeof path !== "string" || !Number.isSafeInteger(idx) || typeof channel !== "string" || type !== null && typeof type !== "string") {
@@ -6232,9 +6233,12 @@ function putWrites(obj, a) {
     return [task, path, idx, channel, type, bytes(blob, `the value of write ${i + 1}`)];
   });
   writable(obj, a, externalId);
+  const key = "checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?";
   for (const w of writes) {
+    if (a.replace) obj.db.run(`DELETE FROM lg_writes WHERE ${key}`, ns, id, w[0], w[2]);
+    else if (obj.db.one(`SELECT 1 FROM lg_writes WHERE ${key}`, ns, id, w[0], w[2])) continue;
     obj.db.run(
-      `${verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      "INSERT INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ns,
       id,
       ...w

@@ -157,17 +157,18 @@ def test_a_turn_between_a_cloudflare_row_and_the_ceiling_is_stored_in_chunks(env
 
 
 def chunk_bytes(storage, name) -> int:
-    """The bytes in chunks of the object named NAME (the DO file whose object row has that name)."""
+    """The bytes in chunks of the objects named NAME (the DO files whose object row has that name; "": memory)."""
+    total = 0
     for path in object_files(storage):
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             if db.execute("SELECT name FROM object").fetchone() == (name,):
-                return db.execute("SELECT coalesce(sum(length(text)), 0) FROM _durable_chunks").fetchone()[0]
+                total += db.execute("SELECT coalesce(sum(length(text)), 0) FROM _durable_chunks").fetchone()[0]
         except sqlite3.DatabaseError:
             continue
         finally:
             db.close()
-    return 0
+    return total
 
 
 def test_a_langgraph_value_over_a_cloudflare_value_is_stored_in_chunks(env):
@@ -189,6 +190,22 @@ def test_a_langgraph_value_over_a_cloudflare_value_is_stored_in_chunks(env):
             assert (latest[1], latest[4], writes[0][3]) == (f"{i:04}", blob, blob)
     assert max(largest_values(env.storage).values()) <= 2_000_000
     assert chunk_bytes(env.storage, name) == 2 * len(blobs[1])  # the first checkpoint's chunks and its write's went
+    # put again under the same ids (a replaced checkpoint, a write replaced, one kept): no chunk left behind
+    with store.open(name) as s:
+        s.put_checkpoint(external_id=name, ns="", checkpoint_id="0001", parent_id=None, type_="bytes", blob=blobs[0], metadata="{}")
+        s.put_checkpoint_writes(external_id=name, ns="", checkpoint_id="0001", writes=[("t", "", 0, "ch", "bytes", blobs[0])],
+                                replace=True)
+        s.put_checkpoint_writes(external_id=name, ns="", checkpoint_id="0001", writes=[("t", "", 0, "ch", "bytes", blobs[1])],
+                                replace=False)
+        latest, writes = s.checkpoint_latest(ns="")
+        assert (latest[4], writes[0][3]) == (blobs[0], blobs[0])
+    assert chunk_bytes(env.storage, name) == 2 * len(blobs[0])
+    with store.open_reserved(create=True) as memory:  # a fact set again: its old value's chunks go
+        for value in ("a" * 2_050_000, "b" * 2_000_500):
+            memory.set_fact(name, value)
+        assert memory.get_fact(name, all_facts=True)["value"] == "b" * 2_000_500
+        memory.forget_fact(name)
+    assert chunk_bytes(env.storage, "") == 0
     store.delete(name)
     store.close()
 

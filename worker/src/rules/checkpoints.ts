@@ -78,7 +78,10 @@ export function putCheckpoint(obj: Opened, a: any) {
   strict.parse(str(a.metadata, "metadata"), "checkpoint metadata");
   const blob = bytes(a.blob, "the checkpoint");
   writable(obj, a, externalId);
-  obj.db.run(`INSERT OR REPLACE INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
+  // a checkpoint put again under its id replaces it: the old row deleted first, its chunks with it (REPLACE's
+  // delete fires no trigger)
+  obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, id);
+  obj.db.run(`INSERT INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
     ns, id, parent, a.type ?? null, blob, a.metadata);
   const fresh = prepared.filter(([mid]: readonly [string, unknown]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
   if (fresh.length) {
@@ -99,7 +102,6 @@ export function putCheckpoint(obj: Opened, a: any) {
 export function putWrites(obj: Opened, a: any) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   refuseLate(obj, a, externalId, [id]);
-  const verb = a.replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE";
   // each write as the adapter makes it: [task_id, task_path, idx, channel, type or null, base64 or null] (exit 2 otherwise)
   const writes = (a.writes ?? []).map((w: unknown[], i: number) => {
     const [task, path, idx, channel, type, blob] = w;
@@ -110,8 +112,13 @@ export function putWrites(obj: Opened, a: any) {
     return [task, path, idx, channel, type, bytes(blob, `the value of write ${i + 1}`)];
   });
   writable(obj, a, externalId);
+  // REPLACE overwrites a same-keyed write, else the first stored is kept: as INSERT OR REPLACE / OR IGNORE, but a
+  // value stored in chunks is never written only to be dropped, and a replaced one's chunks go with its row
+  const key = "checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?";
   for (const w of writes) {
-    obj.db.run(`${verb} INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    if (a.replace) obj.db.run(`DELETE FROM lg_writes WHERE ${key}`, ns, id, w[0], w[2]);
+    else if (obj.db.one(`SELECT 1 FROM lg_writes WHERE ${key}`, ns, id, w[0], w[2])) continue;
+    obj.db.run("INSERT INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ns, id, ...w);
   }
   touch(obj);

@@ -21,7 +21,9 @@ export function setFact(obj: Opened, a: { key: string; value: string; source?: s
   checkSet(a.key, a.value, source, confirmed);
   const t = now();
   if (obj.meta() === null) createObject(obj, "active");
-  obj.db.run(`INSERT OR REPLACE INTO facts (${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  // the old row deleted first (its value's chunks with it: REPLACE's delete fires no trigger), then the new one
+  obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
+  obj.db.run(`INSERT INTO facts (${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     a.key, a.value, source, confirmed ? 1 : 0, t, confirmed ? t : null, a.expires_seconds ? t + a.expires_seconds * 1000 : null);
   return factJson(obj.db.one(`SELECT ${COLS} FROM facts WHERE key = ?`, a.key)!);
 }
