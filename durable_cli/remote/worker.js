@@ -6987,7 +6987,7 @@ var INDEX_RETRY_MS = 2e3;
 
 // src/index.ts
 function callConfig(cap, c) {
-  const positive = (v, fallback) => Number.isSafeInteger(v) && v > 0 ? v : fallback;
+  const positive = (v, fallback) => Number.isInteger(v) && v > 0 ? Math.min(v, Number.MAX_SAFE_INTEGER) : fallback;
   return {
     max_unfinished: positive(c.max_unfinished, DEFAULT_CONFIG.max_unfinished),
     max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),

@@ -165,6 +165,21 @@ def test_a_client_cannot_raise_the_workers_turn_ceiling(remote_dev, monkeypatch)
     assert r.status == 0, r.err
 
 
+def test_a_queue_cap_past_2_to_the_53_is_the_clients_as_locally(remote_dev, monkeypatch):
+    """queue.max_unfinished = 2^63 - 1 (no cap, as the file store reads it): the Worker fell back to the default
+    (10 unfinished prompts, a queue "full" where the file store took any number) for any value past 2^53."""
+    from tests.conftest import run_inprocess
+    from tests.remote.conftest import unique
+
+    monkeypatch.setenv("DURABLE_REMOTE", remote_dev.url)
+    monkeypatch.setenv("DURABLE_TOKEN", remote_dev.admin_token)
+    monkeypatch.setenv("DURABLE_USER", unique("queuer"))
+    assert run_inprocess("config", "set", "queue.max_unfinished", str(2 ** 63 - 1)).status == 0
+    for i in range(11):
+        r = run_inprocess("session", "prompt", "q", f"prompt {i}")
+        assert r.status == 0, (i, r.err)
+
+
 @pytest.mark.parametrize("moment", ["request_held", "answer_held", "racing", "answer_held_no_restart"])
 def test_workerd_killed_while_a_write_is_in_flight(moment, tmp_path_factory, tmp_path, monkeypatch):
     """SIGKILL of workerd with a write on its way, then workerd restarted on the same storage and port.

@@ -30,7 +30,9 @@ export interface Env {
 /** The config a call runs with: the client's values where they are positive integers, the turn ceiling
  *  never above the Worker's own (a client cannot raise what the storage is asked to hold). */
 function callConfig(cap: number, c: Record<string, number>) {
-  const positive = (v: unknown, fallback: number) => (Number.isSafeInteger(v) && (v as number) > 0 ? (v as number) : fallback);
+  // any positive integer the client's config holds (up to 2^63 - 1, as locally: one past 2^53 fell back to the
+  // default, a queue of 10 where the file store allowed any number); no count reaches 2^53, so it is taken at most that
+  const positive = (v: unknown, fallback: number) => (Number.isInteger(v) && (v as number) > 0 ? Math.min(v as number, Number.MAX_SAFE_INTEGER) : fallback);
   return { max_unfinished: positive(c.max_unfinished, DEFAULT_CONFIG.max_unfinished), max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
     token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget) };
 }
