@@ -330,6 +330,9 @@ def _check_locks(paths, present, problem, repair) -> None:
         for name in names:
             if os.path.islink(os.path.join(directory, name)):
                 continue
+            if name.endswith(".sqlite3" + _paths.UNPUBLISHED):
+                _unpublished(directory, name, name[:-len(".sqlite3" + _paths.UNPUBLISHED)], problem, repair)
+                continue
             side = next((s for s in _paths.SIDE_SUFFIXES if name.endswith(".sqlite3" + s)), None)
             if side is not None and name[:-len(".sqlite3" + side)] not in present and (
                     name[:-len(".sqlite3" + side)] + ".lock") not in names:  # (else seen under its lock below)
@@ -372,6 +375,29 @@ def _real_dir(path) -> bool:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def _unpublished(directory, name, object_id, problem, repair) -> None:
+    """A new object a kept-open store (an adapter) wrote whole beside its path and never renamed into place: its
+    run was killed first, so nothing of it was acknowledged, but the file holds the text. Checked under the
+    object's lock (its creator holds it until the rename) and, with REPAIR, removed."""
+    path = os.path.join(directory, name)
+    lock = ObjectLock(os.path.join(directory, object_id + ".lock"), 0, f"object {object_id}")
+    try:
+        held = lock.acquire(create=repair)  # False: no lock file, so nobody is writing it
+    except DurableError:
+        return  # its creator is writing it now
+    try:
+        if not os.path.lexists(path):
+            return
+        problem(object_id, "half_made", "a new object's file never put in place (its create was killed before "
+                "the rename; nothing of it was acknowledged)", repaired=repair)
+        if repair:
+            _paths.unlink_quiet(path)
+            if held and not os.path.lexists(os.path.join(directory, object_id + ".sqlite3")):
+                lock.unlink()
+    finally:
+        lock.release()
 
 
 def _stale_sidecar(directory, name, object_id, problem, repair) -> None:

@@ -694,7 +694,7 @@ class ObjectStore:
         """Write the object this run made in memory to its path: a temporary file beside it, fsync'd, renamed
         into place, the directory fsync'd (the rename is the commit: before it there is no file)."""
         path = handle.path
-        temporary = path + ".new"
+        temporary = path + _paths.UNPUBLISHED
         try:
             image = file_image(handle.db)
         except sqlite3.Error as e:

@@ -15,6 +15,7 @@ from ..errors import DurableError, storage
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+UNPUBLISHED = ".new"  # beside an object file: a new object written whole, before its rename into place
 
 
 class Paths:

@@ -131,3 +131,53 @@ def _descendants(pid):
                 found.append(int(entry))
                 found.extend(_descendants(int(entry)))
     return found
+
+
+ADAPTER = """
+import asyncio, sys
+from durable_cli.integrations.openai_agents import DurableSession
+s = DurableSession("s", home=sys.argv[1], user="alice")
+asyncio.run(s.add_items([{"role": "user", "content": "unacknowledged words"}]))
+print("ACK", flush=True)
+"""
+
+
+def test_an_adapter_create_killed_before_its_rename_leaves_nothing_after_doctor_repair(home, durable):
+    """A kept-open store writes a new object whole beside its path and renames it into place; killed before
+    the rename (kill -9 at its rename(2), strace), it left that file holding the text: doctor called the
+    directory healthy and --repair kept it. Now it is a half-made create: reported, removed by --repair."""
+    if shutil.which("strace") is None:
+        pytest.skip("needs strace")
+    make(durable, "other")  # the data directory and its index exist
+    run = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "inject=rename:signal=KILL:when=1",
+                          sys.executable, "-c", ADAPTER, str(home)], capture_output=True, text=True, timeout=60)
+    assert "ACK" not in run.stdout and run.returncode != 0
+    assert grep_home(home, b"unacknowledged")  # the unpublished file
+    r = durable("doctor", "--json")
+    assert r.status == 7 and "half_made" in {p["kind"] for p in r.json()["problems"]}, r.out
+    assert durable("doctor", "--repair").status == 0
+    assert grep_home(home, b"unacknowledged") == []
+    assert durable("doctor").status == 0
+    assert durable("transcript", "show", "s").status == 3
+    assert [r["content"] for r in durable("transcript", "show", "other", "--json").json()] == ["hello"]
+
+
+def test_doctor_leaves_an_unpublished_file_its_creator_is_still_writing(home, durable):
+    """Under its lock the file is being written: doctor neither reports nor removes it."""
+    make(durable)
+    path = home / "objects" / GONE[:2] / f"{GONE}.sqlite3.new"
+    path.parent.mkdir(exist_ok=True)
+    creator = ObjectLock(str(path.parent / f"{GONE}.lock"), 0, "creator")
+    assert creator.acquire(create=True)
+    try:
+        path.write_bytes(b"being written")
+        for args in (("doctor", "--json"), ("doctor", "--repair", "--json")):
+            r = durable(*args)
+            assert "half_made" not in {p["kind"] for p in r.json()["problems"]}, r.out
+        assert path.read_bytes() == b"being written"
+    finally:
+        creator.release()
+
+
+def grep_home(home, word: bytes):
+    return [os.path.join(b, f) for b, _, fs in os.walk(home) for f in fs if word in open(os.path.join(b, f), "rb").read()]
