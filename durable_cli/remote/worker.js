@@ -5326,12 +5326,13 @@ var utf82 = (s) => new TextEncoder().encode(s).length;
 var isInt3 = (v) => typeof v === "number" && Number.isInteger(v);
 var EXPORT_PAGE_ROWS = 1e3;
 var EXPORT_PAGE_BYTES = 524288;
+var COMPOSITE_KEYS = records_default.composite_keys;
 function exportObject(obj, a) {
   const meta = obj.meta();
   if (meta === null) throw notFound(obj.missing);
   if (!a.all_users) obj.requireVisible();
   let c = a.cursor ?? null;
-  if (c !== null && (typeof c !== "object" || !Number.isSafeInteger(c.t) || c.t < 1 || c.t > EXPORTED.length || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object")) {
+  if (c !== null && (typeof c !== "object" || !Number.isSafeInteger(c.t) || c.t < 1 || c.t > EXPORTED.length || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object" || c.key != null && (!Array.isArray(c.key) || c.key.some((k) => typeof k !== "string" && !Number.isSafeInteger(k))))) {
     throw invalid("cursor must be the `next` of the previous page");
   }
   const out = { tables: {} };
@@ -5360,7 +5361,20 @@ function exportObject(obj, a) {
     const list = out.tables[table] = [];
     const high = c.highs[table];
     if (high === void 0) {
-      if (i !== c.t || c.after === 0) list.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
+      const keys = COMPOSITE_KEYS[table];
+      if (!keys) {
+        if (i !== c.t || c.after === 0) list.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
+        continue;
+      }
+      const from = i === c.t && Array.isArray(c.key) && c.key.length === keys.length ? c.key : null;
+      const sql = `SELECT * FROM ${table}${from ? ` WHERE (${keys.join(", ")}) > (${keys.map(() => "?").join(", ")})` : ""} ORDER BY ${keys.join(", ")}`;
+      for (const d of obj.db.dictIter(sql, ...from ?? [])) {
+        list.push(withBlobsAsText([d])[0]);
+        rows++;
+        for (const v of Object.values(d)) if (typeof v === "string") bytes2 += v.length;
+        else if (v instanceof ArrayBuffer) bytes2 += v.byteLength;
+        if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: 0, highs: c.highs, key: keys.map((k) => d[k]) } };
+      }
       continue;
     }
     const after = i === c.t ? c.after : 0;

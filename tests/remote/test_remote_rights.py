@@ -384,3 +384,36 @@ def test_a_langgraph_thread_moves_to_the_remote_and_back_with_its_checkpoints(re
     bad = dict(json.loads(local), lg_writes=[dict(record["lg_writes"][0], value="%%")])
     (_, status, _, err), = run([["import", "-", "--replace"]], monkeypatch, remote_env, {0: lambda raw: json.dumps(bad) + "\n"})[0]
     assert status == 2 and "lg_writes[0].value must be base64" in err
+
+
+def test_a_langgraph_thread_is_exported_in_pages(remote_dev, monkeypatch):
+    """A thread's checkpoints and writes (WITHOUT ROWID tables) come in pages by their key, as every other table:
+    they came whole in one answer, a thread's every checkpoint with its bytes (SPEC §13: a request holds one row
+    plus one page). The pages join into the record the file store writes: key order, every byte, and importing
+    it again finds it identical."""
+    from durable_cli import Store
+
+    user, name = unique("alice"), unique("thread")
+    store = Store(remote=remote_dev.url, token=remote_dev.admin_token, user=user)
+    blobs = [os.urandom(200_000) for _ in range(6)]
+    with store.open(name, create=True) as s:
+        for i, blob in enumerate(blobs):
+            s.put_checkpoint(external_id=name, ns="", checkpoint_id=f"{i:04}", parent_id=None, type_="bytes", blob=blob, metadata="{}")
+            s.put_checkpoint_writes(external_id=name, ns="", checkpoint_id=f"{i:04}",
+                                    writes=[("t", "", j, "ch", "bytes", blob[:60_000]) for j in (1, 0)], replace=False)
+    pages, call = [], store.client.call
+    store.client.call = lambda body, write: pages.append(call(body, write=write)) or pages[-1]
+    [record] = store.export(name=name)
+    store.client.call = call
+    assert len(pages) > 3 and max(len(json.dumps(p)) for p in pages) < 1_000_000, [len(json.dumps(p)) for p in pages]
+    import base64
+
+    assert [(c["checkpoint_id"], base64.b64decode(c["checkpoint"])) for c in record["lg_checkpoints"]] == \
+        [(f"{i:04}", blob) for i, blob in enumerate(blobs)]
+    assert [(w["checkpoint_id"], w["idx"]) for w in record["lg_writes"]] == [(f"{i:04}", j) for i in range(6) for j in (0, 1)]
+    monkeypatch.setenv("DURABLE_REMOTE", remote_dev.url)
+    monkeypatch.setenv("DURABLE_TOKEN", remote_dev.admin_token)
+    monkeypatch.setenv("DURABLE_USER", user)
+    r = run_inprocess("import", "-", "--json", input=json.dumps(record) + "\n")
+    assert r.status == 0 and json.loads(r.out)["skipped"][0]["reason"] == "already imported", (r.err, r.out)
+    store.close()

@@ -35,7 +35,8 @@ const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInt
 const EXPORT_PAGE_ROWS = 1000; // a page of an export holds at most this many rows
 const EXPORT_PAGE_BYTES = 524288; // ... and ends at the row that reaches this many bytes of text (as show's pages)
 
-type ExportCursor = { t: number; after: number; highs: Record<string, number> };
+type ExportCursor = { t: number; after: number; highs: Record<string, number>; key?: unknown[] | null };
+const COMPOSITE_KEYS = records.composite_keys as Record<string, string[]>;
 
 /** One page of the object's export record (SPEC §7; SPEC §13: a request holds one row plus one page of
  *  its answer): {head (first page: format, version, id, scope, owner, name, object), tables (each table's
@@ -49,7 +50,8 @@ export function exportObject(obj: Opened, a: { all_users?: boolean; cursor?: Exp
   if (!a.all_users) obj.requireVisible(); // an admin's export --all / --user U reaches every object
   let c = a.cursor ?? null;
   if (c !== null && (typeof c !== "object" || !Number.isSafeInteger(c.t) || c.t < 1 || c.t > EXPORTED.length
-    || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object")) {
+    || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object"
+    || (c.key != null && (!Array.isArray(c.key) || c.key.some((k) => typeof k !== "string" && !Number.isSafeInteger(k)))))) {
     throw invalid("cursor must be the `next` of the previous page");
   }
   const out: Record<string, any> = { tables: {} as Record<string, any[]> };
@@ -70,8 +72,21 @@ export function exportObject(obj: Opened, a: { all_users?: boolean; cursor?: Exp
     const table = EXPORTED[i];
     const list: any[] = (out.tables[table] = []);
     const high = c.highs[table];
-    if (high === undefined) { // WITHOUT ROWID (or absent): whole
-      if (i !== c.t || c.after === 0) list.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
+    if (high === undefined) { // WITHOUT ROWID (LangGraph's): in its key's order (as `SELECT *` reads it), paged by the key
+      const keys = COMPOSITE_KEYS[table];
+      if (!keys) {
+        if (i !== c.t || c.after === 0) list.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
+        continue;
+      }
+      // (it came whole in one page: a thread's checkpoints, each its whole state, are many MB and grow with it)
+      const from = i === c.t && Array.isArray(c.key) && c.key.length === keys.length ? c.key : null;
+      const sql = `SELECT * FROM ${table}${from ? ` WHERE (${keys.join(", ")}) > (${keys.map(() => "?").join(", ")})` : ""} ORDER BY ${keys.join(", ")}`;
+      for (const d of obj.db.dictIter(sql, ...(from ?? []))) {
+        list.push(withBlobsAsText([d])[0]);
+        rows++;
+        for (const v of Object.values(d)) if (typeof v === "string") bytes += v.length; else if (v instanceof ArrayBuffer) bytes += v.byteLength;
+        if (rows >= EXPORT_PAGE_ROWS || bytes >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: 0, highs: c.highs, key: keys.map((k) => d[k]) } };
+      }
       continue;
     }
     const after = i === c.t ? c.after : 0;
