@@ -317,11 +317,18 @@ class RemoteSession:
 
     def checkpoint_rows(self, *, ns=None, checkpoint_id=None, before=None, limit=None):
         """As core/checkpoints.checkpoint_rows; each checkpoint's pending writes come in the same request and
-        `checkpoint_writes` answers from them (one request for what the adapter reads). The Worker reads LIMIT in
-        SQL (a step's `get_tuple` costs one checkpoint, not the thread's)."""
-        rows, writes = self._call("checkpoint_rows", False, ns=ns, checkpoint_id=checkpoint_id, before=before,
-                                  with_writes=True, limit=limit)
-        if limit is not None:  # (a Worker older than the `limit` argument answers every matching checkpoint)
+        `checkpoint_writes` answers from them (one request for what the adapter reads). The Worker answers in pages
+        (SPEC §13: a request holds one page; a thread keeps every checkpoint, each its whole state) and reads
+        LIMIT in SQL (a step's `get_tuple` costs one checkpoint, not the thread's)."""
+        rows, writes, page = [], [], []
+        while page is not None and (limit is None or len(rows) < limit):
+            answer = self._call("checkpoint_rows", False, ns=ns, checkpoint_id=checkpoint_id, before=before,
+                                with_writes=True, limit=None if limit is None else limit - len(rows), page=page)
+            if isinstance(answer, list):  # a Worker older than pages: every matching checkpoint in one answer
+                rows, writes, page = answer[0], answer[1], None
+            else:
+                rows, writes, page = rows + answer["rows"], writes + answer["writes"], answer["next"]
+        if limit is not None:
             rows, writes = rows[:limit], writes[:limit]
         rows = [(r[0], r[1], r[2], r[3], _unb64(r[4]), r[5]) for r in rows]
         self._writes = {(r[0], r[1]): w for r, w in zip(rows, writes)}

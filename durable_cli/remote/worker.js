@@ -264,7 +264,7 @@ var contract_default = {
       object_id: { rule: "state.object_id", write: false, creates: false, erases: false, plain: true, args: {} },
       put_checkpoint: { rule: "checkpoints.put_checkpoint", write: true, creates: true, erases: false, parts: ["mirror"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, parent_id: { type: "string" }, type: { type: "string" }, blob: { type: "string" }, metadata: { type: "json" }, mirror: { type: "array", items: { type: "array" } }, keep: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, part: { type: "object" } } },
       put_checkpoint_writes: { rule: "checkpoints.put_writes", write: true, creates: true, erases: false, parts: ["writes"], args: { external_id: { type: "string" }, ns: { type: "string" }, checkpoint_id: { type: "string", required: true }, writes: { type: "array", items: { type: "array" }, required: true }, replace: { type: "boolean" }, part: { type: "object" } } },
-      checkpoint_rows: { rule: "checkpoints.checkpoint_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string" }, before: { type: "string" }, owned: { type: "boolean" }, with_writes: { type: "boolean" }, limit: { type: "integer", min: 1, max: 9223372036854776e3 } } },
+      checkpoint_rows: { rule: "checkpoints.checkpoint_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string" }, before: { type: "string" }, owned: { type: "boolean" }, with_writes: { type: "boolean" }, limit: { type: "integer", min: 1, max: 9223372036854776e3 }, page: { type: "array", items: { type: "string" }, max_items: 2 } } },
       checkpoint_writes: { rule: "checkpoints.write_rows", write: false, creates: false, erases: false, args: { ns: { type: "string" }, checkpoint_id: { type: "string", required: true } } },
       delete_thread: { rule: "checkpoints.delete_thread", write: true, creates: false, erases: true, args: {} }
     },
@@ -3173,7 +3173,7 @@ var OBJECT_OPS = {
   object_id: { "rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   put_checkpoint: { "rule": "checkpoints.put_checkpoint", "write": true, "creates": true, "erases": false, "parts": ["mirror"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "parent_id": { "type": "string" }, "type": { "type": "string" }, "blob": { "type": "string" }, "metadata": { "type": "json" }, "mirror": { "type": "array", "items": { "type": "array" } }, "keep": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "part": { "type": "object" } } },
   put_checkpoint_writes: { "rule": "checkpoints.put_writes", "write": true, "creates": true, "erases": false, "parts": ["writes"], "args": { "external_id": { "type": "string" }, "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true }, "writes": { "type": "array", "items": { "type": "array" }, "required": true }, "replace": { "type": "boolean" }, "part": { "type": "object" } } },
-  checkpoint_rows: { "rule": "checkpoints.checkpoint_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string" }, "before": { "type": "string" }, "owned": { "type": "boolean" }, "with_writes": { "type": "boolean" }, "limit": { "type": "integer", "min": 1, "max": 9223372036854776e3 } } },
+  checkpoint_rows: { "rule": "checkpoints.checkpoint_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string" }, "before": { "type": "string" }, "owned": { "type": "boolean" }, "with_writes": { "type": "boolean" }, "limit": { "type": "integer", "min": 1, "max": 9223372036854776e3 }, "page": { "type": "array", "items": { "type": "string" }, "max_items": 2 } } },
   checkpoint_writes: { "rule": "checkpoints.write_rows", "write": false, "creates": false, "erases": false, "args": { "ns": { "type": "string" }, "checkpoint_id": { "type": "string", "required": true } } },
   delete_thread: { "rule": "checkpoints.delete_thread", "write": true, "creates": false, "erases": true, "args": {} }
 };
@@ -6263,8 +6263,17 @@ function putWrites(obj, a) {
 }
 function checkpointRows(obj, a) {
   const meta = obj.meta();
+  if (a.page != null) return checkpointPage(obj, meta, a);
   if (meta === null || a.owned && meta.adapter !== ADAPTER) return a.with_writes ? [[], []] : [];
   obj.requireVisible();
+  const [where, params] = filters(a);
+  if (a.limit != null) params.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
+  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC` + (a.limit != null ? " LIMIT ?" : "");
+  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text2(r[4]), r[5]]);
+  if (!a.with_writes) return rows;
+  return [rows, rows.map((r) => writeRows(obj, { ns: r[0], checkpoint_id: r[1] }))];
+}
+function filters(a) {
   const where = [], params = [];
   for (const [column, value, op] of [["checkpoint_ns", a.ns, "="], ["checkpoint_id", a.checkpoint_id, "="], ["checkpoint_id", a.before, "<"]]) {
     if (value !== null && value !== void 0) {
@@ -6272,11 +6281,35 @@ function checkpointRows(obj, a) {
       params.push(value);
     }
   }
-  if (a.limit != null) params.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
-  const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC` + (a.limit != null ? " LIMIT ?" : "");
-  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text2(r[4]), r[5]]);
-  if (!a.with_writes) return rows;
-  return [rows, rows.map((r) => writeRows(obj, { ns: r[0], checkpoint_id: r[1] }))];
+  return [where, params];
+}
+var PAGE_BYTES2 = 524288;
+function checkpointPage(obj, meta, a) {
+  const out = { rows: [], writes: [], next: null };
+  if (meta === null || a.owned && meta.adapter !== ADAPTER) return out;
+  obj.requireVisible();
+  const page = a.page;
+  if (page.length !== 0 && page.length !== 2) throw invalid("page must be [] or the next of the previous page");
+  const [where, params] = filters(a);
+  if (page.length) {
+    where.push("(checkpoint_id, checkpoint_ns) < (?, ?)");
+    params.push(page[0], page[1]);
+  }
+  const limit = a.limit ?? Infinity;
+  let bytes2 = 0;
+  for (const r of obj.db.iter(`SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC, checkpoint_ns DESC`, ...params)) {
+    const row3 = [r[0], r[1], r[2], r[3], text2(r[4]), r[5]];
+    const writes = writeRows(obj, { ns: r[0], checkpoint_id: r[1] });
+    out.rows.push(row3);
+    out.writes.push(writes);
+    bytes2 += String(row3[4] ?? "").length + String(row3[5] ?? "").length + writes.reduce((n, w) => n + String(w[3] ?? "").length, 0);
+    if (out.rows.length >= limit) break;
+    if (bytes2 >= PAGE_BYTES2) {
+      out.next = [r[1], r[0]];
+      break;
+    }
+  }
+  return out;
 }
 function writeRows(obj, a) {
   return obj.db.all(

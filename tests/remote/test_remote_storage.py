@@ -221,11 +221,18 @@ def test_a_graph_step_reads_its_latest_checkpoint_alone(env):
     with store.open(name, create=True) as s:
         for i in range(12):
             s.put_checkpoint(external_id=name, ns="", checkpoint_id=f"{i:04}", parent_id=None, type_="bytes",
-                             blob=os.urandom(20_000), metadata="{}")
+                             blob=os.urandom(100_000), metadata="{}")
         answers, call = [], store.client.call
         store.client.call = lambda body, write: answers.append(call(body, write=write)) or answers[-1]
         assert s.checkpoint_latest(ns="")[0][1] == "0011"
-        assert [len(rows) for rows, _ in answers] == [1]  # one request, one checkpoint in its answer
+        assert [len(a["rows"]) for a in answers] == [1]  # one request, one checkpoint in its answer
+        # the whole thread (list(), get_state_history) comes in pages of about 512 KB, newest first, each with its writes
+        s.put_checkpoint_writes(external_id=name, ns="", checkpoint_id="0003", writes=[("t", "", 0, "ch", "bytes", b"w")], replace=False)
+        answers.clear()
+        rows = s.checkpoint_rows(ns="")
+        assert [r[1] for r in rows] == [f"{i:04}" for i in reversed(range(12))]
+        assert len(answers) > 1 and all(len(json.dumps(a)) < 1_000_000 for a in answers)
+        assert s.checkpoint_writes("", "0003")[0][3] == b"w"
     store.close()
 
 

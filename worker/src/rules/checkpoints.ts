@@ -128,14 +128,12 @@ export function putWrites(obj: Opened, a: any) {
 /** Checkpoints newest first, as [ns, id, parent, type, blob (base64), metadata]; none unless the saver owns the
  *  object. WITH_WRITES: also each one's pending writes ([task_id, channel, type, blob, task_path, idx]), in one read. */
 export function checkpointRows(obj: Opened, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null; owned?: boolean; with_writes?: boolean;
-  limit?: number | null }) {
+  limit?: number | null; page?: string[] | null }) {
   const meta = obj.meta();
+  if (a.page != null) return checkpointPage(obj, meta, a);
   if (meta === null || (a.owned && meta.adapter !== ADAPTER)) return a.with_writes ? [[], []] : [];
   obj.requireVisible();
-  const where: string[] = [], params: unknown[] = [];
-  for (const [column, value, op] of [["checkpoint_ns", a.ns, "="], ["checkpoint_id", a.checkpoint_id, "="], ["checkpoint_id", a.before, "<"]] as const) {
-    if (value !== null && value !== undefined) { where.push(`${column} ${op} ?`); params.push(value); }
-  }
+  const [where, params] = filters(a);
   // LIMIT (the saver's latest: 1) read in SQL, as the file store reads it: every step of a graph asks for its latest
   // checkpoint, and the whole thread's checkpoints in each answer made a step's cost grow with the thread
   if (a.limit != null) params.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
@@ -144,6 +142,44 @@ export function checkpointRows(obj: Opened, a: { ns?: string | null; checkpoint_
   const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text(r[4]), r[5]]);
   if (!a.with_writes) return rows;
   return [rows, rows.map((r) => writeRows(obj, { ns: r[0] as string, checkpoint_id: r[1] as string }))];
+}
+
+function filters(a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null }): [string[], unknown[]] {
+  const where: string[] = [], params: unknown[] = [];
+  for (const [column, value, op] of [["checkpoint_ns", a.ns, "="], ["checkpoint_id", a.checkpoint_id, "="], ["checkpoint_id", a.before, "<"]] as const) {
+    if (value !== null && value !== undefined) { where.push(`${column} ${op} ?`); params.push(value); }
+  }
+  return [where, params];
+}
+
+const PAGE_BYTES = 524288; // a page of checkpoints ends at the one that reaches this many bytes (as show's pages)
+
+/** One page of checkpoint_rows (PAGE: [] for the first, else the [id, ns] of the last one sent): {rows, writes,
+ *  next}, newest first (ties of an id across namespaces by namespace), read from a lazy cursor until LIMIT rows
+ *  or PAGE_BYTES (SPEC §13: a request holds one row plus one page). A thread keeps every checkpoint, each its
+ *  whole state: the saver's list() (get_state_history) had them all, with their writes, in one answer. */
+function checkpointPage(obj: Opened, meta: unknown, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null;
+  owned?: boolean; limit?: number | null; page?: string[] | null }) {
+  const out = { rows: [] as unknown[][], writes: [] as unknown[][][], next: null as string[] | null };
+  if (meta === null || (a.owned && (meta as { adapter: string | null }).adapter !== ADAPTER)) return out;
+  obj.requireVisible();
+  const page = a.page!;
+  if (page.length !== 0 && page.length !== 2) throw invalid("page must be [] or the next of the previous page");
+  const [where, params] = filters(a);
+  if (page.length) { where.push("(checkpoint_id, checkpoint_ns) < (?, ?)"); params.push(page[0], page[1]); }
+  const limit = a.limit ?? Infinity;
+  let bytes = 0;
+  for (const r of obj.db.iter(`SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""}` +
+    " ORDER BY checkpoint_id DESC, checkpoint_ns DESC", ...params)) {
+    const row = [r[0], r[1], r[2], r[3], text(r[4]), r[5]];
+    const writes = writeRows(obj, { ns: r[0], checkpoint_id: r[1] });
+    out.rows.push(row);
+    out.writes.push(writes);
+    bytes += String(row[4] ?? "").length + String(row[5] ?? "").length + writes.reduce((n, w) => n + String(w[3] ?? "").length, 0);
+    if (out.rows.length >= limit) break;
+    if (bytes >= PAGE_BYTES) { out.next = [r[1], r[0]]; break; }
+  }
+  return out;
 }
 
 export function writeRows(obj: Opened, a: { ns: string; checkpoint_id: string }) {
