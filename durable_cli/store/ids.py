@@ -65,6 +65,8 @@ def _read(path: str):
         raise storage(f"cannot read the installation secret {path}: {e.strerror}; object names cannot be resolved without it")
     try:
         data = os.read(fd, SECRET_BYTES + 1)
+    except OSError as e:  # e.g. a directory at its path
+        raise storage(f"cannot read the installation secret {path}: {e.strerror}; object names cannot be resolved without it")
     finally:
         os.close(fd)
     if len(data) != SECRET_BYTES:

@@ -181,3 +181,24 @@ def test_doctor_leaves_an_unpublished_file_its_creator_is_still_writing(home, du
 
 def grep_home(home, word: bytes):
     return [os.path.join(b, f) for b, _, fs in os.walk(home) for f in fs if word in open(os.path.join(b, f), "rb").read()]
+
+
+def test_a_directory_at_secret_key_is_a_storage_error_from_the_library_too(home, durable):
+    """The CLI said exit 7 ("Is a directory"); the library raised IsADirectoryError, and since DurableSession
+    opens the secret when made (Store.warm), so did the adapter's constructor, which should leave a failure
+    to the first call."""
+    import asyncio
+
+    from durable_cli import DurableError, Store
+    from durable_cli.integrations.openai_agents import DurableSession
+
+    (home / "secret.key").mkdir(parents=True)
+    assert durable("transcript", "show", "s").status == 7
+    with pytest.raises(DurableError) as e:
+        with Store(home=str(home), user="alice").open("s", create=True):
+            pass
+    assert e.value.code == "storage" and "secret" in e.value.message
+    session = DurableSession("s", home=str(home), user="alice")
+    with pytest.raises(DurableError):
+        asyncio.run(session.get_items())
+    session.close()
