@@ -311,6 +311,8 @@ def backup(store, dest: str, progress=None) -> dict:
     import time
 
     source = store.objects.paths
+    if not isinstance(dest, str) or dest == "" or "\0" in dest:
+        raise invalid(f"cannot back up to {dest!r}: not a directory name")
     dest = os.path.abspath(dest)
     real_home = os.path.realpath(source.home)
     real_dest = os.path.realpath(dest)

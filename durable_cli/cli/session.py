@@ -150,8 +150,8 @@ def read_rows(source: str) -> list:
         try:
             with open(source, "rb") as f:
                 lines = f.read().split(b"\n")
-        except OSError as e:
-            raise DurableError(f"cannot read --rows {source}: {e.strerror}", "invalid_input")
+        except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+            raise DurableError(f"cannot read --rows {source!r}: {getattr(e, 'strerror', None) or e}", "invalid_input")
     return checks.rows(store().config, lines)
 
 

@@ -28,8 +28,8 @@ def _batch_lines(source: str):
     try:
         with open(source, "rb") as f:
             return f.read().splitlines()
-    except OSError as e:
-        raise DurableError(f"cannot read --batch {source!r}: {e.strerror or e}; nothing was stored", "invalid_input")
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        raise DurableError(f"cannot read --batch {source!r}: {getattr(e, 'strerror', None) or e}; nothing was stored", "invalid_input")
 
 
 @app.command()

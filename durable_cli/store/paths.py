@@ -10,7 +10,7 @@ import errno
 import os
 import stat
 
-from ..errors import DurableError, storage
+from ..errors import DurableError, invalid, storage
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -20,6 +20,8 @@ UNPUBLISHED = ".new"  # beside an object file: a new object written whole, befor
 
 class Paths:
     def __init__(self, home: str):
+        if "\0" in home:  # (only a library caller can pass one: no argv or environment holds a NUL)
+            raise invalid(f"the data directory {home!r} is not a path: it holds a NUL byte")
         self.home = os.path.abspath(os.path.expanduser(home))
         self.objects = os.path.join(self.home, "objects")
         self.index = os.path.join(self.home, "index.db")

@@ -148,6 +148,24 @@ def test_invalid_utf8_in_an_argument_is_exit_2(durable, home, args):
     assert not os.path.exists(home)
 
 
+@pytest.mark.local_only("paths on this machine (a library caller's: no argv or environment variable can hold a NUL)")
+@pytest.mark.parametrize("args", [
+    ["backup", "\x00"],
+    ["backup", ""],
+    ["transcript", "append", "s", "--batch", "\x00"],
+    ["session", "finish", "s", "1", "--rows", "\x00"],
+    ["--home", "\x00", "ls"],
+    ["import", "\x00"],
+    ["export", "--all", "--output", "\x00"],
+])
+def test_a_nul_in_a_path_is_exit_2(durable, home, args):
+    """A path holding a NUL byte (hypothesis found `backup '\\x00'`: an internal error, ValueError from os)."""
+    assert durable("transcript", "append", "s", "--role", "user", "kept").status == 0
+    before = files_under(home)
+    one_line_error(durable(*args))
+    assert files_under(home) == before
+
+
 def test_invalid_utf8_in_an_argument_in_a_real_process(home):
     r = subprocess.run([sys.executable, "-m", "durable_cli", "transcript", "append", "s", "--role", "user", b"bad\xff"],
                        capture_output=True)

@@ -34,8 +34,8 @@ def kill_loop(durable, make_args, rounds, seed):
 def check_healthy(durable):
     doctor = durable("doctor", "--json")
     count("doctor after a kill", "healthy" if doctor.status == 0 else "repaired by doctor --repair")
-    if doctor.status != 0:  # a kill between the object commit and the index update: repairable, nothing lost
-        repairable = {"index_mismatch", "missing_index_row", "half_made", "stale_lock", "unfinished_purge", "orphan_index_row"}
+    if doctor.status != 0:  # a kill between the object commit and the index update, or between a removal's unlinks: repairable, nothing lost
+        repairable = {"index_mismatch", "missing_index_row", "half_made", "stale_lock", "stale_sidecar", "unfinished_purge", "orphan_index_row"}
         assert {p["kind"] for p in doctor.json()["problems"]} <= repairable
         assert durable("doctor", "--repair").status == 0
     assert durable("doctor").status == 0
