@@ -264,6 +264,7 @@ def _rollback(db) -> None:
         pass
 
 
+_INHERITED = []  # what stores opened before this process was forked from theirs (ObjectStore._after_fork)
 KEPT_MISS = object()  # ObjectStore.read_kept: not read that way
 
 
@@ -349,11 +350,14 @@ class ObjectStore:
 
         self._kept_guard = threading.Lock()
         self._ids = {}  # (scope, owner, NAME) -> id under the loaded secret (an HMAC per open saved)
+        self._pid = os.getpid()  # the process whose connections and descriptors these are (_after_fork)
 
     def __del__(self):
         """A store dropped without close() (a DurableSession made per request): its kept lock descriptors are
         closed with it, as its kept connections are (an fd is not closed by the garbage collector)."""
         try:
+            if self._pid != os.getpid():
+                self._after_fork()  # a parent's connections are not the child's to close
             for fd, _key in list(self._kept_locks.values()):
                 os.close(fd)
             self._kept_locks.clear()
@@ -447,7 +451,27 @@ class ObjectStore:
             found = self._ids[key] = ids.object_id(secret, scope, owner, name)
         return found
 
+    def _after_fork(self) -> None:
+        """In a child forked after this store opened things (a pre-forking server that made an adapter, or
+        warmed a Store, before forking): SQLite's connections must not cross a fork (closing one here could
+        take the parent's WAL), and a kept lock descriptor shares its flock with the parent's (both would
+        hold the object's lock at once). What the parent opened is set aside untouched for the child's life
+        and everything is opened afresh."""
+        if self._pid == os.getpid():
+            return
+        import threading
+
+        _INHERITED.append((self._kept, self._index, self._side_dbs))  # never used, never closed here
+        for fd, _key in self._kept_locks.values():
+            os.close(fd)  # (the parent's open file description, and its lock, stay the parent's)
+        self._kept, self._kept_locks, self._side_dbs, self._index = {}, {}, {}, None
+        self._side_owed = set()
+        self._kept_guard = threading.Lock()
+        self._pid = os.getpid()
+
     def index(self, *, create: bool = True):
+        if self._pid != os.getpid():
+            self._after_fork()
         if self._index is None:
             from .index import Index
 
@@ -493,6 +517,8 @@ class ObjectStore:
         removed per object); one that needs a migration or has WAL content is opened as usual.
         """
         missing = missing or f"{what} not found"
+        if self._pid != os.getpid():
+            self._after_fork()
         handle = self._wake_kept(object_id, what, lock_timeout) if self._kept_locks and not read_only else None
         if handle is None:
             handle = self._wake(object_id, create=create, what=what, missing=missing, lock_timeout=lock_timeout)
@@ -569,6 +595,8 @@ class ObjectStore:
         present and no alarm due. Else KEPT_MISS, nothing held: the caller reads through open(), which
         does all of that work. For a reader called once per step (the LangGraph saver's get_tuple): one
         read lock on the file, no session layer."""
+        if self._pid != os.getpid():
+            self._after_fork()
         with self._kept_guard:
             kept = self._kept.pop(object_id, None)
             kept_lock = self._kept_locks.pop(object_id, None) if kept is not None else None
@@ -872,6 +900,8 @@ class ObjectStore:
                 side_index.evict_at(path, unknown, deferred=owed, merge=merge, timeout=self.lock_timeout, cache=cache)
 
     def close(self) -> None:
+        if self._pid != os.getpid():
+            self._after_fork()
         if self._side_dbs or self._side_owed:
             from . import side_index
 

@@ -348,3 +348,47 @@ def test_the_object_row_a_kept_store_carries_is_the_one_on_disk(home):
             s.append("four", role="user")
     assert e.value.code == "conflict"
     assert texts(Store(home=str(home), user="alice"), "chat") == ["one", "two", "three"]
+
+
+def test_a_store_forked_while_it_keeps_things_open_starts_afresh_in_the_child(home):
+    """A pre-forking server that made (or warmed) an adapter's Store before forking: the child must not use the
+    parent's connections nor its kept lock descriptor, whose flock it would share: parent and child would both
+    hold the object's lock at once. The child opens its own, and waits for the parent's lock like any process."""
+    import time
+
+    store = Store(home=str(home), user="alice", keep_open=True, lock_timeout="1s")
+    store.warm()
+    with store.open("chat", create=True) as s:
+        s.append("one", role="user")
+    warm(store, "chat")  # a kept connection and a kept lock descriptor, both idle
+    ready, go = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: waits until the parent holds the lock, then tries to write
+        code = 1
+        try:
+            os.read(ready, 1)
+            try:
+                with store.open("chat") as s:
+                    s.append("child while the parent holds the lock", role="user")
+                code = 3  # got in while the parent held the lock
+            except DurableError as e:
+                code = 0 if e.code == "busy" else 4
+            time.sleep(1.0)  # the parent is done: now the child writes, through connections of its own
+            with store.open("chat") as s:
+                s.append("child", role="user")
+            store.close()
+        except BaseException:  # noqa: BLE001 - the exit status says what happened
+            code = code or 5
+        os._exit(code)
+    with store.open("chat") as s:
+        os.write(go, b"x")
+        time.sleep(1.5)  # the child tries meanwhile (1 s lock timeout)
+        s.append("parent", role="user")
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0, os.WEXITSTATUS(status)
+    with store.open("chat") as s:
+        s.append("parent again", role="user")  # the parent's kept connection still works
+    store.close()
+    fresh = Store(home=str(home), user="alice")
+    assert texts(fresh, "chat") == ["one", "parent", "child", "parent again"]
+    assert [(r["name"], r["turns"]) for r in fresh.ls()] == [("chat", 4)]
