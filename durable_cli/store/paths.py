@@ -20,6 +20,7 @@ UNPUBLISHED = ".new"  # beside an object file: a new object written whole, befor
 
 class Paths:
     def __init__(self, home: str):
+        home = os.fspath(home)
         if "\0" in home:  # (only a library caller can pass one: no argv or environment holds a NUL)
             raise invalid(f"the data directory {home!r} is not a path: it holds a NUL byte")
         self.home = os.path.abspath(os.path.expanduser(home))
