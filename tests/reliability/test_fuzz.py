@@ -13,10 +13,18 @@ from durable_cli import Store
 DOCUMENTED = {0, 2, 3, 4, 5, 6, 7, 8, 9}
 
 
+# What runs until something happens or a signal comes (a server; `work`, `--follow` and `--wait`, waiting for
+# ever or for a drawn `1h`): a drawn run of one hung the suite (`remote dev`, hypothesis's pick). Their own
+# bad input is tested where they are (tests/remote/, tests/cli/test_work.py, test_follow.py).
+LONG_RUNNING = {("remote", "dev"), ("work",)}
+WAITING = {"--follow", "-f", "--wait"}
+
+
 def command_table():
     from tests.helpers import leaf_commands
 
-    return [(path, [o for p in cmd.params if p.param_type_name == "option" for o in p.opts]) for path, cmd in leaf_commands()]
+    return [(path, [o for p in cmd.params if p.param_type_name == "option" for o in p.opts if o not in WAITING])
+            for path, cmd in leaf_commands() if tuple(path) not in LONG_RUNNING]
 
 
 COMMANDS = command_table()
