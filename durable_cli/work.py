@@ -144,6 +144,30 @@ class Run:
             if lines:
                 self.last_err = lines[-1].strip()
 
+    def group_alive(self) -> bool:
+        """Whether a process of CMD's group still runs (zombies that init has not reaped yet do not count)."""
+        try:
+            os.killpg(self.proc.pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return True  # no /proc: the group answers, so it is taken as running
+        for entry in entries:
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 2 and fields[2] == str(self.proc.pid).encode() and fields[0] not in (b"Z", b"X"):
+                return True
+        return False
+
     def kill_group(self, signum):
         try:
             os.killpg(self.proc.pid, signum)
@@ -366,14 +390,20 @@ class Worker:
         every = max(self.s.lease / 3, 0.05)
         renewed, stopping_since = time.monotonic(), None
         lost = None
-        while run.proc.poll() is None:
+        # When stopping, the grace is the whole group's: `sh -c 'a; b'` dies at once on SIGTERM while the command
+        # it runs may still be cleaning up; it keeps its grace before the SIGKILL.
+        while True:
             now = time.monotonic()
             if (self.stop.status is not None or lost is not None) and stopping_since is None:
                 stopping_since = now
                 if lost is not None:
                     run.kill_group(signal.SIGTERM)
+            if run.proc.poll() is not None and (stopping_since is None or not run.group_alive()):
+                break
             if stopping_since is not None and now - stopping_since >= self.s.grace:
                 run.kill_group(signal.SIGKILL)
+                if run.proc.poll() is not None:
+                    break  # what is left of the group is dead or a zombie nobody reaps yet
             if lost is None and stopping_since is None and now - renewed >= every:
                 renewed = now
                 try:

@@ -204,6 +204,32 @@ def test_grace_then_kill_and_a_signal_with_nothing_in_hand(durable, tmp_path):
     assert proc.returncode == 130 and time.time() - t0 < 2
 
 
+def test_the_grace_is_the_whole_groups_when_sh_dies_first(durable, tmp_path):
+    # `sh -c 'a; b'` does not exec: the shell dies at once on SIGTERM while the command it runs cleans up; the
+    # command keeps its grace (it was SIGKILLed at once), and nothing of the group outlives it.
+    durable("session", "prompt", "s", "job")
+    started, cleaned = tmp_path / "started", tmp_path / "cleaned"
+    script = tmp_path / "agent.py"
+    script.write_text(
+        "import signal, sys, time\n"
+        f"def h(*a):\n    time.sleep(0.4); open({str(cleaned)!r}, 'w').write('ok'); sys.exit(1)\n"
+        "signal.signal(signal.SIGTERM, h)\n"
+        f"open({str(started)!r}, 'w').close()\n"
+        "time.sleep(30)\n")
+    proc = spawn("s", "--command", f"cat > /dev/null; {PY} {script}; echo never", "--grace", "5s", "--json")
+    deadline = time.time() + 20
+    while not started.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    t0 = time.time()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert cleaned.exists(), "the command was killed before its grace was over"
+    assert time.time() - t0 < 4  # and `work` did not wait the whole grace once the group was gone
+    assert lines(out.decode())[0]["outcome"] == "released"
+    assert queue(durable, "s")[0]["status"] == "pending"
+
+
 def test_two_workers_never_work_a_prompt_twice(durable, tmp_path):
     for i in range(6):
         assert durable("session", "prompt", "s", f"p{i}").status == 0
