@@ -10,6 +10,7 @@ released as not an attempt (exit 130/143). A start that lost its lease records n
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -27,6 +28,9 @@ OUTPUT_CAP_FACTOR = 8  # stdout beyond max_turn_bytes x this is refused without 
 # Idle polling: from 20 ms, x1.5 each time, to at most this (seconds). `next --wait` backs off to 250 ms; a
 # shorter cap keeps a prompt's arrival to CMD's start within that interval + 20 ms with the take included.
 POLL_CAP = 0.2
+# Once CMD's group is done, its pipes are read until their end or until nothing came for this long (seconds):
+# a daemon it left (in a session of its own) holding stdout or stderr does not hold `work`.
+DRAIN_AFTER = 0.5
 
 
 class Settings:
@@ -108,6 +112,7 @@ class Run:
             self.kill_group(stop.status - 128)
         self.cap = settings.max_output * OUTPUT_CAP_FACTOR
         self.out, self.size, self.last_err = [], 0, None
+        self.done_at = None  # when CMD's group was done (set by finish)
         document = json.dumps(taken.doc, ensure_ascii=False).encode("utf-8") + b"\n"
         self.threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in (
             (self._feed, (document,)), (self._read_out, ()), (self._read_err, ()))]
@@ -125,15 +130,34 @@ class Run:
             except OSError:
                 pass
 
+    def _chunks(self, pipe):
+        """What PIPE brings, until its end, or until DRAIN_AFTER seconds after CMD's group was done with nothing
+        more to read: a daemon that escaped the group and kept the pipe open does not hold the turn (or `work`)."""
+        fd = pipe.fileno()
+        while True:
+            late = time.monotonic() - self.done_at if self.done_at is not None else 0
+            if late >= DRAIN_AFTER:
+                if late >= 2 * DRAIN_AFTER or not select.select([fd], [], [], 0)[0]:
+                    return  # what was left in the pipe is read; a daemon's endless writing is not waited for
+            elif not select.select([fd], [], [], 0.05)[0]:
+                continue
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            yield chunk
+
     def _read_out(self):
-        for chunk in iter(lambda: self.proc.stdout.read1(65536), b""):
+        for chunk in self._chunks(self.proc.stdout):
             self.size += len(chunk)
             if self.size <= self.cap:
                 self.out.append(chunk)
 
     def _read_err(self):
         tail = b""
-        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):
+        for chunk in self._chunks(self.proc.stderr):
             try:
                 sys.stderr.buffer.write(chunk)
                 sys.stderr.buffer.flush()
@@ -176,8 +200,9 @@ class Run:
 
     def finish(self):
         """Wait for the readers once CMD (and whatever it left holding its pipes) is done."""
+        self.done_at = time.monotonic()
         for t in self.threads[1:]:
-            t.join(timeout=5)
+            t.join()  # bounded: the readers stop DRAIN_AFTER after this once nothing more comes
         for pipe in (self.proc.stdout, self.proc.stderr):
             try:
                 pipe.close()

@@ -230,6 +230,28 @@ def test_the_grace_is_the_whole_groups_when_sh_dies_first(durable, tmp_path):
     assert queue(durable, "s")[0]["status"] == "pending"
 
 
+def test_a_daemon_holding_stdout_does_not_hold_the_turn(durable, tmp_path):
+    # CMD leaves a daemon in a session of its own (out of reach of the group kill) that keeps stdout and
+    # stderr open: the turn is what CMD wrote, recorded at once, not when the daemon ends
+    for text in ("one", "two"):
+        durable("session", "prompt", "s", text)
+    pids = tmp_path / "pids"
+    cmd = f"setsid sh -c 'echo $$ >> {pids}; sleep 30; echo late' & sleep 0.2; echo reply"
+    try:
+        t0 = time.time()
+        r = work("s", "--command", cmd, "--wait", "0", "--json", timeout=20)
+        assert r.status == 0, r.err
+        assert time.time() - t0 < 8
+        assert [x["outcome"] for x in lines(r.out)] == ["completed", "completed"]
+        assert [x["content"] for x in rows_of(durable, "s")] == ["one", "reply", "two", "reply"]
+    finally:
+        for pid in pids.read_text().split() if pids.exists() else ():
+            try:
+                os.killpg(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+
+
 def test_two_workers_never_work_a_prompt_twice(durable, tmp_path):
     for i in range(6):
         assert durable("session", "prompt", "s", f"p{i}").status == 0
