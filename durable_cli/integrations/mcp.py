@@ -276,14 +276,21 @@ class Tools:
         return doc
 
     def session_finish(self, a):
+        from .. import checks
+        from ..config import valid_name
         from ..core import transcript
 
+        valid_name(a["name"])
         rows = None
         if a.get("rows") is not None:  # as `finish --rows` reads them (append --batch's JSONL), one a line
             rows = transcript.prepare_batch(self.store.config, [json.dumps(r) for r in a["rows"]]) if a["rows"] else []
+        failed = a.get("failed", False) or a.get("error") is not None
+        checks.attempt(a.get("attempt"))
+        # input first (SPEC §4), as `session finish` does: exit 2 whether NAME exists or not
+        turn = checks.finish(self.store.config, reply=a.get("reply"), meta=a.get("meta"), rows=rows, failed=failed)
         with self._open(a["name"]) as s:
-            return s.finish(a["prompt_id"], reply=a.get("reply"), failed=a.get("failed", False), error=a.get("error"),
-                            meta=a.get("meta"), rows=rows, attempt=a.get("attempt"))
+            return s.finish(a["prompt_id"], rows=turn, failed=a.get("failed", False), error=a.get("error"),
+                            attempt=a.get("attempt"))
 
     def transcript_append(self, a):
         from ..core import sessions, transcript
@@ -382,9 +389,12 @@ class Tools:
     # ask_human's steps
     def ask(self, a):
         """Store the question (idempotent under request_id): (request, made_now)."""
+        from .. import checks
         from ..config import valid_name
 
         valid_name(a["name"])
+        checks.question(a["prompt"], a.get("choices") or ())  # input first (SPEC §4), as `elicit ask`: exit 2
+        checks.request_id(a.get("request_id"))  # whether NAME exists or not, and nothing is touched
         timeout = _seconds(a, "timeout")
         with self._open(a["name"]) as s:
             before = {r["id"] for r in s.requests(pending_only=True)} if a.get("request_id") is not None else set()

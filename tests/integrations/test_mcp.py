@@ -451,3 +451,33 @@ def test_the_readme_client_configuration_is_json_that_runs_durable_mcp():
     config = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
     for server in config["mcpServers"].values():
         assert server["command"] == "durable" and server["args"][-1] == "mcp"
+
+
+@pytest.mark.local_only("compares `durable export --all` of the data directory before and after")
+def test_bad_input_is_refused_before_the_session_is_looked_for_and_touches_nothing():
+    """Input first (SPEC §4), as `elicit ask` and `session finish` check it: a bad question, request id, reply or
+    turn row is exit 2 whether NAME exists or not (it was not_found for a missing session), and a refused
+    ask_human leaves the session as it was (it used to open it first, and store an expired request's expiry)."""
+    look("session", "create", "s")
+
+    def export():
+        return cli("export", "--all").stdout
+
+    async def main():
+        async with client("legacy") as c:
+            pending = (await call(c, "ask_human", name="s", prompt="Quick?", timeout="1s"))[1]
+            assert pending["status"] == "pending"
+            time.sleep(1.2)  # the request is past its expiry, not yet marked expired
+            before = export()
+            for name in ("s", "nope"):
+                error_of(await call(c, "ask_human", name=name, prompt="Ship?", request_id="\u2028"), "invalid_input")
+                error_of(await call(c, "ask_human", name=name, prompt=" "), "invalid_input")
+                error_of(await call(c, "ask_human", name=name, prompt="Ship?", choices=["yes", "yes"]), "invalid_input")
+                error_of(await call(c, "session_finish", name=name, prompt_id=1, reply=""), "invalid_input")
+                error_of(await call(c, "session_finish", name=name, prompt_id=1, rows=[{"role": "user", "content": "x"}]),
+                         "invalid_input")
+                error_of(await call(c, "session_finish", name=name, prompt_id=1, meta={"model": "m"}), "invalid_input")
+            assert export() == before
+            error_of(await call(c, "session_finish", name="nope", prompt_id=1, reply="done"), "not_found")
+
+    run(main)
