@@ -379,7 +379,7 @@ class Store:
         for row in retention.ls_rows(self, all_objects=True, extra=["o.next_alarm_at IS NOT NULL", "o.next_alarm_at <= ?"],
                                      extra_params=[clock.now()], limit=limit):
             try:
-                with self.open(address=retention.address_of(row)):
+                with self.open(address=retention.address_of(row), lock_timeout=0):
                     woken += 1
             except DurableError:
                 continue  # busy, gone or hidden: its own next wake fires it

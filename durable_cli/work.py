@@ -31,6 +31,7 @@ POLL_CAP = 0.2
 # Once CMD's group is done, its pipes are read until their end or until nothing came for this long (seconds):
 # a daemon it left (in a session of its own) holding stdout or stderr does not hold `work`.
 DRAIN_AFTER = 0.5
+BROKEN_RETRY = 60  # seconds: `work --all` skips a corrupt session this long before trying it again
 
 
 class Settings:
@@ -262,6 +263,7 @@ class Worker:
         self.report = report or (lambda line: None)
         self.stop = Stop()
         self.handled = 0
+        self.broken = {}  # --all: the sessions found corrupt (exit 7) -> when to try them again (monotonic)
 
     # -- taking ---------------------------------------------------------------------------------------
 
@@ -285,16 +287,26 @@ class Worker:
 
     def _take_any(self):
         self.store.fire_due_alarms()
-        for row in self.store.startable():
+        now = time.monotonic()
+        for row in self.store.startable(limit=8 + len(self.broken)):
+            key = (row.get("scope"), row.get("owner"), row["name"])
+            if now < self.broken.get(key, 0):
+                continue  # corrupt when last tried: the others go on; tried again a minute later
             tenant = row["owner"] if row["scope"] == "tenant" else None
             address = self.store.address(row["name"], tenant=tenant) if tenant else self.store.address(row["name"])
             try:
-                with self.store.open(address=address) as session:
+                with self.store.open(address=address, lock_timeout=0) as session:
                     doc = self._next(session)
             except DurableError as e:
                 if e.code in ("busy", "not_found", "conflict"):
-                    continue  # taken meanwhile, gone, archived: the next candidate
+                    continue  # held by another process (tried again at the next poll), gone, archived: the next one
+                if e.code == "storage":
+                    if key not in self.broken:
+                        _note(f"{row['name']}: skipped: {e.message}")
+                    self.broken[key] = now + BROKEN_RETRY
+                    continue
                 raise
+            self.broken.pop(key, None)
             if doc is not None:
                 return Taken(row["name"], address, doc, tenant)
         return None
@@ -471,6 +483,14 @@ class Worker:
     def _report(self, taken, outcome, attempts, rows, error, note=None):
         self.report({"name": taken.name, "prompt": taken.id, "outcome": outcome, "attempts": attempts, "rows": rows,
                      "error": error}, note)
+
+
+def _note(text: str) -> None:
+    try:
+        sys.stderr.write(f"durable: work: {text}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _sleep(seconds, stop):

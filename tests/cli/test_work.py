@@ -284,6 +284,31 @@ def test_all_takes_the_oldest_pending_prompt_across_sessions(durable):
 
 
 @pytest.mark.local_only("the Worker's own alarm retries the lease remotely; locally --all fires it through index.db")
+@pytest.mark.local_only("corrupts an object file and holds an object's lock file")
+def test_all_goes_on_past_a_corrupt_session_and_a_busy_one(durable, tmp_path):
+    for name in ("bad", "held", "fine"):
+        durable("session", "create", name)
+        durable("session", "prompt", name, f"for {name}")  # bad's is the oldest
+        time.sleep(0.02)
+    bad = durable("path", "bad").out.strip()
+    held = durable("path", "held").out.strip()
+    with open(bad, "r+b") as f:
+        f.write(b"not a database" * 100)
+    holder = subprocess.Popen([PY, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(1.5)",
+                               held[: -len(".sqlite3")] + ".lock"], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        t0 = time.time()
+        r = work("--all", "--command", "echo done", "--wait", "2s", "--json", timeout=30)
+    finally:
+        holder.wait(timeout=10)
+    assert r.status == 0, r.err
+    assert sorted((x["name"], x["outcome"]) for x in lines(r.out)) == [("fine", "completed"), ("held", "completed")]
+    assert r.err.count('"bad" is corrupt') == 1  # said once, not at every poll
+    assert time.time() - t0 < 10  # the busy one did not cost a lock timeout per poll
+
+
 def test_all_fires_due_alarms_so_an_expired_lease_is_retried(durable, tmp_path):
     (tmp_path / "config.toml").write_text('[queue]\non_lease_expiry = "retry"\n')
     durable("session", "prompt", "s", "x")
