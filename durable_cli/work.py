@@ -277,11 +277,11 @@ class Worker:
 
     def _take_one(self):
         try:
-            with self.store.open(self.name) as session:
+            with self.store.open(self.name, lock_timeout=0) as session:
                 doc = self._next(session)
         except DurableError as e:
             if e.code == "busy":
-                return None
+                return None  # held by another process: tried again at the next poll (a signal meanwhile ends work at once)
             raise
         return Taken(self.name, None, doc, self.store.tenant) if doc is not None else None
 

@@ -252,6 +252,27 @@ def test_a_daemon_holding_stdout_does_not_hold_the_turn(durable, tmp_path):
                 pass
 
 
+@pytest.mark.local_only("holds an object's lock file")
+def test_a_signal_while_the_session_is_busy_ends_work_at_once(durable):
+    # no prompt in hand: SIGTERM ends `work` at once, not after the lock timeout another process's lock costs
+    durable("session", "create", "s")
+    held = durable("path", "s").out.strip()
+    holder = subprocess.Popen([PY, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(4)",
+                               held[: -len(".sqlite3")] + ".lock"], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        proc = spawn("s", "--command", "true")
+        time.sleep(1)
+        t0 = time.time()
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+        assert proc.returncode == 143 and time.time() - t0 < 1.5
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_two_workers_never_work_a_prompt_twice(durable, tmp_path):
     for i in range(6):
         assert durable("session", "prompt", "s", f"p{i}").status == 0
