@@ -444,12 +444,17 @@ class Worker:
             if lost is None and stopping_since is None and now - renewed >= every:
                 renewed = now
                 try:
-                    with self._open(taken) as session:
+                    # without waiting for a lock another process holds: this loop must keep watching CMD and signals
+                    opened = (self.store.open(address=taken.address, lock_timeout=0) if taken.address is not None
+                              else self.store.open(taken.name, lock_timeout=0))
+                    with opened as session:
                         session.renew(taken.id, lease_seconds=self.s.lease, attempt=taken.attempt)
                 except DurableError as e:
                     if e.code in ("conflict", "not_found"):
                         lost = f"the lease was lost while the command ran ({e.message})"
-                    # busy or unreachable: tried again a third of the lease later; the lease still runs
+                    elif e.code == "busy":
+                        renewed = now - every + 0.25  # tried again shortly
+                    # unreachable: tried again a third of the lease later; the lease still runs
             time.sleep(0.02)
         run.kill_group(signal.SIGKILL)  # whatever CMD left running in its group
         return lost

@@ -273,6 +273,38 @@ def test_a_signal_while_the_session_is_busy_ends_work_at_once(durable):
         holder.wait()
 
 
+@pytest.mark.local_only("holds an object's lock file")
+def test_a_renewal_waiting_on_a_busy_session_does_not_delay_the_grace(durable, tmp_path):
+    durable("session", "create", "s")
+    durable("session", "prompt", "s", "stubborn")
+    held, pid = durable("path", "s").out.strip(), tmp_path / "pid"
+    proc = spawn("s", "--command", f"trap '' TERM; echo $$ > {pid}; sleep 30", "--grace", "1s", "--lease", "6s")
+    deadline = time.time() + 20
+    while not (pid.exists() and pid.read_text().strip()) and time.time() < deadline:
+        time.sleep(0.05)
+    cmd = int(pid.read_text())
+    holder = subprocess.Popen([PY, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(4.5)",
+                               held[: -len(".sqlite3")] + ".lock"], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        time.sleep(2.2)  # a renewal (every 2s) is due while the lock is held
+        t0 = time.time()
+        proc.send_signal(signal.SIGTERM)
+        while time.time() - t0 < 10:
+            try:
+                os.kill(cmd, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        assert time.time() - t0 < 1.8  # killed after its grace, not when the other process let go
+    finally:
+        holder.wait(timeout=10)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    assert queue(durable, "s")[0]["status"] == "pending"
+
+
 def test_two_workers_never_work_a_prompt_twice(durable, tmp_path):
     for i in range(6):
         assert durable("session", "prompt", "s", f"p{i}").status == 0
