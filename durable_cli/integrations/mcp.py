@@ -209,6 +209,39 @@ def still_wanted():
         raise DurableError("the client closed stdin while this call waited; nothing was taken", "timeout")
 
 
+class Gone(Exception):
+    """The client closed stdin while the person was being asked through it."""
+
+
+async def until_gone(asking):
+    """The client's answer to ASKING (an elicitation/create awaiting its response); raises Gone once stdin has
+    closed: a client that went away answers nothing, and the server must not wait for it for ever (SPEC §14:
+    the request stays pending, and the server exits 0 when its stdin closes)."""
+    answer, failure = None, None
+
+    async def ask():
+        nonlocal answer, failure
+        try:
+            answer = await asking
+        except Exception as e:  # noqa: BLE001 - handed to the caller
+            failure = e
+        tg.cancel_scope.cancel()
+
+    async def watch():
+        nonlocal failure
+        while not Wire.closing:
+            await anyio.sleep(0.05)
+        failure = Gone()
+        tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask)
+        tg.start_soon(watch)
+    if failure is not None:
+        raise failure
+    return answer
+
+
 def _seconds(args, key, *, allow_zero=False):
     value = args.get(key)
     return None if value is None else durations.parse(value, allow_zero=allow_zero, what=key)
@@ -776,8 +809,8 @@ class DurableMCP:
         response = None
         with anyio.move_on_after(left):
             try:
-                response = await ctx.session.elicit_form(question.message, question.requested_schema, ctx.request_id)
-            except Exception:  # noqa: BLE001 - the client could not ask: the request stays pending
+                response = await until_gone(ctx.session.elicit_form(question.message, question.requested_schema, ctx.request_id))
+            except Exception:  # noqa: BLE001 - the client could not ask (or went away): the request stays pending
                 response = None
         if response is None:  # not asked, or not answered in time: the request as it stands (expired: timeout)
             return ok(unanswered(await self.run_sync(self.tools.request, a["name"], request["id"])))
@@ -813,8 +846,8 @@ class DurableMCP:
             seen = state.get("value")
         else:
             try:
-                response = await ctx.session.elicit_form(message, schema, ctx.request_id)
-            except Exception:  # noqa: BLE001 - the client could not ask: nothing is confirmed
+                response = await until_gone(ctx.session.elicit_form(message, schema, ctx.request_id))
+            except Exception:  # noqa: BLE001 - the client could not ask (or went away): nothing is confirmed
                 raise denied(f"the person could not be asked to confirm {key!r}; nothing was confirmed "
                              f"(the person can run 'durable memory confirm {key}')")
             seen = fact["value"]

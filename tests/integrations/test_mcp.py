@@ -481,3 +481,33 @@ def test_bad_input_is_refused_before_the_session_is_looked_for_and_touches_nothi
             error_of(await call(c, "session_finish", name="nope", prompt_id=1, reply="done"), "not_found")
 
     run(main)
+
+
+@pytest.mark.local_only("about the wire, not a backend")
+def test_a_client_that_goes_away_while_the_person_is_asked_ends_the_server_with_0():
+    """stdin closes while elicitation/create requests are outstanding (a desktop client quit mid-question): the
+    server stopped waiting for ever; now ask_human answers with the request still pending (answerable with
+    `durable elicit answer`), memory_confirm confirms nothing, and the server exits 0."""
+    look("session", "create", "d")
+    look("memory", "set", "tz", "Europe/Paris", "--source", "model")
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc.stdin.write(
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        b'"capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"0"}}}\n'
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask_human","arguments":{"name":"d","prompt":"Ship?"}}}\n'
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_confirm","arguments":{"key":"tz"}}}\n')
+    proc.stdin.flush()
+    asked = []
+    while len(asked) < 2:
+        message = json.loads(proc.stdout.readline())
+        if message.get("method") == "elicitation/create":
+            asked.append(message["params"]["message"])
+    assert sorted(asked) == ["Remember this as a fact? tz = Europe/Paris", "Ship?"]
+    proc.stdin.close()  # the client is gone, the person never answered
+    assert proc.wait(timeout=10) == 0
+    answers = {m["id"]: m["result"] for m in map(json.loads, proc.stdout.read().splitlines()) if "id" in m and "result" in m}
+    assert answers[2]["structuredContent"]["status"] == "pending"
+    assert answers[3]["structuredContent"]["error"]["code"] == "permission_denied"
+    assert [r["status"] for r in look("elicit", "list", "d")] == ["pending"]
+    assert look("memory", "list", "--all")[0]["confirmed"] is False
