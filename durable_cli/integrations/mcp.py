@@ -1022,4 +1022,22 @@ def serve(store) -> int:
     _guard.commit_guard = guard
     Wire.closing = False
     app = DurableMCP(store)
-    return anyio.run(_serve, app, guard)
+    try:
+        return anyio.run(_serve, app, guard)
+    except BaseException as e:
+        if not _pipe_closed(e):
+            raise
+    # the client closed its end of stdout (it is gone): as `durable ls | head -1`, exit 0, not an internal error
+    import sys
+
+    sys.stderr.write("durable: note: the MCP client closed stdout; the server stopped (a call it could not answer "
+                     "may have been committed)\n")
+    return 0
+
+
+def _pipe_closed(e: BaseException) -> bool:
+    """E is a broken pipe on stdout, alone or as every leaf of the task groups' exception groups."""
+    if isinstance(e, BrokenPipeError):
+        return True
+    inner = getattr(e, "exceptions", None)
+    return bool(inner) and all(_pipe_closed(x) for x in inner)

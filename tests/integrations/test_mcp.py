@@ -511,3 +511,25 @@ def test_a_client_that_goes_away_while_the_person_is_asked_ends_the_server_with_
     assert answers[3]["structuredContent"]["error"]["code"] == "permission_denied"
     assert [r["status"] for r in look("elicit", "list", "d")] == ["pending"]
     assert look("memory", "list", "--all")[0]["confirmed"] is False
+
+
+@pytest.mark.local_only("about the wire, not a backend")
+def test_a_client_that_closes_stdout_stops_the_server_with_0_not_an_internal_error():
+    """The client closes its end of stdout (gone) and a call is answered into the broken pipe: exit 0 as
+    `durable ls | head -1` is, with a note; it was exit 1 "internal error: ExceptionGroup ..." (a bug, per §4)."""
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+                     b'"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}\n'
+                     b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.stdout.close()
+    try:
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sessions_list","arguments":{}}}\n')
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the server already stopped
+    assert proc.wait(timeout=10) == 0
+    err = proc.stderr.read().decode()
+    assert "internal error" not in err and "Traceback" not in err and "closed stdout" in err
