@@ -787,7 +787,7 @@ class DurableMCP:
         if self.modern(ctx) and params.request_state is not None:
             state = self.state_of(params)
             request_id = state.get("request")
-            if type(request_id) is not int:
+            if type(request_id) is not int or not 1 <= request_id <= INT64[1]:  # 2**64 reached SQLite: internal error
                 raise invalid("invalid request_state: call the tool again without it")
             request = await self.run_sync(self.tools.request, a["name"], request_id)
             if request["prompt"] != a["prompt"]:
@@ -821,6 +821,10 @@ class DurableMCP:
             choice = (response.content or {}).get("answer")
             if not isinstance(choice, str) or not choice or (request["choices"] and choice not in request["choices"]):
                 raise invalid(f"the answer {choice!r} was not one of the choices offered")
+            _text(choice, "the answer")
+            limit = self.store.config.get("transcript.max_turn_bytes")  # bounded as every text argument is
+            if len(choice) * 4 > limit and len(choice.encode("utf-8")) > limit:
+                raise invalid(say("text_too_large", what="the answer", size=len(choice.encode("utf-8")), limit=limit))
             return await self.run_sync(self.tools.record, name, request["id"], "accept", choice)
         return await self.run_sync(self.tools.record, name, request["id"], response.action, None)
 

@@ -533,3 +533,28 @@ def test_a_client_that_closes_stdout_stops_the_server_with_0_not_an_internal_err
     assert proc.wait(timeout=10) == 0
     err = proc.stderr.read().decode()
     assert "internal error" not in err and "Traceback" not in err and "closed stdout" in err
+
+
+@pytest.mark.local_only("the request_state checks are the server's own")
+def test_a_forged_request_state_or_an_oversized_answer_is_refused_and_stores_nothing():
+    """A 2026-07-28 client resumes ask_human with request_state and input_responses it made up: a request id
+    past 2^63-1 was an internal error (SQLite overflow), now exit 2; an answer over transcript.max_turn_bytes
+    was stored as the person's answer, now exit 2 with the request still pending."""
+    import mcp_types as types
+
+    look("session", "create", "d")
+    request = look("elicit", "ask", "d", "--prompt", "Name the release?")
+
+    async def main():
+        async with client(MODERN) as c:
+            for forged in (2 ** 64, 0, -1):
+                r = await c.call_tool("ask_human", {"name": "d", "prompt": "Name the release?"},
+                                      request_state=json.dumps({"request": forged}))
+                error_of((r.is_error, r.structured_content), "invalid_input")
+            huge = types.ElicitResult(action="accept", content={"answer": "x" * (2 * 1024 * 1024 + 1)})
+            r = await c.call_tool("ask_human", {"name": "d", "prompt": "Name the release?"},
+                                  request_state=json.dumps({"request": request["id"]}), input_responses={"answer": huge})
+            assert "max_turn_bytes" in error_of((r.is_error, r.structured_content), "invalid_input")["message"]
+
+    run(main)
+    assert [(r["status"], r["answer"]) for r in look("elicit", "list", "d")] == [("pending", None)]
