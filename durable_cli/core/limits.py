@@ -13,7 +13,7 @@ from ..messages import say
 def parse_rate(text: str):
     """"N/DUR" -> (N, seconds)."""
     match = re.fullmatch(r"([1-9][0-9]*)/(.+)", text or "")
-    if not match:
+    if not match or len(match.group(1)) > 19 or int(match.group(1)) > 2 ** 63 - 1:  # SPEC §4: beyond 2^63-1 is exit 2
         raise invalid(say("invalid_rate", rate=text))
     return int(match.group(1)), durations.parse(match.group(2), what="rate period")
 
@@ -39,7 +39,7 @@ def hit(obj, key: str, *, rate: str, burst=None) -> dict:
             tokens -= 1
         obj.db.execute("INSERT OR REPLACE INTO buckets (key, tokens, updated_at) VALUES (?, ?, ?)", (key, tokens, now))
     retry = None if allowed else max(1, math.ceil((1 - tokens) / refill_per_ms / 1000 - 1e-9))
-    doc = {"key": key, "allowed": allowed, "remaining": int(math.floor(tokens + 1e-9)), "retry_after": retry}
+    doc = {"key": key, "allowed": allowed, "remaining": min(capacity, int(math.floor(tokens + 1e-9))), "retry_after": retry}
     if not allowed:
         raise DurableError(say("rate_limited", key=key, rate=f"{n}/{durations.format(per)}", retry=retry), "rate_limited", document=doc)
     return doc

@@ -558,3 +558,17 @@ def test_a_forged_request_state_or_an_oversized_answer_is_refused_and_stores_not
 
     run(main)
     assert [(r["status"], r["answer"]) for r in look("elicit", "list", "d")] == [("pending", None)]
+
+
+@pytest.mark.local_only("the rate's bounds are checked before anything is sent or opened")
+def test_a_rate_beyond_2_63_is_refused_and_remaining_stays_within_the_bucket():
+    """SPEC §4: numbers beyond 2^63-1 are exit 2. limit_hit (and `durable limit hit`) with such a rate was exit 1
+    "internal error: OverflowError"; at 2^63-1, remaining read 2^63 (a double's rounding), past the bucket."""
+    async def main():
+        async with client("legacy") as c:
+            error_of(await call(c, "limit_hit", key="api", rate="99999999999999999999/1s"), "invalid_input")
+            error_of(await call(c, "limit_hit", key="api", rate="9223372036854775808/1s"), "invalid_input")
+            hit = (await call(c, "limit_hit", key="api", rate="9223372036854775807/1s"))[1]
+            assert hit["allowed"] is True and hit["remaining"] <= 2 ** 63 - 1
+
+    run(main)
