@@ -926,6 +926,8 @@ class DurableMCP:
 
     async def subscriptions_listen(self, ctx, params):
         uris = list((params.notifications.resource_subscriptions or []) if params.notifications else [])
+        for uri in uris:  # refused as resources/subscribe refuses them: not ours, or an invalid NAME
+            self.check_uri(uri)
         for uri in uris:
             self.listened[uri] = self.listened.get(uri, 0) + 1
         try:

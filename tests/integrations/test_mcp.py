@@ -572,3 +572,22 @@ def test_a_rate_beyond_2_63_is_refused_and_remaining_stays_within_the_bucket():
             assert hit["allowed"] is True and hit["remaining"] <= 2 ** 63 - 1
 
     run(main)
+
+
+@pytest.mark.local_only("about the protocol, not a backend")
+def test_subscriptions_listen_refuses_what_resources_subscribe_refuses():
+    """A 2026-07-28 client listening for an invalid NAME or a URI the server does not serve is refused, as a
+    2025-11-25 client's resources/subscribe is (it was accepted, and never heard of); the server goes on."""
+    import anyio
+    from mcp.shared.exceptions import MCPError
+
+    async def main():
+        async with client(MODERN) as c:
+            for uri, code in (("durable://session/%20padded/transcript", "invalid_input"), ("durable://elsewhere", "not_found")):
+                with pytest.raises(MCPError) as refused, anyio.fail_after(10):
+                    async with c.listen(resource_subscriptions=[uri]):
+                        pass
+                assert refused.value.error.data["error"]["code"] == code
+            assert (await call(c, "sessions_list"))[1] == {"result": []}
+
+    run(main)
