@@ -739,8 +739,11 @@ class DurableMCP:
         exit 2, nothing stored (rows and JSON values are measured by the rules that store them)."""
         limit = self.store.config.get("transcript.max_turn_bytes")
         for key, value in args.items():
-            if isinstance(value, str) and len(value) * 4 > limit and len(value.encode("utf-8")) > limit:
-                raise invalid(say("text_too_large", what=f"argument {key!r}", size=len(value.encode("utf-8")), limit=limit))
+            texts = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+            if sum(len(t) for t in texts) * 4 > limit:  # an array of texts (choices) counts as all of them together
+                size = sum(len(t.encode("utf-8")) for t in texts)
+                if size > limit:
+                    raise invalid(say("text_too_large", what=f"argument {key!r}", size=size, limit=limit))
 
     # asking the person
     @staticmethod

@@ -539,7 +539,7 @@ def test_a_client_that_closes_stdout_stops_the_server_with_0_not_an_internal_err
 def test_a_forged_request_state_or_an_oversized_answer_is_refused_and_stores_nothing():
     """A 2026-07-28 client resumes ask_human with request_state and input_responses it made up: a request id
     past 2^63-1 was an internal error (SQLite overflow), now exit 2; an answer over transcript.max_turn_bytes
-    was stored as the person's answer, now exit 2 with the request still pending."""
+    was stored as the person's answer, now exit 2 with the request still pending; so were 3 MB of choices."""
     import mcp_types as types
 
     look("session", "create", "d")
@@ -551,6 +551,9 @@ def test_a_forged_request_state_or_an_oversized_answer_is_refused_and_stores_not
                 r = await c.call_tool("ask_human", {"name": "d", "prompt": "Name the release?"},
                                       request_state=json.dumps({"request": forged}))
                 error_of((r.is_error, r.structured_content), "invalid_input")
+            many = [f"choice {i:07d}" for i in range(200_000)]  # 3 MB of choices, over the ceiling together
+            r = await c.call_tool("ask_human", {"name": "d", "prompt": "Pick one", "choices": many})
+            assert "max_turn_bytes" in error_of((r.is_error, r.structured_content), "invalid_input")["message"]
             huge = types.ElicitResult(action="accept", content={"answer": "x" * (2 * 1024 * 1024 + 1)})
             r = await c.call_tool("ask_human", {"name": "d", "prompt": "Name the release?"},
                                   request_state=json.dumps({"request": request["id"]}), input_responses={"answer": huge})
