@@ -410,7 +410,8 @@ class Worker:
         try:
             turn, count = turn_of(self.s, self.store, run.stdout)
         except DurableError as e:
-            return self._failed(taken, e.message)
+            # plan_finish speaks of `finish --reply`, an option the user of `work` never gave
+            return self._failed(taken, "the reply" + e.message[len("--reply"):] if e.message.startswith("--reply:") else e.message)
         try:
             done = self._on(taken, lambda session: session.finish(taken.id, rows=turn, attempt=taken.attempt))
         except DurableError as e:

@@ -305,6 +305,15 @@ def test_a_renewal_waiting_on_a_busy_session_does_not_delay_the_grace(durable, t
     assert queue(durable, "s")[0]["status"] == "pending"
 
 
+def test_a_reply_over_the_row_limit_is_refused_in_work_s_own_words(durable):
+    durable("session", "prompt", "s", "say a lot")
+    r = work("s", "--command", f"{PY} -c \"print('a' * 3_000_000)\"", "--once", "--json", "--attempts", "1")
+    assert r.status == 0, r.err
+    line = lines(r.out)[0]
+    assert line["outcome"] == "failed" and "over the limit" in line["error"] and "--reply" not in line["error"]
+    assert [x["role"] for x in rows_of(durable, "s")] == ["user"]
+
+
 def test_two_workers_never_work_a_prompt_twice(durable, tmp_path):
     for i in range(6):
         assert durable("session", "prompt", "s", f"p{i}").status == 0
