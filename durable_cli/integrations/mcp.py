@@ -685,6 +685,7 @@ class DurableMCP:
         self.legacy_subscribers = {}  # uri -> the ServerSession that subscribed (one connection on stdio)
         self.listened = {}  # uri -> number of open subscriptions/listen streams naming it
         self.limiter = anyio.CapacityLimiter(4)
+        self.waits = anyio.CapacityLimiter(32)  # calls that wait (holding no lock) have threads of their own
         self.server = Server(
             "durable", version=__version__,
             instructions="durable: sessions, memory and questions for the person, kept on disk (or in Cloudflare "
@@ -708,8 +709,8 @@ class DurableMCP:
         finally:
             self.inflight -= 1
 
-    async def run_sync(self, fn, *args):
-        return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+    async def run_sync(self, fn, *args, limiter=None):
+        return await anyio.to_thread.run_sync(fn, *args, limiter=limiter or self.limiter)
 
     # tools
     async def list_tools(self, ctx, params):
@@ -730,7 +731,10 @@ class DurableMCP:
                 return await self.ask_human(ctx, params, args)
             if params.name == "memory_confirm":
                 return await self.memory_confirm(ctx, params, args)
-            return ok(await self.run_sync(getattr(self.tools, params.name), args))
+            # a call that waits (session_next/session_prompt with wait) has threads of its own: four of them
+            # took every thread, and the call that would end their wait (a prompt) queued behind them
+            waits = self.waits if args.get("wait") is not None else None
+            return ok(await self.run_sync(getattr(self.tools, params.name), args, limiter=waits))
         except Exception as e:  # noqa: BLE001 - every failure is a tool error, never a crash of the server
             return failed(as_durable_error(e))
 

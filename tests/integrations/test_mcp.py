@@ -594,3 +594,33 @@ def test_subscriptions_listen_refuses_what_resources_subscribe_refuses():
             assert (await call(c, "sessions_list"))[1] == {"result": []}
 
     run(main)
+
+
+@pytest.mark.local_only("about the server's threads, not a backend")
+def test_calls_that_wait_do_not_starve_the_call_that_ends_their_wait():
+    """Four session_next calls waiting for prompts took every worker thread: the session_prompt that would end
+    one of the waits queued behind them until they timed out (30 s here), and the waiter got nothing."""
+    import anyio
+
+    for i in range(4):
+        look("session", "create", f"q{i}")
+
+    async def main():
+        async with client("legacy") as c:
+            taken = {}
+
+            async def waiter(i):
+                taken[i] = (await call(c, "session_next", name=f"q{i}", wait="30s"))[1]["content"]
+
+            async with anyio.create_task_group() as tg:
+                for i in range(4):
+                    tg.start_soon(waiter, i)
+                await anyio.sleep(1)  # all four are waiting
+                started = time.monotonic()
+                assert not (await call(c, "session_prompt", name="q0", text="wake"))[0]
+                assert time.monotonic() - started < 5
+                for i in range(1, 4):
+                    await call(c, "session_prompt", name=f"q{i}", text="wake")
+            assert taken == {i: "wake" for i in range(4)}
+
+    run(main)
