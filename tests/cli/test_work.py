@@ -169,7 +169,8 @@ def test_a_signal_goes_to_the_command_and_hands_the_prompt_back(durable, tmp_pat
     started, got = tmp_path / "started", tmp_path / "got"
     # the trap runs in the child shell: sh -c may not exec CMD, so the whole group gets the signal
     cmd = f"trap 'echo caught > {got}; exit 1' TERM INT; touch {started}; sleep 30 & wait"
-    proc = spawn("s", "--command", cmd, "--json")
+    # --grace 1s: the background `sleep` ignores SIGINT (sh's background jobs do) and keeps the group's grace
+    proc = spawn("s", "--command", cmd, "--json", "--grace", "1s")
     deadline = time.time() + 20
     while not started.exists() and time.time() < deadline:
         time.sleep(0.05)
