@@ -1,7 +1,6 @@
 """durable work: the supervised worker loop of SPEC §5.1 (durable_cli/work.py)."""
 
 import json
-import sys
 
 import typer
 
@@ -41,7 +40,7 @@ def work(
 
     Example: durable work chat --command 'jq -r .content | llm -m gpt-4o-mini' --wait 10m
     """
-    from ..work import Settings, Worker
+    from ..work import Settings, Worker, _note
 
     if everywhere == (name is not None):
         raise DurableError("give a session NAME or --all (one of them)", "invalid_input")
@@ -62,11 +61,3 @@ def work(
             _note(what)
 
     return Worker(s, settings, name=name, everywhere=everywhere, report=report).run()
-
-
-def _note(text: str) -> None:
-    try:
-        sys.stderr.write(f"durable: work: {text}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
