@@ -334,9 +334,8 @@ def _check_locks(paths, present, problem, repair) -> None:
                 _unpublished(directory, name, name[:-len(".sqlite3" + _paths.UNPUBLISHED)], problem, repair)
                 continue
             side = next((s for s in _paths.SIDE_SUFFIXES if name.endswith(".sqlite3" + s)), None)
-            if side is not None and name[:-len(".sqlite3" + side)] not in present and (
-                    name[:-len(".sqlite3" + side)] + ".lock") not in names:  # (else seen under its lock below)
-                object_id = name[:-len(".sqlite3" + side)]
+            object_id = name[:-len(".sqlite3" + side)] if side is not None else None
+            if object_id is not None and object_id not in present and object_id + ".lock" not in names:  # (else below, under its lock)
                 if not repair:
                     _stale_sidecar(directory, name, object_id, problem, False)
                     continue

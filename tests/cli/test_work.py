@@ -12,6 +12,8 @@ import time
 import pytest
 
 from tests.conftest import run_process
+from tests.helpers import hold_lock
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.both_backends
 
@@ -149,9 +151,7 @@ def test_a_lost_lease_records_nothing_and_the_loop_goes_on(durable, tmp_path):
     flag = tmp_path / "started"
     cmd = f"if [ \"$DURABLE_PROMPT_ID\" = 1 ]; then touch {flag}; sleep 30; fi; echo reply $DURABLE_PROMPT_ID"
     proc = spawn("s", "--command", cmd, "--lease", "1s", "--grace", "1s", "--wait", "1s", "--json")
-    deadline = time.time() + 20
-    while not flag.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    wait_until(flag.exists, "the command to start", timeout=20)
     assert durable("session", "stop", "s").status == 0  # from another process: the start is gone
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
@@ -171,9 +171,7 @@ def test_a_signal_goes_to_the_command_and_hands_the_prompt_back(durable, tmp_pat
     cmd = f"trap 'echo caught > {got}; exit 1' TERM INT; touch {started}; sleep 30 & wait"
     # --grace 1s: the background `sleep` ignores SIGINT (sh's background jobs do) and keeps the group's grace
     proc = spawn("s", "--command", cmd, "--json", "--grace", "1s")
-    deadline = time.time() + 20
-    while not started.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    wait_until(started.exists, "the command to start", timeout=20)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == status, err
@@ -187,9 +185,7 @@ def test_grace_then_kill_and_a_signal_with_nothing_in_hand(durable, tmp_path):
     durable("session", "prompt", "s", "stubborn")
     started = tmp_path / "started"
     proc = spawn("s", "--command", f"trap '' TERM; touch {started}; sleep 30", "--grace", "1s")
-    deadline = time.time() + 20
-    while not started.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    wait_until(started.exists, "the command to start", timeout=20)
     t0 = time.time()
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
@@ -218,9 +214,7 @@ def test_the_grace_is_the_whole_groups_when_sh_dies_first(durable, tmp_path):
         f"open({str(started)!r}, 'w').close()\n"
         "time.sleep(30)\n")
     proc = spawn("s", "--command", f"cat > /dev/null; {PY} {script}; echo never", "--grace", "5s", "--json")
-    deadline = time.time() + 20
-    while not started.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    wait_until(started.exists, "the command to start", timeout=20)
     t0 = time.time()
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
@@ -257,12 +251,8 @@ def test_a_daemon_holding_stdout_does_not_hold_the_turn(durable, tmp_path):
 def test_a_signal_while_the_session_is_busy_ends_work_at_once(durable):
     # no prompt in hand: SIGTERM ends `work` at once, not after the lock timeout another process's lock costs
     durable("session", "create", "s")
-    held = durable("path", "s").out.strip()
-    holder = subprocess.Popen([PY, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
-                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(4)",
-                               held[: -len(".sqlite3")] + ".lock"], stdout=subprocess.PIPE)
+    holder = hold_lock("s", 4)
     try:
-        assert holder.stdout.readline() == b"held\n"
         proc = spawn("s", "--command", "true")
         time.sleep(1)
         t0 = time.time()
@@ -278,17 +268,12 @@ def test_a_signal_while_the_session_is_busy_ends_work_at_once(durable):
 def test_a_renewal_waiting_on_a_busy_session_does_not_delay_the_grace(durable, tmp_path):
     durable("session", "create", "s")
     durable("session", "prompt", "s", "stubborn")
-    held, pid = durable("path", "s").out.strip(), tmp_path / "pid"
+    pid = tmp_path / "pid"
     proc = spawn("s", "--command", f"trap '' TERM; echo $$ > {pid}; sleep 30", "--grace", "1s", "--lease", "6s")
-    deadline = time.time() + 20
-    while not (pid.exists() and pid.read_text().strip()) and time.time() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: pid.exists() and pid.read_text().strip(), "the command to start", timeout=20)
     cmd = int(pid.read_text())
-    holder = subprocess.Popen([PY, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
-                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(4.5)",
-                               held[: -len(".sqlite3")] + ".lock"], stdout=subprocess.PIPE)
+    holder = hold_lock("s", 4.5)
     try:
-        assert holder.stdout.readline() == b"held\n"
         time.sleep(2.2)  # a renewal (every 2s) is due while the lock is held
         t0 = time.time()
         proc.send_signal(signal.SIGTERM)
@@ -354,14 +339,10 @@ def test_all_goes_on_past_a_corrupt_session_and_a_busy_one(durable, tmp_path):
         durable("session", "prompt", name, f"for {name}")  # bad's is the oldest
         time.sleep(0.02)
     bad = durable("path", "bad").out.strip()
-    held = durable("path", "held").out.strip()
     with open(bad, "r+b") as f:
         f.write(b"not a database" * 100)
-    holder = subprocess.Popen([PY, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
-                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(1.5)",
-                               held[: -len(".sqlite3")] + ".lock"], stdout=subprocess.PIPE)
+    holder = hold_lock("held", 1.5)
     try:
-        assert holder.stdout.readline() == b"held\n"
         t0 = time.time()
         r = work("--all", "--command", "echo done", "--wait", "2s", "--json", timeout=30)
     finally:
