@@ -181,6 +181,8 @@ def serve(*, port=None, storage=None, out=sys.stdout) -> int:
     Returns the exit status."""
     from . import tokens
 
+    if storage is not None and "\0" in storage:  # (only an in-process caller can pass one)
+        raise DurableError(f"cannot keep the Worker's storage in {storage!r}: not a directory name", "invalid_input")
     binary, worker = workerd_binary(), built_worker()
     scratch = tempfile.mkdtemp(prefix="durable-remote-dev-")
     owned_storage = storage is None

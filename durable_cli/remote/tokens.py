@@ -26,8 +26,8 @@ def read_key(key_file=None) -> bytes:
         try:
             with open(key_file, "rb") as f:
                 raw = f.read()
-        except OSError as e:
-            raise invalid(f"cannot read --key-file {key_file}: {e.strerror or e}")
+        except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+            raise invalid(f"cannot read --key-file {key_file!r}: {getattr(e, 'strerror', None) or e}")
         where = f"--key-file {key_file}"
     else:
         text = os.environ.get("DURABLE_TOKEN_KEY")

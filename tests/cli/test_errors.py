@@ -157,6 +157,8 @@ def test_invalid_utf8_in_an_argument_is_exit_2(durable, home, args):
     ["--home", "\x00", "ls"],
     ["import", "\x00"],
     ["export", "--all", "--output", "\x00"],
+    ["remote", "token", "bob", "--key-file", "\x00"],
+    ["remote", "dev", "--storage", "\x00"],
 ])
 def test_a_nul_in_a_path_is_exit_2(durable, home, args):
     """A path holding a NUL byte (hypothesis found `backup '\\x00'`: an internal error, ValueError from os)."""
