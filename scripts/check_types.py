@@ -9,7 +9,8 @@ import re
 import subprocess
 import sys
 
-BASELINE = 120  # mypy 1.x/2.x errors in durable_cli when the check was introduced (issue 24)
+BASELINE = 49  # mypy 1.x/2.x errors in durable_cli outside core/ and store/ (120 when the check came in, issue 24)
+CLEAN = ("durable_cli/core/", "durable_cli/store/")  # held at 0 errors: the rules and the bytes on disk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -22,6 +23,11 @@ def main() -> int:
         print(proc.stdout[-2000:] + proc.stderr[-2000:], file=sys.stderr)
         return 1
     print(f"mypy: {count} errors (baseline {BASELINE})")
+    unclean = [line for line in proc.stdout.splitlines() if line.startswith(CLEAN) and ": error:" in line]
+    if unclean:
+        print("\n".join(unclean), file=sys.stderr)
+        print(f"mypy found {len(unclean)} errors in {' or '.join(CLEAN)}, which are held at 0: fix them", file=sys.stderr)
+        return 1
     if count > BASELINE:
         print(proc.stdout, file=sys.stderr)
         print(f"mypy found {count} errors, more than the baseline {BASELINE}: fix the new ones", file=sys.stderr)

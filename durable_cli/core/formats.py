@@ -66,7 +66,7 @@ def render_anthropic(rows) -> dict:
     """Anthropic Messages API `{"system", "messages"}`: system, developer and summary rows make `system`;
     messages alternate user/assistant and start with the user's."""
     system = []
-    messages = []  # [role, blocks]; a tool_use block keeps its call and row until it is known to be sent
+    messages: list = []  # [role, blocks]; a tool_use block keeps its call and row until it is known to be sent
 
     def add(role, blocks):
         if not blocks:
@@ -92,7 +92,7 @@ def render_anthropic(rows) -> dict:
         add("user", [{"type": "tool_result", "tool_use_id": r["call_id"], "content": r["content"]} for r in results])
 
     # The API wants the user's message first: drop what leads it, and the results of calls so dropped.
-    dropped = set()
+    dropped: set = set()
     while messages:
         role, blocks = messages[0]
         if role == "user":
@@ -107,7 +107,7 @@ def render_anthropic(rows) -> dict:
         for block in blocks:
             if block["type"] == "tool_use":
                 block["input"] = _input_object(*block.pop("source"))
-    out = {"system": "\n\n".join(system)} if system else {}
+    out: dict = {"system": "\n\n".join(system)} if system else {}
     out["messages"] = [{"role": role, "content": blocks} for role, blocks in messages]
     return out
 

@@ -420,7 +420,7 @@ def _check(record, line, limit, columns, where) -> Checked:
     where[:] = ["id"]
     _hex_id(record["id"])
 
-    content = {}
+    content: dict = {}
     where[:] = ["object"]
     obj = record["object"]
     if not isinstance(obj, dict):
@@ -681,7 +681,7 @@ def _default(sql):
 
 def dump_object(db, columns) -> dict:
     """The stored object in `Checked.content`'s form (derived columns left out), for the identity check."""
-    c = {}
+    c: dict = {}
     for table, cols in columns.items():
         keep = [k for k in cols if k not in DERIVED.get(table, ())]
         order = f" ORDER BY {KEYS[table]}" if table in KEYS else ""

@@ -75,7 +75,7 @@ def recompute(obj, current: str) -> None:
     state.set_status(obj, new, current)
 
 
-def prompt(obj, content: str, *, source=None, request_id=None, created=False, waiting=False) -> dict:
+def prompt(obj, content: str, *, source=None, request_id=None, created=False, waiting=False) -> dict | None:
     """Enqueue a prompt (creating the object when CREATED is allowed by the caller).
 
     While WAITING (`prompt --wait`), a full queue means "not yet": None, and nothing is stored."""

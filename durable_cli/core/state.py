@@ -23,7 +23,8 @@ class Address:
         self.owner = owner
         self.name = name
         self.scope = scope  # user | tenant | session | reserved
-        self._what = self._missing = None  # made once (an adapter's Store reuses its addresses)
+        self._what: str | None = None  # made once (an adapter's Store reuses its addresses)
+        self._missing: str | None = None
 
     @property
     def missing(self) -> str:

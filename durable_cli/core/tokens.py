@@ -58,8 +58,8 @@ def offline_encoding(name: str, encoding_name: str):
     try:
         if encoding_name not in registry.list_encoding_names():
             raise _NotCached(f"tiktoken knows no encoding {encoding_name!r}")
-        constructor = registry.ENCODING_CONSTRUCTORS[encoding_name]
-        return tiktoken.Encoding(**_offline_copy(constructor, list(registry.ENCODING_CONSTRUCTORS.values()))())
+        constructors = registry.ENCODING_CONSTRUCTORS or {}  # None until tiktoken has found its plugins
+        return tiktoken.Encoding(**_offline_copy(constructors[encoding_name], list(constructors.values()))())
     except Exception as e:  # noqa: BLE001 - any failure means "not available offline"
         why = str(e) if isinstance(e, _NotCached) else type(e).__name__
         raise invalid(

@@ -43,7 +43,7 @@ def _update(db, object_id, values, before) -> bool:
     return db.execute(sql, [values[i] for i in changed] + [object_id]).rowcount == 1
 
 
-_UPDATES = {}  # the changed columns' positions -> their UPDATE (a few sets recur: each write moves the same ones)
+_UPDATES: dict = {}  # the changed columns' positions -> their UPDATE (a few sets recur: each write moves the same ones)
 _UPDATE_USAGE = (f"UPDATE usage SET {', '.join(c + ' = ?' for c in USAGE_COLUMNS[2:])}"
                  " WHERE object_id = ? AND day = ? AND model IS ?")
 
@@ -64,18 +64,18 @@ class Index:
     def __init__(self, paths: "_paths.Paths", secret=lambda: None):
         self.paths = paths
         self.secret = secret  # () -> the installation secret or None, loaded only when needed
-        self.db = None
+        self.db: sqlite3.Connection | None = None
         self._recorded = False
         self._guard = threading.RLock()  # one connection, shared by the threads of a Store: one transaction at a time
         # What this connection last wrote for each object (its row's values, members, usage), valid while no
         # other connection commits to index.db (PRAGMA data_version as it stood after our last commit): an
         # upsert then writes only what changed (a long-lived Store writes one object again and again).
-        self._written = {}
+        self._written: dict = {}
         self._version = None
         # Tombstones read (object id -> row or None), valid while index.db's PRAGMA data_version stays
         # _graves_version (no other connection committed) and this connection wrote no tombstone: the
         # LangGraph saver asks at every put whether the thread was deleted.
-        self._graves = {}
+        self._graves: dict = {}
         self._graves_version = None
 
     def connect(self, *, create: bool) -> bool:
@@ -154,13 +154,14 @@ class Index:
         objects cannot give back -- the secret's check value, intents, tombstones -- as far as it reads."""
         kept = {}
         try:
-            if self.connect(create=False):
-                tables = [r[0] for r in self.db.execute(
+            db = self.db if self.connect(create=False) else None
+            if db is not None:
+                tables = [r[0] for r in db.execute(
                     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('objects', 'members', 'usage')"
                     " AND name NOT LIKE 'sqlite_%'")]
                 for table in tables:
                     try:
-                        cursor = self.db.execute(f'SELECT * FROM "{table}"')
+                        cursor = db.execute(f'SELECT * FROM "{table}"')
                         kept[table] = ([c[0] for c in cursor.description], cursor.fetchall())
                     except sqlite3.Error:
                         continue

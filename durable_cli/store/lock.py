@@ -19,8 +19,8 @@ class ObjectLock:
         self.path = path
         self.timeout = timeout
         self.what = what
-        self.fd = None
-        self.ino = None  # (st_dev, st_ino) of the lock file we hold
+        self.fd: int | None = None
+        self.ino: tuple[int, int] | None = None  # (st_dev, st_ino) of the lock file we hold
         self.unlinked = False
 
     def acquire_kept(self, fd: int, key) -> bool:

@@ -13,11 +13,15 @@ import os
 import sqlite3
 import stat
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from .. import clock as _clock, guard as _guard
 from ..errors import DurableError, not_found, storage
 from . import ids, paths as _paths, schema
 from .lock import ObjectLock
+
+if TYPE_CHECKING:
+    from .index import Index
 from .sqlite import _read_only_uri, commit, connect, sqlite_error  # noqa: F401 - also this module's API
 
 
@@ -143,7 +147,7 @@ class ObjectHandle:
         self.path = where[0] if where is not None else store.paths.object_file(object_id)
         lock_path = where[1] if where is not None else store.paths.lock_file(object_id)
         self.lock = ObjectLock(lock_path, store.lock_timeout if lock_timeout is None else lock_timeout, what)
-        self.db = None
+        self.db: sqlite3.Connection = None  # type: ignore[assignment]  # None only outside a run (closed)
         self.on_sleep = None  # set by the layer above: brings the index row in step at sleep
         self.dirty = False  # a transaction committed since the object woke
         self.deleted = False
@@ -253,7 +257,7 @@ class ObjectHandle:
     def close_db(self) -> None:
         if self.db is not None:
             self.db.close()
-            self.db = None
+            self.db = None  # type: ignore[assignment]  # closed: see __init__
 
 
 def _rollback(db) -> None:
@@ -264,7 +268,7 @@ def _rollback(db) -> None:
         pass
 
 
-_INHERITED = []  # what stores opened before this process was forked from theirs (ObjectStore._after_fork)
+_INHERITED: list = []  # what stores opened before this process was forked from theirs (ObjectStore._after_fork)
 KEPT_MISS = object()  # ObjectStore.read_kept: not read that way
 
 
@@ -330,26 +334,26 @@ class ObjectStore:
         self.paths = _paths.Paths(home)
         self.lock_timeout = lock_timeout
         self._secret = None
-        self._index = None
+        self._index: Index | None = None  # imported when first used
         self._dirs_to_sync = None  # set by deferred_dir_sync: directories whose removals await one fsync
-        self.warnings = []  # things the caller should tell the user, e.g. an index that fell behind
+        self.warnings: list[str] = []  # things the caller should tell the user, e.g. an index that fell behind
         # KEEP_OPEN (a long-lived process such as an adapter): a run's connection is kept open when the run
         # ends, idle (no transaction, no lock held), for the next run of this store on the object. The next
         # run still takes the object's lock first and uses it only if the file at the path is still the one
         # it has open (same device and inode); else it opens the file afresh. Closing a run's connection
         # would also fold the WAL into the file and delete it (two extra fsyncs and a directory fsync).
         self.keep_open = keep_open
-        self._kept = {}  # object id -> ((st_dev, st_ino), idle connection); a connection in use is not here
+        self._kept: dict = {}  # object id -> ((st_dev, st_ino), idle connection); a connection in use is not here
         # ... and the descriptor of its lock file (fd, (st_dev, st_ino)), unlocked: the next run locks it
         # again and uses it only if the lock file at the path is still that one (ObjectLock.acquire_kept)
-        self._kept_locks = {}
-        self._where = {}  # object id -> (file, lock file, (home, objects/, shard)): paths a kept-open store reuses
-        self._side_owed = set()  # search side files whose merge was deferred to close (side_index.evict)
-        self._side_dbs = {}  # side files kept open for a command's many deferred evictions
+        self._kept_locks: dict = {}
+        self._where: dict = {}  # object id -> (file, lock file, (home, objects/, shard)): paths a kept-open store reuses
+        self._side_owed: set = set()  # search side files whose merge was deferred to close (side_index.evict)
+        self._side_dbs: dict = {}  # side files kept open for a command's many deferred evictions
         import threading
 
         self._kept_guard = threading.Lock()
-        self._ids = {}  # (scope, owner, NAME) -> id under the loaded secret (an HMAC per open saved)
+        self._ids: dict = {}  # (scope, owner, NAME) -> id under the loaded secret (an HMAC per open saved)
         self._pid = os.getpid()  # the process whose connections and descriptors these are (_after_fork)
 
     def __del__(self):
@@ -603,7 +607,7 @@ class ObjectStore:
             if kept is not None and kept_lock is None:
                 self._kept[object_id] = kept
                 return KEPT_MISS
-        if kept is None:
+        if kept is None or kept_lock is None:
             return KEPT_MISS
         key, db, facts = kept
         where = self._paths_of(object_id)
@@ -886,7 +890,8 @@ class ObjectStore:
             return
         owed = self._side_owed if deferred else None
         cache = self._side_dbs if deferred else None
-        by_owner, unknown = {}, []
+        by_owner: dict = {}
+        unknown: list = []
         for object_id, id_scope, owner in objects:
             if id_scope is None:
                 unknown.append(object_id)

@@ -155,7 +155,7 @@ def refuse_symlink(path: str) -> bool:
     return True
 
 
-def create_file(path: str, contents: bytes = b"") -> None:
+def create_file(path: str, contents: bytes | bytearray = b"") -> None:
     """Create a file with mode 0600 (if absent), never following a symlink; CONTENTS written and fsync'd."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)

@@ -23,7 +23,7 @@ from ...vocabulary import USAGE_KEYS as _USAGE_KEYS  # noqa: E402
 MAX_USAGE = 10**12  # a usage count's ceiling: 9 million such rows before a 64-bit total could overflow
 MAX_COST = 10**9  # meta.cost_usd's ceiling, in dollars
 
-_estimators = {}
+_estimators: dict = {}
 
 
 def _estimator(config):
@@ -293,9 +293,9 @@ def prepare_batch(config, lines) -> list:
     Output-only keys (what `show --jsonl` prints besides the input fields) are ignored, so a
     transcript's rows can be fed back in; any other key is refused.
     """
-    rows = []
+    rows: list = []
     settings = limit, count_tokens = _settings(config)
-    scan, append = _DECODER.scan_once, rows.append  # the C scanner: decode() less its two regex passes
+    scan, append = _DECODER.scan_once, rows.append  # type: ignore[attr-defined]  # set by json's C module  # the C scanner: decode() less its two regex passes
     for number, line in enumerate(lines, 1):
         if isinstance(line, bytes):
             try:

@@ -107,7 +107,7 @@ def commit_summary(obj, plan: Plan, text: str) -> dict:
     check(obj, "write", status=meta["status"])
     changed = conflict(say("summary_changed", what=obj.what))
     seqs = [r[SEQ] for r in plan.covered]
-    now = {}
+    now: dict = {}
     for start in range(0, len(seqs), 500):
         chunk = seqs[start:start + 500]
         now.update((r[SEQ], r) for r in obj.db.execute(
