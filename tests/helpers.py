@@ -70,3 +70,35 @@ def downgrade_to(db, sql: str, version: int) -> None:
     old.close()
     db.execute(f"PRAGMA user_version={version}")
     db.commit()
+
+
+def files_under(root, *, suffixes=None) -> list:
+    """Every file under ROOT (walked, symlinks not followed), as sorted paths relative to ROOT; only those
+    ending in one of SUFFIXES when given. What a refused command must leave as it was, or a deleted object
+    must leave behind (nothing)."""
+    root = str(root)
+    found = (os.path.relpath(os.path.join(base, name), root) for base, _, names in os.walk(root) for name in names)
+    return sorted(p for p in found if suffixes is None or p.endswith(tuple(suffixes)))
+
+
+def file_stats(root) -> dict:
+    """{path: (size, mtime_ns)} of every file under ROOT: a reader that must write nothing (a read-only home)."""
+    out = {}
+    for base, _, names in os.walk(str(root)):
+        for name in names:
+            st = os.lstat(os.path.join(base, name))
+            out[os.path.join(base, name)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def export_snapshot(home, user="alice") -> str:
+    """Every object of HOME as `export --all` writes it (one JSON text): what a refused command must not change."""
+    import json
+
+    from durable_cli import Store
+
+    store = Store(home=str(home), user=user)
+    try:
+        return json.dumps(list(store.export(all_objects=True)), sort_keys=True)
+    finally:
+        store.close()

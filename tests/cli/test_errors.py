@@ -12,14 +12,11 @@ import sys
 import pytest
 
 from tests.conftest import run_process
+from tests.helpers import files_under
 
 pytestmark = pytest.mark.both_backends
 
 TRY = re.compile(r"^Try 'durable( [a-z-]+)* --help'\.$")
-
-
-def files_under(path):
-    return sorted(os.path.join(root, n) for root, _, names in os.walk(path) for n in names)
 
 
 def one_line_error(r, status=2):
@@ -121,7 +118,7 @@ def test_a_huge_stored_expiry_does_not_break_listings(durable, home):
     huge = 10 ** 17  # milliseconds: far past year 9999
     for path in files_under(home):
         if path.endswith(".sqlite3"):
-            db = sqlite3.connect(path)
+            db = sqlite3.connect(os.path.join(home, path))
             db.execute("UPDATE object SET expires_at = ?", (huge,))
             db.commit()
             db.close()

@@ -13,16 +13,13 @@ from freezegun import freeze_time
 
 from durable_cli import Store
 from durable_cli.core.tokens import approx
+from tests.helpers import files_under
 
 pytestmark = pytest.mark.both_backends
 CLOCK = "freezes the clock (freezegun/faketime), which cannot reach the Worker's clock"
 
 CALLS = '[{"id": "call_1", "name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}]'
 DURABLE = f"{sys.executable} -m durable_cli"
-
-
-def files_under(home):
-    return sorted(f for _, _, fs in os.walk(home) for f in fs if f.endswith((".sqlite3", ".lock")))
 
 
 def object_bytes(home):
@@ -80,7 +77,7 @@ def test_rejected_append_leaves_no_file(durable, backend, home, args):
     r = durable("transcript", "append", "new", *args)
     assert r.status == 2, r.err
     assert r.err.startswith("durable: error: ") and r.err.count("\n") <= 2
-    assert files_under(home) == []  # not even a lock file: doctor has nothing to report
+    assert files_under(home, suffixes=(".sqlite3", ".lock")) == []  # not even a lock file: doctor has nothing to report
     if backend == "local":
         assert durable("doctor", "--json").json()["healthy"]
     assert durable("session", "show", "new").status == 3  # the object was not made (remote: nothing sent)
@@ -93,7 +90,7 @@ def test_rejected_prompt_and_batch_leave_no_file(durable, home, tmp_path):
     bad.write_text('{"role": "user", "content": "ok"}\n{"role": "user"}\n')
     r = durable("transcript", "append", "new", "--batch", str(bad))
     assert r.status == 2 and "line 2" in r.err
-    assert files_under(home) == []
+    assert files_under(home, suffixes=(".sqlite3", ".lock")) == []
     assert durable("session", "show", "new").status == 3
 
 

@@ -3,12 +3,11 @@
 Only documented exit statuses, never a traceback, and no object changed by a rejected command.
 """
 
-import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from durable_cli import Store
+from tests.helpers import export_snapshot
 
 DOCUMENTED = {0, 2, 3, 4, 5, 6, 7, 8, 9}
 
@@ -46,14 +45,6 @@ def argv(draw):
     return words
 
 
-def snapshot(home):
-    store = Store(home=str(home), user="alice")
-    try:
-        return json.dumps(list(store.export(all_objects=True)), sort_keys=True)
-    finally:
-        store.close()
-
-
 @pytest.fixture
 def seeded(durable, home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -68,22 +59,22 @@ def seeded(durable, home, tmp_path, monkeypatch):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(words=argv(), stdin=st.binary(max_size=64))
 def test_random_argv_and_stdin(durable, seeded, words, stdin):
-    before = snapshot(seeded)
+    before = export_snapshot(seeded)
     r = durable(*words, input=stdin)
     assert r.status in DOCUMENTED, (words, r.status, r.err)
     assert "Traceback" not in r.err and "Traceback" not in r.out, words
     if r.status != 0:
         assert r.err.strip(), words
         if r.status not in (8,):  # limit hit refuses after recording the refill time, by design
-            assert snapshot(seeded) == before, f"rejected {words} changed an object"
+            assert export_snapshot(seeded) == before, f"rejected {words} changed an object"
 
 
 @pytest.mark.parametrize("data", [b"\xff", b"\xc3\x28", b"ok\x80", b"\xed\xa0\x80"])
 def test_invalid_utf8_on_every_stdin_reader(durable, seeded, data):
-    before = snapshot(seeded)
+    before = export_snapshot(seeded)
     for args in (["transcript", "append", "s", "--role", "user", "-"], ["session", "prompt", "s", "-"],
                  ["session", "finish", "s", "1", "--reply", "-"], ["transcript", "summarize", "s", "-", "--through", "2"],
                  ["import", "-"]):
         r = durable(*args, input=data)
         assert r.status == 2 and "UTF-8" in r.err, (args, r.err)
-    assert snapshot(seeded) == before
+    assert export_snapshot(seeded) == before

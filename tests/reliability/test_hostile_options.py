@@ -3,14 +3,11 @@ control characters, JSON of the wrong type, bad durations. One value at a time g
 the others plausible, so it reaches the command's own code. Asserted: no traceback, a documented
 exit status, and a rejected command creates no file and changes no object."""
 
-import json
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from durable_cli import Store
-from tests.helpers import leaf_commands
+from tests.helpers import export_snapshot, files_under, leaf_commands
 
 DOCUMENTED = {0, 2, 3, 4, 5, 6, 7, 8, 9}
 # Executed by design (a summarizer's shell command): never fed a hostile value.
@@ -83,18 +80,6 @@ def hostile_argv(draw):
     return args
 
 
-def files_under(path):
-    return {os.path.join(root, n) for root, _, names in os.walk(path) for n in names}
-
-
-def snapshot(home):
-    store = Store(home=str(home), user="alice")
-    try:
-        return json.dumps(list(store.export(all_objects=True)), sort_keys=True)
-    finally:
-        store.close()
-
-
 @pytest.fixture
 def seeded(durable, home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # where export --output and backup write
@@ -108,7 +93,7 @@ def seeded(durable, home, tmp_path, monkeypatch):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(args=hostile_argv())
 def test_hostile_values_in_every_parameter(durable, seeded, args):
-    before_files, before = files_under(seeded), snapshot(seeded)
+    before_files, before = set(files_under(seeded)), export_snapshot(seeded)
     r = durable(*args)
     shown = [a if a.isprintable() and len(a) < 80 else repr(a[:80]) for a in args]
     assert "Traceback" not in r.err and "Traceback" not in r.out, shown
@@ -116,9 +101,9 @@ def test_hostile_values_in_every_parameter(durable, seeded, args):
     if r.status != 0:
         assert r.err.startswith(("durable: error: ", '{"error": ', '{"error":')), (shown, r.err)
         if r.status == 2:
-            assert files_under(seeded) <= before_files, (shown, files_under(seeded) - before_files)
+            assert set(files_under(seeded)) <= before_files, (shown, set(files_under(seeded)) - before_files)
         if r.status != 8:  # limit hit refuses after recording the refill time, by design
-            assert snapshot(seeded) == before, f"rejected {shown} changed an object"
+            assert export_snapshot(seeded) == before, f"rejected {shown} changed an object"
 
 
 def test_every_parameter_can_be_targeted():

@@ -12,7 +12,7 @@ import pytest
 
 from durable_cli import DurableError, Store
 from durable_cli.store import objects, schema
-from tests.helpers import downgrade_to
+from tests.helpers import downgrade_to, files_under
 
 
 def kept(home):
@@ -184,11 +184,6 @@ def test_a_new_object_starts_as_the_migrations_make_it(tmp_path):
     assert oct(os.stat(made).st_mode & 0o777) == "0o600"
 
 
-def files_under(home):
-    return sorted(os.path.relpath(p, str(home)) for p in glob.glob(os.path.join(str(home), "objects", "**", "*"), recursive=True)
-                  if os.path.isfile(p))
-
-
 def test_an_adapter_store_makes_a_new_object_whole_or_not_at_all(home, durable_proc):
     """A kept-open store makes a new object in memory and writes its file when the run ends well: a run
     that fails leaves no file (not even a lock file), one that ends well leaves an ordinary WAL object."""
@@ -200,12 +195,12 @@ def test_an_adapter_store_makes_a_new_object_whole_or_not_at_all(home, durable_p
     with pytest.raises(DurableError):
         with store.open("chat", create=True) as s:
             s.append_many([{"role": "user", "content": "fine"}, {"role": "tool", "content": "no call id"}])
-    assert files_under(home) == []
+    assert files_under(home / "objects") == []
     assert list(Store(home=str(home), user="alice").ls()) == []
     with store.open("chat", create=True) as s:
         s.append("kept", role="user")
-    [path] = [p for p in files_under(home) if p.endswith(".sqlite3")]
-    db = sqlite3.connect(os.path.join(str(home), path))
+    [path] = [p for p in files_under(home / "objects") if p.endswith(".sqlite3")]
+    db = sqlite3.connect(os.path.join(str(home), "objects", path))
     assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     db.close()

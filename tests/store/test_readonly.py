@@ -13,6 +13,8 @@ import tempfile
 
 import pytest
 
+from tests.helpers import file_stats
+
 NOBODY = 65534
 
 
@@ -33,16 +35,6 @@ def shared_home(monkeypatch):
     monkeypatch.setenv("DURABLE_CONFIG", os.path.join(base, "config.toml"))
     yield home
     shutil.rmtree(base)
-
-
-def snapshot(root):
-    out = {}
-    for base, dirs, files in os.walk(root):
-        for name in files:
-            path = os.path.join(base, name)
-            st = os.lstat(path)
-            out[path] = (st.st_size, st.st_mtime_ns)
-    return out
 
 
 def readable_by_all(root):
@@ -67,7 +59,7 @@ def test_reads_work_on_a_data_directory_nobody_can_write(shared_home, durable):
     assert durable("session", "prompt", "s", "queued work").status == 0
     assert durable("--tenant", "acme", "transcript", "append", "t", "--role", "user", "hi").status == 0
     readable_by_all(shared_home)
-    before = snapshot(shared_home)
+    before = file_stats(shared_home)
 
     status, out, err = as_nobody("session", "show", "s", "--json")
     assert status == 0, err
@@ -90,7 +82,7 @@ def test_reads_work_on_a_data_directory_nobody_can_write(shared_home, durable):
         status, out, err = as_nobody(*args)
         assert status == 7, (args, status, err)
         assert "Traceback" not in err and err.startswith("durable: error: ") and len(err.splitlines()) == 1, err
-    assert snapshot(shared_home) == before
+    assert file_stats(shared_home) == before
 
 
 LEAVE_WAL = """
