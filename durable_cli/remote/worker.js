@@ -2550,6 +2550,7 @@ var DurableIndex = class {
       this.db.run("CREATE TABLE IF NOT EXISTS self (one INTEGER PRIMARY KEY CHECK (one = 1), name TEXT NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT, deleted_at INTEGER NOT NULL)");
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('tombstones') WHERE name = 'members'")) this.db.run("ALTER TABLE tombstones ADD COLUMN members TEXT");
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_jtis (jti TEXT PRIMARY KEY, at INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_users (user TEXT PRIMARY KEY, issued_before INTEGER NOT NULL)");
     });
@@ -2604,12 +2605,24 @@ var DurableIndex = class {
           this.ready = false;
           if (args.shard && !args.shard.startsWith("root:")) await ask(this.env, rootOf(args.shard), "unshard", { name: args.shard });
           break;
-        case "bury":
-          this.db.run("INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')), deleted_at = excluded.deleted_at", args.id, args.owner, args.last_checkpoint ?? null, args.at);
+        case "bury": {
+          const had = this.db.one("SELECT members FROM tombstones WHERE id = ?", args.id);
+          const members = [.../* @__PURE__ */ new Set([...had && had[0] ? JSON.parse(had[0]) : [], ...args.members ?? []])].sort();
+          this.db.run(
+            "INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at, members) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')), deleted_at = excluded.deleted_at, members = excluded.members",
+            args.id,
+            args.owner,
+            args.last_checkpoint ?? null,
+            args.at,
+            JSON.stringify(members)
+          );
           break;
+        }
         case "tombstone": {
-          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", args.id);
-          result = r ? { id: r[0], owner: r[1], last_checkpoint: r[2], deleted_at: r[3] } : null;
+          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at, members FROM tombstones WHERE id = ?", args.id);
+          const readers = r && r[4] ? JSON.parse(r[4]) : [];
+          const may = !!r && (args.all === true || readers.includes(args.user) || r[4] === null && args.shard === `user:${args.user}`);
+          result = may ? { id: r[0], owner: r[1], last_checkpoint: r[2], deleted_at: r[3] } : null;
           break;
         }
         case "claim":
@@ -6321,7 +6334,8 @@ function writeRows(obj, a) {
 function deleteThread(obj) {
   const meta = obj.meta();
   const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
-  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner };
+  const members = meta ? obj.db.all("SELECT user FROM participants ORDER BY user").map((m) => String(m[0])) : [];
+  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner, members };
 }
 
 // src/rules/limits.ts
@@ -6621,7 +6635,7 @@ var DurableObjectSession = class {
     let fresh = false;
     try {
       if (call.op === "tombstone") {
-        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        const grave = await this.tombstone(call);
         return new Response(JSON.stringify({ result: grave ?? null }), { headers: { "content-type": "application/json" } });
       }
       if (call.op === "dev_forget_followers" && this.env.DURABLE_DEV_FAULTS === "1" && this.exists()) {
@@ -6635,7 +6649,7 @@ var DurableObjectSession = class {
       const existed = this.exists();
       let extra = {};
       if (op.tomb && (!existed || this.db.one("SELECT 1 FROM object") === null)) {
-        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        const grave = await this.tombstone(call);
         extra = { __tomb: grave ?? null, __tomb_fetched: true };
       }
       if (!existed) {
@@ -6662,7 +6676,7 @@ var DurableObjectSession = class {
         if (!creating) return this.answer(0, this.refuse(call));
         this.migrate();
         if (op.tomb && !extra.__tomb_fetched) {
-          const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+          const grave = await this.tombstone(call);
           extra = { __tomb: grave ?? null, __tomb_fetched: true };
         }
       }
@@ -6705,7 +6719,7 @@ var DurableObjectSession = class {
           this.env,
           homeShard(call.address.id_scope, call.address.owner),
           "bury",
-          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, at: now() }
+          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, members: ran.members, at: now() }
         );
       }
       if (op.erases) await this.erase();
@@ -6718,6 +6732,12 @@ var DurableObjectSession = class {
       if (call.op === "import" && e instanceof DurableError && e.document === void 0) e.document = { id: call.id };
       return this.answer(0, e);
     }
+  }
+  /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
+   *  the home shard answers it only to a participant the thread had when deleted (or an admin's
+   *  installation-wide call); to anyone else null, as for a thread never made. */
+  tombstone(call) {
+    return ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id, user: call.actor, all: !!call.all_users });
   }
   /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
    *  knows nothing is due: the object's alarm times change only through its own commits, seen here. */

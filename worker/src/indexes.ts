@@ -175,6 +175,8 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
       // a user or tenant shard: the tombstones of deleted LangGraph threads it is the home of (index.db's tombstones)
       this.db.run("CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT, deleted_at INTEGER NOT NULL)");
+      // who may read a tombstone (SPEC §12): the thread's participants when it was deleted (JSON; a shard made before it gains the column)
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('tombstones') WHERE name = 'members'")) this.db.run("ALTER TABLE tombstones ADD COLUMN members TEXT");
       // the shard auth:0: revoked tokens (`durable remote revoke`): by jti, or a user's issued before a time (s)
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_jtis (jti TEXT PRIMARY KEY, at INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_users (user TEXT PRIMARY KEY, issued_before INTEGER NOT NULL)");
@@ -210,14 +212,21 @@ export class DurableIndex {
           this.ready = false;
           if (args.shard && !args.shard.startsWith("root:")) await ask(this.env, rootOf(args.shard), "unshard", { name: args.shard });
           break;
-        case "bury": // as index.db's bury: left, or moved forward
-          this.db.run("INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?)" +
+        case "bury": { // as index.db's bury: left, or moved forward; its readers are every participant of each thread buried there
+          const had = this.db.one("SELECT members FROM tombstones WHERE id = ?", args.id);
+          const members = [...new Set([...(had && had[0] ? JSON.parse(had[0]) as string[] : []), ...(args.members ?? [])])].sort();
+          this.db.run("INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at, members) VALUES (?, ?, ?, ?, ?)" +
             " ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, ''))," +
-            " deleted_at = excluded.deleted_at", args.id, args.owner, args.last_checkpoint ?? null, args.at);
+            " deleted_at = excluded.deleted_at, members = excluded.members", args.id, args.owner, args.last_checkpoint ?? null, args.at,
+            JSON.stringify(members));
           break;
-        case "tombstone": {
-          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", args.id);
-          result = r ? { id: r[0], owner: r[1], last_checkpoint: r[2], deleted_at: r[3] } : null;
+        }
+        case "tombstone": { // only to a caller who may see the thread (SPEC §12); to anyone else null, as for a thread never made
+          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at, members FROM tombstones WHERE id = ?", args.id);
+          // a tombstone buried before its readers were kept: its owner's shard (a user-scoped thread) only
+          const readers: string[] = r && r[4] ? JSON.parse(r[4]) : [];
+          const may = !!r && (args.all === true || readers.includes(args.user) || (r[4] === null && args.shard === `user:${args.user}`));
+          result = may ? { id: r![0], owner: r![1], last_checkpoint: r![2], deleted_at: r![3] } : null;
           break;
         }
         case "claim": result = this.claim(args.id); break;

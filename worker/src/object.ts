@@ -131,7 +131,7 @@ export class DurableObjectSession {
     let fresh = false; // an import into storage that did not exist: a failure leaves none behind
     try {
       if (call.op === "tombstone") { // Store.tombstone(NAME): what delete_thread left for this object, or null
-        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        const grave = await this.tombstone(call);
         return new Response(JSON.stringify({ result: grave ?? null }), { headers: { "content-type": "application/json" } });
       }
       if (call.op === "dev_forget_followers" && this.env.DURABLE_DEV_FAULTS === "1" && this.exists()) {
@@ -146,7 +146,7 @@ export class DurableObjectSession {
       const existed = this.exists();
       let extra: Record<string, unknown> = {};
       if (op.tomb && (!existed || this.db.one("SELECT 1 FROM object") === null)) { // no object: the shard's tombstone judges
-        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        const grave = await this.tombstone(call);
         extra = { __tomb: grave ?? null, __tomb_fetched: true };
       }
       if (!existed) {
@@ -174,7 +174,7 @@ export class DurableObjectSession {
         if (!creating) return this.answer(0, this.refuse(call));
         this.migrate();
         if (op.tomb && !extra.__tomb_fetched) {
-          const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+          const grave = await this.tombstone(call);
           extra = { __tomb: grave ?? null, __tomb_fetched: true };
         }
       }
@@ -210,7 +210,7 @@ export class DurableObjectSession {
       });
       if (op.buries) { // the tombstone first: an object is never gone without it (a failure leaves the thread as it was)
         await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "bury",
-          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, at: now() });
+          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, members: ran.members, at: now() });
       }
       if (op.erases) await this.erase(); // `delete`: every byte of the object's storage goes, after the receipt was made
       await this.syncIndex();
@@ -222,6 +222,13 @@ export class DurableObjectSession {
       if (call.op === "import" && e instanceof DurableError && e.document === undefined) e.document = { id: call.id }; // the receipt's entry
       return this.answer(0, e);
     }
+  }
+
+  /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
+   *  the home shard answers it only to a participant the thread had when deleted (or an admin's
+   *  installation-wide call); to anyone else null, as for a thread never made. */
+  private tombstone(call: Call): Promise<unknown> {
+    return ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id, user: call.actor, all: !!call.all_users });
   }
 
   /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
