@@ -277,7 +277,7 @@ var contract_default = {
       sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
       forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       reindex: { write: true, creates: false, erases: false, args: { step: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, after: { type: "string" }, shard: { type: "string" }, shard_after: { type: "string" } } },
-      fault: { write: true, creates: false, erases: false, args: { shard: { type: "string", required: true }, refuse: { type: "boolean" }, wipe: { type: "boolean" } } },
+      fault: { write: true, creates: false, erases: false, args: { shard: { type: "string", required: true }, refuse: { type: "boolean" }, wipe: { type: "boolean" }, stale_seconds: { type: "integer", min: 0, max: 86400 } } },
       seed: { write: true, creates: false, erases: false, args: { users: { type: "integer", min: 0, max: 1e6, required: true }, prefix: { type: "string" } } },
       subrequests: { write: false, creates: false, erases: false, args: {} },
       served: { write: false, creates: false, erases: false, args: {} }
@@ -2268,19 +2268,48 @@ async function verify(token, keyText, nowMs) {
   return { sub: c.sub, adm: c.adm, iat: c.iat, exp: c.exp, jti: c.jti };
 }
 var REVOCATIONS_TTL_MS = 5e3;
+var STALE_MS = 6e4;
+var RETRY_READ_MS = 1e3;
 var revocations = null;
+var lastFailure = -Infinity;
+var devFail = false;
 function forgetRevocations() {
   revocations = null;
 }
-async function checkRevoked(c, nowMs, fetch) {
-  if (!revocations || nowMs - revocations.at > REVOCATIONS_TTL_MS || nowMs < revocations.at) {
+function devRevocationFault(fail2, ageMs, nowMs) {
+  devFail = fail2;
+  lastFailure = -Infinity;
+  if (revocations && ageMs !== null) revocations.at = nowMs - ageMs;
+}
+async function revocationList(nowMs, fetch) {
+  const held = revocations;
+  if (held && nowMs - held.at <= REVOCATIONS_TTL_MS && nowMs >= held.at) return held.list;
+  const usable = held !== null && nowMs - held.at <= STALE_MS && nowMs >= held.at;
+  if (usable && nowMs - lastFailure < RETRY_READ_MS) return held.list;
+  try {
+    if (devFail) throw new Error("the revocation list cannot be read (dev fault)");
     const got = await fetch();
     revocations = { at: nowMs, list: { jtis: new Set(got.jtis), users: new Map(Object.entries(got.users)) } };
+    return revocations.list;
+  } catch (e) {
+    lastFailure = nowMs;
+    console.error(`durable: the revocation list (index shard auth:0) could not be read: ${e?.message ?? e}`);
+    if (usable) return held.list;
+    throw Object.assign(
+      new DurableError("the Worker cannot read its token revocation list just now; try again shortly", "busy"),
+      { status: 503, retryable: true }
+    );
   }
-  const list = revocations.list;
-  if (list.jtis.has(c.jti)) throw unauthorized(`token ${c.jti} was revoked`);
+}
+function revokedWhy(c, list) {
+  if (list.jtis.has(c.jti)) return `token ${c.jti} was revoked`;
   const before = list.users.get(c.sub);
-  if (before !== void 0 && c.iat < before) throw unauthorized(`the tokens of user "${c.sub}" issued before ${new Date(before * 1e3).toISOString()} were revoked`);
+  if (before !== void 0 && c.iat < before) return `the tokens of user "${c.sub}" issued before ${new Date(before * 1e3).toISOString()} were revoked`;
+  return null;
+}
+async function checkRevoked(c, nowMs, fetch) {
+  const why = revokedWhy(c, await revocationList(nowMs, fetch));
+  if (why !== null) throw unauthorized(why);
 }
 
 // src/rules/strict.ts
@@ -2930,6 +2959,7 @@ async function across(env, who2, op, a) {
     case "fault": {
       adminOnly(who2, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
+      if (a.shard === "auth:0" && a.stale_seconds != null) return devRevocationFault(!!a.refuse, a.stale_seconds * 1e3, Date.now()), null;
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed":
@@ -3199,7 +3229,7 @@ var INDEX_OPS = {
   sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
   forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   reindex: { "write": true, "creates": false, "erases": false, "args": { "step": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "after": { "type": "string" }, "shard": { "type": "string" }, "shard_after": { "type": "string" } } },
-  fault: { "write": true, "creates": false, "erases": false, "args": { "shard": { "type": "string", "required": true }, "refuse": { "type": "boolean" }, "wipe": { "type": "boolean" } } },
+  fault: { "write": true, "creates": false, "erases": false, "args": { "shard": { "type": "string", "required": true }, "refuse": { "type": "boolean" }, "wipe": { "type": "boolean" }, "stale_seconds": { "type": "integer", "min": 0, "max": 86400 } } },
   seed: { "write": true, "creates": false, "erases": false, "args": { "users": { "type": "integer", "min": 0, "max": 1e6, "required": true }, "prefix": { "type": "string" } } },
   subrequests: { "write": false, "creates": false, "erases": false, "args": {} },
   served: { "write": false, "creates": false, "erases": false, "args": {} }
@@ -6097,6 +6127,7 @@ function rebuild(obj, r) {
 
 // src/follow.ts
 var END_OF_STREAM = 4e3;
+var TOKEN_ENDED = 4001;
 var UNKNOWN_SOCKET = 4002;
 var ENDS = ["archived", "cancelled"];
 var FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (id TEXT PRIMARY KEY, user TEXT NOT NULL, call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
@@ -6120,12 +6151,19 @@ function accept(ctx, db, call, since) {
   const fid = crypto.randomUUID();
   ctx.acceptWebSocket(server);
   server.serializeAttachment({ fid });
-  const follow = { address: call.address, actor: call.actor, config: call.config, id: call.id, all_users: !!call.all_users };
+  const follow = {
+    address: call.address,
+    actor: call.actor,
+    config: call.config,
+    id: call.id,
+    all_users: !!call.all_users,
+    token: call.token
+  };
   db.run("INSERT INTO _durable_followers (id, user, call, last_seq, at) VALUES (?, ?, ?, ?, ?)", fid, call.actor, JSON.stringify(follow), since, now());
-  pushOne(db, server, fid);
+  pushOne(db, server, fid, null);
   return new Response(null, { status: 101, webSocket: client });
 }
-function push(ctx, db) {
+function push(ctx, db, revoked) {
   const sockets = ctx.getWebSockets();
   const live = /* @__PURE__ */ new Set();
   for (const ws of sockets) {
@@ -6133,17 +6171,24 @@ function push(ctx, db) {
     if (fid === null) close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
     else {
       live.add(fid);
-      pushOne(db, ws, fid);
+      pushOne(db, ws, fid, revoked);
     }
   }
   for (const [fid] of db.all("SELECT id FROM _durable_followers")) {
     if (!live.has(fid)) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
   }
 }
-function pushOne(db, ws, fid) {
+function pushOne(db, ws, fid, revoked) {
   const m = db.one("SELECT user, call, last_seq FROM _durable_followers WHERE id = ?", fid);
   if (!m) return close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
   const f = JSON.parse(m[1]);
+  if (f.token && revoked) {
+    const ended = f.token.exp * 1e3 <= now() ? "token expired" : revoked(f.token) === true ? "token revoked" : null;
+    if (ended !== null || revoked(f.token) === null) {
+      db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+      return ended !== null ? close(ws, TOKEN_ENDED, ended) : close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
+    }
+  }
   const obj = new Opened(db, f.address, m[0], f.config, f.id);
   const meta = obj.meta();
   const end = (why) => {
@@ -6725,7 +6770,7 @@ var DurableObjectSession = class {
       if (op.erases) await this.erase();
       await this.syncIndex();
       await this.schedule();
-      if (op.write || fired === "fired") this.pushFollowers();
+      if (op.write || fired === "fired") await this.pushFollowers();
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
@@ -6909,14 +6954,21 @@ var DurableObjectSession = class {
     else {
       await this.syncIndex(false, true);
       await this.schedule();
-      this.pushFollowers();
+      await this.pushFollowers();
     }
   }
-  /** The newer rows to the live followers (follow.ts), after a commit. */
-  pushFollowers() {
+  /** The newer rows to the live followers (follow.ts), after a commit; a follower whose token expired or
+   *  was revoked since is closed instead (the revocation list as the Worker reads it, auth.ts). */
+  async pushFollowers() {
     if (this.exists() && this.ctx.getWebSockets().length) {
+      let list = null;
+      try {
+        list = await revocationList(Date.now(), () => ask(this.env, "auth:0", "revocations", {}));
+      } catch {
+      }
+      if (!this.exists()) return;
       this.migrate();
-      push(this.ctx, this.db);
+      push(this.ctx, this.db, (t) => list === null ? null : revokedWhy(t, list) !== null);
     }
   }
   /** GET /v1/follow upgraded (the Worker checked the token and the caller): a follower of this object
@@ -6975,7 +7027,7 @@ var DurableObjectSession = class {
         if (this.exists()) {
           await this.syncIndex(call.op === "reindex", true);
           await this.schedule();
-          this.pushFollowers();
+          await this.pushFollowers();
           if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
         }
       } else {
@@ -7087,7 +7139,7 @@ async function who(env, header) {
   const t = Date.now();
   const claims = await verify(token, env.DURABLE_TOKEN_KEY, t);
   await checkRevoked(claims, t, () => askIndex(env, "revocations", {}));
-  return { user: claims.sub, admin: claims.adm };
+  return { user: claims.sub, admin: claims.adm, claims };
 }
 var AUTH_SHARD = "auth:0";
 async function askIndex(env, op, args) {
@@ -7256,7 +7308,8 @@ var index_default = {
         all_users: allUsers,
         config: callConfig(settings.maxTurnBytes, c)
       };
-      return following ? await followObject(env, id, call) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
+      const { sub, iat, exp, jti } = token.claims;
+      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
     } catch (e) {
       if (e instanceof DurableError) return fail(e);
       return fail(new DurableError(`internal error in the Worker: ${e.message}`, "internal"));

@@ -11,6 +11,7 @@ import { stringify } from "./rules/verbatim";
 import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
+import { Revocations, revocationList, revokedWhy } from "./auth";
 
 let USAGE_CATCH_UP: string | undefined; // schema.catch_up's usage step over whole meta (USAGE_WHOLE), made once
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
@@ -215,7 +216,7 @@ export class DurableObjectSession {
       if (op.erases) await this.erase(); // `delete`: every byte of the object's storage goes, after the receipt was made
       await this.syncIndex();
       await this.schedule();
-      if (op.write || fired === "fired") this.pushFollowers();
+      if (op.write || fired === "fired") await this.pushFollowers();
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
@@ -404,15 +405,23 @@ export class DurableObjectSession {
     else {
       await this.syncIndex(false, true);
       await this.schedule();
-      this.pushFollowers();
+      await this.pushFollowers();
     }
   }
 
-  /** The newer rows to the live followers (follow.ts), after a commit. */
-  private pushFollowers() {
+  /** The newer rows to the live followers (follow.ts), after a commit; a follower whose token expired or
+   *  was revoked since is closed instead (the revocation list as the Worker reads it, auth.ts). */
+  private async pushFollowers() {
     if (this.exists() && this.ctx.getWebSockets().length) {
+      let list: Awaited<ReturnType<typeof revocationList>> | null = null;
+      try {
+        list = await revocationList(Date.now(), () => ask<Revocations>(this.env, "auth:0", "revocations", {}));
+      } catch {
+        // unreadable past its stale bound: each follower reconnects, its token checked again at the upgrade
+      }
+      if (!this.exists()) return;
       this.migrate();
-      follow.push(this.ctx, this.db);
+      follow.push(this.ctx, this.db, (t) => (list === null ? null : revokedWhy(t, list) !== null));
     }
   }
 
@@ -479,7 +488,7 @@ export class DurableObjectSession {
         if (this.exists()) {
           await this.syncIndex(call.op === "reindex", true);
           await this.schedule();
-          this.pushFollowers();
+          await this.pushFollowers();
           if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
         }
       } else {
