@@ -2575,6 +2575,7 @@ var DurableIndex = class {
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS refusals (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS shards (name TEXT PRIMARY KEY)");
       this.db.run("CREATE TABLE IF NOT EXISTS self (one INTEGER PRIMARY KEY CHECK (one = 1), name TEXT NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
@@ -2591,7 +2592,10 @@ var DurableIndex = class {
     try {
       this.init();
       const refused = this.db.one("SELECT refuse FROM faults");
-      if (refused && refused[0] && (op === "put" || op === "drop")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      if (refused && refused[0] && (op === "put" || op === "drop")) {
+        this.db.run("INSERT INTO refusals (one, n) VALUES (1, 1) ON CONFLICT (one) DO UPDATE SET n = n + 1");
+        throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      }
       let result;
       switch (op) {
         case "put":
@@ -2697,6 +2701,7 @@ var DurableIndex = class {
         }
         case "fault":
           this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0);
+          result = Number(this.db.one("SELECT n FROM refusals")?.[0] ?? 0);
           break;
         default:
           throw invalid(`unknown index operation '${op}'`);
@@ -6606,7 +6611,7 @@ var RUNS = { ...RULES, ...OWN };
 var OPS = Object.fromEntries(Object.entries(RUNS).map(([name, run]) => [name, { ...OBJECT_OPS[name], run, ...FLAGS[name] }]));
 var REMEMBERED = 1e3;
 var DurableObjectSession = class {
-  // the row and shards last taken by the index (a put of the same is skipped)
+  // failed index updates in a row, next retry (null: unread)
   constructor(ctx, env) {
     this.ctx = ctx;
     this.env = env;
@@ -6624,6 +6629,14 @@ var DurableObjectSession = class {
   alarmAt = void 0;
   // the DO alarm as this instance last set it (undefined: unknown)
   sent = null;
+  // the row and shards last taken by the index (a put of the same is skipped)
+  rootDirty = null;
+  // the root shard's copy lacks a commit (null: unknown, read _durable_index.root_dirty)
+  rootAt = null;
+  // when the alarm copies the row to the root shard (set once per dirtying)
+  writes = 0;
+  // commits this instance made (a root copy taken before one is not marked clean)
+  backoff = null;
   exists() {
     return this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'object'") !== null;
   }
@@ -6648,6 +6661,11 @@ var DurableObjectSession = class {
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_requests (id TEXT PRIMARY KEY, status INTEGER NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_index (one INTEGER PRIMARY KEY CHECK (one = 1), dirty INTEGER NOT NULL, shards TEXT NOT NULL)");
       this.db.run("INSERT OR IGNORE INTO _durable_index (one, dirty, shards) VALUES (1, 1, '[]')");
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('_durable_index') WHERE name = 'root_dirty'")) {
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN root_dirty INTEGER NOT NULL DEFAULT 1");
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN failures INTEGER NOT NULL DEFAULT 0");
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN retry_at INTEGER");
+      }
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_tomb (one INTEGER PRIMARY KEY CHECK (one = 1), last_checkpoint TEXT)");
       this.db.run(FOLLOWERS_TABLE);
       const row3 = this.db.one("SELECT version FROM _durable_schema");
@@ -6835,13 +6853,66 @@ var DurableObjectSession = class {
   }
   forgetState() {
     [this.indexed, this.due, this.alarmAt, this.sent] = [null, void 0, null, null];
+    [this.rootDirty, this.rootAt, this.backoff] = [null, null, null];
   }
   /** Inside a write transaction: the index has not seen this commit yet. Stored only on the transition
    *  (a page write when it was clean); this instance's memory says when the shards have taken it. */
   dirty() {
-    this.db.run("UPDATE _durable_index SET dirty = 1 WHERE dirty = 0");
+    this.db.run("UPDATE _durable_index SET dirty = 1, root_dirty = 1 WHERE dirty = 0 OR root_dirty = 0");
     this.indexed = false;
     this.due = void 0;
+    this.writes++;
+    if (this.rootDirty !== true || this.rootAt === null) this.rootAt = now() + ROOT_COPY_MS;
+    this.rootDirty = true;
+  }
+  /** The root shard's copy may lack a commit: known to this instance, else as stored. */
+  isRootDirty() {
+    if (!this.exists()) return false;
+    if (this.rootDirty === null) this.rootDirty = !!this.db.one("SELECT root_dirty FROM _durable_index")?.[0];
+    if (this.rootDirty && this.rootAt === null) this.rootAt = now();
+    return this.rootDirty;
+  }
+  /** Failed index updates in a row and when the alarm tries again (as stored, read once per instance). */
+  retry() {
+    if (this.backoff === null) {
+      const r = this.exists() ? this.db.one("SELECT failures, retry_at FROM _durable_index") : null;
+      this.backoff = { failures: r ? Number(r[0]) : 0, at: r && r[1] !== null ? Number(r[1]) : null };
+    }
+    return this.backoff;
+  }
+  /** An index update failed: the next try from the alarm after a random delay up to 2 s, its bound doubling
+   *  at each failure in a row up to 5 minutes (exponential backoff with full jitter; SPEC §13). */
+  failed() {
+    const failures = this.retry().failures + 1;
+    const at = now() + Math.floor(Math.random() * Math.min(INDEX_RETRY_MS * 2 ** Math.min(failures - 1, 20), INDEX_RETRY_MAX_MS));
+    this.backoff = { failures, at };
+    if (this.exists()) this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET failures = ?, retry_at = ?", failures, at));
+  }
+  succeeded() {
+    if (this.retry().failures === 0) return;
+    this.backoff = { failures: 0, at: null };
+    if (this.exists()) this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET failures = 0, retry_at = NULL"));
+  }
+  /** The alarm's copy of the row to its root shard (what installation-wide commands page over): never on a
+   *  write's path. A commit made while it was sent leaves the copy dirty for the next alarm. FORCE: reindex. */
+  async syncRoot(force = false) {
+    if (!this.exists() || !(force || this.isRootDirty())) return true;
+    const row3 = this.indexRow();
+    const writes = this.writes;
+    if (row3 !== null) {
+      try {
+        await ask(this.env, `root:${row3.id[0]}`, "put", { row: row3 });
+      } catch {
+        this.failed();
+        return false;
+      }
+    }
+    if (this.writes === writes && this.exists()) {
+      this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET root_dirty = 0"));
+      [this.rootDirty, this.rootAt] = [false, null];
+    }
+    if (!this.isDirty()) this.succeeded();
+    return true;
   }
   dirtyIf(fired) {
     if (fired === "fired") this.dirty();
@@ -6909,11 +6980,10 @@ var DurableObjectSession = class {
       try {
         await Promise.all([
           ...shards.map((s) => ask(this.env, s, "put", { row: row3, home: s === home })),
-          ask(this.env, `root:${row3.id[0]}`, "put", { row: row3 }),
-          // the root shard's copy: what installation-wide commands page over
           ...gone.map((s) => ask(this.env, s, "drop", { id: row3.id }))
         ]);
       } catch {
+        this.failed();
         return row3;
       }
       this.indexed = true;
@@ -6930,7 +7000,10 @@ var DurableObjectSession = class {
     const exists = this.exists();
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
-    if (exists && this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
+    if (exists && (this.isDirty() || this.isRootDirty())) {
+      const next = this.retry().at ?? (this.isDirty() ? now() : this.rootAt ?? now());
+      due = Math.min(due ?? Infinity, next);
+    }
     const staged = exists ? abandonedAt(this.db) : null;
     if (staged !== null) due = Math.min(due ?? Infinity, staged);
     if (due === this.alarmAt) return;
@@ -6952,7 +7025,10 @@ var DurableObjectSession = class {
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();
     else {
-      await this.syncIndex(false, true);
+      if (this.retry().at === null || this.retry().at <= now()) {
+        await this.syncIndex(false, true);
+        if (!this.isDirty()) await this.syncRoot();
+      }
       await this.schedule();
       await this.pushFollowers();
     }
@@ -7026,6 +7102,9 @@ var DurableObjectSession = class {
         result = await this.systemOp(call);
         if (this.exists()) {
           await this.syncIndex(call.op === "reindex", true);
+          if (!await this.syncRoot(call.op === "reindex") && call.op === "reindex") {
+            throw new DurableError("the root index shard did not take the object's row; run reindex again", "busy");
+          }
           await this.schedule();
           await this.pushFollowers();
           if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
@@ -7103,6 +7182,8 @@ var DurableObjectSession = class {
   }
 };
 var INDEX_RETRY_MS = 2e3;
+var INDEX_RETRY_MAX_MS = 3e5;
+var ROOT_COPY_MS = 0;
 
 // src/index.ts
 function callConfig(cap, c) {

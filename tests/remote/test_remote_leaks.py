@@ -147,3 +147,33 @@ def test_requests_are_served_from_the_last_good_revocation_list_then_503_retryab
     monkeypatch.setenv("DURABLE_CONFIG", str(config))
     r = run_inprocess("transcript", "show", name)
     assert r.status == 6 and "revocation list" in r.err and r.err.count("\n") == 1, r.err
+
+
+def test_a_write_waits_for_no_root_shard_and_a_failed_update_backs_off(faulty, monkeypatch):
+    """The root shards' copy is the object's alarm's, off the write path: with the object's root shard refusing
+    every update, 12 writes are answered and read back from the user's shard at once, and the root shard is
+    tried from the alarm with exponential backoff (a handful of tries, where each write used to try it again);
+    once it takes updates again, installation-wide listings catch up without another write."""
+    from durable_cli import Store
+    from tests.waiting import wait_until
+
+    alice, name = token("alice"), unique("s")
+    _append(monkeypatch, alice, name, "first")
+    status, doc = post_call(faulty.url, alice, {"op": "object_id", "scope": "user", "name": name})
+    assert status == 200, doc
+    root = f"root:{doc['result']['id'][0]}"
+    admin = Store(remote=faulty.url, token=faulty.admin_token, user="alice")
+
+    def turns(everyone):
+        rows = [r for r in admin._index_rows(all_users=everyone) if r["name"] == name]
+        return rows[0]["turns"] if rows else None
+
+    wait_until(lambda: turns(True) == 1, "the alarm copied the row to its root shard")
+    admin._index("fault", write=True, shard=root, refuse=True)
+    for i in range(12):
+        _append(monkeypatch, alice, name, f"row {i}")
+    assert turns(False) == 13  # the user's shard has every write at once
+    tries = admin._index("fault", write=True, shard=root, refuse=False)
+    assert 1 <= tries <= 5, tries  # the alarm's tries, backing off (each write tried it before: 12 or more)
+    wait_until(lambda: turns(True) == 13, "the alarm's retry brought the root copy up to date")
+    admin.close()

@@ -167,6 +167,7 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS refusals (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)"); // tests only
       // a root shard: every user and tenant shard (so that installation-wide commands reach them all)
       this.db.run("CREATE TABLE IF NOT EXISTS shards (name TEXT PRIMARY KEY)");
       // a user or tenant shard: its own name, once it has told its root shard about itself
@@ -190,7 +191,10 @@ export class DurableIndex {
     try {
       this.init();
       const refused = this.db.one("SELECT refuse FROM faults");
-      if (refused && refused[0] && (op === "put" || op === "drop")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      if (refused && refused[0] && (op === "put" || op === "drop")) {
+        this.db.run("INSERT INTO refusals (one, n) VALUES (1, 1) ON CONFLICT (one) DO UPDATE SET n = n + 1"); // the tests count retries
+        throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      }
       let result: unknown;
       switch (op) {
         case "put": result = args.shard.startsWith("root:") ? this.putRoot(args.row) : await this.put(args.shard, args.row, !!args.home); break;
@@ -265,7 +269,10 @@ export class DurableIndex {
           result = out;
           break;
         }
-        case "fault": this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0); break;
+        case "fault": // (answers how many updates the shard refused so far)
+          this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0);
+          result = Number(this.db.one("SELECT n FROM refusals")?.[0] ?? 0);
+          break;
         default: throw invalid(`unknown index operation '${op}'`);
       }
       return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
