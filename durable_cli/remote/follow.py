@@ -6,7 +6,8 @@ status); then `GET /v1/follow` is upgraded to a WebSocket (the token in the Auth
 call in the `x-durable-call` header, never in the URL) and the object pushes each newer row after the
 commit that made it, one message a row: `{"row": {...}}`. The object closes the socket with
 END_OF_STREAM (4000) when the session ends (archived, cancelled, deleted, forgotten, purged, expired,
-no longer visible to the follower): the follower then returns (exit 0). On 4002 ("session expired,
+no longer visible to the follower): the follower then returns (exit 0). At the first push after the
+follower's token was revoked or expired it closes it with 4001 instead: the follower says which and exits 5. On 4002 ("session expired,
 reconnect": the object had no mapping for the socket) and on any close it was not told the reason of
 (1001 going away, 1006 dropped, a Worker restart), it reconnects from the last seq it printed, for up
 to remote.timeout (then exit 7), so no row is lost or repeated.
@@ -20,6 +21,7 @@ import time
 from ..errors import DurableError
 
 END_OF_STREAM = 4000
+TOKEN_ENDED = 4001  # the token was revoked or expired since the follow began: exit 5, saying which
 RECONNECT = (4002, 1001, 1006, 1011, 1012, 1013, 1014)  # told to reconnect, or not told why
 RECONNECT_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
@@ -94,6 +96,10 @@ def follow_rows(store, name, *, all_rows=False, since=0, last=None, interval=Non
                 code = e.rcvd.code if e.rcvd is not None else 1006
                 if code == END_OF_STREAM:
                     return
+                if code == TOKEN_ENDED:
+                    reason = (e.rcvd.reason if e.rcvd is not None else "") or "token revoked or expired"
+                    raise DurableError(f"{reason}: the follow stream was closed; issue a new token ('durable remote token') "
+                                       "and follow again", "permission_denied")
                 if code not in RECONNECT:
                     reason = e.rcvd.reason if e.rcvd is not None else ""
                     raise DurableError(f"the follow stream was closed with code {code} ({reason or 'no reason'})", "storage")

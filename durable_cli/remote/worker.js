@@ -277,7 +277,7 @@ var contract_default = {
       sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
       forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       reindex: { write: true, creates: false, erases: false, args: { step: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, after: { type: "string" }, shard: { type: "string" }, shard_after: { type: "string" } } },
-      fault: { write: true, creates: false, erases: false, args: { shard: { type: "string", required: true }, refuse: { type: "boolean" }, wipe: { type: "boolean" } } },
+      fault: { write: true, creates: false, erases: false, args: { shard: { type: "string", required: true }, refuse: { type: "boolean" }, wipe: { type: "boolean" }, stale_seconds: { type: "integer", min: 0, max: 86400 } } },
       seed: { write: true, creates: false, erases: false, args: { users: { type: "integer", min: 0, max: 1e6, required: true }, prefix: { type: "string" } } },
       subrequests: { write: false, creates: false, erases: false, args: {} },
       served: { write: false, creates: false, erases: false, args: {} }
@@ -2268,19 +2268,48 @@ async function verify(token, keyText, nowMs) {
   return { sub: c.sub, adm: c.adm, iat: c.iat, exp: c.exp, jti: c.jti };
 }
 var REVOCATIONS_TTL_MS = 5e3;
+var STALE_MS = 6e4;
+var RETRY_READ_MS = 1e3;
 var revocations = null;
+var lastFailure = -Infinity;
+var devFail = false;
 function forgetRevocations() {
   revocations = null;
 }
-async function checkRevoked(c, nowMs, fetch) {
-  if (!revocations || nowMs - revocations.at > REVOCATIONS_TTL_MS || nowMs < revocations.at) {
+function devRevocationFault(fail2, ageMs, nowMs) {
+  devFail = fail2;
+  lastFailure = -Infinity;
+  if (revocations && ageMs !== null) revocations.at = nowMs - ageMs;
+}
+async function revocationList(nowMs, fetch) {
+  const held = revocations;
+  if (held && nowMs - held.at <= REVOCATIONS_TTL_MS && nowMs >= held.at) return held.list;
+  const usable = held !== null && nowMs - held.at <= STALE_MS && nowMs >= held.at;
+  if (usable && nowMs - lastFailure < RETRY_READ_MS) return held.list;
+  try {
+    if (devFail) throw new Error("the revocation list cannot be read (dev fault)");
     const got = await fetch();
     revocations = { at: nowMs, list: { jtis: new Set(got.jtis), users: new Map(Object.entries(got.users)) } };
+    return revocations.list;
+  } catch (e) {
+    lastFailure = nowMs;
+    console.error(`durable: the revocation list (index shard auth:0) could not be read: ${e?.message ?? e}`);
+    if (usable) return held.list;
+    throw Object.assign(
+      new DurableError("the Worker cannot read its token revocation list just now; try again shortly", "busy"),
+      { status: 503, retryable: true }
+    );
   }
-  const list = revocations.list;
-  if (list.jtis.has(c.jti)) throw unauthorized(`token ${c.jti} was revoked`);
+}
+function revokedWhy(c, list) {
+  if (list.jtis.has(c.jti)) return `token ${c.jti} was revoked`;
   const before = list.users.get(c.sub);
-  if (before !== void 0 && c.iat < before) throw unauthorized(`the tokens of user "${c.sub}" issued before ${new Date(before * 1e3).toISOString()} were revoked`);
+  if (before !== void 0 && c.iat < before) return `the tokens of user "${c.sub}" issued before ${new Date(before * 1e3).toISOString()} were revoked`;
+  return null;
+}
+async function checkRevoked(c, nowMs, fetch) {
+  const why = revokedWhy(c, await revocationList(nowMs, fetch));
+  if (why !== null) throw unauthorized(why);
 }
 
 // src/rules/strict.ts
@@ -2546,10 +2575,12 @@ var DurableIndex = class {
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS refusals (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS shards (name TEXT PRIMARY KEY)");
       this.db.run("CREATE TABLE IF NOT EXISTS self (one INTEGER PRIMARY KEY CHECK (one = 1), name TEXT NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT, deleted_at INTEGER NOT NULL)");
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('tombstones') WHERE name = 'members'")) this.db.run("ALTER TABLE tombstones ADD COLUMN members TEXT");
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_jtis (jti TEXT PRIMARY KEY, at INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_users (user TEXT PRIMARY KEY, issued_before INTEGER NOT NULL)");
     });
@@ -2561,7 +2592,10 @@ var DurableIndex = class {
     try {
       this.init();
       const refused = this.db.one("SELECT refuse FROM faults");
-      if (refused && refused[0] && (op === "put" || op === "drop")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      if (refused && refused[0] && (op === "put" || op === "drop")) {
+        this.db.run("INSERT INTO refusals (one, n) VALUES (1, 1) ON CONFLICT (one) DO UPDATE SET n = n + 1");
+        throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      }
       let result;
       switch (op) {
         case "put":
@@ -2604,12 +2638,24 @@ var DurableIndex = class {
           this.ready = false;
           if (args.shard && !args.shard.startsWith("root:")) await ask(this.env, rootOf(args.shard), "unshard", { name: args.shard });
           break;
-        case "bury":
-          this.db.run("INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')), deleted_at = excluded.deleted_at", args.id, args.owner, args.last_checkpoint ?? null, args.at);
+        case "bury": {
+          const had = this.db.one("SELECT members FROM tombstones WHERE id = ?", args.id);
+          const members = [.../* @__PURE__ */ new Set([...had && had[0] ? JSON.parse(had[0]) : [], ...args.members ?? []])].sort();
+          this.db.run(
+            "INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at, members) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')), deleted_at = excluded.deleted_at, members = excluded.members",
+            args.id,
+            args.owner,
+            args.last_checkpoint ?? null,
+            args.at,
+            JSON.stringify(members)
+          );
           break;
+        }
         case "tombstone": {
-          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", args.id);
-          result = r ? { id: r[0], owner: r[1], last_checkpoint: r[2], deleted_at: r[3] } : null;
+          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at, members FROM tombstones WHERE id = ?", args.id);
+          const readers = r && r[4] ? JSON.parse(r[4]) : [];
+          const may = !!r && (args.all === true || readers.includes(args.user) || r[4] === null && args.shard === `user:${args.user}`);
+          result = may ? { id: r[0], owner: r[1], last_checkpoint: r[2], deleted_at: r[3] } : null;
           break;
         }
         case "claim":
@@ -2655,6 +2701,7 @@ var DurableIndex = class {
         }
         case "fault":
           this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0);
+          result = Number(this.db.one("SELECT n FROM refusals")?.[0] ?? 0);
           break;
         default:
           throw invalid(`unknown index operation '${op}'`);
@@ -2917,6 +2964,7 @@ async function across(env, who2, op, a) {
     case "fault": {
       adminOnly(who2, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
+      if (a.shard === "auth:0" && a.stale_seconds != null) return devRevocationFault(!!a.refuse, a.stale_seconds * 1e3, Date.now()), null;
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed":
@@ -3186,7 +3234,7 @@ var INDEX_OPS = {
   sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
   forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   reindex: { "write": true, "creates": false, "erases": false, "args": { "step": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "after": { "type": "string" }, "shard": { "type": "string" }, "shard_after": { "type": "string" } } },
-  fault: { "write": true, "creates": false, "erases": false, "args": { "shard": { "type": "string", "required": true }, "refuse": { "type": "boolean" }, "wipe": { "type": "boolean" } } },
+  fault: { "write": true, "creates": false, "erases": false, "args": { "shard": { "type": "string", "required": true }, "refuse": { "type": "boolean" }, "wipe": { "type": "boolean" }, "stale_seconds": { "type": "integer", "min": 0, "max": 86400 } } },
   seed: { "write": true, "creates": false, "erases": false, "args": { "users": { "type": "integer", "min": 0, "max": 1e6, "required": true }, "prefix": { "type": "string" } } },
   subrequests: { "write": false, "creates": false, "erases": false, "args": {} },
   served: { "write": false, "creates": false, "erases": false, "args": {} }
@@ -6084,6 +6132,7 @@ function rebuild(obj, r) {
 
 // src/follow.ts
 var END_OF_STREAM = 4e3;
+var TOKEN_ENDED = 4001;
 var UNKNOWN_SOCKET = 4002;
 var ENDS = ["archived", "cancelled"];
 var FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (id TEXT PRIMARY KEY, user TEXT NOT NULL, call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
@@ -6107,12 +6156,19 @@ function accept(ctx, db, call, since) {
   const fid = crypto.randomUUID();
   ctx.acceptWebSocket(server);
   server.serializeAttachment({ fid });
-  const follow = { address: call.address, actor: call.actor, config: call.config, id: call.id, all_users: !!call.all_users };
+  const follow = {
+    address: call.address,
+    actor: call.actor,
+    config: call.config,
+    id: call.id,
+    all_users: !!call.all_users,
+    token: call.token
+  };
   db.run("INSERT INTO _durable_followers (id, user, call, last_seq, at) VALUES (?, ?, ?, ?, ?)", fid, call.actor, JSON.stringify(follow), since, now());
-  pushOne(db, server, fid);
+  pushOne(db, server, fid, null);
   return new Response(null, { status: 101, webSocket: client });
 }
-function push(ctx, db) {
+function push(ctx, db, revoked) {
   const sockets = ctx.getWebSockets();
   const live = /* @__PURE__ */ new Set();
   for (const ws of sockets) {
@@ -6120,17 +6176,24 @@ function push(ctx, db) {
     if (fid === null) close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
     else {
       live.add(fid);
-      pushOne(db, ws, fid);
+      pushOne(db, ws, fid, revoked);
     }
   }
   for (const [fid] of db.all("SELECT id FROM _durable_followers")) {
     if (!live.has(fid)) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
   }
 }
-function pushOne(db, ws, fid) {
+function pushOne(db, ws, fid, revoked) {
   const m = db.one("SELECT user, call, last_seq FROM _durable_followers WHERE id = ?", fid);
   if (!m) return close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
   const f = JSON.parse(m[1]);
+  if (f.token && revoked) {
+    const ended = f.token.exp * 1e3 <= now() ? "token expired" : revoked(f.token) === true ? "token revoked" : null;
+    if (ended !== null || revoked(f.token) === null) {
+      db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+      return ended !== null ? close(ws, TOKEN_ENDED, ended) : close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
+    }
+  }
   const obj = new Opened(db, f.address, m[0], f.config, f.id);
   const meta = obj.meta();
   const end = (why) => {
@@ -6321,7 +6384,8 @@ function writeRows(obj, a) {
 function deleteThread(obj) {
   const meta = obj.meta();
   const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
-  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner };
+  const members = meta ? obj.db.all("SELECT user FROM participants ORDER BY user").map((m) => String(m[0])) : [];
+  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner, members };
 }
 
 // src/rules/limits.ts
@@ -6547,7 +6611,7 @@ var RUNS = { ...RULES, ...OWN };
 var OPS = Object.fromEntries(Object.entries(RUNS).map(([name, run]) => [name, { ...OBJECT_OPS[name], run, ...FLAGS[name] }]));
 var REMEMBERED = 1e3;
 var DurableObjectSession = class {
-  // the row and shards last taken by the index (a put of the same is skipped)
+  // failed index updates in a row, next retry (null: unread)
   constructor(ctx, env) {
     this.ctx = ctx;
     this.env = env;
@@ -6565,6 +6629,14 @@ var DurableObjectSession = class {
   alarmAt = void 0;
   // the DO alarm as this instance last set it (undefined: unknown)
   sent = null;
+  // the row and shards last taken by the index (a put of the same is skipped)
+  rootDirty = null;
+  // the root shard's copy lacks a commit (null: unknown, read _durable_index.root_dirty)
+  rootAt = null;
+  // when the alarm copies the row to the root shard (set once per dirtying)
+  writes = 0;
+  // commits this instance made (a root copy taken before one is not marked clean)
+  backoff = null;
   exists() {
     return this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'object'") !== null;
   }
@@ -6589,6 +6661,11 @@ var DurableObjectSession = class {
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_requests (id TEXT PRIMARY KEY, status INTEGER NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_index (one INTEGER PRIMARY KEY CHECK (one = 1), dirty INTEGER NOT NULL, shards TEXT NOT NULL)");
       this.db.run("INSERT OR IGNORE INTO _durable_index (one, dirty, shards) VALUES (1, 1, '[]')");
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('_durable_index') WHERE name = 'root_dirty'")) {
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN root_dirty INTEGER NOT NULL DEFAULT 1");
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN failures INTEGER NOT NULL DEFAULT 0");
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN retry_at INTEGER");
+      }
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_tomb (one INTEGER PRIMARY KEY CHECK (one = 1), last_checkpoint TEXT)");
       this.db.run(FOLLOWERS_TABLE);
       const row3 = this.db.one("SELECT version FROM _durable_schema");
@@ -6621,7 +6698,7 @@ var DurableObjectSession = class {
     let fresh = false;
     try {
       if (call.op === "tombstone") {
-        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        const grave = await this.tombstone(call);
         return new Response(JSON.stringify({ result: grave ?? null }), { headers: { "content-type": "application/json" } });
       }
       if (call.op === "dev_forget_followers" && this.env.DURABLE_DEV_FAULTS === "1" && this.exists()) {
@@ -6635,7 +6712,7 @@ var DurableObjectSession = class {
       const existed = this.exists();
       let extra = {};
       if (op.tomb && (!existed || this.db.one("SELECT 1 FROM object") === null)) {
-        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        const grave = await this.tombstone(call);
         extra = { __tomb: grave ?? null, __tomb_fetched: true };
       }
       if (!existed) {
@@ -6662,7 +6739,7 @@ var DurableObjectSession = class {
         if (!creating) return this.answer(0, this.refuse(call));
         this.migrate();
         if (op.tomb && !extra.__tomb_fetched) {
-          const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+          const grave = await this.tombstone(call);
           extra = { __tomb: grave ?? null, __tomb_fetched: true };
         }
       }
@@ -6705,19 +6782,25 @@ var DurableObjectSession = class {
           this.env,
           homeShard(call.address.id_scope, call.address.owner),
           "bury",
-          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, at: now() }
+          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, members: ran.members, at: now() }
         );
       }
       if (op.erases) await this.erase();
       await this.syncIndex();
       await this.schedule();
-      if (op.write || fired === "fired") this.pushFollowers();
+      if (op.write || fired === "fired") await this.pushFollowers();
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
       if (call.op === "import" && e instanceof DurableError && e.document === void 0) e.document = { id: call.id };
       return this.answer(0, e);
     }
+  }
+  /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
+   *  the home shard answers it only to a participant the thread had when deleted (or an admin's
+   *  installation-wide call); to anyone else null, as for a thread never made. */
+  tombstone(call) {
+    return ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id, user: call.actor, all: !!call.all_users });
   }
   /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
    *  knows nothing is due: the object's alarm times change only through its own commits, seen here. */
@@ -6770,13 +6853,66 @@ var DurableObjectSession = class {
   }
   forgetState() {
     [this.indexed, this.due, this.alarmAt, this.sent] = [null, void 0, null, null];
+    [this.rootDirty, this.rootAt, this.backoff] = [null, null, null];
   }
   /** Inside a write transaction: the index has not seen this commit yet. Stored only on the transition
    *  (a page write when it was clean); this instance's memory says when the shards have taken it. */
   dirty() {
-    this.db.run("UPDATE _durable_index SET dirty = 1 WHERE dirty = 0");
+    this.db.run("UPDATE _durable_index SET dirty = 1, root_dirty = 1 WHERE dirty = 0 OR root_dirty = 0");
     this.indexed = false;
     this.due = void 0;
+    this.writes++;
+    if (this.rootDirty !== true || this.rootAt === null) this.rootAt = now() + ROOT_COPY_MS;
+    this.rootDirty = true;
+  }
+  /** The root shard's copy may lack a commit: known to this instance, else as stored. */
+  isRootDirty() {
+    if (!this.exists()) return false;
+    if (this.rootDirty === null) this.rootDirty = !!this.db.one("SELECT root_dirty FROM _durable_index")?.[0];
+    if (this.rootDirty && this.rootAt === null) this.rootAt = now();
+    return this.rootDirty;
+  }
+  /** Failed index updates in a row and when the alarm tries again (as stored, read once per instance). */
+  retry() {
+    if (this.backoff === null) {
+      const r = this.exists() ? this.db.one("SELECT failures, retry_at FROM _durable_index") : null;
+      this.backoff = { failures: r ? Number(r[0]) : 0, at: r && r[1] !== null ? Number(r[1]) : null };
+    }
+    return this.backoff;
+  }
+  /** An index update failed: the next try from the alarm after a random delay up to 2 s, its bound doubling
+   *  at each failure in a row up to 5 minutes (exponential backoff with full jitter; SPEC §13). */
+  failed() {
+    const failures = this.retry().failures + 1;
+    const at = now() + Math.floor(Math.random() * Math.min(INDEX_RETRY_MS * 2 ** Math.min(failures - 1, 20), INDEX_RETRY_MAX_MS));
+    this.backoff = { failures, at };
+    if (this.exists()) this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET failures = ?, retry_at = ?", failures, at));
+  }
+  succeeded() {
+    if (this.retry().failures === 0) return;
+    this.backoff = { failures: 0, at: null };
+    if (this.exists()) this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET failures = 0, retry_at = NULL"));
+  }
+  /** The alarm's copy of the row to its root shard (what installation-wide commands page over): never on a
+   *  write's path. A commit made while it was sent leaves the copy dirty for the next alarm. FORCE: reindex. */
+  async syncRoot(force = false) {
+    if (!this.exists() || !(force || this.isRootDirty())) return true;
+    const row3 = this.indexRow();
+    const writes = this.writes;
+    if (row3 !== null) {
+      try {
+        await ask(this.env, `root:${row3.id[0]}`, "put", { row: row3 });
+      } catch {
+        this.failed();
+        return false;
+      }
+    }
+    if (this.writes === writes && this.exists()) {
+      this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET root_dirty = 0"));
+      [this.rootDirty, this.rootAt] = [false, null];
+    }
+    if (!this.isDirty()) this.succeeded();
+    return true;
   }
   dirtyIf(fired) {
     if (fired === "fired") this.dirty();
@@ -6844,11 +6980,10 @@ var DurableObjectSession = class {
       try {
         await Promise.all([
           ...shards.map((s) => ask(this.env, s, "put", { row: row3, home: s === home })),
-          ask(this.env, `root:${row3.id[0]}`, "put", { row: row3 }),
-          // the root shard's copy: what installation-wide commands page over
           ...gone.map((s) => ask(this.env, s, "drop", { id: row3.id }))
         ]);
       } catch {
+        this.failed();
         return row3;
       }
       this.indexed = true;
@@ -6865,7 +7000,10 @@ var DurableObjectSession = class {
     const exists = this.exists();
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
-    if (exists && this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
+    if (exists && (this.isDirty() || this.isRootDirty())) {
+      const next = this.retry().at ?? (this.isDirty() ? now() : this.rootAt ?? now());
+      due = Math.min(due ?? Infinity, next);
+    }
     const staged = exists ? abandonedAt(this.db) : null;
     if (staged !== null) due = Math.min(due ?? Infinity, staged);
     if (due === this.alarmAt) return;
@@ -6887,16 +7025,26 @@ var DurableObjectSession = class {
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();
     else {
-      await this.syncIndex(false, true);
+      if (this.retry().at === null || this.retry().at <= now()) {
+        await this.syncIndex(false, true);
+        if (!this.isDirty()) await this.syncRoot();
+      }
       await this.schedule();
-      this.pushFollowers();
+      await this.pushFollowers();
     }
   }
-  /** The newer rows to the live followers (follow.ts), after a commit. */
-  pushFollowers() {
+  /** The newer rows to the live followers (follow.ts), after a commit; a follower whose token expired or
+   *  was revoked since is closed instead (the revocation list as the Worker reads it, auth.ts). */
+  async pushFollowers() {
     if (this.exists() && this.ctx.getWebSockets().length) {
+      let list = null;
+      try {
+        list = await revocationList(Date.now(), () => ask(this.env, "auth:0", "revocations", {}));
+      } catch {
+      }
+      if (!this.exists()) return;
       this.migrate();
-      push(this.ctx, this.db);
+      push(this.ctx, this.db, (t) => list === null ? null : revokedWhy(t, list) !== null);
     }
   }
   /** GET /v1/follow upgraded (the Worker checked the token and the caller): a follower of this object
@@ -6954,8 +7102,11 @@ var DurableObjectSession = class {
         result = await this.systemOp(call);
         if (this.exists()) {
           await this.syncIndex(call.op === "reindex", true);
+          if (!await this.syncRoot(call.op === "reindex") && call.op === "reindex") {
+            throw new DurableError("the root index shard did not take the object's row; run reindex again", "busy");
+          }
           await this.schedule();
-          this.pushFollowers();
+          await this.pushFollowers();
           if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
         }
       } else {
@@ -7031,6 +7182,8 @@ var DurableObjectSession = class {
   }
 };
 var INDEX_RETRY_MS = 2e3;
+var INDEX_RETRY_MAX_MS = 3e5;
+var ROOT_COPY_MS = 0;
 
 // src/index.ts
 function callConfig(cap, c) {
@@ -7067,7 +7220,7 @@ async function who(env, header) {
   const t = Date.now();
   const claims = await verify(token, env.DURABLE_TOKEN_KEY, t);
   await checkRevoked(claims, t, () => askIndex(env, "revocations", {}));
-  return { user: claims.sub, admin: claims.adm };
+  return { user: claims.sub, admin: claims.adm, claims };
 }
 var AUTH_SHARD = "auth:0";
 async function askIndex(env, op, args) {
@@ -7236,7 +7389,8 @@ var index_default = {
         all_users: allUsers,
         config: callConfig(settings.maxTurnBytes, c)
       };
-      return following ? await followObject(env, id, call) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
+      const { sub, iat, exp, jti } = token.claims;
+      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
     } catch (e) {
       if (e instanceof DurableError) return fail(e);
       return fail(new DurableError(`internal error in the Worker: ${e.message}`, "internal"));

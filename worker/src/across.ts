@@ -1,6 +1,7 @@
 // The commands across objects (SPEC §7 ls, usage, purge, sweep, forget; SPEC §13 reindex), run by the
 // Worker from the index shards (indexes.ts), each deletion or change re-checked by the object itself.
 // Receipts are SPEC §10's; the client turns their skips into the exit status (across/retention.conclude).
+import { devRevocationFault } from "./auth";
 import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
 import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
@@ -141,6 +142,8 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
     case "fault": { // tests only: `durable remote dev` with DURABLE_DEV_FAULTS=1
       adminOnly(who, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
+      // the revocation list (auth.ts): reads of it fail (refuse), this isolate's copy taken as stale_seconds old
+      if (a.shard === "auth:0" && a.stale_seconds != null) return devRevocationFault(!!a.refuse, a.stale_seconds * 1000, Date.now()), null;
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed": return seed(env, who, a); // tests only, as "fault"

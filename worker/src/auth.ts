@@ -137,21 +137,58 @@ export async function verify(token: string, keyText: string, nowMs: number): Pro
 /** The revocation list as the index keeps it: jti -> revoked, user -> the iat (s) before which their tokens are revoked. */
 export type Revocations = { jtis: string[]; users: Record<string, number> };
 
-const REVOCATIONS_TTL_MS = 5000;
-let revocations: { at: number; list: { jtis: Set<string>; users: Map<string, number> } } | null = null;
+const REVOCATIONS_TTL_MS = 5000; // each isolate reads the list at most this often
+const STALE_MS = 60000; // a list this old is still served while a read fails (SPEC §13 "stale list"); older: 503
+const RETRY_READ_MS = 1000; // while reads fail, the stale list is served without a new read for this long
+type List = { jtis: Set<string>; users: Map<string, number> };
+let revocations: { at: number; list: List } | null = null;
+let lastFailure = -Infinity; // when a read of the list last failed (ms)
+let devFail = false; // tests only (DURABLE_DEV_FAULTS): every read of the list fails
 
 export function forgetRevocations() {
   revocations = null;
 }
 
-/** Refuse a revoked token. FETCH reads the list from the index (one subrequest per isolate per REVOCATIONS_TTL_MS). */
-export async function checkRevoked(c: Claims, nowMs: number, fetch: () => Promise<Revocations>): Promise<void> {
-  if (!revocations || nowMs - revocations.at > REVOCATIONS_TTL_MS || nowMs < revocations.at) {
+/** Tests only (`durable remote dev`, DURABLE_DEV_FAULTS): reads of the list fail (FAIL), and this isolate's
+ *  copy is taken as AGE ms old (due for a read, or past the stale bound). */
+export function devRevocationFault(fail: boolean, ageMs: number | null, nowMs: number) {
+  devFail = fail;
+  lastFailure = -Infinity;
+  if (revocations && ageMs !== null) revocations.at = nowMs - ageMs;
+}
+
+/** The revocation list: this isolate's copy while under REVOCATIONS_TTL_MS old, else read again by FETCH
+ *  (one subrequest per isolate per 5 s). When a read fails, the last list read is served for up to
+ *  STALE_MS after that read, then HTTP 503 `busy` marked retryable (the client retries, then exit 6). */
+export async function revocationList(nowMs: number, fetch: () => Promise<Revocations>): Promise<List> {
+  const held = revocations;
+  if (held && nowMs - held.at <= REVOCATIONS_TTL_MS && nowMs >= held.at) return held.list;
+  const usable = held !== null && nowMs - held.at <= STALE_MS && nowMs >= held.at;
+  if (usable && nowMs - lastFailure < RETRY_READ_MS) return held!.list; // a read failed just now: not again yet
+  try {
+    if (devFail) throw new Error("the revocation list cannot be read (dev fault)");
     const got = await fetch();
     revocations = { at: nowMs, list: { jtis: new Set(got.jtis), users: new Map(Object.entries(got.users)) } };
+    return revocations.list;
+  } catch (e) {
+    lastFailure = nowMs;
+    console.error(`durable: the revocation list (index shard auth:0) could not be read: ${(e as Error)?.message ?? e}`);
+    if (usable) return held!.list;
+    throw Object.assign(new DurableError("the Worker cannot read its token revocation list just now; try again shortly", "busy"),
+      { status: 503, retryable: true });
   }
-  const list = revocations.list;
-  if (list.jtis.has(c.jti)) throw unauthorized(`token ${c.jti} was revoked`);
+}
+
+/** Why the token of these claims is revoked, or null. */
+export function revokedWhy(c: { sub: string; iat: number; jti: string }, list: List): string | null {
+  if (list.jtis.has(c.jti)) return `token ${c.jti} was revoked`;
   const before = list.users.get(c.sub);
-  if (before !== undefined && c.iat < before) throw unauthorized(`the tokens of user "${c.sub}" issued before ${new Date(before * 1000).toISOString()} were revoked`);
+  if (before !== undefined && c.iat < before) return `the tokens of user "${c.sub}" issued before ${new Date(before * 1000).toISOString()} were revoked`;
+  return null;
+}
+
+/** Refuse a revoked token. FETCH reads the list from the index (revocationList). */
+export async function checkRevoked(c: Claims, nowMs: number, fetch: () => Promise<Revocations>): Promise<void> {
+  const why = revokedWhy(c, await revocationList(nowMs, fetch));
+  if (why !== null) throw unauthorized(why);
 }

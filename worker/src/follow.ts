@@ -12,13 +12,18 @@ import { rowsSince } from "./rules/transcript";
 import { stringify } from "./rules/verbatim";
 
 export const END_OF_STREAM = 4000; // the session ended (or is no longer visible): the follower exits 0
+export const TOKEN_ENDED = 4001; // the follower's token was revoked or expired: the follower exits 5
 export const UNKNOWN_SOCKET = 4002; // "session expired, reconnect": no mapping for this socket
 const ENDS = ["archived", "cancelled"]; // as the file backend's follow (library.FOLLOW_ENDS)
 
 export const FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (id TEXT PRIMARY KEY, user TEXT NOT NULL," +
   " call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
 
-type Follow = { address: any; actor: string; config: any; id: string; all_users?: boolean };
+type Token = { sub: string; iat: number; exp: number; jti: string };
+type Follow = { address: any; actor: string; config: any; id: string; all_users?: boolean; token?: Token };
+/** Why a follower's token no longer holds ("token revoked", "token expired"), or null; REVOKED tells
+ *  whether the revocation list revokes it (null: the list could not be read). */
+export type TokenCheck = (t: Token) => boolean | null;
 
 function fidOf(ws: WebSocket): string | null {
   try {
@@ -45,15 +50,16 @@ export function accept(ctx: DurableObjectState, db: Db, call: Follow, since: num
   const fid = crypto.randomUUID();
   ctx.acceptWebSocket(server);
   server.serializeAttachment({ fid });
-  const follow: Follow = { address: call.address, actor: call.actor, config: call.config, id: call.id, all_users: !!call.all_users };
+  const follow: Follow = { address: call.address, actor: call.actor, config: call.config, id: call.id, all_users: !!call.all_users,
+    token: call.token };
   db.run("INSERT INTO _durable_followers (id, user, call, last_seq, at) VALUES (?, ?, ?, ?, ?)", fid, call.actor, JSON.stringify(follow), since, now());
-  pushOne(db, server, fid);
+  pushOne(db, server, fid, null);
   return new Response(null, { status: 101, webSocket: client });
 }
 
 /** After a commit: the newer rows to every follower (the mapping read from SQLite), a socket without
  *  one closed with 4002, and the mappings of sockets that are gone (an eviction, a restart) dropped. */
-export function push(ctx: DurableObjectState, db: Db) {
+export function push(ctx: DurableObjectState, db: Db, revoked: TokenCheck) {
   const sockets = ctx.getWebSockets();
   const live = new Set<string>();
   for (const ws of sockets) {
@@ -61,7 +67,7 @@ export function push(ctx: DurableObjectState, db: Db) {
     if (fid === null) close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
     else {
       live.add(fid);
-      pushOne(db, ws, fid);
+      pushOne(db, ws, fid, revoked);
     }
   }
   for (const [fid] of db.all("SELECT id FROM _durable_followers")) { // (a few rows: one per follower)
@@ -69,10 +75,18 @@ export function push(ctx: DurableObjectState, db: Db) {
   }
 }
 
-function pushOne(db: Db, ws: WebSocket, fid: string) {
+function pushOne(db: Db, ws: WebSocket, fid: string, revoked: TokenCheck | null) {
   const m = db.one("SELECT user, call, last_seq FROM _durable_followers WHERE id = ?", fid);
   if (!m) return close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
   const f = JSON.parse(m[1]) as Follow;
+  if (f.token && revoked) { // (at accept the Worker has just checked the token)
+    const ended = f.token.exp * 1000 <= now() ? "token expired" : revoked(f.token) === true ? "token revoked" : null;
+    if (ended !== null || revoked(f.token) === null) {
+      db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+      // the list unreadable past its stale bound: reconnect (the upgrade checks the token again)
+      return ended !== null ? close(ws, TOKEN_ENDED, ended) : close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
+    }
+  }
   const obj = new Opened(db, f.address, m[0], f.config, f.id);
   const meta = obj.meta();
   const end = (why: string) => {

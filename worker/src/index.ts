@@ -6,7 +6,7 @@
 // DURABLE_TOKEN_KEY (the HS256 key of tokens; an admin token may act as any user with --as),
 // DURABLE_MAX_TURN_BYTES, DURABLE_MAX_BODY_BYTES.
 import { DEFAULT_CONFIG, DurableError, httpStatus, say, validName } from "./rules/state";
-import { Revocations, checkConfig, checkRevoked, forgetRevocations, verify } from "./auth";
+import { Claims, Revocations, checkConfig, checkRevoked, forgetRevocations, verify } from "./auth";
 import * as strict from "./rules/strict";
 import { across } from "./across";
 import { checkArgs } from "./rules/args";
@@ -69,13 +69,13 @@ function fail(e: DurableError): Response {
 }
 
 /** The caller: the claims of a valid, unrevoked token of this Worker (auth.ts), or 401. */
-export async function who(env: Env, header: string | null): Promise<{ user: string; admin: boolean }> {
+export async function who(env: Env, header: string | null): Promise<{ user: string; admin: boolean; claims: Claims }> {
   const token = header?.startsWith("Bearer ") ? header.slice(7) : null;
   if (!token) throw new DurableError("missing token: set DURABLE_TOKEN or config remote.token ('durable remote token' issues one)", "unauthorized");
   const t = Date.now();
   const claims = await verify(token, env.DURABLE_TOKEN_KEY, t);
   await checkRevoked(claims, t, () => askIndex<Revocations>(env, "revocations", {}));
-  return { user: claims.sub, admin: claims.adm };
+  return { user: claims.sub, admin: claims.adm, claims };
 }
 
 /** The revocation list lives in one index shard (indexes.ts), read rarely (cached per isolate). */
@@ -272,7 +272,9 @@ export default {
         create: !!body.create, request_id: body.request_id ?? null, all_users: allUsers,
         config: callConfig(settings.maxTurnBytes, c),
       };
-      return following ? await followObject(env, id, call) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
+      // a follower's mapping keeps its token's exp and jti: it is closed (4001) at the first push after the token expired or was revoked
+      const { sub, iat, exp, jti } = token.claims;
+      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
     } catch (e) {
       if (e instanceof DurableError) return fail(e);
       return fail(new DurableError(`internal error in the Worker: ${(e as Error).message}`, "internal"));

@@ -167,6 +167,7 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
+      this.db.run("CREATE TABLE IF NOT EXISTS refusals (one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)"); // tests only
       // a root shard: every user and tenant shard (so that installation-wide commands reach them all)
       this.db.run("CREATE TABLE IF NOT EXISTS shards (name TEXT PRIMARY KEY)");
       // a user or tenant shard: its own name, once it has told its root shard about itself
@@ -175,6 +176,8 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
       // a user or tenant shard: the tombstones of deleted LangGraph threads it is the home of (index.db's tombstones)
       this.db.run("CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT, deleted_at INTEGER NOT NULL)");
+      // who may read a tombstone (SPEC §12): the thread's participants when it was deleted (JSON; a shard made before it gains the column)
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('tombstones') WHERE name = 'members'")) this.db.run("ALTER TABLE tombstones ADD COLUMN members TEXT");
       // the shard auth:0: revoked tokens (`durable remote revoke`): by jti, or a user's issued before a time (s)
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_jtis (jti TEXT PRIMARY KEY, at INTEGER NOT NULL)");
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_users (user TEXT PRIMARY KEY, issued_before INTEGER NOT NULL)");
@@ -188,7 +191,10 @@ export class DurableIndex {
     try {
       this.init();
       const refused = this.db.one("SELECT refuse FROM faults");
-      if (refused && refused[0] && (op === "put" || op === "drop")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      if (refused && refused[0] && (op === "put" || op === "drop")) {
+        this.db.run("INSERT INTO refusals (one, n) VALUES (1, 1) ON CONFLICT (one) DO UPDATE SET n = n + 1"); // the tests count retries
+        throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      }
       let result: unknown;
       switch (op) {
         case "put": result = args.shard.startsWith("root:") ? this.putRoot(args.row) : await this.put(args.shard, args.row, !!args.home); break;
@@ -210,14 +216,21 @@ export class DurableIndex {
           this.ready = false;
           if (args.shard && !args.shard.startsWith("root:")) await ask(this.env, rootOf(args.shard), "unshard", { name: args.shard });
           break;
-        case "bury": // as index.db's bury: left, or moved forward
-          this.db.run("INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?)" +
+        case "bury": { // as index.db's bury: left, or moved forward; its readers are every participant of each thread buried there
+          const had = this.db.one("SELECT members FROM tombstones WHERE id = ?", args.id);
+          const members = [...new Set([...(had && had[0] ? JSON.parse(had[0]) as string[] : []), ...(args.members ?? [])])].sort();
+          this.db.run("INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at, members) VALUES (?, ?, ?, ?, ?)" +
             " ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, ''))," +
-            " deleted_at = excluded.deleted_at", args.id, args.owner, args.last_checkpoint ?? null, args.at);
+            " deleted_at = excluded.deleted_at, members = excluded.members", args.id, args.owner, args.last_checkpoint ?? null, args.at,
+            JSON.stringify(members));
           break;
-        case "tombstone": {
-          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", args.id);
-          result = r ? { id: r[0], owner: r[1], last_checkpoint: r[2], deleted_at: r[3] } : null;
+        }
+        case "tombstone": { // only to a caller who may see the thread (SPEC §12); to anyone else null, as for a thread never made
+          const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at, members FROM tombstones WHERE id = ?", args.id);
+          // a tombstone buried before its readers were kept: its owner's shard (a user-scoped thread) only
+          const readers: string[] = r && r[4] ? JSON.parse(r[4]) : [];
+          const may = !!r && (args.all === true || readers.includes(args.user) || (r[4] === null && args.shard === `user:${args.user}`));
+          result = may ? { id: r![0], owner: r![1], last_checkpoint: r![2], deleted_at: r![3] } : null;
           break;
         }
         case "claim": result = this.claim(args.id); break;
@@ -256,7 +269,10 @@ export class DurableIndex {
           result = out;
           break;
         }
-        case "fault": this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0); break;
+        case "fault": // (answers how many updates the shard refused so far)
+          this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0);
+          result = Number(this.db.one("SELECT n FROM refusals")?.[0] ?? 0);
+          break;
         default: throw invalid(`unknown index operation '${op}'`);
       }
       return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });

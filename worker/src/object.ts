@@ -11,6 +11,7 @@ import { stringify } from "./rules/verbatim";
 import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
+import { Revocations, revocationList, revokedWhy } from "./auth";
 
 let USAGE_CATCH_UP: string | undefined; // schema.catch_up's usage step over whole meta (USAGE_WHOLE), made once
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
@@ -64,6 +65,10 @@ export class DurableObjectSession {
   private due: number | null | undefined = undefined; // the object's next alarm time after the last commit (undefined: unknown)
   private alarmAt: number | null | undefined = undefined; // the DO alarm as this instance last set it (undefined: unknown)
   private sent: string | null = null; // the row and shards last taken by the index (a put of the same is skipped)
+  private rootDirty: boolean | null = null; // the root shard's copy lacks a commit (null: unknown, read _durable_index.root_dirty)
+  private rootAt: number | null = null; // when the alarm copies the row to the root shard (set once per dirtying)
+  private writes = 0; // commits this instance made (a root copy taken before one is not marked clean)
+  private backoff: { failures: number; at: number | null } | null = null; // failed index updates in a row, next retry (null: unread)
 
   constructor(private ctx: DurableObjectState, private env: IndexEnv) {
     this.db = new Db(ctx.storage.sql);
@@ -96,6 +101,12 @@ export class DurableObjectSession {
       // the index shards this object's row was last sent to, and whether a commit since has not reached them
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_index (one INTEGER PRIMARY KEY CHECK (one = 1), dirty INTEGER NOT NULL, shards TEXT NOT NULL)");
       this.db.run("INSERT OR IGNORE INTO _durable_index (one, dirty, shards) VALUES (1, 1, '[]')");
+      // the root shard's copy, off the write path (the alarm brings it up to date), and the backoff of failed updates
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('_durable_index') WHERE name = 'root_dirty'")) {
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN root_dirty INTEGER NOT NULL DEFAULT 1");
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN failures INTEGER NOT NULL DEFAULT 0");
+        this.db.run("ALTER TABLE _durable_index ADD COLUMN retry_at INTEGER");
+      }
       // a LangGraph thread created after a delete_thread: the tombstone it is judged by (rules/checkpoints.ts)
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_tomb (one INTEGER PRIMARY KEY CHECK (one = 1), last_checkpoint TEXT)");
       // live followers: each WebSocket's mapping (follow.ts)
@@ -131,7 +142,7 @@ export class DurableObjectSession {
     let fresh = false; // an import into storage that did not exist: a failure leaves none behind
     try {
       if (call.op === "tombstone") { // Store.tombstone(NAME): what delete_thread left for this object, or null
-        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        const grave = await this.tombstone(call);
         return new Response(JSON.stringify({ result: grave ?? null }), { headers: { "content-type": "application/json" } });
       }
       if (call.op === "dev_forget_followers" && this.env.DURABLE_DEV_FAULTS === "1" && this.exists()) {
@@ -146,7 +157,7 @@ export class DurableObjectSession {
       const existed = this.exists();
       let extra: Record<string, unknown> = {};
       if (op.tomb && (!existed || this.db.one("SELECT 1 FROM object") === null)) { // no object: the shard's tombstone judges
-        const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+        const grave = await this.tombstone(call);
         extra = { __tomb: grave ?? null, __tomb_fetched: true };
       }
       if (!existed) {
@@ -174,7 +185,7 @@ export class DurableObjectSession {
         if (!creating) return this.answer(0, this.refuse(call));
         this.migrate();
         if (op.tomb && !extra.__tomb_fetched) {
-          const grave = await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id });
+          const grave = await this.tombstone(call);
           extra = { __tomb: grave ?? null, __tomb_fetched: true };
         }
       }
@@ -210,18 +221,25 @@ export class DurableObjectSession {
       });
       if (op.buries) { // the tombstone first: an object is never gone without it (a failure leaves the thread as it was)
         await ask(this.env, homeShard(call.address.id_scope, call.address.owner), "bury",
-          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, at: now() });
+          { id: call.id, owner: ran.owner, last_checkpoint: ran.last_checkpoint, members: ran.members, at: now() });
       }
       if (op.erases) await this.erase(); // `delete`: every byte of the object's storage goes, after the receipt was made
       await this.syncIndex();
       await this.schedule();
-      if (op.write || fired === "fired") this.pushFollowers();
+      if (op.write || fired === "fired") await this.pushFollowers();
       return new Response(body, { headers: { "content-type": "application/json" } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
       if (call.op === "import" && e instanceof DurableError && e.document === undefined) e.document = { id: call.id }; // the receipt's entry
       return this.answer(0, e);
     }
+  }
+
+  /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
+   *  the home shard answers it only to a participant the thread had when deleted (or an admin's
+   *  installation-wide call); to anyone else null, as for a thread never made. */
+  private tombstone(call: Call): Promise<unknown> {
+    return ask(this.env, homeShard(call.address.id_scope, call.address.owner), "tombstone", { id: call.id, user: call.actor, all: !!call.all_users });
   }
 
   /** Due alarms fire in their own transaction (with the catch-up of a wake) -- skipped when this instance
@@ -282,14 +300,72 @@ export class DurableObjectSession {
 
   private forgetState() {
     [this.indexed, this.due, this.alarmAt, this.sent] = [null, undefined, null, null];
+    [this.rootDirty, this.rootAt, this.backoff] = [null, null, null];
   }
 
   /** Inside a write transaction: the index has not seen this commit yet. Stored only on the transition
    *  (a page write when it was clean); this instance's memory says when the shards have taken it. */
   private dirty() {
-    this.db.run("UPDATE _durable_index SET dirty = 1 WHERE dirty = 0");
+    this.db.run("UPDATE _durable_index SET dirty = 1, root_dirty = 1 WHERE dirty = 0 OR root_dirty = 0");
     this.indexed = false;
     this.due = undefined;
+    this.writes++;
+    if (this.rootDirty !== true || this.rootAt === null) this.rootAt = now() + ROOT_COPY_MS;
+    this.rootDirty = true;
+  }
+
+  /** The root shard's copy may lack a commit: known to this instance, else as stored. */
+  private isRootDirty(): boolean {
+    if (!this.exists()) return false;
+    if (this.rootDirty === null) this.rootDirty = !!this.db.one("SELECT root_dirty FROM _durable_index")?.[0];
+    if (this.rootDirty && this.rootAt === null) this.rootAt = now();
+    return this.rootDirty;
+  }
+
+  /** Failed index updates in a row and when the alarm tries again (as stored, read once per instance). */
+  private retry(): { failures: number; at: number | null } {
+    if (this.backoff === null) {
+      const r = this.exists() ? this.db.one("SELECT failures, retry_at FROM _durable_index") : null;
+      this.backoff = { failures: r ? Number(r[0]) : 0, at: r && r[1] !== null ? Number(r[1]) : null };
+    }
+    return this.backoff;
+  }
+
+  /** An index update failed: the next try from the alarm after a random delay up to 2 s, its bound doubling
+   *  at each failure in a row up to 5 minutes (exponential backoff with full jitter; SPEC §13). */
+  private failed() {
+    const failures = this.retry().failures + 1;
+    const at = now() + Math.floor(Math.random() * Math.min(INDEX_RETRY_MS * 2 ** Math.min(failures - 1, 20), INDEX_RETRY_MAX_MS));
+    this.backoff = { failures, at };
+    if (this.exists()) this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET failures = ?, retry_at = ?", failures, at));
+  }
+
+  private succeeded() {
+    if (this.retry().failures === 0) return;
+    this.backoff = { failures: 0, at: null };
+    if (this.exists()) this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET failures = 0, retry_at = NULL"));
+  }
+
+  /** The alarm's copy of the row to its root shard (what installation-wide commands page over): never on a
+   *  write's path. A commit made while it was sent leaves the copy dirty for the next alarm. FORCE: reindex. */
+  private async syncRoot(force = false): Promise<boolean> {
+    if (!this.exists() || !(force || this.isRootDirty())) return true;
+    const row = this.indexRow();
+    const writes = this.writes;
+    if (row !== null) {
+      try {
+        await ask(this.env, `root:${row.id[0]}`, "put", { row });
+      } catch {
+        this.failed();
+        return false;
+      }
+    }
+    if (this.writes === writes && this.exists()) {
+      this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET root_dirty = 0"));
+      [this.rootDirty, this.rootAt] = [false, null];
+    }
+    if (!this.isDirty()) this.succeeded(); // every shard has the row: the backoff starts again from 2 s
+    return true;
   }
 
   private dirtyIf<T>(fired: T): T {
@@ -348,12 +424,12 @@ export class DurableObjectSession {
         return row;
       }
       this.indexed = false;
-      try {
+      try { // (the root shard's copy is the alarm's: syncRoot)
         await Promise.all([...shards.map((s) => ask(this.env, s, "put", { row, home: s === home })),
-          ask(this.env, `root:${row.id[0]}`, "put", { row }), // the root shard's copy: what installation-wide commands page over
           ...gone.map((s) => ask(this.env, s, "drop", { id: row.id }))]);
       } catch {
-        return row; // still dirty: schedule() sets an alarm to retry
+        this.failed();
+        return row; // still dirty: schedule() sets an alarm to retry, backing off
       }
       this.indexed = true;
       this.sent = text;
@@ -372,7 +448,10 @@ export class DurableObjectSession {
     const exists = this.exists();
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
-    if (exists && this.isDirty()) due = Math.min(due ?? Infinity, now() + INDEX_RETRY_MS);
+    if (exists && (this.isDirty() || this.isRootDirty())) { // an index update to retry (backing off), or the root copy to make
+      const next = this.retry().at ?? (this.isDirty() ? now() : this.rootAt ?? now());
+      due = Math.min(due ?? Infinity, next);
+    }
     const staged = exists ? abandonedAt(this.db) : null; // a body in parts whose last part never came (parts.ts)
     if (staged !== null) due = Math.min(due ?? Infinity, staged);
     if (due === this.alarmAt) return;
@@ -395,17 +474,28 @@ export class DurableObjectSession {
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();
     else {
-      await this.syncIndex(false, true);
+      if (this.retry().at === null || this.retry().at! <= now()) {
+        await this.syncIndex(false, true);
+        if (!this.isDirty()) await this.syncRoot();
+      }
       await this.schedule();
-      this.pushFollowers();
+      await this.pushFollowers();
     }
   }
 
-  /** The newer rows to the live followers (follow.ts), after a commit. */
-  private pushFollowers() {
+  /** The newer rows to the live followers (follow.ts), after a commit; a follower whose token expired or
+   *  was revoked since is closed instead (the revocation list as the Worker reads it, auth.ts). */
+  private async pushFollowers() {
     if (this.exists() && this.ctx.getWebSockets().length) {
+      let list: Awaited<ReturnType<typeof revocationList>> | null = null;
+      try {
+        list = await revocationList(Date.now(), () => ask<Revocations>(this.env, "auth:0", "revocations", {}));
+      } catch {
+        // unreadable past its stale bound: each follower reconnects, its token checked again at the upgrade
+      }
+      if (!this.exists()) return;
       this.migrate();
-      follow.push(this.ctx, this.db);
+      follow.push(this.ctx, this.db, (t) => (list === null ? null : revokedWhy(t, list) !== null));
     }
   }
 
@@ -471,8 +561,11 @@ export class DurableObjectSession {
         result = await this.systemOp(call);
         if (this.exists()) {
           await this.syncIndex(call.op === "reindex", true);
+          if (!(await this.syncRoot(call.op === "reindex")) && call.op === "reindex") {
+            throw new DurableError("the root index shard did not take the object's row; run reindex again", "busy");
+          }
           await this.schedule();
-          this.pushFollowers();
+          await this.pushFollowers();
           if (call.op === "reindex" && this.isDirty()) throw new DurableError("the index did not take the object's row; run reindex again", "busy");
         }
       } else {
@@ -551,6 +644,8 @@ export class DurableObjectSession {
   }
 }
 
-const INDEX_RETRY_MS = 2000; // a failed index update is retried by the alarm this soon (and by the next request)
+const INDEX_RETRY_MS = 2000; // the bound of the first retry's random delay after a failed index update (then doubling)
+const INDEX_RETRY_MAX_MS = 300000; // ... up to 5 minutes
+const ROOT_COPY_MS = 0; // the alarm copies a commit to the root shard this soon after it (off the write path)
 
 type SystemCall = { op: string; args: any; address: Address; id: string };

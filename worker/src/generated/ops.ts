@@ -79,7 +79,7 @@ export const INDEX_OPS = {
   sweep: {"write": true, "creates": false, "erases": true, "args": {"draft_expiry": {"type": "integer", "min": 1, "max": 3153600000}, "cursor": {"type": "json"}}},
   forget: {"write": true, "creates": false, "erases": true, "args": {"user": {"type": "string", "required": true}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
   reindex: {"write": true, "creates": false, "erases": false, "args": {"step": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "after": {"type": "string"}, "shard": {"type": "string"}, "shard_after": {"type": "string"}}},
-  fault: {"write": true, "creates": false, "erases": false, "args": {"shard": {"type": "string", "required": true}, "refuse": {"type": "boolean"}, "wipe": {"type": "boolean"}}},
+  fault: {"write": true, "creates": false, "erases": false, "args": {"shard": {"type": "string", "required": true}, "refuse": {"type": "boolean"}, "wipe": {"type": "boolean"}, "stale_seconds": {"type": "integer", "min": 0, "max": 86400}}},
   seed: {"write": true, "creates": false, "erases": false, "args": {"users": {"type": "integer", "min": 0, "max": 1000000, "required": true}, "prefix": {"type": "string"}}},
   subrequests: {"write": false, "creates": false, "erases": false, "args": {}},
   served: {"write": false, "creates": false, "erases": false, "args": {}},

@@ -192,5 +192,7 @@ export function writeRows(obj: Opened, a: { ns: string; checkpoint_id: string })
 export function deleteThread(obj: Opened) {
   const meta = obj.meta();
   const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
-  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner };
+  // who may read the tombstone (SPEC §12): the participants the thread had when it was deleted
+  const members = meta ? obj.db.all("SELECT user FROM participants ORDER BY user").map((m) => String(m[0])) : [];
+  return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner, members };
 }
