@@ -70,3 +70,13 @@ def downgrade_to(db, sql: str, version: int) -> None:
     old.close()
     db.execute(f"PRAGMA user_version={version}")
     db.commit()
+
+
+def prose() -> str:
+    """README.md and every page of docs/, as one text: the sections and examples tests read, wherever they stand."""
+    import glob
+
+    from tests.conftest import ROOT
+
+    pages = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
+    return "\n".join(open(p, encoding="utf-8").read() for p in pages)
