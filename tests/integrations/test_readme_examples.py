@@ -12,7 +12,7 @@ def python_block(heading):
     return re.search(rf"## {heading}\n.*?```python\n(.*?)```", prose(), re.S).group(1)
 
 
-# The agents-sdk shell block (and the output shown under it) runs with every README sh block: tests/cli/test_readme.py
+# The agents-sdk shell block (and the output shown under it) runs with every README and docs sh block: tests/cli/test_readme.py
 
 
 def test_agents_sdk_python_example_runs(home, capsys, monkeypatch):
