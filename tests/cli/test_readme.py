@@ -1,13 +1,15 @@
-"""The README's examples run as printed.
+"""The README's and the docs' examples run as printed.
 
-Every ```sh block of README.md runs in a fresh home of its own (HOME, DURABLE_HOME, DURABLE_CONFIG,
-no DURABLE_* identity inherited), in an empty working directory holding only a link to examples/,
-under `bash -euo pipefail` (`set -e`: a failing line fails the block). A failure names the block's
-README line and the README line that failed. A block that cannot run offline carries
-`<!-- skip-test: REASON -->` on the line above its fence (the README's Development section says so);
-a block followed by its closing marker and a bare ``` block must print exactly that block.
+Every ```sh block of README.md and of docs/**/*.md runs in a fresh home of its own (HOME, DURABLE_HOME,
+DURABLE_CONFIG, no DURABLE_* identity inherited), in an empty working directory holding only a link to
+examples/, under `bash -euo pipefail` (`set -e`: a failing line fails the block). A failure names the
+block's file and line and the line that failed. A block that cannot run offline carries
+`<!-- skip-test: REASON -->` on the line above its fence (docs/development.md says so); a block followed
+by its closing marker and a bare ``` block must print exactly that block. A named block (`<!-- NAME -->`)
+may live on any of those pages: its checks below follow it.
 """
 
+import glob
 import importlib.util
 import os
 import re
@@ -18,21 +20,24 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import prose
 
 README = os.path.join(ROOT, "README.md")
+# every page whose shell blocks run: the README first, then the docs site's pages
+PAGES = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
 SKIP = re.compile(r"<!-- skip-test: (.+?) -->")
 # blocks that need an optional extra: (python module, extra); skipped without it, a failure under CI
 REQUIRES = {"agents-sdk": ("agents", "openai-agents")}
 
 
-def readme() -> str:
-    with open(README, encoding="utf-8") as f:
+def read(page: str) -> str:
+    with open(os.path.join(ROOT, page), encoding="utf-8") as f:
         return f.read()
 
 
-def sh_blocks():
-    """Every ```sh block: (first README line of its body, body, marker name or None, skip reason or None, shown output or None)."""
-    lines = readme().splitlines(keepends=True)
+def sh_blocks(page="README.md"):
+    """Every ```sh block of PAGE: (first line of its body, body, marker name or None, skip reason or None, shown output or None)."""
+    lines = read(page).splitlines(keepends=True)
     found, i = [], 0
     while i < len(lines):
         if lines[i].rstrip("\n") != "```sh":
@@ -59,13 +64,15 @@ def sh_blocks():
 
 
 BLOCKS = sh_blocks()
+# (page, line, body, name, skip, shown) of every page
+ALL_BLOCKS = [(page, *b) for page in PAGES for b in sh_blocks(page)]
 
 
 def block(marker):
-    return next(body for _, body, name, _, _ in BLOCKS if name == marker)
+    return next(body for _, _, body, name, _, _ in ALL_BLOCKS if name == marker)
 
 
-def run_block(line, body, tmp_path, timeout=120):
+def run_block(line, body, tmp_path, timeout=120, page="README.md"):
     """Run one block as a new user would, in a fresh home; the completed process."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
@@ -75,41 +82,42 @@ def run_block(line, body, tmp_path, timeout=120):
            if not k.startswith(("DURABLE_", "LLM_", "XDG_")) and k not in ("COLUMNS", "LINES")}
     env.update(HOME=str(home), DURABLE_HOME=str(tmp_path / "durable"), DURABLE_CONFIG=str(tmp_path / "config.toml"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    # the ERR trap names the README line that failed (LINENO counts the trap's own line as 1)
-    trap = f"trap '__rc=$?; echo \"README.md:$(({line} + LINENO - 2)): exit $__rc: $BASH_COMMAND\" >&2' ERR\n"
+    # the ERR trap names the page's line that failed (LINENO counts the trap's own line as 1)
+    trap = f"trap '__rc=$?; echo \"{page}:$(({line} + LINENO - 2)): exit $__rc: $BASH_COMMAND\" >&2' ERR\n"
     return subprocess.run(["bash", "-euo", "pipefail", "-c", trap + body], capture_output=True, text=True,
                           env=env, cwd=work, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def explain(line, body, r) -> str:
-    lines = readme().splitlines()
-    where = re.findall(r"^README\.md:(\d+): exit (\d+): (.*)$", r.stderr, re.M)
-    said = [f"README.md:{n}: {lines[int(n) - 1].strip()!r} exited {rc}" for n, rc, _ in where]
+def explain(line, body, r, page="README.md") -> str:
+    lines = read(page).splitlines()
+    where = re.findall(rf"^{re.escape(page)}:(\d+): exit (\d+): (.*)$", r.stderr, re.M)
+    said = [f"{page}:{n}: {lines[int(n) - 1].strip()!r} exited {rc}" for n, rc, _ in where]
     if not said:  # no command failed where `set -e` stops: the status is the last command's (`a && b`, ...)
         last = line + len(body.rstrip("\n").splitlines()) - 1
-        said = [f"README.md:{last}: the block's last command {lines[last - 1].strip()!r} exited {r.returncode}"]
-    return (f"the ```sh block at README.md:{line} failed (exit {r.returncode})\n" + "\n".join(said)
+        said = [f"{page}:{last}: the block's last command {lines[last - 1].strip()!r} exited {r.returncode}"]
+    return (f"the ```sh block at {page}:{line} failed (exit {r.returncode})\n" + "\n".join(said)
             + f"\n--- stderr ---\n{r.stderr[-3000:]}\n--- stdout ---\n{r.stdout[-2000:]}")
 
 
-@pytest.mark.parametrize("line,body,name,skip,shown", BLOCKS, ids=[f"README.md:{b[0]}" + (f"-{b[2]}" if b[2] else "") for b in BLOCKS])
-def test_every_readme_sh_block_runs_in_a_fresh_home(line, body, name, skip, shown, tmp_path):
+@pytest.mark.parametrize("page,line,body,name,skip,shown", ALL_BLOCKS,
+                         ids=[f"{b[0]}:{b[1]}" + (f"-{b[3]}" if b[3] else "") for b in ALL_BLOCKS])
+def test_every_sh_block_runs_in_a_fresh_home(page, line, body, name, skip, shown, tmp_path):
     if skip:
-        pytest.skip(f"README.md:{line}: {skip}")
+        pytest.skip(f"{page}:{line}: {skip}")
     if name in REQUIRES:
         module, extra = REQUIRES[name]
         if importlib.util.find_spec(module) is None:
-            reason = f"README.md:{line} needs {module} (pip install -e '.[{extra}]')"
+            reason = f"{page}:{line} needs {module} (pip install -e '.[{extra}]')"
             if os.environ.get("CI") == "true":
                 pytest.fail(reason)
             pytest.skip(reason)
     for tool in ("jq",):
         if tool in body and shutil.which(tool) is None and os.environ.get("CI") != "true":
             pytest.skip(f"{tool} is not installed (.ci/run installs it)")
-    r = run_block(line, body, tmp_path)
-    assert r.returncode == 0, explain(line, body, r)
+    r = run_block(line, body, tmp_path, page=page)
+    assert r.returncode == 0, explain(line, body, r, page)
     if shown is not None:
-        assert r.stdout == shown, f"README.md:{line} printed other than the README shows:\n{r.stdout}"
+        assert r.stdout == shown, f"{page}:{line} printed other than the page shows:\n{r.stdout}"
     CHECKS.get(name, lambda out, home: None)(r.stdout, tmp_path / "home")
 
 
@@ -145,15 +153,20 @@ CHECKS = {"agent-loop": _agent_loop, "fork-follow-import": _fork_follow_import, 
 
 
 def test_every_named_check_has_its_block():
-    names = {name for _, _, name, _, _ in BLOCKS}
-    assert set(CHECKS) <= names and set(REQUIRES) <= names
+    names = [name for _, _, _, name, _, _ in ALL_BLOCKS if name]
+    assert set(CHECKS) <= set(names) and set(REQUIRES) <= set(names)
+    on_docs = [name for page, _, _, name, _, _ in ALL_BLOCKS if name and page != "README.md"]
+    assert len(on_docs) == len(set(on_docs)), "a block name stands on one docs page"
 
 
 def test_skips_are_few_and_say_why():
     """A skipped block is the exception: it says why, and most blocks run."""
-    skipped = [(line, skip) for line, _, _, skip, _ in BLOCKS if skip]
-    assert all(len(reason.split()) >= 3 for _, reason in skipped), skipped
-    assert len(skipped) * 3 <= len(BLOCKS), skipped
+    skipped = [(page, line, skip) for page, line, _, _, skip, _ in ALL_BLOCKS if skip]
+    assert all(len(reason.split()) >= 3 for _, _, reason in skipped), skipped
+    # the pages that teach (the README and the guide) run nearly everything; the in-depth pages may show a
+    # deployment to Cloudflare, which cannot run here, and say so
+    teaching = [(page, skip) for page, _, _, _, skip, _ in ALL_BLOCKS if page == "README.md" or page.startswith("docs/guide/")]
+    assert sum(1 for _, skip in teaching if skip) * 3 <= len(teaching), teaching
 
 
 def test_a_failing_block_names_its_line(tmp_path):
@@ -176,14 +189,14 @@ def test_readme_setup_lines_are_what_ci_runs():
 
 
 def test_readme_library_example(tmp_path, monkeypatch):
-    code = re.search(r"## Library\n\n```python\n(.*?)```", readme(), re.S).group(1)
+    code = re.search(r"## Library\n\n```python\n(.*?)```", prose(), re.S).group(1)
     code = code.replace('"/tmp/agents"', repr(str(tmp_path / "agents")))
     exec(compile(code, "README", "exec"), {})
 
 
 def test_readme_throw_away_homes_take_their_config_along():
     """A throw-away DURABLE_HOME alone still writes `config set` to ~/.config: the README sets DURABLE_CONFIG beside it."""
-    lines = [line for line in readme().splitlines() if re.search(r"DURABLE_HOME=\"?\$\(mktemp", line)]
+    lines = [line for line in prose().splitlines() if re.search(r"DURABLE_HOME=\"?\$\(mktemp", line)]
     assert lines
     for line in lines:
         assert re.search(r"DURABLE_CONFIG=\"?\$\(mktemp -d\)/", line), line

@@ -191,9 +191,11 @@ def test_purge_prompt_says_how_many_and_which_before_asking(scene, durable, tmp_
     assert durable("ls", "--all", "--json").json() == before
 
 
-def test_readme_shows_the_screens_as_they_are():
-    """The picture in the README is the golden screen itself."""
-    text = open(os.path.join(ROOT, "README.md")).read()
+def test_the_docs_show_the_screens_as_they_are():
+    """The pictures in the README and the docs are the golden screens themselves."""
+    from tests.helpers import prose
+
+    text = prose()
     for name, body in re.findall(r"<!-- screen: (\S+) -->\n```\n\$ [^\n]*\n(.*?)```\n<!-- /screen -->", text, re.S):
         with open(os.path.join(SCREENS, f"{name}.txt")) as f:
             assert body == f.read(), name

@@ -53,7 +53,7 @@ def test_fish_completes_names(durable):
     assert "fish-one" in r.stdout, r.stderr
 
 
-@pytest.mark.parametrize("script", ["gen_man.py", "gen_completions.py"])
+@pytest.mark.parametrize("script", ["gen_man.py", "gen_completions.py", "gen_docs.py"])
 def test_generated_files_are_not_stale(script):
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -440,13 +440,13 @@ def test_sigterm_while_a_call_waits_exits_143_at_once_with_nothing_taken():
     assert [p["status"] for p in look("session", "queue", "s")] == ["pending"]
 
 
-@pytest.mark.local_only("reads the README")
-def test_the_readme_client_configuration_is_json_that_runs_durable_mcp():
+@pytest.mark.local_only("reads the docs")
+def test_the_documented_client_configuration_is_json_that_runs_durable_mcp():
     import re
 
-    from tests.conftest import ROOT
+    from tests.helpers import prose
 
-    text = open(os.path.join(ROOT, "README.md")).read()
+    text = prose()
     section = text[text.index("## Use from an MCP client"):]
     config = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
     for server in config["mcpServers"].values():
