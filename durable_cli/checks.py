@@ -37,6 +37,44 @@ def __getattr__(name):
     return getattr(import_module(f"durable_cli.{module}"), function)
 
 
+# The checks the contract names on an argument ("check": NAME, run by durable_cli/seam.py on either backend):
+# each takes the argument's value and returns it as the op takes it.
+
+def user(value):
+    """A user NAME (invite's USER)."""
+    from .config import valid_name
+
+    return valid_name(value, "user")
+
+
+def participant_role(value):
+    """--role of `session invite`: owner or member."""
+    from .core.state import ROLES
+    from .errors import invalid
+    from .messages import say
+
+    if value not in ROLES:
+        raise invalid(say("invalid_participant_role", role=value))
+    return value
+
+
+def prompt_text(value):
+    """The question of `elicit ask`: not empty, not only blanks."""
+    from .core.elicit import check_ask
+
+    check_ask(value, ())
+    return value
+
+
+def choices(value):
+    """The choices of `elicit ask`: each a non-empty string, none twice (as a list)."""
+    from .core.elicit import check_ask
+
+    if value is None:
+        return []
+    return check_ask("?", value) if isinstance(value, (list, tuple)) else value  # else: not a JSON array (seam.py)
+
+
 def fork_request(new, new_title, at):
     """NEW, --title and --at of `durable fork`, before the source is opened."""
     from .core.fork import check_request

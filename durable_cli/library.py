@@ -15,15 +15,25 @@ from . import clock
 from .config import Config, valid_name
 from .core import alarms, sessions, state, transcript
 from .errors import DurableError, conflict, not_found, storage
+from .seam import Ops, StoreOps, install
 from .backends import FOLLOW_ENDS, GIVE_UP, follow_rows, plan_create, poll_loop  # noqa: F401 - also the library's API
 
 
-class Session(state.Opened):
+class Session(state.Opened, Ops):
     """An opened object with its operations as methods; valid inside `with store.open(...)`.
 
     Each op of the contract's op table that names a rule ("rule": module.function of core/) is the method of
-    its name, made by `_rule_methods` below from core/rules.py (generated from the contract); the methods here
-    are the ones the table does not hold (a composition of ops, or a row given as arguments)."""
+    its name, made by `_rule_methods` below from core/rules.py (generated from the contract): a plain op's is
+    the seam's dispatcher (durable_cli/seam.py: its arguments checked against the contract, then `run`), the
+    others' the rule itself; the methods here are the ones the table does not hold (a composition of ops, or a
+    row given as arguments)."""
+
+    def run(self, op: str, args: dict):
+        """The file backend of the seam: OP's rule of core/ on this object (its lock is held)."""
+        from .core.rules import RULES
+
+        module, function = RULES[op]
+        return getattr(_import_rules(module), function)(self, **args)
 
     append = transcript.append
     rows = transcript.rows
@@ -57,11 +67,19 @@ class _Rule:
         return rule if obj is None else rule.__get__(obj, owner)
 
 
+def _import_rules(module: str):
+    from importlib import import_module
+
+    return import_module(f"durable_cli.core.{module}")
+
+
 def _rule_methods() -> None:
-    from .core.rules import RULES
+    from .core.rules import PLAIN, RULES
 
     for name, (module, function) in RULES.items():
-        setattr(Session, name, _Rule(name, module, function))
+        if name not in PLAIN:
+            setattr(Session, name, _Rule(name, module, function))
+    install(Session, PLAIN)
 
 
 _rule_methods()
@@ -81,7 +99,7 @@ def default_user() -> str:
     return getpass.getuser()
 
 
-class Store:
+class Store(StoreOps):
     """One data directory. Options given here take precedence over environment, config file and defaults."""
 
     def __new__(cls, home=None, *, user=None, tenant=None, lock_timeout=None, config=None, remote=None, token=None,

@@ -25,24 +25,39 @@ def test_worker_ops_handlers_and_session_rules_are_generated_from_the_contract()
 
 
 @pytest.mark.parametrize("name", sorted(n for n, s in ops()["object"].items() if "rule" in s))
-def test_an_ops_rule_is_the_library_session_method(name):
+def test_an_ops_rule_is_what_the_library_session_runs(name, monkeypatch):
     """The contract's "rule" names the core function library.Session runs for the op (the Worker's twin is
-    checked by tsc over worker/src/generated/handlers.ts)."""
+    checked by tsc over worker/src/generated/handlers.ts): a plain op's method is the seam's dispatcher,
+    which runs that rule (looked up at each call: a replaced rule is the one that runs); another op's
+    method is the rule itself."""
     module, _, function = ops()["object"][name]["rule"].rpartition(".")
-    rule = getattr(importlib.import_module(f"durable_cli.core.{module}"), function, None)
+    home = importlib.import_module(f"durable_cli.core.{module}")
+    rule = getattr(home, function, None)
     assert callable(rule), f"{name}: durable_cli/core/{module} has no {function}"
-    assert getattr(Session, name) is rule
+    if not ops()["object"][name].get("plain"):
+        assert getattr(Session, name) is rule
+        return
+    ran = []
+    monkeypatch.setattr(home, function, lambda obj, **args: ran.append((obj, args)) or "ran")
+    session = object.__new__(Session)
+    required = {a: _sample(s) for a, s in ops()["object"][name]["args"].items() if s.get("required")}
+    assert session.run(name, dict(required)) == "ran" and ran == [(session, required)]
 
 
-def test_a_session_method_imports_its_rule_module_when_first_used():
-    """Start-up is a feature: opening the library loads no rule module a command does not run."""
+def _sample(arg):
+    return {"integer": 1, "string": "x", "boolean": True, "array": [], "object": {}, "json": None}.get(arg["type"],
+                                                                                                    (arg.get("values") or ["x"])[0])
+
+
+def test_a_session_method_imports_its_rule_module_when_first_run():
+    """Start-up is a feature: opening the library loads no rule module (nor the op table) a command does not run."""
     import subprocess
     import sys
 
-    probe = ("import sys, durable_cli.library as l; before = 'durable_cli.core.memory' in sys.modules; "
-             "l.Session.forget_fact; print(before, 'durable_cli.core.memory' in sys.modules)")
+    probe = ("import sys, durable_cli.library as l; before = [m in sys.modules for m in ('durable_cli.core.memory', "
+             "'durable_cli.optable')]; l.Session.forget_fact; print(*before, 'durable_cli.core.memory' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["False", "True"]
+    assert out == ["False", "False", "False"]
 
 
 def _params(method):
@@ -74,8 +89,8 @@ def test_a_plain_method_sends_its_op():
         def __init__(self):
             pass
 
-        def _call(self, op, write, **args):
-            sent.append((op, write, args))
+        def _call(self, op, write=None, **args):
+            sent.append((op, ops()["object"][op]["write"] if write is None else write, args))
 
     Fake().queue(pending_only=True)
     Fake().answer(7, "yes")

@@ -14,6 +14,7 @@ from .. import clock
 from ..config import Config, valid_name
 from ..errors import DurableError, invalid
 from ..messages import say
+from ..seam import Ops, StoreOps, install, spec
 
 NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
 
@@ -126,10 +127,11 @@ def _joined(page_of) -> dict:
         page = page_of(page["next"])
 
 
-class RemoteSession:
+class RemoteSession(Ops):
     """An object served by the Worker; the methods of library.Session, each one request. The ops the
-    contract marks `plain` (arguments sent as given) are built from its op table below; the others hold
-    a check or a conversion of their own."""
+    contract marks `plain` are the seam's dispatcher (durable_cli/seam.py: arguments checked against the
+    contract, then `run`, one request); the others hold client logic of their own (parts, pages, a
+    conversion)."""
 
     def __init__(self, store, address: RemoteAddress, create: bool):
         self.store = store
@@ -137,7 +139,15 @@ class RemoteSession:
         self.name = address.name
         self._create = create
 
-    def _call(self, op: str, write: bool, **args):
+    def run(self, op: str, args: dict):
+        """The remote backend of the seam: OP with ARGS, one request to the object's Durable Object."""
+        return self._call(op, **args)
+
+    def _call(self, op: str, *, write=None, **args):
+        """OP, one request (or the parts of one: RemoteStore._send); a write when the contract says so, but
+        for a dry run (WRITE: whether it is, for an op whose answer says)."""
+        if write is None:
+            write = spec(op)["write"] and not args.get("dry_run")
         return self.store._call(self.address, op, args, create=self._create, write=write)
 
     # sessions (SPEC §5)
@@ -150,18 +160,13 @@ class RemoteSession:
         on_expiry, max_attempts = checks.lease_policy(
             on_expiry if on_expiry is not None else config.get("queue.on_lease_expiry"),
             max_attempts if max_attempts is not None else config.get("queue.max_attempts"))
-        doc = self._call("next_prompt", True, lease_seconds=lease_seconds, waiting=waiting, context=context,
+        doc = self._call("next_prompt", lease_seconds=lease_seconds, waiting=waiting, context=context,
                          on_expiry=on_expiry, max_attempts=max_attempts)
         if doc is not None and context is not None and format != "json":
             from ..core import formats
 
             doc["window"] = formats.render(doc["window"]["turns"], format)
         return doc
-
-    def renew(self, prompt_id, *, lease_seconds, attempt=None):
-        from .. import checks
-
-        return self._call("renew", True, prompt_id=prompt_id, lease_seconds=lease_seconds, attempt=checks.attempt(attempt))
 
     def finish(self, prompt_id, *, reply=None, failed=False, error=None, meta=None, rows=None, attempt=None):
         """As core/sessions.finish: the turn's rows are checked here first (plan_finish) and sent as the
@@ -171,25 +176,8 @@ class RemoteSession:
         checks.attempt(attempt)
         failed = failed or error is not None
         turn = checks.finish(self.store.config, reply=reply, meta=meta, rows=rows, failed=failed)
-        return self._call("finish", True, prompt_id=prompt_id, rows=[_fields(r) for r in turn], failed=failed,
+        return self._call("finish", prompt_id=prompt_id, rows=[_fields(r) for r in turn], failed=failed,
                           error=error, attempt=attempt)
-
-    def release(self, prompt_id, *, delay_seconds=0, not_an_attempt=False, attempt=None):
-        from .. import checks
-
-        return self._call("release", True, prompt_id=prompt_id, delay_seconds=delay_seconds,
-                          not_an_attempt=not_an_attempt, attempt=checks.attempt(attempt))
-
-    def set_title(self, title):
-        from .. import checks
-
-        return self._call("set_title", True, title=checks.title(title))
-
-    def invite(self, user, role="member"):
-        from .. import checks
-
-        checks.invite(user, role)
-        return self._call("invite", True, user=user, role=role)
 
     # transcript (SPEC §6)
     def append(self, content="", *, role, tool_calls=None, call_id=None, name=None, meta=None, data=None, tokens=None,
@@ -211,10 +199,10 @@ class RemoteSession:
         extra = {"request_id": request_id, "create": create, "one": one, "seqs_only": seqs_only,
                  "origin": list(origin) if origin is not None else None}
         if one or seqs_only or _size(fields) < ASK_LIMIT_FROM:
-            return self._call("append_many", True, rows=fields, **extra)
+            return self._call("append_many", rows=fields, **extra)
         # a big batch's rows are no one answer (SPEC §13: a request holds one page of its answer): its seqs, then
         # the rows they name read in pages, as they are now (as a replayed batch's are: worker/src/recall.ts)
-        seqs = self._call("append_many", True, rows=fields, **dict(extra, seqs_only=True))
+        seqs = self._call("append_many", rows=fields, **dict(extra, seqs_only=True))
         rows = self._pages_of_show([], None, all_rows=True, since=seqs[0] - 1, last=None)
         return [r for r in rows if r["seq"] <= seqs[-1]]
 
@@ -224,7 +212,7 @@ class RemoteSession:
         from .. import checks
 
         fields = [_fields(checks.row(self.store.config, r, where=f"item {i}: ")) for i, r in enumerate(rows, 1)]
-        return self._call("replace_tail", True, expected=list(expected), rows=fields,
+        return self._call("replace_tail", expected=list(expected), rows=fields,
                           origin=list(origin) if origin is not None else None)
 
     def stored_rows(self, *, last=None):
@@ -234,7 +222,7 @@ class RemoteSession:
             raise invalid(say("stored_last_negative"))
         rows, cursor = [], None
         while True:  # in pages the Worker bounds (SPEC §13)
-            page = self._call("stored_rows", False, last=last, cursor=cursor)
+            page = self._call("stored_rows", last=last, cursor=cursor)
             rows += [tuple(r) for r in page["rows"]]
             cursor = page["next"]
             if cursor is None:
@@ -246,21 +234,17 @@ class RemoteSession:
 
     def _pages_of_show(self, rows, cursor, *, all_rows, since, last):
         while True:
-            page = self._call("show_transcript", False, all_rows=all_rows, since=since or 0, last=last, cursor=cursor)
+            page = self._call("show_transcript", all_rows=all_rows, since=since or 0, last=last, cursor=cursor)
             rows += page["rows"]
             cursor = page["next"]
             if cursor is None:
                 return rows
 
     def follow_start(self, *, all_rows=False, since=0, last=None):
-        rows, high, status, cursor = self._call("follow_start", False, all_rows=all_rows, since=since or 0, last=last)
+        rows, high, status, cursor = self._call("follow_start", all_rows=all_rows, since=since or 0, last=last)
         if cursor is not None:  # the rest of what `show` lists (no row newer than the first page's: the cursor says)
             rows = self._pages_of_show(rows, cursor, all_rows=all_rows, since=since, last=last)
         return rows, high, status
-
-    def rows_after(self, seq):
-        rows, status = self._call("rows_after", False, seq=seq)
-        return rows, status
 
     def rows(self, *, last=None, since=0, all=False):  # noqa: A002 - the name SPEC §9 gives
         return self.show_transcript(all_rows=all, since=since, last=last)
@@ -275,25 +259,22 @@ class RemoteSession:
 
         return formats.render(doc["turns"], format)
 
-    def prune(self, *, older_than, dry_run=False):
-        return self._call("prune", not dry_run, older_than=older_than, dry_run=dry_run)
-
     def summarize(self, *, through, text=None, command=None, input_format="text", timeout=120):
         """Summarize with TEXT in one request (as core/transcript.summarize; a COMMAND goes through Store.summarize)."""
         if command is not None:
             raise invalid("a summarizer command runs without the object's lock: call Store.summarize(name, ..., command=CMD)")
-        return self._call("summarize", True, through=through, text=text)
+        return self._call("summarize", through=through, text=text)
 
     def compact(self, *, max_tokens, keep_tokens, text=None, command=None, input_format="text", timeout=120):
         if command is not None:
             raise invalid("a summarizer command runs without the object's lock: call Store.compact(name, ..., command=CMD)")
-        return self._call("compact", True, max_tokens=max_tokens, keep_tokens=keep_tokens, text=text)
+        return self._call("compact", max_tokens=max_tokens, keep_tokens=keep_tokens, text=text)
 
     # SPEC §12: a LangGraph thread's checkpoints (worker/src/rules/checkpoints.ts); serialized values go base64
     def meta(self):
         """The object's row (library.Session.meta), or None when there is none."""
         try:
-            return self._call("meta", False)
+            return self._call("meta")
         except DurableError as e:
             if e.code == "not_found":
                 return None
@@ -304,14 +285,14 @@ class RemoteSession:
         before a delete_thread) by the tombstone, as the adapter does locally before its transaction."""
         from .. import checks
 
-        return self._call("put_checkpoint", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
+        return self._call("put_checkpoint", external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
                           parent_id=parent_id, type=type_, blob=_b64(blob), metadata=metadata,
                           mirror=[[mid, _fields(checks.row(self.store.config, fields))] for mid, fields in
                                   ((mid, fields() if callable(fields) else fields) for mid, fields in mirror)
                                   if fields is not None], keep=keep)
 
     def put_checkpoint_writes(self, *, external_id, ns, checkpoint_id, writes, replace):
-        return self._call("put_checkpoint_writes", True, external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
+        return self._call("put_checkpoint_writes", external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
                           writes=[[task, path, idx, channel, type_, _b64(blob)] for task, path, idx, channel, type_, blob in writes],
                           replace=replace)
 
@@ -322,7 +303,7 @@ class RemoteSession:
         LIMIT in SQL (a step's `get_tuple` costs one checkpoint, not the thread's)."""
         rows, writes, page = [], [], []
         while page is not None and (limit is None or len(rows) < limit):
-            answer = self._call("checkpoint_rows", False, ns=ns, checkpoint_id=checkpoint_id, before=before,
+            answer = self._call("checkpoint_rows", ns=ns, checkpoint_id=checkpoint_id, before=before,
                                 with_writes=True, limit=None if limit is None else limit - len(rows), page=page)
             if isinstance(answer, list):  # a Worker older than pages: every matching checkpoint in one answer
                 rows, writes, page = answer[0], answer[1], None
@@ -342,20 +323,10 @@ class RemoteSession:
     def checkpoint_writes(self, ns, checkpoint_id):
         known = getattr(self, "_writes", {}).get((ns, checkpoint_id))
         if known is None:
-            known = self._call("checkpoint_writes", False, ns=ns, checkpoint_id=checkpoint_id)
+            known = self._call("checkpoint_writes", ns=ns, checkpoint_id=checkpoint_id)
         return [(w[0], w[1], w[2], _unb64(w[3]), w[4], w[5]) for w in known]
 
-    def delete_thread(self):
-        """The Worker leaves the tombstone in the owner's index shard, then erases the object (deleteAll)."""
-        self._call("delete_thread", True)
-
     # human in the loop, memory, limits (SPEC §8)
-    def ask(self, prompt, *, choices=(), timeout_seconds=None, request_id=None):
-        from .. import checks
-
-        args = {"key": checks.request_id(request_id)} if request_id is not None else {}
-        return self._call("ask", True, prompt=prompt, choices=checks.question(prompt, choices), timeout_seconds=timeout_seconds, **args)
-
     def hit(self, key, *, rate, burst=None):
         from .. import checks
 
@@ -363,46 +334,19 @@ class RemoteSession:
         n, per = checks.rate(rate)
         from ..durations import format as shown
 
-        return self._call("hit", True, key=key, rate=f"{n}/{shown(per)}", n=n, per=per, burst=burst)
+        return self._call("hit", key=key, rate=f"{n}/{shown(per)}", n=n, per=per, burst=burst)
 
 
-def _method_from_table(name: str, spec: dict):
-    """The method of op NAME as durable_cli/contract.json declares it: its arguments (those named in
-    `positional` first, the others keyword-only), with their defaults, sent as given."""
-    import inspect
+def _install() -> None:
+    from ..core.rules import PLAIN
 
-    P = inspect.Parameter
-    positional = spec.get("positional", [])
-    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
-    params += [P(a, P.POSITIONAL_OR_KEYWORD, default=spec["args"][a].get("default", P.empty)) for a in positional]
-    params += [P(a, P.KEYWORD_ONLY, default=s.get("default", P.empty)) for a, s in spec["args"].items() if a not in positional]
-    signature, write = inspect.Signature(params), spec["write"]
-
-    def method(self, *args, **kw):
-        bound = signature.bind(self, *args, **kw)
-        bound.apply_defaults()
-        arguments = bound.arguments
-        del arguments["self"]
-        return self._call(name, write, **arguments)
-
-    method.__name__ = method.__qualname__ = name
-    setattr(method, "__signature__", signature)  # noqa: B010 - what inspect.signature reads
-    method.__doc__ = f"The operation {name!r} of durable_cli/contract.json, one request to the object's Durable Object."
-    return method
+    install(RemoteSession, PLAIN)
 
 
-def _build_plain_methods() -> None:
-    from ..ops import ops
-
-    for name, spec in ops()["object"].items():
-        if spec.get("plain"):
-            setattr(RemoteSession, name, _method_from_table(name, spec))
+_install()
 
 
-_build_plain_methods()
-
-
-class RemoteStore:
+class RemoteStore(StoreOps):
     """The Store of SPEC §9 over a durable Worker (SPEC §13)."""
 
     remote = True
@@ -550,7 +494,7 @@ class RemoteStore:
 
     def ttl(self, name, *, seconds=None, clear=False):
         with self.open(name) as session:
-            return session._call("ttl", seconds is not None or clear, seconds=seconds, clear=clear)
+            return session._call("ttl", write=seconds is not None or clear, seconds=seconds, clear=clear)
 
     def summarize(self, name, *, through, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
         """As the file backend's: with TEXT one request; with a COMMAND the plan is read (one request), the
@@ -569,19 +513,19 @@ class RemoteStore:
         checks.summary_request(self.config, text, command, input_format)
         if text is not None:
             with self.open(name, **open_args) as session:
-                return session._call("summarize" if kind == "summary" else "compact", True, text=text, **args)
+                return session._call("summarize" if kind == "summary" else "compact", text=text, **args)
         with self.open(name, **open_args) as session:
             plan = session._call("plan_" + kind, False, **args)
         if plan is None:
             return {"summary": None, "superseded": 0}
         text = transcript.run_summarizer(command, [tuple(r) for r in plan["covered"]], input_format, timeout)
         with self.open(name, **open_args) as session:
-            return session._call("commit_summary", True, covered=plan["covered"], high=plan["high"], text=text)
+            return session._call("commit_summary", covered=plan["covered"], high=plan["high"], text=text)
 
     def tombstone(self, name, **address):
         """The tombstone a deleted adapter thread left at NAME (SPEC §12; kept in the owner's index shard), or None."""
         with self.open(name, **address) as session:
-            return session._call("tombstone", False)
+            return session._call("tombstone")
 
     def close(self) -> None:
         for client in self._clients:
@@ -611,17 +555,17 @@ class RemoteStore:
         with self.open(name) as source:
             for attempt in range(self.FORK_TRIES):
                 try:
-                    page = source._call("fork_plan", False, at=at, cursor=None)
+                    page = source._call("fork_plan", at=at, cursor=None)
                     plan, rows = {k: page[k] for k in ("id", "name", "title", "seq")}, page["rows"]
                     while page["next"] is not None:
-                        page = source._call("fork_plan", False, at=at, cursor=page["next"])
+                        page = source._call("fork_plan", at=at, cursor=page["next"])
                         rows += page["rows"]
                     break
                 except DurableError as e:
                     if not (isinstance(e.document, dict) and e.document.get("restart")) or attempt == self.FORK_TRIES - 1:
                         raise
         session = RemoteSession(self, RemoteAddress("user", self.user, new, "user"), True)
-        return session._call("fork_create", True, source=plan, rows=rows, title=title)
+        return session._call("fork_create", source=plan, rows=rows, title=title)
 
     # -- across objects: the index Durable Objects (worker/src/indexes.ts, across.ts; docs/remote.md) --------
 
@@ -723,7 +667,7 @@ class RemoteStore:
     def delete(self, name):
         """`delete NAME`: the object's Durable Object erases its whole storage (deleteAll); the receipt as locally."""
         with self.open(name) as session:
-            return session._call("delete", True)
+            return session._call("delete")
 
     def purge(self, *, older_than: int, user=None, statuses=(), dry_run=False, progress=None) -> dict:
         """As across/retention.purge: candidates from the index, each object re-checking its own
@@ -795,7 +739,7 @@ class RemoteStore:
 
         if name is not None:
             with self.open(name) as session:
-                record = _joined(lambda cursor: session._call("export", False, cursor=cursor))
+                record = _joined(lambda cursor: session._call("export", cursor=cursor))
             yield _floats(record)
             return
         me = self.whoami()

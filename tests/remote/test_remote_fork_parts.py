@@ -103,7 +103,7 @@ def test_a_fork_over_the_body_limit_is_whole_and_as_the_file_backend_makes_it(re
         assert len(_copied(remote, "copy-11")) == 9
         # a client older than paged plans (no cursor) is refused rather than given a first page for the whole
         with pytest.raises(DurableError) as e, remote.open("src") as s:
-            s._call("fork_plan", False, at=None)
+            s._call("fork_plan", at=None)
         assert e.value.code == "invalid_input" and "upgrade durable" in e.value.message
     finally:
         local.close()

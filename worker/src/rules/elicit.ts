@@ -38,10 +38,10 @@ export function checkAsk(prompt: unknown, choices: unknown): string[] {
   return choices;
 }
 
-/** KEY: the caller's request id (SPEC §14 ask_human): the same key with the same question returns the request
+/** REQUEST_ID: the caller's key (SPEC §14 ask_human): the same key with the same question returns the request
  *  it made, as it stands now; with another question, a conflict. Kept in the `elicit.asked` event. */
-export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null; key?: string | null }) {
-  const key = (validRequestId(a.key) as string | null | undefined) ?? null;
+export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null; request_id?: string | null }) {
+  const key = (validRequestId(a.request_id) as string | null | undefined) ?? null;
   const choices = checkAsk(a.prompt, a.choices ?? []);
   visible(obj);
   if (key !== null) {
