@@ -14,7 +14,6 @@ _CHECKS = {
     "request_id": ("core.lifecycle", "valid_request_id"),
     "title": ("core.lifecycle", "valid_title"),
     "rate": ("core.limits", "parse_rate"),  # N/DUR of `limit hit`
-    "fact": ("core.memory", "check_set"),  # KEY, VALUE, --source, --confirmed of `memory set`
     "invite": ("core.sessions", "check_invite"),  # USER and --role of `session invite`
     "finish": ("core.sessions", "plan_finish"),  # the rows `session finish` appends: --rows, then --reply, --meta
     "attempt": ("core.sessions", "valid_attempt"),  # --attempt of renew, finish, release
@@ -24,6 +23,21 @@ _CHECKS = {
     "json_option": ("core.transcript", "parse_json"),  # --meta, --data, --tool-calls: RFC 8259, exit 2 naming it
     "row": ("core.transcript", "prepare"),  # one row of `transcript append`
     "rows": ("core.transcript", "prepare_batch"),  # the JSONL lines of `append --batch` and `finish --rows`
+}
+
+
+# What each named check refuses, as JSON Schema keywords (as far as a schema can say it): seam.json_schema adds
+# them to an argument's type and range, so an advertised schema (the MCP tools') is as strict as the check.
+# A NAME (SPEC §2): 1-200 printable characters with no blank at either end.
+NAME_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 200,
+               "pattern": r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"}
+SCHEMAS = {
+    "title": {"minLength": 1, "pattern": r"^\s*[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]{0,198}[^\s\x00-\x1f\x7f-\x9f])?\s*$"},
+    "request_id": {"minLength": 1, "maxLength": 128},
+    "attempt": {"minimum": 1},
+    "user": NAME_SCHEMA,
+    "prompt_text": {"minLength": 1, "pattern": r"\S"},
+    "choices": {"items": {"minLength": 1}, "uniqueItems": True},
 }
 
 
@@ -73,6 +87,14 @@ def choices(value):
     if value is None:
         return []
     return check_ask("?", value) if isinstance(value, (list, tuple)) else value  # else: not a JSON array (seam.py)
+
+
+def fact(args: dict) -> None:
+    """`memory set` (the op set_fact): KEY, VALUE, --source and --confirmed together (a model's fact is never
+    confirmed by itself)."""
+    from .core.memory import check_set
+
+    check_set(args.get("key"), args.get("value"), args.get("source"), args.get("confirmed"))
 
 
 def fork_request(new, new_title, at):

@@ -8,6 +8,12 @@ _UNITS = (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
 MAX_SECONDS = 36500 * 86400  # SPEC §4: a duration beyond 36,500 days (100 years) is exit 2
 _GRAMMAR = re.compile(r"(?:([1-9][0-9]*)w)?(?:([1-9][0-9]*)d)?(?:([1-9][0-9]*)h)?(?:([1-9][0-9]*)m)?(?:([1-9][0-9]*)s)?")
 
+# The grammar as a JSON Schema (ECMA-262 pattern), for schemas that advertise a DURATION (the MCP tools):
+# the bound (at most 36500d) is the parser's alone. SCHEMA_OR_ZERO also takes "0".
+_PATTERN = r"(?=[0-9])(?:[1-9][0-9]*w)?(?:[1-9][0-9]*d)?(?:[1-9][0-9]*h)?(?:[1-9][0-9]*m)?(?:[1-9][0-9]*s)?"
+SCHEMA = {"type": "string", "pattern": f"^{_PATTERN}$"}
+SCHEMA_OR_ZERO = {"type": "string", "pattern": f"^(?:0|{_PATTERN})$"}
+
 
 def parse(text: str, *, allow_zero: bool = False, what: str = "duration") -> int:
     """Seconds for a duration string; exit 2 for anything outside the grammar."""

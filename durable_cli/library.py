@@ -85,6 +85,21 @@ def _rule_methods() -> None:
 _rule_methods()
 
 
+def checkpoint_metadata(metadata) -> str:
+    """A LangGraph checkpoint's metadata as RFC 8259 JSON text, else exit 2 (core/checkpoints.metadata_json)."""
+    from .core.checkpoints import metadata_json
+
+    return metadata_json(metadata)
+
+
+def __getattr__(name):
+    if name == "KEPT_MISS":  # what Store.read_kept answers when the object must be read through open()
+        from .store.objects import KEPT_MISS
+
+        return KEPT_MISS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def conclude_search(receipt) -> None:
     """After a search's hits are printed: exit 7 (corrupt) or 6 (busy) naming the objects it skipped
     (RECEIPT: the second item `Store.search` returns); nothing when none was skipped."""
@@ -280,6 +295,13 @@ class Store(StoreOps):
                 self._kept_ids.clear()
             known = self._kept_ids[name] = (object_id, address.what)
         return self.objects.read_kept(known[0], known[1], read)
+
+    def read_checkpoint_kept(self, name, ns, checkpoint_id=None):
+        """The newest checkpoint of thread object NAME (as Session.checkpoint_latest reads it) on the kept
+        connection (read_kept), or KEPT_MISS: the LangGraph adapter's read of a graph step."""
+        from .core.checkpoints import latest_rows
+
+        return self.read_kept(name, lambda db: latest_rows(db, ns, checkpoint_id))
 
     @contextmanager
     def open_reserved(self, user=None, *, create=False):

@@ -94,9 +94,11 @@ def check(op: str, args: dict, s: dict | None = None) -> dict:
     from . import checks
 
     s = s or spec(op)
+    if s.get("check") is not None:  # the op's own check, over its arguments together (its messages first)
+        getattr(checks, s["check"])(args)
     for name, a in s["args"].items():
         v = args.get(name)
-        if a.get("check") is not None:
+        if a.get("check") is not None and (v is not None or a.get("required")):
             v = args[name] = getattr(checks, a["check"])(v)
         if v is None:
             if a.get("required"):
@@ -118,6 +120,37 @@ def bind(op: str, *args, **kw) -> dict:
     arguments = dict(bound.arguments)
     del arguments["self"]
     return check(op, arguments)
+
+
+def json_schema(op: str, arg: str, scope: str = "object", **extra) -> dict:
+    """The JSON Schema of argument ARG of OP, from the contract: its type and range, and what its named check
+    refuses (checks.SCHEMAS); EXTRA (a description) added."""
+    a = spec(op, scope)["args"][arg]
+    out = schema_of(a)
+    if a.get("check") is not None:
+        from .checks import SCHEMAS
+
+        for key, value in SCHEMAS.get(a["check"], {}).items():
+            out[key] = dict(out.get(key, {}), **value) if isinstance(value, dict) and key == "items" else value
+    out.update(extra)
+    return out
+
+
+def schema_of(a: dict) -> dict:
+    """An argument spec of the contract as JSON Schema."""
+    t = a["type"]
+    if t == "integer":
+        return {"type": "integer", **{k: a[m] for k, m in (("minimum", "min"), ("maximum", "max")) if a.get(m) is not None}}
+    if t == "enum":
+        return {"type": "string", "enum": list(a["values"])}
+    if t == "array":
+        out: dict = {"type": "array"}
+        if a.get("items"):
+            out["items"] = schema_of(a["items"])
+        if a.get("max_items") is not None:
+            out["maxItems"] = a["max_items"]
+        return out
+    return {} if t == "json" else {"type": t}
 
 
 class _Dispatch:
@@ -168,4 +201,10 @@ class StoreOps:
     def run(self, name, op: str, *args, create=False, open_args=None, **kw):
         checked = bind(op, *args, **kw)
         with self.open(name, create=create, **(open_args or {})) as session:  # type: ignore[attr-defined]
+            return session.run(op, checked)
+
+    def run_reserved(self, op: str, *args, create=False, **kw):
+        """As `run`, on the acting user's memory object (facts, rate limits)."""
+        checked = bind(op, *args, **kw)
+        with self.open_reserved(create=create) as session:  # type: ignore[attr-defined]
             return session.run(op, checked)

@@ -45,7 +45,7 @@ def render() -> str:
         "// plain, positional: how the Python client builds the op's method (durable_cli/remote/backend.py)",
         "// rule, worker: where its handler lives (./handlers.ts)",
         "export type OpSpec = { write: boolean; creates: boolean; erases: boolean; plain?: boolean; positional?: readonly string[];",
-        "  parts?: readonly string[]; rule?: string; worker?: string;",
+        "  parts?: readonly string[]; rule?: string; worker?: string; check?: string;",
         "  args: Record<string, ArgSpec> };",
         "",
     ]

@@ -116,3 +116,13 @@ def test_each_input_check_names_a_rule_and_loads_only_its_own_module():
              " c.rate; print(before, 'durable_cli.core.limits' in sys.modules, 'durable_cli.core.memory' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[] True False", out
+
+
+def test_the_adapters_reach_rules_only_through_the_library():
+    """The seam (STYLE.md): an adapter (integrations/openai_agents.py, langgraph.py) calls the library's Store and
+    Session, never a rule of core/, the files of store/ or a command of across/ directly, so a backend the library
+    gains (remote, another one day) serves the adapters too."""
+    edges = graph()
+    for adapter in ("durable_cli.integrations.openai_agents", "durable_cli.integrations.langgraph"):
+        inside = sorted(t for t in edges[adapter] if t.split(".")[1:2] in (["core"], ["store"], ["across"], ["remote"]))
+        assert inside == [], f"{adapter} imports {inside}: go through durable_cli.library"

@@ -35,13 +35,9 @@ def ask(
 
     Example: id=$(durable elicit ask deploy --prompt "Ship v2?" --choice yes --choice no --timeout 1h)
     """
-    from .. import checks
-
-    checks.question(prompt, choice or ())  # input first (SPEC §4): exit 2 whether NAME exists or not
     timeout_seconds = seconds(timeout, what="--timeout")
-    checks.request_id(request_id)  # input first: exit 2 before the session is looked for
-    with store().open(name) as s:
-        doc = s.ask(prompt, choices=choice or (), timeout_seconds=timeout_seconds, request_id=request_id)
+    # input first (SPEC §4): the question, choices and --request-id are checked before NAME is looked for
+    doc = store().run(name, "ask", prompt, choices=choice or [], timeout_seconds=timeout_seconds, request_id=request_id)
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))
 
 
@@ -114,12 +110,9 @@ def memory_set(
 
     Example: durable memory set timezone Europe/Paris --source user --confirmed
     """
-    from .. import checks
-
-    checks.fact(key, value, source, confirmed)
     expires_seconds = seconds(expires, what="--expires")
-    with store().open_reserved(create=True) as m:
-        render.document(m.set_fact(key, value, source=source, confirmed=confirmed, expires_seconds=expires_seconds), mode(json_out))
+    render.document(store().run_reserved("set_fact", key, value, source=source, confirmed=confirmed,
+                                         expires_seconds=expires_seconds, create=True), mode(json_out))
 
 
 def _reserved(fn, *, empty=None):

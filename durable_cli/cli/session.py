@@ -67,16 +67,13 @@ def prompt(
 
     Example: echo "Summarize the logs" | durable session prompt ops -
     """
-    from .. import checks
+    from .. import checks, seam
 
     wait_seconds = seconds(wait, allow_zero=True, what="--wait") or 0
     content = read_content(text)
     checks.text(store().config, content)  # input first: a rejected prompt creates nothing
-    checks.request_id(request_id)
-    doc = store().poll(
-        name, lambda s, more: s.prompt(content, source=source, request_id=request_id, created=not no_create, waiting=wait_seconds > 0),
-        wait_seconds=wait_seconds, create=not no_create,
-    )
+    args = seam.bind("prompt", content, source=source, request_id=request_id, created=not no_create, waiting=wait_seconds > 0)
+    doc = store().poll(name, lambda s, more: s.run("prompt", args), wait_seconds=wait_seconds, create=not no_create)
     if doc is None:
         raise DurableError(f"the queue of session \"{name}\" is still full after waiting {wait}; nothing was stored "
                            "(raise the cap with 'durable config set queue.max_unfinished N')", "conflict")
@@ -132,12 +129,9 @@ def renew(
 
     Example: durable session renew fix-login 3 --lease 1h --attempt 1
     """
-    from .. import checks
-
-    checks.attempt(attempt)
     s = store()
     lease_seconds = seconds(lease, what="--lease") or s.config.seconds("queue.lease")
-    render.document(_on(name, lambda x: x.renew(prompt_id, lease_seconds=lease_seconds, attempt=attempt)), mode(json_out))
+    render.document(s.run(name, "renew", prompt_id, lease_seconds=lease_seconds, attempt=attempt), mode(json_out))
 
 
 def read_rows(source: str) -> list:
@@ -195,12 +189,9 @@ def release(
 
     Example: durable session release fix-login 3 --delay 30s --attempt 1
     """
-    from .. import checks
-
-    checks.attempt(attempt)
     delay_seconds = seconds(delay, allow_zero=True, what="--delay") or 0
-    render.document(_on(name, lambda s: s.release(prompt_id, delay_seconds=delay_seconds, not_an_attempt=not_an_attempt,
-                                                  attempt=attempt)), mode(json_out))
+    render.document(store().run(name, "release", prompt_id, delay_seconds=delay_seconds, not_an_attempt=not_an_attempt,
+                                attempt=attempt), mode(json_out))
 
 
 def _names_in(*statuses):
@@ -238,10 +229,7 @@ def title(name: str = NAME, text: str = typer.Argument(..., metavar="TITLE", hel
 
     Example: durable session title fix-login "Login bug, take two"
     """
-    from .. import checks
-
-    checks.title(text)  # input first (SPEC §4): a bad title is exit 2 whether NAME exists or not
-    render.document(_on(name, lambda s: s.set_title(text)), mode(json_out))
+    render.document(store().run(name, "set_title", text), mode(json_out))  # the title checked first (SPEC §4)
 
 
 @app.command()
@@ -255,10 +243,7 @@ def invite(
 
     Example: durable --tenant acme session invite incident-42 bob --role member
     """
-    from .. import checks
-
-    checks.invite(user, role)  # input first (SPEC §4)
-    render.document(_on(name, lambda s: s.invite(user, role)), mode(json_out))
+    render.document(store().run(name, "invite", user, role), mode(json_out))  # USER and --role checked first (SPEC §4)
 
 
 @app.command()

@@ -171,3 +171,22 @@ def delete_thread(obj) -> None:
     meta = obj.meta()
     obj.handle.store.index().bury(obj.id, obj.address.owner, newest_checkpoint_id(obj) if meta else None, clock.now())
     obj.handle.delete(owner=obj.address.owner, name=obj.name, created_at=meta["created_at"] if meta else None)
+
+
+def metadata_json(metadata) -> str:
+    """A checkpoint's metadata as RFC 8259 JSON text (SPEC §6: no NaN or infinity, at most 200 levels), else exit 2:
+    what json.dumps would write for NaN is not JSON, and an export of it could not be imported again."""
+    import json
+
+    from ..errors import invalid
+    from ..messages import say
+    from . import strict_json
+
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+        strict_json.check_depth(metadata, text)
+    except (RecursionError, strict_json.NotJSON):
+        raise invalid(say("json_too_deep", what="checkpoint metadata", max=strict_json.MAX_DEPTH)) from None
+    except ValueError:
+        raise invalid("checkpoint metadata holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored") from None
+    return text

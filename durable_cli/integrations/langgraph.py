@@ -30,8 +30,7 @@ from langgraph.checkpoint.base import (
 
 from .. import DurableError
 from ..messages import say
-from ..core.checkpoints import latest_rows as _latest_rows
-from ..store.objects import KEPT_MISS as _KEPT_MISS
+from ..library import KEPT_MISS as _KEPT_MISS, checkpoint_metadata as _metadata_json
 from . import object_name
 
 ADAPTER = "langgraph"
@@ -71,22 +70,6 @@ def message_row(message):
         return mid, {"role": "tool", "content": content, "call_id": message.tool_call_id,
                      "name": getattr(message, "name", None) or None, "data": data}
     return None
-
-
-def _metadata_json(metadata) -> str:
-    """A checkpoint's metadata as RFC 8259 JSON text (SPEC §6: no NaN or infinity, at most 200 levels), else exit 2:
-    what json.dumps would write for NaN is not JSON, and an export of it could not be imported again."""
-    from ..core import strict_json
-    from ..errors import invalid
-
-    try:
-        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
-        strict_json.check_depth(metadata, text)
-    except (RecursionError, strict_json.NotJSON):
-        raise invalid(say("json_too_deep", what="checkpoint metadata", max=strict_json.MAX_DEPTH)) from None
-    except ValueError:
-        raise invalid("checkpoint metadata holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored") from None
-    return text
 
 
 _FILTER_KEY = re.compile(r"^[a-zA-Z0-9_.-]+$")
@@ -183,7 +166,7 @@ class DurableSaver(BaseCheckpointSaver):
 
         if self._local:
             # once per graph step: read on the kept connection when nothing needs doing first (Store.read_kept)
-            found = self.store.read_kept(object_name(thread_id), lambda db: _latest_rows(db, ns, cid))
+            found = self.store.read_checkpoint_kept(object_name(thread_id), ns, cid)
             if found is not _KEPT_MISS:
                 return self._tuple(None, thread_id, *found) if found else None
 

@@ -32,7 +32,7 @@ from ..messages import say
 
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 POLL_LOCAL, POLL_REMOTE = 0.2, 0.5  # seconds between looks at index.db (or the remote index) for subscribers
-from ..vocabulary import ROW_ROLES as ROLES, STATUSES  # noqa: E402
+from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402
 WINDOW_FORMATS = ("messages", "responses", "anthropic", "json")
 RECENT_FORMATS = ("json", "messages", "responses", "anthropic")
 SESSIONS_URI = "durable://sessions"
@@ -45,12 +45,23 @@ NOT_TEXT = "\U0010ffff"
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 # The argument schemas (JSON Schema 2020-12, advertised as each tool's input schema and applied by
-# `check_arguments` with the CLI's messages; the SDK's low-level server applies nothing itself).
+# `check_arguments` with the CLI's messages; the SDK's low-level server applies nothing itself). An argument
+# that is an op's argument takes its schema from the contract (seam.json_schema: type, range and what its
+# named check refuses), so a schema is as strict as the server: what it admits the server takes, but for
+# bounds no schema states (a duration's 100 years, a turn's bytes); the library refuses the rest, exit 2.
+from .. import seam  # noqa: E402
+from ..checks import NAME_SCHEMA  # noqa: E402
+
 S = {"type": "string"}
-NAME = {"type": "string", "description": "Session NAME (1-200 printable characters)."}
-DURATION = {"type": "string", "description": "A duration: 90d, 1h30m, 45s."}
+NAME = dict(NAME_SCHEMA, description="Session NAME (1-200 printable characters, no blank at either end).")
+KEY = dict(NAME_SCHEMA, description="A key (1-200 printable characters, no blank at either end).")
+DURATION = dict(durations.SCHEMA, description="A duration: 90d, 1h30m, 45s.")
+DURATION_OR_ZERO = dict(durations.SCHEMA_OR_ZERO, description="A duration: 90d, 1h30m, 45s, or 0.")
 COUNT = {"type": "integer", "minimum": 0, "maximum": INT64[1]}
 ANY = {"description": "Any JSON value."}
+TEXT = {"type": "string", "minLength": 1}
+RATE = {"type": "string", "pattern": "^[1-9][0-9]{0,18}/" + durations.SCHEMA["pattern"][1:],
+        "description": "N/DUR: N tokens per duration, e.g. 5/1m."}
 ROW_PROPERTIES = {
     "role": {"type": "string", "enum": list(ROLES)},
     "text": {"type": "string", "description": "The row's content."},
@@ -63,60 +74,71 @@ ROW_PROPERTIES = {
 }
 
 
-def _tool(description, properties=None, required=()):
-    return {"description": description, "properties": properties or {}, "required": list(required)}
+def _tool(description, properties=None, required=(), result=None):
+    return {"description": description, "properties": properties or {}, "required": list(required), "result": result}
+
+
+def _arg(op, arg, scope="object", **extra):
+    return seam.json_schema(op, arg, scope, **extra)
 
 
 TOOLS = {
     "sessions_list": _tool(
         "List your sessions, newest activity first (as `durable ls`; archived ones only with all).",
-        {"status": {"type": "array", "items": {"type": "string", "enum": list(STATUSES)}}, "all": {"type": "boolean"},
-         "older_than": DURATION, "limit": COUNT}),
+        {"status": {k: v for k, v in _arg("ls", "statuses", "index").items() if k != "maxItems"}, "all": {"type": "boolean"},  # repeats are one
+         "older_than": DURATION, "limit": COUNT}, result="object*"),  # `ls` rows, not sessions
     "session_create": _tool(
         "Create a session (status created); the session object. Without name, ephemeral makes a random one.",
-        {"name": NAME, "title": S, "ephemeral": {"type": "boolean"}, "ttl": DURATION}),
-    "session_show": _tool("Show a session: status, queue, turns, tokens, participants.", {"name": NAME}, ["name"]),
+        {"name": NAME, "title": _arg("create", "title"), "ephemeral": {"type": "boolean"}, "ttl": DURATION},
+        result="session"),
+    "session_show": _tool("Show a session: status, queue, turns, tokens, participants.", {"name": NAME}, ["name"],
+                          result="session"),
     "session_prompt": _tool(
         "Queue a prompt (creates the session if needed); the prompt object.",
-        {"name": NAME, "text": S, "source": S, "request_id": S, "wait": DURATION, "no_create": {"type": "boolean"}},
-        ["name", "text"]),
+        {"name": NAME, "text": _arg("prompt", "content", minLength=1), "source": _arg("prompt", "source"),
+         "request_id": _arg("prompt", "request_id"), "wait": DURATION_OR_ZERO, "no_create": {"type": "boolean"}},
+        ["name", "text"], result="prompt"),
     "session_next": _tool(
         "Take the oldest pending prompt for work; with context_tokens it carries the context window.",
-        {"name": NAME, "wait": DURATION, "lease": DURATION, "context_tokens": COUNT,
-         "format": {"type": "string", "enum": list(WINDOW_FORMATS)}}, ["name"]),
+        {"name": NAME, "wait": DURATION_OR_ZERO, "lease": DURATION, "context_tokens": COUNT,
+         "format": {"type": "string", "enum": list(WINDOW_FORMATS)}}, ["name"], result="prompt"),
     "session_finish": _tool(
         "Finish a processing prompt with its reply, the turn's rows and meta, in one transaction.",
-        {"name": NAME, "prompt_id": {"type": "integer"}, "reply": S,
+        {"name": NAME, "prompt_id": _arg("finish", "prompt_id"), "reply": S,
          "rows": {"type": "array", "items": {"type": "object"}}, "meta": {"type": "object"},
-         "failed": {"type": "boolean"}, "error": S, "attempt": {"type": "integer", "minimum": 1}},
-        ["name", "prompt_id"]),
+         "failed": {"type": "boolean"}, "error": S, "attempt": _arg("finish", "attempt")},
+        ["name", "prompt_id"], result="prompt"),
     "transcript_append": _tool(
         "Append one row (role and text, ...) or rows (an array of rows) in one transaction.",
         {"name": NAME, **ROW_PROPERTIES, "rows": {"type": "array", "items": {"type": "object"}},
-         "request_id": S, "no_create": {"type": "boolean"}}, ["name"]),
+         "request_id": _arg("append_many", "request_id"), "no_create": {"type": "boolean"}}, ["name"], result="row|row*"),
     "transcript_recent": _tool(
         "The context window: pinned turns, then the newest rows within the token budget.",
         {"name": NAME, "tokens": COUNT, "limit": COUNT, "format": {"type": "string", "enum": list(RECENT_FORMATS)}},
         ["name"]),
     "transcript_search": _tool(
         "Full-text search (FTS5 syntax) over your sessions' transcripts, best match first.",
-        {"query": S, "session": NAME, "role": {"type": "string", "enum": list(ROLES)}, "newer_than": DURATION,
-         "superseded": {"type": "boolean"}, "limit": COUNT}, ["query"]),
+        {"query": _arg("search", "query", "objects", minLength=1), "session": NAME, "role": {"type": "string", "enum": list(ROLES)},
+         "newer_than": DURATION, "superseded": {"type": "boolean"}, "limit": COUNT}, ["query"]),
     "memory_set": _tool(
         "Remember a fact about the user (replacing one under the same key). It is stored as source model and "
         "unconfirmed, whatever is sent: only a person confirms it (memory_confirm).",
-        {"key": S, "value": S, "expires": DURATION, "source": S, "confirmed": {"type": "boolean"}}, ["key", "value"]),
-    "memory_get": _tool("A confirmed, unexpired fact.", {"key": S}, ["key"]),
-    "memory_list": _tool("Every confirmed, unexpired fact."),
-    "memory_confirm": _tool("Ask the person to confirm a remembered fact; confirmed only if they accept.", {"key": S}, ["key"]),
+        {"key": KEY, "value": _arg("set_fact", "value", minLength=1), "expires": DURATION, "source": S,
+         "confirmed": {"type": "boolean"}}, ["key", "value"], result="fact"),
+    "memory_get": _tool("A confirmed, unexpired fact.", {"key": KEY}, ["key"], result="fact"),
+    "memory_list": _tool("Every confirmed, unexpired fact.", result="fact*"),
+    "memory_confirm": _tool("Ask the person to confirm a remembered fact; confirmed only if they accept.", {"key": KEY},
+                            ["key"]),
     "ask_human": _tool(
         "Ask the person a question (stored in the session first); returns the request, answered when the client "
         "could ask, else pending (answerable with 'durable elicit answer'). The same request_id returns the same request.",
-        {"name": NAME, "prompt": S, "choices": {"type": "array", "items": S}, "timeout": DURATION, "request_id": S},
-        ["name", "prompt"]),
+        {"name": NAME, "prompt": _arg("ask", "prompt"), "choices": _arg("ask", "choices"), "timeout": DURATION,
+         "request_id": _arg("ask", "request_id")},
+        ["name", "prompt"], result="request"),
     "limit_hit": _tool(
         "Take one token from the user's rate-limit bucket KEY (rate N/DUR, e.g. 5/1m); refused: error rate_limited.",
-        {"key": S, "rate": S, "burst": {"type": "integer", "minimum": 1, "maximum": INT64[1]}}, ["key", "rate"]),
+        {"key": KEY, "rate": RATE, "burst": {"type": "integer", "minimum": 1, "maximum": INT64[1]}}, ["key", "rate"],
+        result="limit"),
 }
 
 
@@ -129,6 +151,33 @@ DESTRUCTIVE = {"memory_set"}
 def input_schema(name: str) -> dict:
     spec = TOOLS[name]
     return {"type": "object", "properties": spec["properties"], "required": spec["required"], "additionalProperties": False}
+
+
+def _shape(name: str) -> dict:
+    """The contract's shape NAME (its fields, each present) as JSON Schema: an object, other fields allowed."""
+    from ..ops import contract
+
+    if name == "object":
+        return {"type": "object"}
+    fields = contract()["shapes"][name]
+    return {"type": "object", "properties": {f: {} for f in fields}, "required": list(fields)}
+
+
+def output_schema(name: str) -> dict:
+    """What TOOL's result (its structured content) holds: a shape of the contract's "shapes" ("session"), a list
+    of them under "result" ("session*"; "object*": of objects), either ("row|row*"), or any object (a tool whose
+    result has no shape)."""
+    result = TOOLS[name]["result"]
+    if result is None:
+        return {"type": "object"}
+    forms = []
+    for form in result.split("|"):
+        if form.endswith("*"):
+            forms.append({"type": "object", "properties": {"result": {"type": "array", "items": _shape(form[:-1])}},
+                          "required": ["result"]})
+        else:
+            forms.append(_shape(form))
+    return forms[0] if len(forms) == 1 else {"type": "object", "anyOf": forms}
 
 
 # ---- arguments, checked with the CLI's rules -------------------------------------------------------
@@ -372,12 +421,9 @@ class Tools:
         return out
 
     def memory_set(self, a):
-        from ..core.memory import check_set
-
-        check_set(a["key"], a["value"], "model", False)  # SPEC §14: always source model, unconfirmed
-        expires = _seconds(a, "expires")
-        with self.store.open_reserved(create=True) as m:
-            return m.set_fact(a["key"], a["value"], source="model", confirmed=False, expires_seconds=expires)
+        expires = _seconds(a, "expires")  # SPEC §14: always source model, unconfirmed
+        return self.store.run_reserved("set_fact", a["key"], a["value"], source="model", confirmed=False,
+                                       expires_seconds=expires, create=True)
 
     def _reserved(self, fn, empty=None):
         try:
@@ -422,16 +468,17 @@ class Tools:
     # ask_human's steps
     def ask(self, a):
         """Store the question (idempotent under request_id): (request, made_now)."""
-        from .. import checks
+        from .. import seam
         from ..config import valid_name
 
         valid_name(a["name"])
-        checks.question(a["prompt"], a.get("choices") or ())  # input first (SPEC §4), as `elicit ask`: exit 2
-        checks.request_id(a.get("request_id"))  # whether NAME exists or not, and nothing is touched
+        # input first (SPEC §4), as `elicit ask`: exit 2 whether NAME exists or not, and nothing is touched
         timeout = _seconds(a, "timeout")
+        args = seam.bind("ask", a["prompt"], choices=a.get("choices") or [], timeout_seconds=timeout,
+                         request_id=a.get("request_id"))
         with self._open(a["name"]) as s:
             before = {r["id"] for r in s.requests(pending_only=True)} if a.get("request_id") is not None else set()
-            request = s.ask(a["prompt"], choices=a.get("choices") or (), timeout_seconds=timeout, request_id=a.get("request_id"))
+            request = s.run("ask", args)
         return request, request["status"] == "pending" and request["id"] not in before
 
     def request(self, name, request_id):
@@ -716,6 +763,7 @@ class DurableMCP:
     async def list_tools(self, ctx, params):
         return types.ListToolsResult(tools=[
             types.Tool(name=name, description=spec["description"], input_schema=input_schema(name),
+                       output_schema=output_schema(name),
                        annotations=types.ToolAnnotations(read_only_hint=name in READ_ONLY, destructive_hint=name in DESTRUCTIVE,
                                                          open_world_hint=False))
             for name, spec in TOOLS.items()])

@@ -624,3 +624,45 @@ def test_calls_that_wait_do_not_starve_the_call_that_ends_their_wait():
             assert taken == {i: "wake" for i in range(4)}
 
     run(main)
+
+
+def test_the_advertised_schemas_are_as_strict_as_the_server_and_every_result_has_one():
+    """Each tool's input schema comes from the contract's args (and the checks they name): what it admits
+    the server takes, and what the server refuses as bad input (exit 2) the schema refuses too (an empty or
+    201-character name and a ttl of "soon" used to pass it). Each tool declares an output schema, which the
+    SDK's client holds every result to."""
+    import jsonschema
+
+    cases = [
+        ("session_create", {"name": "ok"}), ("session_create", {"name": ""}), ("session_create", {"name": "x" * 201}),
+        ("session_create", {"name": " lead"}), ("session_create", {"name": "t1", "ttl": "soon"}),
+        ("session_create", {"name": "t2", "ttl": "1h30m"}), ("session_create", {"name": "t3", "title": ""}),
+        ("session_create", {"name": "t4", "title": "  "}), ("session_create", {"name": "t5", "title": "A title"}),
+        ("session_prompt", {"name": "ok", "text": ""}), ("session_prompt", {"name": "ok", "text": "hi", "wait": "0"}),
+        ("session_prompt", {"name": "ok", "text": "hi", "request_id": ""}),
+        ("session_next", {"name": "ok", "lease": "0"}), ("session_next", {"name": "ok", "wait": "later"}),
+        ("session_finish", {"name": "ok", "prompt_id": 1, "attempt": 0}),
+        ("ask_human", {"name": "ok", "prompt": "Ship?", "choices": ["yes", "yes"]}),
+        ("ask_human", {"name": "ok", "prompt": "Ship?", "choices": ["yes", ""]}),
+        ("ask_human", {"name": "ok", "prompt": ""}), ("ask_human", {"name": "ok", "prompt": "Ship?", "request_id": ""}),
+        ("memory_set", {"key": "", "value": "v"}), ("memory_set", {"key": "k", "value": ""}),
+        ("memory_set", {"key": "k", "value": "v", "expires": "1d"}), ("memory_get", {"key": "x" * 201}),
+        ("limit_hit", {"key": "k", "rate": "5/soon"}), ("limit_hit", {"key": "k", "rate": "0/1m"}),
+        ("limit_hit", {"key": "k", "rate": "5/1m"}), ("transcript_search", {"query": "hi", "newer_than": "1 day"}),
+        ("transcript_recent", {"name": "ok", "tokens": 100}),
+    ]
+
+    async def main():
+        async with client("legacy") as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert all(t.output_schema is not None for t in tools.values()), [n for n, t in tools.items() if t.output_schema is None]
+            outcomes = []
+            for tool, arguments in cases:
+                admitted = jsonschema.Draft202012Validator(tools[tool].input_schema).is_valid(arguments)
+                is_error, doc = await call(c, tool, **arguments)  # a result is validated against the output schema
+                refused = is_error and doc["error"]["code"] == "invalid_input"
+                outcomes.append((tool, arguments, admitted, not refused))
+            assert [o for o in outcomes if o[2] != o[3]] == []
+            assert sum(o[2] for o in outcomes) == 7  # both kinds were tried
+
+    run(main)
