@@ -22,7 +22,7 @@ from durable_cli.errors import EXIT_CODES  # noqa: E402
 FOOTER = f'"durable {__version__}" "durable manual"'
 
 EXIT_TABLE = [
-    (0, "\\(em", "success"),
+    (0, "\\(em", "success; also a confirmation answered no (nothing deleted, said on stderr)"),
     (1, "internal", "a bug"),
     (2, "invalid_input", "bad option or argument, bad duration, invalid UTF-8 on stdin, too large, empty content"),
     (3, "not_found", "no such object, prompt or request, or no access to it"),

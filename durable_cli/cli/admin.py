@@ -43,7 +43,8 @@ def forget(
             return
         render.preview(planned, f"forget {user!r} would delete or change")
         if not render.confirm(f"erase everything of user {user!r}?"):
-            raise DurableError("cancelled; nothing was erased", "invalid_input")
+            render.declined(render.EMPTY_RECEIPT, json_out)
+            return
     bar = render.progress("forget")
     try:
         doc = store().forget(user, progress=bar, dry_run=dry_run)
