@@ -46,7 +46,7 @@ MEANINGS = {
     "rate_limited": "durable limit hit refused",
     "timeout": "a --wait ended with nothing (session next, elicit wait)",
 }
-SUCCESS = (0, None, "success")
+SUCCESS = (0, None, "success; also a confirmation answered no (nothing deleted, said on stderr)")
 SIGNALS = [(130, None, "interrupted by SIGINT; nothing changed"), (143, None, "interrupted by SIGTERM; nothing changed")]
 
 ENVIRONMENT = [

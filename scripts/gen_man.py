@@ -107,6 +107,10 @@ def main_page(root) -> str:
     for text in cli_tree.DESCRIPTION:
         lines.append(".PP\n" + esc(text))
     lines.append(".SH GLOBAL OPTIONS")
+    lines.append(".PP\n" + esc(
+        "--home, --as, --tenant, --lock-timeout and --remote go before or after the command (durable ls --as bob "
+        "is durable --as bob ls); given twice, the last one wins. Where a value is expected (an option's value, a "
+        "TEXT or VALUE argument, anything after --) they are that value."))
     lines.append(options_section(root.params))
     lines.append(".SH COMMANDS")
     for name, cmd in sorted(root.commands.items()):

@@ -43,7 +43,8 @@ def forget(
             return
         render.preview(planned, f"forget {user!r} would delete or change")
         if not render.confirm(f"erase everything of user {user!r}?"):
-            raise DurableError("cancelled; nothing was erased", "invalid_input")
+            render.declined(render.EMPTY_RECEIPT, json_out)
+            return
     bar = render.progress("forget")
     try:
         doc = store().forget(user, progress=bar, dry_run=dry_run)
@@ -323,10 +324,13 @@ def _config():
     return Config({"defaults.home": G.home, "defaults.user": G.user, "defaults.lock_timeout": G.lock_timeout})
 
 
-@config_app.command("set")
+@config_app.command("set", context_settings={"ignore_unknown_options": True})  # VALUE -5 is a value (SPEC §7)
 def config_set(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g. queue.lease."),
                value: str = typer.Argument(..., metavar="VALUE", help="Its new value."), json_out: bool = JSON):
     """Set a key in the config file (--json: print the key's effective value afterwards).
+
+    The value is checked with the rules of what reads it before it is written (transcript.tokenizer must
+    load); a VALUE that begins with - (-5) is a value, not an option.
 
     Example: durable config set retention.draft_expiry 1d
     """

@@ -207,6 +207,17 @@ def confirm(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+EMPTY_RECEIPT = {"deleted": [], "skipped": [], "changed": [], "dry_run": False}
+
+
+def declined(empty: dict, json_out: bool) -> None:
+    """A confirmation answered no (SPEC §4): exit 0, nothing deleted, said on stderr; with --json the
+    command's document with nothing in it on stdout."""
+    sys.stderr.write("nothing was deleted\n")
+    if json_out:
+        out(_dumps(empty))
+
+
 def ago(iso_time, now_ms=None) -> str:
     """A relative time for people ("3h ago", "just now"); "" for null."""
     if not iso_time:

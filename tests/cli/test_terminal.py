@@ -1,5 +1,6 @@
 """What a person sees: help text, terminal views, previews and receipts; what a script sees stays as it was."""
 
+import json
 import os
 import re
 import subprocess
@@ -199,3 +200,72 @@ def test_session_card_and_conversation_without_colour(durable):
     # piped: the record and the rows as before
     assert durable("session", "show", "card").out.startswith("card\t")
     assert durable("transcript", "show", "card").out.count("\n") == 2
+
+
+def answered(args, answer: bytes):
+    """`durable ARGS` with stdin and stderr on a pseudo-terminal and stdout piped: waits for the question,
+    types ANSWER; (status, stdout, what the terminal showed)."""
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", *args], stdin=slave, stderr=slave,
+                            stdout=subprocess.PIPE, env=env())
+    os.close(slave)
+    screen, deadline, typed = b"", time.monotonic() + 60, False
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the process ended: the terminal is gone
+                break
+            if not chunk:
+                break
+            screen += chunk
+        if not typed and b"[y/N]" in screen:
+            os.write(master, answer)
+            typed = True
+        if typed and proc.poll() is not None and not select.select([master], [], [], 0.1)[0]:
+            break
+    out = proc.stdout.read().decode()
+    status = proc.wait(timeout=60)
+    os.close(master)
+    assert typed, screen
+    return status, out, screen.decode().replace("\r", "")
+
+
+@pytest.mark.local_only("a person's answer at the terminal, not a backend")
+def test_a_confirmation_answered_no_is_exit_0_and_deletes_nothing(durable):
+    """SPEC §4 "Confirmations": answered no (n, anything but y/yes, or end of input) is exit 0, stderr says
+    `nothing was deleted`, --json prints the command's document with nothing in it; it was `error:
+    cancelled` with exit 2 (a status the table did not list). Without a terminal, `delete` no longer
+    suggests a --dry-run it does not have."""
+    from freezegun import freeze_time
+
+    with freeze_time("2020-01-01"):
+        durable("transcript", "append", "keep", "--role", "user", "still here")
+        durable("--as", "bob", "session", "create", "bobs")
+    empty = {"deleted": [], "skipped": [], "changed": [], "dry_run": False}
+    cases = [
+        (["delete", "keep"], b"n\r", None),
+        (["delete", "keep", "--json"], b"no\r", empty),
+        (["delete", "keep", "--json"], b"\x04", empty),  # end of input
+        (["purge", "--older-than", "30d", "--json"], b"n\r", empty),
+        (["forget", "bob", "--json"], b"maybe\r", empty),
+        (["transcript", "clear", "keep", "--json"], b"n\r", {"deleted": 0}),
+        (["transcript", "clear", "keep"], b"\r", None),
+    ]
+    for args, answer, document in cases:
+        status, out, screen = answered(args, answer)
+        assert status == 0, (args, screen)
+        assert "nothing was deleted" in screen and "error" not in screen, (args, screen)
+        assert (json.loads(out) if document is not None else out) == (document if document is not None else ""), (args, out)
+        assert "\n" not in out.rstrip("\n") and " " not in out  # compact, one line
+    assert [r["content"] for r in durable("transcript", "show", "keep", "--json").json()] == ["still here"]
+    assert durable("--as", "bob", "session", "show", "bobs").status == 0
+    r = durable("delete", "keep")  # no terminal: --yes, and no mention of a --dry-run delete lacks
+    assert r.status == 2 and "--yes" in r.err and "--dry-run" not in r.err
+    status, out, screen = answered(["delete", "keep"], b"y\r")
+    assert status == 0 and out.startswith("deleted\t")
