@@ -366,3 +366,54 @@ def test_savers_taking_turns_on_a_thread_mirror_each_message_once_and_see_each_o
     assert durable("session", "show", "turns").status == 3
     a.close()
     b.close()
+
+
+# -- a thread another saver wrote (issue 33: langgraph's test_checkpoint_migration.py) ------------------------
+
+def _ask_graph(saver):
+    """START -> draft -> ask (interrupt: a human answers) -> END, over a list channel and a str channel."""
+    import operator
+    from typing import Annotated, TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    class State(TypedDict, total=False):
+        steps: Annotated[list, operator.add]
+        answer: str
+
+    builder = StateGraph(State)
+    builder.add_node("draft", lambda s: {"steps": ["draft"]})
+    builder.add_node("ask", lambda s: {"steps": ["ask"], "answer": interrupt("ok to send?")})
+    builder.add_edge(START, "draft")
+    builder.add_edge("draft", "ask")
+    builder.add_edge("ask", END)
+    return builder.compile(checkpointer=saver)
+
+
+def test_a_paused_thread_copied_from_sqlite_saver_resumes(lg, home, tmp_path, durable, backend):
+    """SqliteSaver (as InMemorySaver and PostgresSaver) writes string channel versions: DurableSaver's
+    get_next_version takes them (the base class raises NotImplementedError on a string), and a thread
+    durable wrote with integer versions goes on with integers."""
+    from langgraph.types import Command
+
+    reference, saver = _both(home, tmp_path, backend)
+    config = {"configurable": {"thread_id": "paused"}}
+    _ask_graph(reference).invoke({"steps": ["start"]}, config)
+    tuples = list(reference.list(config))
+    assert all(isinstance(v, str) for v in tuples[0].checkpoint["channel_versions"].values())
+    for t in reversed(tuples):  # the thread copied checkpoint by checkpoint, oldest first, with its pending writes
+        parent = t.parent_config or {"configurable": {"thread_id": "paused", "checkpoint_ns": ""}}
+        saver.put(parent, t.checkpoint, t.metadata, t.checkpoint["channel_versions"])
+        for task_id, channel, value in t.pending_writes:
+            saver.put_writes(t.config, [(channel, value)], task_id)
+    assert _ask_graph(saver).get_state(config).next == ("ask",)
+
+    ours = _ask_graph(saver).invoke(Command(resume="yes"), config)
+    theirs = _ask_graph(reference).invoke(Command(resume="yes"), config)
+    assert ours == theirs == {"steps": ["start", "draft", "ask"], "answer": "yes"}
+    assert _ask_graph(saver).get_state(config).next == ()
+
+    assert saver.get_next_version(None, None) > "0"  # a new thread's versions are strings too, increasing
+    assert saver.get_next_version(saver.get_next_version(None, None), None)[:32] == f"{2:032}"
+    assert saver.get_next_version(7, None) == 8  # integer versions a thread already holds go on as integers
