@@ -1,9 +1,10 @@
 """The README's examples run as printed.
 
-Every ```sh block of README.md runs in a fresh home of its own (HOME, DURABLE_HOME, DURABLE_CONFIG,
-no DURABLE_* identity inherited), in an empty working directory holding only a link to examples/,
-under `bash -euo pipefail` (`set -e`: a failing line fails the block). A failure names the block's
-README line and the README line that failed. A block that cannot run offline carries
+The ```sh blocks of README.md run as a reader runs them: top to bottom in ONE home and one shell (what a
+block makes or exports, the next one sees), and each in a fresh home of its own, as a reader who jumps to
+a section does (HOME, DURABLE_HOME, DURABLE_CONFIG, no DURABLE_* identity inherited), in an empty working
+directory holding only a link to examples/, under `bash -euo pipefail` (`set -e`: a failing line fails the
+block). A failure names the block's README line and the README line that failed. A block that cannot run offline carries
 `<!-- skip-test: REASON -->` on the line above its fence (the README's Development section says so);
 a block followed by its closing marker and a bare ``` block must print exactly that block.
 """
@@ -65,8 +66,8 @@ def block(marker):
     return next(body for _, body, name, _, _ in BLOCKS if name == marker)
 
 
-def run_block(line, body, tmp_path, timeout=120):
-    """Run one block as a new user would, in a fresh home; the completed process."""
+def new_home(tmp_path):
+    """A new user's home, working directory and environment: (work, env)."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
@@ -75,6 +76,12 @@ def run_block(line, body, tmp_path, timeout=120):
            if not k.startswith(("DURABLE_", "LLM_", "XDG_")) and k not in ("COLUMNS", "LINES")}
     env.update(HOME=str(home), DURABLE_HOME=str(tmp_path / "durable"), DURABLE_CONFIG=str(tmp_path / "config.toml"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    return work, env
+
+
+def run_block(line, body, tmp_path, timeout=120):
+    """Run one block as a new user would, in a fresh home; the completed process."""
+    work, env = new_home(tmp_path)
     # the ERR trap names the README line that failed (LINENO counts the trap's own line as 1)
     trap = f"trap '__rc=$?; echo \"README.md:$(({line} + LINENO - 2)): exit $__rc: $BASH_COMMAND\" >&2' ERR\n"
     return subprocess.run(["bash", "-euo", "pipefail", "-c", trap + body], capture_output=True, text=True,
@@ -94,23 +101,70 @@ def explain(line, body, r) -> str:
 
 @pytest.mark.parametrize("line,body,name,skip,shown", BLOCKS, ids=[f"README.md:{b[0]}" + (f"-{b[2]}" if b[2] else "") for b in BLOCKS])
 def test_every_readme_sh_block_runs_in_a_fresh_home(line, body, name, skip, shown, tmp_path):
-    if skip:
-        pytest.skip(f"README.md:{line}: {skip}")
-    if name in REQUIRES:
-        module, extra = REQUIRES[name]
-        if importlib.util.find_spec(module) is None:
-            reason = f"README.md:{line} needs {module} (pip install -e '.[{extra}]')"
-            if os.environ.get("CI") == "true":
-                pytest.fail(reason)
-            pytest.skip(reason)
-    for tool in ("jq",):
-        if tool in body and shutil.which(tool) is None and os.environ.get("CI") != "true":
-            pytest.skip(f"{tool} is not installed (.ci/run installs it)")
+    reason = _skip_reason(line, body, name, skip)
+    if reason:
+        pytest.skip(reason)
     r = run_block(line, body, tmp_path)
     assert r.returncode == 0, explain(line, body, r)
     if shown is not None:
         assert r.stdout == shown, f"README.md:{line} printed other than the README shows:\n{r.stdout}"
     CHECKS.get(name, lambda out, home: None)(r.stdout, tmp_path / "home")
+
+
+def _skip_reason(line, body, name, skip):
+    """Why a block cannot run here (None: it runs); a missing extra or tool fails under CI instead."""
+    if skip:
+        return f"README.md:{line}: {skip}"
+    missing = None
+    if name in REQUIRES and importlib.util.find_spec(REQUIRES[name][0]) is None:
+        missing = f"README.md:{line} needs {REQUIRES[name][0]} (pip install -e '.[{REQUIRES[name][1]}]')"
+    elif "jq" in body and shutil.which("jq") is None:
+        missing = "jq is not installed (.ci/run installs it)"
+    if missing and os.environ.get("CI") == "true":
+        pytest.fail(missing)
+    return missing
+
+
+def test_the_readme_runs_top_to_bottom_in_one_home(tmp_path):
+    """A new user follows the README in one terminal: every block in order, in one home and one shell, so a
+    session one block makes is there for the next (issue 33: the search block's `deploy` stopped the
+    human-in-the-loop block's `session create deploy`), and what a block exports holds for the next."""
+    work, env = new_home(tmp_path)
+    try:  # the remote block starts `durable remote dev`: the workerd the remote tests use, on PATH as installed
+        from tests.remote.conftest import _missing
+        from durable_cli.remote.dev import workerd_binary
+
+        if not _missing():
+            (tmp_path / "bin").mkdir()
+            os.symlink(workerd_binary(), tmp_path / "bin" / "workerd")
+            env["PATH"] = str(tmp_path / "bin") + os.pathsep + env["PATH"]
+    except ImportError:
+        pass
+    script, where, ran = ["trap 'echo \"@@ERR $LINENO $?: $BASH_COMMAND\" >&2' ERR"], [0], []
+    for line, body, name, skip, shown in BLOCKS:
+        if _skip_reason(line, body, name, skip):
+            continue
+        ran.append((line, name, shown))
+        script.append(f"echo '@@README.md:{line}@@'")
+        where.append(line)
+        for k, text in enumerate(body.rstrip("\n").split("\n")):
+            script.append(text)
+            where.append(line + k)
+    assert len(ran) * 4 >= len(BLOCKS) * 3, f"only {len(ran)} of {len(BLOCKS)} blocks could run here"
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(script) + "\n"], capture_output=True, text=True,
+                       env=env, cwd=work, timeout=900, stdin=subprocess.DEVNULL)
+    lines = readme().splitlines()
+    failed = [f"README.md:{where[int(n) - 1]}: {lines[where[int(n) - 1] - 1].strip()!r} exited {rc}"
+              for n, rc in re.findall(r"^@@ERR (\d+) (\d+): ", r.stderr, re.M)]
+    assert r.returncode == 0, ("the README stopped (exit %d)\n" % r.returncode + "\n".join(failed)
+                               + f"\n--- stderr ---\n{r.stderr[-3000:]}\n--- stdout ---\n{r.stdout[-2000:]}")
+    outputs = dict(zip(map(int, re.findall(r"@@README\.md:(\d+)@@\n", r.stdout)),
+                       re.split(r"@@README\.md:\d+@@\n", r.stdout)[1:]))
+    assert sorted(outputs) == [line for line, _, _ in ran]
+    for line, name, shown in ran:
+        if shown is not None:
+            assert outputs[line] == shown, f"README.md:{line} printed other than the README shows:\n{outputs[line]}"
+        CHECKS.get(name, lambda out, home: None)(outputs[line], tmp_path / "home")
 
 
 def _agent_loop(out, home):
@@ -119,11 +173,13 @@ def _agent_loop(out, home):
 
 
 def _fork_follow_import(out, home):
-    assert out.splitlines() == ["chat-b", "1 user: Plan the release", "2 user: Ship Friday", "Ship Monday instead",
+    assert out.splitlines() == ["plan-b", "1 user: Plan the release", "2 user: Ship Friday", "Ship Monday instead",
                                 '{"imported":1,"skipped":0}']
     # run with llm's default history under the fresh HOME, where a reader's real one is: the block uses a
-    # throw-away LLM_USER_PATH, and never imports (or writes to) that history
-    assert not any(home.rglob("logs.db")), "the README's llm example wrote to the reader's own llm history"
+    # throw-away LLM_USER_PATH, and never imports (or writes to) that history (`llm --no-log` in the blocks
+    # before it, run in the same home, leaves an empty one there)
+    for history in home.rglob("logs.db*"):
+        assert b"hello from llm" not in history.read_bytes(), "the README's llm example wrote to the reader's own llm history"
 
 
 def _agent_tools(out, home):
@@ -137,7 +193,7 @@ def _agent_loop_by_hand(out, home):
 
 def _hitl(out, home):
     lines = out.splitlines()
-    assert lines[0] == "deploy" and lines[1] == "1 Deploy v2 to production?" and lines[3] == "yes", out  # asked, listed, answered
+    assert lines[0] == "ship-v2" and lines[1] == "1 Deploy v2 to production?" and lines[3] == "yes", out  # asked, listed, answered
 
 
 CHECKS = {"agent-loop": _agent_loop, "fork-follow-import": _fork_follow_import, "agent-tools": _agent_tools,
