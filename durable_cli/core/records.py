@@ -242,7 +242,7 @@ V1 = {
     "turns": {
         "seq": _positive, "role": enum("system", "user", "assistant", "tool"), "content": _text,
         "tokens": _count, "author": opt(_name), "created_at": _time, "kind": enum("turn", "summary"),
-        "superseded_by": opt(_positive), "covers_first": opt(_positive), "covers_last": opt(_positive),
+        "superseded_by": opt(_count), "covers_first": opt(_positive), "covers_last": opt(_positive),
         "call_id": opt(_nonempty), "request_id": opt(_request_id), "pos": opt(_int),
     },
     "events": {"seq": _positive, "type": enum(*sorted(EVENT_TYPES)), "actor": opt(_name), "data": _json_object, "at": _time},
@@ -559,7 +559,10 @@ def _check_relations(c, scope, owner, limit, where) -> None:
             raise Bad(say("record_call_id_tool"))
         where[:] = [f"{label}.superseded_by"]
         by = t["superseded_by"]
-        if by is not None and (by not in turns or turns[by]["kind"] != "summary" or by <= t["seq"]):
+        if by == 0:  # a row of a LangGraph branch the thread left (SPEC §12)
+            if summary or adapter != "langgraph":
+                raise Bad(say("record_superseded_by", by=by))
+        elif by is not None and (by not in turns or turns[by]["kind"] != "summary" or by <= t["seq"]):
             raise Bad(say("record_superseded_by", by=by))
         where[:] = [f"{label}.pos"]
         pos = (t["covers_first"] if summary else t["seq"])

@@ -4895,7 +4895,7 @@ var records_default = {
         ]
       },
       superseded_by: {
-        check: "positive",
+        check: "count",
         optional: true
       },
       covers_first: {
@@ -5716,7 +5716,9 @@ function relations(c, scope, owner, limit, at) {
     if (t.call_id !== null && t.role !== "tool") throw new Bad(say("record_call_id_tool"));
     at(`${label2}.superseded_by`);
     const by = t.superseded_by;
-    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
+    if (by === 0) {
+      if (t.kind === "summary" || c.object.adapter !== "langgraph") throw new Bad(say("record_superseded_by", { by }));
+    } else if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
   unique(c.turns, "turns", "request_id", at);
   unique(c.prompts, "prompts", "request_id", at);
@@ -6258,6 +6260,17 @@ function writable(obj, a, externalId) {
   check(obj, "write", meta.status);
   return meta;
 }
+function moves(obj, id, parent) {
+  const newest = obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints WHERE checkpoint_ns = ''")[0];
+  return newest !== null && id > newest && parent !== newest;
+}
+function followBranch(obj, messageIds) {
+  const ids = JSON.stringify(messageIds);
+  const mine = (op) => `seq IN (SELECT seq FROM lg_mirrored WHERE message_id ${op} (SELECT value FROM json_each(?)))`;
+  obj.db.run(`UPDATE turns SET superseded_by = 0 WHERE superseded_by IS NULL AND ${mine("NOT IN")}`, ids);
+  obj.db.run(`UPDATE turns SET superseded_by = NULL WHERE superseded_by = 0 AND ${mine("IN")}`, ids);
+  obj.db.run("UPDATE object SET live_turns = (SELECT count(*) FROM turns WHERE superseded_by IS NULL), live_tokens = (SELECT coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL)");
+}
 function putCheckpoint(obj, a) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   const parent = a.parent_id ?? null;
@@ -6271,6 +6284,7 @@ function putCheckpoint(obj, a) {
   parse(str(a.metadata, "metadata"), "checkpoint metadata");
   const blob = bytes(a.blob, "the checkpoint");
   writable(obj, a, externalId);
+  if (ns === "" && moves(obj, id, parent)) followBranch(obj, prepared2.map(([mid]) => mid));
   obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, id);
   obj.db.run(
     `INSERT INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,

@@ -451,8 +451,9 @@ def test_the_documented_client_configuration_is_json_that_runs_durable_mcp():
     text = prose()
     section = text[text.index("## Use from an MCP client"):]
     config = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
-    for server in config["mcpServers"].values():
-        assert server["command"] == "durable" and server["args"][-1] == "mcp"
+    for server in config["mcpServers"].values():  # a desktop client has no venv on its PATH: the absolute path
+        assert os.path.isabs(server["command"]) and server["command"].endswith("/bin/durable") and server["args"][-1] == "mcp"
+    assert "`command -v durable` prints the path" in section.split("```json")[1]
 
 
 @pytest.mark.local_only("compares `durable export --all` of the data directory before and after")

@@ -334,7 +334,9 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     if (t.call_id !== null && t.role !== "tool") throw new Bad(say("record_call_id_tool"));
     at(`${label}.superseded_by`);
     const by = t.superseded_by;
-    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
+    if (by === 0) { // a row of a LangGraph branch the thread left (SPEC §12)
+      if (t.kind === "summary" || c.object.adapter !== "langgraph") throw new Bad(say("record_superseded_by", { by }));
+    } else if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
   unique(c.turns, "turns", "request_id", at);
   unique(c.prompts, "prompts", "request_id", at);
