@@ -56,6 +56,7 @@ var contract_default = {
     invalid_delay: "invalid --delay {delay!r}: use a duration such as 30s, or 0",
     archive_busy: "{what} has {queued} queued or processing prompts; finish, dequeue or cancel them before archiving",
     participants_tenant_only: "{what} belongs to one user; only tenant sessions (--tenant ORG) take participants",
+    too_many_participants: "too many participants: {what} already has {count}, the most a session may have",
     prompt_not_pending: "prompt {id} of {what} is {status}, not pending; only pending prompts can be dequeued",
     request_not_found: "request {id} not found in {what}; see 'durable elicit list {name}'",
     ask_request_id_reused: "request id {request_id!r} was already used with another question in {what}",
@@ -189,7 +190,7 @@ var contract_default = {
     usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"],
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
-    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5 },
+    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3 },
     config_defaults: {
       "defaults.lock_timeout": "10s",
       "transcript.token_budget": 4e3,
@@ -280,7 +281,8 @@ var contract_default = {
       fault: { write: true, creates: false, erases: false, args: { shard: { type: "string", required: true }, refuse: { type: "boolean" }, wipe: { type: "boolean" } } },
       seed: { write: true, creates: false, erases: false, args: { users: { type: "integer", min: 0, max: 1e6, required: true }, prefix: { type: "string" } } },
       subrequests: { write: false, creates: false, erases: false, args: {} },
-      served: { write: false, creates: false, erases: false, args: {} }
+      served: { write: false, creates: false, erases: false, args: {} },
+      census: { write: false, creates: false, erases: false, args: { shards: { type: "array", items: { type: "string" }, max_items: 256, required: true } } }
     },
     auth: {
       revoke: { write: true, creates: false, erases: false, args: { jti: { type: "string" }, user: { type: "string" }, issued_before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } }
@@ -2157,9 +2159,13 @@ function takeServed() {
   served = 0;
   return n;
 }
-function counted2(env, limit) {
+function limitOf(env) {
+  const n = Number(env.DURABLE_SUBREQUEST_LIMIT);
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_SUBREQUESTS;
+}
+function counted2(env, limit, isServed = true) {
   let n = 0;
-  served++;
+  if (isServed) served++;
   const wrap = (ns) => ({
     idFromName: (name) => ns.idFromName(name),
     get: (id) => {
@@ -2543,6 +2549,8 @@ var DurableIndex = class {
       this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER, tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
+      this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
@@ -2561,7 +2569,7 @@ var DurableIndex = class {
     try {
       this.init();
       const refused = this.db.one("SELECT refuse FROM faults");
-      if (refused && refused[0] && (op === "put" || op === "drop")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
+      if (refused && refused[0] && (op === "put" || op === "drop" || op === "join")) throw new DurableError("index shard refuses updates (dev fault)", "busy");
       let result;
       switch (op) {
         case "put":
@@ -2569,6 +2577,12 @@ var DurableIndex = class {
           break;
         case "drop":
           result = this.drop(args.id);
+          break;
+        case "join":
+          await this.join(args.shard, args.id, args.home);
+          break;
+        case "homes":
+          result = this.db.all("SELECT DISTINCT home FROM joined ORDER BY home").map((r) => r[0]);
           break;
         case "list":
           result = this.list(args.filter ?? {});
@@ -2653,6 +2667,9 @@ var DurableIndex = class {
           result = out;
           break;
         }
+        case "census":
+          result = Object.fromEntries(["objects", "members", "joined", "usage"].map((t) => [t, this.db.one(`SELECT count(*) FROM ${t}`)[0]]));
+          break;
         case "fault":
           this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0);
           break;
@@ -2667,11 +2684,20 @@ var DurableIndex = class {
   }
   /** The object's row replaces what the shard had (a shard tells its root shard its name once). */
   async put(shard, row3, home) {
+    await this.named(shard);
+    this.ctx.storage.transactionSync(() => this.store(row3, home));
+  }
+  /** A shard tells its root shard its name once (so that installation-wide commands reach it). */
+  async named(shard) {
     if (!this.db.one("SELECT 1 FROM self")) {
       await ask(this.env, rootOf(shard), "shard", { name: shard });
       this.db.run("INSERT OR REPLACE INTO self (one, name) VALUES (1, ?)", shard);
     }
-    this.ctx.storage.transactionSync(() => this.store(row3, home));
+  }
+  /** A user shard: its user participates in object ID, whose row HOME holds (one row, whatever the object's size). */
+  async join(shard, id, home) {
+    await this.named(shard);
+    this.db.run("INSERT OR REPLACE INTO joined (object_id, home) VALUES (?, ?)", id, home);
   }
   /** A root shard: the object's home row, copied (what the installation-wide commands page over), and its registry entry. */
   putRoot(row3) {
@@ -2695,8 +2721,12 @@ var DurableIndex = class {
       ...ROW_COLUMNS.map((c) => row3[c] ?? null),
       home ? 1 : 0
     );
-    this.db.run("DELETE FROM members WHERE object_id = ?", row3.id);
-    for (const [user, role] of row3.members) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row3.id, user, role);
+    const had = new Map(this.db.all("SELECT user, role FROM members WHERE object_id = ?", row3.id).map((r) => [r[0], r[1]]));
+    const has = new Map(row3.members);
+    for (const user of had.keys()) if (!has.has(user)) this.db.run("DELETE FROM members WHERE object_id = ? AND user = ?", row3.id, user);
+    for (const [user, role] of has) {
+      if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row3.id, user, role);
+    }
     this.db.run("DELETE FROM usage WHERE object_id = ?", row3.id);
     for (const u of row3.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row3.id, ...u);
   }
@@ -2711,7 +2741,7 @@ var DurableIndex = class {
   }
   drop(id) {
     this.ctx.storage.transactionSync(() => {
-      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
     });
   }
   list(f) {
@@ -2785,7 +2815,7 @@ async function select(env, opts, filter, before = null) {
     lists2 = await Promise.all(ROOT_SHARDS.map((s) => ask(env, s, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
   } else {
     if (!opts.user) throw invalid("no user to list the objects of");
-    lists2 = [await ask(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter, before, limit: n } })];
+    lists2 = await memberLists(env, opts.user, { ...filter, before, limit: n });
   }
   const merged = lists2.flat().sort(newestFirst);
   const rows = merged.slice(0, n);
@@ -2794,7 +2824,15 @@ async function select(env, opts, filter, before = null) {
   return { rows, next: more ? [last.last_active_at, last.id] : null };
 }
 async function listObjects(env, opts) {
-  return ask(env, `user:${opts.user}`, "list", { filter: { member: opts.user, limit: opts.limit } });
+  return (await memberLists(env, opts.user, { limit: opts.limit })).flat().sort(newestFirst).slice(0, opts.limit);
+}
+async function memberShards(env, user, tenant = null) {
+  const homes = await ask(env, `user:${user}`, "homes");
+  return [`user:${user}`, ...homes.filter((h) => tenant == null || h === `tenant:${tenant}`)];
+}
+async function memberLists(env, user, filter) {
+  const shards = await memberShards(env, user, filter.tenant ?? null);
+  return Promise.all(shards.map((s) => ask(env, s, "list", { filter: { member: user, ...filter, home_only: true } })));
 }
 
 // src/across.ts
@@ -2896,14 +2934,11 @@ async function across(env, who2, op, a) {
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
-    case "pending":
-      return ask(env, `user:${who2.actor}`, "list", { filter: {
-        member: who2.actor,
-        pending_due: now(),
-        tenant: who2.tenant,
-        all_objects: true,
-        limit: Math.min(Math.max(Number(a.limit) || 8, 1), 100)
-      } });
+    case "pending": {
+      const limit = Math.min(Math.max(Number(a.limit) || 8, 1), 100);
+      const lists2 = await memberLists(env, who2.actor, { pending_due: now(), tenant: who2.tenant, all_objects: true, limit });
+      return lists2.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
+    }
     case "usage":
       return usage(env, who2, a);
     case "purge":
@@ -2922,6 +2957,11 @@ async function across(env, who2, op, a) {
     case "seed":
       return seed(env, who2, a);
     // tests only, as "fault"
+    case "census": {
+      adminOnly(who2, "census");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
+      return Promise.all(a.shards.map((s) => ask(env, s, "census")));
+    }
     case "subrequests": {
       adminOnly(who2, "subrequests");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("subrequest counts are a test hook of 'durable remote dev' only");
@@ -2941,8 +2981,8 @@ async function usage(env, who2, a) {
   if (everyone) adminOnly(who2, "usage --all");
   const user = everyone ? null : asUser(who2, a.user);
   const filter = { tenant: who2.tenant };
-  const shardsToAsk = everyone ? ROOT_SHARDS : [`user:${user}`];
-  const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user };
+  const shardsToAsk = everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant);
+  const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true };
   if (a.session != null) {
     filter.name = a.session;
     const found = await Promise.all(shardsToAsk.map((s) => ask(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
@@ -3003,6 +3043,7 @@ async function forget(env, who2, a) {
   const c = a.cursor ?? {};
   const wanted = (r) => r.owner === user && ["user", "session", "reserved"].includes(r.scope) || r.scope === "tenant" && r.members.some(([u]) => u === user);
   const sources = [[`user:${user}`, { reserved: true, expired: true }]];
+  for (const home of (await memberShards(env, user)).slice(1)) sources.push([home, { member: user, home_only: true, expired: true }]);
   if (who2.admin) {
     sources.push([ROOTS_SOURCE, { member: user, home_only: true, expired: true }]);
   }
@@ -3189,7 +3230,8 @@ var INDEX_OPS = {
   fault: { "write": true, "creates": false, "erases": false, "args": { "shard": { "type": "string", "required": true }, "refuse": { "type": "boolean" }, "wipe": { "type": "boolean" } } },
   seed: { "write": true, "creates": false, "erases": false, "args": { "users": { "type": "integer", "min": 0, "max": 1e6, "required": true }, "prefix": { "type": "string" } } },
   subrequests: { "write": false, "creates": false, "erases": false, "args": {} },
-  served: { "write": false, "creates": false, "erases": false, "args": {} }
+  served: { "write": false, "creates": false, "erases": false, "args": {} },
+  census: { "write": false, "creates": false, "erases": false, "args": { "shards": { "type": "array", "items": { "type": "string" }, "max_items": 256, "required": true } } }
 };
 var AUTH_OPS = {
   revoke: { "write": true, "creates": false, "erases": false, "args": { "jti": { "type": "string" }, "user": { "type": "string" }, "issued_before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } }
@@ -4443,6 +4485,10 @@ function invite(obj, a) {
   check(obj, "invite");
   if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
   const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current) {
+    const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
+    if (count >= contract_default.constants.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
+  }
   if (!current || current[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
     event(obj, "participant.added", { user: a.user, role });
@@ -6547,14 +6593,15 @@ var RUNS = { ...RULES, ...OWN };
 var OPS = Object.fromEntries(Object.entries(RUNS).map(([name, run]) => [name, { ...OBJECT_OPS[name], run, ...FLAGS[name] }]));
 var REMEMBERED = 1e3;
 var DurableObjectSession = class {
-  // the row and shards last taken by the index (a put of the same is skipped)
-  constructor(ctx, env) {
+  // the namespaces counting the subrequests of the request or alarm running (subrequests.ts)
+  constructor(ctx, base) {
     this.ctx = ctx;
-    this.env = env;
+    this.base = base;
     this.db = new Db(ctx.storage.sql);
+    this.env = base;
   }
   ctx;
-  env;
+  base;
   db;
   migrated = false;
   // What this instance knows without asking storage (reset on a wake, and by erase()):
@@ -6565,6 +6612,14 @@ var DurableObjectSession = class {
   alarmAt = void 0;
   // the DO alarm as this instance last set it (undefined: unknown)
   sent = null;
+  // the row and shards last taken by the index (a put of the same is skipped)
+  env;
+  /** Each request and alarm has Cloudflare's per-request subrequest limit of its own, counted here as deployed
+   *  (SPEC §13: `remote dev` counts the objects' own subrequests): one past it fails, so the index update of a
+   *  commit that needs too many stays dirty, as it would on Cloudflare. */
+  counting() {
+    this.env = counted2(this.base, limitOf(this.base), false);
+  }
   exists() {
     return this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'object'") !== null;
   }
@@ -6614,6 +6669,7 @@ var DurableObjectSession = class {
     this.migrated = true;
   }
   async fetch(request) {
+    this.counting();
     const path = new URL(request.url).pathname;
     if (path === "/system") return this.system(await request.json());
     if (path === "/follow") return this.follow(request);
@@ -6835,6 +6891,7 @@ var DurableObjectSession = class {
       const shards = shardsOf(row3);
       const before = this.sentTo();
       const gone = before.filter((s) => !shards.includes(s));
+      const joined = shards.filter((s) => s !== home && (force || !before.includes(s)));
       const text3 = JSON.stringify([row3, shards]);
       if (!force && text3 === this.sent && !gone.length) {
         this.indexed = true;
@@ -6843,7 +6900,8 @@ var DurableObjectSession = class {
       this.indexed = false;
       try {
         await Promise.all([
-          ...shards.map((s) => ask(this.env, s, "put", { row: row3, home: s === home })),
+          ask(this.env, home, "put", { row: row3, home: true }),
+          ...joined.map((s) => ask(this.env, s, "join", { id: row3.id, home })),
           ask(this.env, `root:${row3.id[0]}`, "put", { row: row3 }),
           // the root shard's copy: what installation-wide commands page over
           ...gone.map((s) => ask(this.env, s, "drop", { id: row3.id }))
@@ -6874,6 +6932,7 @@ var DurableObjectSession = class {
     this.alarmAt = due;
   }
   async alarm() {
+    this.counting();
     this.alarmAt = null;
     if (!this.exists()) return;
     this.migrate();

@@ -3,7 +3,7 @@
 // Receipts are SPEC §10's; the client turns their skips into the exit status (across/retention.conclude).
 import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
-import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
+import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, memberLists, memberShards, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
   request_id?: string | null };
@@ -130,9 +130,11 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
-    case "pending": // `work --all` (SPEC §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
-      return ask<IndexRow[]>(env, `user:${who.actor}`, "list", { filter: { member: who.actor, pending_due: now(), tenant: who.tenant,
-        all_objects: true, limit: Math.min(Math.max(Number(a.limit) || 8, 1), 100) } });
+    case "pending": { // `work --all` (SPEC §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
+      const limit = Math.min(Math.max(Number(a.limit) || 8, 1), 100);
+      const lists = await memberLists(env, who.actor, { pending_due: now(), tenant: who.tenant, all_objects: true, limit });
+      return lists.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
+    }
     case "usage": return usage(env, who, a);
     case "purge": return a.dry_run ? purge(env, who, a) : once(env, who, () => purge(env, who, a));
     case "sweep": return once(env, who, () => sweep(env, who, a));
@@ -144,6 +146,11 @@ export async function across(env: IndexEnv, who: Who, op: string, a: any): Promi
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed": return seed(env, who, a); // tests only, as "fault"
+    case "census": { // tests only: the rows each named index shard holds (SPEC §13's member rows, counted)
+      adminOnly(who, "census");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
+      return Promise.all((a.shards as string[]).map((s) => ask(env, s, "census")));
+    }
     case "subrequests": { // tests only: the most subrequests one request made since the last ask (and reset)
       adminOnly(who, "subrequests");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("subrequest counts are a test hook of 'durable remote dev' only");
@@ -164,8 +171,9 @@ async function usage(env: IndexEnv, who: Who, a: any) {
   if (everyone) adminOnly(who, "usage --all");
   const user = everyone ? null : asUser(who, a.user);
   const filter: Filter = { tenant: who.tenant };
-  const shardsToAsk = everyone ? ROOT_SHARDS : [`user:${user}`]; // the root shards hold a copy of every home row
-  const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user });
+  // the root shards hold a copy of every home row; a user's rows are in their shard and their tenants' (memberShards)
+  const shardsToAsk = everyone ? ROOT_SHARDS : await memberShards(env, user!, who.tenant);
+  const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true });
   if (a.session != null) {
     filter.name = a.session;
     const found = await Promise.all(shardsToAsk.map((s) => ask<IndexRow[]>(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
@@ -236,6 +244,7 @@ async function forget(env: IndexEnv, who: Who, a: any): Promise<Paged> {
   const wanted = (r: IndexRow) => (r.owner === user && ["user", "session", "reserved"].includes(r.scope))
     || (r.scope === "tenant" && r.members.some(([u]) => u === user));
   const sources: [string, Filter][] = [[`user:${user}`, { reserved: true, expired: true }]];
+  for (const home of (await memberShards(env, user)).slice(1)) sources.push([home, { member: user, home_only: true, expired: true }]);
   if (who.admin) { // a tenant membership the user's own shard missed (index lag): the home rows' copies list members too
     sources.push([ROOTS_SOURCE, { member: user, home_only: true, expired: true }]);
   }

@@ -83,6 +83,7 @@ export const INDEX_OPS = {
   seed: {"write": true, "creates": false, "erases": false, "args": {"users": {"type": "integer", "min": 0, "max": 1000000, "required": true}, "prefix": {"type": "string"}}},
   subrequests: {"write": false, "creates": false, "erases": false, "args": {}},
   served: {"write": false, "creates": false, "erases": false, "args": {}},
+  census: {"write": false, "creates": false, "erases": false, "args": {"shards": {"type": "array", "items": {"type": "string"}, "max_items": 256, "required": true}}},
 } as const satisfies Record<string, OpSpec>;
 
 export const AUTH_OPS = {
