@@ -241,6 +241,7 @@ var contract_default = {
       compact: { rule: "transcript.compact", write: true, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
       plan_summary: { worker: "transcript.planSummary", write: false, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       plan_compact: { worker: "transcript.planCompact", write: false, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      plan_rows: { worker: "transcript.planRows", write: false, creates: false, erases: false, args: { seqs: { type: "array", items: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, max_items: 1e3, required: true } } },
       commit_summary: { worker: "transcript.commitSummary", write: true, creates: false, erases: false, parts: ["covered"], args: { covered: { type: "array", items: { type: "array" }, required: true }, high: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true }, part: { type: "object" } } },
       fork_plan: { worker: "fork.forkPlan", write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
       fork_create: { worker: "fork.forkCreate", write: true, creates: true, erases: false, parts: ["rows"], args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" }, part: { type: "object" } } },
@@ -273,13 +274,13 @@ var contract_default = {
       ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
       rows: { write: false, creates: false, erases: false, args: { user: { type: "string" }, all: { type: "boolean" }, reserved: { type: "boolean" }, expired: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
       pending: { write: false, creates: false, erases: false, args: { limit: { type: "integer", min: 1, max: 100 } } },
-      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] } } },
+      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] }, cursor: { type: "json" } } },
       purge: { write: true, creates: false, erases: true, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
       forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       reindex: { write: true, creates: false, erases: false, args: { step: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, after: { type: "string" }, shard: { type: "string" }, shard_after: { type: "string" } } },
       fault: { write: true, creates: false, erases: false, args: { shard: { type: "string", required: true }, refuse: { type: "boolean" }, wipe: { type: "boolean" } } },
-      seed: { write: true, creates: false, erases: false, args: { users: { type: "integer", min: 0, max: 1e6, required: true }, prefix: { type: "string" } } },
+      seed: { write: true, creates: false, erases: false, args: { users: { type: "integer", min: 0, max: 1e6, required: true }, prefix: { type: "string" }, usage: { type: "boolean" } } },
       subrequests: { write: false, creates: false, erases: false, args: {} },
       served: { write: false, creates: false, erases: false, args: {} },
       census: { write: false, creates: false, erases: false, args: { shards: { type: "array", items: { type: "string" }, max_items: 256, required: true } } }
@@ -2770,13 +2771,15 @@ var DurableIndex = class {
       throw e;
     }
   }
+  /** The usage groups of one page of objects: at most F.limit of those F selects, in id order after F.after_id
+   *  (SPEC §13: usage answers one page of groups), with the page's total, its object count and last id. */
   usageGroups(f, by, newerDay) {
     const [where, params] = whereOf(f);
-    if (newerDay !== null) {
-      where.push("u.day >= ?");
-      params.push(newerDay);
-    }
-    const source = `FROM usage u JOIN objects o ON o.id = u.object_id WHERE ${where.join(" AND ")}`;
+    const page = `SELECT o.id, o.name, o.owner, o.last_active_at FROM objects o WHERE ${where.join(" AND ")} ORDER BY o.id LIMIT ?`;
+    params.push(f.limit ?? -1);
+    const [objects, last] = this.db.one(`SELECT count(*), max(id) FROM (${page})`, ...params);
+    if (newerDay !== null) params.push(newerDay);
+    const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups;
     if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params).map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
@@ -2785,7 +2788,7 @@ var DurableIndex = class {
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
-    return { groups, total: fields(total ?? []) };
+    return { groups, total: fields(total ?? []), objects: Number(objects), last };
   }
 };
 function rootOf(shard) {
@@ -2976,19 +2979,42 @@ async function across(env, who2, op, a) {
       throw invalid(`unknown index operation '${op}'`);
   }
 }
+var USAGE_PAGE = 500;
+var USAGE_SHARDS = 16;
 async function usage(env, who2, a) {
   const everyone = !!a.everyone;
   if (everyone) adminOnly(who2, "usage --all");
   const user = everyone ? null : asUser(who2, a.user);
   const filter = { tenant: who2.tenant };
-  const shardsToAsk = everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant);
+  const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant)).slice().sort();
   const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true };
+  const c = a.cursor !== null && typeof a.cursor === "object" && typeof a.cursor.shard === "string" && typeof a.cursor.after === "string" ? a.cursor : null;
   if (a.session != null) {
     filter.name = a.session;
-    const found = await Promise.all(shardsToAsk.map((s) => ask(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
-    if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
+    if (c === null) {
+      const found = await Promise.all(shardsToAsk.map((s) => ask(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
+      if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
+    }
   }
-  const parts = await Promise.all(shardsToAsk.map((s) => ask(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
+  const parts = [];
+  let i = c === null ? 0 : shardsToAsk.findIndex((s) => s >= c.shard);
+  if (i < 0) i = shardsToAsk.length;
+  let after = c !== null && shardsToAsk[i] === c.shard ? c.after : "";
+  let count = 0;
+  for (let asked = 0; i < shardsToAsk.length && count < USAGE_PAGE && asked < USAGE_SHARDS; asked++) {
+    const want = USAGE_PAGE - count;
+    const p = await ask(
+      env,
+      shardsToAsk[i],
+      "usage",
+      { filter: scoped({ ...filter, after_id: after, limit: want }), by: a.by, newer_day: a.newer_day ?? null }
+    );
+    parts.push(p);
+    count += p.objects;
+    if (p.objects === want && p.last !== null) after = p.last;
+    else [i, after] = [i + 1, ""];
+  }
+  const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
   const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
   const add = (into, from) => {
     for (const k of Object.keys(total)) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
@@ -2996,8 +3022,7 @@ async function usage(env, who2, a) {
   for (const p of parts) add(total, p.total);
   let groups;
   if (a.by === "session") {
-    groups = parts.flatMap((p) => p.groups).sort((x, y) => y.last_active_at - x.last_active_at || (x.key < y.key ? -1 : 1));
-    for (const g of groups) delete g.last_active_at;
+    groups = parts.flatMap((p) => p.groups);
   } else {
     const merged = /* @__PURE__ */ new Map();
     for (const g of parts.flatMap((p) => p.groups)) {
@@ -3007,7 +3032,7 @@ async function usage(env, who2, a) {
     }
     groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
   }
-  return { groups, total };
+  return { groups, total, next };
 }
 async function purge(env, who2, a) {
   const user = a.user ?? null;
@@ -3133,7 +3158,7 @@ async function seed(env, who2, a) {
     const user = `${a.prefix ?? "seed"}${i}`;
     per.get(rootOf(`user:${user}`)).shards.push(`user:${user}`);
     const id = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
-    per.get(`root:${id[0]}`).rows.push({
+    const row3 = {
       id,
       scope: "reserved",
       owner: user,
@@ -3149,7 +3174,16 @@ async function seed(env, who2, a) {
       next_alarm_at: null,
       external_id: null,
       members: []
+    };
+    if (a.usage) Object.assign(row3, {
+      scope: "user",
+      name: "s",
+      turns: 1,
+      tokens: 5,
+      members: [[user, "owner"]],
+      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 1e-3]]
     });
+    per.get(`root:${id[0]}`).rows.push(row3);
   }
   await Promise.all([...per].map(([s, v]) => ask(env, s, "seed", v)));
   return { users: a.users };
@@ -3190,6 +3224,7 @@ var OBJECT_OPS = {
   compact: { "rule": "transcript.compact", "write": true, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
   plan_summary: { "worker": "transcript.planSummary", "write": false, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   plan_compact: { "worker": "transcript.planCompact", "write": false, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  plan_rows: { "worker": "transcript.planRows", "write": false, "creates": false, "erases": false, "args": { "seqs": { "type": "array", "items": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "max_items": 1e3, "required": true } } },
   commit_summary: { "worker": "transcript.commitSummary", "write": true, "creates": false, "erases": false, "parts": ["covered"], "args": { "covered": { "type": "array", "items": { "type": "array" }, "required": true }, "high": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true }, "part": { "type": "object" } } },
   fork_plan: { "worker": "fork.forkPlan", "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
   fork_create: { "worker": "fork.forkCreate", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" }, "part": { "type": "object" } } },
@@ -3222,13 +3257,13 @@ var INDEX_OPS = {
   ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
   rows: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "all": { "type": "boolean" }, "reserved": { "type": "boolean" }, "expired": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
   pending: { "write": false, "creates": false, "erases": false, "args": { "limit": { "type": "integer", "min": 1, "max": 100 } } },
-  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] } } },
+  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] }, "cursor": { "type": "json" } } },
   purge: { "write": true, "creates": false, "erases": true, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
   forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   reindex: { "write": true, "creates": false, "erases": false, "args": { "step": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "after": { "type": "string" }, "shard": { "type": "string" }, "shard_after": { "type": "string" } } },
   fault: { "write": true, "creates": false, "erases": false, "args": { "shard": { "type": "string", "required": true }, "refuse": { "type": "boolean" }, "wipe": { "type": "boolean" } } },
-  seed: { "write": true, "creates": false, "erases": false, "args": { "users": { "type": "integer", "min": 0, "max": 1e6, "required": true }, "prefix": { "type": "string" } } },
+  seed: { "write": true, "creates": false, "erases": false, "args": { "users": { "type": "integer", "min": 0, "max": 1e6, "required": true }, "prefix": { "type": "string" }, "usage": { "type": "boolean" } } },
   subrequests: { "write": false, "creates": false, "erases": false, "args": {} },
   served: { "write": false, "creates": false, "erases": false, "args": {} },
   census: { "write": false, "creates": false, "erases": false, "args": { "shards": { "type": "array", "items": { "type": "string" }, "max_items": 256, "required": true } } }
@@ -3684,6 +3719,112 @@ var marks = (n) => new Array(n).fill("?").join(",");
 
 // src/rules/transcript/appends.ts
 import { createHash } from "node:crypto";
+
+// src/rules/transcript/reads.ts
+var PAGE_ROWS = 1e3;
+var PAGE_BYTES = 524288;
+var offset = (n) => Math.min(n, Number.MAX_SAFE_INTEGER) - 1;
+function show(obj, a) {
+  requireVisible(obj);
+  const since = a.since ?? 0;
+  if (!isInt2(since)) throw invalid("--since must be an integer");
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !isInt2(c.after) || !isInt2(c.high) || c.from_pos != null && typeof c.from_pos !== "number")) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  if (c === null) {
+    const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]);
+    let fromPos = null;
+    if (a.last != null) {
+      if (a.all_rows) throw invalid(say("last_with_all"));
+      if (!isInt2(a.last) || a.last < 0) throw invalid(say("last_negative"));
+      if (a.last === 0) return { rows: [], next: null };
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, offset(a.last));
+      fromPos = nth ? nth[0] : null;
+    }
+    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
+  }
+  const sql = a.all_rows ? `SELECT ${COLS} FROM turns WHERE seq > ? AND seq > ? AND seq <= ? ORDER BY seq` : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
+  const params = [c.after, since, c.high];
+  if (!a.all_rows && c.from_pos != null) params.push(c.from_pos);
+  const rows = [];
+  let bytes2 = 0;
+  let last = null;
+  for (const r of obj.db.iter(sql, ...params)) {
+    rows.push(rowJson(r));
+    last = a.all_rows ? r[SEQ] : r[POS];
+    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) {
+      return { rows, next: { after: last, from_pos: c.from_pos ?? null, high: c.high } };
+    }
+  }
+  return { rows, next: null };
+}
+var STORED = "data, role, kind, content, call_id, tool_calls";
+function rowBytes(r) {
+  let bytes2 = 0;
+  for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+  return bytes2;
+}
+function pageOrNull(obj, sql, ...params) {
+  const rows = [];
+  let bytes2 = 0;
+  for (const r of obj.db.iter(sql, ...params)) {
+    bytes2 += rowBytes(r);
+    if (rows.length >= PAGE_ROWS || bytes2 > PAGE_BYTES && rows.length) return null;
+    rows.push(rowJson(r));
+  }
+  return rows;
+}
+function storedRows(obj, a) {
+  requireVisible(obj);
+  let c = a.cursor ?? null;
+  if (c !== null && (typeof c !== "object" || !isInt2(c.after) || !isInt2(c.high) || c.from_pos != null && typeof c.from_pos !== "number")) {
+    throw invalid("cursor must be the `next` of the previous page");
+  }
+  if (c === null) {
+    let fromPos = null;
+    if (a.last != null) {
+      if (!isInt2(a.last) || a.last < 0) throw invalid(say("stored_last_negative"));
+      if (a.last === 0) return { rows: [], next: null };
+      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", offset(a.last));
+      fromPos = nth ? nth[0] : null;
+    }
+    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]) };
+  }
+  const params = [c.after, c.high];
+  if (c.from_pos != null) params.push(c.from_pos);
+  const rows = [];
+  let bytes2 = 0;
+  for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
+    rows.push(r.slice(0, 6));
+    for (const x of r) if (typeof x === "string") bytes2 += x.length;
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) return { rows, next: { after: r[6], from_pos: c.from_pos ?? null, high: c.high } };
+  }
+  return { rows, next: null };
+}
+function followStart(obj, a) {
+  const page = show(obj, { ...a, cursor: null });
+  const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]);
+  return [page.rows, Math.max(high, a.since ?? 0), obj.meta().status, page.next];
+}
+function rowsAfter(obj, a) {
+  requireVisible(obj);
+  if (!isInt2(a.seq)) throw invalid("seq must be an integer");
+  const rows = [];
+  let bytes2 = 0;
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq)) {
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) return [rows, obj.meta().status, true];
+    rows.push(rowJson(r));
+    bytes2 += rowBytes(r);
+  }
+  return [rows, obj.meta().status, false];
+}
+function* rowsSince(obj, seq) {
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
+}
+
+// src/rules/transcript/appends.ts
 var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
 function insertRows(obj, rows, author, requestId = null, hash = null) {
   const t = now();
@@ -3725,7 +3866,11 @@ function insertTurn(obj, role, content, author) {
   return insertRows(obj, [prepare(obj, { role, content })], author)[0];
 }
 function rowsBetween(obj, first, last) {
-  return obj.db.all(`SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last).map(rowJson);
+  const rows = pageOrNull(obj, `SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last);
+  return rows ?? obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", first, last).map((r) => r[0]);
+}
+function oneRow(obj, seq) {
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq));
 }
 function requestHasher() {
   const h = createHash("sha256").update("[");
@@ -3781,97 +3926,14 @@ function appendMany(obj, a) {
     if (found) {
       const same2 = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only.role && found[2] === only.content;
       if (!same2) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
-      const made2 = rowsBetween(obj, found[0], found[4]);
-      return a.seqs_only ? made2.map((r) => r.seq) : a.one ? made2[0] : made2;
+      if (a.seqs_only) return obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", found[0], found[4]).map((r) => r[0]);
+      return a.one ? oneRow(obj, found[0]) : rowsBetween(obj, found[0], found[4]);
     }
   }
   check(obj, "write", meta.status);
   const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
   if (a.seqs_only) return seqs;
-  const made = rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
-  return a.one ? made[0] : made;
-}
-
-// src/rules/transcript/reads.ts
-var PAGE_ROWS = 1e3;
-var PAGE_BYTES = 524288;
-var offset = (n) => Math.min(n, Number.MAX_SAFE_INTEGER) - 1;
-function show(obj, a) {
-  requireVisible(obj);
-  const since = a.since ?? 0;
-  if (!isInt2(since)) throw invalid("--since must be an integer");
-  let c = a.cursor ?? null;
-  if (c !== null && (typeof c !== "object" || !isInt2(c.after) || !isInt2(c.high) || c.from_pos != null && typeof c.from_pos !== "number")) {
-    throw invalid("cursor must be the `next` of the previous page");
-  }
-  if (c === null) {
-    const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]);
-    let fromPos = null;
-    if (a.last != null) {
-      if (a.all_rows) throw invalid(say("last_with_all"));
-      if (!isInt2(a.last) || a.last < 0) throw invalid(say("last_negative"));
-      if (a.last === 0) return { rows: [], next: null };
-      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, offset(a.last));
-      fromPos = nth ? nth[0] : null;
-    }
-    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
-  }
-  const sql = a.all_rows ? `SELECT ${COLS} FROM turns WHERE seq > ? AND seq > ? AND seq <= ? ORDER BY seq` : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
-  const params = [c.after, since, c.high];
-  if (!a.all_rows && c.from_pos != null) params.push(c.from_pos);
-  const rows = [];
-  let bytes2 = 0;
-  let last = null;
-  for (const r of obj.db.iter(sql, ...params)) {
-    rows.push(rowJson(r));
-    last = a.all_rows ? r[SEQ] : r[POS];
-    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
-    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) {
-      return { rows, next: { after: last, from_pos: c.from_pos ?? null, high: c.high } };
-    }
-  }
-  return { rows, next: null };
-}
-var STORED = "data, role, kind, content, call_id, tool_calls";
-function storedRows(obj, a) {
-  requireVisible(obj);
-  let c = a.cursor ?? null;
-  if (c !== null && (typeof c !== "object" || !isInt2(c.after) || !isInt2(c.high) || c.from_pos != null && typeof c.from_pos !== "number")) {
-    throw invalid("cursor must be the `next` of the previous page");
-  }
-  if (c === null) {
-    let fromPos = null;
-    if (a.last != null) {
-      if (!isInt2(a.last) || a.last < 0) throw invalid(say("stored_last_negative"));
-      if (a.last === 0) return { rows: [], next: null };
-      const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", offset(a.last));
-      fromPos = nth ? nth[0] : null;
-    }
-    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]) };
-  }
-  const params = [c.after, c.high];
-  if (c.from_pos != null) params.push(c.from_pos);
-  const rows = [];
-  let bytes2 = 0;
-  for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
-    rows.push(r.slice(0, 6));
-    for (const x of r) if (typeof x === "string") bytes2 += x.length;
-    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) return { rows, next: { after: r[6], from_pos: c.from_pos ?? null, high: c.high } };
-  }
-  return { rows, next: null };
-}
-function followStart(obj, a) {
-  const page = show(obj, { ...a, cursor: null });
-  const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]);
-  return [page.rows, Math.max(high, a.since ?? 0), obj.meta().status, page.next];
-}
-function rowsAfter(obj, a) {
-  requireVisible(obj);
-  if (!isInt2(a.seq)) throw invalid("seq must be an integer");
-  return [obj.db.all(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq).map(rowJson), obj.meta().status];
-}
-function* rowsSince(obj, seq) {
-  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
+  return a.one ? oneRow(obj, seqs[0]) : rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
 }
 
 // src/rules/transcript/context.ts
@@ -4052,6 +4114,21 @@ function replaceTail(obj, a) {
 }
 
 // src/rules/transcript/summaries.ts
+import { createHash as createHash2 } from "node:crypto";
+var DIGEST = COLS.split(",").length;
+var IDS = DIGEST + 1;
+function light(r) {
+  const out = [...r];
+  for (const i of [CONTENT, CALLS, META2, DATA]) out[i] = null;
+  out.push(createHash2("sha256").update(JSON.stringify(r)).digest("hex"), JSON.stringify(r[KIND] === "turn" ? callIds(r) : []));
+  return out;
+}
+function lightRows(obj, sql, ...params) {
+  const out = [];
+  for (const r of obj.db.iter(sql, ...params)) out.push(light(r));
+  return out;
+}
+var idsOf = (r) => r.length > IDS ? JSON.parse(r[IDS]) : r[KIND] === "turn" ? callIds(r) : [];
 function liveRow(obj, seq) {
   const row3 = isInt2(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
   if (!row3 || row3[SUPERSEDED] !== null) throw notFound(say("not_live_row", { seq, what: obj.what, name: obj.name }));
@@ -4071,7 +4148,7 @@ function splitsACall(obj, covered, throughPos) {
   };
   for (const r of covered) {
     if (r[KIND] !== "turn") continue;
-    for (const id of callIds(r)) if (ids.push(id) >= 90 && splits()) return true;
+    for (const id of idsOf(r)) if (ids.push(id) >= 90 && splits()) return true;
   }
   return splits();
 }
@@ -4086,7 +4163,7 @@ function planSummary(obj, a) {
   const row3 = liveRow(obj, a.through);
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  const covered = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row3[POS]);
+  const covered = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row3[POS]);
   if (!covered.length) throw conflict(say("summary_pinned", { through: a.through, what: obj.what }));
   if (splitsACall(obj, covered, row3[POS])) {
     throw invalid(say("summary_splits_tool_call", { through: a.through, what: obj.what }));
@@ -4103,7 +4180,7 @@ function planCompact(obj, a) {
   if (meta.live_tokens <= max) return null;
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  const live = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
+  const live = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
   let kept = 0;
   let fallback = null;
   for (let i = live.length - 1; i > 0; i--) {
@@ -4121,18 +4198,16 @@ function commitSummary(obj, a) {
   const meta = requireVisible(obj);
   check(obj, "write", meta.status);
   const covered = a.covered;
-  if (!Array.isArray(covered) || !covered.length || !isInt2(a.high) || !covered.every((r) => Array.isArray(r) && isInt2(r[SEQ]))) {
+  if (!Array.isArray(covered) || !covered.length || !isInt2(a.high) || !covered.every((r) => Array.isArray(r) && r.length === IDS + 1 && isInt2(r[SEQ]))) {
     throw invalid("the summary plan is not one this Worker made");
   }
   const changed = conflict(say("summary_changed", { what: obj.what }));
   const seqs = covered.map((r) => r[SEQ]);
-  const current = /* @__PURE__ */ new Map();
-  for (let i = 0; i < seqs.length; i += 90) {
-    const chunk = seqs.slice(i, i + 90);
-    for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${marks(chunk.length)})`, ...chunk)) current.set(r[SEQ], r);
+  for (const r of covered) {
+    const now2 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, r[SEQ]);
+    if (!sameRow(now2 ? light(now2) : void 0, r) || r[SUPERSEDED] !== null) throw changed;
   }
-  if (covered.some((r) => !sameRow(current.get(r[SEQ]), r) || r[SUPERSEDED] !== null)) throw changed;
-  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(callIds);
+  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(idsOf);
   for (let i = 0; i < ids.length; i += 90) {
     const chunk = ids.slice(i, i + 90);
     if (obj.db.one(`SELECT 1 FROM turns WHERE seq > ? AND role = 'tool' AND call_id IN (${marks(chunk.length)}) LIMIT 1`, a.high, ...chunk)) throw changed;
@@ -4161,6 +4236,19 @@ function insertSummary(obj, covered, text3) {
   event(obj, "transcript.summarized", { seq, covers: [first, last], superseded: covered.length });
   touch(obj);
   return { summary: rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq)), superseded: covered.length };
+}
+function planRows(obj, a) {
+  requireVisible(obj);
+  if (!Array.isArray(a.seqs) || !a.seqs.every(isInt2)) throw invalid("seqs must be a list of integers");
+  const rows = [];
+  let bytes2 = 0;
+  for (const seq of a.seqs) {
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) break;
+    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq);
+    if (r) bytes2 += rowBytes(r);
+    rows.push(r ?? [seq]);
+  }
+  return rows;
 }
 function summarize(obj, a) {
   checkText(obj, a.text, "summary");
@@ -6072,7 +6160,7 @@ function reduce(op, args, result) {
   if (op === "append_many") {
     if (args.seqs_only) return null;
     const rows = Array.isArray(result) ? result : [result];
-    return { recall: "rows", seqs: rows.map((r) => r.seq), one: !Array.isArray(result) };
+    return { recall: "rows", seqs: rows.map((r) => typeof r === "number" ? r : r.seq), one: !Array.isArray(result) };
   }
   if (op === "redact") return { recall: "rows", seqs: [result.seq], one: true };
   if (op === "pop") {
@@ -6093,14 +6181,17 @@ function rebuild(obj, r) {
   switch (r.recall) {
     case "rows": {
       const seqs = r.seqs;
-      const byseq = /* @__PURE__ */ new Map();
-      for (let i = 0; i < seqs.length; i += 90) {
-        const part = seqs.slice(i, i + 90);
-        for (const row3 of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${part.map(() => "?").join(", ")})`, ...part)) {
-          byseq.set(row3[0], rowJson(row3));
+      const rows = [];
+      let bytes2 = 0;
+      for (const seq of seqs) {
+        const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq);
+        if (!row3) continue;
+        bytes2 += rowBytes(row3);
+        if (!r.one && (rows.length >= PAGE_ROWS || bytes2 > PAGE_BYTES && rows.length)) {
+          return seqs.filter((s) => obj.db.one("SELECT 1 FROM turns WHERE seq = ?", s) !== null);
         }
+        rows.push(rowJson(row3));
       }
-      const rows = seqs.filter((s) => byseq.has(s)).map((s) => byseq.get(s));
       return r.one ? rows[0] ?? null : rows;
     }
     case "popped":
@@ -6447,6 +6538,7 @@ var RULES = {
   compact,
   plan_summary: planSummary,
   plan_compact: planCompact,
+  plan_rows: planRows,
   commit_summary: commitSummary,
   fork_plan: forkPlan,
   fork_create: forkCreate,

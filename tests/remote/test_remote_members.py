@@ -89,6 +89,7 @@ def test_a_commit_to_a_tenant_of_150_costs_what_a_private_one_does(env):
     assert usage["total"]["sessions"] == 1
 
 
+@pytest.mark.soak  # ~5 min: each of 999 invitees' index shards is a Durable Object of its own, made here
 def test_an_object_takes_at_most_1000_participants(env):
     assert run_inprocess("--tenant", "full", "session", "create", "crowd").status == 0
     for i in range(999):

@@ -372,10 +372,15 @@ export class DurableIndex {
     }
   }
 
+  /** The usage groups of one page of objects: at most F.limit of those F selects, in id order after F.after_id
+   *  (SPEC §13: usage answers one page of groups), with the page's total, its object count and last id. */
   private usageGroups(f: Filter, by: string, newerDay: string | null) {
     const [where, params] = whereOf(f);
-    if (newerDay !== null) { where.push("u.day >= ?"); params.push(newerDay); }
-    const source = `FROM usage u JOIN objects o ON o.id = u.object_id WHERE ${where.join(" AND ")}`;
+    const page = `SELECT o.id, o.name, o.owner, o.last_active_at FROM objects o WHERE ${where.join(" AND ")} ORDER BY o.id LIMIT ?`;
+    params.push(f.limit ?? -1);
+    const [objects, last] = this.db.one(`SELECT count(*), max(id) FROM (${page})`, ...params)!;
+    if (newerDay !== null) params.push(newerDay);
+    const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups: any[];
     if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params)
@@ -385,7 +390,7 @@ export class DurableIndex {
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
-    return { groups, total: fields(total ?? []) };
+    return { groups, total: fields(total ?? []), objects: Number(objects), last };
   }
 }
 
