@@ -6,6 +6,7 @@ core/lifecycle.py (re-exported here: `check`, `TRANSITIONS`).
 from .. import clock
 from ..errors import conflict, invalid, not_found
 from ..messages import say
+from ..vocabulary import LIMITS
 from . import state, transcript
 from .transcript.row import _loads
 from .lifecycle import (  # noqa: F401 - the lifecycle's API, as before
@@ -375,6 +376,10 @@ def invite(obj, user: str, role: str = "member") -> dict:
     if obj.address.id_scope != "tenant":
         raise conflict(say("participants_tenant_only", what=obj.what))
     current = obj.db.execute("SELECT role FROM participants WHERE user = ?", (user,)).fetchone()
+    if current is None:
+        count = obj.db.execute("SELECT count(*) FROM participants").fetchone()[0]
+        if count >= LIMITS["participants"]:  # SPEC §5: at most 1,000 participants per object
+            raise conflict(say("too_many_participants", what=obj.what, count=count))
     if current is None or current[0] != role:
         with obj.handle.transaction():
             obj.db.execute(

@@ -323,6 +323,10 @@ export function invite(obj: Opened, a: { user: string; role?: string }) {
   check(obj, "invite");
   if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
   const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current) {
+    const count = Number(obj.db.one("SELECT count(*) FROM participants")![0]);
+    if (count >= contract.constants.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count })); // SPEC §5
+  }
   if (!current || current[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
     event(obj, "participant.added", { user: a.user, role });
