@@ -151,10 +151,38 @@ def receipt(doc: dict, mode: str = "plain") -> None:
             out("\t".join(field(x) for x in (verb, item["id"], item["owner"], item["name"], detail or None)))
 
 
-def text_turns(turns) -> None:
+def text_lines(turns) -> list:
+    """`transcript recent`'s text window (SPEC §6), as (indent, line) pairs: each row as `role: content`, a
+    tool row with the call it answers (`tool NAME ← CALL_ID: content`), each tool call of an assistant row on
+    a line of its own under it (`→ name(arguments)`), as `transcript show` shows them."""
+    lines = []
     for t in turns:
-        label = "summary" if t["kind"] == "summary" else t["role"]
-        out(f"{label}: {t['content']}")
+        if t["kind"] == "summary":
+            label = "summary"
+        elif t["role"] == "tool":
+            label = " ".join(x for x in ("tool", t.get("name"), f"← {t.get('call_id')}" if t.get("call_id") else None) if x)
+        else:
+            label = t["role"]
+        content = t.get("content") or ""
+        lines.append((0, f"{label}: {content}" if content else f"{label}:"))
+        for call in t.get("tool_calls") or []:
+            arguments = call.get("arguments")
+            lines.append((2, f"→ {call['name']}({'' if arguments is None else arguments})"))
+    return lines
+
+
+def text_turns(turns) -> None:
+    lines = text_lines(turns)
+    if not pretty():
+        for indent, line in lines:
+            out(" " * indent + line)
+        return
+    from rich.padding import Padding
+    from rich.text import Text
+
+    out_console = console()
+    for indent, line in lines:  # rich wraps at word boundaries, under the line's own indent
+        out_console.print(Padding(Text(line), (0, 0, 0, indent)) if indent else Text(line))
 
 
 def error(message: str, code: str, exit_status: int, as_json: bool) -> None:

@@ -152,6 +152,7 @@ def run_screen(tmp_path, cols, command):
 SIMPLE = {
     "session-show": ("durable session show fix-login", 0),
     "transcript-show": ("durable transcript show trip", 0),
+    "transcript-recent": ("durable transcript recent trip", 0),  # tool calls shown, lines wrapped at words
     "help": ("durable session prompt --help", 0),
 }
 # tables (SPEC §4: on a terminal the columns a person reads first, no cell wrapped, ids only with --wide)
@@ -189,6 +190,18 @@ def test_purge_prompt_says_how_many_and_which_before_asking(scene, durable, tmp_
         term.close()
     assert status == 2 and "cancelled; nothing was deleted" in after
     assert durable("ls", "--all", "--json").json() == before
+
+
+def test_the_text_window_shows_tool_calls_and_the_calls_they_answer(scene, durable):
+    """`transcript recent` piped: each call of a tool-calling turn on a line of its own (issue 33 item 11)."""
+    r = durable("transcript", "recent", "trip")
+    assert r.status == 0, r.err
+    assert r.out.splitlines()[-4:] == [
+        "assistant:",
+        '  → forecast({"city": "Paris", "day": "tomorrow"})',
+        'tool ← call_2: {"rain_mm": 0, "temp_c": 21}',
+        "assistant: Dry and 21 °C: leave the umbrella at home.",
+    ]
 
 
 def test_readme_shows_the_screens_as_they_are():
