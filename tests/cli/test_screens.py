@@ -82,13 +82,13 @@ def scene(durable, home):
 class Terminal:
     """One tmux server on a private socket, a pane of COLS x 50 running one durable command."""
 
-    def __init__(self, tmp_path, cols, command):
+    def __init__(self, tmp_path, cols, command, *, fake_time=True):
         self.socket = str(tmp_path / f"tmux-{cols}.sock")
-        fake = faketime_env(NOW)
+        fake = faketime_env(NOW) if fake_time else {}
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX", "NO_COLOR")}
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env["PATH"]
         pass_on = {k: env[k] for k in ("DURABLE_HOME", "DURABLE_CONFIG", "DURABLE_USER", "PATH")}
-        pass_on.update({k: fake[k] for k in ("LD_PRELOAD", "FAKETIME", "FAKETIME_DONT_FAKE_MONOTONIC")})
+        pass_on.update({k: fake[k] for k in ("LD_PRELOAD", "FAKETIME", "FAKETIME_DONT_FAKE_MONOTONIC") if k in fake})
         args = [a for k, v in pass_on.items() for a in ("-e", f"{k}={v}")]
         shell = f"{command}; echo \"[exit $?]\"; exec sleep 600"
         subprocess.run(["tmux", "-S", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(cols), "-y", "50",
