@@ -358,6 +358,9 @@ def config_list(
     """
     config = _config()
     values = config.effective()
+    if not json_out and render.pretty():  # a table on a terminal (SPEC §4), TSV rows when piped
+        render.config_table(values, {k: config.origin(k) for k in values} if origin else None)
+        return
     if origin:
         doc = {k: {"value": v, "origin": config.origin(k)} for k, v in values.items()}
         if json_out:
