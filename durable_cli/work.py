@@ -263,6 +263,7 @@ class Worker:
         self.report = report or (lambda line: None)
         self.stop = Stop()
         self.handled = 0
+        self.status_shown = False  # the waiting line is on the terminal
         self.broken = {}  # --all: the sessions found corrupt (exit 7) -> when to try them again (monotonic)
 
     # -- taking ---------------------------------------------------------------------------------------
@@ -333,7 +334,23 @@ class Worker:
         try:
             return self._loop()
         finally:
+            self._waiting(False)
             self.stop.restore()
+
+    def _waiting(self, on: bool) -> None:
+        """SPEC §4: while `work` waits for a prompt, one status line on stderr when it is a terminal (written
+        in place and wiped when a prompt is taken or the loop ends); nothing at all when it is not."""
+        if on == self.status_shown:
+            return
+        try:
+            if not sys.stderr.isatty():
+                return
+            where = "any session" if self.everywhere else self.name
+            sys.stderr.write(f"durable: work: waiting for a prompt on {where} (Ctrl-C stops)" if on else "\r\x1b[K")
+            sys.stderr.flush()
+            self.status_shown = on
+        except (OSError, ValueError):
+            pass
 
     def _loop(self) -> int:
         idle_since, delay, first = time.monotonic(), 0.02, True
@@ -348,11 +365,13 @@ class Worker:
                 raise
             first = False
             if taken is None:
+                self._waiting(True)
                 if self.s.wait is not None and time.monotonic() - idle_since >= self.s.wait:
                     return 0 if self.handled else 9
                 _sleep(delay, self.stop)
                 delay = min(delay * 1.5, POLL_CAP)
                 continue
+            self._waiting(False)
             self.handle(taken)
             self.handled += 1
             if self.stop.status is not None:

@@ -72,7 +72,7 @@ EXAMPLES = [
     ("Append to a transcript and read the context window as chat messages:",
      'durable transcript append chat --role user "What changed?"\ndurable transcript recent chat --tokens 4000 --format messages | jq .'),
     ("A worker loop:",
-     "while p=$(durable session next jobs --wait 30s --json); do\n  id=$(jq -r .id <<<\"$p\")\n  jq -r .content <<<\"$p\" | llm | durable session finish jobs \"$id\" --reply -\ndone"),
+     "while p=$(durable session next jobs --wait 30s --json); do\n  id=$(jq -r .id <<<\"$p\")\n  jq -r .content <<<\"$p\" | llm |\n    durable session finish jobs \"$id\" --reply -\ndone"),
     ("Nightly retention from cron:", "durable purge --older-than 90d --yes --json"),
 ]
 

@@ -311,7 +311,7 @@ def events(
 
     Example: durable session events fix-login --since 10 --jsonl | jq -r .type
     """
-    render.listing(_on(name, lambda s: s.events(since=since)), mode(json_out, jsonl))
+    render.listing(_on(name, lambda s: s.events(since=since)), mode(json_out, jsonl), table=render.events_table)
 
 
 @app.command()

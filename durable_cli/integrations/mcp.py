@@ -100,8 +100,9 @@ TOOLS = {
         {"name": NAME, "tokens": COUNT, "limit": COUNT, "format": {"type": "string", "enum": list(RECENT_FORMATS)}},
         ["name"]),
     "transcript_search": _tool(
-        "Full-text search (FTS5 syntax) over your sessions' transcripts, best match first.",
-        {"query": S, "session": NAME, "role": {"type": "string", "enum": list(ROLES)}, "newer_than": DURATION,
+        "Full-text search over your sessions' transcripts, best match first. query is plain text: every word "
+        "must match, \"a phrase\", prefix*; with fts true it is SQLite FTS5 syntax (OR, NOT, NEAR).",
+        {"query": S, "fts": {"type": "boolean"}, "session": NAME, "role": {"type": "string", "enum": list(ROLES)}, "newer_than": DURATION,
          "superseded": {"type": "boolean"}, "limit": COUNT}, ["query"]),
     "memory_set": _tool(
         "Remember a fact about the user (replacing one under the same key). It is stored as source model and "
@@ -366,7 +367,7 @@ class Tools:
             valid_name(a["session"])
         hits, skipped = self.store.search(a["query"], session=a.get("session"), role=a.get("role"),
                                           newer_than=_seconds(a, "newer_than"), superseded=a.get("superseded", False),
-                                          limit=a.get("limit", 20))
+                                          limit=a.get("limit", 20), fts=a.get("fts", False))
         out = {"result": hits}
         if skipped["skipped"]:
             out["skipped"] = skipped["skipped"]

@@ -957,7 +957,7 @@ class RemoteStore:
 
         return llm_import.import_llm(self, path, **kw)
 
-    def search(self, query, *, user=None, session=None, role=None, newer_than=None, superseded=False, limit=20):
+    def search(self, query, *, user=None, session=None, role=None, newer_than=None, superseded=False, limit=20, fts=False):
         """As across/search.search: (hits, receipt of skipped objects). One request: the Worker lists the
         sessions `ls --all` lists (the index), asks each object's DO for its best hits (bm25 per object) and
         merges them (worker/src/search.ts)."""
@@ -965,7 +965,7 @@ class RemoteStore:
         from ..across import search as _search
         from ..across.retention import receipt
 
-        checks.search_query(query)
+        checks.search_query(query, fts)
         if role is not None and role not in _search.ROLES:
             raise invalid(say("invalid_search_role", role=role, roles=", ".join(_search.ROLES)))
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
@@ -974,8 +974,8 @@ class RemoteStore:
             valid_name(user, "user")
         cutoff = None if newer_than is None else clock.now() - newer_than * 1000
         doc = self.client.call({"op": "search", "scope": "objects", "actor": self.user, "args": {
-            "query": query, "user": user, "session": session, "role": role, "cutoff": cutoff, "superseded": superseded,
-            "limit": limit, "tenant": self.tenant}}, write=False)
+            "query": query, "fts": bool(fts), "user": user, "session": session, "role": role, "cutoff": cutoff,
+            "superseded": superseded, "limit": limit, "tenant": self.tenant}}, write=False)
         out = receipt()
         out["skipped"] = doc["skipped"]
         return doc["hits"], out

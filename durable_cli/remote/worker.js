@@ -126,7 +126,8 @@ var contract_default = {
     import_takes_session: "{label} does not list you ({actor!r}) as an owner; importing it would take the session from you",
     already_imported_changed: "already imported; it has changed since (--replace imports it again)",
     empty_search: 'empty search query: give words, "a phrase" or prefix*',
-    invalid_search_query: 'invalid search query {query!r} ({why}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT',
+    search_no_word: 'search query {query!r} holds no word: give words, "a phrase" or prefix*',
+    invalid_search_query: 'invalid --fts query {query!r} ({why}); see SQLite FTS5 query syntax (words, "phrases", prefix*, AND, OR, NOT), or leave out --fts to search plain text',
     invalid_search_role: "invalid --role {role!r}: use one of {roles}",
     limit_negative: "--limit must be a non-negative integer",
     search_session_not_found: `session "{session}" not found; 'durable ls --all' lists your sessions`,
@@ -1760,6 +1761,25 @@ function quote(v) {
     } else out += ch;
   }
   return q + out + q;
+}
+var TERMS = new RegExp(`"([^"]*)"(\\**)|([^${WS}]+)`, "gu");
+var HAS_WORD = /[\p{L}\p{N}\p{Co}]/u;
+function plainQuery(query) {
+  const out = [];
+  for (const m of query.matchAll(TERMS)) {
+    let stem;
+    let prefix;
+    if (m[3] !== void 0) {
+      stem = m[3].replace(/\*+$/u, "");
+      prefix = stem !== m[3];
+    } else {
+      stem = m[1];
+      prefix = m[2] !== "";
+    }
+    if (!HAS_WORD.test(stem)) continue;
+    out.push(`"${stem.replace(/"/gu, '""')}"${prefix ? " *" : ""}`);
+  }
+  return out.length ? out.join(" ") : null;
 }
 
 // src/rules/state.ts
@@ -3404,7 +3424,7 @@ async function searchAll(env, op, args, actor, admin, list) {
   const one = async (r) => {
     const call = {
       op: "search_object",
-      args: { query: a.query, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
+      args: { query: a.query, fts: !!a.fts, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
       address: { id_scope: r.scope === "tenant" || r.scope === "reserved" ? r.scope : "user", owner: r.owner, name: r.name, scope: r.scope },
       actor: user,
       id: r.id,
@@ -5982,15 +6002,22 @@ function write(obj, c) {
 }
 var ROLES2 = CONSTANTS.row_roles;
 var SNIPPET = "snippet(turns_fts, -1, '[', ']', '\u2026', 16)";
+function searchMatch(query) {
+  if (!strip(query)) throw invalid(say("empty_search"));
+  const match = plainQuery(query);
+  if (match === null) throw invalid(say("search_no_word", { query }));
+  return match;
+}
 function searchObject(obj, a) {
   const meta = obj.meta();
   if (meta === null || obj.address.id_scope === "tenant" && obj.role() === null) return { hits: [], last_active_at: null };
   if (typeof a.query !== "string" || !strip(a.query)) throw invalid(say("empty_search"));
+  const match = a.fts ? a.query : searchMatch(a.query);
   if (a.role != null && !ROLES2.includes(a.role)) throw invalid(say("invalid_search_role", { role: a.role, roles: ROLES2.join(", ") }));
   if (!isInt3(a.limit) || a.limit < 0) throw invalid(say("limit_negative"));
   if (a.cutoff != null && !isInt3(a.cutoff)) throw invalid("--newer-than must be a duration");
   const where = ["turns_fts MATCH ?"];
-  const args = [a.query];
+  const args = [match];
   if (!a.superseded) where.push("t.superseded_by IS NULL");
   if (a.role != null) {
     where.push("t.role = ?");

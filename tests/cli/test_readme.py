@@ -182,7 +182,7 @@ def _fork_follow_import(out, home):
 
 
 def _agent_tools(out, home):
-    assert '"outcome": "completed"' in out and '"tools":["word_count"]' in out
+    assert '"outcome":"completed"' in out and '"tools":["word_count"]' in out
     assert '{"key":"fake","input_tokens":9,"output_tokens":2}' in out
 
 

@@ -187,6 +187,26 @@ def test_doctor_on_a_terminal_summarizes_and_piped_stays_silent(durable):
     assert piped.returncode == 0 and piped.stdout == ""
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
+def test_doctor_piped_is_one_row_per_problem_before_and_after_repair(durable, home):
+    """SPEC §7/§10 (issue 33 item 16): piped, one TSV row per problem in §10's keys (id, kind, detail,
+    repaired), whatever the outcome: not a JSON document squeezed into one field, nothing when healthy."""
+    durable("session", "create", "one")
+    stale = home / "objects" / "ab" / ("ab" + "0" * 62 + ".sqlite3.lock")
+    os.makedirs(stale.parent, mode=0o700, exist_ok=True)
+    os.close(os.open(stale, os.O_WRONLY | os.O_CREAT, 0o600))
+    r = durable("doctor")
+    assert r.status == 7 and r.err.startswith("durable: error: unhealthy: stale_lock"), r
+    rows = [line.split("\t") for line in r.out.splitlines()]
+    assert [(x[0], x[1], x[3]) for x in rows] == [(stale.name[:-5], "stale_lock", "false")] and len(rows[0]) == 4, r.out
+    want = durable("doctor", "--json").json()
+    assert r.out == "".join(f"{p['id']}\t{p['kind']}\t{p['detail']}\tfalse\n" for p in want["problems"])
+    r = durable("doctor", "--repair")
+    assert r.status == 0 and r.out.splitlines() == [f"{stale.name[:-5]}\tstale_lock\t{want['problems'][0]['detail']}\ttrue"], r
+    r = durable("doctor")
+    assert (r.status, r.out) == (0, "")
+
+
 def test_session_card_and_conversation_without_colour(durable):
     durable("session", "prompt", "card", "do it")
     durable("transcript", "append", "card", "--role", "assistant", "--tool-calls", '[{"id": "c1", "name": "look", "arguments": "{}"}]')

@@ -52,14 +52,34 @@ def test_text_reply_input_and_environment(durable, tmp_path):
     r = work("s", "--command", cmd, "--wait", "0", "--json", "--context", "500")
     assert r.status == 0, r.err
     assert lines(r.out) == [{"name": "s", "prompt": 1, "outcome": "completed", "attempts": 1, "rows": 1, "error": None}]
+    assert r.out == '{"name":"s","prompt":1,"outcome":"completed","attempts":1,"rows":1,"error":null}\n'  # compact (SPEC §4)
     expected = "remote" if os.environ.get("DURABLE_REMOTE") else "home"
     assert seen.read_text().split() == ["s", "1", "1", "alice", expected]
     doc = json.loads((tmp_path / "seen.json").read_text())
     assert doc["id"] == 1 and doc["content"] == "hello" and doc["window"][-1] == {"role": "user", "content": "hello"}
     assert [(x["role"], x["content"]) for x in rows_of(durable, "s")] == [("user", "hello"), ("assistant", "the answer")]
     # nothing more came within --wait: 9 when nothing was handled
-    r = work("s", "--command", "true", "--wait", "0")
-    assert r.status == 9
+    r = work("s", "--command", "true", "--wait", "1s")
+    assert r.status == 9 and r.err == ""  # stderr not a terminal: no waiting line
+
+
+@pytest.mark.local_only("the terminal runs the CLI on the data directory")
+def test_work_says_on_a_terminal_that_it_waits_and_wipes_the_line_when_a_prompt_comes(durable, tmp_path):
+    """SPEC §4 / issue 33 item 17: one status line on stderr while `work` waits, when stderr is a TTY."""
+    from tests.cli.test_screens import Terminal, finished
+    from tests.cli.tools import require
+
+    require("tmux")
+    durable("session", "create", "s")
+    term = Terminal(tmp_path, 80, "durable work s --command 'cat >/dev/null; echo hi' --once",
+                    fake_time=False)
+    try:
+        term.wait_for(r"durable: work: waiting for a prompt on s \(Ctrl-C stops\)")
+        durable("session", "prompt", "s", "hello")
+        screen, status = finished(term.wait_for(r"\[exit \d+\]"))
+    finally:
+        term.close()
+    assert status == 0 and screen == "durable: work: s prompt 1: completed (attempt 1, 1 row)\n", screen
 
 
 ROWS_SCRIPT = r"""

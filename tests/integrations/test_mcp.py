@@ -143,6 +143,10 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             assert messages[-1] == {"role": "assistant", "content": "Room 4 is free"}
             hits = (await call(c, "transcript_search", query="room"))[1]["result"]
             assert hits and set(hits[0]) >= {"name", "id", "seq", "role", "created_at", "snippet"}
+            # plain text (SPEC §7): "Room 4" and "room OR nothing" are words to find; fts takes FTS5's syntax
+            assert [h["snippet"] for h in (await call(c, "transcript_search", query='"Room 4"'))[1]["result"]] == ["[Room 4] is free"]
+            assert (await call(c, "transcript_search", query="room OR nothing"))[1]["result"] == []
+            assert (await call(c, "transcript_search", query="room OR nothing", fts=True))[1]["result"] == hits
 
             fact = (await call(c, "memory_set", key="tz", value="Europe/Paris", source="user", confirmed=True))[1]
             assert fact["source"] == "model" and fact["confirmed"] is False  # whatever it is sent
