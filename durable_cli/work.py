@@ -5,7 +5,8 @@ wake/work/sleep of the object, and nothing is held between them. CMD runs with `
 its own, the prompt document (the §10 prompt object with its window) as JSON on its stdin. Its stdout is the
 turn (a reply, or JSONL rows); its last stderr line is the error of a final failure. A failed attempt is
 released with a doubling delay while attempts are left. Signals go to CMD's group; the prompt in hand is then
-released as not an attempt (exit 130/143). A start that lost its lease records nothing (outcome `lost`).
+released as not an attempt (exit 130/143); a signal once the outcome is being committed lets the commit complete,
+and `work` exits 0 without taking another prompt. A start that lost its lease records nothing (outcome `lost`).
 """
 
 import json
@@ -263,6 +264,7 @@ class Worker:
         self.report = report or (lambda line: None)
         self.stop = Stop()
         self.handled = 0
+        self.recorded = False  # the outcome of the prompt in hand was committed (not a hand-back after a signal)
         self.broken = {}  # --all: the sessions found corrupt (exit 7) -> when to try them again (monotonic)
 
     # -- taking ---------------------------------------------------------------------------------------
@@ -353,10 +355,13 @@ class Worker:
                 _sleep(delay, self.stop)
                 delay = min(delay * 1.5, POLL_CAP)
                 continue
+            self.recorded = False
             self.handle(taken)
             self.handled += 1
             if self.stop.status is not None:
-                return self.stop.status
+                # SPEC §5.1: a signal during or after the commit of the outcome of the prompt in hand does not undo it;
+                # 130/143 never follow a recorded outcome: no further prompt is taken, and the exit is 0
+                return 0 if self.recorded else self.stop.status
             if self.s.once:
                 return 0
             idle_since, delay = time.monotonic(), 0.02
@@ -468,7 +473,7 @@ class Worker:
             if e.code in ("conflict", "not_found"):
                 return self._report(taken, "lost", taken.attempt, 0, e.message)
             raise
-        self._report(taken, "released", doc["attempts"], 0, why)
+        self._report(taken, "released", doc["attempts"], 0, why, recorded=False)
 
     def _failed(self, taken, reason, note=None):
         """A failed attempt: released with back-off while attempts are left, else failed with REASON."""
@@ -486,7 +491,8 @@ class Worker:
             raise
         self._report(taken, outcome, doc["attempts"], 0, reason, note=note)
 
-    def _report(self, taken, outcome, attempts, rows, error, note=None):
+    def _report(self, taken, outcome, attempts, rows, error, note=None, recorded=True):
+        self.recorded = recorded and outcome != "lost"
         self.report({"name": taken.name, "prompt": taken.id, "outcome": outcome, "attempts": attempts, "rows": rows,
                      "error": error}, note)
 
