@@ -100,7 +100,8 @@ class Taken:
 
     def __init__(self, name, address, doc, tenant):
         self.name, self.address, self.doc, self.tenant = name, address, doc, tenant
-        self.id, self.attempt = doc["id"], doc["attempts"]
+        # SPEC §5: the start is named by its start number (never lowered); attempts counts against --attempts
+        self.id, self.attempt, self.attempts = doc["id"], doc["start"], doc["attempts"]
 
 
 class Run:
@@ -402,7 +403,7 @@ class Worker:
         self.stop.group = None
         run.finish()
         if lost is not None:
-            return self._report(taken, "lost", taken.attempt, 0, lost)
+            return self._report(taken, "lost", taken.attempts, 0, lost)
         if self.stop.status is not None:
             return self._handed_back(taken, "stopped by a signal")
         code = run.proc.returncode
@@ -421,7 +422,7 @@ class Worker:
             done = self._on(taken, lambda session: session.finish(taken.id, rows=turn, attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
-                return self._report(taken, "lost", taken.attempt, 0, e.message)
+                return self._report(taken, "lost", taken.attempts, 0, e.message)
             if e.code == "invalid_input":
                 return self._failed(taken, e.message)
             raise
@@ -471,23 +472,23 @@ class Worker:
                                                                   attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
-                return self._report(taken, "lost", taken.attempt, 0, e.message)
+                return self._report(taken, "lost", taken.attempts, 0, e.message)
             raise
         self._report(taken, "released", doc["attempts"], 0, why, recorded=False)
 
     def _failed(self, taken, reason, note=None):
         """A failed attempt: released with back-off while attempts are left, else failed with REASON."""
         try:
-            if taken.attempt < self.s.attempts:
+            if taken.attempts < self.s.attempts:
                 outcome = "released"
-                doc = self._on(taken, lambda session: session.release(taken.id, delay_seconds=backoff(taken.attempt),
+                doc = self._on(taken, lambda session: session.release(taken.id, delay_seconds=backoff(taken.attempts),
                                                                       attempt=taken.attempt))
             else:
                 outcome = "failed"
                 doc = self._on(taken, lambda session: session.finish(taken.id, failed=True, error=reason, attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
-                return self._report(taken, "lost", taken.attempt, 0, e.message)
+                return self._report(taken, "lost", taken.attempts, 0, e.message)
             raise
         self._report(taken, outcome, doc["attempts"], 0, reason, note=note)
 
