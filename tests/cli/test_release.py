@@ -111,6 +111,25 @@ def test_start_numbers_never_go_down_so_a_handed_back_start_cannot_record(durabl
     assert (take(durable, "s")["start"], j(durable("session", "queue", "s", "--json"))[1]["attempts"]) == (2, 2)
 
 
+@pytest.mark.local_only("rewinds the object file's schema with sqlite3")
+def test_a_prompt_started_before_start_numbers_keeps_its_attempts_as_its_start(durable):
+    import sqlite3
+
+    from durable_cli.store import schema
+
+    durable("session", "prompt", "s", "x")
+    take(durable, "s")
+    path = durable("path", "s").out.strip()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE prompts DROP COLUMN start")
+    db.execute(f"PRAGMA user_version={schema.VERSION - 1}")
+    db.commit()
+    db.close()
+    p = j(durable("session", "queue", "s", "--json"))[0]
+    assert (p["attempts"], p["start"]) == (1, 1)  # its holder was told 1
+    assert durable("session", "finish", "s", "1", "--reply", "ok", "--attempt", "1").status == 0
+
+
 def test_work_names_its_start_by_the_start_number(durable, tmp_path):
     """`work` passes the start number as --attempt and DURABLE_ATTEMPT, after a start was handed back."""
     import subprocess
