@@ -629,6 +629,7 @@ REPAIRS = {
     "mode": "set the mode",
     "stale_lock": "remove the lock file",
     "stale_sidecar": "remove the file",
+    "search_leftover": "finish the erasure in the search index",
     "symlink": "nothing: replace the symlink by hand",
     "stray_file": "nothing: move it out of the data directory",
     "quarantined": "",

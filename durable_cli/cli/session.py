@@ -117,7 +117,7 @@ def next_(
     render.document(doc, mode(json_out))
 
 
-ATTEMPT = typer.Option(None, "--attempt", metavar="N", help="The start you hold (the prompt's \"attempts\" when you took it): another start is exit 4, nothing changed.")
+ATTEMPT = typer.Option(None, "--attempt", metavar="N", help="The start you hold, by its start number (the prompt's \"start\" when you took it): another start is exit 4, nothing changed.")
 
 
 @app.command()

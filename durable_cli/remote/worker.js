@@ -47,10 +47,10 @@ var contract_default = {
     queue_full: "the queue of {what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'",
     invalid_on_lease_expiry: "invalid queue.on_lease_expiry {value!r}: use fail or retry",
     invalid_max_attempts: "invalid queue.max_attempts {value!r}: use a positive integer",
-    invalid_attempt: 'invalid --attempt {attempt!r}: use the positive attempt number the start gave (its "attempts")',
+    invalid_attempt: 'invalid --attempt {attempt!r}: use the positive start number the start gave (its "start")',
     prompt_still_processing: "prompt {id} of {what} is still processing; finish it with 'durable session finish {name} {id}' or wait with --wait",
     prompt_not_processing: "prompt {id} of {what} is {status}, not processing; it cannot be {doing}",
-    prompt_lease_lost: "prompt {id} of {what} is on attempt {current}, not {attempt}: that start lost its lease, so it cannot be {doing} (nothing changed)",
+    prompt_lease_lost: "prompt {id} of {what} is on start {current}, not {attempt}: that start lost its lease or was handed back, so it cannot be {doing} (nothing changed)",
     finish_row_role: "line {line}: a turn's rows are assistant or tool rows, not {role}; nothing changed",
     finish_unended: "line {line}: the turn must end with a final assistant row without tool calls (or give --reply, or --failed for a partial turn); nothing changed",
     invalid_delay: "invalid --delay {delay!r}: use a duration such as 30s, or 0",
@@ -311,7 +311,7 @@ var contract_default = {
   },
   shapes: {
     session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at"],
-    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
+    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
     event: ["seq", "type", "actor", "data", "at"],
     participant: ["user", "role", "joined_at"],
     row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
@@ -3578,6 +3578,13 @@ var schema_default = {
         "ALTER TABLE prompts ADD COLUMN max_attempts INTEGER;",
         "UPDATE prompts SET attempts = 1 WHERE started_at IS NOT NULL;"
       ]
+    },
+    {
+      name: "prompt start numbers",
+      statements: [
+        "ALTER TABLE prompts ADD COLUMN start INTEGER NOT NULL DEFAULT 0;",
+        "UPDATE prompts SET start = attempts;"
+      ]
     }
   ],
   catch_up: [
@@ -4339,6 +4346,7 @@ var PROMPT_COLUMNS = [
   "request_id",
   "turn_seq",
   "attempts",
+  "start",
   "created_at",
   "started_at",
   "lease_expires_at",
@@ -4482,7 +4490,7 @@ function nextPrompt(obj, a) {
   let seq = row3[3];
   if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")[0] !== seq) seq = insertTurn(obj, "user", content, author);
   obj.db.run(
-    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
+    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, start = start + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
     t,
     t + a.lease_seconds * 1e3,
     seq,
@@ -4502,7 +4510,7 @@ function processing(obj, id, doing, attempt = null) {
   obj.requireVisible();
   const r = promptRow(obj, id);
   if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current = r[PROMPT_COLUMNS.indexOf("attempts")];
+  const current = r[PROMPT_COLUMNS.indexOf("start")];
   if (attempt !== null && Number(attempt) !== Number(current)) {
     throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
   }
@@ -4822,7 +4830,7 @@ function forkCopy(obj, r, where, bad) {
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
-  version: 5,
+  version: 6,
   max_time: 253402300799999,
   max_ttl: 31536e5,
   tables: {
@@ -5006,6 +5014,10 @@ var records_default = {
       max_attempts: {
         check: "positive",
         optional: true
+      },
+      start: {
+        check: "count",
+        optional: false
       }
     },
     turns: {
@@ -5400,7 +5412,8 @@ var records_default = {
       "handed_back",
       "not_before",
       "on_expiry",
-      "max_attempts"
+      "max_attempts",
+      "start"
     ],
     turns: [
       "seq",
