@@ -46,7 +46,7 @@ MEANINGS = {
     "rate_limited": "durable limit hit refused",
     "timeout": "a --wait ended with nothing (session next, elicit wait)",
 }
-SUCCESS = (0, None, "success")
+SUCCESS = (0, None, "success; also a confirmation answered no (nothing deleted, said on stderr)")
 SIGNALS = [(130, None, "interrupted by SIGINT; nothing changed"), (143, None, "interrupted by SIGTERM; nothing changed")]
 
 ENVIRONMENT = [
@@ -72,7 +72,7 @@ EXAMPLES = [
     ("Append to a transcript and read the context window as chat messages:",
      'durable transcript append chat --role user "What changed?"\ndurable transcript recent chat --tokens 4000 --format messages | jq .'),
     ("A worker loop:",
-     "while p=$(durable session next jobs --wait 30s --json); do\n  id=$(jq -r .id <<<\"$p\")\n  jq -r .content <<<\"$p\" | llm | durable session finish jobs \"$id\" --reply -\ndone"),
+     "while p=$(durable session next jobs --wait 30s --json); do\n  id=$(jq -r .id <<<\"$p\")\n  jq -r .content <<<\"$p\" | llm |\n    durable session finish jobs \"$id\" --reply -\ndone"),
     ("Nightly retention from cron:", "durable purge --older-than 90d --yes --json"),
 ]
 

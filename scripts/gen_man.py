@@ -26,11 +26,81 @@ def esc(text: str) -> str:
     return "\n".join(("\\&" + line) if line.startswith((".", "'")) else line for line in text.split("\n"))
 
 
+# An example is shown indented (12 columns in a command's page): a line longer than this wraps on an
+# 80-column terminal, so fold() breaks it, as a shell reads it, with ` \\` at a space outside quotes.
+EXAMPLE_WIDTH = 80 - 12
+
+
+def _words(line: str) -> tuple:
+    """LINE split at the spaces outside quotes (the shell's words, quotes kept), and its trailing `# comment`."""
+    words, cur, quote = [], "", None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch == "#" and not cur:
+            return words, line[i:]
+        elif ch in "'\"":
+            quote = ch
+        elif ch == " ":
+            if cur:
+                words.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    return words + ([cur] if cur else []), ""
+
+
+def _units(words: list) -> list:
+    """Words kept on one line: an option with its value, `|` or `&&` with the command after it."""
+    units, i = [], 0
+    while i < len(words):
+        unit = [words[i]]
+        if words[i] in ("|", "&&", "||") and i + 1 < len(words):
+            unit.append(words[i + 1])
+            i += 1
+        elif words[i].startswith("-") and i + 1 < len(words) and not words[i + 1].startswith("-") \
+                and words[i + 1] not in ("|", "&&", "||") and not words[i + 1].endswith(";"):
+            unit.append(words[i + 1])
+            i += 1
+        units.append(" ".join(unit))
+        i += 1
+    return units
+
+
+def _pack(lead: str, items: list, width: int, first: str, more: str, end: str) -> list:
+    lines, cur = [], lead + first + items[0]
+    for item in items[1:]:
+        if len(cur) + 1 + len(item) + len(end) > width:
+            lines.append(cur + end)
+            cur = lead + more + item
+        else:
+            cur += " " + item
+    return lines + [cur]
+
+
+def fold(example: str, width: int = EXAMPLE_WIDTH) -> str:
+    """Each line of EXAMPLE within WIDTH where a shell can break it: a trailing `# comment` goes on lines of
+    its own above the command; then the command's words are packed (an option with its value, a `|` with
+    what follows), each continued line ending in ` \\` and indented 2."""
+    out = []
+    for line in example.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = line[:len(line) - len(line.lstrip())]
+        words, comment = _words(line.lstrip())
+        if comment:
+            out += _pack(lead, comment.lstrip("# ").split(), width, "# ", "# ", "")
+        if words:
+            out += _pack(lead, _units(words), width, "", "  ", " \\")
+    return "\n".join(out)
+
+
 def paragraphs(text: str) -> str:
     out = []
     for kind, block in cli_tree.paragraphs(text):
         if kind == "example":
-            out.append(".PP\nExample:\n.PP\n.RS 4\n.nf\n" + esc(block) + "\n.fi\n.RE")
+            out.append(".PP\nExample:\n.PP\n.RS 4\n.nf\n" + esc(fold(block)) + "\n.fi\n.RE")
         else:
             out.append(".PP\n" + esc(block))
     return "\n".join(out)
@@ -107,6 +177,10 @@ def main_page(root) -> str:
     for text in cli_tree.DESCRIPTION:
         lines.append(".PP\n" + esc(text))
     lines.append(".SH GLOBAL OPTIONS")
+    lines.append(".PP\n" + esc(
+        "--home, --as, --tenant, --lock-timeout and --remote go before or after the command (durable ls --as bob "
+        "is durable --as bob ls); given twice, the last one wins. Where a value is expected (an option's value, a "
+        "TEXT or VALUE argument, anything after --) they are that value."))
     lines.append(options_section(root.params))
     lines.append(".SH COMMANDS")
     for name, cmd in sorted(root.commands.items()):

@@ -73,7 +73,6 @@ PLAIN = (
     "events",
     "participants",
     "get_prompt",
-    "rows_after",
     "context_window",
     "pop",
     "clear",

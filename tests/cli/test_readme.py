@@ -1,12 +1,14 @@
-"""The README's and the docs' examples run as printed.
+"""The README's and the docs' examples run as printed, as a reader runs them.
 
-Every ```sh block of README.md and of docs/**/*.md runs in a fresh home of its own (HOME, DURABLE_HOME,
-DURABLE_CONFIG, no DURABLE_* identity inherited), in an empty working directory holding only a link to
-examples/, under `bash -euo pipefail` (`set -e`: a failing line fails the block). A failure names the
-block's file and line and the line that failed. A block that cannot run offline carries
-`<!-- skip-test: REASON -->` on the line above its fence (docs/development.md says so); a block followed
-by its closing marker and a bare ``` block must print exactly that block. A named block (`<!-- NAME -->`)
-may live on any of those pages: its checks below follow it.
+Each page (README.md, then every page of docs/) runs top to bottom in ONE home and one shell, as a reader
+follows it in one terminal: what a block makes or exports, the next block of that page sees (issue 33: the
+README's search block made `deploy`, and its human-in-the-loop block's `session create deploy` then failed).
+Each page gets a fresh home of its own (HOME, DURABLE_HOME, DURABLE_CONFIG, no DURABLE_* identity
+inherited), in an empty working directory holding only a link to examples/, under `bash -euo pipefail`
+(`set -e`: a failing line fails the page). A failure names the page's line that failed. A block that cannot
+run offline carries `<!-- skip-test: REASON -->` on the line above its fence (docs/development.md says so);
+a block followed by its closing marker and a bare ``` block must print exactly that block. A named block
+(`<!-- NAME -->`) may live on any of those pages: its checks below follow it.
 """
 
 import glob
@@ -72,8 +74,8 @@ def block(marker):
     return next(body for _, _, body, name, _, _ in ALL_BLOCKS if name == marker)
 
 
-def run_block(line, body, tmp_path, timeout=120, page="README.md"):
-    """Run one block as a new user would, in a fresh home; the completed process."""
+def new_home(tmp_path):
+    """A new user's home, working directory and environment: (work, env)."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
@@ -82,6 +84,12 @@ def run_block(line, body, tmp_path, timeout=120, page="README.md"):
            if not k.startswith(("DURABLE_", "LLM_", "XDG_")) and k not in ("COLUMNS", "LINES")}
     env.update(HOME=str(home), DURABLE_HOME=str(tmp_path / "durable"), DURABLE_CONFIG=str(tmp_path / "config.toml"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    return work, env
+
+
+def run_block(line, body, tmp_path, timeout=120, page="README.md"):
+    """Run one block alone, in a fresh home; the completed process."""
+    work, env = new_home(tmp_path)
     # the ERR trap names the page's line that failed (LINENO counts the trap's own line as 1)
     trap = f"trap '__rc=$?; echo \"{page}:$(({line} + LINENO - 2)): exit $__rc: $BASH_COMMAND\" >&2' ERR\n"
     return subprocess.run(["bash", "-euo", "pipefail", "-c", trap + body], capture_output=True, text=True,
@@ -99,26 +107,63 @@ def explain(line, body, r, page="README.md") -> str:
             + f"\n--- stderr ---\n{r.stderr[-3000:]}\n--- stdout ---\n{r.stdout[-2000:]}")
 
 
-@pytest.mark.parametrize("page,line,body,name,skip,shown", ALL_BLOCKS,
-                         ids=[f"{b[0]}:{b[1]}" + (f"-{b[3]}" if b[3] else "") for b in ALL_BLOCKS])
-def test_every_sh_block_runs_in_a_fresh_home(page, line, body, name, skip, shown, tmp_path):
+def _skip_reason(page, line, body, name, skip):
+    """Why a block cannot run here (None: it runs); a missing extra or tool fails under CI instead."""
     if skip:
-        pytest.skip(f"{page}:{line}: {skip}")
-    if name in REQUIRES:
-        module, extra = REQUIRES[name]
-        if importlib.util.find_spec(module) is None:
-            reason = f"{page}:{line} needs {module} (pip install -e '.[{extra}]')"
-            if os.environ.get("CI") == "true":
-                pytest.fail(reason)
-            pytest.skip(reason)
-    for tool in ("jq",):
-        if tool in body and shutil.which(tool) is None and os.environ.get("CI") != "true":
-            pytest.skip(f"{tool} is not installed (.ci/run installs it)")
-    r = run_block(line, body, tmp_path, page=page)
-    assert r.returncode == 0, explain(line, body, r, page)
-    if shown is not None:
-        assert r.stdout == shown, f"{page}:{line} printed other than the page shows:\n{r.stdout}"
-    CHECKS.get(name, lambda out, home: None)(r.stdout, tmp_path / "home")
+        return f"{page}:{line}: {skip}"
+    missing = None
+    if name in REQUIRES and importlib.util.find_spec(REQUIRES[name][0]) is None:
+        missing = f"{page}:{line} needs {REQUIRES[name][0]} (pip install -e '.[{REQUIRES[name][1]}]')"
+    elif "jq" in body and shutil.which("jq") is None:
+        missing = "jq is not installed (.ci/run installs it)"
+    if missing and os.environ.get("CI") == "true":
+        pytest.fail(missing)
+    return missing
+
+
+RUNNABLE_PAGES = [p for p in PAGES if any(not skip for _, _, _, skip, _ in sh_blocks(p))]
+
+
+@pytest.mark.parametrize("page", RUNNABLE_PAGES)
+def test_each_page_runs_top_to_bottom_in_one_home(page, tmp_path):
+    """A new user follows a page in one terminal: every block in order, in one home and one shell."""
+    work, env = new_home(tmp_path)
+    try:  # a block may start `durable remote dev`: the workerd the remote tests use, on PATH as installed
+        from durable_cli.remote.dev import workerd_binary
+        from tests.remote.conftest import _missing
+
+        if not _missing():
+            (tmp_path / "bin").mkdir()
+            os.symlink(workerd_binary(), tmp_path / "bin" / "workerd")
+            env["PATH"] = str(tmp_path / "bin") + os.pathsep + env["PATH"]
+    except ImportError:
+        pass
+    blocks = sh_blocks(page)
+    script, where, ran = ["trap 'echo \"@@ERR $LINENO $?: $BASH_COMMAND\" >&2' ERR"], [0], []
+    for line, body, name, skip, shown in blocks:
+        if _skip_reason(page, line, body, name, skip):
+            continue
+        ran.append((line, name, shown))
+        script.append(f"echo '@@BLOCK:{line}@@'")
+        where.append(line)
+        for k, text in enumerate(body.rstrip("\n").split("\n")):
+            script.append(text)
+            where.append(line + k)
+    if not ran:
+        pytest.skip(f"{page}: no block can run here")
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(script) + "\n"], capture_output=True, text=True,
+                       env=env, cwd=work, timeout=900, stdin=subprocess.DEVNULL)
+    lines = read(page).splitlines()
+    failed = [f"{page}:{where[int(n) - 1]}: {lines[where[int(n) - 1] - 1].strip()!r} exited {rc}"
+              for n, rc in re.findall(r"^@@ERR (\d+) (\d+): ", r.stderr, re.M)]
+    assert r.returncode == 0, (f"{page} stopped (exit {r.returncode})\n" + "\n".join(failed)
+                               + f"\n--- stderr ---\n{r.stderr[-3000:]}\n--- stdout ---\n{r.stdout[-2000:]}")
+    outputs = dict(zip(map(int, re.findall(r"@@BLOCK:(\d+)@@\n", r.stdout)), re.split(r"@@BLOCK:\d+@@\n", r.stdout)[1:]))
+    assert sorted(outputs) == [line for line, _, _ in ran]
+    for line, name, shown in ran:
+        if shown is not None:
+            assert outputs[line] == shown, f"{page}:{line} printed other than the page shows:\n{outputs[line]}"
+        CHECKS.get(name, lambda out, home: None)(outputs[line], tmp_path / "home")
 
 
 def _agent_loop(out, home):
@@ -127,15 +172,17 @@ def _agent_loop(out, home):
 
 
 def _fork_follow_import(out, home):
-    assert out.splitlines() == ["chat-b", "1 user: Plan the release", "2 user: Ship Friday", "Ship Monday instead",
+    assert out.splitlines() == ["plan-b", "1 user: Plan the release", "2 user: Ship Friday", "Ship Monday instead",
                                 '{"imported":1,"skipped":0}']
     # run with llm's default history under the fresh HOME, where a reader's real one is: the block uses a
-    # throw-away LLM_USER_PATH, and never imports (or writes to) that history
-    assert not any(home.rglob("logs.db")), "the README's llm example wrote to the reader's own llm history"
+    # throw-away LLM_USER_PATH, and never imports (or writes to) that history (`llm --no-log` in the blocks
+    # before it, run in the same home, leaves an empty one there)
+    for history in home.rglob("logs.db*"):
+        assert b"hello from llm" not in history.read_bytes(), "the README's llm example wrote to the reader's own llm history"
 
 
 def _agent_tools(out, home):
-    assert '"outcome": "completed"' in out and '"tools":["word_count"]' in out
+    assert '"outcome":"completed"' in out and '"tools":["word_count"]' in out
     assert '{"key":"fake","input_tokens":9,"output_tokens":2}' in out
 
 
@@ -145,7 +192,7 @@ def _agent_loop_by_hand(out, home):
 
 def _hitl(out, home):
     lines = out.splitlines()
-    assert lines[0] == "deploy" and lines[1] == "1 Deploy v2 to production?" and lines[3] == "yes", out  # asked, listed, answered
+    assert lines[0] == "ship-v2" and lines[1] == "1 Deploy v2 to production?" and lines[3] == "yes", out  # asked, listed, answered
 
 
 CHECKS = {"agent-loop": _agent_loop, "fork-follow-import": _fork_follow_import, "agent-tools": _agent_tools,

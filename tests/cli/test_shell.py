@@ -72,6 +72,16 @@ def test_man_pages_render_without_warnings():
     assert "rate_limited" in r.stdout
 
 
+def test_no_man_page_line_wraps_at_80_columns():
+    """`man -l` at 80 columns: every line fits, examples included (issue 33 item 17: they wrapped)."""
+    require("man")
+    for page in sorted(p for p in os.listdir(os.path.join(ROOT, "man")) if p.endswith(".1")):
+        r = subprocess.run(["man", "-l", os.path.join(ROOT, "man", page)], capture_output=True, text=True,
+                           env=dict(os.environ, MANPAGER="cat", MANWIDTH="80"))
+        assert r.returncode == 0, (page, r.stderr)
+        assert [line for line in r.stdout.splitlines() if len(line) > 80] == [], page
+
+
 def test_every_command_help_has_summary_and_example():
     from tests.helpers import leaf_commands
 
