@@ -113,3 +113,29 @@ def test_the_session_protocol_is_the_plain_ops_and_both_backends_answer_it():
         want = _params(getattr(SessionOps, name))
         assert _params(getattr(Session, name)) == want, name
         assert _params(getattr(RemoteSession, name)) == want, name
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["files", "remote"])
+def test_either_backend_refuses_an_argument_against_the_contract_before_anything_is_opened_or_sent(tmp_path, remote):
+    """The seam checks a call once, as the Worker's generated checks do (the same words: rules/args.ts), and the
+    check an argument names (its own message): on files before NAME is looked for (it does not exist here), on
+    a remote before a request is sent (nothing listens at this URL: a request would be a connection error)."""
+    from durable_cli.errors import DurableError
+    from durable_cli.library import Store
+
+    store = Store(home=str(tmp_path), user="alice", remote="http://127.0.0.1:9" if remote else None, token="t")
+    refused = [
+        ("pop", ("3",), {}, "invalid argument count of pop: '3' is not an integer from -9223372036854775808 to 9223372036854775807"),
+        ("renew", (1,), {"lease_seconds": 0}, "invalid argument lease_seconds of renew: 0 is not an integer from 1 to 3153600000"),
+        ("queue", (), {"pending_only": "yes"}, "invalid argument pending_only of queue: 'yes' is not true or false"),
+        ("invite", ("bob", "king"), {}, "invalid role 'king': use owner or member"),
+        ("set_title", ("",), {}, None),  # the title's own message (checks.title)
+    ]
+    for op, args, kw, message in refused:
+        with pytest.raises(DurableError) as e:
+            store.run("missing", op, *args, **kw)
+        assert e.value.code == "invalid_input", (op, e.value.message)
+        if message is not None:
+            assert e.value.message == message
+    with pytest.raises(TypeError):
+        store.run("missing", "queue", True)  # keyword-only, as the method's

@@ -168,7 +168,7 @@ def _raw_rows(rows, name="raw"):
 
     with Store().open(name, create=True) as s:
         try:
-            s._call("append_many", True, rows=rows, request_id=None, create=True, one=False, seqs_only=True, origin=None)
+            s._call("append_many", rows=rows, request_id=None, create=True, one=False, seqs_only=True, origin=None)
         except DurableError as e:
             return e.exit_status, e.message
     return 0, ""

@@ -76,7 +76,7 @@ def test_a_bad_row_refuses_the_whole_batch(fleet, bad):
                       for i in range(24)]
             fields[bad - 1]["role"] = "narrator"
             with pytest.raises(DurableError) as e:
-                s._call("append_many", True, rows=fields, seqs_only=True)
+                s._call("append_many", rows=fields, seqs_only=True)
             assert e.value.code == "invalid_input" and e.value.message.startswith(f"row {bad}: ")
             del fields
             assert fleet.proc.poll() is None

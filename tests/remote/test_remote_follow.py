@@ -165,7 +165,7 @@ def test_a_socket_without_a_mapping_is_closed_with_4002_and_the_follower_reconne
         assert lines.next()["content"] == "first"
         store = Store()
         with store.open("lost") as session:
-            session._call("dev_forget_followers", False)  # the object loses the mapping (a dev hook)
+            session._call("dev_forget_followers", write=False)  # the object loses the mapping (a dev hook)
         store.close()
         seqs = [append(f"row {i}", "lost") for i in range(3)]  # the first push finds no mapping: 4002, reconnect
         assert [lines.next()["seq"] for _ in seqs] == seqs

@@ -20,24 +20,24 @@ def test_a_forged_fork_plan_is_refused_and_creates_nothing(store):
     name, new = unique("src"), unique("fork")
     with store.open(name, create=True) as s:
         s.append_many([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}])
-        plan = s._call("fork_plan", False, at=None)
+        plan = s._call("fork_plan", at=None)
     rows = plan.pop("rows")
     assert [r["content"] for r in rows] == ["q", "a"] and plan["seq"] == 2
     with store.open(new, create=True) as target:
         for forged in ([{**rows[0], "role": "wizard"}], [{**rows[0], "kind": "other"}], [{**rows[0], "created_at": "now"}],
                        [{**rows[0], "call_id": "c1"}], [{**rows[0], "kind": "summary", "role": "user"}]):
             with pytest.raises(DurableError) as e:
-                target._call("fork_create", True, source=plan, rows=forged, title=None)
+                target._call("fork_create", source=plan, rows=forged, title=None)
             assert e.value.code == "invalid_input", forged
         with pytest.raises(DurableError) as e:
-            target._call("fork_create", True, source={**plan, "id": "not an id"}, rows=rows, title=None)
+            target._call("fork_create", source={**plan, "id": "not an id"}, rows=rows, title=None)
         assert e.value.code == "invalid_input"
     with pytest.raises(DurableError) as e, store.open(new) as target:
         target.show()
     assert e.value.code == "not_found"
     # the seqs are the Worker's own: a seq a client slips in is ignored
     with store.open(new, create=True) as target:
-        doc = target._call("fork_create", True, source=plan, rows=[{**r, "seq": 40 + i} for i, r in enumerate(rows)], title=None)
+        doc = target._call("fork_create", source=plan, rows=[{**r, "seq": 40 + i} for i, r in enumerate(rows)], title=None)
     assert doc["status"] == "created" and doc["turns"] == 2
     with store.open(new) as target:
         copied = target.rows(all=True)

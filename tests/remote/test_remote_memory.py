@@ -96,12 +96,12 @@ def test_a_window_of_a_60_mb_transcript_costs_under_16_mb_of_workerd_memory(dev,
     try:
         with store.open("long") as session:
             def page():
-                got["page"] = session._call("show_transcript", False, all_rows=False, since=0, last=None, cursor=None)
+                got["page"] = session._call("show_transcript", all_rows=False, since=0, last=None, cursor=None)
 
             growth = _peak_growth(dev.workerd_pid(), page)
 
             def export_page():
-                got["export"] = session._call("export", False, cursor=None)
+                got["export"] = session._call("export", cursor=None)
 
             export_growth = _peak_growth(dev.workerd_pid(), export_page)
     finally:

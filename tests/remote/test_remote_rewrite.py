@@ -25,24 +25,24 @@ def test_a_forged_or_stale_plan_is_refused_and_changes_nothing(store):
     name = unique("plan")
     with store.open(name, create=True) as s:
         s.append_many([{"role": "user", "content": f"row {i}"} for i in range(1, 5)])
-        plan = s._call("plan_summary", False, through=3)
+        plan = s._call("plan_summary", through=3)
         assert [r[0] for r in plan["covered"]] == [1, 2, 3]
         before = s.rows(all=True)
         gap = [plan["covered"][0], plan["covered"][2]]  # real rows, but not consecutive
         with pytest.raises(DurableError) as e:
-            s._call("commit_summary", True, covered=gap, high=plan["high"], text="x")
+            s._call("commit_summary", covered=gap, high=plan["high"], text="x")
         assert e.value.code == "invalid_input"
         forged = [list(plan["covered"][0])]
         forged[0][2] = "not what row 1 says"
         with pytest.raises(DurableError) as e:
-            s._call("commit_summary", True, covered=forged, high=plan["high"], text="x")
+            s._call("commit_summary", covered=forged, high=plan["high"], text="x")
         assert e.value.code == "conflict" and "changed while summarizing" in str(e.value)
         assert s.rows(all=True) == before
         s.redact(2)  # the plan is stale now
         with pytest.raises(DurableError) as e:
-            s._call("commit_summary", True, covered=plan["covered"], high=plan["high"], text="x")
+            s._call("commit_summary", covered=plan["covered"], high=plan["high"], text="x")
         assert e.value.code == "conflict"
-        done = s._call("commit_summary", True, covered=s._call("plan_summary", False, through=3)["covered"],
+        done = s._call("commit_summary", covered=s._call("plan_summary", through=3)["covered"],
                        high=plan["high"], text="three rows")
         assert done["superseded"] == 3 and done["summary"]["covers"] == [1, 3]
 
