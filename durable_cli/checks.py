@@ -1,10 +1,12 @@
 """Input first (SPEC §4): the checks an operation's input passes before anything is opened, created or sent.
 
-One list for every caller, so both backends refuse the same input with the same message: the CLI runs
-them before it opens NAME (a bad input is exit 2 whether NAME exists or not), the remote client before
-it sends a request (the Worker checks again: it cannot trust clients), and the local library runs the
-same rules of core/ under the object's lock. Each raises DurableError (exit 2) or returns the input as
-the operation stores it. The rules themselves live in core/ (one object) and across/ (many).
+One list for every caller, so both backends refuse the same input with the same message. A check the
+contract names on an op or an argument ("check": NAME in durable_cli/contract.json "ops") is run by the
+seam (durable_cli/seam.py) for every call of that op, on either backend, before NAME is opened or a
+request sent (a bad input is exit 2 whether NAME exists or not; the Worker checks again: it cannot trust
+clients). The others are called by the op's own client logic (a remote hook, a command that reads rows
+from a file). Each raises DurableError (exit 2) or returns the input as the operation stores it. The
+rules themselves live in core/ (one object) and across/ (many).
 """
 
 # name: (module, function), each imported when first called, so a command loads only the rules it checks

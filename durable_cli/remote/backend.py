@@ -413,7 +413,7 @@ class RemoteStore(StoreOps):
             return self._post(body, write=write)
         size = _size(body)
         if self._limits is None and size >= ASK_LIMIT_FROM:  # asked once per store, and only before a big body
-            self._limits = self.client.call({"op": "limits", "scope": "none", "actor": self.user}, write=False)
+            self._limits = self._none("limits")
             self.max_body_bytes = self._limits["max_body_bytes"]
         if size <= self.max_body_bytes:
             try:
@@ -438,6 +438,10 @@ class RemoteStore(StoreOps):
             for path, items in share.items():
                 first[path] = first.get(path, 0) + len(items)
         return answer
+
+    def _none(self, op: str):
+        """An op of the table's scope "none" (whoami, limits): what the Worker answers of itself, no object asked."""
+        return self.client.call({"op": op, "scope": "none", "actor": self.user}, write=spec(op, "none")["write"])
 
     def _post(self, body: dict, *, write: bool):
         """client.call; a 413's document (the Worker's limit, `{"max_body_bytes": N}`) is for the client to
@@ -763,7 +767,7 @@ class RemoteStore(StoreOps):
     def whoami(self) -> dict:
         """`{"user", "admin"}`: the acting user (the token's, or the one named) and whether the token is an admin's."""
         if self._whoami is None:
-            self._whoami = self.client.call({"op": "whoami", "scope": "none", "actor": self.user}, write=False)
+            self._whoami = self._none("whoami")
         return self._whoami
 
     def _object_call(self, row, op: str, args: dict, *, write: bool, create=False, all_users=False):
