@@ -89,7 +89,7 @@ def test_a_plain_method_sends_its_op():
         def __init__(self):
             pass
 
-        def _call(self, op, write=None, **args):
+        def _send_op(self, op, args, write):
             sent.append((op, ops()["object"][op]["write"] if write is None else write, args))
 
     Fake().queue(pending_only=True)

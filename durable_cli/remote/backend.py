@@ -14,7 +14,7 @@ from .. import clock
 from ..config import Config, valid_name
 from ..errors import DurableError, invalid
 from ..messages import say
-from ..seam import Ops, StoreOps, install, spec
+from ..seam import Ops, StoreOps, check, install, spec
 
 NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
 
@@ -140,12 +140,25 @@ class RemoteSession(Ops):
         self._create = create
 
     def run(self, op: str, args: dict):
-        """The remote backend of the seam: OP with ARGS, one request to the object's Durable Object."""
-        return self._call(op, **args)
+        """The remote backend of the seam: OP with ARGS (checked by the dispatcher), one request to the object's
+        Durable Object."""
+        return self._send_op(op, args, None)
 
     def _call(self, op: str, *, write=None, **args):
-        """OP, one request (or the parts of one: RemoteStore._send); a write when the contract says so, but
-        for a dry run (WRITE: whether it is, for an op whose answer says)."""
+        """A method's request (an op with client logic of its own): ARGS as the Worker takes them, checked
+        against the contract first as the dispatcher checks a plain op's (seam.check: the Worker's own words,
+        and the checks the contract names), so a refused call sends nothing; WRITE: whether it is a write, for
+        an op whose arguments say (else the contract's flag)."""
+        from ..optable import OPS
+
+        table = OPS["object"].get(op)
+        if table is not None:  # (a dev hook of `remote dev` is no op of the contract)
+            check(op, args, table)
+        return self._send_op(op, args, write)
+
+    def _send_op(self, op: str, args: dict, write):
+        """OP, one request (or the parts of one: RemoteStore._send); a write when the contract says so, but for
+        a dry run."""
         if write is None:
             write = spec(op)["write"] and not args.get("dry_run")
         return self.store._call(self.address, op, args, create=self._create, write=write)
