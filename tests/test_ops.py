@@ -139,3 +139,8 @@ def test_either_backend_refuses_an_argument_against_the_contract_before_anything
             assert e.value.message == message
     with pytest.raises(TypeError):
         store.run("missing", "queue", True)  # keyword-only, as the method's
+    if remote:  # an op with client logic of its own (pages) is checked by the seam too before its request is sent
+        with pytest.raises(DurableError) as e, store.open("missing") as session:
+            session.show_transcript(last="3")
+        assert e.value.message == ("invalid argument last of show_transcript: '3' is not an integer from "
+                                   "-9223372036854775808 to 9223372036854775807")
