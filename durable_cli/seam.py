@@ -18,15 +18,30 @@ The table is durable_cli/optable.py (generated), imported on the first call, nev
 from .errors import invalid
 
 _SIGNATURES: dict = {}
+_SPECS: dict = {}
 
 
 def spec(op: str, scope: str = "object") -> dict:
-    from .optable import OPS
+    """OP's spec in the op table of SCOPE (parsed when first asked for)."""
+    found = _SPECS.get((scope, op))
+    if found is None:
+        import json
 
+        from .optable import OPS
+
+        try:
+            found = _SPECS[scope, op] = json.loads(OPS[scope][op])
+        except KeyError:
+            raise invalid(f"unknown operation {op!r}") from None
+    return found
+
+
+def spec_or_none(op: str, scope: str = "object"):
+    """OP's spec, or None when the table has no such op."""
     try:
-        return OPS[scope][op]
-    except KeyError:
-        raise invalid(f"unknown operation {op!r}") from None
+        return spec(op, scope)
+    except Exception:  # noqa: BLE001 - DurableError: not an op of the table
+        return None
 
 
 def signature(op: str):

@@ -109,12 +109,16 @@ def render_rules() -> str:
 
 
 def render_optable() -> str:
-    """The op table as a Python literal (importing a compiled module is cheaper than parsing the JSON)."""
-    import pprint
-
+    """The op table, each op's spec a JSON text of its own: a command parses only the ops it calls (the whole
+    contract is not parsed at start-up, and the module compiles quickly where no bytecode is cached)."""
     out = [f'"""{HEAD}', "",
-           "OPS[scope][op]: the op's spec (write, creates, erases, plain, positional, parts, rule or worker, args).",
-           '"""', "", "OPS = " + pprint.pformat(_ops(), width=118, sort_dicts=False)]
+           "OPS[scope][op]: the op's spec as JSON text (write, creates, erases, plain, positional, parts, rule or",
+           "worker, args); durable_cli/seam.py `spec` parses one when first used.", '"""', "", "OPS = {"]
+    for scope, table in _ops().items():
+        out.append(f'    "{scope}": {{')
+        out += [f"        \"{name}\": {json.dumps(spec, ensure_ascii=False)!r}," for name, spec in table.items()]
+        out.append("    },")
+    out.append("}")
     return "\n".join(out) + "\n"
 
 

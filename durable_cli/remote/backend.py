@@ -14,7 +14,7 @@ from .. import clock
 from ..config import Config, valid_name
 from ..errors import DurableError, invalid
 from ..messages import say
-from ..seam import Ops, StoreOps, check, install, spec
+from ..seam import Ops, StoreOps, check, install, spec, spec_or_none
 
 NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
 
@@ -149,11 +149,9 @@ class RemoteSession(Ops):
         against the contract first as the dispatcher checks a plain op's (seam.check: the Worker's own words,
         and the checks the contract names), so a refused call sends nothing; WRITE: whether it is a write, for
         an op whose arguments say (else the contract's flag)."""
-        from ..optable import OPS
-
-        table = OPS["object"].get(op)
-        if table is not None:  # (a dev hook of `remote dev` is no op of the contract)
-            check(op, args, table)
+        found = spec_or_none(op)
+        if found is not None:  # (a dev hook of `remote dev` is no op of the contract)
+            check(op, args, found)
         return self._send_op(op, args, write)
 
     def _send_op(self, op: str, args: dict, write):
