@@ -3,9 +3,10 @@ with read/write, creates, erases and each argument's JSON type, range and defaul
 
 The Worker is generated from it (scripts/gen_worker_ops.py -> worker/src/generated/ops.ts: its op
 table, and the checks every call meets before it runs; generated/handlers.ts: each op's rule); the
-library's Session takes each op's rule as its method (core/rules.py, written by the same script, so
-the contract is not parsed at start-up); the remote client builds its plain methods from it
-(remote/backend.py); tests/test_ops.py holds both backends' Session methods to it.
+library's Session runs each op's rule (core/rules.py, written by the same script); both backends' plain
+ops are one dispatcher that checks a call against it (durable_cli/seam.py, reading optable.py, also
+written by the script, so the contract is not parsed at start-up); tests/test_ops.py holds both
+backends' Session methods to it.
 """
 
 import json

@@ -1,5 +1,6 @@
 """The op table of durable_cli/contract.json: the Worker's OPS and argument checks are generated from it,
-the remote client's plain methods are built from it, and both backends' Session methods agree with it."""
+both backends' plain ops are one dispatcher that checks a call against it (durable_cli/seam.py), and both
+backends' Session methods agree with it."""
 
 import importlib
 import importlib.util
