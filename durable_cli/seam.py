@@ -38,9 +38,11 @@ def spec(op: str, scope: str = "object") -> dict:
 
 def spec_or_none(op: str, scope: str = "object"):
     """OP's spec, or None when the table has no such op."""
+    from .errors import DurableError
+
     try:
         return spec(op, scope)
-    except Exception:  # noqa: BLE001 - DurableError: not an op of the table
+    except DurableError:
         return None
 
 
@@ -69,7 +71,7 @@ def _shown(v) -> str:
 
         return quote(v if len(v) <= 40 else v[:37] + "...")
     try:
-        return json.dumps(v)[:40]
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))[:40]  # as JSON.stringify writes it
     except (TypeError, ValueError):
         return repr(v)[:40]
 
