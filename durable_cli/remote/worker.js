@@ -1779,6 +1779,16 @@ var DurableError = class extends Error {
   code;
   document;
 };
+function internalError(e, where) {
+  if (e instanceof DurableError && (e.code !== "internal" || INTERNAL_ANSWER.test(e.message))) return e;
+  const bytes2 = crypto.getRandomValues(new Uint8Array(8));
+  const id = [...bytes2].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const message = e instanceof Error ? e.message : String(e);
+  console.error(`durable: internal error ${id} in ${where}: ${message}${e instanceof Error && e.stack ? `
+${e.stack}` : ""}`);
+  return new DurableError(`internal error ${id}`, "internal");
+}
+var INTERNAL_ANSWER = /^internal error [0-9a-f]{16}$/;
 var invalid = (m) => new DurableError(m, "invalid_input");
 var notFound = (m) => new DurableError(m, "not_found");
 var conflict = (m) => new DurableError(m, "conflict");
@@ -2708,7 +2718,7 @@ var DurableIndex = class {
       }
       return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
     } catch (e) {
-      const err = e instanceof DurableError ? e : new DurableError(`internal error in the index: ${e?.message ?? e}`, "internal");
+      const err = internalError(e, "an index shard");
       return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), { status: 500, headers: { "content-type": "application/json" } });
     }
   }
@@ -6748,6 +6758,9 @@ var DurableObjectSession = class {
       }
       let ran = null;
       const body = this.ctx.storage.transactionSync(() => {
+        if (call.dev_fault === "internal" && this.env.DURABLE_DEV_FAULTS === "1") {
+          throw new Error(`dev fault: SQLITE_ERROR near the object's storage of ${call.id}`);
+        }
         let args = { ...call.args ?? {}, all_users: !!call.all_users, ...extra };
         const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result;
@@ -6819,7 +6832,7 @@ var DurableObjectSession = class {
     if (e instanceof DurableError && e.code === "__empty_list") {
       return new Response(JSON.stringify({ result: [] }), { headers: { "content-type": "application/json" } });
     }
-    const err = e instanceof DurableError ? e : new DurableError(`internal error in the Worker: ${e?.message ?? e}`, "internal");
+    const err = internalError(e, "an object's Durable Object");
     const body = { error: { code: err.code, message: err.message } };
     if (err.document !== void 0) body.error.document = err.document;
     return new Response(JSON.stringify(body), { status: httpStatus(err.code), headers: { "content-type": "application/json" } });
@@ -7390,10 +7403,11 @@ var index_default = {
         config: callConfig(settings.maxTurnBytes, c)
       };
       const { sub, iat, exp, jti } = token.claims;
-      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
+      const devFault = settings.faults ? body.dev_fault ?? null : null;
+      if (devFault === "internal_worker") throw new Error(`dev fault: a detail of the Worker's own for the log only (${id})`);
+      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, devFault === "internal" ? { ...call, dev_fault: devFault } : call, devFault);
     } catch (e) {
-      if (e instanceof DurableError) return fail(e);
-      return fail(new DurableError(`internal error in the Worker: ${e.message}`, "internal"));
+      return fail(internalError(e, "the Worker"));
     }
   }
 };

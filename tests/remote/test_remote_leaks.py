@@ -177,3 +177,39 @@ def test_a_write_waits_for_no_root_shard_and_a_failed_update_backs_off(faulty, m
     assert 1 <= tries <= 5, tries  # the alarm's tries, backing off (each write tried it before: 12 or more)
     wait_until(lambda: turns(True) == 13, "the alarm's retry brought the root copy up to date")
     admin.close()
+
+
+def _workerd_log(dev) -> str:
+    """What workerd has written to its log so far (`remote dev` sends its stdout and stderr to one file)."""
+    with open(f"/proc/{dev.workerd_pid()}/fd/2", "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("where", ["internal", "internal_worker"])
+def test_an_internal_error_answers_only_an_id_and_logs_its_message(faulty, monkeypatch, where):
+    """An error no rule foresaw, in the object's transaction or in the Worker itself: the caller gets HTTP 500
+    `internal` with only `internal error <id>` (its message used to reach the caller whole); the message goes
+    to the Worker's log under that id; nothing was written."""
+    import re
+
+    alice, name = token("alice"), unique("s")
+    first = _append(monkeypatch, alice, name, "first")
+    import secrets
+
+    row = {"role": "user", "content": "never stored", "tool_calls_json": None, "call_id": None, "name": None,
+           "meta_json": None, "data_json": None, "tokens": None}
+    call = {"op": "append_many", "scope": "user", "label": "session", "name": name, "request_id": secrets.token_hex(12),
+            "dev_fault": where, "args": {"rows": [row]}}
+    status, doc = post_call(faulty.url, alice, call)
+    assert status == 500 and doc["error"]["code"] == "internal", doc
+    message = doc["error"]["message"]
+    assert re.fullmatch(r"internal error [0-9a-f]{16}", message), message
+    assert "dev fault" not in json.dumps(doc)
+    incident = message.split()[-1]
+    from tests.waiting import wait_until
+
+    wait_until(lambda: f"internal error {incident} in " in _workerd_log(faulty), "the error's message logged under its id")
+    logged = [line for line in _workerd_log(faulty).splitlines() if incident in line]
+    assert "dev fault" in logged[0], logged
+    r = run_inprocess("transcript", "show", name, "--json")
+    assert r.status == 0 and [row["seq"] for row in json.loads(r.out)] == [first], r.err  # nothing was written

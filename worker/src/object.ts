@@ -3,7 +3,7 @@
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
-import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, USAGE_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
+import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, USAGE_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, internalError, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
 import * as fork from "./rules/fork";
 import * as rights from "./rules/rights";
 import { fireDue } from "./rules/alarms";
@@ -53,7 +53,7 @@ const OPS: Record<string, Op> = Object.fromEntries(Object.entries(RUNS).map(([na
 // all_users: an admin's installation-wide command (import --all-users, export --all): tenant objects are
 // reachable without being a participant. The Worker sets it for admin tokens only.
 export type Call = { op: string; args: any; address: Address; actor: string; id: string; config: Config; create: boolean;
-  request_id: string | null; all_users?: boolean };
+  request_id: string | null; all_users?: boolean; dev_fault?: string };
 
 const REMEMBERED = 1000; // request ids kept per object (and at least a day's worth)
 
@@ -195,6 +195,9 @@ export class DurableObjectSession {
       }
       let ran: any = null;
       const body = this.ctx.storage.transactionSync(() => {
+        if (call.dev_fault === "internal" && this.env.DURABLE_DEV_FAULTS === "1") { // the tests' hook: a bug's error in the transaction
+          throw new Error(`dev fault: SQLITE_ERROR near the object's storage of ${call.id}`);
+        }
         let args = { ...(call.args ?? {}), all_users: !!call.all_users, ...extra };
         const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result: unknown;
@@ -261,7 +264,7 @@ export class DurableObjectSession {
     if (e instanceof DurableError && e.code === "__empty_list") {
       return new Response(JSON.stringify({ result: [] }), { headers: { "content-type": "application/json" } });
     }
-    const err = e instanceof DurableError ? e : new DurableError(`internal error in the Worker: ${(e as Error)?.message ?? e}`, "internal");
+    const err = internalError(e, "an object's Durable Object");
     const body: any = { error: { code: err.code, message: err.message } };
     if (err.document !== undefined) body.error.document = err.document;
     return new Response(JSON.stringify(body), { status: httpStatus(err.code), headers: { "content-type": "application/json" } });
