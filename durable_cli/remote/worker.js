@@ -2203,6 +2203,8 @@ function positiveVar(env, name, fallback, max, unit = "bytes") {
   }
   return Number(v);
 }
+var DEFAULT_RATE_LIMIT = 1200;
+var MAX_RATE_LIMIT = 1e7;
 var checked = null;
 function checkConfig(env) {
   if (checked && checked.env === env) return checked.settings;
@@ -2220,7 +2222,12 @@ function checkConfig(env) {
   const f = env.DURABLE_DEV_FAULTS;
   if (f !== void 0 && f !== "1" && f !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
   const subrequests = positiveVar(env, "DURABLE_SUBREQUEST_LIMIT", DEFAULT_SUBREQUESTS, 1e7, "subrequests per request");
-  const settings = { maxTurnBytes, maxBodyBytes, subrequests, faults: f === "1" };
+  const r = env.DURABLE_RATE_LIMIT;
+  if (r !== void 0 && r !== null && (typeof r !== "string" || !/^(0|[1-9][0-9]{0,7})$/.test(r) || Number(r) > MAX_RATE_LIMIT)) {
+    throw misconfigured("DURABLE_RATE_LIMIT", `must be a whole number from 0 (no limit) to ${MAX_RATE_LIMIT} (requests a minute per token), as text`);
+  }
+  const rateLimit = r === void 0 || r === null ? DEFAULT_RATE_LIMIT : Number(r);
+  const settings = { maxTurnBytes, maxBodyBytes, subrequests, rateLimit, faults: f === "1" };
   checked = { env, settings };
   return settings;
 }
@@ -3381,6 +3388,29 @@ function compare(x, y) {
     } else if (a !== b) return a < b ? -1 : 1;
   }
   return 0;
+}
+
+// src/rate.ts
+var MINUTE_MS = 6e4;
+var RATE_TABLE = "CREATE TABLE IF NOT EXISTS _durable_rate (jti TEXT PRIMARY KEY, tokens REAL NOT NULL, at INTEGER NOT NULL)";
+function take(sql, jti, limit, at) {
+  sql.exec(RATE_TABLE);
+  const row3 = sql.exec("SELECT tokens, at FROM _durable_rate WHERE jti = ?", jti).toArray()[0];
+  const refill = limit / MINUTE_MS;
+  const tokens = row3 ? Math.min(limit, row3.tokens + Math.max(0, at - row3.at) * refill) : limit;
+  sql.exec("DELETE FROM _durable_rate WHERE at < ? AND jti != ?", at - MINUTE_MS, jti);
+  if (tokens < 1) {
+    sql.exec("INSERT OR REPLACE INTO _durable_rate (jti, tokens, at) VALUES (?, ?, ?)", jti, tokens, at);
+    return Math.max(1, Math.ceil((1 - tokens) / refill / 1e3));
+  }
+  sql.exec("INSERT OR REPLACE INTO _durable_rate (jti, tokens, at) VALUES (?, ?, ?)", jti, tokens - 1, at);
+  return null;
+}
+function limited(limit, retryAfter) {
+  return Object.assign(new DurableError(
+    `this token is over its rate limit of ${limit} requests a minute (DURABLE_RATE_LIMIT); retry after ${retryAfter} s; nothing was done`,
+    "rate_limited"
+  ), { status: 429, retryAfter });
 }
 
 // src/generated/schema.json
@@ -6144,6 +6174,8 @@ function rebuild(obj, r) {
 var END_OF_STREAM = 4e3;
 var TOKEN_ENDED = 4001;
 var UNKNOWN_SOCKET = 4002;
+var TOO_FAR_BEHIND = 4003;
+var MAX_BACKLOG = 4 * 1024 * 1024;
 var ENDS = ["archived", "cancelled"];
 var FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (id TEXT PRIMARY KEY, user TEXT NOT NULL, call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
 function fidOf(ws) {
@@ -6214,11 +6246,27 @@ function pushOne(db, ws, fid, revoked) {
   if (f.address.id_scope === "tenant" && !f.all_users && obj.role() === null) return end("no longer visible");
   let last = Number(m[2]);
   for (const [seq, row3] of rowsSince(obj, last)) {
-    ws.send(stringify({ row: row3 }));
+    const message = stringify({ row: row3 });
+    const backlog = ws.bufferedAmount;
+    if (backlog > 0 && backlog + utf8Length(message) > MAX_BACKLOG) {
+      db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+      return close(ws, TOO_FAR_BEHIND, "too far behind, reconnect");
+    }
+    ws.send(message);
     last = seq;
   }
   if (last !== Number(m[2])) db.run("UPDATE _durable_followers SET last_seq = ? WHERE id = ?", last, fid);
   if (ENDS.includes(meta.status)) end(meta.status);
+}
+function utf8Length(text3) {
+  let n = text3.length;
+  for (let i = 0; i < text3.length; i++) {
+    const c = text3.charCodeAt(i);
+    if (c >= 2048 && (c < 55296 || c > 57343)) n += 2;
+    else if (c >= 128 && c < 2048) n += 1;
+    else if (c >= 55296 && c <= 56319) n += 1;
+  }
+  return n;
 }
 function endAll(ctx, why) {
   for (const ws of ctx.getWebSockets()) close(ws, END_OF_STREAM, why);
@@ -6704,6 +6752,11 @@ var DurableObjectSession = class {
     const path = new URL(request.url).pathname;
     if (path === "/system") return this.system(await request.json());
     if (path === "/follow") return this.follow(request);
+    if (path === "/rate") {
+      const { jti, limit } = await request.json();
+      const retryAfter = this.ctx.storage.transactionSync(() => take(this.ctx.storage.sql, jti, limit, now()));
+      return new Response(JSON.stringify({ result: { retry_after: retryAfter } }), { headers: { "content-type": "application/json" } });
+    }
     const call = await request.json();
     let fresh = false;
     try {
@@ -7222,9 +7275,11 @@ function fail(e) {
   const error = { code, message: e.message };
   if (e.document !== void 0) error.document = e.document;
   if (e.retryable) error.retryable = true;
+  const retryAfter = e.retryAfter;
+  if (retryAfter !== void 0) error.retry_after = retryAfter;
   return new Response(JSON.stringify({ error }), {
     status: e.code === "unauthorized" ? 401 : e.status ?? httpStatus(e.code),
-    headers: { "content-type": "application/json" }
+    headers: { "content-type": "application/json", ...retryAfter !== void 0 ? { "retry-after": String(retryAfter) } : {} }
   });
 }
 async function who(env, header) {
@@ -7322,6 +7377,21 @@ async function followObject(env, id, call) {
     throw new DurableError(`the object did not answer: ${e.message}`, "busy");
   }
 }
+async function rateCheck(env, claims, limit) {
+  const id = await objectId2(env.DURABLE_SECRET, "reserved", claims.sub, "");
+  let answer3;
+  try {
+    const response = await env.OBJECTS.get(env.OBJECTS.idFromName(id)).fetch("https://object/rate", {
+      method: "POST",
+      body: JSON.stringify({ jti: claims.jti, limit })
+    });
+    answer3 = await response.json();
+  } catch (e) {
+    throw Object.assign(new DurableError(`the rate limit's object did not answer: ${e.message}`, "busy"), { retryable: true });
+  }
+  const retryAfter = answer3.result?.retry_after ?? null;
+  if (retryAfter !== null) throw limited(limit, retryAfter);
+}
 var faulted = /* @__PURE__ */ new Set();
 async function revoke(env, admin, args) {
   if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
@@ -7346,6 +7416,7 @@ var index_default = {
         throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");
       }
       const token = await who(env, request.headers.get("authorization"));
+      if (settings.rateLimit > 0) await rateCheck(env, token.claims, settings.rateLimit);
       let body;
       const text3 = following ? request.headers.get("x-durable-call") ?? "" : await bodyText(request, settings.maxBodyBytes);
       try {

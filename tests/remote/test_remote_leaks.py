@@ -213,3 +213,149 @@ def test_an_internal_error_answers_only_an_id_and_logs_its_message(faulty, monke
     assert "dev fault" in logged[0], logged
     r = run_inprocess("transcript", "show", name, "--json")
     assert r.status == 0 and [row["seq"] for row in json.loads(r.out)] == [first], r.err  # nothing was written
+
+
+class _Stalled:
+    """A WebSocket follower that reads nothing until asked (a raw socket with a small receive buffer, the
+    handshake by hand): what a client that never reads leaves the object to hold."""
+
+    def __init__(self, url, tok, name, since):
+        import base64
+        import socket
+
+        host, port = url[len("http://"):].split(":")
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        self.sock.connect((host, int(port)))
+        call = {"op": "follow", "scope": "user", "label": "session", "name": name, "tenant": None, "actor": None,
+                "args": {"since": since}, "config": {}}
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET /v1/follow HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {tok}\r\n"
+                           f"x-durable-call: {json.dumps(call)}\r\n\r\n").encode())
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            chunk = self.sock.recv(4096)
+            assert chunk, self.buffer
+            self.buffer += chunk
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 101"), head
+
+    def _take(self, n):
+        while len(self.buffer) < n:
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except TimeoutError:
+                raise AssertionError("no close frame after the rows: the object buffered them all") from None
+            assert chunk, "the connection ended without a close frame"
+            self.buffer += chunk
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def drain(self):
+        """Every message until the close frame: (the seqs of the rows, the close code)."""
+        import struct
+
+        self.sock.settimeout(30)
+        seqs, message = [], b""
+        while True:
+            b0, b1 = self._take(2)
+            size = b1 & 0x7F
+            if size == 126:
+                size = struct.unpack(">H", self._take(2))[0]
+            elif size == 127:
+                size = struct.unpack(">Q", self._take(8))[0]
+            payload = self._take(size)
+            if b0 & 0x0F == 8:
+                self.sock.close()
+                return seqs, struct.unpack(">H", payload[:2])[0]
+            message += payload
+            if b0 & 0x80:
+                seqs.append(json.loads(message)["row"]["seq"])
+                message = b""
+
+
+def test_a_follower_that_reads_nothing_is_closed_past_its_backlog_and_resumes_losing_nothing(frank, monkeypatch):
+    """Rows of 1.9 MB pushed to followers that do not read: the object buffers at most 4 MiB unsent per socket
+    and then closes it with 4003 (it used to hold every row: three such followers and 40 rows grew workerd
+    by 230 MB); a `--follow` client stopped meanwhile then prints what it was sent, reconnects from its last
+    seq and prints every row exactly once, in order."""
+    import signal
+
+    from durable_cli import Store
+    from tests.remote.test_remote_follow import Lines
+
+    alice, name = token("alice"), unique("big")
+    first = _append(monkeypatch, alice, name, "first")
+    stalled = _Stalled(frank.url, alice, name, first)
+    proc = _follower(name, alice)
+    try:
+        lines = Lines(proc)
+        assert lines.next()["seq"] == first
+        os.kill(proc.pid, signal.SIGSTOP)  # reads nothing from now on
+        store = Store(remote=frank.url, token=alice, user="alice")
+        seqs = [first]
+        with store.open(name) as s:
+            for i in range(12):
+                seqs.append(s.append(f"{i:02d}" + "x" * 1_900_000, role="user")["seq"])
+        store.close()
+        sent, code = stalled.drain()
+        assert code == 4003, (code, sent)
+        assert sent == seqs[1:len(sent) + 1] and len(sent) < 12, sent  # rows in order, then the close, not all 12
+        os.kill(proc.pid, signal.SIGCONT)
+        assert [lines.next(timeout=60)["seq"] for _ in seqs[1:]] == seqs[1:]  # each once, in order
+        tail = _append(monkeypatch, alice, name, "tail")
+        assert lines.next()["seq"] == tail and proc.poll() is None  # still following, on a new socket
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def limited(tmp_path_factory, monkeypatch):
+    """A `remote dev --rate-limit 12` of its own: each token may make 12 requests a minute (one each 5 s)."""
+    d = start_dev(tmp_path_factory, "--rate-limit", "12")
+    for key in ("DURABLE_USER", "DURABLE_TENANT"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("DURABLE_REMOTE", d.url)
+    yield d
+    d.stop()
+
+
+def test_a_token_over_its_rate_is_429_and_the_client_waits_or_exits_8(limited, monkeypatch, tmp_path):
+    """Each token (its jti) has DURABLE_RATE_LIMIT requests a minute (one token could drive unlimited requests,
+    searches and objects): past it HTTP 429 `rate_limited` with `retry_after`, nothing done, while another token
+    of the same user is served; the client waits retry_after within remote.timeout (a write keeps its request
+    id: stored once), else exits 8 in one line."""
+    name, busy, other = unique("s"), token("alice"), token("alice")
+    answers = [post_call(limited.url, busy, {"op": "whoami", "scope": "user"}) for _ in range(12)]
+    assert all(status == 200 for status, _ in answers), answers
+    for _ in range(3):  # (the bucket refills one request each 5 s meanwhile)
+        status, doc = post_call(limited.url, busy, {"op": "whoami", "scope": "user"})
+        if status != 200:
+            break
+    assert status == 429 and doc["error"]["code"] == "rate_limited", doc
+    assert 1 <= doc["error"]["retry_after"] <= 5, doc
+    assert post_call(limited.url, other, {"op": "whoami", "scope": "user"})[0] == 200  # per token
+    config = tmp_path / "config.toml"
+    config.write_text('[remote]\ntimeout = "1s"\n')
+    monkeypatch.setenv("DURABLE_CONFIG", str(config))
+    monkeypatch.setenv("DURABLE_TOKEN", busy)
+    r = run_inprocess("transcript", "append", name, "--role", "user", "refused")
+    assert r.status == 8 and "rate limit" in r.err and r.err.count("\n") == 1, r.err
+    monkeypatch.setenv("DURABLE_TOKEN", other)
+    assert run_inprocess("transcript", "show", name).status == 3  # nothing was done
+    config.write_text('[remote]\ntimeout = "20s"\n')  # time to wait
+    for _ in range(20):  # empty the other token's bucket too
+        if post_call(limited.url, other, {"op": "whoami", "scope": "user"})[0] == 429:
+            break
+    assert _append(monkeypatch, other, name, "waited") == 1
+    r = run_inprocess("transcript", "show", name, "--json")
+    assert r.status == 0 and [row["content"] for row in json.loads(r.out)] == ["waited"], r.err
+
+
+def test_remote_dev_takes_a_rate_limit_from_0():
+    r = run_inprocess("remote", "dev", "--rate-limit", "-1")
+    assert r.status == 2 and "--rate-limit" in r.err and r.err.count("\n") == 1, r.err

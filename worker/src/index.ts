@@ -13,6 +13,7 @@ import { checkArgs } from "./rules/args";
 import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
 import { counted } from "./subrequests";
+import { limited } from "./rate";
 export { DurableObjectSession } from "./object";
 export { DurableIndex } from "./indexes";
 
@@ -25,6 +26,7 @@ export interface Env {
   DURABLE_MAX_TURN_BYTES?: string; // the Worker's own turn ceiling (a var): a client's transcript.max_turn_bytes only lowers it
   DURABLE_MAX_BODY_BYTES?: string; // a larger body is 413 before it is parsed (the client sends a larger batch in parts)
   DURABLE_SUBREQUEST_LIMIT?: string; // subrequests one request may make (default Workers Paid's 10,000; `durable remote dev`: 1,000)
+  DURABLE_RATE_LIMIT?: string; // requests a minute per token (rate.ts; default 1,200; 0: no limit)
 }
 
 /** The config a call runs with: the client's values where they are positive integers, the turn ceiling
@@ -62,9 +64,11 @@ function fail(e: DurableError): Response {
   const error: Record<string, unknown> = { code, message: e.message };
   if (e.document !== undefined) error.document = e.document;
   if ((e as { retryable?: boolean }).retryable) error.retryable = true;
+  const retryAfter = (e as { retryAfter?: number }).retryAfter;
+  if (retryAfter !== undefined) error.retry_after = retryAfter; // a token over its rate (rate.ts)
   return new Response(JSON.stringify({ error }), {
     status: e.code === "unauthorized" ? 401 : (e as { status?: number }).status ?? httpStatus(e.code),
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {}) },
   });
 }
 
@@ -187,6 +191,21 @@ async function followObject(env: Env, id: string, call: unknown): Promise<Respon
   }
 }
 
+/** One request from the token's bucket (rate.ts), kept in its user's reserved object; 429 when it is empty. */
+async function rateCheck(env: Env, claims: Claims, limit: number) {
+  const id = await objectId(env.DURABLE_SECRET, "reserved", claims.sub, "");
+  let answer: { result?: { retry_after: number | null } };
+  try {
+    const response = await env.OBJECTS.get(env.OBJECTS.idFromName(id)).fetch("https://object/rate", {
+      method: "POST", body: JSON.stringify({ jti: claims.jti, limit }) });
+    answer = (await response.json()) as typeof answer;
+  } catch (e) {
+    throw Object.assign(new DurableError(`the rate limit's object did not answer: ${(e as Error).message}`, "busy"), { retryable: true });
+  }
+  const retryAfter = answer.result?.retry_after ?? null;
+  if (retryAfter !== null) throw limited(limit, retryAfter);
+}
+
 const faulted = new Set<string>(); // request ids a "retryable" dev fault has failed once
 
 /** `durable remote revoke` (admin): a token by its jti, or a user's tokens issued before a time (whole seconds of iat). */
@@ -215,6 +234,7 @@ export default {
         throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");
       }
       const token = await who(env, request.headers.get("authorization"));
+      if (settings.rateLimit > 0) await rateCheck(env, token.claims, settings.rateLimit); // before the body is read: 429, nothing done
       let body: Body;
       // the text checked below: the body of a call (413 past DURABLE_MAX_BODY_BYTES, before it is parsed), the
       // x-durable-call header of a follow

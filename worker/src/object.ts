@@ -11,6 +11,7 @@ import { stringify } from "./rules/verbatim";
 import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
+import * as rate from "./rate";
 import { Revocations, revocationList, revokedWhy } from "./auth";
 
 let USAGE_CATCH_UP: string | undefined; // schema.catch_up's usage step over whole meta (USAGE_WHOLE), made once
@@ -138,6 +139,11 @@ export class DurableObjectSession {
     const path = new URL(request.url).pathname;
     if (path === "/system") return this.system((await request.json()) as SystemCall);
     if (path === "/follow") return this.follow(request);
+    if (path === "/rate") { // the Worker's per-token rate limit, kept in the token user's reserved object (rate.ts)
+      const { jti, limit } = (await request.json()) as { jti: string; limit: number };
+      const retryAfter = this.ctx.storage.transactionSync(() => rate.take(this.ctx.storage.sql, jti, limit, now()));
+      return new Response(JSON.stringify({ result: { retry_after: retryAfter } }), { headers: { "content-type": "application/json" } });
+    }
     const call = (await request.json()) as Call;
     let fresh = false; // an import into storage that did not exist: a failure leaves none behind
     try {
