@@ -359,3 +359,40 @@ def test_a_token_over_its_rate_is_429_and_the_client_waits_or_exits_8(limited, m
 def test_remote_dev_takes_a_rate_limit_from_0():
     r = run_inprocess("remote", "dev", "--rate-limit", "-1")
     assert r.status == 2 and "--rate-limit" in r.err and r.err.count("\n") == 1, r.err
+
+
+def test_a_16_mib_body_goes_to_its_object_unparsed(tmp_path_factory):
+    """A body just under the default 16 MiB limit (8 rows of 1.9 MB in one append_many) is committed by a Worker
+    whose V8 heap is capped at 40 MB: the Worker reads only its envelope and forwards the bytes, which the object
+    parses once (the Worker held it 4-5 times -- chunks, their join, the text, the parsed value, the call's JSON --
+    and such a body needed more than 56 MB). A big body is still checked as a small one: strict JSON, each
+    argument's type, valid UTF-8 -- HTTP 400, nothing stored."""
+    from durable_cli import Store
+    from tests.remote.test_remote_fork_parts import _heap_fleet
+
+    fleet = _heap_fleet(tmp_path_factory, 40)
+    slot, alice = fleet.free[0], token("alice")
+    store = Store(remote=slot.url, token=alice)
+    try:
+        with store.open("big", create=True) as s:
+            seqs = s.append_many([{"role": "user", "content": f"{j} " + "x" * 1_900_000} for j in range(8)], seqs_only=True)
+        assert seqs == list(range(1, 9)) and fleet.proc.poll() is None
+        row = {"role": "user", "content": "y" * 1_200_000, "tool_calls_json": None, "call_id": None, "name": None,
+               "meta_json": None, "data_json": None, "tokens": None}
+        call = {"op": "append_many", "scope": "user", "label": "session", "name": "big", "args": {"rows": [row]}}
+        crafted = {
+            "a row of the wrong type": json.dumps(dict(call, args={"rows": [dict(row, tokens="many")]})).encode(),
+            "a duplicate key": json.dumps(call).encode().replace(b'"role": "user"', b'"role": "user", "role": "user"', 1),
+            "1e400": json.dumps(dict(call, args={"rows": [dict(row, tokens=1)]})).encode().replace(b'"tokens": 1', b'"tokens": 1e400', 1),
+            "invalid UTF-8": json.dumps(call).encode().replace(b"yyyy", b"y\xff\xfey", 1),
+            "not JSON": json.dumps(call).encode()[:-2],
+        }
+        for why, body in crafted.items():
+            assert len(body) > 1_000_000
+            status, doc = post_call(slot.url, alice, body)
+            assert status == 400 and doc["error"]["code"] == "invalid_input", (why, doc)
+        with store.open("big") as s:
+            assert [r["seq"] for r in s.rows()] == seqs  # nothing stored
+    finally:
+        store.close()
+        fleet.stop()

@@ -14,6 +14,7 @@ import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
 import { counted } from "./subrequests";
 import { limited } from "./rate";
+import { RAW_AT, envelope } from "./raw";
 export { DurableObjectSession } from "./object";
 export { DurableIndex } from "./indexes";
 
@@ -111,46 +112,53 @@ function refuseOthers(body: Body, address: { id_scope: string; owner: string; na
 }
 
 /** A body over MAX bytes is HTTP 413 before a byte of it is parsed (by its Content-Length, or while it
- *  streams in); the error's document tells the client the limit, so it sends a batch in parts. */
-async function bodyText(request: Request, max: number): Promise<string> {
+ *  streams in); the error's document tells the client the limit, so it sends a batch in parts. The bytes are
+ *  read into one buffer (of the declared length when there is one), never held twice. */
+async function bodyBytes(request: Request, max: number): Promise<Uint8Array> {
   const tooLarge = (n: number | null) => Object.assign(new DurableError(
     `the request body${n === null ? "" : ` of ${n} bytes`} is over this Worker's DURABLE_MAX_BODY_BYTES (${max}); ` +
     "send a batch in parts (the durable client does) or raise the variable", "invalid_input", { max_body_bytes: max }), { status: 413 });
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) throw tooLarge(Number(declared));
-  if (!request.body) return "";
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
-  const parts: Uint8Array[] = [];
+  let all = new Uint8Array(declared !== null && /^[0-9]+$/.test(declared) ? Number(declared) : 65536);
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    total += value.byteLength;
-    if (total > max) {
+    if (total + value.byteLength > max) {
       await reader.cancel().catch(() => undefined);
       throw tooLarge(null);
     }
-    parts.push(value);
+    if (total + value.byteLength > all.length) { // (no or a wrong Content-Length: grown by doubling)
+      const grown = new Uint8Array(Math.min(max, Math.max(all.length * 2, total + value.byteLength)));
+      grown.set(all.subarray(0, total));
+      all = grown;
+    }
+    all.set(value, total);
+    total += value.byteLength;
   }
-  const all = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.byteLength;
-  }
+  return all.subarray(0, total);
+}
+
+function decoded(bytes: Uint8Array): string {
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     // SPEC §6: invalid UTF-8 (a lone surrogate's bytes included) is exit 2, never text with U+FFFD stored in its place
     throw new DurableError("the request body is not valid UTF-8", "invalid_input");
   }
 }
 
+/** The ops of an object's scope the Worker answers itself: their bodies are always parsed here. */
+const WORKER_OPS = new Set(["whoami", "limits", "object_id"]);
+
 /** One call to the object's Durable Object (`idFromName` of its id); its Response as it answered.
  *  A DO error marked `overloaded` is busy (exit 6) and not retried (Cloudflare: retrying adds load);
  *  only one marked `retryable` tells the client to retry (with the same request id). DEV_FAULT (tests,
  *  DURABLE_DEV_FAULTS only): fail this call as Cloudflare marks an overloaded or a retryable error. */
-export async function callObject(env: Env, id: string, call: unknown, devFault: string | null = null): Promise<Response> {
+export async function callObject(env: Env, id: string, call: unknown, devFault: string | null = null, raw: Uint8Array | null = null): Promise<Response> {
   const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
   try {
     if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
@@ -158,7 +166,9 @@ export async function callObject(env: Env, id: string, call: unknown, devFault: 
       faulted.add((call as { request_id?: string }).request_id ?? "");
       throw Object.assign(new Error("Network connection lost."), { retryable: true });
     }
-    return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
+    // RAW: the body as it came (raw.ts), its call without args in a header; the object parses the body once
+    return await stub.fetch("https://object/call", raw === null ? { method: "POST", body: JSON.stringify(call) }
+      : { method: "POST", body: raw, headers: { "x-durable-call": encodeURIComponent(JSON.stringify(call)) } });
   } catch (e) {
     const err = e as Error & { overloaded?: boolean; retryable?: boolean };
     if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
@@ -236,18 +246,25 @@ export default {
       const token = await who(env, request.headers.get("authorization"));
       if (settings.rateLimit > 0) await rateCheck(env, token.claims, settings.rateLimit); // before the body is read: 429, nothing done
       let body: Body;
-      // the text checked below: the body of a call (413 past DURABLE_MAX_BODY_BYTES, before it is parsed), the
-      // x-durable-call header of a follow
-      const text = following ? request.headers.get("x-durable-call") ?? "" : await bodyText(request, settings.maxBodyBytes);
-      try {
-        body = following ? followCall(request) : (JSON.parse(text) as Body);
-      } catch (e) {
-        if (e instanceof DurableError) throw e;
-        throw new DurableError("the request body is not JSON", "invalid_input");
+      // the body of a call (413 past DURABLE_MAX_BODY_BYTES, before it is parsed)
+      const bytes = following ? null : await bodyBytes(request, settings.maxBodyBytes);
+      // a big body to an object goes to it unparsed: only its envelope is read here (raw.ts)
+      const head = bytes !== null && bytes.byteLength >= RAW_AT ? envelope(bytes) : null;
+      const raw = head !== null && ["user", "tenant", "reserved"].includes(head.scope as string) && !WORKER_OPS.has(head.op as string) ? bytes : null;
+      if (raw !== null) body = head as unknown as Body;
+      else {
+        // the text checked below: the body of a call, the x-durable-call header of a follow
+        const text = bytes === null ? request.headers.get("x-durable-call") ?? "" : decoded(bytes);
+        try {
+          body = following ? followCall(request) : (JSON.parse(text) as Body);
+        } catch (e) {
+          if (e instanceof DurableError) throw e;
+          throw new DurableError("the request body is not JSON", "invalid_input");
+        }
+        // RFC 8259 (SPEC §6): no duplicate key or 1e400 anywhere; each field's value is held to 200 levels where it is read
+        const why = strict.scan(text, strict.MAX_DEPTH + strict.ENVELOPE_DEPTH, undefined, true);
+        if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
       }
-      // RFC 8259 (SPEC §6): no duplicate key or 1e400 anywhere; each field's value is held to 200 levels where it is read
-      const why = strict.scan(text, strict.MAX_DEPTH + strict.ENVELOPE_DEPTH, undefined, true);
-      if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
       if (body === null || typeof body !== "object" || Array.isArray(body)) throw new DurableError("the request body is not a JSON object", "invalid_input");
       const actor = body.actor == null ? token.user : validName(body.actor, "user");
       if (!token.admin && actor !== token.user) {
@@ -258,7 +275,7 @@ export default {
       if (body.op === "limits") return json({ result: { max_body_bytes: settings.maxBodyBytes, max_turn_bytes: settings.maxTurnBytes } });
       if (body.op === "sql_limits" && body.scope === "dev" && token.admin && settings.faults) return json({ result: await ask(env, "dev:0", "sql_limits", {}) });
       // (a follow request's since is checked by its object, follow.ts; dev_forget_followers is a test hook of remote dev)
-      if (!following && !(body.op === "dev_forget_followers" && settings.faults)) {
+      if (!following && raw === null && !(body.op === "dev_forget_followers" && settings.faults)) { // (a raw body: its object checks them)
         checkArgs(["index", "objects", "auth"].includes(body.scope) ? body.scope : "object", body.op, body.args);
       }
       if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args) });
@@ -298,7 +315,7 @@ export default {
       // the tests' hooks of an error no rule foresaw, in the Worker or in the object (its message must reach only the log)
       if (devFault === "internal_worker") throw new Error(`dev fault: a detail of the Worker's own for the log only (${id})`);
       return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } })
-        : await callObject(env, id, devFault === "internal" ? { ...call, dev_fault: devFault } : call, devFault);
+        : await callObject(env, id, devFault === "internal" ? { ...call, dev_fault: devFault } : call, devFault, raw);
     } catch (e) {
       return fail(internalError(e, "the Worker")); // an internal error's message goes to the log, its id to the caller
     }

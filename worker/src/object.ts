@@ -12,6 +12,7 @@ import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
 import * as rate from "./rate";
+import { rawArgs } from "./raw";
 import { Revocations, revocationList, revokedWhy } from "./auth";
 
 let USAGE_CATCH_UP: string | undefined; // schema.catch_up's usage step over whole meta (USAGE_WHOLE), made once
@@ -144,7 +145,12 @@ export class DurableObjectSession {
       const retryAfter = this.ctx.storage.transactionSync(() => rate.take(this.ctx.storage.sql, jti, limit, now()));
       return new Response(JSON.stringify({ result: { retry_after: retryAfter } }), { headers: { "content-type": "application/json" } });
     }
-    const call = (await request.json()) as Call;
+    let call: Call;
+    try {
+      call = await this.callOf(request);
+    } catch (e) {
+      return this.answer(0, e);
+    }
     let fresh = false; // an import into storage that did not exist: a failure leaves none behind
     try {
       if (call.op === "tombstone") { // Store.tombstone(NAME): what delete_thread left for this object, or null
@@ -242,6 +248,16 @@ export class DurableObjectSession {
       if (call.op === "import" && e instanceof DurableError && e.document === undefined) e.document = { id: call.id }; // the receipt's entry
       return this.answer(0, e);
     }
+  }
+
+  /** A call as the Worker sent it: its JSON, or (a big body, raw.ts) the call without args in a header and the
+   *  client's body as it came, decoded, checked and parsed here once. */
+  private async callOf(request: Request): Promise<Call> {
+    const head = request.headers.get("x-durable-call");
+    if (head === null) return (await request.json()) as Call;
+    const call = JSON.parse(decodeURIComponent(head)) as Call;
+    call.args = rawArgs(new Uint8Array(await request.arrayBuffer()), call.op);
+    return call;
   }
 
   /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
