@@ -130,6 +130,13 @@ class RemoteClient:
                     why = err.get("message", "busy")
                     time.sleep(min(RETRY_DELAYS[attempt], max(deadline - time.monotonic(), 0)))
                     continue
+                # a token over its rate (SPEC §13): nothing was done; wait retry_after if remote.timeout allows, the
+                # same request id kept, else exit 8 at once
+                wait = err.get("retry_after")
+                if err.get("code") == "rate_limited" and isinstance(wait, (int, float)) and attempt < len(RETRY_DELAYS) \
+                        and time.monotonic() + wait < deadline:
+                    time.sleep(wait)
+                    continue
                 raise DurableError(err.get("message", "the Worker refused the request"), err.get("code", "internal"),
                                    document=err.get("document"))
             if attempt < len(RETRY_DELAYS):

@@ -1742,9 +1742,9 @@ var UNPRINTABLE = new RegExp(`[^${klass}]`, "u");
 var LEADING = new RegExp(`^[${WS}]+`, "u");
 var TRAILING = new RegExp(`[${WS}]+$`, "u");
 var WORD = new RegExp(`[^${WS}]+`, "gu");
-var printable = (text3) => !UNPRINTABLE.test(text3);
-var strip = (text3) => text3.replace(LEADING, "").replace(TRAILING, "");
-var wordCount = (text3) => (text3.match(WORD) ?? []).length;
+var printable = (text4) => !UNPRINTABLE.test(text4);
+var strip = (text4) => text4.replace(LEADING, "").replace(TRAILING, "");
+var wordCount = (text4) => (text4.match(WORD) ?? []).length;
 function quote(v) {
   if (typeof v !== "string") return v === null || v === void 0 ? "None" : String(v);
   const q = v.includes("'") && !v.includes('"') ? '"' : "'";
@@ -1802,6 +1802,16 @@ var DurableError = class extends Error {
   code;
   document;
 };
+function internalError(e, where) {
+  if (e instanceof DurableError && (e.code !== "internal" || INTERNAL_ANSWER.test(e.message))) return e;
+  const bytes2 = crypto.getRandomValues(new Uint8Array(8));
+  const id = [...bytes2].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const message = e instanceof Error ? e.message : String(e);
+  console.error(`durable: internal error ${id} in ${where}: ${message}${e instanceof Error && e.stack ? `
+${e.stack}` : ""}`);
+  return new DurableError(`internal error ${id}`, "internal");
+}
+var INTERNAL_ANSWER = /^internal error [0-9a-f]{16}$/;
 var invalid = (m) => new DurableError(m, "invalid_input");
 var notFound = (m) => new DurableError(m, "not_found");
 var conflict = (m) => new DurableError(m, "conflict");
@@ -1860,7 +1870,7 @@ var CHUNK_SCHEMA = [
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_write_gone AFTER DELETE ON lg_writes BEGIN DELETE FROM _durable_chunks WHERE key = OLD.value; END",
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_fact_gone AFTER DELETE ON facts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.value; END"
 ];
-var wholeSql = (text3) => `CASE WHEN length(${text3}) = ${MARK_LENGTH} AND substr(${text3}, 1, 2) = char(1, 2) THEN (SELECT group_concat(text, '') FROM (SELECT text FROM _durable_chunks WHERE key = ${text3} ORDER BY part)) ELSE ${text3} END`;
+var wholeSql = (text4) => `CASE WHEN length(${text4}) = ${MARK_LENGTH} AND substr(${text4}, 1, 2) = char(1, 2) THEN (SELECT group_concat(text, '') FROM (SELECT text FROM _durable_chunks WHERE key = ${text4} ORDER BY part)) ELSE ${text4} END`;
 var argumentsSql = (calls) => `CASE WHEN ${calls} IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(${wholeSql(calls)})) END`;
 var counted = (row3) => `${row3}.seq <= (SELECT mark FROM turns_mark)`;
 var ftsDelete = (row3) => `INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', ${row3}.seq, ${wholeSql(`${row3}.content`)}, ${argumentsSql(`${row3}.tool_calls`)});`;
@@ -1936,14 +1946,14 @@ var Db = class _Db {
     }
     return key;
   }
-  store(text3) {
+  store(text4) {
     const key = _Db.key();
     let part = 0;
-    for (let at = 0; at < text3.length || part === 0; part++) {
-      let end = Math.min(at + PART_UNITS, text3.length);
-      const last = text3.charCodeAt(end - 1);
-      if (end < text3.length && last >= 55296 && last <= 56319) end--;
-      const piece = text3.slice(at, end);
+    for (let at = 0; at < text4.length || part === 0; part++) {
+      let end = Math.min(at + PART_UNITS, text4.length);
+      const last = text4.charCodeAt(end - 1);
+      if (end < text4.length && last >= 55296 && last <= 56319) end--;
+      const piece = text4.slice(at, end);
       guardSql("", [piece]);
       this.sql.exec("INSERT INTO _durable_chunks (key, part, text) VALUES (?, ?, ?)", key, part, piece);
       at = end;
@@ -2156,11 +2166,11 @@ function sessionJson(obj) {
     external_id: m.external_id ?? null
   };
 }
-function validName(text3, what = "name") {
-  const s = typeof text3 === "string" ? text3 : "";
+function validName(text4, what = "name") {
+  const s = typeof text4 === "string" ? text4 : "";
   const n = [...s].length;
-  if (typeof text3 !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
-    throw invalid(say("invalid_name", { what, value: text3 }));
+  if (typeof text4 !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
+    throw invalid(say("invalid_name", { what, value: text4 }));
   }
   return s;
 }
@@ -2220,6 +2230,8 @@ function positiveVar(env, name, fallback, max, unit = "bytes") {
   }
   return Number(v);
 }
+var DEFAULT_RATE_LIMIT = 1200;
+var MAX_RATE_LIMIT = 1e7;
 var checked = null;
 function checkConfig(env) {
   if (checked && checked.env === env) return checked.settings;
@@ -2237,16 +2249,21 @@ function checkConfig(env) {
   const f = env.DURABLE_DEV_FAULTS;
   if (f !== void 0 && f !== "1" && f !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
   const subrequests = positiveVar(env, "DURABLE_SUBREQUEST_LIMIT", DEFAULT_SUBREQUESTS, 1e7, "subrequests per request");
-  const settings = { maxTurnBytes, maxBodyBytes, subrequests, faults: f === "1" };
+  const r = env.DURABLE_RATE_LIMIT;
+  if (r !== void 0 && r !== null && (typeof r !== "string" || !/^(0|[1-9][0-9]{0,7})$/.test(r) || Number(r) > MAX_RATE_LIMIT)) {
+    throw misconfigured("DURABLE_RATE_LIMIT", `must be a whole number from 0 (no limit) to ${MAX_RATE_LIMIT} (requests a minute per token), as text`);
+  }
+  const rateLimit = r === void 0 || r === null ? DEFAULT_RATE_LIMIT : Number(r);
+  const settings = { maxTurnBytes, maxBodyBytes, subrequests, rateLimit, faults: f === "1" };
   checked = { env, settings };
   return settings;
 }
 var B64URL = /^[A-Za-z0-9_-]*$/;
-function unb64url(text3) {
-  if (!B64URL.test(text3) || text3.length % 4 === 1) return null;
-  const bin = atob(text3.replace(/-/g, "+").replace(/_/g, "/") + "==".slice(0, (4 - text3.length % 4) % 4));
+function unb64url(text4) {
+  if (!B64URL.test(text4) || text4.length % 4 === 1) return null;
+  const bin = atob(text4.replace(/-/g, "+").replace(/_/g, "/") + "==".slice(0, (4 - text4.length % 4) % 4));
   const bytes2 = Uint8Array.from(bin, (c) => c.charCodeAt(0));
-  return b64url(bytes2) === text3 ? bytes2 : null;
+  return b64url(bytes2) === text4 ? bytes2 : null;
 }
 function b64url(bytes2) {
   let bin = "";
@@ -2254,10 +2271,10 @@ function b64url(bytes2) {
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 var verifyKey = null;
-async function keyFor(text3) {
-  if (!verifyKey || verifyKey.text !== text3) {
-    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(text3), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
-    verifyKey = { text: text3, key };
+async function keyFor(text4) {
+  if (!verifyKey || verifyKey.text !== text4) {
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(text4), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+    verifyKey = { text: text4, key };
   }
   return verifyKey.key;
 }
@@ -2352,31 +2369,31 @@ var CLOSE_OBJECT = 125;
 var OPEN_ARRAY = 91;
 var CLOSE_ARRAY = 93;
 var COMMA = 44;
-function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
+function scan(text4, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
   const keys = [];
   const path = [];
   let expectKey = false;
-  const n = text3.length;
-  let escape = lone ? text3.indexOf("\\u") : -1;
+  const n = text4.length;
+  let escape = lone ? text4.indexOf("\\u") : -1;
   let i = 0;
   while (i < n) {
-    const c = text3.charCodeAt(i);
+    const c = text4.charCodeAt(i);
     if (c === QUOTE) {
       let end = i + 1;
       for (; ; ) {
-        end = text3.indexOf('"', end);
+        end = text4.indexOf('"', end);
         let k = end - 1;
-        while (text3.charCodeAt(k) === BACKSLASH) k--;
+        while (text4.charCodeAt(k) === BACKSLASH) k--;
         if ((end - 1 - k) % 2 === 0) break;
         end++;
       }
-      if (escape !== -1 && escape < i) escape = text3.indexOf("\\u", i);
-      if (escape !== -1 && escape < end && LONE_SURROGATE.test(JSON.parse(text3.slice(i, end + 1)))) {
+      if (escape !== -1 && escape < i) escape = text4.indexOf("\\u", i);
+      if (escape !== -1 && escape < end && LONE_SURROGATE.test(JSON.parse(text4.slice(i, end + 1)))) {
         return LONE_MESSAGE;
       }
       if (expectKey) {
-        const raw2 = text3.slice(i + 1, end);
-        const key = raw2.includes("\\") ? JSON.parse(text3.slice(i, end + 1)) : raw2;
+        const raw2 = text4.slice(i + 1, end);
+        const key = raw2.includes("\\") ? JSON.parse(text4.slice(i, end + 1)) : raw2;
         const seen = keys[keys.length - 1];
         if (seen.has(key)) return say("json_duplicate_key", { key });
         seen.add(key);
@@ -2400,7 +2417,7 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
     } else if (c === 45 || c >= 48 && c <= 57) {
       let j = i + 1, plain = true;
       for (; j < n; j++) {
-        const d = text3.charCodeAt(j);
+        const d = text4.charCodeAt(j);
         if (d >= 48 && d <= 57) continue;
         if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45) {
           plain = false;
@@ -2409,7 +2426,7 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
         break;
       }
       if (!plain || j - i > 300) {
-        const lexeme = text3.slice(i, j);
+        const lexeme = text4.slice(i, j);
         const value = Number(lexeme);
         if (!Number.isFinite(value)) return say("json_overflow", { number: lexeme.slice(0, 40) });
         const L = keys.length;
@@ -2417,20 +2434,20 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
           return say("meta_usage_count", { key: path[L - 1] });
         }
       }
-      if (lexemes !== void 0 && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text3.slice(i, j));
+      if (lexemes !== void 0 && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text4.slice(i, j));
       i = j;
     } else i++;
   }
   return null;
 }
-function parse(text3, what, lexemes) {
+function parse(text4, what, lexemes) {
   let value;
   try {
-    value = JSON.parse(text3);
+    value = JSON.parse(text4);
   } catch {
     throw invalid(`${what} is not valid JSON text`);
   }
-  const why = scan(text3, MAX_DEPTH, lexemes);
+  const why = scan(text4, MAX_DEPTH, lexemes);
   if (why !== null) throw invalid(say("not_json", { what, why }));
   return value;
 }
@@ -2746,7 +2763,7 @@ var DurableIndex = class {
       }
       return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
     } catch (e) {
-      const err = e instanceof DurableError ? e : new DurableError(`internal error in the index: ${e?.message ?? e}`, "internal");
+      const err = internalError(e, "an index shard");
       return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), { status: 500, headers: { "content-type": "application/json" } });
     }
   }
@@ -3470,6 +3487,132 @@ function compare(x, y) {
   return 0;
 }
 
+// src/rate.ts
+var MINUTE_MS = 6e4;
+var RATE_TABLE = "CREATE TABLE IF NOT EXISTS _durable_rate (jti TEXT PRIMARY KEY, tokens REAL NOT NULL, at INTEGER NOT NULL)";
+function take(sql, jti, limit, at) {
+  sql.exec(RATE_TABLE);
+  const row3 = sql.exec("SELECT tokens, at FROM _durable_rate WHERE jti = ?", jti).toArray()[0];
+  const refill = limit / MINUTE_MS;
+  const tokens = row3 ? Math.min(limit, row3.tokens + Math.max(0, at - row3.at) * refill) : limit;
+  sql.exec("DELETE FROM _durable_rate WHERE at < ? AND jti != ?", at - MINUTE_MS, jti);
+  if (tokens < 1) {
+    sql.exec("INSERT OR REPLACE INTO _durable_rate (jti, tokens, at) VALUES (?, ?, ?)", jti, tokens, at);
+    return Math.max(1, Math.ceil((1 - tokens) / refill / 1e3));
+  }
+  sql.exec("INSERT OR REPLACE INTO _durable_rate (jti, tokens, at) VALUES (?, ?, ?)", jti, tokens - 1, at);
+  return null;
+}
+function limited(limit, retryAfter) {
+  return Object.assign(new DurableError(
+    `this token is over its rate limit of ${limit} requests a minute (DURABLE_RATE_LIMIT); retry after ${retryAfter} s; nothing was done`,
+    "rate_limited"
+  ), { status: 429, retryAfter });
+}
+
+// src/raw.ts
+var RAW_AT = 1024 * 1024;
+var QUOTE2 = 34;
+var BACKSLASH2 = 92;
+var COLON = 58;
+var COMMA2 = 44;
+var OPEN = /* @__PURE__ */ new Set([123, 91]);
+var CLOSE = /* @__PURE__ */ new Set([125, 93]);
+var notJson = () => invalid("the request body is not JSON");
+var decoder = () => new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+function space(b, i) {
+  while (i < b.length && (b[i] === 32 || b[i] === 10 || b[i] === 13 || b[i] === 9)) i++;
+  return i;
+}
+function skipString(b, i) {
+  for (i++; i < b.length; i++) {
+    if (b[i] === BACKSLASH2) i++;
+    else if (b[i] === QUOTE2) return i + 1;
+  }
+  throw notJson();
+}
+function skipValue(b, i) {
+  if (b[i] === QUOTE2) return skipString(b, i);
+  if (OPEN.has(b[i])) {
+    let depth = 0;
+    while (i < b.length) {
+      if (b[i] === QUOTE2) {
+        i = skipString(b, i);
+        continue;
+      }
+      if (OPEN.has(b[i])) depth++;
+      else if (CLOSE.has(b[i]) && --depth === 0) return i + 1;
+      i++;
+    }
+    throw notJson();
+  }
+  const start = i;
+  while (i < b.length && b[i] !== COMMA2 && !CLOSE.has(b[i]) && space(b, i) === i) i++;
+  if (i === start) throw notJson();
+  return i;
+}
+function text(b) {
+  try {
+    return decoder().decode(b);
+  } catch {
+    throw invalid("the request body is not valid UTF-8");
+  }
+}
+function envelope(body) {
+  let i = space(body, 0);
+  if (body[i] !== 123) throw invalid("the request body is not a JSON object");
+  const out = {};
+  let sawArgs = false;
+  i = space(body, i + 1);
+  if (body[i] === 125) i++;
+  else for (; ; ) {
+    if (body[i] !== QUOTE2) throw notJson();
+    const keyEnd = skipString(body, i);
+    const key = JSON.parse(text(body.subarray(i, keyEnd)));
+    if (Object.prototype.hasOwnProperty.call(out, key) || key === "args" && sawArgs) {
+      throw invalid(`invalid request body: ${say("json_duplicate_key", { key })}`);
+    }
+    i = space(body, keyEnd);
+    if (body[i] !== COLON) throw notJson();
+    const start = space(body, i + 1);
+    const end = skipValue(body, start);
+    if (key === "args") sawArgs = true;
+    else {
+      const value = text(body.subarray(start, end));
+      const why = scan(value, MAX_DEPTH, void 0, true);
+      if (why !== null) throw invalid(`invalid request body: ${why}`);
+      try {
+        out[key] = JSON.parse(value);
+      } catch {
+        throw notJson();
+      }
+    }
+    i = space(body, end);
+    if (body[i] === COMMA2) {
+      i = space(body, i + 1);
+      continue;
+    }
+    if (body[i] !== 125) throw notJson();
+    i++;
+    break;
+  }
+  if (space(body, i) !== body.length) throw notJson();
+  return out;
+}
+function rawArgs(bytes2, op) {
+  const body = text(bytes2);
+  const why = scan(body, MAX_DEPTH + ENVELOPE_DEPTH, void 0, true);
+  if (why !== null) throw invalid(`invalid request body: ${why}`);
+  let parsed;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw notJson();
+  }
+  checkArgs("object", op, parsed.args);
+  return parsed.args ?? {};
+}
+
 // src/generated/schema.json
 var schema_default = {
   migrations: [
@@ -3596,17 +3739,17 @@ var schema_default = {
 };
 
 // src/rules/tokens.ts
-function approx(text3) {
-  const chars = [...text3].length;
-  const words = wordCount(text3);
+function approx(text4) {
+  const chars = [...text4].length;
+  const words = wordCount(text4);
   return Math.max(Math.ceil(chars / 4), Math.ceil(words * 1.3)) + 4;
 }
 
 // src/rules/verbatim.ts
 var splicing = null;
 var Raw = class {
-  constructor(text3) {
-    this.text = text3;
+  constructor(text4) {
+    this.text = text4;
   }
   text;
   get value() {
@@ -3618,8 +3761,8 @@ var Raw = class {
     return splicing.mark;
   }
 };
-function raw(text3) {
-  return text3 === null || text3 === void 0 ? null : new Raw(text3);
+function raw(text4) {
+  return text4 === null || text4 === void 0 ? null : new Raw(text4);
 }
 function stringify(doc) {
   const mark = crypto.randomUUID().replace(/-/g, "");
@@ -3640,12 +3783,12 @@ function stringify(doc) {
   return s;
 }
 function field(f, key, where, lexemes) {
-  const text3 = f[`${key}_json`];
-  if (text3 !== void 0 && text3 !== null) {
+  const text4 = f[`${key}_json`];
+  if (text4 !== void 0 && text4 !== null) {
     if (f[key] !== void 0 && f[key] !== null) throw invalid(`${where}give ${key} or ${key}_json, not both`);
-    if (typeof text3 !== "string") throw invalid(`${where}${key}_json must be JSON text`);
-    const value2 = parse(text3, `${where}${key}`, lexemes);
-    return value2 === null ? [null, null] : [value2, text3];
+    if (typeof text4 !== "string") throw invalid(`${where}${key}_json must be JSON text`);
+    const value2 = parse(text4, `${where}${key}`, lexemes);
+    return value2 === null ? [null, null] : [value2, text4];
   }
   const value = f[key] === void 0 ? null : f[key];
   if (tooDeep(value)) throw invalid(where + say("json_too_deep", { what: key, max: MAX_DEPTH }));
@@ -4296,11 +4439,11 @@ function commitSummary(obj, a) {
   }
   return insertSummary(obj, covered, a.text);
 }
-function insertSummary(obj, covered, text3) {
+function insertSummary(obj, covered, text4) {
   const first = Math.min(...covered.map((r) => r[KIND] === "summary" ? r[FIRST] : r[SEQ]));
   const last = Math.max(...covered.map((r) => r[KIND] === "summary" ? r[LAST] ?? r[FIRST] : r[SEQ]));
-  const count = approx(text3);
-  const seq = obj.db.one("INSERT INTO turns (role, content, tokens, author, created_at, kind, covers_first, covers_last) VALUES ('system', ?, ?, ?, ?, 'summary', ?, ?) RETURNING seq", text3, count, obj.actor, now(), first, last)[0];
+  const count = approx(text4);
+  const seq = obj.db.one("INSERT INTO turns (role, content, tokens, author, created_at, kind, covers_first, covers_last) VALUES ('system', ?, ?, ?, ?, 'summary', ?, ?) RETURNING seq", text4, count, obj.actor, now(), first, last)[0];
   for (const r of covered) obj.db.run("UPDATE turns SET superseded_by = ? WHERE seq = ?", seq, r[SEQ]);
   obj.db.run(
     "UPDATE object SET live_turns = live_turns - ? + 1, live_tokens = live_tokens - ? + ?",
@@ -5623,7 +5766,7 @@ var withBlobsAsText = (rows) => rows.map((r) => Object.fromEntries(Object.entrie
 var Bad = class extends Error {
 };
 var clip = (s) => [...s].slice(0, 300).join("");
-function text(v) {
+function text2(v) {
   if (typeof v !== "string") throw new Bad(say("record_not_string", { kind: kind(v) }));
   if (/\p{Cs}/u.test(v)) throw new Bad(say("record_surrogate"));
   return v;
@@ -5641,7 +5784,7 @@ function int(v) {
   return v;
 }
 function jsonText(v, lexemes) {
-  text(v);
+  text2(v);
   let value;
   try {
     value = JSON.parse(v);
@@ -5655,12 +5798,12 @@ function jsonText(v, lexemes) {
 }
 var plainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 var CHECKS = {
-  text: (v) => text(v),
+  text: (v) => text2(v),
   nonempty: (v) => {
-    if (text(v) === "") throw new Bad(say("record_empty"));
+    if (text2(v) === "") throw new Bad(say("record_empty"));
   },
   name: (v) => {
-    text(v);
+    text2(v);
     try {
       validName(v);
     } catch {
@@ -5682,17 +5825,17 @@ var CHECKS = {
     if (v > records_default.max_ttl) throw new Bad(say("record_ttl"));
   },
   title: (v) => {
-    text(v);
+    text2(v);
     const n = [...v].length;
     if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad(say("record_title"));
   },
   request_id: (v) => {
-    text(v);
+    text2(v);
     const n = [...v].length;
     if (n < 1 || n > 128 || !printable(v)) throw new Bad(say("record_request_id"));
   },
   hex_id: (v) => {
-    text(v);
+    text2(v);
     if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad(say("record_hex_id"));
   },
   flag: (v) => {
@@ -5705,7 +5848,7 @@ var CHECKS = {
     if (v !== 1) throw new Bad(say("record_one"));
   },
   blob: (v) => {
-    text(v);
+    text2(v);
     if (!isBase64(v)) throw new Bad(say("record_blob"));
   },
   json: (v) => jsonText(v),
@@ -6313,6 +6456,8 @@ function rebuild(obj, r) {
 var END_OF_STREAM = 4e3;
 var TOKEN_ENDED = 4001;
 var UNKNOWN_SOCKET = 4002;
+var TOO_FAR_BEHIND = 4003;
+var MAX_BACKLOG = 4 * 1024 * 1024;
 var ENDS = ["archived", "cancelled"];
 var FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (id TEXT PRIMARY KEY, user TEXT NOT NULL, call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
 function fidOf(ws) {
@@ -6383,11 +6528,27 @@ function pushOne(db, ws, fid, revoked) {
   if (f.address.id_scope === "tenant" && !f.all_users && obj.role() === null) return end("no longer visible");
   let last = Number(m[2]);
   for (const [seq, row3] of rowsSince(obj, last)) {
-    ws.send(stringify({ row: row3 }));
+    const message = stringify({ row: row3 });
+    const backlog = ws.bufferedAmount;
+    if (backlog > 0 && backlog + utf8Length(message) > MAX_BACKLOG) {
+      db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+      return close(ws, TOO_FAR_BEHIND, "too far behind, reconnect");
+    }
+    ws.send(message);
     last = seq;
   }
   if (last !== Number(m[2])) db.run("UPDATE _durable_followers SET last_seq = ? WHERE id = ?", last, fid);
   if (ENDS.includes(meta.status)) end(meta.status);
+}
+function utf8Length(text4) {
+  let n = text4.length;
+  for (let i = 0; i < text4.length; i++) {
+    const c = text4.charCodeAt(i);
+    if (c >= 2048 && (c < 55296 || c > 57343)) n += 2;
+    else if (c >= 128 && c < 2048) n += 1;
+    else if (c >= 55296 && c <= 56319) n += 1;
+  }
+  return n;
 }
 function endAll(ctx, why) {
   for (const ws of ctx.getWebSockets()) close(ws, END_OF_STREAM, why);
@@ -6405,7 +6566,7 @@ function bytes(v, what) {
   if (typeof v !== "string" || !isBase64(v)) throw invalid(`${what} must be base64 text`);
   return blobBytes(v);
 }
-var text2 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
+var text3 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
 function str(v, what) {
   if (typeof v !== "string") throw invalid(`${what} must be a string`);
   return v;
@@ -6523,7 +6684,7 @@ function checkpointRows(obj, a) {
   const [where, params] = filters(a);
   if (a.limit != null) params.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
   const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC` + (a.limit != null ? " LIMIT ?" : "");
-  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text2(r[4]), r[5]]);
+  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text3(r[4]), r[5]]);
   if (!a.with_writes) return rows;
   return [rows, rows.map((r) => writeRows(obj, { ns: r[0], checkpoint_id: r[1] }))];
 }
@@ -6552,7 +6713,7 @@ function checkpointPage(obj, meta, a) {
   const limit = a.limit ?? Infinity;
   let bytes2 = 0;
   for (const r of obj.db.iter(`SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC, checkpoint_ns DESC`, ...params)) {
-    const row3 = [r[0], r[1], r[2], r[3], text2(r[4]), r[5]];
+    const row3 = [r[0], r[1], r[2], r[3], text3(r[4]), r[5]];
     const writes = writeRows(obj, { ns: r[0], checkpoint_id: r[1] });
     out.rows.push(row3);
     out.writes.push(writes);
@@ -6570,7 +6731,7 @@ function writeRows(obj, a) {
     "SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
     a.ns,
     a.checkpoint_id
-  ).map((r) => [r[0], r[1], r[2], text2(r[3]), r[4], r[5]]);
+  ).map((r) => [r[0], r[1], r[2], text3(r[3]), r[4], r[5]]);
 }
 function deleteThread(obj) {
   const meta = obj.meta();
@@ -6896,7 +7057,17 @@ var DurableObjectSession = class {
     const path = new URL(request.url).pathname;
     if (path === "/system") return this.system(await request.json());
     if (path === "/follow") return this.follow(request);
-    const call = await request.json();
+    if (path === "/rate") {
+      const { jti, limit } = await request.json();
+      const retryAfter = this.ctx.storage.transactionSync(() => take(this.ctx.storage.sql, jti, limit, now()));
+      return new Response(JSON.stringify({ result: { retry_after: retryAfter } }), { headers: { "content-type": "application/json" } });
+    }
+    let call;
+    try {
+      call = await this.callOf(request);
+    } catch (e) {
+      return this.answer(0, e);
+    }
     let fresh = false;
     try {
       if (call.op === "tombstone") {
@@ -6931,8 +7102,8 @@ var DurableObjectSession = class {
       if (call.request_id && op.write) {
         const seen = this.db.one("SELECT status, body FROM _durable_requests WHERE id = ?", call.request_id);
         if (seen) {
-          const text3 = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
-          return new Response(text3, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
+          const text4 = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
+          return new Response(text4, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
         }
       }
       const fired = this.fire(obj);
@@ -6950,6 +7121,9 @@ var DurableObjectSession = class {
       }
       let ran = null;
       const body = this.ctx.storage.transactionSync(() => {
+        if (call.dev_fault === "internal" && this.env.DURABLE_DEV_FAULTS === "1") {
+          throw new Error(`dev fault: SQLITE_ERROR near the object's storage of ${call.id}`);
+        }
         let args = { ...call.args ?? {}, all_users: !!call.all_users, ...extra };
         const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result;
@@ -6962,13 +7136,13 @@ var DurableObjectSession = class {
           if (part && op.lazy) dropStaged(this.db, part);
           if (op.write) this.dirty();
         }
-        const text3 = stringify({ result: result === void 0 ? null : result });
+        const text4 = stringify({ result: result === void 0 ? null : result });
         if (call.request_id && op.write) {
           const recall = reduce(call.op, call.args ?? {}, result);
           this.db.run(
             "INSERT OR REPLACE INTO _durable_requests (id, status, body, at) VALUES (?, 200, ?, ?)",
             call.request_id,
-            recall ? JSON.stringify(recall) : text3,
+            recall ? JSON.stringify(recall) : text4,
             now()
           );
           this.db.run(
@@ -6977,7 +7151,7 @@ var DurableObjectSession = class {
             REMEMBERED
           );
         }
-        return this.caughtUp(text3);
+        return this.caughtUp(text4);
       });
       if (op.buries) {
         await ask(
@@ -6997,6 +7171,15 @@ var DurableObjectSession = class {
       if (call.op === "import" && e instanceof DurableError && e.document === void 0) e.document = { id: call.id };
       return this.answer(0, e);
     }
+  }
+  /** A call as the Worker sent it: its JSON, or (a big body, raw.ts) the call without args in a header and the
+   *  client's body as it came, decoded, checked and parsed here once. */
+  async callOf(request) {
+    const head = request.headers.get("x-durable-call");
+    if (head === null) return await request.json();
+    const call = JSON.parse(decodeURIComponent(head));
+    call.args = rawArgs(new Uint8Array(await request.arrayBuffer()), call.op);
+    return call;
   }
   /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
    *  the home shard answers it only to a participant the thread had when deleted (or an admin's
@@ -7021,7 +7204,7 @@ var DurableObjectSession = class {
     if (e instanceof DurableError && e.code === "__empty_list") {
       return new Response(JSON.stringify({ result: [] }), { headers: { "content-type": "application/json" } });
     }
-    const err = e instanceof DurableError ? e : new DurableError(`internal error in the Worker: ${e?.message ?? e}`, "internal");
+    const err = internalError(e, "an object's Durable Object");
     const body = { error: { code: err.code, message: err.message } };
     if (err.document !== void 0) body.error.document = err.document;
     return new Response(JSON.stringify(body), { status: httpStatus(err.code), headers: { "content-type": "application/json" } });
@@ -7173,9 +7356,14 @@ var DurableObjectSession = class {
       const shards = shardsOf(row3);
       const before = this.sentTo();
       const gone = before.filter((s) => !shards.includes(s));
+<<<<<<< HEAD
       const joined = shards.filter((s) => s !== home && (force || !before.includes(s)));
       const text3 = JSON.stringify([row3, shards]);
       if (!force && text3 === this.sent && !gone.length) {
+=======
+      const text4 = JSON.stringify([row3, shards]);
+      if (!force && text4 === this.sent && !gone.length) {
+>>>>>>> r-leaks2
         this.indexed = true;
         return row3;
       }
@@ -7191,7 +7379,7 @@ var DurableObjectSession = class {
         return row3;
       }
       this.indexed = true;
-      this.sent = text3;
+      this.sent = text4;
       if (persist || shards.join() !== before.join()) {
         this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET dirty = ?, shards = ?", persist ? 0 : 1, JSON.stringify(shards)));
       }
@@ -7414,9 +7602,11 @@ function fail(e) {
   const error = { code, message: e.message };
   if (e.document !== void 0) error.document = e.document;
   if (e.retryable) error.retryable = true;
+  const retryAfter = e.retryAfter;
+  if (retryAfter !== void 0) error.retry_after = retryAfter;
   return new Response(JSON.stringify({ error }), {
     status: e.code === "unauthorized" ? 401 : e.status ?? httpStatus(e.code),
-    headers: { "content-type": "application/json" }
+    headers: { "content-type": "application/json", ...retryAfter !== void 0 ? { "retry-after": String(retryAfter) } : {} }
   });
 }
 async function who(env, header) {
@@ -7444,7 +7634,7 @@ function refuseOthers(body, address, actor, id) {
   }
   throw new DurableError(`${what} belongs to another user; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
 }
-async function bodyText(request, max) {
+async function bodyBytes(request, max) {
   const tooLarge = (n) => Object.assign(new DurableError(
     `the request body${n === null ? "" : ` of ${n} bytes`} is over this Worker's DURABLE_MAX_BODY_BYTES (${max}); send a batch in parts (the durable client does) or raise the variable`,
     "invalid_input",
@@ -7452,33 +7642,36 @@ async function bodyText(request, max) {
   ), { status: 413 });
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) throw tooLarge(Number(declared));
-  if (!request.body) return "";
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
-  const parts = [];
+  let all = new Uint8Array(declared !== null && /^[0-9]+$/.test(declared) ? Number(declared) : 65536);
   let total = 0;
   for (; ; ) {
     const { done, value } = await reader.read();
     if (done) break;
-    total += value.byteLength;
-    if (total > max) {
+    if (total + value.byteLength > max) {
       await reader.cancel().catch(() => void 0);
       throw tooLarge(null);
     }
-    parts.push(value);
+    if (total + value.byteLength > all.length) {
+      const grown = new Uint8Array(Math.min(max, Math.max(all.length * 2, total + value.byteLength)));
+      grown.set(all.subarray(0, total));
+      all = grown;
+    }
+    all.set(value, total);
+    total += value.byteLength;
   }
-  const all = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.byteLength;
-  }
+  return all.subarray(0, total);
+}
+function decoded(bytes2) {
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes2);
   } catch {
     throw new DurableError("the request body is not valid UTF-8", "invalid_input");
   }
 }
-async function callObject(env, id, call, devFault = null) {
+var WORKER_OPS = /* @__PURE__ */ new Set(["whoami", "limits", "object_id"]);
+async function callObject(env, id, call, devFault = null, raw2 = null) {
   const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
   try {
     if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
@@ -7486,7 +7679,7 @@ async function callObject(env, id, call, devFault = null) {
       faulted.add(call.request_id ?? "");
       throw Object.assign(new Error("Network connection lost."), { retryable: true });
     }
-    return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
+    return await stub.fetch("https://object/call", raw2 === null ? { method: "POST", body: JSON.stringify(call) } : { method: "POST", body: raw2, headers: { "x-durable-call": encodeURIComponent(JSON.stringify(call)) } });
   } catch (e) {
     const err = e;
     if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
@@ -7514,6 +7707,21 @@ async function followObject(env, id, call) {
     throw new DurableError(`the object did not answer: ${e.message}`, "busy");
   }
 }
+async function rateCheck(env, claims, limit) {
+  const id = await objectId2(env.DURABLE_SECRET, "reserved", claims.sub, "");
+  let answer3;
+  try {
+    const response = await env.OBJECTS.get(env.OBJECTS.idFromName(id)).fetch("https://object/rate", {
+      method: "POST",
+      body: JSON.stringify({ jti: claims.jti, limit })
+    });
+    answer3 = await response.json();
+  } catch (e) {
+    throw Object.assign(new DurableError(`the rate limit's object did not answer: ${e.message}`, "busy"), { retryable: true });
+  }
+  const retryAfter = answer3.result?.retry_after ?? null;
+  if (retryAfter !== null) throw limited(limit, retryAfter);
+}
 var faulted = /* @__PURE__ */ new Set();
 async function revoke(env, admin, args) {
   if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
@@ -7538,16 +7746,23 @@ var index_default = {
         throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");
       }
       const token = await who(env, request.headers.get("authorization"));
+      if (settings.rateLimit > 0) await rateCheck(env, token.claims, settings.rateLimit);
       let body;
-      const text3 = following ? request.headers.get("x-durable-call") ?? "" : await bodyText(request, settings.maxBodyBytes);
-      try {
-        body = following ? followCall(request) : JSON.parse(text3);
-      } catch (e) {
-        if (e instanceof DurableError) throw e;
-        throw new DurableError("the request body is not JSON", "invalid_input");
+      const bytes2 = following ? null : await bodyBytes(request, settings.maxBodyBytes);
+      const head = bytes2 !== null && bytes2.byteLength >= RAW_AT ? envelope(bytes2) : null;
+      const raw2 = head !== null && ["user", "tenant", "reserved"].includes(head.scope) && !WORKER_OPS.has(head.op) ? bytes2 : null;
+      if (raw2 !== null) body = head;
+      else {
+        const text4 = bytes2 === null ? request.headers.get("x-durable-call") ?? "" : decoded(bytes2);
+        try {
+          body = following ? followCall(request) : JSON.parse(text4);
+        } catch (e) {
+          if (e instanceof DurableError) throw e;
+          throw new DurableError("the request body is not JSON", "invalid_input");
+        }
+        const why = scan(text4, MAX_DEPTH + ENVELOPE_DEPTH, void 0, true);
+        if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
       }
-      const why = scan(text3, MAX_DEPTH + ENVELOPE_DEPTH, void 0, true);
-      if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
       if (body === null || typeof body !== "object" || Array.isArray(body)) throw new DurableError("the request body is not a JSON object", "invalid_input");
       const actor = body.actor == null ? token.user : validName(body.actor, "user");
       if (!token.admin && actor !== token.user) {
@@ -7556,7 +7771,7 @@ var index_default = {
       if (body.op === "whoami") return json({ result: { user: actor, admin: token.admin } });
       if (body.op === "limits") return json({ result: { max_body_bytes: settings.maxBodyBytes, max_turn_bytes: settings.maxTurnBytes } });
       if (body.op === "sql_limits" && body.scope === "dev" && token.admin && settings.faults) return json({ result: await ask(env, "dev:0", "sql_limits", {}) });
-      if (!following && !(body.op === "dev_forget_followers" && settings.faults)) {
+      if (!following && raw2 === null && !(body.op === "dev_forget_followers" && settings.faults)) {
         checkArgs(["index", "objects", "auth"].includes(body.scope) ? body.scope : "object", body.op, body.args);
       }
       if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args) });
@@ -7595,10 +7810,11 @@ var index_default = {
         config: callConfig(settings.maxTurnBytes, c)
       };
       const { sub, iat, exp, jti } = token.claims;
-      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
+      const devFault = settings.faults ? body.dev_fault ?? null : null;
+      if (devFault === "internal_worker") throw new Error(`dev fault: a detail of the Worker's own for the log only (${id})`);
+      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, devFault === "internal" ? { ...call, dev_fault: devFault } : call, devFault, raw2);
     } catch (e) {
-      if (e instanceof DurableError) return fail(e);
-      return fail(new DurableError(`internal error in the Worker: ${e.message}`, "internal"));
+      return fail(internalError(e, "the Worker"));
     }
   }
 };

@@ -16,7 +16,7 @@
 //              its own objects, whatever the number of users and tenants (docs/remote.md).
 // Each object sends its row after it commits (object.ts syncIndex), in parallel: to its home shard and to
 // its root shard, whatever its number of participants; a new participant's shard gets one `join`.
-import { Db, DurableError, denied, invalid, now } from "./rules/state";
+import { Db, DurableError, denied, internalError, invalid, now } from "./rules/state";
 
 export interface IndexEnv {
   OBJECTS: DurableObjectNamespace;
@@ -290,7 +290,7 @@ export class DurableIndex {
       }
       return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
     } catch (e) {
-      const err = e instanceof DurableError ? e : new DurableError(`internal error in the index: ${(e as Error)?.message ?? e}`, "internal");
+      const err = internalError(e, "an index shard");
       return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), { status: 500, headers: { "content-type": "application/json" } });
     }
   }

@@ -23,6 +23,19 @@ export class DurableError extends Error {
     super(message);
   }
 }
+/** An error no rule foresaw (SPEC §13): its message and stack go to the Worker's log (console.error) under a
+ *  fresh id and the caller is answered only `internal error <id>`, never the message. A DurableError of
+ *  another code is the caller's to read, as is one already answered this way (an object's or a shard's,
+ *  passed on by the Worker under the id it was logged with). WHERE names the part that failed in the log. */
+export function internalError(e: unknown, where: string): DurableError {
+  if (e instanceof DurableError && (e.code !== "internal" || INTERNAL_ANSWER.test(e.message))) return e;
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  const id = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const message = e instanceof Error ? e.message : String(e);
+  console.error(`durable: internal error ${id} in ${where}: ${message}${e instanceof Error && e.stack ? `\n${e.stack}` : ""}`);
+  return new DurableError(`internal error ${id}`, "internal");
+}
+const INTERNAL_ANSWER = /^internal error [0-9a-f]{16}$/;
 export const invalid = (m: string) => new DurableError(m, "invalid_input");
 export const notFound = (m: string) => new DurableError(m, "not_found");
 export const conflict = (m: string) => new DurableError(m, "conflict");
