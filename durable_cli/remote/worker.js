@@ -7356,14 +7356,9 @@ var DurableObjectSession = class {
       const shards = shardsOf(row3);
       const before = this.sentTo();
       const gone = before.filter((s) => !shards.includes(s));
-<<<<<<< HEAD
       const joined = shards.filter((s) => s !== home && (force || !before.includes(s)));
-      const text3 = JSON.stringify([row3, shards]);
-      if (!force && text3 === this.sent && !gone.length) {
-=======
       const text4 = JSON.stringify([row3, shards]);
       if (!force && text4 === this.sent && !gone.length) {
->>>>>>> r-leaks2
         this.indexed = true;
         return row3;
       }
