@@ -7387,7 +7387,8 @@ var DurableObjectSession = class {
     const exists = this.exists();
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
-    if (exists && (this.isDirty() || this.isRootDirty())) {
+    const indexable = exists && this.db.one("SELECT 1 FROM object") !== null;
+    if (indexable && (this.isDirty() || this.isRootDirty())) {
       const next = this.retry().at ?? (this.isDirty() ? now() : this.rootAt ?? now());
       due = Math.min(due ?? Infinity, next);
     }

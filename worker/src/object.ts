@@ -489,7 +489,10 @@ export class DurableObjectSession {
     const exists = this.exists();
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
-    if (exists && (this.isDirty() || this.isRootDirty())) { // an index update to retry (backing off), or the root copy to make
+    // an index update to retry (backing off), or the root copy to make; storage holding only the parts of a
+    // body (no object yet) has no row to send: its one alarm is the staged parts' expiry below
+    const indexable = exists && this.db.one("SELECT 1 FROM object") !== null;
+    if (indexable && (this.isDirty() || this.isRootDirty())) {
       const next = this.retry().at ?? (this.isDirty() ? now() : this.rootAt ?? now());
       due = Math.min(due ?? Infinity, next);
     }
