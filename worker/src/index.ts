@@ -12,6 +12,7 @@ import { across } from "./across";
 import { checkArgs } from "./rules/args";
 import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
+import { callObject } from "./calls";
 import { counted } from "./subrequests";
 export { DurableObjectSession } from "./object";
 export { DurableIndex } from "./indexes";
@@ -142,26 +143,6 @@ async function bodyText(request: Request, max: number): Promise<string> {
   }
 }
 
-/** One call to the object's Durable Object (`idFromName` of its id); its Response as it answered.
- *  A DO error marked `overloaded` is busy (exit 6) and not retried (Cloudflare: retrying adds load);
- *  only one marked `retryable` tells the client to retry (with the same request id). DEV_FAULT (tests,
- *  DURABLE_DEV_FAULTS only): fail this call as Cloudflare marks an overloaded or a retryable error. */
-export async function callObject(env: Env, id: string, call: unknown, devFault: string | null = null): Promise<Response> {
-  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
-  try {
-    if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
-    if (devFault === "retryable" && !faulted.has((call as { request_id?: string }).request_id ?? "")) {
-      faulted.add((call as { request_id?: string }).request_id ?? "");
-      throw Object.assign(new Error("Network connection lost."), { retryable: true });
-    }
-    return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
-  } catch (e) {
-    const err = e as Error & { overloaded?: boolean; retryable?: boolean };
-    if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
-    throw Object.assign(new DurableError(`the object did not answer: ${err.message}`, "busy"), { retryable: err.retryable === true });
-  }
-}
-
 /** A follow request's call (the x-durable-call header: JSON, ASCII): op "follow" of one object, args {since}. */
 function followCall(request: Request): Body {
   if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
@@ -186,8 +167,6 @@ async function followObject(env: Env, id: string, call: unknown): Promise<Respon
     throw new DurableError(`the object did not answer: ${(e as Error).message}`, "busy");
   }
 }
-
-const faulted = new Set<string>(); // request ids a "retryable" dev fault has failed once
 
 /** `durable remote revoke` (admin): a token by its jti, or a user's tokens issued before a time (whole seconds of iat). */
 async function revoke(env: Env, admin: boolean, args: any): Promise<unknown> {

@@ -4,7 +4,7 @@
 // tops are merged as across/search.py merges them: rank, newer last_active_at, NAME, seq.
 import { DEFAULT_CONFIG, DurableError, denied, invalid, iso, now, say, validName } from "./rules/state";
 import type { IndexRow } from "./indexes";
-import { callObject } from "./index";
+import { callObject } from "./calls";
 
 // Each object is one subrequest: Cloudflare allows 1,000 per request on the paid plan (50 on the free
 // one). A search that would need more is refused (exit 2), never answered with part of the objects.

@@ -8,7 +8,7 @@
 // the shard when a put finds no object (args.__tomb) and keeps a copy in the object's own storage
 // (_durable_tomb) while the object lives: a late write from before the delete is refused in the put itself.
 import { Opened, conflict, createObject, invalid, say, touch } from "./state";
-import { check } from "./sessions";
+import { check } from "./lifecycle";
 import { insertRows, prepare } from "./transcript";
 import * as strict from "./strict";
 import { blobBytes, blobText, isBase64 } from "./rights";

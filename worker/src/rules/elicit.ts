@@ -1,7 +1,7 @@
 // Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
 import { Opened, conflict, event, invalid, iso, notFound, now, say, touch } from "./state";
 import { strip } from "./text";
-import { check, requireSession, validRequestId } from "./sessions";
+import { check, requireSession, validRequestId } from "./lifecycle";
 
 const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
 

@@ -1,6 +1,6 @@
 // `session fork` (mirrors durable_cli/core/fork.py): the source plans, NEW's object creates.
 import { DurableError, Opened, conflict, createObject, event, invalid, now, say, sessionJson } from "./state";
-import { validTitle } from "./sessions";
+import { validTitle } from "./lifecycle";
 import { CALLS, CALL_ID, COLS, CONTENT, CREATED, DATA, KIND, META, NAME, POS, ROLE, TOKENS, isInt, marks, prepare, requireVisible } from "./transcript/row";
 import { PAGE_BYTES, PAGE_ROWS } from "./transcript/reads";
 import { liveRow, splitsACall } from "./transcript/summaries";

@@ -1,6 +1,6 @@
 // One object's retention: its TTL (mirrors durable_cli/core/retention.py ttl()).
 import { Opened, event, iso, touch } from "./state";
-import { requireSession } from "./sessions";
+import { requireSession } from "./lifecycle";
 
 export function ttl(obj: Opened, a: { seconds?: number | null; clear?: boolean }) {
   let meta = requireSession(obj);

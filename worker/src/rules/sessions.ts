@@ -1,12 +1,8 @@
 // Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
-// The transition table is data, loaded from durable_cli/contract.json like the Python side's.
-import contract from "../../../durable_cli/contract.json";
-import { MessageKey, Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName } from "./state";
+// The transition table and the checks every write shares are in lifecycle.ts.
+import { Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName } from "./state";
 import * as transcript from "./transcript";
-import { printable, strip } from "./text";
-
-type Transition = { from: string[]; to: string | null; role: string | null };
-const TRANSITIONS = contract.transitions as Record<string, Transition>;
+import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
 
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "created_at", "started_at",
   "lease_expires_at", "completed_at", "error"];
@@ -17,29 +13,6 @@ const MAX_INT = 9223372036854775807n;
 const isPositive = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 1) || (typeof v === "bigint" && v >= 1n && v <= MAX_INT);
 const TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 
-export function check(obj: Opened, command: string, status: string | null = null, noop = false): string | null {
-  const { from, to, role } = TRANSITIONS[command];
-  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
-  if (noop) return null;
-  const current = status ?? obj.meta()!.status;
-  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
-  return to ?? current;
-}
-
-function refusal(obj: Opened, command: string, current: string): string {
-  const [what, name] = [obj.what, obj.name];
-  if (current === "archived") return say("refused_archived", { what, name });
-  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
-  if (current === "cancelled") return say("refused_cancelled", { what, name });
-  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
-  return say(`cannot_${command}` as MessageKey, { what, status: current });
-}
-
-export function requireSession(obj: Opened) {
-  const meta = obj.meta();
-  if (meta === null) throw notFound(obj.missing);
-  return meta;
-}
 
 export function create(obj: Opened, a: { title?: string | null; ttl_seconds?: number | null }) {
   if (obj.meta() !== null) {
@@ -53,19 +26,6 @@ export function create(obj: Opened, a: { title?: string | null; ttl_seconds?: nu
 export function show(obj: Opened) {
   requireSession(obj);
   return sessionJson(obj);
-}
-
-export function validTitle(title: unknown): string {
-  const t = typeof title === "string" ? strip(title) : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
-  return t;
-}
-
-export function validRequestId(id: unknown) {
-  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
-    throw invalid(say("invalid_request_id"));
-  }
-  return id;
 }
 
 function promptJson(r: any[]): any {

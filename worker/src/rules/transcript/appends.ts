@@ -2,7 +2,7 @@
 // replayed returns what it made.
 import { createHash } from "node:crypto";
 import { Opened, conflict, createObject, invalid, notFound, now, say, dumps } from "../state";
-import { check, validRequestId } from "../sessions";
+import { check, validRequestId } from "../lifecycle";
 import { COLS, Prepared, prepare, requireVisible, rowJson } from "./row";
 
 const INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data," +

@@ -2,7 +2,7 @@
 // and the Agents SDK's replaceTail.
 import { Opened, conflict, event, invalid, notFound, now, say, touch, dumps } from "../state";
 import { approx } from "../tokens";
-import { check } from "../sessions";
+import { check } from "../lifecycle";
 import { CALLS, COLS, KIND, REDACTED, SEQ, SUPERSEDED, TOKENS, isInt, marks, prepare, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { checkOrigin, insertRows } from "./appends";
 import { pinned } from "./context";

@@ -3,7 +3,7 @@
 import { CONSTANTS, Opened, conflict, invalid, iso, say, dumps } from "../state";
 import { approx } from "../tokens";
 import { quote } from "../text";
-import { requireSession } from "../sessions";
+import { requireSession } from "../lifecycle";
 import { field, raw } from "../verbatim";
 import * as strict from "../strict";
 

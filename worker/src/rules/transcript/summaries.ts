@@ -2,7 +2,7 @@
 // covered rows are unchanged.
 import { Opened, conflict, event, invalid, notFound, now, say, touch } from "../state";
 import { approx } from "../tokens";
-import { check } from "../sessions";
+import { check } from "../lifecycle";
 import { COLS, FIRST, KIND, LAST, POS, ROLE, SEQ, SUPERSEDED, TOKENS, checkText, isInt, marks, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { callIds, pinned } from "./context";
 
