@@ -12,6 +12,7 @@ import { check } from "./lifecycle";
 import { insertRows, prepare } from "./transcript";
 import * as strict from "./strict";
 import { blobBytes, blobText, isBase64 } from "./rights";
+import type { ObjectArgs } from "../generated/ops";
 
 export const ADAPTER = "langgraph";
 const CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
@@ -64,13 +65,13 @@ function writable(obj: Opened, a: any, externalId: string) {
   return meta;
 }
 
-export function putCheckpoint(obj: Opened, a: any) {
+export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"]) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   const parent = a.parent_id ?? null;
   refuseLate(obj, a, externalId, [parent]);
   const keep = a.keep ?? null;
   if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
-  const prepared = (a.mirror ?? []).map(([mid, fields]: [string, any]) => {
+  const prepared = (a.mirror ?? []).map(([mid, fields]) => {
     if (fields === null || typeof fields !== "object" || Array.isArray(fields)) throw invalid("a mirrored message's row must be a JSON object");
     return [str(mid, "message id"), prepare(obj, fields)] as const;
   });
@@ -99,7 +100,7 @@ export function putCheckpoint(obj: Opened, a: any) {
   return null;
 }
 
-export function putWrites(obj: Opened, a: any) {
+export function putWrites(obj: Opened, a: ObjectArgs["put_checkpoint_writes"]) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   refuseLate(obj, a, externalId, [id]);
   // each write as the adapter makes it: [task_id, task_path, idx, channel, type or null, base64 or null] (exit 2 otherwise)
@@ -127,8 +128,7 @@ export function putWrites(obj: Opened, a: any) {
 
 /** Checkpoints newest first, as [ns, id, parent, type, blob (base64), metadata]; none unless the saver owns the
  *  object. WITH_WRITES: also each one's pending writes ([task_id, channel, type, blob, task_path, idx]), in one read. */
-export function checkpointRows(obj: Opened, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null; owned?: boolean; with_writes?: boolean;
-  limit?: number | null; page?: string[] | null }) {
+export function checkpointRows(obj: Opened, a: ObjectArgs["checkpoint_rows"]) {
   const meta = obj.meta();
   if (a.page != null) return checkpointPage(obj, meta, a);
   if (meta === null || (a.owned && meta.adapter !== ADAPTER)) return a.with_writes ? [[], []] : [];
@@ -159,7 +159,7 @@ const PAGE_BYTES = 524288; // a page of checkpoints ends at the one that reaches
  *  or PAGE_BYTES (SPEC §13: a request holds one row plus one page). A thread keeps every checkpoint, each its
  *  whole state: the saver's list() (get_state_history) had them all, with their writes, in one answer. */
 function checkpointPage(obj: Opened, meta: unknown, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null;
-  owned?: boolean; limit?: number | null; page?: string[] | null }) {
+  owned?: boolean | null; limit?: number | null; page?: string[] | null }) {
   const out = { rows: [] as unknown[][], writes: [] as unknown[][][], next: null as string[] | null };
   if (meta === null || (a.owned && (meta as { adapter: string | null }).adapter !== ADAPTER)) return out;
   obj.requireVisible();
@@ -182,7 +182,7 @@ function checkpointPage(obj: Opened, meta: unknown, a: { ns?: string | null; che
   return out;
 }
 
-export function writeRows(obj: Opened, a: { ns: string; checkpoint_id: string }) {
+export function writeRows(obj: Opened, a: ObjectArgs["checkpoint_writes"]) {
   return obj.db.all("SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
     a.ns, a.checkpoint_id).map((r) => [r[0], r[1], r[2], text(r[3]), r[4], r[5]]);
 }

@@ -7,6 +7,7 @@ import { CONSTANTS, DurableError, Opened, conflict, denied, invalid, notFound, n
 import { printable, strip } from "./text";
 import * as strict from "./strict";
 import { metaProblem, toolCalls } from "./transcript";
+import type { ObjectArgs, Given } from "../generated/ops";
 
 type Rule = { check: string; optional: boolean; values?: string[] };
 const TABLES = records.tables as unknown as Record<string, Record<string, Rule>>;
@@ -44,11 +45,11 @@ const COMPOSITE_KEYS = records.composite_keys as Record<string, string[]>;
  *  into the record the file backend writes. Rows are read in rowid order from lazy cursors, up to each
  *  table's highest rowid when the first page was read (a row written meanwhile is not half in); a
  *  WITHOUT ROWID table (LangGraph's) comes whole in one page. */
-export function exportObject(obj: Opened, a: { all_users?: boolean; cursor?: ExportCursor | null }) {
+export function exportObject(obj: Opened, a: ObjectArgs["export"] & Given) {
   const meta = obj.meta();
   if (meta === null) throw notFound(obj.missing);
   if (!a.all_users) obj.requireVisible(); // an admin's export --all / --user U reaches every object
-  let c = a.cursor ?? null;
+  let c = (a.cursor ?? null) as ExportCursor | null; // the client's copy of a page's next, checked here
   if (c !== null && (typeof c !== "object" || !Number.isSafeInteger(c.t) || c.t < 1 || c.t > EXPORTED.length
     || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object"
     || (c.key != null && (!Array.isArray(c.key) || c.key.some((k) => typeof k !== "string" && !Number.isSafeInteger(k)))))) {
@@ -381,7 +382,7 @@ function sequences(given: any, c: Content, at: (w: string) => void): Record<stri
 
 // -- import ----------------------------------------------------------------------------------------------
 
-export type ImportArgs = { record: any; replace?: boolean; all_users?: boolean; keep_existing?: boolean };
+export type ImportArgs = ObjectArgs["import"] & Given;
 
 function owners(c: Content): Set<string> {
   return new Set(c.participants.filter((p: any) => p.role === "owner").map((p: any) => p.user));
@@ -405,7 +406,7 @@ function refusal(obj: Opened): string {
 }
 
 /** `import`: one record into this object, all or nothing (core/rights.py `import_locked`). */
-export function importObject(obj: Opened, a: ImportArgs) {
+export function importObject(obj: Opened, a: ObjectArgs["import"] & Given) {
   const checked = precheck(obj, a, true);
   const listed = !!a.all_users || obj.address.id_scope !== "tenant" || owners(checked).has(obj.actor);
   const entry = { id: obj.id, owner: obj.address.owner, name: obj.address.name };
@@ -474,12 +475,10 @@ function write(obj: Opened, c: Content) {
 const ROLES: string[] = CONSTANTS.row_roles;
 const SNIPPET = "snippet(turns_fts, -1, '[', ']', '…', 16)";
 
-export type SearchArgs = { query: string; role?: string | null; cutoff?: number | null; superseded?: boolean; limit: number };
-
 /** One object's best LIMIT hits by bm25 rank, then seq (across/search.py's per-object query), with what the
  *  merge across objects orders by: rank, the object's last_active_at, NAME, seq. An invisible or absent
  *  object has no hits. */
-export function searchObject(obj: Opened, a: SearchArgs) {
+export function searchObject(obj: Opened, a: ObjectArgs["search_object"]) {
   const meta = obj.meta();
   if (meta === null || (obj.address.id_scope === "tenant" && obj.role() === null)) return { hits: [], last_active_at: null };
   if (typeof a.query !== "string" || !strip(a.query)) throw invalid(say("empty_search"));

@@ -3,6 +3,7 @@
 import { Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName } from "./state";
 import * as transcript from "./transcript";
 import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
+import type { Lazy, ObjectArgs } from "../generated/ops";
 
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "created_at", "started_at",
   "lease_expires_at", "completed_at", "error"];
@@ -14,7 +15,7 @@ const isPositive = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 
 const TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 
 
-export function create(obj: Opened, a: { title?: string | null; ttl_seconds?: number | null }) {
+export function create(obj: Opened, a: ObjectArgs["create"]) {
   if (obj.meta() !== null) {
     obj.requireVisible();
     throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
@@ -41,7 +42,7 @@ function promptRow(obj: Opened, id: number) {
   return r;
 }
 
-export function getPrompt(obj: Opened, a: { prompt_id: number }) {
+export function getPrompt(obj: Opened, a: ObjectArgs["get_prompt"]) {
   const p = promptJson(promptRow(obj, a.prompt_id));
   p.position = p.status === "pending"
     ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me` +
@@ -59,7 +60,7 @@ export function recompute(obj: Opened, current: string) {
   setStatus(obj, to, current);
 }
 
-export function prompt(obj: Opened, a: { content: string; source?: string | null; request_id?: string | null; created?: boolean; waiting?: boolean }) {
+export function prompt(obj: Opened, a: ObjectArgs["prompt"]) {
   transcript.checkText(obj, a.content);
   validRequestId(a.request_id);
   let meta = obj.meta();
@@ -102,7 +103,7 @@ export function validAttempt(attempt: unknown): number | null {
   return attempt as number;
 }
 
-export function nextPrompt(obj: Opened, a: { lease_seconds: number; waiting?: boolean; context?: number | null; on_expiry?: string; max_attempts?: number }) {
+export function nextPrompt(obj: Opened, a: ObjectArgs["next_prompt"]) {
   const [onExpiry, maxAttempts] = validPolicy(a.on_expiry ?? "fail", a.max_attempts ?? 3);
   const meta = requireSession(obj);
   obj.requireVisible();
@@ -140,7 +141,7 @@ function processing(obj: Opened, id: number, doing: string, attempt: number | nu
   }
 }
 
-export function renew(obj: Opened, a: { prompt_id: number; lease_seconds: number; attempt?: number | null }) {
+export function renew(obj: Opened, a: ObjectArgs["renew"]) {
   processing(obj, a.prompt_id, "renewed", validAttempt(a.attempt));
   obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1000, a.prompt_id);
   touch(obj, false);
@@ -151,7 +152,7 @@ const FINISH_ROLES = ["assistant", "tool"];
 
 /** As core/sessions.finish: the turn's rows (checked by the client's plan_finish, and again here as append
  *  checks them), then the prompt completed or failed, in this one transaction. */
-export function finish(obj: Opened, a: { prompt_id: number; reply?: string | null; rows?: Iterable<any> | null; failed?: boolean; error?: string | null; attempt?: number | null }) {
+export function finish(obj: Opened, a: Lazy<ObjectArgs["finish"], "rows">) {
   const attempt = validAttempt(a.attempt);
   const failed = !!a.failed || a.error != null;
   // the rows an iterable read again from the start by each pass (a body in parts holds one row at a time:
@@ -192,7 +193,7 @@ function handBack(obj: Opened, id: number, delaySeconds = 0, notAnAttempt = fals
     delaySeconds ? now() + delaySeconds * 1000 : null, notAnAttempt ? 1 : 0, id);
 }
 
-export function release(obj: Opened, a: { prompt_id: number; delay_seconds?: number; not_an_attempt?: boolean; attempt?: number | null }) {
+export function release(obj: Opened, a: ObjectArgs["release"]) {
   const attempt = validAttempt(a.attempt);
   const delay = a.delay_seconds ?? 0;
   if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(say("invalid_delay", { delay }));
@@ -257,7 +258,7 @@ export function unarchive(obj: Opened) {
   return sessionJson(obj);
 }
 
-export function setTitle(obj: Opened, a: { title: string }) {
+export function setTitle(obj: Opened, a: ObjectArgs["set_title"]) {
   const title = validTitle(a.title);
   const meta = requireSession(obj);
   obj.requireVisible();
@@ -275,7 +276,7 @@ export function checkInvite(user: unknown, role: unknown) {
   if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role }));
 }
 
-export function invite(obj: Opened, a: { user: string; role?: string }) {
+export function invite(obj: Opened, a: ObjectArgs["invite"]) {
   const role = a.role ?? "member";
   checkInvite(a.user, role);
   requireSession(obj);
@@ -291,7 +292,7 @@ export function invite(obj: Opened, a: { user: string; role?: string }) {
   return sessionJson(obj);
 }
 
-export function dequeue(obj: Opened, a: { prompt_id: number }) {
+export function dequeue(obj: Opened, a: ObjectArgs["dequeue"]) {
   const meta = requireSession(obj);
   obj.requireVisible();
   const r = promptRow(obj, a.prompt_id);
@@ -303,7 +304,7 @@ export function dequeue(obj: Opened, a: { prompt_id: number }) {
   return sessionJson(obj);
 }
 
-export function queue(obj: Opened, a: { pending_only?: boolean }) {
+export function queue(obj: Opened, a: ObjectArgs["queue"]) {
   requireSession(obj);
   obj.requireVisible();
   const positions = new Map<number, number>();
@@ -316,7 +317,7 @@ export function queue(obj: Opened, a: { pending_only?: boolean }) {
   });
 }
 
-export function events(obj: Opened, a: { since?: number }) {
+export function events(obj: Opened, a: ObjectArgs["events"]) {
   requireSession(obj);
   obj.requireVisible();
   return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0)

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { Opened, conflict, createObject, invalid, notFound, now, say, dumps } from "../state";
 import { check, validRequestId } from "../lifecycle";
 import { COLS, Prepared, prepare, requireVisible, rowJson } from "./row";
+import type { Lazy, ObjectArgs } from "../../generated/ops";
 
 const INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data," +
   " request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
@@ -71,8 +72,7 @@ export function checkOrigin(origin: unknown): [string, string] | null {
   return [origin[0], origin[1]];
 }
 
-export function appendMany(obj: Opened, a: { rows: Iterable<any>; request_id?: string | null; create?: boolean; one?: boolean; seqs_only?: boolean;
-  origin?: [string, string] | null }) {
+export function appendMany(obj: Opened, a: Lazy<ObjectArgs["append_many"], "rows">) {
   // two passes over the rows: every row checked (and the request's digest made) before anything is stored,
   // then inserted; the one transaction keeps it all or nothing
   const input = eachRow(a.rows);

@@ -2,6 +2,7 @@
 // of the other live rows within the budget, tool calls and their results kept together.
 import { Opened, invalid, say } from "../state";
 import { CALLS, CALL_ID, COLS, KIND, PINNED, POS, ROLE, SEQ, TOKENS, requireVisible, rowJson } from "./row";
+import type { ObjectArgs } from "../../generated/ops";
 
 /** The leading system and developer turns of ROWS (live rows in logical order, read until the first other row). */
 export function pinnedPrefix(rows: Iterable<any[]>): any[][] {
@@ -57,7 +58,7 @@ export function choose(pin: any[][], newerFirst: Iterable<any[]>, budget: number
   return { rows: [...pin, ...tail], tokens: total };
 }
 
-export function contextWindow(obj: Opened, a: { budget?: number | null; limit?: number | null; keep?: number | null }) {
+export function contextWindow(obj: Opened, a: ObjectArgs["context_window"]) {
   const budget = a.budget ?? obj.config.token_budget;
   const limit = a.limit ?? null;
   checkBounds(budget, limit);

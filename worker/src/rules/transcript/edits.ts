@@ -6,8 +6,9 @@ import { check } from "../lifecycle";
 import { CALLS, COLS, KIND, REDACTED, SEQ, SUPERSEDED, TOKENS, isInt, marks, prepare, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { checkOrigin, insertRows } from "./appends";
 import { pinned } from "./context";
+import type { ObjectArgs } from "../../generated/ops";
 
-export function pop(obj: Opened, a: { count?: number }) {
+export function pop(obj: Opened, a: ObjectArgs["pop"]) {
   const count = a.count ?? 1;
   if (!isInt(count) || count < 1) throw invalid(say("pop_count"));
   const meta = requireVisible(obj);
@@ -46,7 +47,7 @@ export function clear(obj: Opened) {
   return { deleted: n };
 }
 
-export function redact(obj: Opened, a: { seq: number }) {
+export function redact(obj: Opened, a: ObjectArgs["redact"]) {
   const meta = requireVisible(obj);
   const row = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
   if (!row) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
@@ -70,7 +71,7 @@ function dropRemovedTokens(obj: Opened) {
   obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
 }
 
-export function prune(obj: Opened, a: { older_than: number; dry_run?: boolean }) {
+export function prune(obj: Opened, a: ObjectArgs["prune"]) {
   const olderThan = a.older_than;
   if (!isInt(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
   refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
@@ -110,7 +111,7 @@ export function prune(obj: Opened, a: { older_than: number; dry_run?: boolean })
 /** Replace the newest live rows by ROWS in this one transaction, if they are still EXPECTED (their seqs, in logical
  *  order): the Agents SDK's compaction of a suffix (core/transcript/edits.py replace_tail). False, and nothing
  *  changed, when another writer has added, popped or rewritten rows since they were read, or one is a summary. */
-export function replaceTail(obj: Opened, a: { expected: number[]; rows: any[]; origin?: [string, string] | null }) {
+export function replaceTail(obj: Opened, a: ObjectArgs["replace_tail"]) {
   const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, `item ${i + 1}: `));
   const origin = checkOrigin(a.origin);
   const meta = requireVisible(obj);

@@ -1,6 +1,7 @@
 // Reading rows (mirrors durable_cli/core/transcript/reads.py): `show` in pages, `stored_rows`, `--follow`'s reads.
 import { Opened, invalid, say } from "../state";
 import { CALLS, COLS, CONTENT, DATA, META, POS, SEQ, isInt, requireVisible, rowJson } from "./row";
+import type { ObjectArgs } from "../../generated/ops";
 
 export const PAGE_ROWS = 1000; // a page of `show` holds at most this many rows
 export const PAGE_BYTES = 524288; // ... and stops at the row that reaches this many bytes of text (one row alone may be up to 2 MiB)
@@ -17,11 +18,11 @@ const offset = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER) - 1;
  *  first page fixes HIGH, the highest seq then written: later pages list no row written after it, so the
  *  pages join into one consistent listing. --all pages in seq order, live rows in logical order (pos);
  *  --last N is the live rows from the pos of the Nth newest on. */
-export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null; cursor?: ShowCursor | null }) {
+export function show(obj: Opened, a: ObjectArgs["show_transcript"]) {
   requireVisible(obj);
   const since = a.since ?? 0;
   if (!isInt(since)) throw invalid("--since must be an integer");
-  let c = a.cursor ?? null;
+  let c = (a.cursor ?? null) as ShowCursor | null; // the client's copy of a page's next, checked here
   if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
     throw invalid("cursor must be the `next` of the previous page");
   }
@@ -60,10 +61,10 @@ const STORED = "data, role, kind, content, call_id, tool_calls";
 
 /** The live rows in logical order (LAST: the newest N) as [data, role, kind, content, call_id, tool_calls], `data`
  *  and `tool_calls` the JSON text stored (core/transcript/reads.py stored_rows: what an adapter rebuilds its items from). */
-export function storedRows(obj: Opened, a: { last?: number | null; cursor?: ShowCursor | null }) {
+export function storedRows(obj: Opened, a: ObjectArgs["stored_rows"]) {
   requireVisible(obj);
   // in pages, as show's (SPEC §13): {rows, next}; the client asks again with `cursor: next` until it is null
-  let c = a.cursor ?? null;
+  let c = (a.cursor ?? null) as ShowCursor | null; // the client's copy of a page's next, checked here
   if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
     throw invalid("cursor must be the `next` of the previous page");
   }
@@ -92,7 +93,7 @@ export function storedRows(obj: Opened, a: { last?: number | null; cursor?: Show
 
 /** `show --follow`'s first read: the rows `show` lists, the highest seq written so far (what follows must be
  *  newer) and the session's status (core/transcript/reads.py follow_start). */
-export function followStart(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null }) {
+export function followStart(obj: Opened, a: ObjectArgs["follow_start"]) {
   const page = show(obj, { ...a, cursor: null });
   const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
   // the first page of `show`, the highest seq, the status, and the cursor of show's next page (or null)
@@ -100,7 +101,7 @@ export function followStart(obj: Opened, a: { all_rows?: boolean; since?: number
 }
 
 /** Every row with a seq greater than SEQ, in seq order, and the session's status (one poll of `--follow`). */
-export function rowsAfter(obj: Opened, a: { seq: number }) {
+export function rowsAfter(obj: Opened, a: ObjectArgs["rows_after"]) {
   requireVisible(obj);
   if (!isInt(a.seq)) throw invalid("seq must be an integer");
   return [obj.db.all(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq).map(rowJson), obj.meta()!.status];

@@ -19,7 +19,7 @@ const MAX_TOKENS = 1e9; // core/tokens.py MAX_TOKENS: one row's given count at m
 export const REDACTED = "[redacted]";
 
 const utf8 = (s: string) => new TextEncoder().encode(s).length;
-export const isInt = (n: unknown) => typeof n === "number" && Number.isInteger(n);
+export const isInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n);
 
 export function checkText(obj: Opened, content: unknown, what = "content") {
   if (typeof content !== "string" || content === "") throw invalid(say("empty_text", { what }));

@@ -5,6 +5,7 @@ import { approx } from "../tokens";
 import { check } from "../lifecycle";
 import { COLS, FIRST, KIND, LAST, POS, ROLE, SEQ, SUPERSEDED, TOKENS, checkText, isInt, marks, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { callIds, pinned } from "./context";
+import type { ObjectArgs } from "../../generated/ops";
 
 type Plan = { covered: any[][]; high: number };
 
@@ -36,7 +37,7 @@ function makePlan(obj: Opened, covered: any[][]): Plan {
   return { covered, high: obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0] };
 }
 
-export function planSummary(obj: Opened, a: { through: number }): Plan {
+export function planSummary(obj: Opened, a: ObjectArgs["plan_summary"]): Plan {
   const meta = requireVisible(obj);
   liveRow(obj, a.through);
   refuseRewriteIfOwned(obj, meta, "be summarized");
@@ -52,7 +53,7 @@ export function planSummary(obj: Opened, a: { through: number }): Plan {
   return makePlan(obj, covered);
 }
 
-export function planCompact(obj: Opened, a: { max_tokens: number; keep_tokens: number }): Plan | null {
+export function planCompact(obj: Opened, a: ObjectArgs["plan_compact"]): Plan | null {
   const max = a.max_tokens, keep = a.keep_tokens;
   if (!isInt(max) || !isInt(keep) || max < 0 || keep < 0) throw invalid(say("compact_negative"));
   if (max < keep) throw invalid(say("compact_keep"));
@@ -80,11 +81,11 @@ const sameRow = (x: any[] | undefined, y: any[]) => !!x && x.length === y.length
 /** Insert the summary of PLAN if every covered row is still live and unchanged and no `tool` row answering a
  *  covered call was appended meanwhile; otherwise exit 4 and nothing changes. A plan sent back by a client is
  *  checked whole: its rows must be the object's own, live, unpinned and consecutive in the logical order. */
-export function commitSummary(obj: Opened, a: { covered: any[][]; high: number; text: string }) {
+export function commitSummary(obj: Opened, a: ObjectArgs["commit_summary"]) {
   checkText(obj, a.text);
   const meta = requireVisible(obj);
   check(obj, "write", meta.status);
-  const covered = a.covered;
+  const covered: any[][] = a.covered; // checked next: the rows of a plan this Worker made
   if (!Array.isArray(covered) || !covered.length || !isInt(a.high) || !covered.every((r) => Array.isArray(r) && isInt(r[SEQ]))) {
     throw invalid("the summary plan is not one this Worker made");
   }
@@ -126,13 +127,13 @@ function insertSummary(obj: Opened, covered: any[][], text: string) {
 }
 
 /** `transcript summarize --text`: plan and commit in one transaction. */
-export function summarize(obj: Opened, a: { through: number; text: string }) {
+export function summarize(obj: Opened, a: ObjectArgs["summarize"]) {
   checkText(obj, a.text, "summary");
   return insertSummary(obj, planSummary(obj, a).covered, a.text);
 }
 
 /** `transcript compact --text`: plan and commit in one transaction. */
-export function compact(obj: Opened, a: { max_tokens: number; keep_tokens: number; text: string }) {
+export function compact(obj: Opened, a: ObjectArgs["compact"]) {
   checkText(obj, a.text, "summary");
   const plan = planCompact(obj, a);
   return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
