@@ -2923,9 +2923,11 @@ function record(out, r) {
   if (r?.deleted) out.deleted.push(r.deleted);
   if (r?.changed) out.changed.push(r.changed);
 }
-async function across(env, who2, op, a) {
+async function across(env, who2, op, given) {
+  const args = (_) => given;
   switch (op) {
     case "ls": {
+      const a = args("ls");
       const user = asUser(who2, a.user);
       return select(env, { user }, {
         statuses: a.statuses ?? [],
@@ -2936,10 +2938,12 @@ async function across(env, who2, op, a) {
       }, a.before ?? null);
     }
     case "rows": {
+      const a = args("rows");
       if (a.all) adminOnly(who2, "--all");
       const filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who2.tenant };
       if (!a.all) return select(env, { user: asUser(who2, a.user) }, filter, a.before ?? null);
-      const after = a.before !== null && typeof a.before === "object" && typeof a.before.after === "string" ? a.before.after : "";
+      const before = a.before;
+      const after = before != null && typeof before === "object" && typeof before.after === "string" ? before.after : "";
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
@@ -2949,26 +2953,31 @@ async function across(env, who2, op, a) {
         pending_due: now(),
         tenant: who2.tenant,
         all_objects: true,
-        limit: Math.min(Math.max(Number(a.limit) || 8, 1), 100)
+        limit: Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100)
       } });
     case "usage":
-      return usage(env, who2, a);
-    case "purge":
+      return usage(env, who2, args("usage"));
+    case "purge": {
+      const a = args("purge");
       return a.dry_run ? purge(env, who2, a) : once(env, who2, () => purge(env, who2, a));
+    }
     case "sweep":
-      return once(env, who2, () => sweep(env, who2, a));
-    case "forget":
+      return once(env, who2, () => sweep(env, who2, args("sweep")));
+    case "forget": {
+      const a = args("forget");
       return a.dry_run ? forget(env, who2, a) : once(env, who2, () => forget(env, who2, a));
+    }
     case "reindex":
-      return once(env, who2, () => reindex(env, who2, a));
+      return once(env, who2, () => reindex(env, who2, args("reindex")));
     case "fault": {
+      const a = args("fault");
       adminOnly(who2, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
       if (a.shard === "auth:0" && a.stale_seconds != null) return devRevocationFault(!!a.refuse, a.stale_seconds * 1e3, Date.now()), null;
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed":
-      return seed(env, who2, a);
+      return seed(env, who2, args("seed"));
     // tests only, as "fault"
     case "subrequests": {
       adminOnly(who2, "subrequests");
@@ -2999,7 +3008,7 @@ async function usage(env, who2, a) {
   const parts = await Promise.all(shardsToAsk.map((s) => ask(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
   const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
   const add = (into, from) => {
-    for (const k of Object.keys(total)) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
+    for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
   };
   for (const p of parts) add(total, p.total);
   let groups;
@@ -3013,10 +3022,11 @@ async function usage(env, who2, a) {
       if (!m) merged.set(g.key, { ...g });
       else add(m, g);
     }
-    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
   return { groups, total };
 }
+var USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
 async function purge(env, who2, a) {
   const user = a.user ?? null;
   if (user === null) adminOnly(who2, "purge without --user");
@@ -3090,7 +3100,7 @@ async function reindex(env, who2, a) {
     let row3;
     try {
       const r = await system(env, placeholder, "reindex");
-      row3 = r && !r.absent ? r : null;
+      row3 = r && !("absent" in r) ? r : null;
     } catch (e) {
       skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
       return void 0;
@@ -7320,7 +7330,7 @@ async function revoke(env, admin, args) {
   if (jti === null === (user === null)) throw new DurableError("revoke takes a token id (JTI) or --user USER, not both", "invalid_input");
   if (jti !== null && (typeof jti !== "string" || !jti || jti.length > 200)) throw new DurableError("invalid JTI: use the jti of a token", "invalid_input");
   if (user !== null) validName(user, "user");
-  if (user !== null && (!Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
+  if (user !== null && (before === null || !Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
   await askIndex(env, "revoke", { jti, user, issued_before: user === null ? null : before });
   forgetRevocations();
   return { revoked: jti, user, issued_before: user === null ? null : before };

@@ -10,6 +10,7 @@ import { Claims, Revocations, checkConfig, checkRevoked, forgetRevocations, veri
 import * as strict from "./rules/strict";
 import { across } from "./across";
 import { checkArgs } from "./rules/args";
+import type { AuthArgs } from "./generated/ops";
 import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
 import { callObject } from "./calls";
@@ -169,13 +170,13 @@ async function followObject(env: Env, id: string, call: unknown): Promise<Respon
 }
 
 /** `durable remote revoke` (admin): a token by its jti, or a user's tokens issued before a time (whole seconds of iat). */
-async function revoke(env: Env, admin: boolean, args: any): Promise<unknown> {
+async function revoke(env: Env, admin: boolean, args: AuthArgs["revoke"] | undefined): Promise<unknown> {
   if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
   const jti = args?.jti ?? null, user = args?.user ?? null, before = args?.issued_before ?? null;
   if ((jti === null) === (user === null)) throw new DurableError("revoke takes a token id (JTI) or --user USER, not both", "invalid_input");
   if (jti !== null && (typeof jti !== "string" || !jti || jti.length > 200)) throw new DurableError("invalid JTI: use the jti of a token", "invalid_input");
   if (user !== null) validName(user, "user");
-  if (user !== null && (!Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
+  if (user !== null && (before === null || !Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
   await askIndex(env, "revoke", { jti, user, issued_before: user === null ? null : before });
   forgetRevocations(); // this isolate sees it at once; others within the cache's life (auth.ts)
   return { revoked: jti, user, issued_before: user === null ? null : before };
@@ -220,7 +221,7 @@ export default {
       if (!following && !(body.op === "dev_forget_followers" && settings.faults)) {
         checkArgs(["index", "objects", "auth"].includes(body.scope) ? body.scope : "object", body.op, body.args);
       }
-      if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args) });
+      if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args as AuthArgs["revoke"] | undefined) });
       const allUsers = body.all_users === true;
       if (allUsers && !token.admin) {
         throw new DurableError(`an installation-wide ${body.op === "import" ? "import (--all-users)" : body.op} needs an admin token; this token acts as user "${token.user}" only`, "permission_denied");

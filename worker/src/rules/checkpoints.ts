@@ -18,6 +18,8 @@ export const ADAPTER = "langgraph";
 const CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
 
 type Tomb = { last_checkpoint: string | null } | null;
+// what object.ts adds to a put's arguments: the home shard's tombstone, fetched when the object was absent
+type Buried = { __tomb?: Tomb; __tomb_fetched?: boolean };
 
 /** A serialized value as the client sends it: base64 text, or null (exit 2 otherwise: atob's refusal was an internal error). */
 function bytes(v: unknown, what: string): Uint8Array | null {
@@ -33,14 +35,14 @@ function str(v: unknown, what: string): string {
 }
 
 /** The tombstone this put is judged by: the shard's (object absent: fetched by object.ts), else the kept copy. */
-function tombOf(obj: Opened, a: any): Tomb {
+function tombOf(obj: Opened, a: Buried): Tomb {
   if (a.__tomb_fetched) return a.__tomb ?? null;
   const r = obj.db.one("SELECT last_checkpoint FROM _durable_tomb");
   return r ? { last_checkpoint: r[0] } : null;
 }
 
 /** The adapter's _refuse_late: a write carrying a checkpoint id from before the delete is refused. */
-function refuseLate(obj: Opened, a: any, externalId: string, ids: (string | null | undefined)[]) {
+function refuseLate(obj: Opened, a: Buried, externalId: string, ids: (string | null | undefined)[]) {
   const grave = tombOf(obj, a);
   if (grave === null || !grave.last_checkpoint) return;
   if (ids.some((i) => i !== null && i !== undefined && i <= grave.last_checkpoint!)) {
@@ -49,7 +51,7 @@ function refuseLate(obj: Opened, a: any, externalId: string, ids: (string | null
 }
 
 /** Inside the transaction: the object's row, created (active, owned by the saver) when absent. */
-function writable(obj: Opened, a: any, externalId: string) {
+function writable(obj: Opened, a: Buried, externalId: string) {
   let meta = obj.meta();
   if (meta === null) {
     createObject(obj, "active");
@@ -65,7 +67,7 @@ function writable(obj: Opened, a: any, externalId: string) {
   return meta;
 }
 
-export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"]) {
+export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"] & Buried) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   const parent = a.parent_id ?? null;
   refuseLate(obj, a, externalId, [parent]);
@@ -86,7 +88,7 @@ export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"]) {
     ns, id, parent, a.type ?? null, blob, a.metadata);
   const fresh = prepared.filter(([mid]: readonly [string, unknown]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
   if (fresh.length) {
-    const seqs = insertRows(obj, fresh.map(([, row]: readonly [string, any]) => row), obj.actor);
+    const seqs = insertRows(obj, fresh.map(([, row]) => row), obj.actor);
     fresh.forEach(([mid]: readonly [string, unknown], i: number) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
   } else touch(obj);
   if (keep !== null) {
@@ -100,7 +102,7 @@ export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"]) {
   return null;
 }
 
-export function putWrites(obj: Opened, a: ObjectArgs["put_checkpoint_writes"]) {
+export function putWrites(obj: Opened, a: ObjectArgs["put_checkpoint_writes"] & Buried) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   refuseLate(obj, a, externalId, [id]);
   // each write as the adapter makes it: [task_id, task_path, idx, channel, type or null, base64 or null] (exit 2 otherwise)

@@ -1,12 +1,12 @@
 // Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
-import { Opened, conflict, event, invalid, iso, notFound, now, say, touch } from "./state";
+import { Opened, conflict, event, invalid, iso, notFound, now, say, touch, Row } from "./state";
 import { strip } from "./text";
 import { check, requireSession, validRequestId } from "./lifecycle";
 import type { ObjectArgs } from "../generated/ops";
 
 const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
 
-const requestJson = (r: any[]) => ({
+const requestJson = (r: Row) => ({
   id: r[0], status: r[1], prompt: r[2], choices: JSON.parse(r[3]), created_at: iso(r[4]), expires_at: iso(r[5]),
   answer: r[6], comment: r[7], answered_by: r[8], answered_at: iso(r[9]),
 });

@@ -1,5 +1,5 @@
 // `session fork` (mirrors durable_cli/core/fork.py): the source plans, NEW's object creates.
-import { DurableError, Opened, conflict, createObject, event, invalid, now, say, sessionJson } from "./state";
+import { DurableError, Opened, conflict, createObject, event, invalid, now, say, sessionJson, DictRow } from "./state";
 import { validTitle } from "./lifecycle";
 import { CALLS, CALL_ID, COLS, CONTENT, CREATED, DATA, KIND, META, NAME, POS, ROLE, TOKENS, isInt, marks, prepare, requireVisible } from "./transcript/row";
 import { PAGE_BYTES, PAGE_ROWS } from "./transcript/reads";
@@ -43,7 +43,7 @@ export function forkPlan(obj: Opened, a: ObjectArgs["fork_plan"]) {
     }
   }
   const page = { id: obj.id, name: obj.name, title: meta.title, seq: c.seq };
-  const rows: any[] = [];
+  const rows: DictRow[] = [];
   let bytes = 0;
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, c.after, c.cut)) {
     // the JSON fields as the text stored, which fork_create stores as given (prepare)

@@ -1,14 +1,14 @@
 // Remembered facts with provenance, in the user's reserved object (mirrors durable_cli/core/memory.py).
-import { Opened, createObject, invalid, iso, notFound, now, say, validName } from "./state";
+import { Opened, createObject, invalid, iso, notFound, now, say, validName, Row } from "./state";
 import type { ObjectArgs } from "../generated/ops";
 
 const SOURCES = ["user", "model", "external"];
 export const COLS = "key, value, source, confirmed, created_at, confirmed_at, expires_at";
 
-export const factJson = (r: any[]) => ({
+export const factJson = (r: Row) => ({
   key: r[0], value: r[1], source: r[2], confirmed: !!r[3], created_at: iso(r[4]), confirmed_at: iso(r[5]), expires_at: iso(r[6]),
 });
-const visible = (r: any[], t: number) => !!r[3] && (r[6] === null || r[6] > t);
+const visible = (r: Row, t: number) => !!r[3] && (r[6] === null || r[6] > t);
 
 function checkSet(key: string, value: string, source: string, confirmed: boolean) {
   validName(key, "memory key");

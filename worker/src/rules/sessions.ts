@@ -1,6 +1,6 @@
 // Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
 // The transition table and the checks every write shares are in lifecycle.ts.
-import { Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName } from "./state";
+import { Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName, Row, DictRow } from "./state";
 import * as transcript from "./transcript";
 import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
 import type { Lazy, ObjectArgs } from "../generated/ops";
@@ -29,8 +29,8 @@ export function show(obj: Opened) {
   return sessionJson(obj);
 }
 
-function promptJson(r: any[]): any {
-  const p: any = {};
+function promptJson(r: Row): DictRow {
+  const p: DictRow = {};
   PROMPT_COLUMNS.forEach((k, i) => (p[k] = r[i]));
   for (const k of TIMES) p[k] = iso(p[k]);
   return p;

@@ -1,6 +1,6 @@
 // Edits that remove or rewrite rows (mirrors durable_cli/core/transcript/edits.py): pop, clear, redact, prune,
 // and the Agents SDK's replaceTail.
-import { Opened, conflict, event, invalid, notFound, now, say, touch, dumps } from "../state";
+import { Opened, conflict, event, invalid, notFound, now, say, touch, dumps, DictRow } from "../state";
 import { approx } from "../tokens";
 import { check } from "../lifecycle";
 import { CALLS, COLS, KIND, REDACTED, SEQ, SUPERSEDED, TOKENS, isInt, marks, prepare, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
@@ -15,7 +15,7 @@ export function pop(obj: Opened, a: ObjectArgs["pop"]) {
   refuseRewriteIfOwned(obj, meta, "be popped");
   check(obj, "write", meta.status);
   if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
-  const removed: any[] = [];
+  const removed: DictRow[] = [];
   for (let i = 0; i < count; i++) {
     const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
     if (!r) break;
@@ -52,7 +52,7 @@ export function redact(obj: Opened, a: ObjectArgs["redact"]) {
   const row = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
   if (!row) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
   refuseRewriteIfOwned(obj, meta, "be redacted");
-  const calls = row[CALLS] ? JSON.parse(row[CALLS]).map((c: any) => ({ ...c, arguments: "{}" })) : null;
+  const calls = row[CALLS] ? JSON.parse(row[CALLS]).map((c: Record<string, unknown>) => ({ ...c, arguments: "{}" })) : null;
   const parts = [REDACTED];
   for (const c of calls ?? []) parts.push(c.name, c.arguments);
   const count = approx(parts.join("\n"));

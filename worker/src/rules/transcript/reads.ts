@@ -1,5 +1,5 @@
 // Reading rows (mirrors durable_cli/core/transcript/reads.py): `show` in pages, `stored_rows`, `--follow`'s reads.
-import { Opened, invalid, say } from "../state";
+import { Opened, invalid, say, DictRow } from "../state";
 import { CALLS, COLS, CONTENT, DATA, META, POS, SEQ, isInt, requireVisible, rowJson } from "./row";
 import type { ObjectArgs } from "../../generated/ops";
 
@@ -43,7 +43,7 @@ export function show(obj: Opened, a: ObjectArgs["show_transcript"]) {
     : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
   const params: unknown[] = [c.after, since, c.high];
   if (!a.all_rows && c.from_pos != null) params.push(c.from_pos);
-  const rows: any[] = [];
+  const rows: DictRow[] = [];
   let bytes = 0;
   let last: number | null = null;
   for (const r of obj.db.iter(sql, ...params)) {
@@ -80,7 +80,7 @@ export function storedRows(obj: Opened, a: ObjectArgs["stored_rows"]) {
   }
   const params: unknown[] = [c.after, c.high];
   if (c.from_pos != null) params.push(c.from_pos);
-  const rows: any[] = [];
+  const rows: DictRow[] = [];
   let bytes = 0;
   for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?` +
     `${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
@@ -109,6 +109,6 @@ export function rowsAfter(obj: Opened, a: ObjectArgs["rows_after"]) {
 
 /** The rows with a seq greater than SEQ, in seq order, one at a time as read (a live follower's push):
  *  [seq, row as JSON]. */
-export function* rowsSince(obj: Opened, seq: number): Generator<[number, any]> {
+export function* rowsSince(obj: Opened, seq: number): Generator<[number, DictRow]> {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }

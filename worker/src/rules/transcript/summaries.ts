@@ -1,13 +1,13 @@
 // Summaries (mirrors durable_cli/core/transcript/summaries.py): plan under the object, commit only if the
 // covered rows are unchanged.
-import { Opened, conflict, event, invalid, notFound, now, say, touch } from "../state";
+import { Opened, conflict, event, invalid, notFound, now, say, touch, Row } from "../state";
 import { approx } from "../tokens";
 import { check } from "../lifecycle";
 import { COLS, FIRST, KIND, LAST, POS, ROLE, SEQ, SUPERSEDED, TOKENS, checkText, isInt, marks, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { callIds, pinned } from "./context";
 import type { ObjectArgs } from "../../generated/ops";
 
-type Plan = { covered: any[][]; high: number };
+type Plan = { covered: Row[]; high: number };
 
 export function liveRow(obj: Opened, seq: unknown) {
   const row = isInt(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
@@ -17,7 +17,7 @@ export function liveRow(obj: Opened, seq: unknown) {
 
 /** Whether a cut after THROUGHPOS separates a live tool call among COVERED (rows at or before it, read as
  *  they are iterated: a lazy cursor is never held whole) from a live result after it. */
-export function splitsACall(obj: Opened, covered: Iterable<any[]>, throughPos: number): boolean {
+export function splitsACall(obj: Opened, covered: Iterable<Row>, throughPos: number): boolean {
   if (obj.db.one("SELECT 1 FROM turns WHERE role = 'tool' AND superseded_by IS NULL AND pos > ? LIMIT 1", throughPos) === null) return false;
   let ids: string[] = [];
   const splits = () => { // at most 100 bound parameters a statement (Cloudflare)
@@ -33,7 +33,7 @@ export function splitsACall(obj: Opened, covered: Iterable<any[]>, throughPos: n
   return splits();
 }
 
-function makePlan(obj: Opened, covered: any[][]): Plan {
+function makePlan(obj: Opened, covered: Row[]): Plan {
   return { covered, high: obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0] };
 }
 
@@ -76,7 +76,7 @@ export function planCompact(obj: Opened, a: ObjectArgs["plan_compact"]): Plan | 
   return fallback === null ? null : makePlan(obj, live.slice(0, fallback));
 }
 
-const sameRow = (x: any[] | undefined, y: any[]) => !!x && x.length === y.length && x.every((v, i) => v === y[i]);
+const sameRow = (x: Row | undefined, y: Row) => !!x && x.length === y.length && x.every((v, i) => v === y[i]);
 
 /** Insert the summary of PLAN if every covered row is still live and unchanged and no `tool` row answering a
  *  covered call was appended meanwhile; otherwise exit 4 and nothing changes. A plan sent back by a client is
@@ -85,13 +85,13 @@ export function commitSummary(obj: Opened, a: ObjectArgs["commit_summary"]) {
   checkText(obj, a.text);
   const meta = requireVisible(obj);
   check(obj, "write", meta.status);
-  const covered: any[][] = a.covered; // checked next: the rows of a plan this Worker made
+  const covered: Row[] = a.covered; // checked next: the rows of a plan this Worker made
   if (!Array.isArray(covered) || !covered.length || !isInt(a.high) || !covered.every((r) => Array.isArray(r) && isInt(r[SEQ]))) {
     throw invalid("the summary plan is not one this Worker made");
   }
   const changed = conflict(say("summary_changed", { what: obj.what }));
   const seqs = covered.map((r) => r[SEQ]);
-  const current = new Map<number, any[]>();
+  const current = new Map<number, Row>();
   for (let i = 0; i < seqs.length; i += 90) { // at most 100 bound parameters a statement (Cloudflare)
     const chunk = seqs.slice(i, i + 90);
     for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${marks(chunk.length)})`, ...chunk)) current.set(r[SEQ], r);
@@ -112,7 +112,7 @@ export function commitSummary(obj: Opened, a: ObjectArgs["commit_summary"]) {
   return insertSummary(obj, covered, a.text);
 }
 
-function insertSummary(obj: Opened, covered: any[][], text: string) {
+function insertSummary(obj: Opened, covered: Row[], text: string) {
   const first = Math.min(...covered.map((r) => (r[KIND] === "summary" ? r[FIRST] : r[SEQ])));
   const last = Math.max(...covered.map((r) => (r[KIND] === "summary" ? (r[LAST] ?? r[FIRST]) : r[SEQ])));
   const count = approx(text);
