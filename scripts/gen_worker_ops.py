@@ -58,7 +58,7 @@ def render() -> str:
         out.append(f"/** The arguments of each {scope} op as a call that passed checkArgs holds them (absent or null: the default). */")
         out.append(f"export type {scope.capitalize()}Args = {{")
         for name, spec in table.items():
-            fields = [f"{arg}{'' if a.get('required') else '?'}: {ts_type(a)}{'' if a.get('required') else ' | null'}"
+            fields = [f"{arg}{'' if a.get('required') else '?'}: {ts_type(a)}{'' if a.get('required') or a['type'] == 'json' else ' | null'}"
                       for arg, a in spec["args"].items()]
             out.append(f"  {name}: {{ {'; '.join(fields)} }};" if fields else f"  {name}: Record<never, never>;")
         out.append("};")

@@ -101,3 +101,20 @@ def test_worker_src_stays_within_its_any_budget():
     assert total <= ANY_BUDGET, (f"{total} `any` in worker/src (budget {ANY_BUDGET}): type the new ones "
                                  + "(generated/ops.ts has every op's arguments); per file: "
                                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+def test_the_largest_rules_have_unit_tests_beside_them():
+    """The ten largest rules of worker/src/rules (by lines) each have a node test beside them (NAME.test.ts, run by
+    `npm test`), as the seeds keep contracts.test.ts beside contracts.ts."""
+    rules = os.path.join(WORKER, "src", "rules")
+    sizes = []
+    for folder in (rules, os.path.join(rules, "transcript")):
+        for name in os.listdir(folder):
+            if name.endswith(".ts") and not name.endswith(".test.ts") and name != "index.ts":
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    sizes.append((sum(1 for _ in f), os.path.join(folder, name)))
+    largest = [path for _, path in sorted(sizes, reverse=True)[:10]]
+    missing = [os.path.relpath(p, WORKER) for p in largest if not os.path.exists(p[:-3] + ".test.ts")]
+    assert missing == [], f"no unit test beside: {', '.join(missing)}"
+    with open(os.path.join(WORKER, "package.json"), encoding="utf-8") as f:
+        assert "src/rules/*.test.ts src/rules/transcript/*.test.ts" in f.read()  # npm test builds and runs them

@@ -114,10 +114,10 @@ export type ObjectArgs = {
   participants: Record<never, never>;
   get_prompt: { prompt_id: number };
   append_many: { rows: Record<string, unknown>[]; request_id?: string | null; create?: boolean | null; one?: boolean | null; seqs_only?: boolean | null; origin?: string[] | null; part?: Record<string, unknown> | null };
-  show_transcript: { all_rows?: boolean | null; since?: number | null; last?: number | null; cursor?: unknown | null };
+  show_transcript: { all_rows?: boolean | null; since?: number | null; last?: number | null; cursor?: unknown };
   follow_start: { all_rows?: boolean | null; since?: number | null; last?: number | null };
   rows_after: { seq: number };
-  stored_rows: { last?: number | null; cursor?: unknown | null };
+  stored_rows: { last?: number | null; cursor?: unknown };
   context_window: { budget?: number | null; limit?: number | null; keep?: number | null };
   pop: { count?: number | null };
   clear: Record<never, never>;
@@ -129,7 +129,7 @@ export type ObjectArgs = {
   plan_summary: { through: number };
   plan_compact: { max_tokens: number; keep_tokens: number };
   commit_summary: { covered: unknown[][]; high: number; text: string; part?: Record<string, unknown> | null };
-  fork_plan: { at?: number | null; cursor?: unknown | null };
+  fork_plan: { at?: number | null; cursor?: unknown };
   fork_create: { source: Record<string, unknown>; rows: unknown[]; title?: string | null; part?: Record<string, unknown> | null };
   delete: Record<never, never>;
   ask: { prompt: string; choices?: string[] | null; timeout_seconds?: number | null; key?: string | null };
@@ -144,13 +144,13 @@ export type ObjectArgs = {
   forget_fact: { key: string };
   hit: { key: string; rate: string; n: number; per: number; burst?: number | null };
   ttl: { seconds?: number | null; clear?: boolean | null };
-  export: { cursor?: unknown | null };
+  export: { cursor?: unknown };
   import: { record: Record<string, unknown>; replace?: boolean | null; keep_existing?: boolean | null; part?: Record<string, unknown> | null };
   search_object: { query: string; role?: string | null; cutoff?: number | null; superseded?: boolean | null; limit: number };
   meta: Record<never, never>;
   tombstone: Record<never, never>;
   object_id: Record<never, never>;
-  put_checkpoint: { external_id?: string | null; ns?: string | null; checkpoint_id: string; parent_id?: string | null; type?: string | null; blob?: string | null; metadata?: unknown | null; mirror?: unknown[][] | null; keep?: number | null; part?: Record<string, unknown> | null };
+  put_checkpoint: { external_id?: string | null; ns?: string | null; checkpoint_id: string; parent_id?: string | null; type?: string | null; blob?: string | null; metadata?: unknown; mirror?: unknown[][] | null; keep?: number | null; part?: Record<string, unknown> | null };
   put_checkpoint_writes: { external_id?: string | null; ns?: string | null; checkpoint_id: string; writes: unknown[][]; replace?: boolean | null; part?: Record<string, unknown> | null };
   checkpoint_rows: { ns?: string | null; checkpoint_id?: string | null; before?: string | null; owned?: boolean | null; with_writes?: boolean | null; limit?: number | null; page?: string[] | null };
   checkpoint_writes: { ns?: string | null; checkpoint_id: string };
@@ -159,13 +159,13 @@ export type ObjectArgs = {
 
 /** The arguments of each index op as a call that passed checkArgs holds them (absent or null: the default). */
 export type IndexArgs = {
-  ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown | null };
-  rows: { user?: string | null; all?: boolean | null; reserved?: boolean | null; expired?: boolean | null; limit?: number | null; before?: unknown | null };
+  ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown };
+  rows: { user?: string | null; all?: boolean | null; reserved?: boolean | null; expired?: boolean | null; limit?: number | null; before?: unknown };
   pending: { limit?: number | null };
   usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null };
-  purge: { older_than: number; user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; dry_run?: boolean | null; cursor?: unknown | null };
-  sweep: { draft_expiry?: number | null; cursor?: unknown | null };
-  forget: { user: string; dry_run?: boolean | null; cursor?: unknown | null };
+  purge: { older_than: number; user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; dry_run?: boolean | null; cursor?: unknown };
+  sweep: { draft_expiry?: number | null; cursor?: unknown };
+  forget: { user: string; dry_run?: boolean | null; cursor?: unknown };
   reindex: { step?: number | null; after?: string | null; shard?: string | null; shard_after?: string | null };
   fault: { shard: string; refuse?: boolean | null; wipe?: boolean | null; stale_seconds?: number | null };
   seed: { users: number; prefix?: string | null };
