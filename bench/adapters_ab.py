@@ -51,6 +51,8 @@ def worker():
         return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {tag}{i} " + "x" * 80} for i in range(n)]
 
     counter = iter(range(10**9))
+    loop = asyncio.new_event_loop()  # one loop, as an application has: its executor threads (and SQLiteSession's
+    # thread-local connections) live on from call to call, as they do for a user (issue 33)
 
     def sessions():
         k = next(counter)
@@ -75,16 +77,19 @@ def worker():
             pair = [("ours", act(ours)), ("theirs", act(theirs))]
         else:
             a, b = sessions()
+            for s in (a, b):  # a user's session exists (its first turn) and lives in one running loop
+                loop.run_until_complete(s.add_items(items(2, "first turn ")))
+            batch_items, single_items = items(1000), items(1000, "single ")
 
             async def batch(s):
-                await s.add_items(items(1000))
+                await s.add_items(batch_items)
 
             async def singles(s):
-                for item in items(1000, "single "):
+                for item in single_items:
                     await s.add_items([item])
 
             go = batch if name == "add_batch" else singles
-            pair = [("ours", lambda: asyncio.run(go(a))), ("theirs", lambda: asyncio.run(go(b)))]
+            pair = [("ours", lambda: loop.run_until_complete(go(a))), ("theirs", lambda: loop.run_until_complete(go(b)))]
         if r % 2:
             pair.reverse()
         times = {side: timed(fn) for side, fn in pair}

@@ -44,11 +44,12 @@ def fork_request(new, new_title, at):
     return check_request(new, new_title, at)
 
 
-def search_query(query) -> None:
-    """QUERY of `durable search`: FTS5 syntax checked before any object is read or a request sent."""
+def search_query(query, fts=False) -> str:
+    """QUERY of `durable search` (plain text, or FTS5 syntax with FTS) checked before any object is read or
+    a request sent; returns the FTS5 expression it asks for."""
     from .across.search import check_query
 
-    check_query(query)
+    return check_query(query, fts)
 
 
 def export_records(lines) -> list:

@@ -105,6 +105,17 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
     return value
 
 
+def _loads(tokenizer: str) -> None:
+    """SPEC §6: `config set transcript.tokenizer` loads the tokenizer before it writes it (one that does not
+    load made every append exit 2 afterwards): exit 2 naming the key and what is missing, file unchanged."""
+    from .core.tokens import estimator
+
+    try:
+        estimator(tokenizer)
+    except DurableError as e:
+        raise invalid(f"cannot set transcript.tokenizer: {e.message}; the config file was not changed") from None
+
+
 class Config:
     """Effective settings. `overrides` holds options given on the command line (highest precedence)."""
 
@@ -189,6 +200,8 @@ class Config:
             values.pop(key, None)
         else:
             values[key] = check_value(key, value, from_text=True)
+            if key == "transcript.tokenizer":
+                _loads(values[key])
         nested: dict = {}
         for k, v in sorted(values.items()):
             section, name = k.split(".", 1)

@@ -5,7 +5,8 @@ wake/work/sleep of the object, and nothing is held between them. CMD runs with `
 its own, the prompt document (the §10 prompt object with its window) as JSON on its stdin. Its stdout is the
 turn (a reply, or JSONL rows); its last stderr line is the error of a final failure. A failed attempt is
 released with a doubling delay while attempts are left. Signals go to CMD's group; the prompt in hand is then
-released as not an attempt (exit 130/143). A start that lost its lease records nothing (outcome `lost`).
+released as not an attempt (exit 130/143); a signal once the outcome is being committed lets the commit complete,
+and `work` exits 0 without taking another prompt. A start that lost its lease records nothing (outcome `lost`).
 """
 
 import json
@@ -99,7 +100,8 @@ class Taken:
 
     def __init__(self, name, address, doc, tenant):
         self.name, self.address, self.doc, self.tenant = name, address, doc, tenant
-        self.id, self.attempt = doc["id"], doc["attempts"]
+        # SPEC §5: the start is named by its start number (never lowered); attempts counts against --attempts
+        self.id, self.attempt, self.attempts = doc["id"], doc["start"], doc["attempts"]
 
 
 class Run:
@@ -263,6 +265,8 @@ class Worker:
         self.report = report or (lambda line: None)
         self.stop = Stop()
         self.handled = 0
+        self.status_shown = False  # the waiting line is on the terminal
+        self.recorded = False  # the outcome of the prompt in hand was committed (not a hand-back after a signal)
         self.broken = {}  # --all: the sessions found corrupt (exit 7) -> when to try them again (monotonic)
 
     # -- taking ---------------------------------------------------------------------------------------
@@ -333,7 +337,23 @@ class Worker:
         try:
             return self._loop()
         finally:
+            self._waiting(False)
             self.stop.restore()
+
+    def _waiting(self, on: bool) -> None:
+        """SPEC §4: while `work` waits for a prompt, one status line on stderr when it is a terminal (written
+        in place and wiped when a prompt is taken or the loop ends); nothing at all when it is not."""
+        if on == self.status_shown:
+            return
+        try:
+            if not sys.stderr.isatty():
+                return
+            where = "any session" if self.everywhere else self.name
+            sys.stderr.write(f"durable: work: waiting for a prompt on {where} (Ctrl-C stops)" if on else "\r\x1b[K")
+            sys.stderr.flush()
+            self.status_shown = on
+        except (OSError, ValueError):
+            pass
 
     def _loop(self) -> int:
         idle_since, delay, first = time.monotonic(), 0.02, True
@@ -348,15 +368,20 @@ class Worker:
                 raise
             first = False
             if taken is None:
+                self._waiting(True)
                 if self.s.wait is not None and time.monotonic() - idle_since >= self.s.wait:
                     return 0 if self.handled else 9
                 _sleep(delay, self.stop)
                 delay = min(delay * 1.5, POLL_CAP)
                 continue
+            self._waiting(False)
+            self.recorded = False
             self.handle(taken)
             self.handled += 1
             if self.stop.status is not None:
-                return self.stop.status
+                # SPEC §5.1: a signal during or after the commit of the outcome of the prompt in hand does not undo it;
+                # 130/143 never follow a recorded outcome: no further prompt is taken, and the exit is 0
+                return 0 if self.recorded else self.stop.status
             if self.s.once:
                 return 0
             idle_since, delay = time.monotonic(), 0.02
@@ -397,7 +422,7 @@ class Worker:
         self.stop.group = None
         run.finish()
         if lost is not None:
-            return self._report(taken, "lost", taken.attempt, 0, lost)
+            return self._report(taken, "lost", taken.attempts, 0, lost)
         if self.stop.status is not None:
             return self._handed_back(taken, "stopped by a signal")
         code = run.proc.returncode
@@ -416,7 +441,7 @@ class Worker:
             done = self._on(taken, lambda session: session.finish(taken.id, rows=turn, attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
-                return self._report(taken, "lost", taken.attempt, 0, e.message)
+                return self._report(taken, "lost", taken.attempts, 0, e.message)
             if e.code == "invalid_input":
                 return self._failed(taken, e.message)
             raise
@@ -466,27 +491,28 @@ class Worker:
                                                                   attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
-                return self._report(taken, "lost", taken.attempt, 0, e.message)
+                return self._report(taken, "lost", taken.attempts, 0, e.message)
             raise
-        self._report(taken, "released", doc["attempts"], 0, why)
+        self._report(taken, "released", doc["attempts"], 0, why, recorded=False)
 
     def _failed(self, taken, reason, note=None):
         """A failed attempt: released with back-off while attempts are left, else failed with REASON."""
         try:
-            if taken.attempt < self.s.attempts:
+            if taken.attempts < self.s.attempts:
                 outcome = "released"
-                doc = self._on(taken, lambda session: session.release(taken.id, delay_seconds=backoff(taken.attempt),
+                doc = self._on(taken, lambda session: session.release(taken.id, delay_seconds=backoff(taken.attempts),
                                                                       attempt=taken.attempt))
             else:
                 outcome = "failed"
                 doc = self._on(taken, lambda session: session.finish(taken.id, failed=True, error=reason, attempt=taken.attempt))
         except DurableError as e:
             if e.code in ("conflict", "not_found"):
-                return self._report(taken, "lost", taken.attempt, 0, e.message)
+                return self._report(taken, "lost", taken.attempts, 0, e.message)
             raise
         self._report(taken, outcome, doc["attempts"], 0, reason, note=note)
 
-    def _report(self, taken, outcome, attempts, rows, error, note=None):
+    def _report(self, taken, outcome, attempts, rows, error, note=None, recorded=True):
+        self.recorded = recorded and outcome != "lost"
         self.report({"name": taken.name, "prompt": taken.id, "outcome": outcome, "attempts": attempts, "rows": rows,
                      "error": error}, note)
 

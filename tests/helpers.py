@@ -102,3 +102,13 @@ def export_snapshot(home, user="alice") -> str:
         return json.dumps(list(store.export(all_objects=True)), sort_keys=True)
     finally:
         store.close()
+
+
+def prose() -> str:
+    """README.md and every page of docs/, as one text: the sections and examples tests read, wherever they stand."""
+    import glob
+
+    from tests.conftest import ROOT
+
+    pages = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
+    return "\n".join(open(p, encoding="utf-8").read() for p in pages)

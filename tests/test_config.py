@@ -99,3 +99,36 @@ def test_remote_keys_are_validated(durable, monkeypatch):
     assert durable("config", "set", "remote.url", "https://durable.example.workers.dev").status == 0
     monkeypatch.setenv("DURABLE_REMOTE", "http://127.0.0.1:8787")
     assert durable("config", "list", "--origin", "--json").json()["remote.url"] == {"value": "http://127.0.0.1:8787", "origin": "env"}
+
+
+def test_a_tokenizer_is_loaded_before_it_is_written(durable, durable_proc, tmp_path, monkeypatch):
+    """SPEC §6: `config set transcript.tokenizer tiktoken:nope` (or an encoding not cached, or no tiktoken at
+    all) was written, and every append after it was exit 2. Now the set is exit 2 naming the key and what
+    is missing, and the file stays as it was; appends go on."""
+    import subprocess
+    import sys
+
+    assert durable("config", "set", "transcript.token_budget", "8000").status == 0
+    path = os.environ["DURABLE_CONFIG"]
+    before = open(path).read()
+
+    def refused(r, *missing):
+        assert r.status == 2 and r.out == "", r.err
+        assert r.err.startswith("durable: error: cannot set transcript.tokenizer: ") and r.err.count("\n") == 1, r.err
+        for what in missing:
+            assert what in r.err, r.err
+        assert open(path).read() == before
+
+    refused(durable_proc("config", "set", "transcript.tokenizer", "tiktoken:nope"), "'nope'")
+    refused(durable_proc("config", "set", "transcript.tokenizer", "nope"), "use approx or tiktoken:<encoding>")
+    empty = tmp_path / "no-cache"
+    empty.mkdir()
+    refused(durable_proc("config", "set", "transcript.tokenizer", "tiktoken:cl100k_base", env={"TIKTOKEN_CACHE_DIR": str(empty)}),
+            "not available offline", "its encoding file is not in tiktoken's cache")
+    probe = ("import sys; sys.modules['tiktoken'] = None\n"  # a plain install: no tiktoken package
+             "from durable_cli.cli import run; sys.exit(run(sys.argv[1:]))")
+    r = subprocess.run([sys.executable, "-c", probe, "config", "set", "transcript.tokenizer", "tiktoken:cl100k_base"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "needs the tiktoken package" in r.stderr and open(path).read() == before
+    assert durable("transcript", "append", "t", "--role", "user", "still writes").status == 0
+    assert durable("config", "set", "transcript.tokenizer", "approx").status == 0

@@ -130,11 +130,24 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
             if gone:
                 problem(row["id"], "orphan_index_row", "index row for an object file that does not exist", repaired=repair)
     _check_locks(paths, present, problem, repair)
+    _check_search(store, problem, repair)
     if repair and rebuilt:
         index.record_check()  # checked against the rows just rebuilt from the objects
 
     healthy = all(p["repaired"] for p in problems)
     return {"healthy": healthy, "problems": problems}
+
+
+def _check_search(store, problem, repair) -> None:
+    """SPEC §3, §7: an erasure a killed command left unfinished in a search side file (its rollback journal,
+    a merge it owes, rows of removed objects) is a problem; --repair finishes it as `forget` does."""
+    found = store.objects.search_leftovers()
+    busy = set(store.objects.settle_search()[1]) if repair and found else set()
+    for sid, why in found:
+        if sid in busy:
+            problem(sid, "busy", "search side file is locked by another process; its unfinished erasure was not finished")
+        else:
+            problem(sid, "search_leftover", f"search side file holds removed text: {why}", repaired=repair)
 
 
 def _label(row) -> str:

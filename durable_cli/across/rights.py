@@ -37,6 +37,8 @@ def forget(store, user: str, progress=None, dry_run=False) -> dict:
             others = row["scope"] == "tenant" and index.rows(
                 "SELECT 1 FROM members WHERE object_id = ? AND user != ?", (row["id"], user))
             out["changed" if others else "deleted"].append(entry(row, what="participant removed") if others else entry(row))
+        out["changed"] += [_side_entry(sid, what=f"search index: an interrupted erasure would be finished ({why})")
+                           for sid, why in store.objects.search_leftovers()]
         return conclude(out, f"forget of {user!r}")
 
     def job(row):
@@ -52,9 +54,18 @@ def forget(store, user: str, progress=None, dry_run=False) -> dict:
 
     with store.objects.deferred_dir_sync():  # as purge: each directory fsync'd once, before the answer
         run_each(store, rows, job, out, progress=progress)
+    # SPEC §3, §7: the side files too, every erasure a killed run (this user's or another's) began included
+    done, busy = store.objects.settle_search()
+    out["changed"] += [_side_entry(sid, what="search index: an interrupted erasure finished") for sid in done]
+    out["skipped"] += [_side_entry(sid, reason="busy") for sid in busy]
     store.objects.index(create=False).erase_tombstones(user)  # SPEC §12: a deleted thread's tombstone goes with its owner
     store.objects.index(create=False).wipe_free_space()
     return conclude(out, f"forget of {user!r}")
+
+
+def _side_entry(sid, **extra) -> dict:
+    """A receipt entry for a search side file (no owner or NAME: its id is an HMAC, as objects' are)."""
+    return {"id": sid, "owner": None, "name": None, **extra}
 
 
 def find_objects(store, out, *, owner=None, member=None) -> list:

@@ -11,6 +11,7 @@ one segment with secure_delete on, so no token of what was removed stays in any 
 """
 
 import heapq
+import re
 import sqlite3
 
 from .. import clock
@@ -23,11 +24,14 @@ from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402
 HIT_KEYS = ("name", "id", "seq", "role", "created_at", "snippet")
 
 
-def check_query(query) -> None:
-    """Exit 2 for a query FTS5 rejects, decided once on an empty in-memory table (so the answer does not
-    depend on which objects exist)."""
+def check_query(query, fts=False) -> str:
+    """The FTS5 expression QUERY asks for: plain text (SPEC §7) translated by plain_query, or with FTS
+    QUERY itself, exit 2 for one FTS5 rejects (decided once on an empty in-memory table, so the answer
+    does not depend on which objects exist)."""
     if not isinstance(query, str) or not strip(query):
         raise invalid(say("empty_search"))
+    if not fts:
+        return plain_query(query)
     db = sqlite3.connect(":memory:")
     try:
         db.execute("CREATE VIRTUAL TABLE q USING fts5(content, arguments, tokenize='unicode61 remove_diacritics 2')")
@@ -36,14 +40,60 @@ def check_query(query) -> None:
         raise invalid(say("invalid_search_query", query=query, why=e))
     finally:
         db.close()
+    return query
 
 
-def search(store, query, *, user=None, session=None, role=None, newer_than=None, superseded=False, limit=20):
+_TERMS = None
+
+
+def plain_query(query: str) -> str:
+    """SPEC §7's plain-text QUERY as an FTS5 expression (worker/src/rules/text.ts plainQuery is the same
+    rule; durable_cli/contract/vectors.json "search_query" holds both to it). Terms are split at white
+    space; `"…"` (with a closing quote) is one term, the phrase of the words inside; a term ending in `*`
+    is a prefix; every other character is matched as written: each term becomes an FTS5 string (the
+    phrase of its own tokens) and all must match. A term with no word (letter or digit) is left out;
+    a query left with none is exit 2."""
+    global _TERMS
+    if _TERMS is None:
+        from ..text import white_space
+
+        ws = re.escape(white_space())
+        _TERMS = re.compile(f'"([^"]*)"(\\**)|([^{ws}]+)')
+    if not strip(query):
+        raise invalid(say("empty_search"))
+    out = []
+    for m in _TERMS.finditer(query):
+        if m.group(3) is not None:
+            term = m.group(3)
+            stem = term.rstrip("*")
+            prefix = stem != term
+        else:
+            stem, prefix = m.group(1), bool(m.group(2))
+        if not _has_word(stem):
+            continue
+        out.append('"' + stem.replace('"', '""') + '"' + (" *" if prefix else ""))
+    if not out:
+        raise invalid(say("search_no_word", query=query))
+    return " ".join(out)
+
+
+def _has_word(term: str) -> bool:
+    """A letter, digit or private-use character: what FTS5's unicode61 tokenizer keeps as a token."""
+    import unicodedata
+
+    for ch in term:
+        cat = unicodedata.category(ch)
+        if cat[0] in "LN" or cat == "Co":
+            return True
+    return False
+
+
+def search(store, query, *, user=None, session=None, role=None, newer_than=None, superseded=False, limit=20, fts=False):
     """Hits (dicts of HIT_KEYS), best first, and a receipt whose `skipped` lists busy or corrupt objects.
 
     The caller prints the hits, reports the skipped objects on stderr and exits 6/7 (`retention.conclude`).
     """
-    check_query(query)
+    query = check_query(query, fts)
     if role is not None and role not in ROLES:
         raise invalid(say("invalid_search_role", role=role, roles=", ".join(ROLES)))
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:

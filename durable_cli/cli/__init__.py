@@ -193,6 +193,61 @@ def _command_of(argv):
     return None
 
 
+def _globals_after_the_command(argv) -> bool:
+    """Whether a global option (or --NAME=VALUE of one) follows the command word, before any `--`: only
+    then are they added to every command (`_global_options_anywhere`), so other runs pay nothing."""
+    command = _command_of(argv)
+    if command is None or command not in argv:
+        return False
+    for word in argv[argv.index(command) + 1:]:
+        if word == "--":
+            return False
+        if word.startswith("--") and word.split("=", 1)[0] in _GLOBAL_WITH_VALUE:
+            return True
+    return False
+
+
+def _late_global(param, attr):
+    def callback(ctx, _param, value):
+        if value is not None:  # after the command: later than the same option before it, so it wins
+            if attr == "lock_timeout":
+                seconds(value, allow_zero=True, what="--lock-timeout")
+            elif attr == "remote":
+                from ..config import check_value
+
+                check_value("remote.url", value, origin="--remote")
+            setattr(G, attr, value)
+        return value
+
+    return callback
+
+
+_GLOBAL_ATTRS = {"home": "home", "as_user": "user", "tenant": "tenant", "lock_timeout": "lock_timeout", "remote": "remote"}
+
+
+def _global_options_anywhere(root) -> None:
+    """SPEC §4: the global options are taken after the command too (`durable ls --as bob`), the last one on
+    the command line winning. Each command and group gets a hidden copy of each, parsed by click where an
+    option may stand (never as an option's value, a positional, or after `--`), which sets the same
+    global as the one before the command."""
+    import copy
+
+    late = []
+    for param in root.params:
+        if param.name in _GLOBAL_ATTRS:
+            twin = copy.copy(param)
+            twin.hidden, twin.expose_value = True, False
+            twin.callback = _late_global(twin, _GLOBAL_ATTRS[param.name])
+            late.append(twin)
+
+    def walk(cmd):
+        for sub in (getattr(cmd, "commands", None) or {}).values():
+            sub.params.extend(late)
+            walk(sub)
+
+    walk(root)
+
+
 def _completion_words():
     """The words before the one being completed (bash: COMP_WORDS/COMP_CWORD; zsh, fish: _TYPER_COMPLETE_ARGS)."""
     if "COMP_WORDS" in os.environ:
@@ -403,6 +458,8 @@ def run(argv) -> int:
 
             command = typer.main.get_command(app)
             _bounded_numbers(command)
+            if not completing and _globals_after_the_command(argv):
+                _global_options_anywhere(command)
             try:
                 rv = command.main(args=argv, prog_name="durable", standalone_mode=False)
                 status = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0

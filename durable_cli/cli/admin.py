@@ -43,7 +43,8 @@ def forget(
             return
         render.preview(planned, f"forget {user!r} would delete or change")
         if not render.confirm(f"erase everything of user {user!r}?"):
-            raise DurableError("cancelled; nothing was erased", "invalid_input")
+            render.declined(render.EMPTY_RECEIPT, json_out)
+            return
     bar = render.progress("forget")
     try:
         doc = store().forget(user, progress=bar, dry_run=dry_run)
@@ -263,22 +264,20 @@ def doctor(
     on_screen = not json_out and render.pretty()
     if on_screen:
         render.doctor_report(doc, _count_objects())
+    elif not json_out:  # piped: one row per problem in §10's key order, healthy or not, repaired or not (SPEC §7)
+        for p in doc["problems"]:
+            render.out(render.tsv({k: p[k] for k in ("id", "kind", "detail", "repaired")}))
     if not doc["healthy"]:
         kinds = sorted({p["kind"] for p in doc["problems"] if not p["repaired"]})
         if kinds == ["busy"]:
             raise DurableError("some objects are busy (locked by another process) and were not checked; run it again",
-                               "busy", document=None if on_screen else doc)
+                               "busy", document=doc if json_out else None)
         raise DurableError(
             f"unhealthy: {', '.join(kinds)}" + ("" if repair else "; run 'durable doctor --repair'"), "storage",
-            document=None if on_screen else doc,
+            document=doc if json_out else None,
         )
-    if on_screen:
-        return
     if json_out:
         render.document(doc, "json")
-    else:
-        for p in doc["problems"]:
-            render.out("\t".join(render.field(p[k]) for k in ("id", "kind", "detail", "repaired")))
 
 
 def _count_objects() -> int:
@@ -323,10 +322,13 @@ def _config():
     return Config({"defaults.home": G.home, "defaults.user": G.user, "defaults.lock_timeout": G.lock_timeout})
 
 
-@config_app.command("set")
+@config_app.command("set", context_settings={"ignore_unknown_options": True})  # VALUE -5 is a value (SPEC §7)
 def config_set(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g. queue.lease."),
                value: str = typer.Argument(..., metavar="VALUE", help="Its new value."), json_out: bool = JSON):
     """Set a key in the config file (--json: print the key's effective value afterwards).
+
+    The value is checked with the rules of what reads it before it is written (transcript.tokenizer must
+    load); a VALUE that begins with - (-5) is a value, not an option.
 
     Example: durable config set retention.draft_expiry 1d
     """
@@ -360,6 +362,9 @@ def config_list(
     """
     config = _config()
     values = config.effective()
+    if not json_out and render.pretty():  # a table on a terminal (SPEC §4), TSV rows when piped
+        render.config_table(values, {k: config.origin(k) for k in values} if origin else None)
+        return
     if origin:
         doc = {k: {"value": v, "origin": config.origin(k)} for k, v in values.items()}
         if json_out:

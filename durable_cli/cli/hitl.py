@@ -52,7 +52,7 @@ def list_(name: str = NAME, pending: bool = typer.Option(False, "--pending", hel
     Example: durable elicit list deploy --pending --jsonl | jq -r .prompt
     """
     with store().open(name) as s:
-        render.listing(s.requests(pending_only=pending), mode(json_out, jsonl))
+        render.listing(s.requests(pending_only=pending), mode(json_out, jsonl), table=render.elicit_table)
 
 
 @elicit_app.command("answer")
@@ -148,7 +148,8 @@ def memory_list(all_facts: bool = typer.Option(False, "--all", help="Unconfirmed
 
     Example: durable memory list --all --jsonl | jq -r 'select(.confirmed | not) | .key'
     """
-    render.listing(_reserved(lambda m: m.facts(all_facts=all_facts), empty=list), mode(json_out, jsonl))
+    render.listing(_reserved(lambda m: m.facts(all_facts=all_facts), empty=list), mode(json_out, jsonl),
+                   table=render.memory_table)
 
 
 @memory_app.command("confirm")

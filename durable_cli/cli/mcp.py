@@ -32,7 +32,10 @@ def mcp(
     session_next with nothing pending is timeout, an ask_human that expires unanswered is timeout.
 
     Resources: durable://sessions, durable://session/NAME and durable://session/NAME/transcript (NAME
-    percent-encoded); a subscriber hears of rows any process writes within a second.
+    percent-encoded); a subscriber hears of rows any process writes within a second, and the client of a
+    session created or deleted (notifications/resources/list_changed). A request whose params durable
+    refuses outside a tool's arguments (nesting over 200 levels, NaN, a duplicate key) is JSON-RPC -32602.
+    On a terminal, one status line on stderr says whom it serves; nothing when stderr is not a terminal.
 
     ask_human stores the question in the session first (elicit ask), then asks the person through the
     client when it can elicit: accept records the answer, decline or cancel answers null with that word as

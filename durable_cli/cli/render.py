@@ -109,8 +109,9 @@ def document(doc, mode: str = "plain") -> None:
         out(field(doc))
 
 
-def listing(items, mode: str = "plain", columns=None) -> None:
-    """Many records: a JSON array, JSON lines (streamed), a rich table on a TTY, or TSV rows."""
+def listing(items, mode: str = "plain", columns=None, table=None) -> None:
+    """Many records: a JSON array, JSON lines (streamed), a rich table on a TTY (TABLE(items) when given), or
+    TSV rows."""
     if mode == "json":
         out(_dumps(list(items)))
         return
@@ -122,11 +123,15 @@ def listing(items, mode: str = "plain", columns=None) -> None:
         items = list(items)
         if not items:
             return
+        if table is not None:
+            table(items)
+            return
         keys = columns or list(items[0].keys())
         cols = []
         for rank, k in enumerate(keys):
             hex_ids = all(_is_object_id(item.get(k)) for item in items)
-            cols.append(Col(k.upper().replace("_", " "), rank + (100 if hex_ids else 0), flex=True,
+            free = k in FREE_TEXT or isinstance(items[0].get(k), (dict, list))
+            cols.append(Col(k.upper().replace("_", " "), rank + (100 if hex_ids else 0), flex=free, min=20, wrap=free,
                             right=all(isinstance(item.get(k), (int, float)) and not isinstance(item.get(k), bool)
                                       for item in items)))
         cells = [[_cell(k, item.get(k)) for k in keys] for item in items]
@@ -151,10 +156,38 @@ def receipt(doc: dict, mode: str = "plain") -> None:
             out("\t".join(field(x) for x in (verb, item["id"], item["owner"], item["name"], detail or None)))
 
 
-def text_turns(turns) -> None:
+def text_lines(turns) -> list:
+    """`transcript recent`'s text window (SPEC §6), as (indent, line) pairs: each row as `role: content`, a
+    tool row with the call it answers (`tool NAME ← CALL_ID: content`), each tool call of an assistant row on
+    a line of its own under it (`→ name(arguments)`), as `transcript show` shows them."""
+    lines = []
     for t in turns:
-        label = "summary" if t["kind"] == "summary" else t["role"]
-        out(f"{label}: {t['content']}")
+        if t["kind"] == "summary":
+            label = "summary"
+        elif t["role"] == "tool":
+            label = " ".join(x for x in ("tool", t.get("name"), f"← {t.get('call_id')}" if t.get("call_id") else None) if x)
+        else:
+            label = t["role"]
+        content = t.get("content") or ""
+        lines.append((0, f"{label}: {content}" if content else f"{label}:"))
+        for call in t.get("tool_calls") or []:
+            arguments = call.get("arguments")
+            lines.append((2, f"→ {call['name']}({'' if arguments is None else arguments})"))
+    return lines
+
+
+def text_turns(turns) -> None:
+    lines = text_lines(turns)
+    if not pretty():
+        for indent, line in lines:
+            out(" " * indent + line)
+        return
+    from rich.padding import Padding
+    from rich.text import Text
+
+    out_console = console()
+    for indent, line in lines:  # rich wraps at word boundaries, under the line's own indent
+        out_console.print(Padding(Text(line), (0, 0, 0, indent)) if indent else Text(line))
 
 
 def error(message: str, code: str, exit_status: int, as_json: bool) -> None:
@@ -207,6 +240,17 @@ def confirm(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+EMPTY_RECEIPT = {"deleted": [], "skipped": [], "changed": [], "dry_run": False}
+
+
+def declined(empty: dict, json_out: bool) -> None:
+    """A confirmation answered no (SPEC §4): exit 0, nothing deleted, said on stderr; with --json the
+    command's document with nothing in it on stdout."""
+    sys.stderr.write("nothing was deleted\n")
+    if json_out:
+        out(_dumps(empty))
+
+
 def ago(iso_time, now_ms=None) -> str:
     """A relative time for people ("3h ago", "just now"); "" for null."""
     if not iso_time:
@@ -235,14 +279,16 @@ class Col:
     width), RIGHT (numbers), MIN (a flexible column is never cut below this), SHAPE (text, width) -> text
     (how a cell is cut, e.g. around a search match)."""
 
-    def __init__(self, label, rank, *, flex=False, right=False, min=10, shape=None):
+    def __init__(self, label, rank, *, flex=False, right=False, min=10, shape=None, wrap=False):
         self.label, self.rank, self.flex, self.right, self.min, self.shape = label, rank, flex, right, min, shape
+        self.wrap = wrap  # a flexible column of free text wrapped at words rather than cut
 
 
 def layout(cols, cells, width):
     """Which columns fit WIDTH and how wide each is: [(index, width)] in the columns' order. Every column
     but the flexible ones keeps its full width; columns are left out from the highest rank while even
-    the cut-down table is too wide; the room left is given to the flexible columns in rank order."""
+    the cut-down table is too wide; the room left is given to the flexible columns in rank order. Only
+    free text is flexible (SPEC §4): a NAME, id or key keeps its width."""
     from rich.cells import cell_len
 
     natural = [max([cell_len(c.label)] + [cell_len(row[i]) for row in cells]) for i, c in enumerate(cols)]
@@ -282,9 +328,10 @@ def fitted(cols, cells, out_console=None) -> None:
     table = Table(box=None, header_style="bold", pad_edge=False, show_edge=False)
     for i, w in shown:
         table.add_column(cols[i].label, justify="right" if cols[i].right else "left", width=w, min_width=w, max_width=w,
-                         no_wrap=True, overflow="ellipsis")
+                         no_wrap=not cols[i].wrap, overflow="fold" if cols[i].wrap else "ellipsis")
     for row in cells:
-        table.add_row(*[Text(cols[i].shape(row[i], w) if cols[i].shape else row[i], no_wrap=True, overflow="ellipsis")
+        table.add_row(*[Text(row[i], overflow="fold") if cols[i].wrap else
+                        Text(cols[i].shape(row[i], w) if cols[i].shape else row[i], no_wrap=True, overflow="ellipsis")
                         for i, w in shown])
     out_console.print(table)
 
@@ -293,13 +340,35 @@ def _is_object_id(value) -> bool:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
+_RFC3339 = None
+
+
+def _is_time(value) -> bool:
+    global _RFC3339
+    if _RFC3339 is None:
+        import re
+
+        _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
+    return isinstance(value, str) and _RFC3339.fullmatch(value) is not None
+
+
 def _cell(key, value) -> str:
-    """A value as a person reads it in a table: times relative, object ids short, one line."""
-    if key.endswith("_at") and isinstance(value, str):
+    """A value as a person reads it in a table: times relative, object ids short, true/false as yes/no,
+    a list of words as words, one line."""
+    if (key.endswith("_at") or key == "at") and isinstance(value, str) or _is_time(value):
         return ago(value)
     if _is_object_id(value):
         return _short(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ", ".join(value)
     return field(value).replace("\\n", " ").replace("\\t", " ")
+
+
+# free text in a table (SPEC §4): given the room the other columns leave, wrapped at words
+FREE_TEXT = ("title", "prompt", "question", "value", "detail", "reason", "error", "comment", "content", "reply",
+             "text", "snippet", "answer")
 
 
 # `ls` on a terminal: (key, label, rank, flexible); --wide adds the rest, the short id first
@@ -320,9 +389,11 @@ def session_table(rows, *, wide: bool = False) -> None:
         known = {k for k, *_ in spec} | {k for k, *_ in WIDE_COLUMNS}
         spec += [(k, label, rank, k == "external_id") for k, label, rank in WIDE_COLUMNS if k in rows[0]]
         spec += [(k, k.upper().replace("_", " "), 20 + n, True) for n, k in enumerate(rows[0]) if k not in known]
+    if wide:  # asked for: the short id is read right after NAME and STATUS (TITLE gives way first)
+        spec = [(k, label, 1.5 if k == "id" else rank, flex) for k, label, rank, flex in spec]
     order = [k for k, *_ in SESSION_COLUMNS[:3]] + (["id"] if wide else []) + [k for k, *_ in SESSION_COLUMNS[3:]]
     spec.sort(key=lambda c: order.index(c[0]) if c[0] in order else len(order) + c[2])
-    cols = [Col(label, rank, flex=flex, right=k in ("turns", "tokens"), min=12 if k == "name" else 10) for k, label, rank, flex in spec]
+    cols = [Col(label, rank, flex=flex and k != "name", right=k in ("turns", "tokens"), min=20) for k, label, rank, flex in spec]
     fitted(cols, [[_cell(k, row.get(k)) for k, *_ in spec] for row in rows])
 
 
@@ -330,11 +401,11 @@ def usage_table(doc: dict, by: str) -> None:
     """`usage` on a terminal: one line per group (the session's NAME, the day or the model first, no
     ids), then the total; the counts keep their width, the cost first among them."""
     key_label = {"session": "NAME", "day": "DAY", "model": "MODEL"}[by]
-    spec = [("key", key_label, 0, True), ("cost_usd", "COST USD", 1, False), ("tokens", "TOKENS", 2, False),
+    spec = [("key", key_label, 0, False), ("cost_usd", "COST USD", 1, False), ("tokens", "TOKENS", 2, False),
             ("input_tokens", "INPUT", 3, False), ("output_tokens", "OUTPUT", 4, False), ("turns", "TURNS", 5, False),
             ("sessions", "SESSIONS", 7, False)]
     if by == "session":
-        spec.insert(1, ("owner", "OWNER", 6, True))
+        spec.insert(1, ("owner", "OWNER", 6, False))  # a NAME or user is never cut (SPEC §4)
     order = ["key", "owner", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "sessions"]
     spec.sort(key=lambda c: order.index(c[0]))
     cells = []
@@ -347,6 +418,70 @@ def usage_table(doc: dict, by: str) -> None:
             row.append(_money(value) if k == "cost_usd" else ("" if value is None else str(value)))
         cells.append(row)
     fitted([Col(label, rank, flex=flex, right=k not in ("key", "owner")) for k, label, rank, flex in spec], cells)
+
+
+def _when_request(r) -> str:
+    """An elicit request's one time: when it was answered, else when it expires, else when it was asked."""
+    if r.get("answered_at"):
+        return f"answered {ago(r['answered_at'])}"
+    if r.get("expires_at") and r.get("status") == "pending":
+        return f"expires {ago(r['expires_at'])}"
+    return f"asked {ago(r.get('created_at'))}"
+
+
+def elicit_table(requests) -> None:
+    """`elicit list` on a terminal: ID, STATUS, the question (wrapped), the choices as words, the answer with
+    who gave it and their comment, and one time."""
+    cols = [Col("ID", 0, right=True), Col("STATUS", 1), Col("QUESTION", 2, flex=True, wrap=True, min=20),
+            Col("CHOICES", 3, flex=True, wrap=True, min=12), Col("ANSWER", 4, flex=True, wrap=True, min=12), Col("WHEN", 5)]
+    cells = []
+    for r in requests:
+        answer = r.get("answer") or ""
+        if answer and r.get("answered_by"):
+            answer += f" ({r['answered_by']})"
+        if r.get("comment"):
+            answer += f": {r['comment']}"
+        cells.append([str(r["id"]), r["status"], _cell("prompt", r.get("prompt")), ", ".join(r.get("choices") or []),
+                      _cell("answer", answer), _when_request(r)])
+    fitted(cols, cells)
+
+
+def _event_detail(data) -> str:
+    """An event's data as words: `key: value` pairs, text (an error) as it is."""
+    if not isinstance(data, dict):
+        return "" if data is None else _cell("data", data)
+    return ", ".join(f"{k.replace('_', ' ')}: {v if isinstance(v, str) else _dumps(v)}" for k, v in data.items())
+
+
+def events_table(events) -> None:
+    """`session events` on a terminal: SEQ, TYPE, ACTOR, when (relative), and what happened (wrapped: a
+    failure's reason is read whole)."""
+    cols = [Col("SEQ", 0, right=True), Col("TYPE", 1), Col("ACTOR", 3), Col("WHEN", 4),
+            Col("DETAIL", 2, flex=True, wrap=True, min=20)]
+    fitted(cols, [[str(e["seq"]), e["type"], e.get("actor") or "", ago(e.get("at")),
+                   _event_detail(e.get("data")).replace("\n", " ")] for e in events])
+
+
+def memory_table(facts) -> None:
+    """`memory list` on a terminal: KEY (never cut), VALUE (wrapped), SOURCE, CONFIRMED, SET, EXPIRES."""
+    cols = [Col("KEY", 0), Col("VALUE", 1, flex=True, wrap=True, min=20), Col("SOURCE", 3), Col("CONFIRMED", 2),
+            Col("SET", 4)]
+    expiring = any(f.get("expires_at") for f in facts)
+    if expiring:
+        cols.append(Col("EXPIRES", 5))
+    cells = []
+    for f in facts:
+        row = [f["key"], _cell("value", f.get("value")), f.get("source") or "", "yes" if f.get("confirmed") else "no",
+               ago(f.get("created_at"))]
+        cells.append(row + ([ago(f.get("expires_at"))] if expiring else []))
+    fitted(cols, cells)
+
+
+def config_table(values: dict, origins: dict = None) -> None:
+    """`config list` on a terminal: KEY, VALUE (wrapped), and ORIGIN with --origin."""
+    cols = [Col("KEY", 0), Col("VALUE", 1, flex=True, wrap=True, min=20)] + ([Col("ORIGIN", 2)] if origins else [])
+    cells = [[k, "" if v is None else field(v)] + ([origins[k]] if origins else []) for k, v in values.items()]
+    fitted(cols, cells)
 
 
 def _money(value) -> str:
@@ -494,6 +629,7 @@ REPAIRS = {
     "mode": "set the mode",
     "stale_lock": "remove the lock file",
     "stale_sidecar": "remove the file",
+    "search_leftover": "finish the erasure in the search index",
     "symlink": "nothing: replace the symlink by hand",
     "stray_file": "nothing: move it out of the data directory",
     "quarantined": "",

@@ -79,13 +79,18 @@ def ttl(
     render.document(doc, mode(json_out))
 
 
-def _needs_consent(yes: bool, dry_run: bool, what: str) -> None:
+def _consented(yes: bool, dry_run, what: str, json_out: bool) -> bool:
+    """Go ahead: --yes (or --dry-run, for a command that has it: DRY_RUN None when it has not), or a person
+    at the terminal said yes. Answered no: False, said as SPEC §4 says (exit 0, nothing deleted)."""
     if yes or dry_run:
-        return
+        return True
     if not sys.stdin.isatty():
-        raise DurableError(f"{what} needs --yes when not run from a terminal (or --dry-run to see what it would do)", "invalid_input")
+        or_dry_run = "" if dry_run is None else " (or --dry-run to see what it would do)"
+        raise DurableError(f"{what} needs --yes when not run from a terminal{or_dry_run}", "invalid_input")
     if not render.confirm(f"{what}?"):
-        raise DurableError("cancelled; nothing was deleted", "invalid_input")
+        render.declined(render.EMPTY_RECEIPT, json_out)
+        return False
+    return True
 
 
 def delete(
@@ -99,8 +104,8 @@ def delete(
     """
     s = store()
     s.address(name)  # bad NAME is exit 2 before anything is asked
-    _needs_consent(yes, False, f"delete session {name!r}")
-    render.receipt(s.delete(name), mode(json_out))
+    if _consented(yes, None, f"delete session {name!r}", json_out):
+        render.receipt(s.delete(name), mode(json_out))
 
 
 def purge(
@@ -128,7 +133,8 @@ def purge(
             render.receipt(planned, "json") if json_out else None
             return
         render.preview(planned, "purge would delete")
-    _needs_consent(yes, dry_run, f"purge objects idle for more than {older_than}")
+    if not _consented(yes, dry_run, f"purge objects idle for more than {older_than}", json_out):
+        return
     bar = render.progress("purge")
     try:
         doc = store().purge(older_than=older, user=user, statuses=statuses, dry_run=dry_run, progress=bar)

@@ -25,7 +25,8 @@ def _user(user):
 
 
 def search(
-    query: str = typer.Argument(..., metavar="QUERY", help='FTS5 query: words (AND by default), "a phrase", prefix*, OR, NOT.'),
+    query: str = typer.Argument(..., metavar="QUERY", help='Plain text: every word must match as written, "a phrase", prefix*.'),
+    fts: bool = typer.Option(False, "--fts", help="Take QUERY in SQLite FTS5 syntax instead (OR, NOT, NEAR, prefix*, \"phrases\")."),
     user: str = typer.Option(None, "--user", metavar="U", help="Search the sessions of user U (as 'ls --user U')."),
     session: str = typer.Option(None, "--session", metavar="NAME", help="Only session NAME.", autocompletion=complete_name),
     role: str = typer.Option(None, "--role", metavar="R", help="Only rows of role R.", autocompletion=complete_choices(*ROLES)),
@@ -38,7 +39,8 @@ def search(
     """Full-text search of your sessions' transcripts (archived and tenant ones included), best match first.
 
     Each hit names the session and row; the snippet shows the match in [brackets].
-    Example: durable search 'refund AND "credit card"' --role user --json | jq -r '.[] | "\\(.name)#\\(.seq)"'
+    QUERY is plain text: PROJ-123, alice@example.com or main.py are words to find, never syntax.
+    Example: durable search 'refund "credit card"' --role user --json | jq -r '.[] | "\\(.name)#\\(.seq)"'
     """
     _user(user)
     if limit < 0:
@@ -48,7 +50,7 @@ def search(
 
         valid_name(session)
     hits, skipped = store().search(query, user=user, session=session, role=role,
-                                   newer_than=seconds(newer_than, what="--newer-than"), superseded=superseded, limit=limit)
+                                   newer_than=seconds(newer_than, what="--newer-than"), superseded=superseded, limit=limit, fts=fts)
     how = mode(json_out, jsonl)
     if how == "plain" and render.pretty():
         render.search_table(hits)

@@ -117,7 +117,7 @@ def next_(
     render.document(doc, mode(json_out))
 
 
-ATTEMPT = typer.Option(None, "--attempt", metavar="N", help="The start you hold (the prompt's \"attempts\" when you took it): another start is exit 4, nothing changed.")
+ATTEMPT = typer.Option(None, "--attempt", metavar="N", help="The start you hold, by its start number (the prompt's \"start\" when you took it): another start is exit 4, nothing changed.")
 
 
 @app.command()
@@ -311,7 +311,7 @@ def events(
 
     Example: durable session events fix-login --since 10 --jsonl | jq -r .type
     """
-    render.listing(_on(name, lambda s: s.events(since=since)), mode(json_out, jsonl))
+    render.listing(_on(name, lambda s: s.events(since=since)), mode(json_out, jsonl), table=render.events_table)
 
 
 @app.command()

@@ -187,7 +187,8 @@ def clear(
         if not sys.stdin.isatty():
             raise DurableError("clear needs --yes when not run from a terminal", "invalid_input")
         if not render.confirm(f"delete every row of session {name!r}?"):
-            raise DurableError("cancelled; nothing was deleted", "invalid_input")
+            render.declined({"deleted": 0}, json_out)
+            return
     with store().open(name) as s:
         doc = s.clear()
     render.document(doc, "json") if json_out else render.out(str(doc["deleted"]))

@@ -49,7 +49,7 @@ def work(
                         attempts=attempts, grace=grace, output=output)
     def report(line, note=None):
         if json_out:
-            render.out(json.dumps(line, ensure_ascii=False, separators=(", ", ": ")))
+            render.out(json.dumps(line, ensure_ascii=False, separators=(",", ":")))  # compact, as every --json (SPEC §4)
             render.flush()
             if note or line["outcome"] == "lost":  # said on stderr whatever the output
                 _note(f"{line['name']} prompt {line['prompt']}: {line['outcome']}: {note or line['error']}")

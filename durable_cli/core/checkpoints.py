@@ -3,10 +3,14 @@
 The values are the framework's serialized bytes (its serializer's type tag and blob) and metadata
 JSON: durable stores them and never interprets them. The root namespace's messages are mirrored into
 transcript rows by the adapter's mapping, each message once (by its id), in the transaction that
-stores the checkpoint; the object is then owned by the saver (`adapter` = "langgraph"), so the
+stores the checkpoint. When a put of the root namespace moves the thread to another branch (time travel:
+its parent is not the newest checkpoint), the mirrored rows follow the graph's state: the rows of messages the
+new checkpoint no longer holds are superseded (`superseded_by` 0), those it holds again are live again
+(follow_branch). The object is then owned by the saver (`adapter` = "langgraph"), so the
 transcript commands that rewrite rows refuse it (transcript.refuse_rewrite_if_owned).
 """
 
+import json
 import sqlite3
 
 from ..store.sqlite import sqlite_error
@@ -47,8 +51,11 @@ def put_checkpoint(obj, *, external_id, ns, checkpoint_id, parent_id, type_, blo
     handle = obj.handle
     carried = handle.carry if handle.known is not None else None
     mirrored = carried.get(_MIRRORED) if carried else None
+    mirror = list(mirror)
     with handle.transaction():
         _writable(obj, external_id, create=True)
+        if ns == "" and _moves(obj, checkpoint_id, parent_id):
+            follow_branch(obj, [mid for mid, _ in mirror])
         obj.db.execute(_PUT, (ns, checkpoint_id, parent_id, type_, blob, metadata))
         if mirrored is None:
             mirrored = {r[0] for r in obj.db.execute("SELECT message_id FROM lg_mirrored")}
@@ -81,6 +88,30 @@ def put_checkpoint(obj, *, external_id, ns, checkpoint_id, parent_id, type_, blo
     # committed: the ids mirrored now, for the next put on this connection
     mirrored.update(mid for mid, _ in rows)
     handle.carry = dict(carried or (), **{_MIRRORED: mirrored})
+
+
+def _moves(obj, checkpoint_id, parent_id) -> bool:
+    """Whether putting CHECKPOINT_ID (root namespace) moves the thread to another branch: it becomes the newest
+    checkpoint and its parent is not the one that was newest (a replay or fork from an earlier checkpoint)."""
+    newest = obj.db.execute("SELECT max(checkpoint_id) FROM lg_checkpoints WHERE checkpoint_ns = ''").fetchone()[0]
+    return newest is not None and checkpoint_id > newest and parent_id != newest
+
+
+def follow_branch(obj, message_ids) -> None:
+    """Inside a transaction, before the new checkpoint's own rows are mirrored: the mirrored rows of the messages
+    in MESSAGE_IDS (the new checkpoint's messages channel: the messages of its line) are live, the other mirrored
+    rows superseded with `superseded_by` 0 (no summary replaced them; `show --all` still shows them)."""
+    ids = json.dumps(list(message_ids))
+    mine = "seq IN (SELECT seq FROM lg_mirrored WHERE message_id {} (SELECT value FROM json_each(?)))"
+    left = obj.db.execute(f"SELECT count(*) FROM turns WHERE superseded_by IS NULL AND {mine.format('NOT IN')}", (ids,)).fetchone()[0]
+    back = obj.db.execute(f"SELECT count(*) FROM turns WHERE superseded_by = 0 AND {mine.format('IN')}", (ids,)).fetchone()[0]
+    if not (left or back):
+        return
+    obj.handle.evict_search(merge=False)  # rows change shape (superseded), not text: indexed again at the next search
+    obj.db.execute(f"UPDATE turns SET superseded_by = 0 WHERE superseded_by IS NULL AND {mine.format('NOT IN')}", (ids,))
+    obj.db.execute(f"UPDATE turns SET superseded_by = NULL WHERE superseded_by = 0 AND {mine.format('IN')}", (ids,))
+    live = obj.db.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL").fetchone()
+    obj.db.execute("UPDATE object SET live_turns = ?, live_tokens = ?", live)
 
 
 _MIRRORED = "lg_mirrored"

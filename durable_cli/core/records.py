@@ -242,7 +242,7 @@ V1 = {
     "turns": {
         "seq": _positive, "role": enum("system", "user", "assistant", "tool"), "content": _text,
         "tokens": _count, "author": opt(_name), "created_at": _time, "kind": enum("turn", "summary"),
-        "superseded_by": opt(_positive), "covers_first": opt(_positive), "covers_last": opt(_positive),
+        "superseded_by": opt(_count), "covers_first": opt(_positive), "covers_last": opt(_positive),
         "call_id": opt(_nonempty), "request_id": opt(_request_id), "pos": opt(_int),
     },
     "events": {"seq": _positive, "type": enum(*sorted(EVENT_TYPES)), "actor": opt(_name), "data": _json_object, "at": _time},
@@ -326,7 +326,11 @@ V4 = _extend(
 V5 = _extend(V4, prompts={"attempts": _count, "handed_back": opt(_positive), "not_before": opt(_time),
                           "on_expiry": opt(enum("fail", "retry")), "max_attempts": opt(_positive)})
 
-FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5}
+# version 6 (SPEC §5): a prompt's start number (never lowered, unlike attempts); earlier versions' prompts take
+# their attempts as it
+V6 = _extend(V5, prompts={"start": _count})
+
+FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 
@@ -472,6 +476,9 @@ def _check(record, line, limit, columns, where) -> Checked:
         content[table] = out
     for table in columns:  # tables newer than the record's version: none of their rows
         content.setdefault(table, [])
+    if version < 6 and "start" in columns.get("prompts", ()):
+        for prompt in content["prompts"]:
+            prompt["start"] = prompt.get("attempts", 0)  # what its holder was told (SPEC §5: start numbers)
     _check_relations(content, scope, owner, limit, where)
     content["sequences"] = _sequences(record.get("sequences", {}), content, where)
     _recount(content)
@@ -559,7 +566,10 @@ def _check_relations(c, scope, owner, limit, where) -> None:
             raise Bad(say("record_call_id_tool"))
         where[:] = [f"{label}.superseded_by"]
         by = t["superseded_by"]
-        if by is not None and (by not in turns or turns[by]["kind"] != "summary" or by <= t["seq"]):
+        if by == 0:  # a row of a LangGraph branch the thread left (SPEC §12)
+            if summary or adapter != "langgraph":
+                raise Bad(say("record_superseded_by", by=by))
+        elif by is not None and (by not in turns or turns[by]["kind"] != "summary" or by <= t["seq"]):
             raise Bad(say("record_superseded_by", by=by))
         where[:] = [f"{label}.pos"]
         pos = (t["covers_first"] if summary else t["seq"])

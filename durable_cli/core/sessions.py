@@ -6,13 +6,14 @@ core/lifecycle.py (re-exported here: `check`, `TRANSITIONS`).
 from .. import clock
 from ..errors import conflict, invalid, not_found
 from ..messages import say
+from ..vocabulary import LIMITS
 from . import state, transcript
 from .transcript.row import _loads
 from .lifecycle import (  # noqa: F401 - the lifecycle's API, as before
     ANY, LIVE, TRANSITIONS, check, refusal, require_session, valid_request_id, valid_title)
 
 PROMPT_COLUMNS = (
-    "id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "created_at", "started_at",
+    "id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
     "lease_expires_at", "completed_at", "error",
 )
 # Queue order (SPEC §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
@@ -125,7 +126,7 @@ def valid_policy(on_expiry, max_attempts):
 
 
 def valid_attempt(attempt):
-    """`--attempt N`: the start the caller holds (a positive integer), or None."""
+    """`--attempt N`: the start the caller holds, by its start number (a positive integer), or None."""
     if attempt is not None and (isinstance(attempt, bool) or not isinstance(attempt, int) or not 1 <= attempt <= 2**63 - 1):
         raise invalid(say("invalid_attempt", attempt=attempt))
     return attempt
@@ -165,7 +166,7 @@ def next_prompt(obj, *, lease_seconds: int, waiting: bool = False, context=None,
             seq = transcript.insert_turn(obj, "user", content, author=author)["seq"]
         obj.db.execute(
             "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?,"
-            " attempts = attempts + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
+            " attempts = attempts + 1, start = start + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
             (now, now + lease_seconds * 1000, seq, on_expiry, max_attempts, prompt_id),
         )
         state.event(obj, "prompt.started", {"prompt_id": prompt_id, "turn_seq": seq})
@@ -184,7 +185,7 @@ def _processing(obj, prompt_id: int, doing: str, attempt=None):
     row = _prompt(obj, prompt_id)
     if row[1] != "processing":
         raise conflict(say("prompt_not_processing", id=prompt_id, what=obj.what, status=row[1], doing=doing))
-    current = row[PROMPT_COLUMNS.index("attempts")]
+    current = row[PROMPT_COLUMNS.index("start")]  # SPEC §5: a start is named by its start number, never attempts
     if attempt is not None and attempt != current:
         raise conflict(say("prompt_lease_lost", id=prompt_id, what=obj.what, current=current, attempt=attempt, doing=doing))
     return row
@@ -375,6 +376,10 @@ def invite(obj, user: str, role: str = "member") -> dict:
     if obj.address.id_scope != "tenant":
         raise conflict(say("participants_tenant_only", what=obj.what))
     current = obj.db.execute("SELECT role FROM participants WHERE user = ?", (user,)).fetchone()
+    if current is None:
+        count = obj.db.execute("SELECT count(*) FROM participants").fetchone()[0]
+        if count >= LIMITS["participants"]:  # SPEC §5: at most 1,000 participants per object
+            raise conflict(say("too_many_participants", what=obj.what, count=count))
     if current is None or current[0] != role:
         with obj.handle.transaction():
             obj.db.execute(

@@ -16,6 +16,7 @@ the thread. `keep_checkpoints=N` keeps only the newest N checkpoints per thread 
 
 import asyncio
 import json
+import random
 import re
 from functools import partial
 
@@ -251,6 +252,16 @@ class DurableSaver(BaseCheckpointSaver):
         replace = all(w[0] in WRITES_IDX_MAP for w in writes)
         with self.store.open(name, create=True) as session:
             session.put_checkpoint_writes(external_id=thread_id, ns=ns, checkpoint_id=cid, writes=rows, replace=replace)
+
+    def get_next_version(self, current, channel=None):
+        """The next version of a channel (SPEC §12): the strings SqliteSaver, InMemorySaver and PostgresSaver
+        write (`<32-digit counter>.<random>`), so a thread copied from one of them resumes, and a new thread's
+        versions are theirs; a thread written with integer versions (the base class's) goes on with integers,
+        since LangGraph compares a checkpoint's versions with each other."""
+        if isinstance(current, (int, float)) and not isinstance(current, bool):
+            return current + 1
+        n = 0 if current is None else int(str(current).split(".")[0])
+        return f"{n + 1:032}.{random.random():016}"
 
     def delete_thread(self, thread_id):
         thread_id = str(thread_id)

@@ -22,11 +22,12 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import durations
+from ..core import strict_json
 from ..errors import DurableError, Interrupted, conflict, denied, invalid
 from ..messages import say
 
@@ -99,8 +100,9 @@ TOOLS = {
         {"name": NAME, "tokens": COUNT, "limit": COUNT, "format": {"type": "string", "enum": list(RECENT_FORMATS)}},
         ["name"]),
     "transcript_search": _tool(
-        "Full-text search (FTS5 syntax) over your sessions' transcripts, best match first.",
-        {"query": S, "session": NAME, "role": {"type": "string", "enum": list(ROLES)}, "newer_than": DURATION,
+        "Full-text search over your sessions' transcripts, best match first. query is plain text: every word "
+        "must match, \"a phrase\", prefix*; with fts true it is SQLite FTS5 syntax (OR, NOT, NEAR).",
+        {"query": S, "fts": {"type": "boolean"}, "session": NAME, "role": {"type": "string", "enum": list(ROLES)}, "newer_than": DURATION,
          "superseded": {"type": "boolean"}, "limit": COUNT}, ["query"]),
     "memory_set": _tool(
         "Remember a fact about the user (replacing one under the same key). It is stored as source model and "
@@ -365,7 +367,7 @@ class Tools:
             valid_name(a["session"])
         hits, skipped = self.store.search(a["query"], session=a.get("session"), role=a.get("role"),
                                           newer_than=_seconds(a, "newer_than"), superseded=a.get("superseded", False),
-                                          limit=a.get("limit", 20))
+                                          limit=a.get("limit", 20), fts=a.get("fts", False))
         out = {"result": hits}
         if skipped["skipped"]:
             out["skipped"] = skipped["skipped"]
@@ -475,7 +477,28 @@ def error_document(e: DurableError) -> dict:
     return {"error": err}
 
 
+_QUOTED_COMMAND = re.compile(r"('durable [^']*')")
+_CLI_OPTION = re.compile(r"--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?: (?:[A-Z][A-Z_]*|DUR)\b)?")
+
+
+def mcp_words(message: str) -> str:
+    """MESSAGE (the library's, which speaks of the CLI's options) as an MCP client reads it: an option
+    `--rate` becomes the tool argument `rate`, `--call-id ID` becomes `call_id` (SPEC §14: a refusal names
+    MCP arguments, never CLI options); a whole command to run ('durable memory list --all') stays as it
+    is, and `--tenant ORG` (chosen when the server starts) becomes that command line."""
+    def option(m: re.Match) -> str:
+        if m.group(1) == "tenant":
+            return "'durable --tenant ORG mcp'"
+        return m.group(1).replace("-", "_")
+
+    parts = _QUOTED_COMMAND.split(message)
+    return "".join(part if i % 2 else _CLI_OPTION.sub(option, part) for i, part in enumerate(parts))
+
+
 def failed(e: DurableError) -> types.CallToolResult:
+    if "--" in e.message:
+        e, status = DurableError(mcp_words(e.message), e.code, document=e.document), e.exit_status
+        e.exit_status = status
     return types.CallToolResult(content=[types.TextContent(type="text", text=e.message)],
                                 structured_content=error_document(e), is_error=True)
 
@@ -532,53 +555,200 @@ def _unsurrogated(value):
     return value
 
 
-# A tools/call whose arguments the SDK must not parse itself: durable's JSON rules refuse them (a duplicate
-# key, NaN, a number that overflows a double, nesting over 200 levels: SPEC §6), or they nest deeper than the
-# SDK's parser goes (it drops such a message unanswered, and the client waits for ever). Its arguments become
-# {HELD: token}; call_tool takes them (or the refusal) back from HELD_CALLS. A token is random and used once.
+# Every line is screened before the SDK parses it (SPEC §14: every request that has an id is answered).
+# The SDK alone drops a message nested deeper than its parser goes (200 levels counted from the message), and
+# takes what durable's JSON rules refuse (a duplicate key, NaN, a number that overflows a double: SPEC §6).
+# - within a tools/call's `arguments`: such arguments become {HELD: token}, and call_tool takes them (or
+#   their refusal, a §4 tool error) back from HELD_CALLS; so do arguments merely too deep for the SDK.
+# - anywhere else in a request's params (`_meta` and every other field, in every method): JSON-RPC -32602,
+#   sent by `Lines` itself, the request never reaching the SDK; a notification so refused is dropped.
+# - a message durable takes (nested 200 levels or less per field) but deeper than the SDK's parser goes
+#   outside `arguments` has what lies below the SDK's depth emptied (only free-form fields, such as `_meta`
+#   entries or a capability's `experimental`, can nest so deep, and durable reads none of them).
 HELD = NOT_TEXT + "held"
 HELD_CALLS: dict = {}
 SDK_DEPTH = 190  # pydantic's JSON parser stops at 200 levels; the envelope takes 3 of them
+SDK_MESSAGE_DEPTH = 200  # the deepest message (counted from the message itself) the SDK parses
+CUT_DEPTH = 250  # deeper than this (from the message) is over MAX_DEPTH for any field: cut before parsing
+TOO_DEEP = NOT_TEXT + "deep"  # what a cut container becomes
+INVALID_PARAMS = -32602
 
 
-def _held(line: str):
-    """LINE rewritten for the SDK when it is a tools/call of the kind HELD describes; None otherwise."""
+class _Bad:
+    """A JSON number durable refuses (NaN, Infinity, one that overflows a double), kept where it stood."""
+
+    def __init__(self, why):
+        self.why = why
+
+
+class _Twice(dict):
+    """A JSON object in which a key appears twice (the last value kept, the key remembered)."""
+
+    key = None
+
+
+def _twice(pairs):
+    value = _Twice(pairs)
+    if len(value) == len(pairs):
+        return dict(value)
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            value.key = key
+            break
+        seen.add(key)
+    return value
+
+
+def _lenient_float(text):
+    value = float(text)
+    return value if value == value and value not in (float("inf"), float("-inf")) else _Bad(say("json_overflow", number=text[:40]))
+
+
+def _lenient_int(text):
+    if len(text) > 308 and float(text) in (float("inf"), float("-inf")):
+        return _Bad(say("json_overflow", number=text[:40]))
+    return int(text)
+
+
+_LENIENT = json.JSONDecoder(parse_constant=lambda name: _Bad(f"{name} is not a JSON number"), parse_float=_lenient_float,
+                            parse_int=_lenient_int, object_pairs_hook=_twice)
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def _cut(text: str, depth: int) -> str:
+    """TEXT with every array or object that opens deeper than DEPTH levels replaced by the string TOO_DEEP
+    (Python's parser would end in RecursionError on thousands of levels; no field may nest this deep)."""
+    out, level, start, last = [], 0, None, 0
+    for m in _TOKENS.finditer(text):
+        token = m.group()
+        if token in "[{":
+            level += 1
+            if level == depth + 1 and start is None:
+                start = m.start()
+        elif token in "]}":
+            if level == depth + 1 and start is not None:
+                out.append(text[last:start])
+                out.append(json.dumps(TOO_DEEP, ensure_ascii=False))
+                last, start = m.end(), None
+            level -= 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _refused_json(value):
+    """Why VALUE breaks durable's JSON rules (SPEC §6: a duplicate key, NaN, an overflowing number, a cut
+    container), or None. Nesting is judged by the caller, per field."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, _Bad):
+            return v.why
+        if isinstance(v, str):
+            if v == TOO_DEEP:
+                return say("json_nested", max=strict_json.MAX_DEPTH)
+            continue
+        if isinstance(v, dict):
+            if isinstance(v, _Twice):
+                return say("json_duplicate_key", key=v.key)
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return None
+
+
+def _refused_fields(fields: dict):
+    """Why one of FIELDS (each judged from its own value) is refused, or None."""
+    for key, value in fields.items():
+        why = _refused_json(value)
+        if why is None and strict_json.too_deep(value):
+            why = say("json_nested", max=strict_json.MAX_DEPTH)
+        if why is not None:
+            return key, why
+    return None
+
+
+def _emptied_below(value, depth: int):
+    """VALUE with every array or object deeper than DEPTH levels (VALUE is level 1) emptied, in place."""
+    stack = [(value, 1)]
+    while stack:
+        v, level = stack.pop()
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+        for k, child in list(items):
+            if isinstance(child, (dict, list)):
+                if level + 1 >= depth:
+                    v[k] = type(child)()
+                else:
+                    stack.append((child, level + 1))
+    return value
+
+
+class Refusal:
+    """A request answered with JSON-RPC error CODE by `Lines` itself (the SDK never sees it)."""
+
+    def __init__(self, request_id, message):
+        self.request_id, self.message = request_id, message
+
+
+DROP = object()  # a notification durable refuses: dropped, as JSON-RPC says
+
+
+def screen(line: str):
+    """LINE as the SDK may parse it, a Refusal to answer, or DROP (see above)."""
     import secrets
 
-    from ..core import strict_json
-
-    refusal = None
+    text = _cut(line, CUT_DEPTH) if strict_json.may_be_too_deep(line, CUT_DEPTH) else line
     try:
-        message = strict_json.loads(line, depth=False)
-    except strict_json.NotJSON as e:
-        if e.syntax:
-            return None  # not JSON at all: the SDK answers (or drops) it as before
-        refusal = f"the arguments are not RFC 8259 JSON ({e}); nothing was changed"
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            return None
-    if not isinstance(message, dict) or message.get("method") != "tools/call" or "id" not in message:
-        return None
+        message = _LENIENT.decode(text)
+    except (ValueError, RecursionError):
+        return line  # not JSON at all: the SDK answers (or drops) it as before
+    if not isinstance(message, dict) or "method" not in message:
+        if isinstance(message, dict) and strict_json.too_deep(message, SDK_MESSAGE_DEPTH):  # a response: keep it readable
+            return json.dumps(_emptied_below(message, SDK_MESSAGE_DEPTH), ensure_ascii=False, default=lambda _: None)
+        return line
+    request_id = message.get("id")
+    answerable = "id" in message and type(request_id) in (int, str)
     params = message.get("params")
-    if not isinstance(params, dict) or not isinstance(params.get("arguments"), dict):
-        return None
-    if refusal is None:
-        for key, value in params["arguments"].items():
-            if strict_json.too_deep(value):
-                refusal = f"argument {key!r} is {say('json_nested', max=strict_json.MAX_DEPTH)}; nothing was changed"
-                break
+    arguments = None
+    if message.get("method") == "tools/call" and isinstance(params, dict) and isinstance(params.get("arguments"), dict):
+        arguments = params["arguments"]
+    refusal = None
+    if "params" in message and not isinstance(params, dict):
+        refusal = "params must be a JSON object"
+    else:
+        rest = {k: v for k, v in (params or {}).items() if not (k == "arguments" and arguments is not None)}
+        envelope = {k: v for k, v in message.items() if k != "params"}
+        found = _refused_fields(rest) or _refused_fields(envelope)
+        if found is not None:
+            where = f"params field {found[0]!r}" if found[0] in rest else f"field {found[0]!r}"
+            refusal = f"{where} is refused: {found[1]}"
+    if refusal is not None:
+        if not answerable:
+            return DROP if "id" not in message else line
+        return Refusal(request_id, f"invalid params of {str(message.get('method'))[:60]!r}: {refusal}; nothing was changed")
+    if arguments is not None and answerable:
+        found = _refused_fields(arguments)
+        if found is not None:
+            why = found[1]
+            held = invalid(f"argument {found[0]!r} is {why}; nothing was changed" if why.startswith("nested")
+                           else f"the arguments are not RFC 8259 JSON (argument {found[0]!r}: {why}); nothing was changed")
+        elif strict_json.may_be_too_deep(line, SDK_DEPTH):
+            held = arguments
         else:
-            if not strict_json.may_be_too_deep(line, SDK_DEPTH):
-                return None
-    token = secrets.token_hex(16)
-    HELD_CALLS[token] = invalid(refusal) if refusal else params["arguments"]
-    params["arguments"] = {HELD: token}
-    return json.dumps(message, ensure_ascii=False)
+            held = None
+        if held is not None:
+            token = secrets.token_hex(16)
+            HELD_CALLS[token] = held
+            params["arguments"] = {HELD: token}
+            return json.dumps(_emptied_below(message, SDK_MESSAGE_DEPTH), ensure_ascii=False)
+    if text is not line or (strict_json.may_be_too_deep(line, SDK_MESSAGE_DEPTH) and strict_json.too_deep(message, SDK_MESSAGE_DEPTH)):
+        return json.dumps(_emptied_below(message, SDK_MESSAGE_DEPTH), ensure_ascii=False, default=lambda _: None)
+    return line
 
 
 def held_arguments(arguments):
-    """The arguments of a call `marked` held back (raises its refusal), or ARGUMENTS as they came."""
+    """The arguments of a call `screen` held back (raises its refusal), or ARGUMENTS as they came."""
     if isinstance(arguments, dict) and len(arguments) == 1 and HELD in arguments:
         found = HELD_CALLS.pop(arguments[HELD], None) if isinstance(arguments[HELD], str) else None
         if isinstance(found, DurableError):
@@ -589,17 +759,18 @@ def held_arguments(arguments):
     return arguments
 
 
-def marked(line: str) -> str:
-    """LINE as the SDK can parse it: lone surrogates (escaped, or invalid UTF-8 decoded with surrogateescape)
-    become NOT_TEXT, so the request is answered with an exit-2 tool error instead of being dropped; a
-    tools/call whose arguments break durable's JSON rules or nest too deep for the SDK is held (HELD)."""
-    if "tools/call" in line:
-        line = _held(line) or line
+def marked(line: str):
+    """LINE as the SDK can parse it (`screen`; a Refusal or DROP instead when durable refuses it): lone
+    surrogates (escaped, or invalid UTF-8 decoded with surrogateescape) become NOT_TEXT, so the request is
+    answered with an exit-2 tool error instead of being dropped."""
+    line = screen(line)
+    if not isinstance(line, str):
+        return line
     if "\\u" not in line and not _SURROGATES.search(line):
         return line
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return _SURROGATES.sub(NOT_TEXT, line)
     text = json.dumps(_unsurrogated(message), ensure_ascii=False)
     return line if text == json.dumps(message, ensure_ascii=False) else text
@@ -636,15 +807,30 @@ class Lines:
         return self
 
     async def __anext__(self):
-        # abandoned on cancel: a signal must not wait for a client that keeps its stdin open and silent
-        line = await anyio.to_thread.run_sync(self.file.readline, abandon_on_cancel=True)
-        if not line:
-            Wire.closing = True
-            while self.app.inflight:
-                await anyio.sleep(0.01)
-            await anyio.sleep(0.05)  # their answers are on their way to stdout
-            raise StopAsyncIteration
-        return marked(line)
+        while True:
+            # abandoned on cancel: a signal must not wait for a client that keeps its stdin open and silent
+            line = await anyio.to_thread.run_sync(self.file.readline, abandon_on_cancel=True)
+            if not line:
+                Wire.closing = True
+                while self.app.inflight:
+                    await anyio.sleep(0.01)
+                await anyio.sleep(0.05)  # their answers are on their way to stdout
+                raise StopAsyncIteration
+            screened = marked(line)
+            if isinstance(screened, str):
+                return screened
+            if isinstance(screened, Refusal):
+                await self.refuse(screened)
+
+    async def refuse(self, refusal: "Refusal"):
+        """Answer a request durable refuses with JSON-RPC -32602 (its data the §4 JSON error)."""
+        from mcp.shared.message import SessionMessage
+
+        await self.app.wired.wait()
+        err = invalid(refusal.message)
+        await self.app.wire.send(SessionMessage(types.JSONRPCError(
+            jsonrpc="2.0", id=refusal.request_id,
+            error=types.ErrorData(code=INVALID_PARAMS, message=err.message, data=error_document(err)))))
 
 
 async def well_formed_calls(ctx, call_next):
@@ -673,6 +859,19 @@ class Guard:
         yield
 
 
+class _Server(Server):
+    """The SDK's server, advertising only the notifications durable sends (SPEC §14): resources/list_changed
+    (in both revisions; `DurableMCP.watch` sends it), never tools/list_changed (the tools never change)."""
+
+    def get_capabilities(self, *args, **kw):
+        caps = super().get_capabilities(*args, **kw)
+        if caps.tools is not None:
+            caps.tools.list_changed = False
+        if caps.resources is not None:
+            caps.resources.list_changed = True
+        return caps
+
+
 class DurableMCP:
     def __init__(self, store):
         from .. import __version__
@@ -684,9 +883,11 @@ class DurableMCP:
         self.listen = ListenHandler(self.bus)
         self.legacy_subscribers = {}  # uri -> the ServerSession that subscribed (one connection on stdio)
         self.listened = {}  # uri -> number of open subscriptions/listen streams naming it
+        self.legacy_client = None  # the ServerSession of a 2025-11-25 (or older) client, told of list changes
+        self.list_listeners = 0  # open subscriptions/listen streams that asked for resources list changes
         self.limiter = anyio.CapacityLimiter(4)
         self.waits = anyio.CapacityLimiter(32)  # calls that wait (holding no lock) have threads of their own
-        self.server = Server(
+        self.server = _Server(
             "durable", version=__version__,
             instructions="durable: sessions, memory and questions for the person, kept on disk (or in Cloudflare "
                          "Durable Objects). Facts you remember stay unconfirmed until the person confirms them.",
@@ -698,9 +899,13 @@ class DurableMCP:
         self.server.middleware.append(well_formed_calls)
         self.server.middleware.append(self.counted)
         self.inflight = 0
+        self.wire = self.wired = None  # set by _serve
 
     async def counted(self, ctx, call_next):
-        """Middleware: how many requests are in flight (answered before the server stops at stdin's end)."""
+        """Middleware: how many requests are in flight (answered before the server stops at stdin's end); and
+        the client's session, told when the list of sessions changes (a legacy client; a modern one listens)."""
+        if self.legacy_client is None and not self.modern(ctx):
+            self.legacy_client = ctx.session
         if ctx.request_id is None or ctx.method in ("initialize", "subscriptions/listen"):
             return await call_next(ctx)
         self.inflight += 1
@@ -866,6 +1071,15 @@ class DurableMCP:
             return ok(await self.run_sync(self.tools.fact, key))
         return ok(await self.run_sync(self.tools.confirm_seen, key, seen))
 
+    async def list_changed(self):
+        if self.legacy_client is not None:
+            try:
+                await self.legacy_client.send_resource_list_changed()
+            except Exception:  # noqa: BLE001 - the client went away
+                self.legacy_client = None
+        if self.list_listeners:
+            await self.bus.publish(ResourcesListChanged())
+
     # resources
     async def list_resources(self, ctx, params):
         rows = await self.run_sync(lambda: list(self.store.ls(limit=100)))
@@ -935,19 +1149,23 @@ class DurableMCP:
         uris = list((params.notifications.resource_subscriptions or []) if params.notifications else [])
         for uri in uris:  # refused as resources/subscribe refuses them: not ours, or an invalid NAME
             self.check_uri(uri)
+        lists = bool(params.notifications and params.notifications.resources_list_changed)
         for uri in uris:
             self.listened[uri] = self.listened.get(uri, 0) + 1
+        self.list_listeners += lists
         try:
             return await self.listen(ctx, params)
         finally:
+            self.list_listeners -= lists
             for uri in uris:
                 self.listened[uri] -= 1
                 if not self.listened[uri]:
                     del self.listened[uri]
 
-    def marks(self, uris) -> dict:
+    def marks(self, uris):
         """What each subscribed URI stands on now, from index.db (or the remote index) alone: `ls` rows,
-        never an opened object. A change in a mark means rows landed (or the session changed)."""
+        never an opened object. A change in a mark means rows landed (or the session changed). Also the
+        names of the sessions (a change: the list of resources changed)."""
         rows = {row["name"]: row for row in self.store.ls(all_objects=True)}
         marks = {}
         for uri in uris:
@@ -960,22 +1178,30 @@ class DurableMCP:
             else:
                 row = rows.get(name)
                 marks[uri] = None if row is None else (row["updated_at"], row["status"], row["turns"], row["tokens"], row["title"])
-        return marks
+        return marks, frozenset(rows)
 
     async def watch(self):
-        """Notify subscribers within a second of a change from any process (SPEC §14)."""
-        seen = {}
+        """Notify subscribers within a second of a change from any process (SPEC §14); and the client, of a
+        session created or deleted (resources/list_changed)."""
+        seen, names = {}, None
         interval = POLL_REMOTE if self.remote else POLL_LOCAL
         while True:
             await anyio.sleep(interval)
             uris = set(self.legacy_subscribers) | set(self.listened)
-            if not uris:
+            lists = self.legacy_client is not None or self.list_listeners > 0
+            if not lists:
+                names = None
+            if not uris and not lists:
                 seen = {}
                 continue
             try:
-                marks = await self.run_sync(self.marks, uris)
+                marks, now = await self.run_sync(self.marks, uris)
             except Exception:  # noqa: BLE001 - a busy or unreadable index: look again next time
                 continue
+            if lists:
+                if names is not None and now != names:
+                    await self.list_changed()
+                names = now
             for uri, mark in marks.items():
                 if uri in seen and seen[uri] != mark:
                     session = self.legacy_subscribers.get(uri)
@@ -1008,6 +1234,7 @@ async def _serve(app: DurableMCP, guard: Guard) -> int:
     import signal
 
     status = 0
+    app.wired = anyio.Event()
     async with anyio.create_task_group() as tg:
         async def on_signal():
             nonlocal status
@@ -1021,6 +1248,8 @@ async def _serve(app: DurableMCP, guard: Guard) -> int:
         tg.start_soon(on_signal)
         tg.start_soon(app.watch)
         async with stdio_server(stdin=Lines.of_stdin(app), stdout=_stdout()) as (read_stream, write_stream):
+            app.wire = write_stream  # for the answers `Lines` gives itself (requests durable refuses)
+            app.wired.set()
             await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
         tg.cancel_scope.cancel()  # stdin closed: the client is done
     return status
@@ -1035,6 +1264,7 @@ def serve(store) -> int:
     _guard.commit_guard = guard
     Wire.closing = False
     app = DurableMCP(store)
+    status_line(store)
     try:
         return anyio.run(_serve, app, guard)
     except BaseException as e:
@@ -1046,6 +1276,26 @@ def serve(store) -> int:
     sys.stderr.write("durable: note: the MCP client closed stdout; the server stopped (a call it could not answer "
                      "may have been committed)\n")
     return 0
+
+
+def status_line(store) -> None:
+    """SPEC §14: with stderr on a terminal, one line saying the server is up and as whom it serves (a person
+    who ran `durable mcp` by hand otherwise sees nothing and cannot tell it from a hang); nothing when
+    stderr is not a terminal (a client's log)."""
+    import sys
+
+    try:
+        if sys.stderr is None or not sys.stderr.isatty():
+            return
+        who = f"user {store.user}" if store.user else "the token's user"
+        if store.tenant:
+            who += f" (tenant {store.tenant})"
+        where = f"the Worker at {store.url}" if getattr(store, "remote", False) is True else f"the data in {store.home}"
+        sys.stderr.write(f"durable mcp: serving {who}, {where}, to an MCP client on stdin/stdout; "
+                         "waiting for its messages (Ctrl-D or Ctrl-C ends it)\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _pipe_closed(e: BaseException) -> bool:

@@ -211,10 +211,16 @@ class RemoteSession:
         extra = {"request_id": request_id, "create": create, "one": one, "seqs_only": seqs_only,
                  "origin": list(origin) if origin is not None else None}
         if one or seqs_only or _size(fields) < ASK_LIMIT_FROM:
-            return self._call("append_many", True, rows=fields, **extra)
+            made = self._call("append_many", True, rows=fields, **extra)
+            if one or seqs_only or not made or isinstance(made[0], dict):
+                return made
+            seqs = made  # more than one page of rows: the Worker answers their seqs (SPEC §13), read below in pages
+        else:
+            seqs = None
         # a big batch's rows are no one answer (SPEC §13: a request holds one page of its answer): its seqs, then
         # the rows they name read in pages, as they are now (as a replayed batch's are: worker/src/recall.ts)
-        seqs = self._call("append_many", True, rows=fields, **dict(extra, seqs_only=True))
+        if seqs is None:
+            seqs = self._call("append_many", True, rows=fields, **dict(extra, seqs_only=True))
         rows = self._pages_of_show([], None, all_rows=True, since=seqs[0] - 1, last=None)
         return [r for r in rows if r["seq"] <= seqs[-1]]
 
@@ -259,7 +265,11 @@ class RemoteSession:
         return rows, high, status
 
     def rows_after(self, seq):
-        rows, status = self._call("rows_after", False, seq=seq)
+        """Every row after SEQ and the status, read a page a request (the Worker answers one page: SPEC §13)."""
+        rows, status, more = self._call("rows_after", False, seq=seq)
+        while more and rows:
+            page, status, more = self._call("rows_after", False, seq=rows[-1]["seq"])
+            rows += page
         return rows, status
 
     def rows(self, *, last=None, since=0, all=False):  # noqa: A002 - the name SPEC §9 gives
@@ -574,9 +584,18 @@ class RemoteStore:
             plan = session._call("plan_" + kind, False, **args)
         if plan is None:
             return {"summary": None, "superseded": 0}
-        text = transcript.run_summarizer(command, [tuple(r) for r in plan["covered"]], input_format, timeout)
+        text = transcript.run_summarizer(command, self._plan_rows(name, plan["covered"], open_args), input_format, timeout)
         with self.open(name, **open_args) as session:
             return session._call("commit_summary", True, covered=plan["covered"], high=plan["high"], text=text)
+
+    def _plan_rows(self, name, covered, open_args):
+        """The stored rows a plan covers, read a page a request (a plan holds no content: SPEC §13)."""
+        seqs, rows = [r[0] for r in covered], []
+        while len(rows) < len(seqs):
+            with self.open(name, **open_args) as session:
+                page = session._call("plan_rows", False, seqs=seqs[len(rows):len(rows) + 1000])
+            rows += [tuple(r) for r in page]
+        return [r for r in rows if len(r) > 1]  # a row gone since the plan is left out: the commit refuses it (exit 4)
 
     def tombstone(self, name, **address):
         """The tombstone a deleted adapter thread left at NAME (SPEC §12; kept in the owner's index shard), or None."""
@@ -664,14 +683,44 @@ class RemoteStore:
         if everyone and user is not None:
             raise invalid("give either --user U or --all, not both")
         newer_day = clock.iso(clock.now() - newer_than * 1000)[:10] if newer_than is not None else None
-        doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by)
 
         def fields(group):
             for k in FIELDS:
-                group[k] = round(float(group[k] or 0), 10) if k == "cost_usd" else int(group[k] or 0)
+                group[k] = float(group[k] or 0) if k == "cost_usd" else int(group[k] or 0)
             return group
 
-        return {"groups": [fields(g) for g in doc["groups"]], "total": fields(doc["total"])}
+        def add(into, group):
+            for k in FIELDS:
+                into[k] += group[k]
+                if k != "cost_usd" and into[k] > 2**63 - 1:  # as the Worker and SQLite: never a float
+                    raise DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with"
+                                       " --user, --session or --newer-than", "storage")
+
+        # the Worker answers one page of groups a request (SPEC §13); the pages' groups are disjoint by
+        # session, and summed by day or model
+        groups, total, cursor = {}, dict.fromkeys(FIELDS, 0), None
+        total["cost_usd"] = 0.0
+        while True:
+            doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor)
+            add(total, fields(doc["total"]))
+            for g in doc["groups"]:
+                g = fields(g)
+                if g["key"] in groups and by != "session":
+                    add(groups[g["key"]], g)
+                else:
+                    groups[g["key"]] = g
+            cursor = doc["next"]
+            if cursor is None:
+                break
+        if by == "session":  # newest activity first, as locally
+            ordered = sorted(groups.values(), key=lambda g: (-g["last_active_at"], g["key"]))
+        else:
+            ordered = sorted(groups.values(), key=lambda g: (g["key"] is None, g["key"] or ""))
+        for g in ordered:
+            g.pop("last_active_at", None)
+            g["cost_usd"] = round(g["cost_usd"], 10)
+        total["cost_usd"] = round(total["cost_usd"], 10)
+        return {"groups": ordered, "total": total}
 
     def startable(self, limit=8) -> list:
         """`work --all`: the index rows (the acting user's shard) of sessions `ls` lists whose oldest pending
@@ -908,7 +957,7 @@ class RemoteStore:
 
         return llm_import.import_llm(self, path, **kw)
 
-    def search(self, query, *, user=None, session=None, role=None, newer_than=None, superseded=False, limit=20):
+    def search(self, query, *, user=None, session=None, role=None, newer_than=None, superseded=False, limit=20, fts=False):
         """As across/search.search: (hits, receipt of skipped objects). One request: the Worker lists the
         sessions `ls --all` lists (the index), asks each object's DO for its best hits (bm25 per object) and
         merges them (worker/src/search.ts)."""
@@ -916,7 +965,7 @@ class RemoteStore:
         from ..across import search as _search
         from ..across.retention import receipt
 
-        checks.search_query(query)
+        checks.search_query(query, fts)
         if role is not None and role not in _search.ROLES:
             raise invalid(say("invalid_search_role", role=role, roles=", ".join(_search.ROLES)))
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
@@ -925,8 +974,8 @@ class RemoteStore:
             valid_name(user, "user")
         cutoff = None if newer_than is None else clock.now() - newer_than * 1000
         doc = self.client.call({"op": "search", "scope": "objects", "actor": self.user, "args": {
-            "query": query, "user": user, "session": session, "role": role, "cutoff": cutoff, "superseded": superseded,
-            "limit": limit, "tenant": self.tenant}}, write=False)
+            "query": query, "fts": bool(fts), "user": user, "session": session, "role": role, "cutoff": cutoff,
+            "superseded": superseded, "limit": limit, "tenant": self.tenant}}, write=False)
         out = receipt()
         out["skipped"] = doc["skipped"]
         return doc["hits"], out

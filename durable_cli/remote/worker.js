@@ -47,15 +47,16 @@ var contract_default = {
     queue_full: "the queue of {what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'",
     invalid_on_lease_expiry: "invalid queue.on_lease_expiry {value!r}: use fail or retry",
     invalid_max_attempts: "invalid queue.max_attempts {value!r}: use a positive integer",
-    invalid_attempt: 'invalid --attempt {attempt!r}: use the positive attempt number the start gave (its "attempts")',
+    invalid_attempt: 'invalid --attempt {attempt!r}: use the positive start number the start gave (its "start")',
     prompt_still_processing: "prompt {id} of {what} is still processing; finish it with 'durable session finish {name} {id}' or wait with --wait",
     prompt_not_processing: "prompt {id} of {what} is {status}, not processing; it cannot be {doing}",
-    prompt_lease_lost: "prompt {id} of {what} is on attempt {current}, not {attempt}: that start lost its lease, so it cannot be {doing} (nothing changed)",
+    prompt_lease_lost: "prompt {id} of {what} is on start {current}, not {attempt}: that start lost its lease or was handed back, so it cannot be {doing} (nothing changed)",
     finish_row_role: "line {line}: a turn's rows are assistant or tool rows, not {role}; nothing changed",
     finish_unended: "line {line}: the turn must end with a final assistant row without tool calls (or give --reply, or --failed for a partial turn); nothing changed",
     invalid_delay: "invalid --delay {delay!r}: use a duration such as 30s, or 0",
     archive_busy: "{what} has {queued} queued or processing prompts; finish, dequeue or cancel them before archiving",
     participants_tenant_only: "{what} belongs to one user; only tenant sessions (--tenant ORG) take participants",
+    too_many_participants: "too many participants: {what} already has {count}, the most a session may have",
     prompt_not_pending: "prompt {id} of {what} is {status}, not pending; only pending prompts can be dequeued",
     request_not_found: "request {id} not found in {what}; see 'durable elicit list {name}'",
     ask_request_id_reused: "request id {request_id!r} was already used with another question in {what}",
@@ -125,7 +126,8 @@ var contract_default = {
     import_takes_session: "{label} does not list you ({actor!r}) as an owner; importing it would take the session from you",
     already_imported_changed: "already imported; it has changed since (--replace imports it again)",
     empty_search: 'empty search query: give words, "a phrase" or prefix*',
-    invalid_search_query: 'invalid search query {query!r} ({why}); see SQLite FTS5 query syntax: words, "phrases", prefix*, AND, OR, NOT',
+    search_no_word: 'search query {query!r} holds no word: give words, "a phrase" or prefix*',
+    invalid_search_query: 'invalid --fts query {query!r} ({why}); see SQLite FTS5 query syntax (words, "phrases", prefix*, AND, OR, NOT), or leave out --fts to search plain text',
     invalid_search_role: "invalid --role {role!r}: use one of {roles}",
     limit_negative: "--limit must be a non-negative integer",
     search_session_not_found: `session "{session}" not found; 'durable ls --all' lists your sessions`,
@@ -189,7 +191,7 @@ var contract_default = {
     usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"],
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
-    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5 },
+    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3 },
     config_defaults: {
       "defaults.lock_timeout": "10s",
       "transcript.token_budget": 4e3,
@@ -240,6 +242,7 @@ var contract_default = {
       compact: { rule: "transcript.compact", write: true, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true } } },
       plan_summary: { worker: "transcript.planSummary", write: false, creates: false, erases: false, args: { through: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       plan_compact: { worker: "transcript.planCompact", write: false, creates: false, erases: false, args: { max_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, keep_tokens: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      plan_rows: { worker: "transcript.planRows", write: false, creates: false, erases: false, args: { seqs: { type: "array", items: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, max_items: 1e3, required: true } } },
       commit_summary: { worker: "transcript.commitSummary", write: true, creates: false, erases: false, parts: ["covered"], args: { covered: { type: "array", items: { type: "array" }, required: true }, high: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, text: { type: "string", required: true }, part: { type: "object" } } },
       fork_plan: { worker: "fork.forkPlan", write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
       fork_create: { worker: "fork.forkCreate", write: true, creates: true, erases: false, parts: ["rows"], args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" }, part: { type: "object" } } },
@@ -258,7 +261,7 @@ var contract_default = {
       ttl: { rule: "retention.ttl", write: true, creates: false, erases: false, args: { seconds: { type: "integer", min: 1, max: 31536e5 }, clear: { type: "boolean" } } },
       export: { worker: "rights.exportObject", write: false, creates: false, erases: false, args: { cursor: { type: "json" } } },
       import: { worker: "rights.importObject", write: true, creates: true, erases: false, parts: ["record.*"], args: { record: { type: "object", required: true }, replace: { type: "boolean" }, keep_existing: { type: "boolean" }, part: { type: "object" } } },
-      search_object: { worker: "rights.searchObject", write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      search_object: { worker: "rights.searchObject", write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, fts: { type: "boolean" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       meta: { write: false, creates: false, erases: false, args: {} },
       tombstone: { write: false, creates: false, erases: false, args: {} },
       object_id: { rule: "state.object_id", write: false, creates: false, erases: false, plain: true, args: {} },
@@ -272,21 +275,22 @@ var contract_default = {
       ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
       rows: { write: false, creates: false, erases: false, args: { user: { type: "string" }, all: { type: "boolean" }, reserved: { type: "boolean" }, expired: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
       pending: { write: false, creates: false, erases: false, args: { limit: { type: "integer", min: 1, max: 100 } } },
-      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] } } },
+      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] }, cursor: { type: "json" } } },
       purge: { write: true, creates: false, erases: true, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
       forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       reindex: { write: true, creates: false, erases: false, args: { step: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, after: { type: "string" }, shard: { type: "string" }, shard_after: { type: "string" } } },
       fault: { write: true, creates: false, erases: false, args: { shard: { type: "string", required: true }, refuse: { type: "boolean" }, wipe: { type: "boolean" }, stale_seconds: { type: "integer", min: 0, max: 86400 } } },
-      seed: { write: true, creates: false, erases: false, args: { users: { type: "integer", min: 0, max: 1e6, required: true }, prefix: { type: "string" } } },
+      seed: { write: true, creates: false, erases: false, args: { users: { type: "integer", min: 0, max: 1e6, required: true }, prefix: { type: "string" }, usage: { type: "boolean" } } },
       subrequests: { write: false, creates: false, erases: false, args: {} },
-      served: { write: false, creates: false, erases: false, args: {} }
+      served: { write: false, creates: false, erases: false, args: {} },
+      census: { write: false, creates: false, erases: false, args: { shards: { type: "array", items: { type: "string" }, max_items: 256, required: true } } }
     },
     auth: {
       revoke: { write: true, creates: false, erases: false, args: { jti: { type: "string" }, user: { type: "string" }, issued_before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } }
     },
     objects: {
-      search: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, user: { type: "string" }, session: { type: "string" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, tenant: { type: "string" } } }
+      search: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, fts: { type: "boolean" }, user: { type: "string" }, session: { type: "string" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, tenant: { type: "string" } } }
     }
   },
   errors: {
@@ -307,7 +311,7 @@ var contract_default = {
   },
   shapes: {
     session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at"],
-    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
+    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
     event: ["seq", "type", "actor", "data", "at"],
     participant: ["user", "role", "joined_at"],
     row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
@@ -1758,6 +1762,25 @@ function quote(v) {
   }
   return q + out + q;
 }
+var TERMS = new RegExp(`"([^"]*)"(\\**)|([^${WS}]+)`, "gu");
+var HAS_WORD = /[\p{L}\p{N}\p{Co}]/u;
+function plainQuery(query) {
+  const out = [];
+  for (const m of query.matchAll(TERMS)) {
+    let stem;
+    let prefix;
+    if (m[3] !== void 0) {
+      stem = m[3].replace(/\*+$/u, "");
+      prefix = stem !== m[3];
+    } else {
+      stem = m[1];
+      prefix = m[2] !== "";
+    }
+    if (!HAS_WORD.test(stem)) continue;
+    out.push(`"${stem.replace(/"/gu, '""')}"${prefix ? " *" : ""}`);
+  }
+  return out.length ? out.join(" ") : null;
+}
 
 // src/rules/state.ts
 var CONSTANTS = contract_default.constants;
@@ -2157,9 +2180,13 @@ function takeServed() {
   served = 0;
   return n;
 }
-function counted2(env, limit) {
+function limitOf(env) {
+  const n = Number(env.DURABLE_SUBREQUEST_LIMIT);
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_SUBREQUESTS;
+}
+function counted2(env, limit, isServed = true) {
   let n = 0;
-  served++;
+  if (isServed) served++;
   const wrap = (ns) => ({
     idFromName: (name) => ns.idFromName(name),
     get: (id) => {
@@ -2572,6 +2599,8 @@ var DurableIndex = class {
       this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER, tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
+      this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
@@ -2592,7 +2621,7 @@ var DurableIndex = class {
     try {
       this.init();
       const refused = this.db.one("SELECT refuse FROM faults");
-      if (refused && refused[0] && (op === "put" || op === "drop")) {
+      if (refused && refused[0] && (op === "put" || op === "drop" || op === "join")) {
         this.db.run("INSERT INTO refusals (one, n) VALUES (1, 1) ON CONFLICT (one) DO UPDATE SET n = n + 1");
         throw new DurableError("index shard refuses updates (dev fault)", "busy");
       }
@@ -2603,6 +2632,12 @@ var DurableIndex = class {
           break;
         case "drop":
           result = this.drop(args.id);
+          break;
+        case "join":
+          await this.join(args.shard, args.id, args.home);
+          break;
+        case "homes":
+          result = this.db.all("SELECT DISTINCT home FROM joined ORDER BY home").map((r) => r[0]);
           break;
         case "list":
           result = this.list(args.filter ?? {});
@@ -2699,6 +2734,9 @@ var DurableIndex = class {
           result = out;
           break;
         }
+        case "census":
+          result = Object.fromEntries(["objects", "members", "joined", "usage"].map((t) => [t, this.db.one(`SELECT count(*) FROM ${t}`)[0]]));
+          break;
         case "fault":
           this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0);
           result = Number(this.db.one("SELECT n FROM refusals")?.[0] ?? 0);
@@ -2714,11 +2752,20 @@ var DurableIndex = class {
   }
   /** The object's row replaces what the shard had (a shard tells its root shard its name once). */
   async put(shard, row3, home) {
+    await this.named(shard);
+    this.ctx.storage.transactionSync(() => this.store(row3, home));
+  }
+  /** A shard tells its root shard its name once (so that installation-wide commands reach it). */
+  async named(shard) {
     if (!this.db.one("SELECT 1 FROM self")) {
       await ask(this.env, rootOf(shard), "shard", { name: shard });
       this.db.run("INSERT OR REPLACE INTO self (one, name) VALUES (1, ?)", shard);
     }
-    this.ctx.storage.transactionSync(() => this.store(row3, home));
+  }
+  /** A user shard: its user participates in object ID, whose row HOME holds (one row, whatever the object's size). */
+  async join(shard, id, home) {
+    await this.named(shard);
+    this.db.run("INSERT OR REPLACE INTO joined (object_id, home) VALUES (?, ?)", id, home);
   }
   /** A root shard: the object's home row, copied (what the installation-wide commands page over), and its registry entry. */
   putRoot(row3) {
@@ -2742,8 +2789,12 @@ var DurableIndex = class {
       ...ROW_COLUMNS.map((c) => row3[c] ?? null),
       home ? 1 : 0
     );
-    this.db.run("DELETE FROM members WHERE object_id = ?", row3.id);
-    for (const [user, role] of row3.members) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row3.id, user, role);
+    const had = new Map(this.db.all("SELECT user, role FROM members WHERE object_id = ?", row3.id).map((r) => [r[0], r[1]]));
+    const has = new Map(row3.members);
+    for (const user of had.keys()) if (!has.has(user)) this.db.run("DELETE FROM members WHERE object_id = ? AND user = ?", row3.id, user);
+    for (const [user, role] of has) {
+      if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row3.id, user, role);
+    }
     this.db.run("DELETE FROM usage WHERE object_id = ?", row3.id);
     for (const u of row3.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row3.id, ...u);
   }
@@ -2758,7 +2809,7 @@ var DurableIndex = class {
   }
   drop(id) {
     this.ctx.storage.transactionSync(() => {
-      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
     });
   }
   list(f) {
@@ -2787,13 +2838,15 @@ var DurableIndex = class {
       throw e;
     }
   }
+  /** The usage groups of one page of objects: at most F.limit of those F selects, in id order after F.after_id
+   *  (SPEC §13: usage answers one page of groups), with the page's total, its object count and last id. */
   usageGroups(f, by, newerDay) {
     const [where, params] = whereOf(f);
-    if (newerDay !== null) {
-      where.push("u.day >= ?");
-      params.push(newerDay);
-    }
-    const source = `FROM usage u JOIN objects o ON o.id = u.object_id WHERE ${where.join(" AND ")}`;
+    const page = `SELECT o.id, o.name, o.owner, o.last_active_at FROM objects o WHERE ${where.join(" AND ")} ORDER BY o.id LIMIT ?`;
+    params.push(f.limit ?? -1);
+    const [objects, last] = this.db.one(`SELECT count(*), max(id) FROM (${page})`, ...params);
+    if (newerDay !== null) params.push(newerDay);
+    const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups;
     if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params).map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
@@ -2802,7 +2855,7 @@ var DurableIndex = class {
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
-    return { groups, total: fields(total ?? []) };
+    return { groups, total: fields(total ?? []), objects: Number(objects), last };
   }
 };
 function rootOf(shard) {
@@ -2832,7 +2885,7 @@ async function select(env, opts, filter, before = null) {
     lists2 = await Promise.all(ROOT_SHARDS.map((s) => ask(env, s, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
   } else {
     if (!opts.user) throw invalid("no user to list the objects of");
-    lists2 = [await ask(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter, before, limit: n } })];
+    lists2 = await memberLists(env, opts.user, { ...filter, before, limit: n });
   }
   const merged = lists2.flat().sort(newestFirst);
   const rows = merged.slice(0, n);
@@ -2841,7 +2894,15 @@ async function select(env, opts, filter, before = null) {
   return { rows, next: more ? [last.last_active_at, last.id] : null };
 }
 async function listObjects(env, opts) {
-  return ask(env, `user:${opts.user}`, "list", { filter: { member: opts.user, limit: opts.limit } });
+  return (await memberLists(env, opts.user, { limit: opts.limit })).flat().sort(newestFirst).slice(0, opts.limit);
+}
+async function memberShards(env, user, tenant = null) {
+  const homes = await ask(env, `user:${user}`, "homes");
+  return [`user:${user}`, ...homes.filter((h) => tenant == null || h === `tenant:${tenant}`)];
+}
+async function memberLists(env, user, filter) {
+  const shards = await memberShards(env, user, filter.tenant ?? null);
+  return Promise.all(shards.map((s) => ask(env, s, "list", { filter: { member: user, ...filter, home_only: true } })));
 }
 
 // src/across.ts
@@ -2947,14 +3008,11 @@ async function across(env, who2, op, given) {
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
-    case "pending":
-      return ask(env, `user:${who2.actor}`, "list", { filter: {
-        member: who2.actor,
-        pending_due: now(),
-        tenant: who2.tenant,
-        all_objects: true,
-        limit: Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100)
-      } });
+    case "pending": {
+      const limit = Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100);
+      const lists2 = await memberLists(env, who2.actor, { pending_due: now(), tenant: who2.tenant, all_objects: true, limit });
+      return lists2.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
+    }
     case "usage":
       return usage(env, who2, args("usage"));
     case "purge": {
@@ -2979,6 +3037,11 @@ async function across(env, who2, op, given) {
     case "seed":
       return seed(env, who2, args("seed"));
     // tests only, as "fault"
+    case "census": {
+      adminOnly(who2, "census");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
+      return Promise.all(args("census").shards.map((s) => ask(env, s, "census")));
+    }
     case "subrequests": {
       adminOnly(who2, "subrequests");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("subrequest counts are a test hook of 'durable remote dev' only");
@@ -2993,19 +3056,43 @@ async function across(env, who2, op, given) {
       throw invalid(`unknown index operation '${op}'`);
   }
 }
+var USAGE_PAGE = 500;
+var USAGE_SHARDS = 16;
 async function usage(env, who2, a) {
   const everyone = !!a.everyone;
   if (everyone) adminOnly(who2, "usage --all");
   const user = everyone ? null : asUser(who2, a.user);
   const filter = { tenant: who2.tenant };
-  const shardsToAsk = everyone ? ROOT_SHARDS : [`user:${user}`];
-  const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user };
+  const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant)).slice().sort();
+  const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true };
+  const given = a.cursor;
+  const c = given != null && typeof given === "object" && typeof given.shard === "string" && typeof given.after === "string" ? { shard: given.shard, after: given.after } : null;
   if (a.session != null) {
     filter.name = a.session;
-    const found = await Promise.all(shardsToAsk.map((s) => ask(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
-    if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
+    if (c === null) {
+      const found = await Promise.all(shardsToAsk.map((s) => ask(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
+      if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
+    }
   }
-  const parts = await Promise.all(shardsToAsk.map((s) => ask(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
+  const parts = [];
+  let i = c === null ? 0 : shardsToAsk.findIndex((s) => s >= c.shard);
+  if (i < 0) i = shardsToAsk.length;
+  let after = c !== null && shardsToAsk[i] === c.shard ? c.after : "";
+  let count = 0;
+  for (let asked = 0; i < shardsToAsk.length && count < USAGE_PAGE && asked < USAGE_SHARDS; asked++) {
+    const want = USAGE_PAGE - count;
+    const p = await ask(
+      env,
+      shardsToAsk[i],
+      "usage",
+      { filter: scoped({ ...filter, after_id: after, limit: want }), by: a.by, newer_day: a.newer_day ?? null }
+    );
+    parts.push(p);
+    count += p.objects;
+    if (p.objects === want && p.last !== null) after = p.last;
+    else [i, after] = [i + 1, ""];
+  }
+  const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
   const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
   const add = (into, from) => {
     for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
@@ -3013,8 +3100,7 @@ async function usage(env, who2, a) {
   for (const p of parts) add(total, p.total);
   let groups;
   if (a.by === "session") {
-    groups = parts.flatMap((p) => p.groups).sort((x, y) => y.last_active_at - x.last_active_at || (x.key < y.key ? -1 : 1));
-    for (const g of groups) delete g.last_active_at;
+    groups = parts.flatMap((p) => p.groups);
   } else {
     const merged = /* @__PURE__ */ new Map();
     for (const g of parts.flatMap((p) => p.groups)) {
@@ -3024,7 +3110,7 @@ async function usage(env, who2, a) {
     }
     groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
-  return { groups, total };
+  return { groups, total, next };
 }
 var USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
 async function purge(env, who2, a) {
@@ -3061,6 +3147,7 @@ async function forget(env, who2, a) {
   const c = a.cursor ?? {};
   const wanted = (r) => r.owner === user && ["user", "session", "reserved"].includes(r.scope) || r.scope === "tenant" && r.members.some(([u]) => u === user);
   const sources = [[`user:${user}`, { reserved: true, expired: true }]];
+  for (const home of (await memberShards(env, user)).slice(1)) sources.push([home, { member: user, home_only: true, expired: true }]);
   if (who2.admin) {
     sources.push([ROOTS_SOURCE, { member: user, home_only: true, expired: true }]);
   }
@@ -3150,7 +3237,7 @@ async function seed(env, who2, a) {
     const user = `${a.prefix ?? "seed"}${i}`;
     per.get(rootOf(`user:${user}`)).shards.push(`user:${user}`);
     const id = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
-    per.get(`root:${id[0]}`).rows.push({
+    const row3 = {
       id,
       scope: "reserved",
       owner: user,
@@ -3166,7 +3253,16 @@ async function seed(env, who2, a) {
       next_alarm_at: null,
       external_id: null,
       members: []
+    };
+    if (a.usage) Object.assign(row3, {
+      scope: "user",
+      name: "s",
+      turns: 1,
+      tokens: 5,
+      members: [[user, "owner"]],
+      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 1e-3]]
     });
+    per.get(`root:${id[0]}`).rows.push(row3);
   }
   await Promise.all([...per].map(([s, v]) => ask(env, s, "seed", v)));
   return { users: a.users };
@@ -3207,6 +3303,7 @@ var OBJECT_OPS = {
   compact: { "rule": "transcript.compact", "write": true, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true } } },
   plan_summary: { "worker": "transcript.planSummary", "write": false, "creates": false, "erases": false, "args": { "through": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   plan_compact: { "worker": "transcript.planCompact", "write": false, "creates": false, "erases": false, "args": { "max_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "keep_tokens": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  plan_rows: { "worker": "transcript.planRows", "write": false, "creates": false, "erases": false, "args": { "seqs": { "type": "array", "items": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "max_items": 1e3, "required": true } } },
   commit_summary: { "worker": "transcript.commitSummary", "write": true, "creates": false, "erases": false, "parts": ["covered"], "args": { "covered": { "type": "array", "items": { "type": "array" }, "required": true }, "high": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "text": { "type": "string", "required": true }, "part": { "type": "object" } } },
   fork_plan: { "worker": "fork.forkPlan", "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
   fork_create: { "worker": "fork.forkCreate", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" }, "part": { "type": "object" } } },
@@ -3225,7 +3322,7 @@ var OBJECT_OPS = {
   ttl: { "rule": "retention.ttl", "write": true, "creates": false, "erases": false, "args": { "seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "clear": { "type": "boolean" } } },
   export: { "worker": "rights.exportObject", "write": false, "creates": false, "erases": false, "args": { "cursor": { "type": "json" } } },
   import: { "worker": "rights.importObject", "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": { "record": { "type": "object", "required": true }, "replace": { "type": "boolean" }, "keep_existing": { "type": "boolean" }, "part": { "type": "object" } } },
-  search_object: { "worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  search_object: { "worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "fts": { "type": "boolean" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   meta: { "write": false, "creates": false, "erases": false, "args": {} },
   tombstone: { "write": false, "creates": false, "erases": false, "args": {} },
   object_id: { "rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
@@ -3239,21 +3336,22 @@ var INDEX_OPS = {
   ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
   rows: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "all": { "type": "boolean" }, "reserved": { "type": "boolean" }, "expired": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
   pending: { "write": false, "creates": false, "erases": false, "args": { "limit": { "type": "integer", "min": 1, "max": 100 } } },
-  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] } } },
+  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] }, "cursor": { "type": "json" } } },
   purge: { "write": true, "creates": false, "erases": true, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
   forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   reindex: { "write": true, "creates": false, "erases": false, "args": { "step": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "after": { "type": "string" }, "shard": { "type": "string" }, "shard_after": { "type": "string" } } },
   fault: { "write": true, "creates": false, "erases": false, "args": { "shard": { "type": "string", "required": true }, "refuse": { "type": "boolean" }, "wipe": { "type": "boolean" }, "stale_seconds": { "type": "integer", "min": 0, "max": 86400 } } },
-  seed: { "write": true, "creates": false, "erases": false, "args": { "users": { "type": "integer", "min": 0, "max": 1e6, "required": true }, "prefix": { "type": "string" } } },
+  seed: { "write": true, "creates": false, "erases": false, "args": { "users": { "type": "integer", "min": 0, "max": 1e6, "required": true }, "prefix": { "type": "string" }, "usage": { "type": "boolean" } } },
   subrequests: { "write": false, "creates": false, "erases": false, "args": {} },
-  served: { "write": false, "creates": false, "erases": false, "args": {} }
+  served: { "write": false, "creates": false, "erases": false, "args": {} },
+  census: { "write": false, "creates": false, "erases": false, "args": { "shards": { "type": "array", "items": { "type": "string" }, "max_items": 256, "required": true } } }
 };
 var AUTH_OPS = {
   revoke: { "write": true, "creates": false, "erases": false, "args": { "jti": { "type": "string" }, "user": { "type": "string" }, "issued_before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } }
 };
 var OBJECTS_OPS = {
-  search: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "user": { "type": "string" }, "session": { "type": "string" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "tenant": { "type": "string" } } }
+  search: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "fts": { "type": "boolean" }, "user": { "type": "string" }, "session": { "type": "string" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "tenant": { "type": "string" } } }
 };
 var SCOPES = { object: OBJECT_OPS, index: INDEX_OPS, auth: AUTH_OPS, objects: OBJECTS_OPS };
 
@@ -3355,7 +3453,7 @@ async function searchAll(env, op, args, actor, admin, list) {
   const one = async (r) => {
     const call = {
       op: "search_object",
-      args: { query: a.query, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
+      args: { query: a.query, fts: !!a.fts, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
       address: { id_scope: r.scope === "tenant" || r.scope === "reserved" ? r.scope : "user", owner: r.owner, name: r.name, scope: r.scope },
       actor: user,
       id: r.id,
@@ -3508,6 +3606,13 @@ var schema_default = {
         "ALTER TABLE prompts ADD COLUMN on_expiry TEXT;",
         "ALTER TABLE prompts ADD COLUMN max_attempts INTEGER;",
         "UPDATE prompts SET attempts = 1 WHERE started_at IS NOT NULL;"
+      ]
+    },
+    {
+      name: "prompt start numbers",
+      statements: [
+        "ALTER TABLE prompts ADD COLUMN start INTEGER NOT NULL DEFAULT 0;",
+        "UPDATE prompts SET start = attempts;"
       ]
     }
   ],
@@ -3792,6 +3897,21 @@ function show(obj, a) {
   return { rows, next: null };
 }
 var STORED = "data, role, kind, content, call_id, tool_calls";
+function rowBytes(r) {
+  let bytes2 = 0;
+  for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+  return bytes2;
+}
+function pageOrNull(obj, sql, ...params) {
+  const rows = [];
+  let bytes2 = 0;
+  for (const r of obj.db.iter(sql, ...params)) {
+    bytes2 += rowBytes(r);
+    if (rows.length >= PAGE_ROWS || bytes2 > PAGE_BYTES && rows.length) return null;
+    rows.push(rowJson(r));
+  }
+  return rows;
+}
 function storedRows(obj, a) {
   requireVisible(obj);
   let c = a.cursor ?? null;
@@ -3827,11 +3947,21 @@ function followStart(obj, a) {
 function rowsAfter(obj, a) {
   requireVisible(obj);
   if (!isInt2(a.seq)) throw invalid("seq must be an integer");
-  return [obj.db.all(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq).map(rowJson), obj.meta().status];
+  const rows = [];
+  let bytes2 = 0;
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq)) {
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) return [rows, obj.meta().status, true];
+    rows.push(rowJson(r));
+    bytes2 += rowBytes(r);
+  }
+  return [rows, obj.meta().status, false];
 }
 function* rowsSince(obj, seq) {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }
+
+// src/rules/transcript/summaries.ts
+import { createHash } from "node:crypto";
 
 // src/rules/transcript/context.ts
 function pinnedPrefix(rows) {
@@ -3891,6 +4021,20 @@ function contextWindow(obj, a) {
 }
 
 // src/rules/transcript/summaries.ts
+var DIGEST = COLS.split(",").length;
+var IDS = DIGEST + 1;
+function light(r) {
+  const out = [...r];
+  for (const i of [CONTENT, CALLS, META2, DATA]) out[i] = null;
+  out.push(createHash("sha256").update(JSON.stringify(r)).digest("hex"), JSON.stringify(r[KIND] === "turn" ? callIds(r) : []));
+  return out;
+}
+function lightRows(obj, sql, ...params) {
+  const out = [];
+  for (const r of obj.db.iter(sql, ...params)) out.push(light(r));
+  return out;
+}
+var idsOf = (r) => r.length > IDS ? JSON.parse(r[IDS]) : r[KIND] === "turn" ? callIds(r) : [];
 function liveRow(obj, seq) {
   const row3 = isInt2(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
   if (!row3 || row3[SUPERSEDED] !== null) throw notFound(say("not_live_row", { seq, what: obj.what, name: obj.name }));
@@ -3910,7 +4054,7 @@ function splitsACall(obj, covered, throughPos) {
   };
   for (const r of covered) {
     if (r[KIND] !== "turn") continue;
-    for (const id of callIds(r)) if (ids.push(id) >= 90 && splits()) return true;
+    for (const id of idsOf(r)) if (ids.push(id) >= 90 && splits()) return true;
   }
   return splits();
 }
@@ -3925,7 +4069,7 @@ function planSummary(obj, a) {
   const row3 = liveRow(obj, a.through);
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  const covered = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row3[POS]);
+  const covered = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row3[POS]);
   if (!covered.length) throw conflict(say("summary_pinned", { through: a.through, what: obj.what }));
   if (splitsACall(obj, covered, row3[POS])) {
     throw invalid(say("summary_splits_tool_call", { through: a.through, what: obj.what }));
@@ -3942,7 +4086,7 @@ function planCompact(obj, a) {
   if (meta.live_tokens <= max) return null;
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  const live = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
+  const live = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
   let kept = 0;
   let fallback = null;
   for (let i = live.length - 1; i > 0; i--) {
@@ -3960,18 +4104,16 @@ function commitSummary(obj, a) {
   const meta = requireVisible(obj);
   check(obj, "write", meta.status);
   const covered = a.covered;
-  if (!Array.isArray(covered) || !covered.length || !isInt2(a.high) || !covered.every((r) => Array.isArray(r) && isInt2(r[SEQ]))) {
+  if (!Array.isArray(covered) || !covered.length || !isInt2(a.high) || !covered.every((r) => Array.isArray(r) && r.length === IDS + 1 && isInt2(r[SEQ]))) {
     throw invalid("the summary plan is not one this Worker made");
   }
   const changed = conflict(say("summary_changed", { what: obj.what }));
   const seqs = covered.map((r) => r[SEQ]);
-  const current = /* @__PURE__ */ new Map();
-  for (let i = 0; i < seqs.length; i += 90) {
-    const chunk = seqs.slice(i, i + 90);
-    for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${marks(chunk.length)})`, ...chunk)) current.set(r[SEQ], r);
+  for (const r of covered) {
+    const now2 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, r[SEQ]);
+    if (!sameRow(now2 ? light(now2) : void 0, r) || r[SUPERSEDED] !== null) throw changed;
   }
-  if (covered.some((r) => !sameRow(current.get(r[SEQ]), r) || r[SUPERSEDED] !== null)) throw changed;
-  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(callIds);
+  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(idsOf);
   for (let i = 0; i < ids.length; i += 90) {
     const chunk = ids.slice(i, i + 90);
     if (obj.db.one(`SELECT 1 FROM turns WHERE seq > ? AND role = 'tool' AND call_id IN (${marks(chunk.length)}) LIMIT 1`, a.high, ...chunk)) throw changed;
@@ -4000,6 +4142,19 @@ function insertSummary(obj, covered, text3) {
   event(obj, "transcript.summarized", { seq, covers: [first, last], superseded: covered.length });
   touch(obj);
   return { summary: rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq)), superseded: covered.length };
+}
+function planRows(obj, a) {
+  requireVisible(obj);
+  if (!Array.isArray(a.seqs) || !a.seqs.every(isInt2)) throw invalid("seqs must be a list of integers");
+  const rows = [];
+  let bytes2 = 0;
+  for (const seq of a.seqs) {
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) break;
+    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq);
+    if (r) bytes2 += rowBytes(r);
+    rows.push(r ?? [seq]);
+  }
+  return rows;
 }
 function summarize(obj, a) {
   checkText(obj, a.text, "summary");
@@ -4133,7 +4288,7 @@ function forkCopy(obj, r, where, bad) {
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
-  version: 5,
+  version: 6,
   max_time: 253402300799999,
   max_ttl: 31536e5,
   tables: {
@@ -4317,6 +4472,10 @@ var records_default = {
       max_attempts: {
         check: "positive",
         optional: true
+      },
+      start: {
+        check: "count",
+        optional: false
       }
     },
     turns: {
@@ -4360,7 +4519,7 @@ var records_default = {
         ]
       },
       superseded_by: {
-        check: "positive",
+        check: "count",
         optional: true
       },
       covers_first: {
@@ -4711,7 +4870,8 @@ var records_default = {
       "handed_back",
       "not_before",
       "on_expiry",
-      "max_attempts"
+      "max_attempts",
+      "start"
     ],
     turns: [
       "seq",
@@ -4821,7 +4981,7 @@ var records_default = {
 };
 
 // src/rules/transcript/appends.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
 function insertRows(obj, rows, author, requestId = null, hash = null) {
   const t = now();
@@ -4863,10 +5023,14 @@ function insertTurn(obj, role, content, author) {
   return insertRows(obj, [prepare(obj, { role, content })], author)[0];
 }
 function rowsBetween(obj, first, last) {
-  return obj.db.all(`SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last).map(rowJson);
+  const rows = pageOrNull(obj, `SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last);
+  return rows ?? obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", first, last).map((r) => r[0]);
+}
+function oneRow(obj, seq) {
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq));
 }
 function requestHasher() {
-  const h = createHash("sha256").update("[");
+  const h = createHash2("sha256").update("[");
   let n = 0;
   return {
     add(r) {
@@ -4919,15 +5083,14 @@ function appendMany(obj, a) {
     if (found) {
       const same2 = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only.role && found[2] === only.content;
       if (!same2) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
-      const made2 = rowsBetween(obj, found[0], found[4]);
-      return a.seqs_only ? made2.map((r) => r.seq) : a.one ? made2[0] : made2;
+      if (a.seqs_only) return obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", found[0], found[4]).map((r) => r[0]);
+      return a.one ? oneRow(obj, found[0]) : rowsBetween(obj, found[0], found[4]);
     }
   }
   check(obj, "write", meta.status);
   const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
   if (a.seqs_only) return seqs;
-  const made = rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
-  return a.one ? made[0] : made;
+  return a.one ? oneRow(obj, seqs[0]) : rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
 }
 
 // src/rules/transcript/edits.ts
@@ -5411,7 +5574,9 @@ function relations(c, scope, owner, limit, at) {
     if (t.call_id !== null && t.role !== "tool") throw new Bad(say("record_call_id_tool"));
     at(`${label2}.superseded_by`);
     const by = t.superseded_by;
-    if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
+    if (by === 0) {
+      if (t.kind === "summary" || c.object.adapter !== "langgraph") throw new Bad(say("record_superseded_by", { by }));
+    } else if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
   unique(c.turns, "turns", "request_id", at);
   unique(c.prompts, "prompts", "request_id", at);
@@ -5541,15 +5706,22 @@ function write(obj, c) {
 }
 var ROLES2 = CONSTANTS.row_roles;
 var SNIPPET = "snippet(turns_fts, -1, '[', ']', '\u2026', 16)";
+function searchMatch(query) {
+  if (!strip(query)) throw invalid(say("empty_search"));
+  const match = plainQuery(query);
+  if (match === null) throw invalid(say("search_no_word", { query }));
+  return match;
+}
 function searchObject(obj, a) {
   const meta = obj.meta();
   if (meta === null || obj.address.id_scope === "tenant" && obj.role() === null) return { hits: [], last_active_at: null };
   if (typeof a.query !== "string" || !strip(a.query)) throw invalid(say("empty_search"));
+  const match = a.fts ? a.query : searchMatch(a.query);
   if (a.role != null && !ROLES2.includes(a.role)) throw invalid(say("invalid_search_role", { role: a.role, roles: ROLES2.join(", ") }));
   if (!isInt3(a.limit) || a.limit < 0) throw invalid(say("limit_negative"));
   if (a.cutoff != null && !isInt3(a.cutoff)) throw invalid("--newer-than must be a duration");
   const where = ["turns_fts MATCH ?"];
-  const args = [a.query];
+  const args = [match];
   if (!a.superseded) where.push("t.superseded_by IS NULL");
   if (a.role != null) {
     where.push("t.role = ?");
@@ -5580,6 +5752,7 @@ var PROMPT_COLUMNS = [
   "request_id",
   "turn_seq",
   "attempts",
+  "start",
   "created_at",
   "started_at",
   "lease_expires_at",
@@ -5691,7 +5864,7 @@ function nextPrompt(obj, a) {
   let seq = row3[3];
   if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")[0] !== seq) seq = insertTurn(obj, "user", content, author);
   obj.db.run(
-    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
+    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, start = start + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
     t,
     t + a.lease_seconds * 1e3,
     seq,
@@ -5711,7 +5884,7 @@ function processing(obj, id, doing, attempt = null) {
   obj.requireVisible();
   const r = promptRow(obj, id);
   if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current = r[PROMPT_COLUMNS.indexOf("attempts")];
+  const current = r[PROMPT_COLUMNS.indexOf("start")];
   if (attempt !== null && Number(attempt) !== Number(current)) {
     throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
   }
@@ -5850,6 +6023,10 @@ function invite(obj, a) {
   check(obj, "invite");
   if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
   const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current) {
+    const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
+    if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
+  }
   if (!current || current[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
     event(obj, "participant.added", { user: a.user, role });
@@ -6104,7 +6281,7 @@ function reduce(op, args, result) {
   if (op === "append_many") {
     if (args.seqs_only) return null;
     const rows = Array.isArray(result) ? result : [result];
-    return { recall: "rows", seqs: rows.map((r) => r.seq), one: !Array.isArray(result) };
+    return { recall: "rows", seqs: rows.map((r) => typeof r === "number" ? r : r.seq), one: !Array.isArray(result) };
   }
   if (op === "redact") return { recall: "rows", seqs: [result.seq], one: true };
   if (op === "pop") {
@@ -6125,14 +6302,17 @@ function rebuild(obj, r) {
   switch (r.recall) {
     case "rows": {
       const seqs = r.seqs;
-      const byseq = /* @__PURE__ */ new Map();
-      for (let i = 0; i < seqs.length; i += 90) {
-        const part = seqs.slice(i, i + 90);
-        for (const row3 of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${part.map(() => "?").join(", ")})`, ...part)) {
-          byseq.set(row3[0], rowJson(row3));
+      const rows = [];
+      let bytes2 = 0;
+      for (const seq of seqs) {
+        const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq);
+        if (!row3) continue;
+        bytes2 += rowBytes(row3);
+        if (!r.one && (rows.length >= PAGE_ROWS || bytes2 > PAGE_BYTES && rows.length)) {
+          return seqs.filter((s) => obj.db.one("SELECT 1 FROM turns WHERE seq = ?", s) !== null);
         }
+        rows.push(rowJson(row3));
       }
-      const rows = seqs.filter((s) => byseq.has(s)).map((s) => byseq.get(s));
       return r.one ? rows[0] ?? null : rows;
     }
     case "popped":
@@ -6288,6 +6468,17 @@ function writable(obj, a, externalId) {
   check(obj, "write", meta.status);
   return meta;
 }
+function moves(obj, id, parent) {
+  const newest = obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints WHERE checkpoint_ns = ''")[0];
+  return newest !== null && id > newest && parent !== newest;
+}
+function followBranch(obj, messageIds) {
+  const ids = JSON.stringify(messageIds);
+  const mine = (op) => `seq IN (SELECT seq FROM lg_mirrored WHERE message_id ${op} (SELECT value FROM json_each(?)))`;
+  obj.db.run(`UPDATE turns SET superseded_by = 0 WHERE superseded_by IS NULL AND ${mine("NOT IN")}`, ids);
+  obj.db.run(`UPDATE turns SET superseded_by = NULL WHERE superseded_by = 0 AND ${mine("IN")}`, ids);
+  obj.db.run("UPDATE object SET live_turns = (SELECT count(*) FROM turns WHERE superseded_by IS NULL), live_tokens = (SELECT coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL)");
+}
 function putCheckpoint(obj, a) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   const parent = a.parent_id ?? null;
@@ -6301,6 +6492,7 @@ function putCheckpoint(obj, a) {
   parse(str(a.metadata, "metadata"), "checkpoint metadata");
   const blob = bytes(a.blob, "the checkpoint");
   writable(obj, a, externalId);
+  if (ns === "" && moves(obj, id, parent)) followBranch(obj, prepared2.map(([mid]) => mid));
   obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, id);
   obj.db.run(
     `INSERT INTO lg_checkpoints (${CHECKPOINT}) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -6495,6 +6687,7 @@ var RULES = {
   compact,
   plan_summary: planSummary,
   plan_compact: planCompact,
+  plan_rows: planRows,
   commit_summary: commitSummary,
   fork_plan: forkPlan,
   fork_create: forkCreate,
@@ -6641,14 +6834,15 @@ var RUNS = { ...RULES, ...OWN };
 var OPS = Object.fromEntries(Object.entries(RUNS).map(([name, run]) => [name, { ...OBJECT_OPS[name], run, ...FLAGS[name] }]));
 var REMEMBERED = 1e3;
 var DurableObjectSession = class {
-  // failed index updates in a row, next retry (null: unread)
-  constructor(ctx, env) {
+  // the namespaces counting the subrequests of the request or alarm running (subrequests.ts)
+  constructor(ctx, base) {
     this.ctx = ctx;
-    this.env = env;
+    this.base = base;
     this.db = new Db(ctx.storage.sql);
+    this.env = base;
   }
   ctx;
-  env;
+  base;
   db;
   migrated = false;
   // What this instance knows without asking storage (reset on a wake, and by erase()):
@@ -6667,6 +6861,14 @@ var DurableObjectSession = class {
   writes = 0;
   // commits this instance made (a root copy taken before one is not marked clean)
   backoff = null;
+  // failed index updates in a row, next retry (null: unread)
+  env;
+  /** Each request and alarm has Cloudflare's per-request subrequest limit of its own, counted here as deployed
+   *  (SPEC §13: `remote dev` counts the objects' own subrequests): one past it fails, so the index update of a
+   *  commit that needs too many stays dirty, as it would on Cloudflare. */
+  counting() {
+    this.env = counted2(this.base, limitOf(this.base), false);
+  }
   exists() {
     return this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'object'") !== null;
   }
@@ -6721,6 +6923,7 @@ var DurableObjectSession = class {
     this.migrated = true;
   }
   async fetch(request) {
+    this.counting();
     const path = new URL(request.url).pathname;
     if (path === "/system") return this.system(await request.json());
     if (path === "/follow") return this.follow(request);
@@ -7001,6 +7204,7 @@ var DurableObjectSession = class {
       const shards = shardsOf(row3);
       const before = this.sentTo();
       const gone = before.filter((s) => !shards.includes(s));
+      const joined = shards.filter((s) => s !== home && (force || !before.includes(s)));
       const text3 = JSON.stringify([row3, shards]);
       if (!force && text3 === this.sent && !gone.length) {
         this.indexed = true;
@@ -7009,7 +7213,8 @@ var DurableObjectSession = class {
       this.indexed = false;
       try {
         await Promise.all([
-          ...shards.map((s) => ask(this.env, s, "put", { row: row3, home: s === home })),
+          ask(this.env, home, "put", { row: row3, home: true }),
+          ...joined.map((s) => ask(this.env, s, "join", { id: row3.id, home })),
           ...gone.map((s) => ask(this.env, s, "drop", { id: row3.id }))
         ]);
       } catch {
@@ -7042,6 +7247,7 @@ var DurableObjectSession = class {
     this.alarmAt = due;
   }
   async alarm() {
+    this.counting();
     this.alarmAt = null;
     if (!this.exists()) return;
     this.migrate();

@@ -904,6 +904,45 @@ class ObjectStore:
             for path in side_index.each_side_file(self.paths):
                 side_index.evict_at(path, unknown, deferred=owed, merge=merge, timeout=self.lock_timeout, cache=cache)
 
+    def search_leftovers(self) -> list:
+        """(side file id, what it still holds of removed objects) for each search side file an erasure is
+        unfinished in, read without writing (settle_search finishes them)."""
+        from . import side_index
+
+        if not _paths.real_dir(side_index.directory(self.paths)):
+            return []
+        present = set(self.paths.iter_object_ids(skip_symlinks=True))
+        found = [(os.path.basename(p)[:-len(".sqlite3")], ", ".join(why)) for p in side_index.each_side_file(self.paths)
+                 for why in [side_index.leftovers(p, present)] if why]
+        return found + [(os.path.basename(p).split(".")[0], "a journal beside no side file") for p in side_index.strays(self.paths)]
+
+    def settle_search(self) -> tuple:
+        """Finish every erasure a killed command began in the search side files (SPEC §3 intents, §7 forget):
+        first the merges this run owes, then in every side file a rollback journal rolled back, a merge owed
+        made, the rows of objects whose file is gone evicted; journals beside no side file unlinked.
+        Returns (the side files' ids where something was finished, the ids of those that were busy)."""
+        from . import side_index
+
+        if not _paths.real_dir(side_index.directory(self.paths)):
+            return [], []
+        side_index.close_all(self._side_dbs)
+        owed, self._side_owed = self._side_owed, set()
+        present = set(self.paths.iter_object_ids(skip_symlinks=True))
+        done, busy = [], []
+        for path in sorted(owed) + [p for p in side_index.each_side_file(self.paths) if p not in owed]:
+            sid = os.path.basename(path)[:-len(".sqlite3")]
+            try:
+                if side_index.settle(path, present, timeout=self.lock_timeout) and path not in owed:
+                    done.append(sid)
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) and "busy" not in str(e):
+                    raise
+                busy.append(sid)
+        for path in side_index.strays(self.paths):
+            _paths.unlink_quiet(path)
+            done.append(os.path.basename(path).split(".")[0])
+        return sorted(set(done)), busy
+
     def close(self) -> None:
         if self._pid != os.getpid():
             self._after_fork()

@@ -318,6 +318,15 @@ MIGRATIONS = [
         DROP VIEW IF EXISTS turns_fts_source;
         """,
     ),
+    (
+        "prompt start numbers",  # SPEC §5: each start gets the next start number, never lowered or reused (a
+        # release --not-an-attempt lowers attempts, not this); --attempt N names a start by it. A prompt
+        # started before this step keeps its attempts as its start number (what its holder was told).
+        """
+        ALTER TABLE prompts ADD COLUMN start INTEGER NOT NULL DEFAULT 0;
+        UPDATE prompts SET start = attempts;
+        """,
+    ),
 ]
 # Steps the Worker's objects do not take (scripts/gen_worker_schema.py leaves them out): remote search reads
 # each object's own FTS5 index, which a local object no longer keeps.

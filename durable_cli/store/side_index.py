@@ -202,3 +202,80 @@ def each_side_file(paths):
         for name in sorted(os.listdir(folder)):
             if name.endswith(".sqlite3"):
                 yield os.path.join(folder, name)
+
+
+def leftovers(path: str, present) -> list:
+    """What of removed objects the side file at PATH may still hold (SPEC §3 intents, §7 forget): an
+    interrupted write (a rollback journal or WAL beside it, holding the pages it replaced), a merge owed by
+    a deferred eviction, rows of objects whose file is gone (PRESENT: the ids of the object files there
+    are). Read without writing; a file with a journal is not opened (opening it would roll it back)."""
+    if any(os.path.lexists(path + suffix) for suffix in ("-journal", "-wal")):
+        return ["an interrupted write"]
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0, isolation_level=None)
+        try:
+            owed = db.execute("SELECT 1 FROM owed").fetchone() is not None
+            gone = _gone(db, present)
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return []  # unreadable (discarded by its next open) or busy: nothing to say now
+    return (["a merge owed"] if owed else []) + ([f"{len(gone)} removed object(s)"] if gone else [])
+
+
+def _gone(db, present) -> list:
+    return [i for (i,) in db.execute("SELECT object_id FROM synced UNION SELECT DISTINCT object_id FROM docs")
+            if i not in present]
+
+
+def settle(path: str, present, timeout: float = 10.0) -> bool:
+    """Finish every erasure a killed command began in the side file at PATH: its rollback journal rolled
+    back (connect), the merge it owes made, the rows of objects whose file is gone (not in PRESENT)
+    evicted and merged away. True when there was something to finish."""
+    found = bool(leftovers(path, present))
+    db = connect(path, create=False, timeout=timeout, settle=False)  # a hot journal is rolled back here
+    if db is None:
+        return found  # unreadable: discarded (a cache)
+    try:
+        gone = _gone(db, present)
+        if gone:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for object_id in gone:
+                    drop_object(db, object_id)
+                db.execute("INSERT OR IGNORE INTO owed (one) VALUES (1)")
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        if db.execute("SELECT 1 FROM owed").fetchone() is not None:
+            found = True
+            merge_segments(db)
+        if os.path.lexists(path + "-journal"):
+            # Not hot (a write killed before its journal's header was synced: the file itself was never
+            # written), so SQLite leaves it, with the pages it copied. Under the exclusive lock nobody writes.
+            db.execute("BEGIN EXCLUSIVE")
+            try:
+                _paths.unlink_quiet(path + "-journal")
+            finally:
+                db.execute("ROLLBACK")
+    finally:
+        db.close()
+    return found
+
+
+def strays(paths):
+    """Journals and WALs left beside no side file (a discard killed between its unlinks): they may hold
+    removed text, and no open of a side file will ever look at them."""
+    top = directory(paths)
+    if not _paths.real_dir(top):
+        return
+    for shard in sorted(os.listdir(top)):
+        folder = os.path.join(top, shard)
+        if not _paths.real_dir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            for suffix in ("-journal", "-wal", "-shm"):
+                if name.endswith(".sqlite3" + suffix) and not os.path.lexists(os.path.join(folder, name[:-len(suffix)])):
+                    yield os.path.join(folder, name)

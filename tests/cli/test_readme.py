@@ -1,13 +1,17 @@
-"""The README's examples run as printed.
+"""The README's and the docs' examples run as printed, as a reader runs them.
 
-Every ```sh block of README.md runs in a fresh home of its own (HOME, DURABLE_HOME, DURABLE_CONFIG,
-no DURABLE_* identity inherited), in an empty working directory holding only a link to examples/,
-under `bash -euo pipefail` (`set -e`: a failing line fails the block). A failure names the block's
-README line and the README line that failed. A block that cannot run offline carries
-`<!-- skip-test: REASON -->` on the line above its fence (the README's Development section says so);
-a block followed by its closing marker and a bare ``` block must print exactly that block.
+Each page (README.md, then every page of docs/) runs top to bottom in ONE home and one shell, as a reader
+follows it in one terminal: what a block makes or exports, the next block of that page sees (issue 33: the
+README's search block made `deploy`, and its human-in-the-loop block's `session create deploy` then failed).
+Each page gets a fresh home of its own (HOME, DURABLE_HOME, DURABLE_CONFIG, no DURABLE_* identity
+inherited), in an empty working directory holding only a link to examples/, under `bash -euo pipefail`
+(`set -e`: a failing line fails the page). A failure names the page's line that failed. A block that cannot
+run offline carries `<!-- skip-test: REASON -->` on the line above its fence (docs/development.md says so);
+a block followed by its closing marker and a bare ``` block must print exactly that block. A named block
+(`<!-- NAME -->`) may live on any of those pages: its checks below follow it.
 """
 
+import glob
 import importlib.util
 import os
 import re
@@ -18,21 +22,24 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
+from tests.helpers import prose
 
 README = os.path.join(ROOT, "README.md")
+# every page whose shell blocks run: the README first, then the docs site's pages
+PAGES = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
 SKIP = re.compile(r"<!-- skip-test: (.+?) -->")
 # blocks that need an optional extra: (python module, extra); skipped without it, a failure under CI
 REQUIRES = {"agents-sdk": ("agents", "openai-agents")}
 
 
-def readme() -> str:
-    with open(README, encoding="utf-8") as f:
+def read(page: str) -> str:
+    with open(os.path.join(ROOT, page), encoding="utf-8") as f:
         return f.read()
 
 
-def sh_blocks():
-    """Every ```sh block: (first README line of its body, body, marker name or None, skip reason or None, shown output or None)."""
-    lines = readme().splitlines(keepends=True)
+def sh_blocks(page="README.md"):
+    """Every ```sh block of PAGE: (first line of its body, body, marker name or None, skip reason or None, shown output or None)."""
+    lines = read(page).splitlines(keepends=True)
     found, i = [], 0
     while i < len(lines):
         if lines[i].rstrip("\n") != "```sh":
@@ -59,14 +66,16 @@ def sh_blocks():
 
 
 BLOCKS = sh_blocks()
+# (page, line, body, name, skip, shown) of every page
+ALL_BLOCKS = [(page, *b) for page in PAGES for b in sh_blocks(page)]
 
 
 def block(marker):
-    return next(body for _, body, name, _, _ in BLOCKS if name == marker)
+    return next(body for _, _, body, name, _, _ in ALL_BLOCKS if name == marker)
 
 
-def run_block(line, body, tmp_path, timeout=120):
-    """Run one block as a new user would, in a fresh home; the completed process."""
+def new_home(tmp_path):
+    """A new user's home, working directory and environment: (work, env)."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
@@ -75,42 +84,86 @@ def run_block(line, body, tmp_path, timeout=120):
            if not k.startswith(("DURABLE_", "LLM_", "XDG_")) and k not in ("COLUMNS", "LINES")}
     env.update(HOME=str(home), DURABLE_HOME=str(tmp_path / "durable"), DURABLE_CONFIG=str(tmp_path / "config.toml"),
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    # the ERR trap names the README line that failed (LINENO counts the trap's own line as 1)
-    trap = f"trap '__rc=$?; echo \"README.md:$(({line} + LINENO - 2)): exit $__rc: $BASH_COMMAND\" >&2' ERR\n"
+    return work, env
+
+
+def run_block(line, body, tmp_path, timeout=120, page="README.md"):
+    """Run one block alone, in a fresh home; the completed process."""
+    work, env = new_home(tmp_path)
+    # the ERR trap names the page's line that failed (LINENO counts the trap's own line as 1)
+    trap = f"trap '__rc=$?; echo \"{page}:$(({line} + LINENO - 2)): exit $__rc: $BASH_COMMAND\" >&2' ERR\n"
     return subprocess.run(["bash", "-euo", "pipefail", "-c", trap + body], capture_output=True, text=True,
                           env=env, cwd=work, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def explain(line, body, r) -> str:
-    lines = readme().splitlines()
-    where = re.findall(r"^README\.md:(\d+): exit (\d+): (.*)$", r.stderr, re.M)
-    said = [f"README.md:{n}: {lines[int(n) - 1].strip()!r} exited {rc}" for n, rc, _ in where]
+def explain(line, body, r, page="README.md") -> str:
+    lines = read(page).splitlines()
+    where = re.findall(rf"^{re.escape(page)}:(\d+): exit (\d+): (.*)$", r.stderr, re.M)
+    said = [f"{page}:{n}: {lines[int(n) - 1].strip()!r} exited {rc}" for n, rc, _ in where]
     if not said:  # no command failed where `set -e` stops: the status is the last command's (`a && b`, ...)
         last = line + len(body.rstrip("\n").splitlines()) - 1
-        said = [f"README.md:{last}: the block's last command {lines[last - 1].strip()!r} exited {r.returncode}"]
-    return (f"the ```sh block at README.md:{line} failed (exit {r.returncode})\n" + "\n".join(said)
+        said = [f"{page}:{last}: the block's last command {lines[last - 1].strip()!r} exited {r.returncode}"]
+    return (f"the ```sh block at {page}:{line} failed (exit {r.returncode})\n" + "\n".join(said)
             + f"\n--- stderr ---\n{r.stderr[-3000:]}\n--- stdout ---\n{r.stdout[-2000:]}")
 
 
-@pytest.mark.parametrize("line,body,name,skip,shown", BLOCKS, ids=[f"README.md:{b[0]}" + (f"-{b[2]}" if b[2] else "") for b in BLOCKS])
-def test_every_readme_sh_block_runs_in_a_fresh_home(line, body, name, skip, shown, tmp_path):
+def _skip_reason(page, line, body, name, skip):
+    """Why a block cannot run here (None: it runs); a missing extra or tool fails under CI instead."""
     if skip:
-        pytest.skip(f"README.md:{line}: {skip}")
-    if name in REQUIRES:
-        module, extra = REQUIRES[name]
-        if importlib.util.find_spec(module) is None:
-            reason = f"README.md:{line} needs {module} (pip install -e '.[{extra}]')"
-            if os.environ.get("CI") == "true":
-                pytest.fail(reason)
-            pytest.skip(reason)
-    for tool in ("jq",):
-        if tool in body and shutil.which(tool) is None and os.environ.get("CI") != "true":
-            pytest.skip(f"{tool} is not installed (.ci/run installs it)")
-    r = run_block(line, body, tmp_path)
-    assert r.returncode == 0, explain(line, body, r)
-    if shown is not None:
-        assert r.stdout == shown, f"README.md:{line} printed other than the README shows:\n{r.stdout}"
-    CHECKS.get(name, lambda out, home: None)(r.stdout, tmp_path / "home")
+        return f"{page}:{line}: {skip}"
+    missing = None
+    if name in REQUIRES and importlib.util.find_spec(REQUIRES[name][0]) is None:
+        missing = f"{page}:{line} needs {REQUIRES[name][0]} (pip install -e '.[{REQUIRES[name][1]}]')"
+    elif "jq" in body and shutil.which("jq") is None:
+        missing = "jq is not installed (.ci/run installs it)"
+    if missing and os.environ.get("CI") == "true":
+        pytest.fail(missing)
+    return missing
+
+
+RUNNABLE_PAGES = [p for p in PAGES if any(not skip for _, _, _, skip, _ in sh_blocks(p))]
+
+
+@pytest.mark.parametrize("page", RUNNABLE_PAGES)
+def test_each_page_runs_top_to_bottom_in_one_home(page, tmp_path):
+    """A new user follows a page in one terminal: every block in order, in one home and one shell."""
+    work, env = new_home(tmp_path)
+    try:  # a block may start `durable remote dev`: the workerd the remote tests use, on PATH as installed
+        from durable_cli.remote.dev import workerd_binary
+        from tests.remote.conftest import _missing
+
+        if not _missing():
+            (tmp_path / "bin").mkdir()
+            os.symlink(workerd_binary(), tmp_path / "bin" / "workerd")
+            env["PATH"] = str(tmp_path / "bin") + os.pathsep + env["PATH"]
+    except ImportError:
+        pass
+    blocks = sh_blocks(page)
+    script, where, ran = ["trap 'echo \"@@ERR $LINENO $?: $BASH_COMMAND\" >&2' ERR"], [0], []
+    for line, body, name, skip, shown in blocks:
+        if _skip_reason(page, line, body, name, skip):
+            continue
+        ran.append((line, name, shown))
+        script.append(f"echo '@@BLOCK:{line}@@'")
+        where.append(line)
+        for k, text in enumerate(body.rstrip("\n").split("\n")):
+            script.append(text)
+            where.append(line + k)
+    if not ran:
+        pytest.skip(f"{page}: no block can run here")
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(script) + "\n"], capture_output=True, text=True,
+                       env=env, cwd=work, timeout=900, stdin=subprocess.DEVNULL)
+    lines = read(page).splitlines()
+    failed = [f"{page}:{where[int(n) - 1]}: {lines[where[int(n) - 1] - 1].strip()!r} exited {rc}"
+              for n, rc in re.findall(r"^@@ERR (\d+) (\d+): ", r.stderr, re.M)]
+    assert r.returncode == 0, (f"{page} stopped (exit {r.returncode})\n" + "\n".join(failed)
+                               + f"\n--- stderr ---\n{r.stderr[-3000:]}\n--- stdout ---\n{r.stdout[-2000:]}")
+    outputs = dict(zip(map(int, re.findall(r"@@BLOCK:(\d+)@@\n", r.stdout)), re.split(r"@@BLOCK:\d+@@\n", r.stdout)[1:]))
+    assert sorted(outputs) == [line for line, _, _ in ran]
+    for line, name, shown in ran:
+        if shown is not None:
+            assert outputs[line] == shown, f"{page}:{line} printed other than the page shows:\n{outputs[line]}"
+        CHECKS.get(name, lambda out, home: None)(outputs[line], tmp_path / "home")
 
 
 def _agent_loop(out, home):
@@ -119,15 +172,17 @@ def _agent_loop(out, home):
 
 
 def _fork_follow_import(out, home):
-    assert out.splitlines() == ["chat-b", "1 user: Plan the release", "2 user: Ship Friday", "Ship Monday instead",
+    assert out.splitlines() == ["plan-b", "1 user: Plan the release", "2 user: Ship Friday", "Ship Monday instead",
                                 '{"imported":1,"skipped":0}']
     # run with llm's default history under the fresh HOME, where a reader's real one is: the block uses a
-    # throw-away LLM_USER_PATH, and never imports (or writes to) that history
-    assert not any(home.rglob("logs.db")), "the README's llm example wrote to the reader's own llm history"
+    # throw-away LLM_USER_PATH, and never imports (or writes to) that history (`llm --no-log` in the blocks
+    # before it, run in the same home, leaves an empty one there)
+    for history in home.rglob("logs.db*"):
+        assert b"hello from llm" not in history.read_bytes(), "the README's llm example wrote to the reader's own llm history"
 
 
 def _agent_tools(out, home):
-    assert '"outcome": "completed"' in out and '"tools":["word_count"]' in out
+    assert '"outcome":"completed"' in out and '"tools":["word_count"]' in out
     assert '{"key":"fake","input_tokens":9,"output_tokens":2}' in out
 
 
@@ -137,7 +192,7 @@ def _agent_loop_by_hand(out, home):
 
 def _hitl(out, home):
     lines = out.splitlines()
-    assert lines[0] == "deploy" and lines[1] == "1 Deploy v2 to production?" and lines[3] == "yes", out  # asked, listed, answered
+    assert lines[0] == "ship-v2" and lines[1] == "1 Deploy v2 to production?" and lines[3] == "yes", out  # asked, listed, answered
 
 
 CHECKS = {"agent-loop": _agent_loop, "fork-follow-import": _fork_follow_import, "agent-tools": _agent_tools,
@@ -145,15 +200,20 @@ CHECKS = {"agent-loop": _agent_loop, "fork-follow-import": _fork_follow_import, 
 
 
 def test_every_named_check_has_its_block():
-    names = {name for _, _, name, _, _ in BLOCKS}
-    assert set(CHECKS) <= names and set(REQUIRES) <= names
+    names = [name for _, _, _, name, _, _ in ALL_BLOCKS if name]
+    assert set(CHECKS) <= set(names) and set(REQUIRES) <= set(names)
+    on_docs = [name for page, _, _, name, _, _ in ALL_BLOCKS if name and page != "README.md"]
+    assert len(on_docs) == len(set(on_docs)), "a block name stands on one docs page"
 
 
 def test_skips_are_few_and_say_why():
     """A skipped block is the exception: it says why, and most blocks run."""
-    skipped = [(line, skip) for line, _, _, skip, _ in BLOCKS if skip]
-    assert all(len(reason.split()) >= 3 for _, reason in skipped), skipped
-    assert len(skipped) * 3 <= len(BLOCKS), skipped
+    skipped = [(page, line, skip) for page, line, _, _, skip, _ in ALL_BLOCKS if skip]
+    assert all(len(reason.split()) >= 3 for _, _, reason in skipped), skipped
+    # the pages that teach (the README and the guide) run nearly everything; the in-depth pages may show a
+    # deployment to Cloudflare, which cannot run here, and say so
+    teaching = [(page, skip) for page, _, _, _, skip, _ in ALL_BLOCKS if page == "README.md" or page.startswith("docs/guide/")]
+    assert sum(1 for _, skip in teaching if skip) * 3 <= len(teaching), teaching
 
 
 def test_a_failing_block_names_its_line(tmp_path):
@@ -176,14 +236,14 @@ def test_readme_setup_lines_are_what_ci_runs():
 
 
 def test_readme_library_example(tmp_path, monkeypatch):
-    code = re.search(r"## Library\n\n```python\n(.*?)```", readme(), re.S).group(1)
+    code = re.search(r"## Library\n\n```python\n(.*?)```", prose(), re.S).group(1)
     code = code.replace('"/tmp/agents"', repr(str(tmp_path / "agents")))
     exec(compile(code, "README", "exec"), {})
 
 
 def test_readme_throw_away_homes_take_their_config_along():
     """A throw-away DURABLE_HOME alone still writes `config set` to ~/.config: the README sets DURABLE_CONFIG beside it."""
-    lines = [line for line in readme().splitlines() if re.search(r"DURABLE_HOME=\"?\$\(mktemp", line)]
+    lines = [line for line in prose().splitlines() if re.search(r"DURABLE_HOME=\"?\$\(mktemp", line)]
     assert lines
     for line in lines:
         assert re.search(r"DURABLE_CONFIG=\"?\$\(mktemp -d\)/", line), line

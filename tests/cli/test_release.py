@@ -75,7 +75,7 @@ def test_attempt_names_the_start_and_refuses_another(durable):
                 ["release", "s", "1", "--attempt", "2"]):
         result = durable("session", *cmd)
         assert result.status == 4, (cmd, result.err)
-        assert "attempt 1, not 2" in result.err
+        assert "start 1, not 2" in result.err
     for bad in ("0", "-1"):
         assert durable("session", "renew", "s", "1", "--attempt", bad).status == 2
     assert durable("session", "release", "s", "1", "--delay", "5").status == 2
@@ -83,6 +83,69 @@ def test_attempt_names_the_start_and_refuses_another(durable):
     assert len(j(durable("transcript", "show", "s", "--json"))) == 1  # nothing of the late finish
     assert j(durable("session", "renew", "s", "1", "--attempt", "1", "--json"))["status"] == "processing"
     assert durable("session", "release", "s", "9").status == 3
+
+
+def test_start_numbers_never_go_down_so_a_handed_back_start_cannot_record(durable):
+    """SPEC §5 (issue 33 item 4): `release --not-an-attempt` lowers attempts, never the start number; the hung
+    worker's start 1, handed back by an operator, cannot finish over the live worker's start 2."""
+    durable("session", "prompt", "s", "question")
+    p = take(durable, "s")
+    assert (p["attempts"], p["start"]) == (1, 1)
+    r = j(durable("session", "release", "s", "1", "--not-an-attempt", "--json"))  # the operator hands it back
+    assert (r["status"], r["attempts"], r["start"]) == ("pending", 0, 1)
+    again = take(durable, "s")
+    assert (again["attempts"], again["start"]) == (1, 2)
+    # the hung worker wakes up with its start 1: refused, nothing recorded
+    late = durable("session", "finish", "s", "1", "--reply", "stale", "--attempt", "1")
+    assert late.status == 4 and "start 2, not 1" in late.err, late.err
+    assert durable("session", "renew", "s", "1", "--attempt", "1").status == 4
+    assert durable("session", "release", "s", "1", "--attempt", "1").status == 4
+    done = j(durable("session", "finish", "s", "1", "--reply", "fresh", "--attempt", "2", "--json"))
+    assert (done["status"], done["attempts"], done["start"]) == ("completed", 1, 2)
+    assert [x["content"] for x in j(durable("transcript", "show", "s", "--json"))] == ["question", "fresh"]
+    # a retry on lease expiry and a plain release move it on too; a prompt never started is start 0
+    durable("session", "prompt", "s", "next one")
+    assert j(durable("session", "queue", "s", "--pending", "--json"))[0]["start"] == 0
+    take(durable, "s")
+    j(durable("session", "release", "s", "2", "--json"))
+    assert (take(durable, "s")["start"], j(durable("session", "queue", "s", "--json"))[1]["attempts"]) == (2, 2)
+
+
+@pytest.mark.local_only("rewinds the object file's schema with sqlite3")
+def test_a_prompt_started_before_start_numbers_keeps_its_attempts_as_its_start(durable):
+    import sqlite3
+
+    from durable_cli.store import schema
+
+    durable("session", "prompt", "s", "x")
+    take(durable, "s")
+    path = durable("path", "s").out.strip()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE prompts DROP COLUMN start")
+    db.execute(f"PRAGMA user_version={schema.VERSION - 1}")
+    db.commit()
+    db.close()
+    p = j(durable("session", "queue", "s", "--json"))[0]
+    assert (p["attempts"], p["start"]) == (1, 1)  # its holder was told 1
+    assert durable("session", "finish", "s", "1", "--reply", "ok", "--attempt", "1").status == 0
+
+
+def test_work_names_its_start_by_the_start_number(durable, tmp_path):
+    """`work` passes the start number as --attempt and DURABLE_ATTEMPT, after a start was handed back."""
+    import subprocess
+    import sys
+
+    durable("session", "prompt", "s", "question")
+    take(durable, "s")
+    j(durable("session", "release", "s", "1", "--not-an-attempt", "--json"))
+    seen = tmp_path / "seen"
+    r = subprocess.run([sys.executable, "-m", "durable_cli", "work", "s", "--once", "--json", "--command",
+                        f'echo "$DURABLE_ATTEMPT" > {seen}; echo answer'], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["outcome"] == "completed"
+    assert seen.read_text().strip() == "2"
+    p = j(durable("session", "queue", "s", "--json"))[0]
+    assert (p["status"], p["attempts"], p["start"]) == ("completed", 1, 2)
 
 
 def test_lease_expiry_retry_goes_back_to_the_head_until_max_attempts(durable, tmp_path, monkeypatch):

@@ -73,6 +73,16 @@ def scene(durable, home):
         ok("transcript", "append", "q3-[draft]-budget-review-for-the-finance-team", "--role", "assistant",
            "Travel went over by 12%; the rest of the budget matches the ledger.",
            "--meta", '{"model": "gpt-4o-mini", "usage": {"input_tokens": 1234, "output_tokens": 56}, "cost_usd": 0.00987}')
+    with freeze_time("2026-01-02 11:40:00"):  # elicit requests, a failure with a long reason, remembered facts
+        ok("elicit", "ask", "fix-login", "--prompt", "Ship the fix to production now that the login tests pass against "
+           "staging and the security review has signed it off?", "--choice", "yes", "--choice", "no", "--choice", "later")
+        ok("elicit", "ask", "fix-login", "--prompt", "Email the affected users?", "--choice", "yes", "--choice", "no")
+        ok("elicit", "ask", "fix-login", "--prompt", "Roll back the hotfix?", "--choice", "yes", "--choice", "no", "--timeout", "1h")
+        ok("elicit", "answer", "fix-login", "2", "--choice", "yes", "--comment", "only those who failed to log in twice")
+        ok("session", "finish", "fix-login", "1", "--failed", "--error",
+           "the command exited 1 after the database migration step timed out waiting for a lock on the accounts table")
+        ok("memory", "set", "editor", "The user prefers vim keybindings in every editor, including the notebook in the browser")
+        ok("memory", "set", "tz", "Europe/Paris", "--confirmed")
     stale = home / "objects" / "ab" / ("ab" + "0" * 62 + ".sqlite3.lock")
     os.makedirs(stale.parent, mode=0o700, exist_ok=True)
     os.close(os.open(stale, os.O_WRONLY | os.O_CREAT, 0o600))
@@ -82,13 +92,16 @@ def scene(durable, home):
 class Terminal:
     """One tmux server on a private socket, a pane of COLS x 50 running one durable command."""
 
-    def __init__(self, tmp_path, cols, command):
+    def __init__(self, tmp_path, cols, command, *, fake_time=True, env_over=None):
         self.socket = str(tmp_path / f"tmux-{cols}.sock")
-        fake = faketime_env(NOW)
+        fake = faketime_env(NOW) if fake_time else {}
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX", "NO_COLOR")}
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env["PATH"]
         pass_on = {k: env[k] for k in ("DURABLE_HOME", "DURABLE_CONFIG", "DURABLE_USER", "PATH")}
-        pass_on.update({k: fake[k] for k in ("LD_PRELOAD", "FAKETIME", "FAKETIME_DONT_FAKE_MONOTONIC")})
+        for k, v in (env_over or {}).items():  # None: not set in the pane
+            pass_on.pop(k, None) if v is None else pass_on.__setitem__(k, v)
+            env.pop(k, None)
+        pass_on.update({k: fake[k] for k in ("LD_PRELOAD", "FAKETIME", "FAKETIME_DONT_FAKE_MONOTONIC") if k in fake})
         args = [a for k, v in pass_on.items() for a in ("-e", f"{k}={v}")]
         shell = f"{command}; echo \"[exit $?]\"; exec sleep 600"
         subprocess.run(["tmux", "-S", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(cols), "-y", "50",
@@ -140,9 +153,9 @@ def golden(name, cols, screen):
     assert all(len(line) <= cols for line in screen.splitlines())
 
 
-def run_screen(tmp_path, cols, command):
+def run_screen(tmp_path, cols, command, env_over=None):
     require("tmux")
-    term = Terminal(tmp_path, cols, command)
+    term = Terminal(tmp_path, cols, command, env_over=env_over)
     try:
         return finished(term.wait_for(r"\[exit \d+\]"))
     finally:
@@ -152,6 +165,7 @@ def run_screen(tmp_path, cols, command):
 SIMPLE = {
     "session-show": ("durable session show fix-login", 0),
     "transcript-show": ("durable transcript show trip", 0),
+    "transcript-recent": ("durable transcript recent trip", 0),  # tool calls shown, lines wrapped at words
     "help": ("durable session prompt --help", 0),
 }
 # tables (SPEC §4: on a terminal the columns a person reads first, no cell wrapped, ids only with --wide)
@@ -163,6 +177,11 @@ TABLES = {
     "search": ("durable search budget", 0),
     "search-none": ("durable search nothingsaysthis", 0),
     "doctor": ("durable doctor", 7),
+    # issue 33 item 13: names, ids and keys never cut; free text wrapped; choices as words; relative times
+    "elicit-list": ("durable elicit list fix-login", 0),
+    "session-events": ("durable session events fix-login", 0),
+    "memory-list": ("durable memory list --all", 0),
+    "config-list": ("durable config list --origin", 0),
 }
 SCREENS_AT = [(name, cols) for name in sorted(SIMPLE) for cols in WIDTHS] + [(name, cols) for name in sorted(TABLES) for cols in (80, 160)]
 
@@ -170,7 +189,13 @@ SCREENS_AT = [(name, cols) for name in sorted(SIMPLE) for cols in WIDTHS] + [(na
 @pytest.mark.parametrize("name,cols", SCREENS_AT)
 def test_screen(scene, tmp_path, name, cols):
     command, status = {**SIMPLE, **TABLES}[name]
-    screen, got = run_screen(tmp_path, cols, command)
+    env_over = None
+    if name == "config-list":  # the data directory's path is the test's own: the config file names a fixed one
+        config = tmp_path / "screens.toml"
+        config.write_text('[defaults]\nhome = "/var/lib/durable-screens"\nlock_timeout = "30s"\n\n[work]\n'
+                          'command = "jq -r .content | llm -m gpt-4o-mini -s \'You are a careful release engineer\'"\n')
+        env_over = {"DURABLE_HOME": None, "DURABLE_CONFIG": str(config)}
+    screen, got = run_screen(tmp_path, cols, command, env_over=env_over)
     assert got == status, screen
     golden(name, cols, screen)
 
@@ -187,13 +212,27 @@ def test_purge_prompt_says_how_many_and_which_before_asking(scene, durable, tmp_
         after, status = finished(term.wait_for(r"\[exit \d+\]"))
     finally:
         term.close()
-    assert status == 2 and "cancelled; nothing was deleted" in after
+    assert status == 0 and "nothing was deleted" in after and "error" not in after  # answered no: exit 0 (SPEC §4)
     assert durable("ls", "--all", "--json").json() == before
 
 
-def test_readme_shows_the_screens_as_they_are():
-    """The picture in the README is the golden screen itself."""
-    text = open(os.path.join(ROOT, "README.md")).read()
+def test_the_text_window_shows_tool_calls_and_the_calls_they_answer(scene, durable):
+    """`transcript recent` piped: each call of a tool-calling turn on a line of its own (issue 33 item 11)."""
+    r = durable("transcript", "recent", "trip")
+    assert r.status == 0, r.err
+    assert r.out.splitlines()[-4:] == [
+        "assistant:",
+        '  → forecast({"city": "Paris", "day": "tomorrow"})',
+        'tool ← call_2: {"rain_mm": 0, "temp_c": 21}',
+        "assistant: Dry and 21 °C: leave the umbrella at home.",
+    ]
+
+
+def test_the_docs_show_the_screens_as_they_are():
+    """The pictures in the README and the docs are the golden screens themselves."""
+    from tests.helpers import prose
+
+    text = prose()
     for name, body in re.findall(r"<!-- screen: (\S+) -->\n```\n\$ [^\n]*\n(.*?)```\n<!-- /screen -->", text, re.S):
         with open(os.path.join(SCREENS, f"{name}.txt")) as f:
             assert body == f.read(), name
@@ -205,8 +244,10 @@ def test_tmux_is_in_ci():
     assert shutil.which("tmux") or os.environ.get("DURABLE_CI") != "1"
 
 
-def test_tables_cut_cells_never_wrap_them_and_show_user_text_as_it_is():
-    """What the golden tables promise, said once more so a regenerated screen cannot lose it."""
+def test_tables_never_cut_a_name_and_show_user_text_as_it_is():
+    """What the golden tables promise (SPEC §4), said once more so a regenerated screen cannot lose it: a
+    NAME, id or key is never cut; free text is wrapped or cut only after the rest has its width; choices
+    are words; times are relative."""
     for name in TABLES:
         for cols in (80, 160):
             with open(os.path.join(SCREENS, f"{name}-{cols}.txt")) as f:
@@ -218,7 +259,27 @@ def test_tables_cut_cells_never_wrap_them_and_show_user_text_as_it_is():
                 assert not re.search(r"\b[0-9a-f]{12}\b", screen), (name, cols)  # no ids without --wide
     with open(os.path.join(SCREENS, "ls-wide-80.txt")) as f:
         wide = f.read()
-    assert wide.splitlines()[0].split()[:3] == ["NAME", "STATUS", "TITLE"] and re.search(r"\b[0-9a-f]{12}\b", wide)
+    assert wide.splitlines()[0].split()[:3] == ["NAME", "STATUS", "ID"] and re.search(r"\b[0-9a-f]{12}\b", wide)
+    for name in ("ls", "ls-wide", "usage"):
+        for cols in (80, 160):
+            with open(os.path.join(SCREENS, f"{name}-{cols}.txt")) as f:
+                assert "q3-[draft]-budget-review-for-the-finance-team" in f.read(), (name, cols)  # whole
+    for name in ("elicit-list", "session-events", "memory-list", "config-list"):
+        for cols in (80, 160):
+            with open(os.path.join(SCREENS, f"{name}-{cols}.txt")) as f:
+                screen = f.read()
+            assert "…" not in screen and not re.search(r"\d{4}-\d\d-\d\dT", screen), (name, cols)
+            assert "[" not in screen or name != "elicit-list", screen  # choices as words, not JSON
+            words = " ".join(screen.split())
+            for whole in ("Ship the fix to production", "only those who failed to log in twice", "yes, no, later",
+                          "waiting for a lock on the accounts table", "including the notebook in the browser",
+                          "defaults.lock_timeout", "transcript.max_turn_bytes"):
+                if whole in {"elicit-list": "Ship the fix to production only those who failed to log in twice yes, no, later",
+                             "session-events": "waiting for a lock on the accounts table",
+                             "memory-list": "including the notebook in the browser",
+                             "config-list": "defaults.lock_timeout transcript.max_turn_bytes"}[name]:
+                    # wrapped cells interleave with their neighbours' lines: at 80 columns, every word is there
+                    assert whole in words if cols == 160 else set(whole.split()) <= set(words.split()), (name, cols, whole)
     for cols in (80, 160):
         with open(os.path.join(SCREENS, f"search-{cols}.txt")) as f:
             assert "[budget]" in f.read()  # the match stays in view

@@ -53,7 +53,7 @@ def test_fish_completes_names(durable):
     assert "fish-one" in r.stdout, r.stderr
 
 
-@pytest.mark.parametrize("script", ["gen_man.py", "gen_completions.py"])
+@pytest.mark.parametrize("script", ["gen_man.py", "gen_completions.py", "gen_docs.py"])
 def test_generated_files_are_not_stale(script):
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -70,6 +70,16 @@ def test_man_pages_render_without_warnings():
     r = subprocess.run(["man", "-l", os.path.join(ROOT, "man", "durable.1")], capture_output=True, text=True, env=dict(os.environ, MANPAGER="cat", MANWIDTH="80"))
     assert r.returncode == 0 and "EXIT STATUS" in r.stdout and "ENVIRONMENT" in r.stdout and "DURABLE_HOME" in r.stdout
     assert "rate_limited" in r.stdout
+
+
+def test_no_man_page_line_wraps_at_80_columns():
+    """`man -l` at 80 columns: every line fits, examples included (issue 33 item 17: they wrapped)."""
+    require("man")
+    for page in sorted(p for p in os.listdir(os.path.join(ROOT, "man")) if p.endswith(".1")):
+        r = subprocess.run(["man", "-l", os.path.join(ROOT, "man", page)], capture_output=True, text=True,
+                           env=dict(os.environ, MANPAGER="cat", MANWIDTH="80"))
+        assert r.returncode == 0, (page, r.stderr)
+        assert [line for line in r.stdout.splitlines() if len(line) > 80] == [], page
 
 
 def test_every_command_help_has_summary_and_example():

@@ -1,5 +1,6 @@
 """What a person sees: help text, terminal views, previews and receipts; what a script sees stays as it was."""
 
+import json
 import os
 import re
 import subprocess
@@ -186,6 +187,26 @@ def test_doctor_on_a_terminal_summarizes_and_piped_stays_silent(durable):
     assert piped.returncode == 0 and piped.stdout == ""
 
 
+@pytest.mark.local_only("doctor has no remote meaning")
+def test_doctor_piped_is_one_row_per_problem_before_and_after_repair(durable, home):
+    """SPEC §7/§10 (issue 33 item 16): piped, one TSV row per problem in §10's keys (id, kind, detail,
+    repaired), whatever the outcome: not a JSON document squeezed into one field, nothing when healthy."""
+    durable("session", "create", "one")
+    stale = home / "objects" / "ab" / ("ab" + "0" * 62 + ".sqlite3.lock")
+    os.makedirs(stale.parent, mode=0o700, exist_ok=True)
+    os.close(os.open(stale, os.O_WRONLY | os.O_CREAT, 0o600))
+    r = durable("doctor")
+    assert r.status == 7 and r.err.startswith("durable: error: unhealthy: stale_lock"), r
+    rows = [line.split("\t") for line in r.out.splitlines()]
+    assert [(x[0], x[1], x[3]) for x in rows] == [(stale.name[:-5], "stale_lock", "false")] and len(rows[0]) == 4, r.out
+    want = durable("doctor", "--json").json()
+    assert r.out == "".join(f"{p['id']}\t{p['kind']}\t{p['detail']}\tfalse\n" for p in want["problems"])
+    r = durable("doctor", "--repair")
+    assert r.status == 0 and r.out.splitlines() == [f"{stale.name[:-5]}\tstale_lock\t{want['problems'][0]['detail']}\ttrue"], r
+    r = durable("doctor")
+    assert (r.status, r.out) == (0, "")
+
+
 def test_session_card_and_conversation_without_colour(durable):
     durable("session", "prompt", "card", "do it")
     durable("transcript", "append", "card", "--role", "assistant", "--tool-calls", '[{"id": "c1", "name": "look", "arguments": "{}"}]')
@@ -199,3 +220,72 @@ def test_session_card_and_conversation_without_colour(durable):
     # piped: the record and the rows as before
     assert durable("session", "show", "card").out.startswith("card\t")
     assert durable("transcript", "show", "card").out.count("\n") == 2
+
+
+def answered(args, answer: bytes):
+    """`durable ARGS` with stdin and stderr on a pseudo-terminal and stdout piped: waits for the question,
+    types ANSWER; (status, stdout, what the terminal showed)."""
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", *args], stdin=slave, stderr=slave,
+                            stdout=subprocess.PIPE, env=env())
+    os.close(slave)
+    screen, deadline, typed = b"", time.monotonic() + 60, False
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the process ended: the terminal is gone
+                break
+            if not chunk:
+                break
+            screen += chunk
+        if not typed and b"[y/N]" in screen:
+            os.write(master, answer)
+            typed = True
+        if typed and proc.poll() is not None and not select.select([master], [], [], 0.1)[0]:
+            break
+    out = proc.stdout.read().decode()
+    status = proc.wait(timeout=60)
+    os.close(master)
+    assert typed, screen
+    return status, out, screen.decode().replace("\r", "")
+
+
+@pytest.mark.local_only("a person's answer at the terminal, not a backend")
+def test_a_confirmation_answered_no_is_exit_0_and_deletes_nothing(durable):
+    """SPEC §4 "Confirmations": answered no (n, anything but y/yes, or end of input) is exit 0, stderr says
+    `nothing was deleted`, --json prints the command's document with nothing in it; it was `error:
+    cancelled` with exit 2 (a status the table did not list). Without a terminal, `delete` no longer
+    suggests a --dry-run it does not have."""
+    from freezegun import freeze_time
+
+    with freeze_time("2020-01-01"):
+        durable("transcript", "append", "keep", "--role", "user", "still here")
+        durable("--as", "bob", "session", "create", "bobs")
+    empty = {"deleted": [], "skipped": [], "changed": [], "dry_run": False}
+    cases = [
+        (["delete", "keep"], b"n\r", None),
+        (["delete", "keep", "--json"], b"no\r", empty),
+        (["delete", "keep", "--json"], b"\x04", empty),  # end of input
+        (["purge", "--older-than", "30d", "--json"], b"n\r", empty),
+        (["forget", "bob", "--json"], b"maybe\r", empty),
+        (["transcript", "clear", "keep", "--json"], b"n\r", {"deleted": 0}),
+        (["transcript", "clear", "keep"], b"\r", None),
+    ]
+    for args, answer, document in cases:
+        status, out, screen = answered(args, answer)
+        assert status == 0, (args, screen)
+        assert "nothing was deleted" in screen and "error" not in screen, (args, screen)
+        assert (json.loads(out) if document is not None else out) == (document if document is not None else ""), (args, out)
+        assert "\n" not in out.rstrip("\n") and " " not in out  # compact, one line
+    assert [r["content"] for r in durable("transcript", "show", "keep", "--json").json()] == ["still here"]
+    assert durable("--as", "bob", "session", "show", "bobs").status == 0
+    r = durable("delete", "keep")  # no terminal: --yes, and no mention of a --dry-run delete lacks
+    assert r.status == 2 and "--yes" in r.err and "--dry-run" not in r.err
+    status, out, screen = answered(["delete", "keep"], b"y\r")
+    assert status == 0 and out.startswith("deleted\t")

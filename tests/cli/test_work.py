@@ -52,14 +52,34 @@ def test_text_reply_input_and_environment(durable, tmp_path):
     r = work("s", "--command", cmd, "--wait", "0", "--json", "--context", "500")
     assert r.status == 0, r.err
     assert lines(r.out) == [{"name": "s", "prompt": 1, "outcome": "completed", "attempts": 1, "rows": 1, "error": None}]
+    assert r.out == '{"name":"s","prompt":1,"outcome":"completed","attempts":1,"rows":1,"error":null}\n'  # compact (SPEC §4)
     expected = "remote" if os.environ.get("DURABLE_REMOTE") else "home"
     assert seen.read_text().split() == ["s", "1", "1", "alice", expected]
     doc = json.loads((tmp_path / "seen.json").read_text())
     assert doc["id"] == 1 and doc["content"] == "hello" and doc["window"][-1] == {"role": "user", "content": "hello"}
     assert [(x["role"], x["content"]) for x in rows_of(durable, "s")] == [("user", "hello"), ("assistant", "the answer")]
     # nothing more came within --wait: 9 when nothing was handled
-    r = work("s", "--command", "true", "--wait", "0")
-    assert r.status == 9
+    r = work("s", "--command", "true", "--wait", "1s")
+    assert r.status == 9 and r.err == ""  # stderr not a terminal: no waiting line
+
+
+@pytest.mark.local_only("the terminal runs the CLI on the data directory")
+def test_work_says_on_a_terminal_that_it_waits_and_wipes_the_line_when_a_prompt_comes(durable, tmp_path):
+    """SPEC §4 / issue 33 item 17: one status line on stderr while `work` waits, when stderr is a TTY."""
+    from tests.cli.test_screens import Terminal, finished
+    from tests.cli.tools import require
+
+    require("tmux")
+    durable("session", "create", "s")
+    term = Terminal(tmp_path, 80, "durable work s --command 'cat >/dev/null; echo hi' --once",
+                    fake_time=False)
+    try:
+        term.wait_for(r"durable: work: waiting for a prompt on s \(Ctrl-C stops\)")
+        durable("session", "prompt", "s", "hello")
+        screen, status = finished(term.wait_for(r"\[exit \d+\]"))
+    finally:
+        term.close()
+    assert status == 0 and screen == "durable: work: s prompt 1: completed (attempt 1, 1 row)\n", screen
 
 
 ROWS_SCRIPT = r"""
@@ -438,3 +458,54 @@ def test_a_tenants_session_gets_durable_tenant_and_all_with_tenant(durable, tmp_
     assert queue(durable, "mine")[0]["status"] == "pending"  # not among the tenant's sessions: left alone
     got = durable("--tenant", "acme", "transcript", "show", "incident", "--json").json()
     assert got[-1]["content"] == "tenant=acme"
+
+
+def _work_under_strace(inject, *args):
+    return subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", f"inject={inject}", PY, "-m", "durable_cli", "work", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.local_only("SIGTERM injected by strace at the object's own fdatasyncs, which happen in the Worker remotely")
+def test_a_signal_during_the_finish_commit_waits_for_it_and_exits_0(durable, tmp_path):
+    """SPEC §4, §5.1 (issue 33 item 3): SIGTERM at each sync of `work --once` — the take's commit, the finish's,
+    what follows. Exit 143 means nothing of the prompt was recorded (handed back, not an attempt); a finish
+    that was recorded is exit 0, its line says `completed`. The loop, too, exits 0 after a recorded finish
+    and takes no further prompt."""
+    from tests.cli.tools import require
+
+    require("strace")
+    durable("session", "prompt", "counted", "hello")
+    trace = tmp_path / "trace"
+    r = subprocess.run(["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=fdatasync,fsync", PY, "-m", "durable_cli", "work",
+                        "counted", "--once", "--command", "echo reply"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    calls = trace.read_text().splitlines()
+    counts = {c: sum(f"{c}(" in line for line in calls) for c in ("fdatasync", "fsync")}
+    assert sum(counts.values()) >= 4, counts
+    outcomes, first_finish = {}, None
+    for call, n in counts.items():
+        for when in range(1, n + 1):
+            name = f"{call}-{when}"
+            durable("session", "prompt", name, "hello")
+            r = _work_under_strace(f"{call}:signal=TERM:when={when}", name, "--once", "--json", "--command", f"echo reply-{name}")
+            assert "Traceback" not in r.stderr, r.stderr
+            p = queue(durable, name)[0]
+            stored = f"reply-{name}" in [x["content"] for x in rows_of(durable, name)]
+            outcomes[name] = r.returncode
+            if r.returncode == 0:
+                assert lines(r.stdout)[-1]["outcome"] == "completed", (name, r.stdout)
+                assert p["status"] == "completed" and stored, (name, p)
+                first_finish = first_finish or (call, when)
+            else:
+                assert r.returncode == 143, (name, r.returncode, r.stdout, r.stderr)
+                assert not stored and (p["status"], p["attempts"]) == ("pending", 0), (name, p)
+                assert all(x["outcome"] == "released" for x in lines(r.stdout)), (name, r.stdout)
+    assert first_finish is not None, outcomes  # some sync belongs to the finish's commit
+    # the loop: a signal during the first prompt's finish commit; the finish stands, the second prompt is not taken
+    durable("session", "prompt", "loop", "one")
+    durable("session", "prompt", "loop", "two")
+    call, when = first_finish
+    r = _work_under_strace(f"{call}:signal=TERM:when={when}", "loop", "--json", "--command", "echo done")
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert [x["outcome"] for x in lines(r.stdout)] == ["completed"]
+    assert [p["status"] for p in queue(durable, "loop")] == ["completed", "pending"]

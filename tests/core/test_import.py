@@ -288,3 +288,18 @@ def test_every_format_version_has_its_field_list():
         spec = records.FIELDS[rights.VERSION][table]
         missing = set(columns) - set(spec)
         assert not missing, f"columns of {table} the newest export version does not check: {missing}"
+
+
+def test_a_version_5_record_s_prompts_take_their_attempts_as_their_start(durable):
+    """Export version 6 carries prompts' start numbers (SPEC §5); a version 5 record has none: each prompt takes
+    its attempts as its start, so the worker that holds a started prompt still names it."""
+    durable("session", "prompt", "s", "question")
+    assert durable("session", "next", "s").status == 0
+    record = export_one(durable, "s")
+    assert record["version"] == rights.VERSION == 6 and record["prompts"][0]["start"] == 1
+    old = dict(record, version=5, prompts=[{k: v for k, v in p.items() if k != "start"} for p in record["prompts"]])
+    r = durable("import", "-", input=jsonl(moved(durable, old)))
+    assert r.status == 0, r.err
+    p = json.loads(durable("session", "queue", "s", "--json").out)[0]
+    assert (p["status"], p["attempts"], p["start"]) == ("processing", 1, 1)
+    assert durable("session", "finish", "s", "1", "--reply", "ok", "--attempt", "1").status == 0

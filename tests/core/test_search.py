@@ -59,7 +59,7 @@ def test_search_finds_content_tool_arguments_and_summaries_with_snippets(durable
     assert [h["seq"] for h in search(durable, "refund", "--superseded")] == [1]
     plain = durable("search", "money")
     assert plain.status == 0 and plain.out.split("\t")[0] == "orders" and "[money]" in plain.out
-    lines = durable("search", "money OR zebra", "--superseded", "--jsonl").lines()
+    lines = durable("search", "money OR zebra", "--fts", "--superseded", "--jsonl").lines()
     assert {h["seq"] for h in lines} == {2, 3}
 
 
@@ -97,12 +97,60 @@ def test_filters_role_session_and_newer_than(durable):
 
 
 @pytest.mark.parametrize("query", ['"unterminated', "AND", "", "   ", "nosuchcolumn:word", "a NOT"])
-def test_a_query_fts5_rejects_is_exit_2(durable, query):
+def test_a_query_fts5_rejects_with_fts_is_exit_2(durable, query):
+    append(durable, "a", "words")
+    r = durable("search", query, "--fts")
+    assert r.status == 2 and r.out == "" and r.err.startswith("durable: error:"), r
+    r = durable("search", query, "--fts", "--json")
+    assert json.loads(r.err)["error"]["code"] == "invalid_input"
+
+
+@pytest.mark.parametrize("query", ["", "   ", "***", '"', '""', "= + ~"])
+def test_a_plain_query_with_no_word_is_exit_2(durable, query):
     append(durable, "a", "words")
     r = durable("search", query)
-    assert r.status == 2 and r.out == "" and r.err.startswith("durable: error:"), r
-    r = durable("search", query, "--json")
-    assert json.loads(r.err)["error"]["code"] == "invalid_input"
+    assert r.status == 2 and r.out == "" and r.err.startswith("durable: error:") and "\n" not in r.err.strip(), r
+    assert json.loads(durable("search", query, "--json").err)["error"]["code"] == "invalid_input"
+
+
+AGENT_WORDS = ["PROJ-123", "alice@example.com", "main.py", "2026-12-01", "credit-card", "it's", "C++"]
+
+
+def test_a_plain_query_matches_the_words_agent_transcripts_are_full_of(durable):
+    """SPEC §7: QUERY is plain text, each term matched as written (issue 33 item 9: these were exit 2)."""
+    for i, word in enumerate(AGENT_WORDS):
+        append(durable, f"s{i}", f"note {i}: see {word} today")
+    append(durable, "decoy", "PROJ 124 alice at example dot org main java 2026 11 30 credit union it is")
+    for i, word in enumerate(AGENT_WORDS):
+        hits = search(durable, word)
+        assert [h["name"] for h in hits] == [f"s{i}"], (word, hits)
+    assert [h["name"] for h in search(durable, "see PROJ-123 today")] == ["s0"]  # every term must match
+    assert search(durable, "PROJ-123 main.py") == []
+    assert [h["name"] for h in search(durable, '"see main.py"')] == ["s2"]  # a phrase
+    assert search(durable, '"today see"') == []
+    assert [h["name"] for h in search(durable, "alice@exa*")] == ["s1"]  # a prefix
+    assert sorted(h["name"] for h in search(durable, "PROJ*")) == ["decoy", "s0"]
+    append(durable, "ops", "AND OR NOT are near words here, as is unbalanced")
+    assert [h["name"] for h in search(durable, "AND OR NOT")] == ["ops"]
+    assert [h["name"] for h in search(durable, '"unbalanced')] == ["ops"]  # an unmatched quote is a character
+    assert [h["name"] for h in search(durable, "NEAR(words here)")] == ["ops"]
+    assert durable("search", "AND OR", "--fts").status == 2  # --fts: FTS5's own syntax
+    assert {h["name"] for h in search(durable, "alice OR unbalanced", "--fts")} == {"s1", "decoy", "ops"}
+    plain = durable("search", "C++")
+    assert plain.status == 0 and plain.out.startswith("s6\t"), plain
+
+
+def test_every_plain_query_of_the_vectors_is_one_fts5_accepts(durable):
+    """The translation both runtimes share (contract vectors "search_query") always gives valid FTS5."""
+    from durable_cli.across.search import check_query
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "durable_cli", "contract", "vectors.json")) as f:
+        vectors = json.load(f)["search_query"]
+    append(durable, "a", "words")
+    for v in vectors:
+        if "ok" in v:
+            assert check_query(v["ok"], fts=True) == v["ok"]
+            assert durable("search", "--", v["args"][0]).status == 0, v
 
 
 def test_only_what_ls_all_lists_is_searched(durable):
@@ -236,7 +284,9 @@ def test_an_object_with_its_own_index_loses_it_when_it_wakes_and_is_still_found(
     for statement in schema.statements(previous):
         if not statement.startswith("DROP"):
             db.execute(statement)
-    db.execute(f"PRAGMA user_version={schema.VERSION - 1}")
+    names = [name for name, _ in schema.MIGRATIONS]
+    db.execute("ALTER TABLE prompts DROP COLUMN start")  # the later step "prompt start numbers", undone
+    db.execute(f"PRAGMA user_version={names.index('search index in the side files only')}")
     db.commit()
     assert db.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'guava'").fetchone()[0] == 2
     db.close()

@@ -366,3 +366,134 @@ def test_savers_taking_turns_on_a_thread_mirror_each_message_once_and_see_each_o
     assert durable("session", "show", "turns").status == 3
     a.close()
     b.close()
+
+
+# -- a thread another saver wrote (issue 33: langgraph's test_checkpoint_migration.py) ------------------------
+
+def _ask_graph(saver):
+    """START -> draft -> ask (interrupt: a human answers) -> END, over a list channel and a str channel."""
+    import operator
+    from typing import Annotated, TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    class State(TypedDict, total=False):
+        steps: Annotated[list, operator.add]
+        answer: str
+
+    builder = StateGraph(State)
+    builder.add_node("draft", lambda s: {"steps": ["draft"]})
+    builder.add_node("ask", lambda s: {"steps": ["ask"], "answer": interrupt("ok to send?")})
+    builder.add_edge(START, "draft")
+    builder.add_edge("draft", "ask")
+    builder.add_edge("ask", END)
+    return builder.compile(checkpointer=saver)
+
+
+def test_a_paused_thread_copied_from_sqlite_saver_resumes(lg, home, tmp_path, durable, backend):
+    """SqliteSaver (as InMemorySaver and PostgresSaver) writes string channel versions: DurableSaver's
+    get_next_version takes them (the base class raises NotImplementedError on a string), and a thread
+    durable wrote with integer versions goes on with integers."""
+    from langgraph.types import Command
+
+    reference, saver = _both(home, tmp_path, backend)
+    config = {"configurable": {"thread_id": "paused"}}
+    _ask_graph(reference).invoke({"steps": ["start"]}, config)
+    tuples = list(reference.list(config))
+    assert all(isinstance(v, str) for v in tuples[0].checkpoint["channel_versions"].values())
+    for t in reversed(tuples):  # the thread copied checkpoint by checkpoint, oldest first, with its pending writes
+        parent = t.parent_config or {"configurable": {"thread_id": "paused", "checkpoint_ns": ""}}
+        saver.put(parent, t.checkpoint, t.metadata, t.checkpoint["channel_versions"])
+        for task_id, channel, value in t.pending_writes:
+            saver.put_writes(t.config, [(channel, value)], task_id)
+    assert _ask_graph(saver).get_state(config).next == ("ask",)
+
+    ours = _ask_graph(saver).invoke(Command(resume="yes"), config)
+    theirs = _ask_graph(reference).invoke(Command(resume="yes"), config)
+    assert ours == theirs == {"steps": ["start", "draft", "ask"], "answer": "yes"}
+    assert _ask_graph(saver).get_state(config).next == ()
+
+    assert saver.get_next_version(None, None) > "0"  # a new thread's versions are strings too, increasing
+    assert saver.get_next_version(saver.get_next_version(None, None), None)[:32] == f"{2:032}"
+    assert saver.get_next_version(7, None) == 8  # integer versions a thread already holds go on as integers
+
+
+# -- time travel: the window follows the graph's state (issue 33, SPEC §12 "Branches") ----------------------
+
+def _chat_graph(saver):
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("reply", lambda s: {"messages": [AIMessage(f"re: {s['messages'][-1].content}")]})
+    builder.add_edge(START, "reply")
+    return builder.compile(checkpointer=saver)
+
+
+def _window(durable, name="travel"):
+    return [m["content"] for m in durable("transcript", "recent", name, "--format", "messages").json()]
+
+
+@pytest.mark.cross_object
+def test_after_time_travel_the_window_follows_the_graph_and_show_all_keeps_every_branch(lg, home, durable, backend):
+    import json
+
+    from langchain_core.messages import HumanMessage
+
+    from durable_cli.integrations.langgraph import DurableSaver
+
+    saver = DurableSaver(home=str(home))
+    graph = _chat_graph(saver)
+    config = {"configurable": {"thread_id": "travel"}}
+    for n, text in enumerate(("one", "two"), 1):
+        graph.invoke({"messages": [HumanMessage(text, id=f"h-{text}")]}, config)
+
+    def state():
+        return [m.content for m in graph.get_state(config).values["messages"]]
+
+    assert _window(durable) == state() == ["one", "re: one", "two", "re: two"]
+    after_one = next(s.config for s in graph.get_state_history(config) if len(s.values["messages"]) == 2 and not s.next)
+    old_tip = graph.get_state(config).config
+
+    # a fork from the checkpoint after the first turn: the second turn's rows leave the window
+    graph.invoke({"messages": [HumanMessage("three", id="h-three")]}, after_one)
+    assert state() == ["one", "re: one", "three", "re: three"]
+    assert _window(durable) == state()
+    rows = durable("transcript", "show", "travel", "--all", "--json").json()
+    assert [(r["content"], r["superseded_by"]) for r in rows] == [
+        ("one", None), ("re: one", None), ("two", 0), ("re: two", 0), ("three", None), ("re: three", None)]
+    shown = durable("session", "show", "travel", "--json").json()
+    assert (shown["turns"], shown["tokens"]) == (4, sum(r["tokens"] for r in rows if r["superseded_by"] is None))
+
+    # a replay from the checkpoint before the fork's reply: the reply is made again (a new message)
+    before_reply = next(s.config for s in graph.get_state_history(config) if s.next == ("reply",)
+                        and s.values["messages"][-1].content == "three")
+    graph.invoke(None, before_reply)
+    assert state() == ["one", "re: one", "three", "re: three"] and _window(durable) == state()
+    assert len(durable("transcript", "show", "travel", "--all", "--json").json()) == 7  # both replies are kept
+
+    # back to the first branch's tip: its rows are live again, the fork's superseded
+    graph.invoke({"messages": [HumanMessage("four", id="h-four")]}, old_tip)
+    assert state() == ["one", "re: one", "two", "re: two", "four", "re: four"]
+    assert _window(durable) == state()
+    assert [m["role"] for m in durable("transcript", "recent", "travel", "--format", "messages").json()] == [
+        "user", "assistant"] * 3
+
+    # export and import carry the superseded rows as they are
+    saver.close()
+    dump = durable("export", "travel").out
+    assert sorted(t["superseded_by"] for t in json.loads(dump)["turns"] if t["superseded_by"] is not None) == [0, 0, 0]
+    assert durable("delete", "travel", "--yes").status == 0
+    assert durable("import", "-", input=dump).status == 0
+    assert durable("export", "travel").out == dump
+    assert _window(durable) == ["one", "re: one", "two", "re: two", "four", "re: four"]
+    # a 0 is a LangGraph branch's mark only: not on a session no adapter made
+    record = json.loads(dump)
+    record["object"]["adapter"] = None
+    for table in ("lg_checkpoints", "lg_writes", "lg_mirrored"):
+        record.pop(table, None)
+    assert durable("delete", "travel", "--yes").status == 0
+    r = durable("import", "-", input=json.dumps(record) + "\n")
+    assert r.status == 2 and "superseded_by" in r.err, r.err
+    assert durable("session", "show", "travel").status == 3

@@ -8,6 +8,7 @@ calls; the CLI checks the effects from a separate process, as a person would.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -142,6 +143,10 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             assert messages[-1] == {"role": "assistant", "content": "Room 4 is free"}
             hits = (await call(c, "transcript_search", query="room"))[1]["result"]
             assert hits and set(hits[0]) >= {"name", "id", "seq", "role", "created_at", "snippet"}
+            # plain text (SPEC §7): "Room 4" and "room OR nothing" are words to find; fts takes FTS5's syntax
+            assert [h["snippet"] for h in (await call(c, "transcript_search", query='"Room 4"'))[1]["result"]] == ["[Room 4] is free"]
+            assert (await call(c, "transcript_search", query="room OR nothing"))[1]["result"] == []
+            assert (await call(c, "transcript_search", query="room OR nothing", fts=True))[1]["result"] == hits
 
             fact = (await call(c, "memory_set", key="tz", value="Europe/Paris", source="user", confirmed=True))[1]
             assert fact["source"] == "model" and fact["confirmed"] is False  # whatever it is sent
@@ -342,7 +347,8 @@ def test_malformed_messages_are_answered_and_stdin_closing_ends_the_server_with_
     answers = {}
     while len(answers) < 5:
         message = json.loads(proc.stdout.readline())
-        answers[message["id"]] = message["result"]
+        if "id" in message:  # not notifications/resources/list_changed (a session was created)
+            answers[message["id"]] = message["result"]
     proc.stdin.close()
     assert proc.wait(timeout=30) == 0
     for request in (2, 3, 4):
@@ -375,7 +381,7 @@ def test_arguments_are_judged_by_durables_json_rules_and_deep_ones_answered():  
     ]
     out, _ = proc.communicate(b"\n".join(lines) + b"\n", timeout=60)  # stdin's end: answers in flight, then exit 0
     assert proc.returncode == 0
-    answers = {m["id"]: m.get("result", m) for m in map(json.loads, out.splitlines())}
+    answers = {m["id"]: m.get("result", m) for m in map(json.loads, out.splitlines()) if "id" in m}  # not notifications
     assert sorted(answers) == [1, 2, 3, 4, 5, 6, 7, 8]  # every call answered
     for request in (2, 3, 4):
         assert answers[request]["isError"] is True, answers[request]
@@ -440,17 +446,18 @@ def test_sigterm_while_a_call_waits_exits_143_at_once_with_nothing_taken():
     assert [p["status"] for p in look("session", "queue", "s")] == ["pending"]
 
 
-@pytest.mark.local_only("reads the README")
-def test_the_readme_client_configuration_is_json_that_runs_durable_mcp():
+@pytest.mark.local_only("reads the docs")
+def test_the_documented_client_configuration_is_json_that_runs_durable_mcp():
     import re
 
-    from tests.conftest import ROOT
+    from tests.helpers import prose
 
-    text = open(os.path.join(ROOT, "README.md")).read()
+    text = prose()
     section = text[text.index("## Use from an MCP client"):]
     config = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
-    for server in config["mcpServers"].values():
-        assert server["command"] == "durable" and server["args"][-1] == "mcp"
+    for server in config["mcpServers"].values():  # a desktop client has no venv on its PATH: the absolute path
+        assert os.path.isabs(server["command"]) and server["command"].endswith("/bin/durable") and server["args"][-1] == "mcp"
+    assert "`command -v durable` prints the path" in section.split("```json")[1]
 
 
 @pytest.mark.local_only("compares `durable export --all` of the data directory before and after")
@@ -624,3 +631,145 @@ def test_calls_that_wait_do_not_starve_the_call_that_ends_their_wait():
             assert taken == {i: "wake" for i in range(4)}
 
     run(main)
+
+
+def raw_server():
+    return subprocess.Popen([sys.executable, "-m", "durable_cli", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+RAW_INIT = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},'
+            b'"clientInfo":{"name":"raw","version":"0"}}}')
+
+
+@pytest.mark.local_only("about the wire, not a backend")
+def test_every_request_with_an_id_is_answered_whatever_its_params():
+    """SPEC §14: a 250-level `_meta` (or any field outside a tool's arguments) in any method was dropped and the
+    client waited for ever; so were NaN, a duplicate key and params that are not an object (or taken
+    silently). Each is JSON-RPC -32602 carrying the §4 error; nesting within 200 levels is served; a
+    notification so refused is dropped; nothing refused is stored."""
+    def nested(depth):
+        return '{"a":' * depth + "1" + "}" * depth
+
+    def request(i, method, params):
+        return ('{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}' % (i, method, params)).encode()
+
+    append = '"name":"transcript_append","arguments":{"name":"s","role":"user","text":"t%d"}'
+    lines = [
+        RAW_INIT, b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        request(2, "tools/call", '{%s,"_meta":%s}' % (append % 2, nested(250))),
+        request(3, "resources/read", '{"uri":"durable://sessions","_meta":%s}' % nested(250)),
+        request(4, "resources/subscribe", '{"uri":"durable://sessions","_meta":%s}' % nested(5000)),
+        request(5, "tools/list", '{"_meta":{"a":1,"a":2}}'),
+        request(6, "tools/call", '{%s,"extra":[NaN]}' % (append % 6)),
+        request(7, "tools/call", '"x"'),
+        request(8, "ping", '{"deep":%s}' % nested(201)),
+        request(9, "initialize", '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"},"x":%s}' % nested(300)),
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1,"_meta":%s}}' % nested(250).encode(),
+        request(10, "tools/call", '{%s,"_meta":%s}' % (append % 10, nested(200))),  # within the rules: served
+        request(11, "resources/read", '{"uri":"durable://sessions","_meta":%s}' % nested(199)),
+    ]
+    proc = raw_server()
+    out, _ = proc.communicate(b"\n".join(lines) + b"\n", timeout=60)
+    assert proc.returncode == 0
+    messages = [json.loads(line) for line in out.splitlines()]
+    answers = {m["id"]: m for m in messages if "id" in m}
+    assert sorted(answers) == list(range(1, 12))
+    assert {m["method"] for m in messages if "id" not in m} <= {"notifications/resources/list_changed"}  # every request answered, the notification not
+    for i in (2, 3, 4, 5, 6, 7, 8, 9):
+        error = answers[i]["error"]
+        assert error["code"] == -32602, answers[i]
+        assert error["data"]["error"]["code"] == "invalid_input" and error["data"]["error"]["exit_status"] == 2
+        assert error["message"] == error["data"]["error"]["message"]
+    assert "nested deeper than 200 levels" in answers[2]["error"]["message"] and "'_meta'" in answers[2]["error"]["message"]
+    assert "appears twice" in answers[5]["error"]["message"]
+    assert "NaN" in answers[6]["error"]["message"]
+    assert answers[10]["result"]["isError"] is False and answers[11]["result"]["contents"]
+    assert [r["content"] for r in look("transcript", "show", "s")] == ["t10"]  # the refused calls stored nothing
+
+
+def test_the_list_of_resources_changes_are_sent_and_nothing_else_is_advertised(durable):
+    """SPEC §14: `resources.listChanged` was advertised and never sent: a session created or deleted from
+    another process now reaches the client as notifications/resources/list_changed within a second, in
+    both revisions; tools.listChanged (the tools never change) is not advertised."""
+    import anyio
+
+    def elsewhere(*args):
+        assert cli(*args).returncode == 0
+        return time.monotonic()
+
+    async def legacy():
+        heard = []
+        got = anyio.Event()
+
+        async def handler(message):
+            if getattr(message, "method", None) == "notifications/resources/list_changed":
+                heard.append(time.monotonic())
+                got.set()
+
+        async with client("legacy", None, message_handler=handler) as c:
+            caps = c.server_capabilities
+            assert caps.resources.list_changed is True and not caps.tools.list_changed
+            await anyio.sleep(0.6)  # the server's first look
+            for args in (("session", "create", "made-elsewhere"), ("delete", "made-elsewhere", "--yes")):
+                got = anyio.Event()
+                heard.clear()
+                at = await anyio.to_thread.run_sync(elsewhere, *args)
+                with anyio.fail_after(5):
+                    await got.wait()
+                assert heard[0] - at < 1.5
+
+    async def modern():
+        async with client("auto") as c:  # negotiates 2026-07-28 through server/discover
+            caps = c.server_capabilities
+            assert caps.resources.list_changed is True and not caps.tools.list_changed
+            async with c.listen(resources_list_changed=True) as sub:
+                await anyio.sleep(0.6)
+                at = await anyio.to_thread.run_sync(elsewhere, "session", "create", "made-later")
+                with anyio.fail_after(5):
+                    async for event in sub:
+                        assert type(event).__name__ == "ResourcesListChanged" and time.monotonic() - at < 1.5
+                        break
+
+    run(legacy)
+    run(modern)
+
+
+@pytest.mark.local_only("the wording of refusals, not a backend")
+def test_refusals_name_the_tools_arguments_not_the_clis_options():
+    """SPEC §14: a refusal said `invalid --rate 'often'` to an MCP client, which has no --rate."""
+    async def main():
+        async with client("legacy") as c:
+            said = [error_of(await call(c, "limit_hit", key="api", rate="often"), "invalid_input")["message"],
+                    error_of(await call(c, "transcript_append", name="s", role="tool", text="x"), "invalid_input")["message"],
+                    error_of(await call(c, "session_show", name="nope"), "not_found")["message"],
+                    error_of(await call(c, "limit_hit", key="api", rate="1/1h", burst=0), "invalid_input")["message"]]
+            assert said[0].startswith("invalid rate 'often'") and "call_id" in said[1] and "burst" in said[3]
+            assert "'durable ls'" in said[2]  # a command to run stays as written
+            for message in said:
+                assert not re.search(r"--[a-z]", message.replace("'durable --tenant ORG mcp'", "")), message
+
+    run(main)
+
+
+@pytest.mark.local_only("the terminal, not a backend")
+def test_on_a_terminal_it_says_it_is_serving_and_piped_it_says_nothing():
+    """SPEC §14: `durable mcp` run by hand printed nothing while it waited (a hang, to a person); with stderr on
+    a terminal it keeps one status line there; with stderr piped (a client's log) nothing."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "mcp"], stdin=slave, stderr=slave, stdout=subprocess.PIPE)
+    os.close(slave)
+    screen, deadline = b"", time.monotonic() + 60
+    while b"\n" not in screen and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            screen += os.read(master, 4096)
+    os.write(master, b"\x04")  # Ctrl-D: stdin's end
+    assert proc.wait(timeout=30) == 0
+    os.close(master)
+    line = screen.decode().replace("\r", "")
+    assert line.startswith("durable mcp: serving user alice, the data in ") and line.count("\n") == 1, line
+    assert proc.stdout.read() == b""  # the wire stays clean
+    piped = subprocess.run([sys.executable, "-m", "durable_cli", "mcp"], input=b"", capture_output=True, timeout=60)
+    assert piped.returncode == 0 and piped.stderr == b"" and piped.stdout == b""

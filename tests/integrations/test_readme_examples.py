@@ -1,21 +1,18 @@
-"""The README's integration sections run as printed, and print what the README shows."""
+"""The integration sections (docs/guide/frameworks.md, once in the README) run as printed, and print what they show."""
 
 import os
 import re
 
 from tests.conftest import ROOT
+from tests.helpers import prose
 from tests.integrations.conftest import need
 
 
-def readme():
-    return open(os.path.join(ROOT, "README.md")).read()
-
-
 def python_block(heading):
-    return re.search(rf"## {heading}\n.*?```python\n(.*?)```", readme(), re.S).group(1)
+    return re.search(rf"## {heading}\n.*?```python\n(.*?)```", prose(), re.S).group(1)
 
 
-# The agents-sdk shell block (and the output shown under it) runs with every README sh block: tests/cli/test_readme.py
+# The agents-sdk shell block (and the output shown under it) runs with every README and docs sh block: tests/cli/test_readme.py
 
 
 def test_agents_sdk_python_example_runs(home, capsys, monkeypatch):

@@ -136,7 +136,7 @@ def test_export_import_search_same_both_ways(remote_dev, monkeypatch):
         ["search", "budget", "--session", "other", "--json"],
         ["search", "budget", "--limit", "1", "--json"],
         ["search", "budget", "--newer-than", "1h", "--json"],   # 30
-        ["search", "\"unclosed"],
+        ["search", "\"unclosed", "--fts"],
         ["search", "budget", "--session", "missing"],
         ["search", "budget", "--role", "wizard"],
         ["search", "tmp", "--superseded", "--json"],            # tool call arguments are searched too
@@ -170,7 +170,7 @@ def test_export_import_search_same_both_ways(remote_dev, monkeypatch):
     assert [remote[first + i][1] for i in (16, 18, 20, 21, 26, 29, 30)] == [0, 0, 4, 0, 0, 5, 2]
     assert '"id":"<id>"' in remote[first + 30][2] and "turns[1].role 'wizard'" in remote[first + 30][3]
     assert "belongs to another user" in remote[first + 29][3] and '"id":"<id>"' in remote[first + 29][2]
-    assert statuses["search \"unclosed"] == 2 and statuses["search budget --session missing"] == 3
+    assert statuses["search \"unclosed --fts"] == 2 and statuses["search budget --session missing"] == 3
     assert statuses["search budget --limit 9223372036854775807 --json"] == 0
     # the export after delete + import is the export before, byte for byte (ids too: the same installation)
     assert remote_raw[first + 17] == remote_raw[first] and local_raw[first + 17] == local_raw[first]

@@ -5,7 +5,7 @@ import { devRevocationFault } from "./auth";
 import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
 import type { IndexArgs } from "./generated/ops";
-import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
+import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, memberLists, memberShards, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
   request_id?: string | null };
@@ -137,9 +137,11 @@ export async function across(env: IndexEnv, who: Who, op: string, given: unknown
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
-    case "pending": // `work --all` (SPEC §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
-      return ask<IndexRow[]>(env, `user:${who.actor}`, "list", { filter: { member: who.actor, pending_due: now(), tenant: who.tenant,
-        all_objects: true, limit: Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100) } });
+    case "pending": { // `work --all` (SPEC §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
+      const limit = Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100);
+      const lists = await memberLists(env, who.actor, { pending_due: now(), tenant: who.tenant, all_objects: true, limit });
+      return lists.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
+    }
     case "usage": return usage(env, who, args("usage"));
     case "purge": { const a = args("purge"); return a.dry_run ? purge(env, who, a) : once(env, who, () => purge(env, who, a)); }
     case "sweep": return once(env, who, () => sweep(env, who, args("sweep")));
@@ -154,6 +156,11 @@ export async function across(env: IndexEnv, who: Who, op: string, given: unknown
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed": return seed(env, who, args("seed")); // tests only, as "fault"
+    case "census": { // tests only: the rows each named index shard holds (SPEC §13's member rows, counted)
+      adminOnly(who, "census");
+      if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
+      return Promise.all(args("census").shards.map((s) => ask(env, s, "census")));
+    }
     case "subrequests": { // tests only: the most subrequests one request made since the last ask (and reset)
       adminOnly(who, "subrequests");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("subrequest counts are a test hook of 'durable remote dev' only");
@@ -169,19 +176,46 @@ export async function across(env: IndexEnv, who: Who, op: string, given: unknown
   }
 }
 
+export const USAGE_PAGE = 500; // objects per page of `usage` (SPEC §13: one page of groups a request)
+const USAGE_SHARDS = 16; // shards one page reads at most (the 16 root shards; a user's own and their tenants')
+
+/** One page of usage: the groups of at most USAGE_PAGE objects, read from the shards that hold them (disjoint:
+ *  the root shards for --all, else the user's own shard and their tenants') in shard then id order after the
+ *  cursor {shard, after}; the page's total; NEXT, the cursor of the next page or null. The client merges the
+ *  pages' groups and totals as `export --all` gathers its pages of rows. */
 async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
   const everyone = !!a.everyone;
   if (everyone) adminOnly(who, "usage --all");
   const user = everyone ? null : asUser(who, a.user);
   const filter: Filter = { tenant: who.tenant };
-  const shardsToAsk = everyone ? ROOT_SHARDS : [`user:${user}`]; // the root shards hold a copy of every home row
-  const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user });
+  // the root shards hold a copy of every home row; a user's rows are in their shard and their tenants' (memberShards)
+  const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user!, who.tenant)).slice().sort();
+  const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true });
+  const given = a.cursor as { shard?: unknown; after?: unknown } | null | undefined; // the next of the previous page
+  const c = given != null && typeof given === "object" && typeof given.shard === "string" && typeof given.after === "string"
+    ? { shard: given.shard, after: given.after } : null;
   if (a.session != null) {
     filter.name = a.session;
-    const found = await Promise.all(shardsToAsk.map((s) => ask<IndexRow[]>(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
-    if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
+    if (c === null) {
+      const found = await Promise.all(shardsToAsk.map((s) => ask<IndexRow[]>(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
+      if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
+    }
   }
-  const parts = await Promise.all(shardsToAsk.map((s) => ask<{ groups: Group[]; total: Usage }>(env, s, "usage", { filter: scoped(filter), by: a.by, newer_day: a.newer_day ?? null })));
+  const parts: { groups: Group[]; total: Usage }[] = [];
+  let i = c === null ? 0 : shardsToAsk.findIndex((s) => s >= c.shard);
+  if (i < 0) i = shardsToAsk.length;
+  let after = c !== null && shardsToAsk[i] === c.shard ? c.after : "";
+  let count = 0;
+  for (let asked = 0; i < shardsToAsk.length && count < USAGE_PAGE && asked < USAGE_SHARDS; asked++) {
+    const want = USAGE_PAGE - count;
+    const p = await ask<{ groups: Group[]; total: Usage; objects: number; last: string | null }>(env, shardsToAsk[i], "usage",
+      { filter: scoped({ ...filter, after_id: after, limit: want }), by: a.by, newer_day: a.newer_day ?? null });
+    parts.push(p);
+    count += p.objects;
+    if (p.objects === want && p.last !== null) after = p.last; // this shard may have more: the next page goes on here
+    else [i, after] = [i + 1, ""];
+  }
+  const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
   const total: Usage = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
   const add = (into: Usage, from: Usage) => {
     for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k] as string, from[k] as string) : (into[k] as number) + (from[k] as number);
@@ -189,8 +223,7 @@ async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
   for (const p of parts) add(total, p.total);
   let groups: Group[];
   if (a.by === "session") {
-    groups = parts.flatMap((p) => p.groups).sort((x, y) => y.last_active_at! - x.last_active_at! || (x.key! < y.key! ? -1 : 1));
-    for (const g of groups) delete g.last_active_at;
+    groups = parts.flatMap((p) => p.groups); // each with its last_active_at: the client orders the pages' groups
   } else {
     const merged = new Map<string | null, Group>();
     for (const g of parts.flatMap((p) => p.groups)) {
@@ -200,7 +233,7 @@ async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
     }
     groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
-  return { groups, total };
+  return { groups, total, next };
 }
 
 type Paged = Receipt & { next: unknown };
@@ -251,6 +284,7 @@ async function forget(env: IndexEnv, who: Who, a: IndexArgs["forget"]): Promise<
   const wanted = (r: IndexRow) => (r.owner === user && ["user", "session", "reserved"].includes(r.scope))
     || (r.scope === "tenant" && r.members.some(([u]) => u === user));
   const sources: [string, Filter][] = [[`user:${user}`, { reserved: true, expired: true }]];
+  for (const home of (await memberShards(env, user)).slice(1)) sources.push([home, { member: user, home_only: true, expired: true }]);
   if (who.admin) { // a tenant membership the user's own shard missed (index lag): the home rows' copies list members too
     sources.push([ROOTS_SOURCE, { member: user, home_only: true, expired: true }]);
   }
@@ -349,8 +383,12 @@ async function seed(env: IndexEnv, who: Who, a: IndexArgs["seed"]) {
     const user = `${a.prefix ?? "seed"}${i}`;
     per.get(rootOf(`user:${user}`))!.shards.push(`user:${user}`);
     const id = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
-    per.get(`root:${id[0]}`)!.rows.push({ id, scope: "reserved", owner: user, name: "", title: null, status: "active", created_at: t,
-      updated_at: t, last_active_at: t, turns: 0, tokens: 0, expires_at: null, next_alarm_at: null, external_id: null, members: [] });
+    // with USAGE: a session of the user's with one turn's usage instead (usage --all's pages, counted without objects)
+    const row: IndexRow = { id, scope: "reserved", owner: user, name: "", title: null, status: "active", created_at: t,
+      updated_at: t, last_active_at: t, turns: 0, tokens: 0, expires_at: null, next_alarm_at: null, external_id: null, members: [] };
+    if (a.usage) Object.assign(row, { scope: "user", name: "s", turns: 1, tokens: 5, members: [[user, "owner"]],
+      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 0.001]] });
+    per.get(`root:${id[0]}`)!.rows.push(row);
   }
   await Promise.all([...per].map(([s, v]) => ask(env, s, "seed", v)));
   return { users: a.users };

@@ -1,10 +1,12 @@
 // The index of SPEC §13: what index.db holds locally, held by Durable Objects of class DurableIndex.
 //
 // Sharding (docs/remote.md "Index and commands across objects"):
-// - `user:U`   one per user: a copy of the row of every object U participates in (their own objects,
-//              the tenant objects they were invited to), plus the home rows of U's own objects and of
-//              their memory object. `ls`, `usage` and `forget U` read this one shard.
-// - `tenant:T` one per tenant: the home rows of T's objects (`purge --tenant`, installation-wide commands).
+// - `user:U`   one per user: the home rows of U's own objects and of their memory object, and U's own
+//              membership of each tenant object (its id and home shard: `joined`), written when that
+//              membership starts or ends, never at each commit (SPEC §13). `ls`, `usage` and `forget U`
+//              read this shard and the tenant shards it names (memberShards).
+// - `tenant:T` one per tenant: the home rows of T's objects with their member lists, kept once here
+//              (`purge --tenant`, installation-wide commands, a member's `ls`).
 // - `root:X`   16 root shards (X = the object id's first hex digit): a copy of the home row of every
 //              object whose id starts with X (members and usage included) and the registry id -> home
 //              shard, i.e. "the objects the index knows"; and the names of the user and tenant shards
@@ -12,14 +14,15 @@
 //              --all` by an admin, `purge`, `sweep`, `forget`, `reindex`) page over the 16 root shards,
 //              never over the user and tenant shards: one page costs at most 16 index subrequests plus
 //              its own objects, whatever the number of users and tenants (docs/remote.md).
-// Each object sends its row after it commits (object.ts syncIndex), in parallel: to its home shard, to
-// the user shard of each participant and to its root shard.
+// Each object sends its row after it commits (object.ts syncIndex), in parallel: to its home shard and to
+// its root shard, whatever its number of participants; a new participant's shard gets one `join`.
 import { Db, DurableError, denied, invalid, now } from "./rules/state";
 
 export interface IndexEnv {
   OBJECTS: DurableObjectNamespace;
   INDEX: DurableObjectNamespace;
   DURABLE_DEV_FAULTS?: string;
+  DURABLE_SUBREQUEST_LIMIT?: string;
 }
 
 /** One object's index row (times in ms since the epoch, as index.db keeps them). */
@@ -164,6 +167,9 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER," +
         " tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      // a user shard: the tenant objects its user participates in, and the shard that holds each one's row
+      this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
+      this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS registry_by_home ON registry (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS faults (one INTEGER PRIMARY KEY CHECK (one = 1), refuse INTEGER NOT NULL)");
@@ -191,7 +197,7 @@ export class DurableIndex {
     try {
       this.init();
       const refused = this.db.one("SELECT refuse FROM faults");
-      if (refused && refused[0] && (op === "put" || op === "drop")) {
+      if (refused && refused[0] && (op === "put" || op === "drop" || op === "join")) {
         this.db.run("INSERT INTO refusals (one, n) VALUES (1, 1) ON CONFLICT (one) DO UPDATE SET n = n + 1"); // the tests count retries
         throw new DurableError("index shard refuses updates (dev fault)", "busy");
       }
@@ -199,6 +205,10 @@ export class DurableIndex {
       switch (op) {
         case "put": result = args.shard.startsWith("root:") ? this.putRoot(args.row) : await this.put(args.shard, args.row, !!args.home); break;
         case "drop": result = this.drop(args.id); break;
+        case "join": await this.join(args.shard, args.id, args.home); break;
+        case "homes": // a user shard: the shards holding the rows of the tenant objects its user joined
+          result = this.db.all("SELECT DISTINCT home FROM joined ORDER BY home").map((r) => r[0]);
+          break;
         case "list": result = this.list(args.filter ?? {}); break;
         case "usage": result = this.usage(args.filter ?? {}, args.by, args.newer_day ?? null); break;
         case "register": this.db.run("INSERT OR REPLACE INTO registry (id, home) VALUES (?, ?)", args.id, args.home); break;
@@ -269,6 +279,9 @@ export class DurableIndex {
           result = out;
           break;
         }
+        case "census": // tests only (across.ts "census"): how many rows this shard holds
+          result = Object.fromEntries(["objects", "members", "joined", "usage"].map((t) => [t, this.db.one(`SELECT count(*) FROM ${t}`)![0]]));
+          break;
         case "fault": // (answers how many updates the shard refused so far)
           this.db.run("INSERT OR REPLACE INTO faults (one, refuse) VALUES (1, ?)", args.refuse ? 1 : 0);
           result = Number(this.db.one("SELECT n FROM refusals")?.[0] ?? 0);
@@ -284,11 +297,22 @@ export class DurableIndex {
 
   /** The object's row replaces what the shard had (a shard tells its root shard its name once). */
   private async put(shard: string, row: IndexRow, home: boolean) {
+    await this.named(shard);
+    this.ctx.storage.transactionSync(() => this.store(row, home));
+  }
+
+  /** A shard tells its root shard its name once (so that installation-wide commands reach it). */
+  private async named(shard: string) {
     if (!this.db.one("SELECT 1 FROM self")) {
       await ask(this.env, rootOf(shard), "shard", { name: shard });
       this.db.run("INSERT OR REPLACE INTO self (one, name) VALUES (1, ?)", shard);
     }
-    this.ctx.storage.transactionSync(() => this.store(row, home));
+  }
+
+  /** A user shard: its user participates in object ID, whose row HOME holds (one row, whatever the object's size). */
+  private async join(shard: string, id: string, home: string) {
+    await this.named(shard);
+    this.db.run("INSERT OR REPLACE INTO joined (object_id, home) VALUES (?, ?)", id, home);
   }
 
   /** A root shard: the object's home row, copied (what the installation-wide commands page over), and its registry entry. */
@@ -312,8 +336,13 @@ export class DurableIndex {
   private store(row: IndexRow, home: boolean) {
     this.db.run(`INSERT OR REPLACE INTO objects (${ROW_COLUMNS.join(", ")}, home) VALUES (${ROW_COLUMNS.map(() => "?").join(", ")}, ?)`,
       ...ROW_COLUMNS.map((c) => (row as Record<string, unknown>)[c] ?? null), home ? 1 : 0);
-    this.db.run("DELETE FROM members WHERE object_id = ?", row.id);
-    for (const [user, role] of row.members) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row.id, user, role);
+    // the member list as it changed (a commit that changes no membership writes no member row: SPEC §13)
+    const had = new Map(this.db.all("SELECT user, role FROM members WHERE object_id = ?", row.id).map((r) => [r[0] as string, r[1] as string]));
+    const has = new Map(row.members);
+    for (const user of had.keys()) if (!has.has(user)) this.db.run("DELETE FROM members WHERE object_id = ? AND user = ?", row.id, user);
+    for (const [user, role] of has) {
+      if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row.id, user, role);
+    }
     this.db.run("DELETE FROM usage WHERE object_id = ?", row.id);
     for (const u of row.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row.id, ...u);
   }
@@ -330,7 +359,7 @@ export class DurableIndex {
 
   private drop(id: string) {
     this.ctx.storage.transactionSync(() => {
-      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
     });
   }
 
@@ -359,10 +388,15 @@ export class DurableIndex {
     }
   }
 
+  /** The usage groups of one page of objects: at most F.limit of those F selects, in id order after F.after_id
+   *  (SPEC §13: usage answers one page of groups), with the page's total, its object count and last id. */
   private usageGroups(f: Filter, by: string, newerDay: string | null) {
     const [where, params] = whereOf(f);
-    if (newerDay !== null) { where.push("u.day >= ?"); params.push(newerDay); }
-    const source = `FROM usage u JOIN objects o ON o.id = u.object_id WHERE ${where.join(" AND ")}`;
+    const page = `SELECT o.id, o.name, o.owner, o.last_active_at FROM objects o WHERE ${where.join(" AND ")} ORDER BY o.id LIMIT ?`;
+    params.push(f.limit ?? -1);
+    const [objects, last] = this.db.one(`SELECT count(*), max(id) FROM (${page})`, ...params)!;
+    if (newerDay !== null) params.push(newerDay);
+    const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups: any[];
     if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params)
@@ -372,7 +406,7 @@ export class DurableIndex {
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
-    return { groups, total: fields(total ?? []) };
+    return { groups, total: fields(total ?? []), objects: Number(objects), last };
   }
 }
 
@@ -418,7 +452,7 @@ export async function select(env: IndexEnv, opts: { user?: string | null; all?: 
     lists = await Promise.all(ROOT_SHARDS.map((s) => ask<IndexRow[]>(env, s, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
   } else {
     if (!opts.user) throw invalid("no user to list the objects of");
-    lists = [await ask<IndexRow[]>(env, `user:${opts.user}`, "list", { filter: { member: opts.user, ...filter, before, limit: n } })];
+    lists = await memberLists(env, opts.user, { ...filter, before, limit: n });
   }
   const merged = lists.flat().sort(newestFirst);
   const rows = merged.slice(0, n);
@@ -431,7 +465,21 @@ export async function select(env: IndexEnv, opts: { user?: string | null; all?: 
 /** The objects `ls --all` lists for USER (archived included, past-TTL and memory objects hidden), newest
  *  activity first, at most LIMIT of them. Address one with objectStub(env, row). */
 export async function listObjects(env: IndexEnv, opts: { user?: string; limit: number }): Promise<IndexRow[]> {
-  return ask<IndexRow[]>(env, `user:${opts.user}`, "list", { filter: { member: opts.user, limit: opts.limit } });
+  return (await memberLists(env, opts.user!, { limit: opts.limit })).flat().sort(newestFirst).slice(0, opts.limit);
+}
+
+/** The shards holding the rows of USER's objects (SPEC §13): their own shard, and the home shard of each
+ *  tenant object they joined (one subrequest to learn them; with TENANT, that tenant's only). */
+export async function memberShards(env: IndexEnv, user: string, tenant: string | null = null): Promise<string[]> {
+  const homes = await ask<string[]>(env, `user:${user}`, "homes");
+  return [`user:${user}`, ...homes.filter((h) => tenant == null || h === `tenant:${tenant}`)];
+}
+
+/** USER's rows matching FILTER from each of their shards (each list at most FILTER.limit rows). Only home
+ *  rows count: a user shard written before the member list was kept once holds stale copies of tenant rows. */
+export async function memberLists(env: IndexEnv, user: string, filter: Filter): Promise<IndexRow[][]> {
+  const shards = await memberShards(env, user, filter.tenant ?? null);
+  return Promise.all(shards.map((s) => ask<IndexRow[]>(env, s, "list", { filter: { member: user, ...filter, home_only: true } })));
 }
 
 export { denied };

@@ -12,6 +12,7 @@ import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
 import { Revocations, revocationList, revokedWhy } from "./auth";
+import { counted, limitOf } from "./subrequests";
 
 let USAGE_CATCH_UP: string | undefined; // schema.catch_up's usage step over whole meta (USAGE_WHOLE), made once
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
@@ -70,8 +71,18 @@ export class DurableObjectSession {
   private writes = 0; // commits this instance made (a root copy taken before one is not marked clean)
   private backoff: { failures: number; at: number | null } | null = null; // failed index updates in a row, next retry (null: unread)
 
-  constructor(private ctx: DurableObjectState, private env: IndexEnv) {
+  private env: IndexEnv; // the namespaces counting the subrequests of the request or alarm running (subrequests.ts)
+
+  constructor(private ctx: DurableObjectState, private base: IndexEnv) {
     this.db = new Db(ctx.storage.sql);
+    this.env = base;
+  }
+
+  /** Each request and alarm has Cloudflare's per-request subrequest limit of its own, counted here as deployed
+   *  (SPEC §13: `remote dev` counts the objects' own subrequests): one past it fails, so the index update of a
+   *  commit that needs too many stays dirty, as it would on Cloudflare. */
+  private counting() {
+    this.env = counted(this.base, limitOf(this.base), false);
   }
 
   private exists(): boolean {
@@ -135,6 +146,7 @@ export class DurableObjectSession {
   }
 
   async fetch(request: Request): Promise<Response> {
+    this.counting();
     const path = new URL(request.url).pathname;
     if (path === "/system") return this.system((await request.json()) as SystemCall);
     if (path === "/follow") return this.follow(request);
@@ -418,6 +430,9 @@ export class DurableObjectSession {
       const shards = shardsOf(row);
       const before = this.sentTo();
       const gone = before.filter((s) => !shards.includes(s));
+      // SPEC §13: the row (member list included) goes to its home shard only; a participant's own shard is
+      // told of their membership when it starts (and dropped when it ends), never at each commit
+      const joined = shards.filter((s) => s !== home && (force || !before.includes(s))); // reindex: every one again
       const text = JSON.stringify([row, shards]);
       if (!force && text === this.sent && !gone.length) { // the shards already hold exactly this
         this.indexed = true;
@@ -425,7 +440,8 @@ export class DurableObjectSession {
       }
       this.indexed = false;
       try { // (the root shard's copy is the alarm's: syncRoot)
-        await Promise.all([...shards.map((s) => ask(this.env, s, "put", { row, home: s === home })),
+        await Promise.all([ask(this.env, home, "put", { row, home: true }),
+          ...joined.map((s) => ask(this.env, s, "join", { id: row.id, home })),
           ...gone.map((s) => ask(this.env, s, "drop", { id: row.id }))]);
       } catch {
         this.failed();
@@ -461,6 +477,7 @@ export class DurableObjectSession {
   }
 
   async alarm() {
+    this.counting();
     this.alarmAt = null; // a fired alarm is no longer set
     if (!this.exists()) return;
     this.migrate();

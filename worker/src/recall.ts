@@ -21,7 +21,8 @@ export function reduce(op: string, args: any, result: any): Recall | null {
   if (op === "append_many") {
     if (args.seqs_only) return null; // seqs already
     const rows = Array.isArray(result) ? result : [result];
-    return { recall: "rows", seqs: rows.map((r: { seq: number }) => r.seq), one: !Array.isArray(result) };
+    // its rows, or (more than a page of them) their seqs
+    return { recall: "rows", seqs: rows.map((r: number | { seq: number }) => (typeof r === "number" ? r : r.seq)), one: !Array.isArray(result) };
   }
   if (op === "redact") return { recall: "rows", seqs: [result.seq], one: true };
   if (op === "pop") { // gone from storage: the replay says which rows went, without their text
@@ -43,16 +44,19 @@ export function reduce(op: string, args: any, result: any): Recall | null {
 /** The answer a retry gets: rebuilt from storage as it is now (a row since redacted reads redacted). */
 export function rebuild(obj: Opened, r: Recall): unknown {
   switch (r.recall) {
-    case "rows": {
+    case "rows": { // as the first answer: the rows when they are one page, else their seqs (read one row at a time)
       const seqs = r.seqs as number[];
-      const byseq = new Map<number, unknown>();
-      for (let i = 0; i < seqs.length; i += 90) { // at most 100 bound parameters a statement (Cloudflare)
-        const part = seqs.slice(i, i + 90);
-        for (const row of obj.db.all(`SELECT ${transcript.COLS} FROM turns WHERE seq IN (${part.map(() => "?").join(", ")})`, ...part)) {
-          byseq.set(row[0], transcript.rowJson(row));
+      const rows: unknown[] = [];
+      let bytes = 0;
+      for (const seq of seqs) {
+        const row = obj.db.one(`SELECT ${transcript.COLS} FROM turns WHERE seq = ?`, seq);
+        if (!row) continue;
+        bytes += transcript.rowBytes(row);
+        if (!r.one && (rows.length >= transcript.PAGE_ROWS || (bytes > transcript.PAGE_BYTES && rows.length))) {
+          return seqs.filter((s) => obj.db.one("SELECT 1 FROM turns WHERE seq = ?", s) !== null);
         }
+        rows.push(transcript.rowJson(row));
       }
-      const rows = seqs.filter((s) => byseq.has(s)).map((s) => byseq.get(s));
       return r.one ? rows[0] ?? null : rows;
     }
     case "popped":

@@ -46,7 +46,7 @@ export async function searchAll(env: IndexEnv, op: string, args: unknown, actor:
   const found: { key: [number, number, string, number, string]; hit: Record<string, unknown> }[] = [];
   const one = async (r: IndexRow) => {
     const call = {
-      op: "search_object", args: { query: a.query, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
+      op: "search_object", args: { query: a.query, fts: !!a.fts, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
       address: { id_scope: r.scope === "tenant" || r.scope === "reserved" ? r.scope : "user", owner: r.owner, name: r.name, scope: r.scope },
       actor: user, id: r.id, create: false, request_id: null, all_users: false,
       config: DEFAULT_CONFIG,

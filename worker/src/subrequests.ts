@@ -22,10 +22,17 @@ export function takeServed(): number {
 
 type Namespaces = { OBJECTS: DurableObjectNamespace; INDEX: DurableObjectNamespace };
 
-/** ENV with its Durable Object namespaces counting this request's subrequests against LIMIT. */
-export function counted<E extends Namespaces>(env: E, limit: number): E {
+/** The limit a Durable Object's own requests are held to: the Worker's (checked by auth.ts checkConfig). */
+export function limitOf(env: { DURABLE_SUBREQUEST_LIMIT?: string }): number {
+  const n = Number(env.DURABLE_SUBREQUEST_LIMIT);
+  return Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_SUBREQUESTS;
+}
+
+/** ENV with its Durable Object namespaces counting this request's subrequests against LIMIT. A Durable
+ *  Object counts its own (SERVED false: each request or alarm it runs has a limit of its own, as deployed). */
+export function counted<E extends Namespaces>(env: E, limit: number, isServed = true): E {
   let n = 0;
-  served++;
+  if (isServed) served++;
   const wrap = (ns: DurableObjectNamespace): DurableObjectNamespace => ({
     idFromName: (name: string) => ns.idFromName(name),
     get: (id: DurableObjectId) => {

@@ -11,6 +11,7 @@ import { approx } from "../src/rules/tokens";
 import { COLS, choose, metaProblem, pinnedPrefix, prepare } from "../src/rules/transcript";
 import { field } from "../src/rules/verbatim";
 import { quote, strip } from "../src/rules/text";
+import { searchMatch } from "../src/rules/rights";
 
 type Vector = { args: any[]; ok?: unknown; error?: string; message?: string };
 
@@ -35,6 +36,7 @@ const RULES: Record<string, (...a: any[]) => unknown> = {
   quote: (s) => quote(s),
   approx: (s) => approx(s),
   say: (code, values) => say(code, values),
+  search_query: (q) => searchMatch(q),
   row: (fields) => {
     const p = prepare(obj, fields, "line 1: ");
     return { role: p.role, content: p.content, tokens: p.tokens, call_id: p.call_id, name: p.name,

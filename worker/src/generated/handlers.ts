@@ -47,6 +47,7 @@ export const RULES = {
   compact: transcript.compact,
   plan_summary: transcript.planSummary,
   plan_compact: transcript.planCompact,
+  plan_rows: transcript.planRows,
   commit_summary: transcript.commitSummary,
   fork_plan: fork.forkPlan,
   fork_create: fork.forkCreate,

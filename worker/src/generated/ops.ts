@@ -41,6 +41,7 @@ export const OBJECT_OPS = {
   compact: {"rule": "transcript.compact", "write": true, "creates": false, "erases": false, "args": {"max_tokens": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "keep_tokens": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "text": {"type": "string", "required": true}}},
   plan_summary: {"worker": "transcript.planSummary", "write": false, "creates": false, "erases": false, "args": {"through": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   plan_compact: {"worker": "transcript.planCompact", "write": false, "creates": false, "erases": false, "args": {"max_tokens": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "keep_tokens": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
+  plan_rows: {"worker": "transcript.planRows", "write": false, "creates": false, "erases": false, "args": {"seqs": {"type": "array", "items": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "max_items": 1000, "required": true}}},
   commit_summary: {"worker": "transcript.commitSummary", "write": true, "creates": false, "erases": false, "parts": ["covered"], "args": {"covered": {"type": "array", "items": {"type": "array"}, "required": true}, "high": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "text": {"type": "string", "required": true}, "part": {"type": "object"}}},
   fork_plan: {"worker": "fork.forkPlan", "write": false, "creates": false, "erases": false, "args": {"at": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "cursor": {"type": "json"}}},
   fork_create: {"worker": "fork.forkCreate", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": {"source": {"type": "object", "required": true}, "rows": {"type": "array", "required": true}, "title": {"type": "string"}, "part": {"type": "object"}}},
@@ -59,7 +60,7 @@ export const OBJECT_OPS = {
   ttl: {"rule": "retention.ttl", "write": true, "creates": false, "erases": false, "args": {"seconds": {"type": "integer", "min": 1, "max": 3153600000}, "clear": {"type": "boolean"}}},
   export: {"worker": "rights.exportObject", "write": false, "creates": false, "erases": false, "args": {"cursor": {"type": "json"}}},
   import: {"worker": "rights.importObject", "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": {"record": {"type": "object", "required": true}, "replace": {"type": "boolean"}, "keep_existing": {"type": "boolean"}, "part": {"type": "object"}}},
-  search_object: {"worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
+  search_object: {"worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "fts": {"type": "boolean"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   meta: {"write": false, "creates": false, "erases": false, "args": {}},
   tombstone: {"write": false, "creates": false, "erases": false, "args": {}},
   object_id: {"rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {}},
@@ -74,15 +75,16 @@ export const INDEX_OPS = {
   ls: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "all_objects": {"type": "boolean"}, "older_than": {"type": "integer", "min": 1, "max": 3153600000}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}}},
   rows: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "all": {"type": "boolean"}, "reserved": {"type": "boolean"}, "expired": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}}},
   pending: {"write": false, "creates": false, "erases": false, "args": {"limit": {"type": "integer", "min": 1, "max": 100}}},
-  usage: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "everyone": {"type": "boolean"}, "session": {"type": "string"}, "newer_day": {"type": "string"}, "by": {"type": "enum", "values": ["session", "day", "model"]}}},
+  usage: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "everyone": {"type": "boolean"}, "session": {"type": "string"}, "newer_day": {"type": "string"}, "by": {"type": "enum", "values": ["session", "day", "model"]}, "cursor": {"type": "json"}}},
   purge: {"write": true, "creates": false, "erases": true, "args": {"older_than": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
   sweep: {"write": true, "creates": false, "erases": true, "args": {"draft_expiry": {"type": "integer", "min": 1, "max": 3153600000}, "cursor": {"type": "json"}}},
   forget: {"write": true, "creates": false, "erases": true, "args": {"user": {"type": "string", "required": true}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
   reindex: {"write": true, "creates": false, "erases": false, "args": {"step": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "after": {"type": "string"}, "shard": {"type": "string"}, "shard_after": {"type": "string"}}},
   fault: {"write": true, "creates": false, "erases": false, "args": {"shard": {"type": "string", "required": true}, "refuse": {"type": "boolean"}, "wipe": {"type": "boolean"}, "stale_seconds": {"type": "integer", "min": 0, "max": 86400}}},
-  seed: {"write": true, "creates": false, "erases": false, "args": {"users": {"type": "integer", "min": 0, "max": 1000000, "required": true}, "prefix": {"type": "string"}}},
+  seed: {"write": true, "creates": false, "erases": false, "args": {"users": {"type": "integer", "min": 0, "max": 1000000, "required": true}, "prefix": {"type": "string"}, "usage": {"type": "boolean"}}},
   subrequests: {"write": false, "creates": false, "erases": false, "args": {}},
   served: {"write": false, "creates": false, "erases": false, "args": {}},
+  census: {"write": false, "creates": false, "erases": false, "args": {"shards": {"type": "array", "items": {"type": "string"}, "max_items": 256, "required": true}}},
 } as const satisfies Record<string, OpSpec>;
 
 export const AUTH_OPS = {
@@ -90,7 +92,7 @@ export const AUTH_OPS = {
 } as const satisfies Record<string, OpSpec>;
 
 export const OBJECTS_OPS = {
-  search: {"write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "user": {"type": "string"}, "session": {"type": "string"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "tenant": {"type": "string"}}},
+  search: {"write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "fts": {"type": "boolean"}, "user": {"type": "string"}, "session": {"type": "string"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "tenant": {"type": "string"}}},
 } as const satisfies Record<string, OpSpec>;
 
 /** The arguments of each object op as a call that passed checkArgs holds them (absent or null: the default). */
@@ -128,6 +130,7 @@ export type ObjectArgs = {
   compact: { max_tokens: number; keep_tokens: number; text: string };
   plan_summary: { through: number };
   plan_compact: { max_tokens: number; keep_tokens: number };
+  plan_rows: { seqs: number[] };
   commit_summary: { covered: unknown[][]; high: number; text: string; part?: Record<string, unknown> | null };
   fork_plan: { at?: number | null; cursor?: unknown };
   fork_create: { source: Record<string, unknown>; rows: unknown[]; title?: string | null; part?: Record<string, unknown> | null };
@@ -146,7 +149,7 @@ export type ObjectArgs = {
   ttl: { seconds?: number | null; clear?: boolean | null };
   export: { cursor?: unknown };
   import: { record: Record<string, unknown>; replace?: boolean | null; keep_existing?: boolean | null; part?: Record<string, unknown> | null };
-  search_object: { query: string; role?: string | null; cutoff?: number | null; superseded?: boolean | null; limit: number };
+  search_object: { query: string; fts?: boolean | null; role?: string | null; cutoff?: number | null; superseded?: boolean | null; limit: number };
   meta: Record<never, never>;
   tombstone: Record<never, never>;
   object_id: Record<never, never>;
@@ -162,15 +165,16 @@ export type IndexArgs = {
   ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown };
   rows: { user?: string | null; all?: boolean | null; reserved?: boolean | null; expired?: boolean | null; limit?: number | null; before?: unknown };
   pending: { limit?: number | null };
-  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null };
+  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null; cursor?: unknown };
   purge: { older_than: number; user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; dry_run?: boolean | null; cursor?: unknown };
   sweep: { draft_expiry?: number | null; cursor?: unknown };
   forget: { user: string; dry_run?: boolean | null; cursor?: unknown };
   reindex: { step?: number | null; after?: string | null; shard?: string | null; shard_after?: string | null };
   fault: { shard: string; refuse?: boolean | null; wipe?: boolean | null; stale_seconds?: number | null };
-  seed: { users: number; prefix?: string | null };
+  seed: { users: number; prefix?: string | null; usage?: boolean | null };
   subrequests: Record<never, never>;
   served: Record<never, never>;
+  census: { shards: string[] };
 };
 
 /** The arguments of each auth op as a call that passed checkArgs holds them (absent or null: the default). */
@@ -180,7 +184,7 @@ export type AuthArgs = {
 
 /** The arguments of each objects op as a call that passed checkArgs holds them (absent or null: the default). */
 export type ObjectsArgs = {
-  search: { query: string; user?: string | null; session?: string | null; role?: string | null; cutoff?: number | null; superseded?: boolean | null; limit: number; tenant?: string | null };
+  search: { query: string; fts?: boolean | null; user?: string | null; session?: string | null; role?: string | null; cutoff?: number | null; superseded?: boolean | null; limit: number; tenant?: string | null };
 };
 
 /** What the Durable Object adds to every object op's arguments (object.ts): an admin's installation-wide call. */

@@ -67,6 +67,23 @@ function writable(obj: Opened, a: Buried, externalId: string) {
   return meta;
 }
 
+/** core/checkpoints._moves: putting ID (root namespace) makes it the newest checkpoint under a parent that was not. */
+function moves(obj: Opened, id: string, parent: string | null): boolean {
+  const newest = obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints WHERE checkpoint_ns = ''")![0];
+  return newest !== null && id > newest && parent !== newest;
+}
+
+/** core/checkpoints.follow_branch: the mirrored rows of the new checkpoint's messages are live, the others
+ * superseded with superseded_by 0 (the thread left their branch; `show --all` still shows them). */
+function followBranch(obj: Opened, messageIds: string[]) {
+  const ids = JSON.stringify(messageIds);
+  const mine = (op: string) => `seq IN (SELECT seq FROM lg_mirrored WHERE message_id ${op} (SELECT value FROM json_each(?)))`;
+  obj.db.run(`UPDATE turns SET superseded_by = 0 WHERE superseded_by IS NULL AND ${mine("NOT IN")}`, ids);
+  obj.db.run(`UPDATE turns SET superseded_by = NULL WHERE superseded_by = 0 AND ${mine("IN")}`, ids);
+  obj.db.run("UPDATE object SET live_turns = (SELECT count(*) FROM turns WHERE superseded_by IS NULL)," +
+    " live_tokens = (SELECT coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL)");
+}
+
 export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"] & Buried) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   const parent = a.parent_id ?? null;
@@ -81,6 +98,7 @@ export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"] & Bur
   strict.parse(str(a.metadata, "metadata"), "checkpoint metadata");
   const blob = bytes(a.blob, "the checkpoint");
   writable(obj, a, externalId);
+  if (ns === "" && moves(obj, id, parent)) followBranch(obj, prepared.map(([mid]: readonly [string, unknown]) => mid));
   // a checkpoint put again under its id replaces it: the old row deleted first, its chunks with it (REPLACE's
   // delete fires no trigger)
   obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, id);

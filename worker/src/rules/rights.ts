@@ -4,7 +4,7 @@
 // the same rules, since the Worker cannot trust clients.
 import records from "../generated/records.json";
 import { CONSTANTS, DictRow, DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, say, validName } from "./state";
-import { printable, strip } from "./text";
+import { plainQuery, printable, strip } from "./text";
 import * as strict from "./strict";
 import { metaProblem, toolCalls } from "./transcript";
 import type { ObjectArgs, Given } from "../generated/ops";
@@ -336,7 +336,9 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     if (t.call_id !== null && t.role !== "tool") throw new Bad(say("record_call_id_tool"));
     at(`${label}.superseded_by`);
     const by = t.superseded_by;
-    if (by !== null && (!turns.has(by) || turns.get(by)!.kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
+    if (by === 0) { // a row of a LangGraph branch the thread left (SPEC §12)
+      if (t.kind === "summary" || c.object.adapter !== "langgraph") throw new Bad(say("record_superseded_by", { by }));
+    } else if (by !== null && (!turns.has(by) || turns.get(by)!.kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
   unique(c.turns, "turns", "request_id", at);
   unique(c.prompts, "prompts", "request_id", at);
@@ -476,6 +478,15 @@ function write(obj: Opened, c: Content) {
 const ROLES: string[] = CONSTANTS.row_roles;
 const SNIPPET = "snippet(turns_fts, -1, '[', ']', '…', 16)";
 
+/** A plain-text QUERY (SPEC §7) as the FTS5 expression it asks for; exit 2 when it is empty or holds no word
+ *  (across/search.py plain_query; the vectors' "search_query"). */
+export function searchMatch(query: string): string {
+  if (!strip(query)) throw invalid(say("empty_search"));
+  const match = plainQuery(query);
+  if (match === null) throw invalid(say("search_no_word", { query }));
+  return match;
+}
+
 /** One object's best LIMIT hits by bm25 rank, then seq (across/search.py's per-object query), with what the
  *  merge across objects orders by: rank, the object's last_active_at, NAME, seq. An invisible or absent
  *  object has no hits. */
@@ -483,11 +494,12 @@ export function searchObject(obj: Opened, a: ObjectArgs["search_object"]) {
   const meta = obj.meta();
   if (meta === null || (obj.address.id_scope === "tenant" && obj.role() === null)) return { hits: [], last_active_at: null };
   if (typeof a.query !== "string" || !strip(a.query)) throw invalid(say("empty_search"));
+  const match = a.fts ? a.query : searchMatch(a.query);
   if (a.role != null && !ROLES.includes(a.role)) throw invalid(say("invalid_search_role", { role: a.role, roles: ROLES.join(", ") }));
   if (!isInt(a.limit) || a.limit < 0) throw invalid(say("limit_negative"));
   if (a.cutoff != null && !isInt(a.cutoff)) throw invalid("--newer-than must be a duration");
   const where = ["turns_fts MATCH ?"];
-  const args: unknown[] = [a.query];
+  const args: unknown[] = [match];
   if (!a.superseded) where.push("t.superseded_by IS NULL");
   if (a.role != null) { where.push("t.role = ?"); args.push(a.role); }
   if (a.cutoff != null) { where.push("t.created_at >= ?"); args.push(a.cutoff); }

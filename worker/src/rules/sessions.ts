@@ -1,11 +1,11 @@
 // Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
 // The transition table and the checks every write shares are in lifecycle.ts.
-import { Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName, Row, DictRow } from "./state";
+import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName, Row, DictRow } from "./state";
 import * as transcript from "./transcript";
 import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
 import type { Lazy, ObjectArgs } from "../generated/ops";
 
-const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "created_at", "started_at",
+const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
   "lease_expires_at", "completed_at", "error"];
 // Queue order (SPEC §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
 const ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
@@ -119,7 +119,7 @@ export function nextPrompt(obj: Opened, a: ObjectArgs["next_prompt"]) {
   const [id, content, author] = row;
   let seq = row[3];
   if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")![0] !== seq) seq = transcript.insertTurn(obj, "user", content, author);
-  obj.db.run("UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1," +
+  obj.db.run("UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, start = start + 1," +
     " handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
     t, t + a.lease_seconds * 1000, seq, onExpiry, maxAttempts, id);
   event(obj, "prompt.started", { prompt_id: id, turn_seq: seq });
@@ -135,7 +135,7 @@ function processing(obj: Opened, id: number, doing: string, attempt: number | nu
   obj.requireVisible();
   const r = promptRow(obj, id);
   if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current = r[PROMPT_COLUMNS.indexOf("attempts")];
+  const current = r[PROMPT_COLUMNS.indexOf("start")]; // SPEC §5: a start is named by its start number, never attempts
   if (attempt !== null && Number(attempt) !== Number(current)) {
     throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
   }
@@ -284,6 +284,10 @@ export function invite(obj: Opened, a: ObjectArgs["invite"]) {
   check(obj, "invite");
   if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
   const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current) {
+    const count = Number(obj.db.one("SELECT count(*) FROM participants")![0]);
+    if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count })); // SPEC §5
+  }
   if (!current || current[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
     event(obj, "participant.added", { user: a.user, role });

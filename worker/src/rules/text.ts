@@ -40,3 +40,28 @@ export function quote(v: unknown): string {
   }
   return q + out + q;
 }
+
+const TERMS = new RegExp(`"([^"]*)"(\\**)|([^${WS}]+)`, "gu");
+const HAS_WORD = /[\p{L}\p{N}\p{Co}]/u;
+
+/** SPEC §7's plain-text search QUERY as an FTS5 expression (durable_cli/across/search.py plain_query; the
+ *  vectors' "search_query"): terms split at white space, `"…"` one phrase, a trailing `*` a prefix, every other
+ *  character matched as written (each term an FTS5 string: the phrase of its own tokens), all terms must match;
+ *  a term with no letter or digit is left out. Returns null when no term is left (the caller's exit 2). */
+export function plainQuery(query: string): string | null {
+  const out: string[] = [];
+  for (const m of query.matchAll(TERMS)) {
+    let stem: string;
+    let prefix: boolean;
+    if (m[3] !== undefined) {
+      stem = m[3].replace(/\*+$/u, "");
+      prefix = stem !== m[3];
+    } else {
+      stem = m[1];
+      prefix = m[2] !== "";
+    }
+    if (!HAS_WORD.test(stem)) continue;
+    out.push(`"${stem.replace(/"/gu, '""')}"${prefix ? " *" : ""}`);
+  }
+  return out.length ? out.join(" ") : null;
+}

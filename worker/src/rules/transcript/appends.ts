@@ -1,10 +1,11 @@
 // Appending rows (mirrors durable_cli/core/transcript/appends.py): one transaction, all or none; a request id
 // replayed returns what it made.
 import { createHash } from "node:crypto";
-import { Opened, conflict, createObject, invalid, notFound, now, say, dumps } from "../state";
+import { DictRow, Opened, conflict, createObject, invalid, notFound, now, say, dumps } from "../state";
 import { check, validRequestId } from "../lifecycle";
 import { COLS, Prepared, prepare, requireVisible, rowJson } from "./row";
 import type { Lazy, ObjectArgs } from "../../generated/ops";
+import { pageOrNull } from "./reads";
 
 const INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data," +
   " request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
@@ -32,8 +33,14 @@ export function insertTurn(obj: Opened, role: string, content: string, author: s
   return insertRows(obj, [prepare(obj, { role, content })], author)[0];
 }
 
-function rowsBetween(obj: Opened, first: number, last: number) {
-  return obj.db.all(`SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last).map(rowJson);
+/** The answer of a batch: its rows when they are one page, else their seqs (the client reads them in pages). */
+function rowsBetween(obj: Opened, first: number, last: number): DictRow[] | number[] {
+  const rows = pageOrNull(obj, `SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last);
+  return rows ?? obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", first, last).map((r) => r[0]);
+}
+
+function oneRow(obj: Opened, seq: number) {
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq)!);
 }
 
 /** The same digest as the Python side: sha256 over the compact JSON of each row's key, fed one row at a time. */
@@ -102,13 +109,12 @@ export function appendMany(obj: Opened, a: Lazy<ObjectArgs["append_many"], "rows
     if (found) {
       const same = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only!.role && found[2] === only!.content;
       if (!same) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
-      const made = rowsBetween(obj, found[0], found[4]);
-      return a.seqs_only ? made.map((r) => r.seq) : a.one ? made[0] : made;
+      if (a.seqs_only) return obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", found[0], found[4]).map((r) => r[0]);
+      return a.one ? oneRow(obj, found[0]) : rowsBetween(obj, found[0], found[4]);
     }
   }
   check(obj, "write", meta.status);
   const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
   if (a.seqs_only) return seqs;
-  const made = rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
-  return a.one ? made[0] : made;
+  return a.one ? oneRow(obj, seqs[0]) : rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
 }

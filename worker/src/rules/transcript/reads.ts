@@ -1,5 +1,5 @@
 // Reading rows (mirrors durable_cli/core/transcript/reads.py): `show` in pages, `stored_rows`, `--follow`'s reads.
-import { Opened, invalid, say, DictRow } from "../state";
+import { Opened, invalid, say, DictRow, Row } from "../state";
 import { CALLS, COLS, CONTENT, DATA, META, POS, SEQ, isInt, requireVisible, rowJson } from "./row";
 import type { ObjectArgs } from "../../generated/ops";
 
@@ -59,6 +59,27 @@ export function show(obj: Opened, a: ObjectArgs["show_transcript"]) {
 
 const STORED = "data, role, kind, content, call_id, tool_calls";
 
+/** The text bytes of a stored row (what a page's budget counts). */
+export function rowBytes(r: Row): number {
+  let bytes = 0;
+  for (const x of [r[CONTENT], r[CALLS], r[META], r[DATA]]) if (typeof x === "string") bytes += x.length;
+  return bytes;
+}
+
+/** The rows SQL selects (COLS, in order), read one at a time, as JSON -- or, when they are more than one page
+ *  (PAGE_ROWS rows or PAGE_BYTES of text), null: the caller answers their seqs and the client reads them in pages
+ *  (SPEC §13: no op answers or loads more than one row plus one page, whatever the client asks). */
+export function pageOrNull(obj: Opened, sql: string, ...params: unknown[]): DictRow[] | null {
+  const rows: DictRow[] = [];
+  let bytes = 0;
+  for (const r of obj.db.iter(sql, ...params)) {
+    bytes += rowBytes(r);
+    if (rows.length >= PAGE_ROWS || (bytes > PAGE_BYTES && rows.length)) return null;
+    rows.push(rowJson(r));
+  }
+  return rows;
+}
+
 /** The live rows in logical order (LAST: the newest N) as [data, role, kind, content, call_id, tool_calls], `data`
  *  and `tool_calls` the JSON text stored (core/transcript/reads.py stored_rows: what an adapter rebuilds its items from). */
 export function storedRows(obj: Opened, a: ObjectArgs["stored_rows"]) {
@@ -100,11 +121,20 @@ export function followStart(obj: Opened, a: ObjectArgs["follow_start"]) {
   return [page.rows, Math.max(high, a.since ?? 0), obj.meta()!.status, page.next];
 }
 
-/** Every row with a seq greater than SEQ, in seq order, and the session's status (one poll of `--follow`). */
+/** One page of the rows with a seq greater than SEQ, in seq order (at most PAGE_ROWS rows, ending with the row
+ *  that reaches PAGE_BYTES of text), the session's status, and whether more follow (the client asks again
+ *  after the page's last seq): [rows, status, more]. */
 export function rowsAfter(obj: Opened, a: ObjectArgs["rows_after"]) {
   requireVisible(obj);
   if (!isInt(a.seq)) throw invalid("seq must be an integer");
-  return [obj.db.all(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq).map(rowJson), obj.meta()!.status];
+  const rows: DictRow[] = [];
+  let bytes = 0;
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq)) {
+    if (rows.length >= PAGE_ROWS || bytes >= PAGE_BYTES) return [rows, obj.meta()!.status, true];
+    rows.push(rowJson(r));
+    bytes += rowBytes(r);
+  }
+  return [rows, obj.meta()!.status, false];
 }
 
 /** The rows with a seq greater than SEQ, in seq order, one at a time as read (a live follower's push):

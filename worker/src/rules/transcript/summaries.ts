@@ -3,11 +3,36 @@
 import { Opened, conflict, event, invalid, notFound, now, say, touch, Row } from "../state";
 import { approx } from "../tokens";
 import { check } from "../lifecycle";
-import { COLS, FIRST, KIND, LAST, POS, ROLE, SEQ, SUPERSEDED, TOKENS, checkText, isInt, marks, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
+import { createHash } from "node:crypto";
+import { CALLS, COLS, CONTENT, DATA, FIRST, KIND, LAST, META, POS, ROLE, SEQ, SUPERSEDED, TOKENS, checkText, isInt, marks, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { callIds, pinned } from "./context";
+import { PAGE_BYTES, PAGE_ROWS, rowBytes } from "./reads";
 import type { ObjectArgs } from "../../generated/ops";
 
+// A plan's rows are light (SPEC §13: plan over each row's seq, tokens, role, kind and call ids, without its
+// content): a stored row with its content, tool calls, meta and data left out (null), then a digest of the
+// whole row (a commit finds a row changed since by it) and its call ids as JSON. A plan of a 150 MB
+// transcript is a few hundred bytes a row, read one row at a time.
+const DIGEST = COLS.split(",").length;
+const IDS = DIGEST + 1;
 type Plan = { covered: Row[]; high: number };
+
+/** A stored row made light (above). */
+function light(r: Row): Row {
+  const out = [...r];
+  for (const i of [CONTENT, CALLS, META, DATA]) out[i] = null;
+  out.push(createHash("sha256").update(JSON.stringify(r)).digest("hex"), JSON.stringify(r[KIND] === "turn" ? callIds(r) : []));
+  return out;
+}
+
+/** Light rows of SQL, one stored row read at a time. */
+function lightRows(obj: Opened, sql: string, ...params: unknown[]): Row[] {
+  const out: Row[] = [];
+  for (const r of obj.db.iter(sql, ...params)) out.push(light(r));
+  return out;
+}
+
+const idsOf = (r: Row): string[] => (r.length > IDS ? JSON.parse(r[IDS]) : r[KIND] === "turn" ? callIds(r) : []);
 
 export function liveRow(obj: Opened, seq: unknown) {
   const row = isInt(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
@@ -28,7 +53,7 @@ export function splitsACall(obj: Opened, covered: Iterable<Row>, throughPos: num
   };
   for (const r of covered) {
     if (r[KIND] !== "turn") continue;
-    for (const id of callIds(r)) if (ids.push(id) >= 90 && splits()) return true;
+    for (const id of idsOf(r)) if (ids.push(id) >= 90 && splits()) return true;
   }
   return splits();
 }
@@ -45,7 +70,7 @@ export function planSummary(obj: Opened, a: ObjectArgs["plan_summary"]): Plan {
   const row = liveRow(obj, a.through);
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  const covered = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row[POS]);
+  const covered = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row[POS]);
   if (!covered.length) throw conflict(say("summary_pinned", { through: a.through, what: obj.what }));
   if (splitsACall(obj, covered, row[POS])) {
     throw invalid(say("summary_splits_tool_call", { through: a.through, what: obj.what }));
@@ -63,7 +88,7 @@ export function planCompact(obj: Opened, a: ObjectArgs["plan_compact"]): Plan | 
   if (meta.live_tokens <= max) return null;
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  const live = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
+  const live = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
   let kept = 0;
   let fallback: number | null = null;
   for (let i = live.length - 1; i > 0; i--) { // a cut before live[i] keeps live[i:] and covers live[:i]
@@ -85,19 +110,17 @@ export function commitSummary(obj: Opened, a: ObjectArgs["commit_summary"]) {
   checkText(obj, a.text);
   const meta = requireVisible(obj);
   check(obj, "write", meta.status);
-  const covered: Row[] = a.covered; // checked next: the rows of a plan this Worker made
-  if (!Array.isArray(covered) || !covered.length || !isInt(a.high) || !covered.every((r) => Array.isArray(r) && isInt(r[SEQ]))) {
+  const covered: Row[] = a.covered; // checked next: the light rows of a plan this Worker made
+  if (!Array.isArray(covered) || !covered.length || !isInt(a.high) || !covered.every((r) => Array.isArray(r) && r.length === IDS + 1 && isInt(r[SEQ]))) {
     throw invalid("the summary plan is not one this Worker made");
   }
   const changed = conflict(say("summary_changed", { what: obj.what }));
   const seqs = covered.map((r) => r[SEQ]);
-  const current = new Map<number, Row>();
-  for (let i = 0; i < seqs.length; i += 90) { // at most 100 bound parameters a statement (Cloudflare)
-    const chunk = seqs.slice(i, i + 90);
-    for (const r of obj.db.all(`SELECT ${COLS} FROM turns WHERE seq IN (${marks(chunk.length)})`, ...chunk)) current.set(r[SEQ], r);
+  for (const r of covered) { // each covered row as it is now, made light: one stored row read at a time
+    const now = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, r[SEQ]);
+    if (!sameRow(now ? light(now) : undefined, r) || r[SUPERSEDED] !== null) throw changed;
   }
-  if (covered.some((r) => !sameRow(current.get(r[SEQ]), r) || r[SUPERSEDED] !== null)) throw changed;
-  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(callIds);
+  const ids = covered.filter((r) => r[KIND] === "turn").flatMap(idsOf);
   for (let i = 0; i < ids.length; i += 90) {
     const chunk = ids.slice(i, i + 90);
     if (obj.db.one(`SELECT 1 FROM turns WHERE seq > ? AND role = 'tool' AND call_id IN (${marks(chunk.length)}) LIMIT 1`, a.high, ...chunk)) throw changed;
@@ -124,6 +147,23 @@ function insertSummary(obj: Opened, covered: Row[], text: string) {
   event(obj, "transcript.summarized", { seq, covers: [first, last], superseded: covered.length });
   touch(obj);
   return { summary: rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq)!), superseded: covered.length };
+}
+
+/** The stored rows of a plan's SEQS a page at a time (what a summarizer command reads, SPEC §13): the first
+ *  of SEQS in order up to PAGE_ROWS rows, ending with the row that reaches PAGE_BYTES of text; the client
+ *  asks again for the rest. A seq no longer stored answers [seq] alone (the commit finds the plan changed). */
+export function planRows(obj: Opened, a: { seqs: number[] }) {
+  requireVisible(obj);
+  if (!Array.isArray(a.seqs) || !a.seqs.every(isInt)) throw invalid("seqs must be a list of integers");
+  const rows: Row[] = [];
+  let bytes = 0;
+  for (const seq of a.seqs) {
+    if (rows.length >= PAGE_ROWS || bytes >= PAGE_BYTES) break;
+    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq);
+    if (r) bytes += rowBytes(r);
+    rows.push(r ?? [seq]);
+  }
+  return rows;
 }
 
 /** `transcript summarize --text`: plan and commit in one transaction. */

@@ -1,0 +1,129 @@
+"""A tenant object's member list is kept once (SPEC §13 "Participants and the index"): a commit to a
+tenant object of ~150 participants writes a bounded number of index rows with a bounded number of
+subrequests, like a commit to a private object; a participant's own shard holds only their membership,
+written when it starts. `remote dev` counts the objects' own subrequests too, and an object takes at most
+1,000 participants (SPEC §5) on both backends.
+"""
+
+import json
+import statistics
+import time
+
+import pytest
+
+from durable_cli.remote.client import RemoteClient
+from tests.conftest import run_inprocess
+from tests.remote.conftest import start_dev
+
+PARTICIPANTS = 150
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DURABLE_DEV_FAULTS", "1")
+    mp.delenv("DURABLE_SUBREQUEST_LIMIT", raising=False)  # remote dev's own: 1,000 per request
+    dev = start_dev(tmp_path_factory)
+    mp.undo()
+    client = RemoteClient(dev.url, dev.admin_token, 30)
+    dev.admin = lambda op, **args: client.call({"op": op, "args": args, "scope": "index", "actor": None}, write=False)  # noqa: E731
+    dev.object = lambda op, name, args, tenant="acme": client.call(  # noqa: E731
+        {"op": op, "args": args, "scope": "tenant", "label": "tenant", "name": name, "tenant": tenant, "actor": "alice",
+         "create": False, "config": {}}, write=True)
+    yield dev
+    client.close()
+    dev.stop()
+
+
+@pytest.fixture
+def env(dev, monkeypatch):
+    monkeypatch.setenv("DURABLE_REMOTE", dev.url)
+    monkeypatch.setenv("DURABLE_TOKEN", dev.admin_token)
+    monkeypatch.setenv("DURABLE_USER", "alice")
+    return dev
+
+
+def _appends(*prefix, n=15):
+    """The seconds each of N appends took."""
+    times = []
+    for i in range(n):
+        t = time.perf_counter()
+        r = run_inprocess(*prefix, "--role", "user", f"turn {i}")
+        times.append(time.perf_counter() - t)
+        assert r.status == 0, r.err
+    return times
+
+
+def test_a_commit_to_a_tenant_of_150_costs_what_a_private_one_does(env):
+    admin = env.admin
+    assert run_inprocess("--tenant", "acme", "session", "create", "big").status == 0
+    users = [f"u{i:03d}" for i in range(PARTICIPANTS - 1)]
+    for u in users:
+        env.object("invite", "big", {"user": u, "role": "member"})
+    assert run_inprocess("transcript", "append", "mine", "--role", "user", "first").status == 0
+    admin("subrequests")  # reset
+
+    private = _appends("transcript", "append", "mine")
+    private_most = admin("subrequests")
+    tenant = _appends("--tenant", "acme", "transcript", "append", "big")
+    tenant_most = admin("subrequests")
+    # the objects' own subrequests are counted (the Worker's one call to the object, then the object's
+    # index update): a private append makes a few, a tenant append of 150 participants no more
+    assert private_most >= 2, private_most
+    assert tenant_most <= private_most + 1, (tenant_most, private_most)
+    assert statistics.median(tenant) <= 5 * statistics.median(private), (statistics.median(tenant), statistics.median(private))
+
+    # member rows O(participants): the list once in the tenant's shard (and its root shard's copy), and in
+    # each participant's shard their own membership only
+    shards = ["tenant:acme", *(f"root:{x}" for x in "0123456789abcdef"), "user:alice", *(f"user:{u}" for u in users)]
+    census = admin("census", shards=shards)
+    members = sum(c["members"] for c in census)
+    joined = sum(c["joined"] for c in census)
+    assert joined == PARTICIPANTS, joined
+    assert members <= 2 * PARTICIPANTS + 2, members  # the home row's list and its root copy (+ alice's "mine")
+
+    # and each participant still finds it: ls, usage and work --all read their tenants' shards
+    listed = json.loads(run_inprocess("--as", users[-1], "ls", "--json").out)
+    assert [r["name"] for r in listed] == ["big"]
+    usage = json.loads(run_inprocess("--as", users[0], "usage", "--json").out)
+    assert usage["total"]["sessions"] == 1
+
+
+@pytest.mark.soak  # ~5 min: each of 999 invitees' index shards is a Durable Object of its own, made here
+def test_an_object_takes_at_most_1000_participants(env):
+    assert run_inprocess("--tenant", "full", "session", "create", "crowd").status == 0
+    for i in range(999):
+        env.object("invite", "crowd", {"user": f"p{i:04d}", "role": "member"}, tenant="full")
+    r = run_inprocess("--tenant", "full", "session", "invite", "crowd", "one-more")
+    assert r.status == 4, r.err
+    assert "too many participants" in r.err
+    # a participant's role still changes at the cap, and nothing was added
+    assert run_inprocess("--tenant", "full", "session", "invite", "crowd", "p0000", "--role", "owner").status == 0
+    people = json.loads(run_inprocess("--tenant", "full", "session", "participants", "crowd", "--json").out)
+    assert len(people) == 1000
+
+
+def test_remote_dev_holds_an_objects_own_subrequests_to_the_limit(tmp_path_factory, monkeypatch):
+    """Each request a Durable Object serves has Cloudflare's subrequest limit of its own, counted by
+    `remote dev` as deployed: with a limit of 2, a tenant session's create commits (the Worker made one
+    subrequest, to the object), but the object's index update makes 3 of its own (its home shard, the
+    owner's membership, its root shard): the third fails as it would on Cloudflare, so the root shards
+    (what installation-wide commands page over) never hear of it; a private session's update makes 2
+    and goes through."""
+    monkeypatch.setenv("DURABLE_DEV_FAULTS", "1")
+    monkeypatch.setenv("DURABLE_SUBREQUEST_LIMIT", "2")
+    dev = start_dev(tmp_path_factory)
+    client = RemoteClient(dev.url, dev.admin_token, 30)
+    try:
+        monkeypatch.setenv("DURABLE_REMOTE", dev.url)
+        monkeypatch.setenv("DURABLE_TOKEN", dev.admin_token)
+        monkeypatch.setenv("DURABLE_USER", "alice")
+        assert run_inprocess("session", "create", "own").status == 0
+        assert run_inprocess("--tenant", "acme", "session", "create", "team").status == 0
+        census = lambda shard: client.call(  # noqa: E731 (one subrequest a call: within the limit)
+            {"op": "census", "args": {"shards": [shard]}, "scope": "index", "actor": None}, write=False)[0]
+        assert census("tenant:acme")["objects"] == 1  # the commit and its first two subrequests happened
+        assert sum(census(f"root:{x}")["objects"] for x in "0123456789abcdef") == 1  # "own" only
+    finally:
+        client.close()
+        dev.stop()
