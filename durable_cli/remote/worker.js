@@ -261,7 +261,7 @@ var contract_default = {
       ttl: { rule: "retention.ttl", write: true, creates: false, erases: false, args: { seconds: { type: "integer", min: 1, max: 31536e5 }, clear: { type: "boolean" } } },
       export: { worker: "rights.exportObject", write: false, creates: false, erases: false, args: { cursor: { type: "json" } } },
       import: { worker: "rights.importObject", write: true, creates: true, erases: false, parts: ["record.*"], args: { record: { type: "object", required: true }, replace: { type: "boolean" }, keep_existing: { type: "boolean" }, part: { type: "object" } } },
-      search_object: { worker: "rights.searchObject", write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      search_object: { worker: "rights.searchObject", write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, fts: { type: "boolean" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       meta: { write: false, creates: false, erases: false, args: {} },
       tombstone: { write: false, creates: false, erases: false, args: {} },
       object_id: { rule: "state.object_id", write: false, creates: false, erases: false, plain: true, args: {} },
@@ -290,7 +290,7 @@ var contract_default = {
       revoke: { write: true, creates: false, erases: false, args: { jti: { type: "string" }, user: { type: "string" }, issued_before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } }
     },
     objects: {
-      search: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, user: { type: "string" }, session: { type: "string" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, tenant: { type: "string" } } }
+      search: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, fts: { type: "boolean" }, user: { type: "string" }, session: { type: "string" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, tenant: { type: "string" } } }
     }
   },
   errors: {
@@ -3001,9 +3001,11 @@ function record(out, r) {
   if (r?.deleted) out.deleted.push(r.deleted);
   if (r?.changed) out.changed.push(r.changed);
 }
-async function across(env, who2, op, a) {
+async function across(env, who2, op, given) {
+  const args = (_) => given;
   switch (op) {
     case "ls": {
+      const a = args("ls");
       const user = asUser(who2, a.user);
       return select(env, { user }, {
         statuses: a.statuses ?? [],
@@ -3014,41 +3016,48 @@ async function across(env, who2, op, a) {
       }, a.before ?? null);
     }
     case "rows": {
+      const a = args("rows");
       if (a.all) adminOnly(who2, "--all");
       const filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who2.tenant };
       if (!a.all) return select(env, { user: asUser(who2, a.user) }, filter, a.before ?? null);
-      const after = a.before !== null && typeof a.before === "object" && typeof a.before.after === "string" ? a.before.after : "";
+      const before = a.before;
+      const after = before != null && typeof before === "object" && typeof before.after === "string" ? before.after : "";
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
     case "pending": {
-      const limit = Math.min(Math.max(Number(a.limit) || 8, 1), 100);
+      const limit = Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100);
       const lists2 = await memberLists(env, who2.actor, { pending_due: now(), tenant: who2.tenant, all_objects: true, limit });
       return lists2.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
     }
     case "usage":
-      return usage(env, who2, a);
-    case "purge":
+      return usage(env, who2, args("usage"));
+    case "purge": {
+      const a = args("purge");
       return a.dry_run ? purge(env, who2, a) : once(env, who2, () => purge(env, who2, a));
+    }
     case "sweep":
-      return once(env, who2, () => sweep(env, who2, a));
-    case "forget":
+      return once(env, who2, () => sweep(env, who2, args("sweep")));
+    case "forget": {
+      const a = args("forget");
       return a.dry_run ? forget(env, who2, a) : once(env, who2, () => forget(env, who2, a));
+    }
     case "reindex":
-      return once(env, who2, () => reindex(env, who2, a));
+      return once(env, who2, () => reindex(env, who2, args("reindex")));
     case "fault": {
+      const a = args("fault");
       adminOnly(who2, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
       if (a.shard === "auth:0" && a.stale_seconds != null) return devRevocationFault(!!a.refuse, a.stale_seconds * 1e3, Date.now()), null;
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed":
-      return seed(env, who2, a);
+      return seed(env, who2, args("seed"));
     // tests only, as "fault"
     case "census": {
       adminOnly(who2, "census");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
-      return Promise.all(a.shards.map((s) => ask(env, s, "census")));
+      return Promise.all(args("census").shards.map((s) => ask(env, s, "census")));
     }
     case "subrequests": {
       adminOnly(who2, "subrequests");
@@ -3073,7 +3082,8 @@ async function usage(env, who2, a) {
   const filter = { tenant: who2.tenant };
   const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant)).slice().sort();
   const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true };
-  const c = a.cursor !== null && typeof a.cursor === "object" && typeof a.cursor.shard === "string" && typeof a.cursor.after === "string" ? a.cursor : null;
+  const given = a.cursor;
+  const c = given != null && typeof given === "object" && typeof given.shard === "string" && typeof given.after === "string" ? { shard: given.shard, after: given.after } : null;
   if (a.session != null) {
     filter.name = a.session;
     if (c === null) {
@@ -3102,7 +3112,7 @@ async function usage(env, who2, a) {
   const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
   const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
   const add = (into, from) => {
-    for (const k of Object.keys(total)) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
+    for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
   };
   for (const p of parts) add(total, p.total);
   let groups;
@@ -3115,10 +3125,11 @@ async function usage(env, who2, a) {
       if (!m) merged.set(g.key, { ...g });
       else add(m, g);
     }
-    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
   return { groups, total, next };
 }
+var USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
 async function purge(env, who2, a) {
   const user = a.user ?? null;
   if (user === null) adminOnly(who2, "purge without --user");
@@ -3193,7 +3204,7 @@ async function reindex(env, who2, a) {
     let row3;
     try {
       const r = await system(env, placeholder, "reindex");
-      row3 = r && !r.absent ? r : null;
+      row3 = r && !("absent" in r) ? r : null;
     } catch (e) {
       skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
       return void 0;
@@ -3328,7 +3339,7 @@ var OBJECT_OPS = {
   ttl: { "rule": "retention.ttl", "write": true, "creates": false, "erases": false, "args": { "seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "clear": { "type": "boolean" } } },
   export: { "worker": "rights.exportObject", "write": false, "creates": false, "erases": false, "args": { "cursor": { "type": "json" } } },
   import: { "worker": "rights.importObject", "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": { "record": { "type": "object", "required": true }, "replace": { "type": "boolean" }, "keep_existing": { "type": "boolean" }, "part": { "type": "object" } } },
-  search_object: { "worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  search_object: { "worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "fts": { "type": "boolean" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   meta: { "write": false, "creates": false, "erases": false, "args": {} },
   tombstone: { "write": false, "creates": false, "erases": false, "args": {} },
   object_id: { "rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
@@ -3357,7 +3368,7 @@ var AUTH_OPS = {
   revoke: { "write": true, "creates": false, "erases": false, "args": { "jti": { "type": "string" }, "user": { "type": "string" }, "issued_before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } }
 };
 var OBJECTS_OPS = {
-  search: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "user": { "type": "string" }, "session": { "type": "string" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "tenant": { "type": "string" } } }
+  search: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "fts": { "type": "boolean" }, "user": { "type": "string" }, "session": { "type": "string" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "tenant": { "type": "string" } } }
 };
 var SCOPES = { object: OBJECT_OPS, index: INDEX_OPS, auth: AUTH_OPS, objects: OBJECTS_OPS };
 
@@ -3411,6 +3422,24 @@ function checkArgs(scope, op, args) {
     if (why) throw invalid(`invalid argument ${name} of ${op}: ${spec.type === "array" ? why : `${shown(v)} ${why}`}`);
   }
 }
+
+// src/calls.ts
+async function callObject(env, id, call, devFault = null, raw2 = null) {
+  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
+  try {
+    if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
+    if (devFault === "retryable" && !faulted.has(call.request_id ?? "")) {
+      faulted.add(call.request_id ?? "");
+      throw Object.assign(new Error("Network connection lost."), { retryable: true });
+    }
+    return await stub.fetch("https://object/call", raw2 === null ? { method: "POST", body: JSON.stringify(call) } : { method: "POST", body: raw2, headers: { "x-durable-call": encodeURIComponent(JSON.stringify(call)) } });
+  } catch (e) {
+    const err = e;
+    if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
+    throw Object.assign(new DurableError(`the object did not answer: ${err.message}`, "busy"), { retryable: err.retryable === true });
+  }
+}
+var faulted = /* @__PURE__ */ new Set();
 
 // src/search.ts
 var MAX_OBJECTS = 1e3;
@@ -3738,6 +3767,41 @@ var schema_default = {
   ]
 };
 
+// src/rules/lifecycle.ts
+var TRANSITIONS = contract_default.transitions;
+function check(obj, command, status = null, noop = false) {
+  const { from, to, role } = TRANSITIONS[command];
+  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
+  if (noop) return null;
+  const current = status ?? obj.meta().status;
+  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
+  return to ?? current;
+}
+function refusal(obj, command, current) {
+  const [what, name] = [obj.what, obj.name];
+  if (current === "archived") return say("refused_archived", { what, name });
+  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
+  if (current === "cancelled") return say("refused_cancelled", { what, name });
+  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
+  return say(`cannot_${command}`, { what, status: current });
+}
+function requireSession(obj) {
+  const meta = obj.meta();
+  if (meta === null) throw notFound(obj.missing);
+  return meta;
+}
+function validTitle(title) {
+  const t = typeof title === "string" ? strip(title) : title;
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
+  return t;
+}
+function validRequestId(id) {
+  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
+    throw invalid(say("invalid_request_id"));
+  }
+  return id;
+}
+
 // src/rules/tokens.ts
 function approx(text4) {
   const chars = [...text4].length;
@@ -3935,9 +3999,6 @@ function refuseRewriteIfOwned(obj, meta, doing) {
 }
 var marks = (n) => new Array(n).fill("?").join(",");
 
-// src/rules/transcript/appends.ts
-import { createHash } from "node:crypto";
-
 // src/rules/transcript/reads.ts
 var PAGE_ROWS = 1e3;
 var PAGE_BYTES = 524288;
@@ -4042,117 +4103,8 @@ function* rowsSince(obj, seq) {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }
 
-// src/rules/transcript/appends.ts
-var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
-function insertRows(obj, rows, author, requestId = null, hash = null) {
-  const t = now();
-  const seqs = [];
-  let tokens = 0;
-  for (const r of rows) {
-    const first2 = seqs.length === 0;
-    seqs.push(obj.db.one(
-      INSERT,
-      r.role,
-      r.content,
-      r.tokens,
-      author,
-      t,
-      r.call_id,
-      r.tool_calls,
-      r.name,
-      r.meta,
-      r.data,
-      first2 ? requestId : null,
-      first2 ? hash : null,
-      null
-    )[0]);
-    tokens += r.tokens;
-  }
-  const first = seqs[0], last = seqs[seqs.length - 1];
-  if (requestId !== null && last !== first) obj.db.run("UPDATE turns SET request_last = ? WHERE seq = ?", last, first);
-  obj.db.run(
-    "UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?, expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
-    seqs.length,
-    tokens,
-    t,
-    t,
-    t
-  );
-  return seqs;
-}
-function insertTurn(obj, role, content, author) {
-  return insertRows(obj, [prepare(obj, { role, content })], author)[0];
-}
-function rowsBetween(obj, first, last) {
-  const rows = pageOrNull(obj, `SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last);
-  return rows ?? obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", first, last).map((r) => r[0]);
-}
-function oneRow(obj, seq) {
-  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq));
-}
-function requestHasher() {
-  const h = createHash("sha256").update("[");
-  let n = 0;
-  return {
-    add(r) {
-      h.update((n++ ? "," : "") + dumps([r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]));
-    },
-    digest: () => h.update("]").digest("hex")
-  };
-}
-function eachRow(v, what = "rows") {
-  if (v == null) return [];
-  if (typeof v !== "object" || !(Symbol.iterator in v)) throw invalid(`${what} must be a list`);
-  return v;
-}
-function* prepared(obj, rows, where) {
-  let i = 0;
-  for (const r of rows) yield prepare(obj, r, where(i++));
-}
-function checkOrigin(origin) {
-  if (origin == null) return null;
-  if (!Array.isArray(origin) || origin.length !== 2 || typeof origin[0] !== "string" || typeof origin[1] !== "string") {
-    throw invalid("origin must be [external_id, adapter]");
-  }
-  return [origin[0], origin[1]];
-}
-function appendMany(obj, a) {
-  const input = eachRow(a.rows);
-  const where = (i) => a.one ? "" : `row ${i + 1}: `;
-  const requestId = validRequestId(a.request_id) ?? null;
-  const hasher = requestHasher();
-  let count = 0, only = null;
-  for (const r of prepared(obj, input, where)) {
-    if (count++ === 0) only = r;
-    hasher.add(r);
-  }
-  if (!count) throw invalid(say("no_rows"));
-  const digest = requestId !== null ? hasher.digest() : null;
-  const origin = checkOrigin(a.origin);
-  let meta = obj.meta();
-  if (meta === null) {
-    if (a.create === false) throw notFound(obj.missing);
-    createObject(obj, "active");
-    if (origin !== null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
-    meta = obj.meta();
-  } else {
-    obj.requireVisible();
-    if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
-  }
-  if (requestId !== null) {
-    const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
-    if (found) {
-      const same2 = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only.role && found[2] === only.content;
-      if (!same2) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
-      if (a.seqs_only) return obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", found[0], found[4]).map((r) => r[0]);
-      return a.one ? oneRow(obj, found[0]) : rowsBetween(obj, found[0], found[4]);
-    }
-  }
-  check(obj, "write", meta.status);
-  const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
-  if (a.seqs_only) return seqs;
-  return a.one ? oneRow(obj, seqs[0]) : rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
-}
+// src/rules/transcript/summaries.ts
+import { createHash } from "node:crypto";
 
 // src/rules/transcript/context.ts
 function pinnedPrefix(rows) {
@@ -4211,134 +4163,13 @@ function contextWindow(obj, a) {
   return { turns: rows.map(rowJson), tokens, budget };
 }
 
-// src/rules/transcript/edits.ts
-function pop(obj, a) {
-  const count = a.count ?? 1;
-  if (!isInt2(count) || count < 1) throw invalid(say("pop_count"));
-  const meta = requireVisible(obj);
-  refuseRewriteIfOwned(obj, meta, "be popped");
-  check(obj, "write", meta.status);
-  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
-  const removed = [];
-  for (let i = 0; i < count; i++) {
-    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
-    if (!r) break;
-    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
-    let restored = [0, 0];
-    if (r[KIND] === "summary") {
-      restored = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by = ?", r[SEQ]);
-      obj.db.run("UPDATE turns SET superseded_by = NULL WHERE superseded_by = ?", r[SEQ]);
-    } else obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
-    obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
-    removed.push(rowJson(r));
-  }
-  event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
-  touch(obj);
-  return removed;
-}
-function clear(obj) {
-  const meta = requireVisible(obj);
-  refuseRewriteIfOwned(obj, meta, "be cleared");
-  const n = obj.db.one("SELECT count(*) FROM turns")[0];
-  if (n === 0) return { deleted: 0 };
-  check(obj, "write", meta.status);
-  obj.db.run("DELETE FROM turns");
-  obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
-  obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
-  event(obj, "transcript.cleared", { deleted: n });
-  touch(obj);
-  return { deleted: n };
-}
-function redact(obj, a) {
-  const meta = requireVisible(obj);
-  const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
-  if (!row3) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
-  refuseRewriteIfOwned(obj, meta, "be redacted");
-  const calls = row3[CALLS] ? JSON.parse(row3[CALLS]).map((c) => ({ ...c, arguments: "{}" })) : null;
-  const parts = [REDACTED];
-  for (const c of calls ?? []) parts.push(c.name, c.arguments);
-  const count = approx(parts.join("\n"));
-  obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
-  if (row3[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row3[TOKENS], count);
-  obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
-  event(obj, "transcript.redacted", { seq: a.seq });
-  touch(obj);
-  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq));
-}
-var PRUNED = "[pruned]";
-function dropRemovedTokens(obj) {
-  obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
-}
-function prune(obj, a) {
-  const olderThan = a.older_than;
-  if (!isInt2(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
-  refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
-  const dryRun = !!a.dry_run;
-  const cutoff = now() - olderThan * 1e3;
-  const pin = new Set(pinned(obj).map((r) => r[SEQ]));
-  const doomed = /* @__PURE__ */ new Set();
-  for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
-  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
-  const inParts = (sql, seqs) => {
-    const out = [];
-    for (let i = 0; i < seqs.length; i += 100) {
-      const part = seqs.slice(i, i + 100);
-      for (const r of obj.db.all(sql(marks(part.length)), ...part)) out.push(r[0]);
-    }
-    return out;
-  };
-  while (frontier.length) {
-    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s) => !doomed.has(s));
-    for (const s of more) doomed.add(s);
-    frontier = more.length ? inParts((m) => `SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${m})`, more) : [];
-  }
-  if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
-  for (const s of [...doomed].sort((x, y) => x - y)) {
-    obj.db.run("DELETE FROM turns WHERE seq = ?", s);
-    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
-  }
-  const live = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL");
-  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live[0], live[1]);
-  dropRemovedTokens(obj);
-  event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
-  touch(obj, false);
-  return { deleted: doomed.size, dry_run: false };
-}
-function replaceTail(obj, a) {
-  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, `item ${i + 1}: `));
-  const origin = checkOrigin(a.origin);
-  const meta = requireVisible(obj);
-  refuseRewriteIfOwned(obj, meta, "be compacted");
-  check(obj, "write", meta.status);
-  const expected = a.expected ?? [];
-  if (!expected.length) return false;
-  const tail = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, expected.length).reverse();
-  if (tail.length !== expected.length || tail.some((r, i) => r[SEQ] !== expected[i] || r[KIND] !== "turn")) return false;
-  for (const r of tail) {
-    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
-    obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
-  }
-  obj.db.run(
-    "UPDATE object SET live_turns = live_turns - ?, live_tokens = live_tokens - ?",
-    tail.length,
-    tail.reduce((sum, r) => sum + r[TOKENS], 0)
-  );
-  dropRemovedTokens(obj);
-  event(obj, "transcript.popped", { seqs: [...expected].reverse() });
-  if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
-  if (rows.length) insertRows(obj, rows, obj.actor);
-  touch(obj);
-  return true;
-}
-
 // src/rules/transcript/summaries.ts
-import { createHash as createHash2 } from "node:crypto";
 var DIGEST = COLS.split(",").length;
 var IDS = DIGEST + 1;
 function light(r) {
   const out = [...r];
   for (const i of [CONTENT, CALLS, META2, DATA]) out[i] = null;
-  out.push(createHash2("sha256").update(JSON.stringify(r)).digest("hex"), JSON.stringify(r[KIND] === "turn" ? callIds(r) : []));
+  out.push(createHash("sha256").update(JSON.stringify(r)).digest("hex"), JSON.stringify(r[KIND] === "turn" ? callIds(r) : []));
   return out;
 }
 function lightRows(obj, sql, ...params) {
@@ -4476,379 +4307,6 @@ function compact(obj, a) {
   checkText(obj, a.text, "summary");
   const plan = planCompact(obj, a);
   return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
-}
-
-// src/rules/sessions.ts
-var TRANSITIONS = contract_default.transitions;
-var PROMPT_COLUMNS = [
-  "id",
-  "status",
-  "content",
-  "author",
-  "source",
-  "request_id",
-  "turn_seq",
-  "attempts",
-  "start",
-  "created_at",
-  "started_at",
-  "lease_expires_at",
-  "completed_at",
-  "error"
-];
-var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
-var QUEUE_ORDER = `${ORDER_KEY}, id`;
-var MAX_INT = 9223372036854775807n;
-var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT;
-var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
-function check(obj, command, status = null, noop = false) {
-  const { from, to, role } = TRANSITIONS[command];
-  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
-  if (noop) return null;
-  const current = status ?? obj.meta().status;
-  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
-  return to ?? current;
-}
-function refusal(obj, command, current) {
-  const [what, name] = [obj.what, obj.name];
-  if (current === "archived") return say("refused_archived", { what, name });
-  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
-  if (current === "cancelled") return say("refused_cancelled", { what, name });
-  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
-  return say(`cannot_${command}`, { what, status: current });
-}
-function requireSession(obj) {
-  const meta = obj.meta();
-  if (meta === null) throw notFound(obj.missing);
-  return meta;
-}
-function create(obj, a) {
-  if (obj.meta() !== null) {
-    obj.requireVisible();
-    throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
-  }
-  createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
-  return sessionJson(obj);
-}
-function show2(obj) {
-  requireSession(obj);
-  return sessionJson(obj);
-}
-function validTitle(title) {
-  const t = typeof title === "string" ? strip(title) : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
-  return t;
-}
-function validRequestId(id) {
-  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
-    throw invalid(say("invalid_request_id"));
-  }
-  return id;
-}
-function promptJson(r) {
-  const p = {};
-  PROMPT_COLUMNS.forEach((k, i) => p[k] = r[i]);
-  for (const k of TIMES) p[k] = iso(p[k]);
-  return p;
-}
-function promptRow(obj, id) {
-  const r = obj.db.one(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts WHERE id = ?`, id);
-  if (!r) throw notFound(say("prompt_not_found", { id, what: obj.what, name: obj.name }));
-  return r;
-}
-function getPrompt(obj, a) {
-  const p = promptJson(promptRow(obj, a.prompt_id));
-  p.position = p.status === "pending" ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)[0] : null;
-  return p;
-}
-function recompute(obj, current) {
-  let to;
-  if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
-  else {
-    const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
-    to = last ? last[0] : "created";
-  }
-  setStatus(obj, to, current);
-}
-function prompt(obj, a) {
-  checkText(obj, a.content);
-  validRequestId(a.request_id);
-  let meta = obj.meta();
-  if (meta === null) {
-    if (!a.created) throw notFound(obj.missing);
-    createObject(obj, "active");
-    meta = obj.meta();
-  } else obj.requireVisible();
-  if (a.request_id != null) {
-    const row3 = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
-    if (row3) {
-      if (row3[1] !== a.content) throw conflict(say("prompt_request_id_reused", { request_id: a.request_id, what: obj.what }));
-      return getPrompt(obj, { prompt_id: row3[0] });
-    }
-  }
-  const to = check(obj, "prompt", meta.status);
-  const unfinished = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
-  const limit = obj.config.max_unfinished;
-  if (unfinished >= limit) {
-    if (a.waiting) return null;
-    throw conflict(say("queue_full", { what: obj.what, unfinished, limit }));
-  }
-  const id = obj.db.one(
-    "INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
-    a.content,
-    obj.actor,
-    a.source ?? null,
-    a.request_id ?? null,
-    now()
-  )[0];
-  event(obj, "prompt.queued", { prompt_id: id });
-  setStatus(obj, to, meta.status);
-  touch(obj);
-  return getPrompt(obj, { prompt_id: id });
-}
-function validPolicy(onExpiry, maxAttempts) {
-  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(say("invalid_on_lease_expiry", { value: onExpiry }));
-  if (!isPositive(maxAttempts)) throw invalid(say("invalid_max_attempts", { value: maxAttempts }));
-  return [onExpiry, maxAttempts];
-}
-function validAttempt(attempt) {
-  if (attempt == null) return null;
-  if (!isPositive(attempt)) throw invalid(say("invalid_attempt", { attempt }));
-  return attempt;
-}
-function nextPrompt(obj, a) {
-  const [onExpiry, maxAttempts] = validPolicy(a.on_expiry ?? "fail", a.max_attempts ?? 3);
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  check(obj, "next", meta.status);
-  const busy = obj.db.one("SELECT id FROM prompts WHERE status = 'processing' LIMIT 1");
-  if (busy) {
-    if (a.waiting) return null;
-    throw conflict(say("prompt_still_processing", { id: busy[0], what: obj.what, name: obj.name }));
-  }
-  const t = now();
-  const row3 = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
-  if (!row3) return null;
-  const [id, content, author] = row3;
-  let seq = row3[3];
-  if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")[0] !== seq) seq = insertTurn(obj, "user", content, author);
-  obj.db.run(
-    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, start = start + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
-    t,
-    t + a.lease_seconds * 1e3,
-    seq,
-    onExpiry,
-    maxAttempts,
-    id
-  );
-  event(obj, "prompt.started", { prompt_id: id, turn_seq: seq });
-  touch(obj);
-  const window = a.context != null ? contextWindow(obj, { budget: a.context, keep: seq }) : void 0;
-  const p = getPrompt(obj, { prompt_id: id });
-  if (a.context != null) p.window = window;
-  return p;
-}
-function processing(obj, id, doing, attempt = null) {
-  requireSession(obj);
-  obj.requireVisible();
-  const r = promptRow(obj, id);
-  if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current = r[PROMPT_COLUMNS.indexOf("start")];
-  if (attempt !== null && Number(attempt) !== Number(current)) {
-    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
-  }
-}
-function renew(obj, a) {
-  processing(obj, a.prompt_id, "renewed", validAttempt(a.attempt));
-  obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1e3, a.prompt_id);
-  touch(obj, false);
-  return getPrompt(obj, a);
-}
-var FINISH_ROLES = ["assistant", "tool"];
-function finish(obj, a) {
-  const attempt = validAttempt(a.attempt);
-  const failed = !!a.failed || a.error != null;
-  const given = eachRow(a.rows);
-  const fields2 = function* () {
-    yield* given;
-    if (a.reply != null) yield { role: "assistant", content: a.reply };
-  };
-  const prepared2 = function* () {
-    let i = 0;
-    for (const r of fields2()) yield prepare(obj, r, `line ${++i}: `);
-  };
-  let count = 0, last = null, badRole = null;
-  for (const r of prepared2()) {
-    count++;
-    if (badRole === null && !FINISH_ROLES.includes(r.role)) badRole = [count, r.role];
-    last = r;
-  }
-  if (badRole !== null) throw invalid(say("finish_row_role", { line: badRole[0], role: badRole[1] }));
-  if (last !== null && !failed && (last.role !== "assistant" || last.tool_calls != null)) {
-    throw invalid(say("finish_unended", { line: count }));
-  }
-  processing(obj, a.prompt_id, "finished", attempt);
-  const meta = obj.meta();
-  if (count) insertRows(obj, prepared2(), obj.actor);
-  obj.db.run(
-    "UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
-    failed ? "failed" : "completed",
-    now(),
-    failed ? a.error ?? null : null,
-    a.prompt_id
-  );
-  event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
-  recompute(obj, meta.status);
-  touch(obj);
-  return getPrompt(obj, a);
-}
-function handBack(obj, id, delaySeconds = 0, notAnAttempt = false) {
-  obj.db.run(
-    "UPDATE prompts SET status = 'pending', lease_expires_at = NULL, started_at = NULL, handed_back = (SELECT coalesce(max(handed_back), 0) + 1 FROM prompts), not_before = ?, attempts = max(attempts - ?, 0) WHERE id = ?",
-    delaySeconds ? now() + delaySeconds * 1e3 : null,
-    notAnAttempt ? 1 : 0,
-    id
-  );
-}
-function release(obj, a) {
-  const attempt = validAttempt(a.attempt);
-  const delay = a.delay_seconds ?? 0;
-  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(say("invalid_delay", { delay }));
-  processing(obj, a.prompt_id, "released", attempt);
-  const meta = obj.meta();
-  handBack(obj, a.prompt_id, delay, !!a.not_an_attempt);
-  const attempts = obj.db.one("SELECT attempts FROM prompts WHERE id = ?", a.prompt_id)[0];
-  event(obj, "prompt.released", { prompt_id: a.prompt_id, attempts, delay });
-  recompute(obj, meta.status);
-  touch(obj);
-  return getPrompt(obj, a);
-}
-function failProcessing(obj, error, type = "prompt.failed", where = "status = 'processing'", params = [], actor = void 0) {
-  const t = now();
-  const ids = obj.db.all(`SELECT id FROM prompts WHERE ${where} ORDER BY id`, ...params).map((r) => r[0]);
-  for (const id of ids) {
-    obj.db.run("UPDATE prompts SET status = 'failed', completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?", t, error, id);
-    event(obj, type, { prompt_id: id, error }, actor);
-  }
-  return ids.length;
-}
-function stop(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  if (!obj.db.one("SELECT 1 FROM prompts WHERE status = 'processing'")) return sessionJson(obj);
-  failProcessing(obj, "stopped");
-  recompute(obj, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function cancel(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  const to = check(obj, "cancel", meta.status);
-  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')");
-  setStatus(obj, to, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function archive(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  if (check(obj, "archive", null, meta.status === "archived") === null) return sessionJson(obj);
-  const to = check(obj, "archive", meta.status);
-  const queued = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
-  if (queued) throw conflict(say("archive_busy", { what: obj.what, queued }));
-  setStatus(obj, to, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function unarchive(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  const to = check(obj, "unarchive", meta.status);
-  setStatus(obj, to, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function setTitle(obj, a) {
-  const title = validTitle(a.title);
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  if (meta.title !== title) {
-    obj.db.run("UPDATE object SET title = ?", title);
-    event(obj, "session.title", { title });
-    touch(obj);
-  }
-  return sessionJson(obj);
-}
-function checkInvite(user, role) {
-  validName(user, "user");
-  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role }));
-}
-function invite(obj, a) {
-  const role = a.role ?? "member";
-  checkInvite(a.user, role);
-  requireSession(obj);
-  obj.requireVisible();
-  check(obj, "invite");
-  if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
-  const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
-  if (!current) {
-    const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
-    if (count >= contract_default.constants.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
-  }
-  if (!current || current[0] !== role) {
-    obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
-    event(obj, "participant.added", { user: a.user, role });
-    touch(obj, false);
-  }
-  return sessionJson(obj);
-}
-function dequeue(obj, a) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  const r = promptRow(obj, a.prompt_id);
-  if (r[1] !== "pending") throw conflict(say("prompt_not_pending", { id: a.prompt_id, what: obj.what, status: r[1] }));
-  obj.db.run("DELETE FROM prompts WHERE id = ?", a.prompt_id);
-  event(obj, "prompt.dequeued", { prompt_id: a.prompt_id });
-  recompute(obj, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function queue(obj, a) {
-  requireSession(obj);
-  obj.requireVisible();
-  const positions = /* @__PURE__ */ new Map();
-  obj.db.all(`SELECT id FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => positions.set(Number(r[0]), i + 1));
-  const [where, order] = a.pending_only ? ["WHERE status = 'pending'", QUEUE_ORDER] : ["", "id"];
-  return obj.db.all(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts ${where} ORDER BY ${order}`).map((r) => {
-    const p = promptJson(r);
-    p.position = positions.get(Number(p.id)) ?? null;
-    return p;
-  });
-}
-function events(obj, a) {
-  requireSession(obj);
-  obj.requireVisible();
-  return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
-}
-function participants(obj) {
-  requireSession(obj);
-  obj.requireVisible();
-  return sessionJson(obj).participants;
-}
-function expireLeases(obj, t) {
-  const meta = obj.meta();
-  const retried = obj.db.all("SELECT id, attempts FROM prompts WHERE status = 'processing' AND lease_expires_at <= ? AND on_expiry = 'retry' AND attempts < coalesce(max_attempts, 1) ORDER BY id", t);
-  for (const [id, attempts] of retried) {
-    handBack(obj, id);
-    event(obj, "prompt.lease_expired", { prompt_id: id, retry: true, attempts }, null);
-  }
-  const n = retried.length + failProcessing(obj, "timed out", "prompt.lease_expired", "status = 'processing' AND lease_expires_at <= ?", [t], null);
-  if (n) {
-    recompute(obj, meta.status);
-    touch(obj, false);
-  }
-  return n;
 }
 
 // src/rules/fork.ts
@@ -5665,6 +5123,239 @@ var records_default = {
   ]
 };
 
+// src/rules/transcript/appends.ts
+import { createHash as createHash2 } from "node:crypto";
+var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
+function insertRows(obj, rows, author, requestId = null, hash = null) {
+  const t = now();
+  const seqs = [];
+  let tokens = 0;
+  for (const r of rows) {
+    const first2 = seqs.length === 0;
+    seqs.push(obj.db.one(
+      INSERT,
+      r.role,
+      r.content,
+      r.tokens,
+      author,
+      t,
+      r.call_id,
+      r.tool_calls,
+      r.name,
+      r.meta,
+      r.data,
+      first2 ? requestId : null,
+      first2 ? hash : null,
+      null
+    )[0]);
+    tokens += r.tokens;
+  }
+  const first = seqs[0], last = seqs[seqs.length - 1];
+  if (requestId !== null && last !== first) obj.db.run("UPDATE turns SET request_last = ? WHERE seq = ?", last, first);
+  obj.db.run(
+    "UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?, expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
+    seqs.length,
+    tokens,
+    t,
+    t,
+    t
+  );
+  return seqs;
+}
+function insertTurn(obj, role, content, author) {
+  return insertRows(obj, [prepare(obj, { role, content })], author)[0];
+}
+function rowsBetween(obj, first, last) {
+  const rows = pageOrNull(obj, `SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last);
+  return rows ?? obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", first, last).map((r) => r[0]);
+}
+function oneRow(obj, seq) {
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq));
+}
+function requestHasher() {
+  const h = createHash2("sha256").update("[");
+  let n = 0;
+  return {
+    add(r) {
+      h.update((n++ ? "," : "") + dumps([r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]));
+    },
+    digest: () => h.update("]").digest("hex")
+  };
+}
+function eachRow(v, what = "rows") {
+  if (v == null) return [];
+  if (typeof v !== "object" || !(Symbol.iterator in v)) throw invalid(`${what} must be a list`);
+  return v;
+}
+function* prepared(obj, rows, where) {
+  let i = 0;
+  for (const r of rows) yield prepare(obj, r, where(i++));
+}
+function checkOrigin(origin) {
+  if (origin == null) return null;
+  if (!Array.isArray(origin) || origin.length !== 2 || typeof origin[0] !== "string" || typeof origin[1] !== "string") {
+    throw invalid("origin must be [external_id, adapter]");
+  }
+  return [origin[0], origin[1]];
+}
+function appendMany(obj, a) {
+  const input = eachRow(a.rows);
+  const where = (i) => a.one ? "" : `row ${i + 1}: `;
+  const requestId = validRequestId(a.request_id) ?? null;
+  const hasher = requestHasher();
+  let count = 0, only = null;
+  for (const r of prepared(obj, input, where)) {
+    if (count++ === 0) only = r;
+    hasher.add(r);
+  }
+  if (!count) throw invalid(say("no_rows"));
+  const digest = requestId !== null ? hasher.digest() : null;
+  const origin = checkOrigin(a.origin);
+  let meta = obj.meta();
+  if (meta === null) {
+    if (a.create === false) throw notFound(obj.missing);
+    createObject(obj, "active");
+    if (origin !== null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+    meta = obj.meta();
+  } else {
+    obj.requireVisible();
+    if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+  }
+  if (requestId !== null) {
+    const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
+    if (found) {
+      const same2 = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only.role && found[2] === only.content;
+      if (!same2) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
+      if (a.seqs_only) return obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", found[0], found[4]).map((r) => r[0]);
+      return a.one ? oneRow(obj, found[0]) : rowsBetween(obj, found[0], found[4]);
+    }
+  }
+  check(obj, "write", meta.status);
+  const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
+  if (a.seqs_only) return seqs;
+  return a.one ? oneRow(obj, seqs[0]) : rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
+}
+
+// src/rules/transcript/edits.ts
+function pop(obj, a) {
+  const count = a.count ?? 1;
+  if (!isInt2(count) || count < 1) throw invalid(say("pop_count"));
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be popped");
+  check(obj, "write", meta.status);
+  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
+  const removed = [];
+  for (let i = 0; i < count; i++) {
+    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
+    if (!r) break;
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    let restored = [0, 0];
+    if (r[KIND] === "summary") {
+      restored = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by = ?", r[SEQ]);
+      obj.db.run("UPDATE turns SET superseded_by = NULL WHERE superseded_by = ?", r[SEQ]);
+    } else obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+    obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
+    removed.push(rowJson(r));
+  }
+  event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
+  touch(obj);
+  return removed;
+}
+function clear(obj) {
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be cleared");
+  const n = obj.db.one("SELECT count(*) FROM turns")[0];
+  if (n === 0) return { deleted: 0 };
+  check(obj, "write", meta.status);
+  obj.db.run("DELETE FROM turns");
+  obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
+  obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
+  event(obj, "transcript.cleared", { deleted: n });
+  touch(obj);
+  return { deleted: n };
+}
+function redact(obj, a) {
+  const meta = requireVisible(obj);
+  const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
+  if (!row3) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
+  refuseRewriteIfOwned(obj, meta, "be redacted");
+  const calls = row3[CALLS] ? JSON.parse(row3[CALLS]).map((c) => ({ ...c, arguments: "{}" })) : null;
+  const parts = [REDACTED];
+  for (const c of calls ?? []) parts.push(c.name, c.arguments);
+  const count = approx(parts.join("\n"));
+  obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
+  if (row3[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row3[TOKENS], count);
+  obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
+  event(obj, "transcript.redacted", { seq: a.seq });
+  touch(obj);
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq));
+}
+var PRUNED = "[pruned]";
+function dropRemovedTokens(obj) {
+  obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
+}
+function prune(obj, a) {
+  const olderThan = a.older_than;
+  if (!isInt2(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
+  refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
+  const dryRun = !!a.dry_run;
+  const cutoff = now() - olderThan * 1e3;
+  const pin = new Set(pinned(obj).map((r) => r[SEQ]));
+  const doomed = /* @__PURE__ */ new Set();
+  for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
+  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
+  const inParts = (sql, seqs) => {
+    const out = [];
+    for (let i = 0; i < seqs.length; i += 100) {
+      const part = seqs.slice(i, i + 100);
+      for (const r of obj.db.all(sql(marks(part.length)), ...part)) out.push(r[0]);
+    }
+    return out;
+  };
+  while (frontier.length) {
+    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s) => !doomed.has(s));
+    for (const s of more) doomed.add(s);
+    frontier = more.length ? inParts((m) => `SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${m})`, more) : [];
+  }
+  if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
+  for (const s of [...doomed].sort((x, y) => x - y)) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", s);
+    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
+  }
+  const live = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL");
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live[0], live[1]);
+  dropRemovedTokens(obj);
+  event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
+  touch(obj, false);
+  return { deleted: doomed.size, dry_run: false };
+}
+function replaceTail(obj, a) {
+  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, `item ${i + 1}: `));
+  const origin = checkOrigin(a.origin);
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be compacted");
+  check(obj, "write", meta.status);
+  const expected = a.expected ?? [];
+  if (!expected.length) return false;
+  const tail = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, expected.length).reverse();
+  if (tail.length !== expected.length || tail.some((r, i) => r[SEQ] !== expected[i] || r[KIND] !== "turn")) return false;
+  for (const r of tail) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+  }
+  obj.db.run(
+    "UPDATE object SET live_turns = live_turns - ?, live_tokens = live_tokens - ?",
+    tail.length,
+    tail.reduce((sum, r) => sum + r[TOKENS], 0)
+  );
+  dropRemovedTokens(obj);
+  event(obj, "transcript.popped", { seqs: [...expected].reverse() });
+  if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+  if (rows.length) insertRows(obj, rows, obj.actor);
+  touch(obj);
+  return true;
+}
+
 // src/rules/rights.ts
 var TABLES = records_default.tables;
 var COLUMNS = records_default.columns;
@@ -5679,7 +5370,7 @@ function isBase64(s) {
   const pad = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
   return !/[^A-Za-z0-9+/]/.test(pad ? s.slice(0, -pad) : s);
 }
-var MAX_INT2 = 2 ** 63 - 1;
+var MAX_INT = 2 ** 63 - 1;
 var utf82 = (s) => new TextEncoder().encode(s).length;
 var isInt3 = (v) => typeof v === "number" && Number.isInteger(v);
 var EXPORT_PAGE_ROWS = 1e3;
@@ -5780,7 +5471,7 @@ function kind(v) {
   return Array.isArray(v) ? "an array" : "an object";
 }
 function int(v) {
-  if (!isInt3(v) || Math.abs(v) > MAX_INT2) throw new Bad(say("record_not_integer", { kind: kind(v) }));
+  if (!isInt3(v) || Math.abs(v) > MAX_INT) throw new Bad(say("record_not_integer", { kind: kind(v) }));
   return v;
 }
 function jsonText(v, lexemes) {
@@ -6192,6 +5883,346 @@ function searchObject(obj, a) {
   }
   const hits = rows.map(([seq, role, created, rank, snippet]) => ({ rank, seq, role, created_at: created, snippet }));
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
+}
+
+// src/rules/sessions.ts
+var PROMPT_COLUMNS = [
+  "id",
+  "status",
+  "content",
+  "author",
+  "source",
+  "request_id",
+  "turn_seq",
+  "attempts",
+  "start",
+  "created_at",
+  "started_at",
+  "lease_expires_at",
+  "completed_at",
+  "error"
+];
+var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
+var QUEUE_ORDER = `${ORDER_KEY}, id`;
+var MAX_INT2 = 9223372036854775807n;
+var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT2;
+var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
+function create(obj, a) {
+  if (obj.meta() !== null) {
+    obj.requireVisible();
+    throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
+  }
+  createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
+  return sessionJson(obj);
+}
+function show2(obj) {
+  requireSession(obj);
+  return sessionJson(obj);
+}
+function promptJson(r) {
+  const p = {};
+  PROMPT_COLUMNS.forEach((k, i) => p[k] = r[i]);
+  for (const k of TIMES) p[k] = iso(p[k]);
+  return p;
+}
+function promptRow(obj, id) {
+  const r = obj.db.one(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts WHERE id = ?`, id);
+  if (!r) throw notFound(say("prompt_not_found", { id, what: obj.what, name: obj.name }));
+  return r;
+}
+function getPrompt(obj, a) {
+  const p = promptJson(promptRow(obj, a.prompt_id));
+  p.position = p.status === "pending" ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)[0] : null;
+  return p;
+}
+function recompute(obj, current) {
+  let to;
+  if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
+  else {
+    const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
+    to = last ? last[0] : "created";
+  }
+  setStatus(obj, to, current);
+}
+function prompt(obj, a) {
+  checkText(obj, a.content);
+  validRequestId(a.request_id);
+  let meta = obj.meta();
+  if (meta === null) {
+    if (!a.created) throw notFound(obj.missing);
+    createObject(obj, "active");
+    meta = obj.meta();
+  } else obj.requireVisible();
+  if (a.request_id != null) {
+    const row3 = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
+    if (row3) {
+      if (row3[1] !== a.content) throw conflict(say("prompt_request_id_reused", { request_id: a.request_id, what: obj.what }));
+      return getPrompt(obj, { prompt_id: row3[0] });
+    }
+  }
+  const to = check(obj, "prompt", meta.status);
+  const unfinished = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
+  const limit = obj.config.max_unfinished;
+  if (unfinished >= limit) {
+    if (a.waiting) return null;
+    throw conflict(say("queue_full", { what: obj.what, unfinished, limit }));
+  }
+  const id = obj.db.one(
+    "INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
+    a.content,
+    obj.actor,
+    a.source ?? null,
+    a.request_id ?? null,
+    now()
+  )[0];
+  event(obj, "prompt.queued", { prompt_id: id });
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return getPrompt(obj, { prompt_id: id });
+}
+function validPolicy(onExpiry, maxAttempts) {
+  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(say("invalid_on_lease_expiry", { value: onExpiry }));
+  if (!isPositive(maxAttempts)) throw invalid(say("invalid_max_attempts", { value: maxAttempts }));
+  return [onExpiry, maxAttempts];
+}
+function validAttempt(attempt) {
+  if (attempt == null) return null;
+  if (!isPositive(attempt)) throw invalid(say("invalid_attempt", { attempt }));
+  return attempt;
+}
+function nextPrompt(obj, a) {
+  const [onExpiry, maxAttempts] = validPolicy(a.on_expiry ?? "fail", a.max_attempts ?? 3);
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  check(obj, "next", meta.status);
+  const busy = obj.db.one("SELECT id FROM prompts WHERE status = 'processing' LIMIT 1");
+  if (busy) {
+    if (a.waiting) return null;
+    throw conflict(say("prompt_still_processing", { id: busy[0], what: obj.what, name: obj.name }));
+  }
+  const t = now();
+  const row3 = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
+  if (!row3) return null;
+  const [id, content, author] = row3;
+  let seq = row3[3];
+  if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")[0] !== seq) seq = insertTurn(obj, "user", content, author);
+  obj.db.run(
+    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, start = start + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
+    t,
+    t + a.lease_seconds * 1e3,
+    seq,
+    onExpiry,
+    maxAttempts,
+    id
+  );
+  event(obj, "prompt.started", { prompt_id: id, turn_seq: seq });
+  touch(obj);
+  const window = a.context != null ? contextWindow(obj, { budget: a.context, keep: seq }) : void 0;
+  const p = getPrompt(obj, { prompt_id: id });
+  if (a.context != null) p.window = window;
+  return p;
+}
+function processing(obj, id, doing, attempt = null) {
+  requireSession(obj);
+  obj.requireVisible();
+  const r = promptRow(obj, id);
+  if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
+  const current = r[PROMPT_COLUMNS.indexOf("start")];
+  if (attempt !== null && Number(attempt) !== Number(current)) {
+    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
+  }
+}
+function renew(obj, a) {
+  processing(obj, a.prompt_id, "renewed", validAttempt(a.attempt));
+  obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1e3, a.prompt_id);
+  touch(obj, false);
+  return getPrompt(obj, a);
+}
+var FINISH_ROLES = ["assistant", "tool"];
+function finish(obj, a) {
+  const attempt = validAttempt(a.attempt);
+  const failed = !!a.failed || a.error != null;
+  const given = eachRow(a.rows);
+  const fields2 = function* () {
+    yield* given;
+    if (a.reply != null) yield { role: "assistant", content: a.reply };
+  };
+  const prepared2 = function* () {
+    let i = 0;
+    for (const r of fields2()) yield prepare(obj, r, `line ${++i}: `);
+  };
+  let count = 0, last = null, badRole = null;
+  for (const r of prepared2()) {
+    count++;
+    if (badRole === null && !FINISH_ROLES.includes(r.role)) badRole = [count, r.role];
+    last = r;
+  }
+  if (badRole !== null) throw invalid(say("finish_row_role", { line: badRole[0], role: badRole[1] }));
+  if (last !== null && !failed && (last.role !== "assistant" || last.tool_calls != null)) {
+    throw invalid(say("finish_unended", { line: count }));
+  }
+  processing(obj, a.prompt_id, "finished", attempt);
+  const meta = obj.meta();
+  if (count) insertRows(obj, prepared2(), obj.actor);
+  obj.db.run(
+    "UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
+    failed ? "failed" : "completed",
+    now(),
+    failed ? a.error ?? null : null,
+    a.prompt_id
+  );
+  event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return getPrompt(obj, a);
+}
+function handBack(obj, id, delaySeconds = 0, notAnAttempt = false) {
+  obj.db.run(
+    "UPDATE prompts SET status = 'pending', lease_expires_at = NULL, started_at = NULL, handed_back = (SELECT coalesce(max(handed_back), 0) + 1 FROM prompts), not_before = ?, attempts = max(attempts - ?, 0) WHERE id = ?",
+    delaySeconds ? now() + delaySeconds * 1e3 : null,
+    notAnAttempt ? 1 : 0,
+    id
+  );
+}
+function release(obj, a) {
+  const attempt = validAttempt(a.attempt);
+  const delay = a.delay_seconds ?? 0;
+  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(say("invalid_delay", { delay }));
+  processing(obj, a.prompt_id, "released", attempt);
+  const meta = obj.meta();
+  handBack(obj, a.prompt_id, delay, !!a.not_an_attempt);
+  const attempts = obj.db.one("SELECT attempts FROM prompts WHERE id = ?", a.prompt_id)[0];
+  event(obj, "prompt.released", { prompt_id: a.prompt_id, attempts, delay });
+  recompute(obj, meta.status);
+  touch(obj);
+  return getPrompt(obj, a);
+}
+function failProcessing(obj, error, type = "prompt.failed", where = "status = 'processing'", params = [], actor = void 0) {
+  const t = now();
+  const ids = obj.db.all(`SELECT id FROM prompts WHERE ${where} ORDER BY id`, ...params).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE prompts SET status = 'failed', completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?", t, error, id);
+    event(obj, type, { prompt_id: id, error }, actor);
+  }
+  return ids.length;
+}
+function stop(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (!obj.db.one("SELECT 1 FROM prompts WHERE status = 'processing'")) return sessionJson(obj);
+  failProcessing(obj, "stopped");
+  recompute(obj, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function cancel(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const to = check(obj, "cancel", meta.status);
+  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')");
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function archive(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (check(obj, "archive", null, meta.status === "archived") === null) return sessionJson(obj);
+  const to = check(obj, "archive", meta.status);
+  const queued = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
+  if (queued) throw conflict(say("archive_busy", { what: obj.what, queued }));
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function unarchive(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const to = check(obj, "unarchive", meta.status);
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function setTitle(obj, a) {
+  const title = validTitle(a.title);
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (meta.title !== title) {
+    obj.db.run("UPDATE object SET title = ?", title);
+    event(obj, "session.title", { title });
+    touch(obj);
+  }
+  return sessionJson(obj);
+}
+function checkInvite(user, role) {
+  validName(user, "user");
+  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role }));
+}
+function invite(obj, a) {
+  const role = a.role ?? "member";
+  checkInvite(a.user, role);
+  requireSession(obj);
+  obj.requireVisible();
+  check(obj, "invite");
+  if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
+  const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current) {
+    const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
+    if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
+  }
+  if (!current || current[0] !== role) {
+    obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
+    event(obj, "participant.added", { user: a.user, role });
+    touch(obj, false);
+  }
+  return sessionJson(obj);
+}
+function dequeue(obj, a) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const r = promptRow(obj, a.prompt_id);
+  if (r[1] !== "pending") throw conflict(say("prompt_not_pending", { id: a.prompt_id, what: obj.what, status: r[1] }));
+  obj.db.run("DELETE FROM prompts WHERE id = ?", a.prompt_id);
+  event(obj, "prompt.dequeued", { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function queue(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const positions = /* @__PURE__ */ new Map();
+  obj.db.all(`SELECT id FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => positions.set(Number(r[0]), i + 1));
+  const [where, order] = a.pending_only ? ["WHERE status = 'pending'", QUEUE_ORDER] : ["", "id"];
+  return obj.db.all(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts ${where} ORDER BY ${order}`).map((r) => {
+    const p = promptJson(r);
+    p.position = positions.get(Number(p.id)) ?? null;
+    return p;
+  });
+}
+function events(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
+}
+function participants(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+  return sessionJson(obj).participants;
+}
+function expireLeases(obj, t) {
+  const meta = obj.meta();
+  const retried = obj.db.all("SELECT id, attempts FROM prompts WHERE status = 'processing' AND lease_expires_at <= ? AND on_expiry = 'retry' AND attempts < coalesce(max_attempts, 1) ORDER BY id", t);
+  for (const [id, attempts] of retried) {
+    handBack(obj, id);
+    event(obj, "prompt.lease_expired", { prompt_id: id, retry: true, attempts }, null);
+  }
+  const n = retried.length + failProcessing(obj, "timed out", "prompt.lease_expired", "status = 'processing' AND lease_expires_at <= ?", [t], null);
+  if (n) {
+    recompute(obj, meta.status);
+    touch(obj, false);
+  }
+  return n;
 }
 
 // src/rules/elicit.ts
@@ -7667,21 +7698,6 @@ function decoded(bytes2) {
   }
 }
 var WORKER_OPS = /* @__PURE__ */ new Set(["whoami", "limits", "object_id"]);
-async function callObject(env, id, call, devFault = null, raw2 = null) {
-  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
-  try {
-    if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
-    if (devFault === "retryable" && !faulted.has(call.request_id ?? "")) {
-      faulted.add(call.request_id ?? "");
-      throw Object.assign(new Error("Network connection lost."), { retryable: true });
-    }
-    return await stub.fetch("https://object/call", raw2 === null ? { method: "POST", body: JSON.stringify(call) } : { method: "POST", body: raw2, headers: { "x-durable-call": encodeURIComponent(JSON.stringify(call)) } });
-  } catch (e) {
-    const err = e;
-    if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
-    throw Object.assign(new DurableError(`the object did not answer: ${err.message}`, "busy"), { retryable: err.retryable === true });
-  }
-}
 function followCall(request) {
   if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
   let body;
@@ -7718,14 +7734,13 @@ async function rateCheck(env, claims, limit) {
   const retryAfter = answer3.result?.retry_after ?? null;
   if (retryAfter !== null) throw limited(limit, retryAfter);
 }
-var faulted = /* @__PURE__ */ new Set();
 async function revoke(env, admin, args) {
   if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
   const jti = args?.jti ?? null, user = args?.user ?? null, before = args?.issued_before ?? null;
   if (jti === null === (user === null)) throw new DurableError("revoke takes a token id (JTI) or --user USER, not both", "invalid_input");
   if (jti !== null && (typeof jti !== "string" || !jti || jti.length > 200)) throw new DurableError("invalid JTI: use the jti of a token", "invalid_input");
   if (user !== null) validName(user, "user");
-  if (user !== null && (!Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
+  if (user !== null && (before === null || !Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
   await askIndex(env, "revoke", { jti, user, issued_before: user === null ? null : before });
   forgetRevocations();
   return { revoked: jti, user, issued_before: user === null ? null : before };
@@ -7817,7 +7832,6 @@ var index_default = {
 export {
   DurableIndex,
   DurableObjectSession,
-  callObject,
   index_default as default,
   who
 };

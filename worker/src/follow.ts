@@ -8,7 +8,7 @@
 // the follower) is one close code, END_OF_STREAM. Messages are one row each: {"row": {...}} (a row as
 // `transcript show --jsonl` prints it), read from a lazy cursor one at a time. A follower whose socket would
 // hold more than MAX_BACKLOG unsent is closed with 4003 and reconnects from the last seq it printed.
-import { Db, Opened, now } from "./rules/state";
+import { Address, Config, Db, Opened, now } from "./rules/state";
 import { rowsSince } from "./rules/transcript";
 import { stringify } from "./rules/verbatim";
 
@@ -25,7 +25,7 @@ export const FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (i
   " call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
 
 type Token = { sub: string; iat: number; exp: number; jti: string };
-type Follow = { address: any; actor: string; config: any; id: string; all_users?: boolean; token?: Token };
+type Follow = { address: Address; actor: string; config: Config; id: string; all_users?: boolean; token?: Token };
 /** Why a follower's token no longer holds ("token revoked", "token expired"), or null; REVOKED tells
  *  whether the revocation list revokes it (null: the list could not be read). */
 export type TokenCheck = (t: Token) => boolean | null;

@@ -10,8 +10,10 @@ import { Claims, Revocations, checkConfig, checkRevoked, forgetRevocations, veri
 import * as strict from "./rules/strict";
 import { across } from "./across";
 import { checkArgs } from "./rules/args";
+import type { AuthArgs } from "./generated/ops";
 import { ask, listObjects } from "./indexes";
 import { searchAll } from "./search";
+import { callObject } from "./calls";
 import { counted } from "./subrequests";
 import { limited } from "./rate";
 import { RAW_AT, envelope } from "./raw";
@@ -154,28 +156,6 @@ function decoded(bytes: Uint8Array): string {
 /** The ops of an object's scope the Worker answers itself: their bodies are always parsed here. */
 const WORKER_OPS = new Set(["whoami", "limits", "object_id"]);
 
-/** One call to the object's Durable Object (`idFromName` of its id); its Response as it answered.
- *  A DO error marked `overloaded` is busy (exit 6) and not retried (Cloudflare: retrying adds load);
- *  only one marked `retryable` tells the client to retry (with the same request id). DEV_FAULT (tests,
- *  DURABLE_DEV_FAULTS only): fail this call as Cloudflare marks an overloaded or a retryable error. */
-export async function callObject(env: Env, id: string, call: unknown, devFault: string | null = null, raw: Uint8Array | null = null): Promise<Response> {
-  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
-  try {
-    if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
-    if (devFault === "retryable" && !faulted.has((call as { request_id?: string }).request_id ?? "")) {
-      faulted.add((call as { request_id?: string }).request_id ?? "");
-      throw Object.assign(new Error("Network connection lost."), { retryable: true });
-    }
-    // RAW: the body as it came (raw.ts), its call without args in a header; the object parses the body once
-    return await stub.fetch("https://object/call", raw === null ? { method: "POST", body: JSON.stringify(call) }
-      : { method: "POST", body: raw, headers: { "x-durable-call": encodeURIComponent(JSON.stringify(call)) } });
-  } catch (e) {
-    const err = e as Error & { overloaded?: boolean; retryable?: boolean };
-    if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
-    throw Object.assign(new DurableError(`the object did not answer: ${err.message}`, "busy"), { retryable: err.retryable === true });
-  }
-}
-
 /** A follow request's call (the x-durable-call header: JSON, ASCII): op "follow" of one object, args {since}. */
 function followCall(request: Request): Body {
   if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
@@ -216,16 +196,14 @@ async function rateCheck(env: Env, claims: Claims, limit: number) {
   if (retryAfter !== null) throw limited(limit, retryAfter);
 }
 
-const faulted = new Set<string>(); // request ids a "retryable" dev fault has failed once
-
 /** `durable remote revoke` (admin): a token by its jti, or a user's tokens issued before a time (whole seconds of iat). */
-async function revoke(env: Env, admin: boolean, args: any): Promise<unknown> {
+async function revoke(env: Env, admin: boolean, args: AuthArgs["revoke"] | undefined): Promise<unknown> {
   if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
   const jti = args?.jti ?? null, user = args?.user ?? null, before = args?.issued_before ?? null;
   if ((jti === null) === (user === null)) throw new DurableError("revoke takes a token id (JTI) or --user USER, not both", "invalid_input");
   if (jti !== null && (typeof jti !== "string" || !jti || jti.length > 200)) throw new DurableError("invalid JTI: use the jti of a token", "invalid_input");
   if (user !== null) validName(user, "user");
-  if (user !== null && (!Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
+  if (user !== null && (before === null || !Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
   await askIndex(env, "revoke", { jti, user, issued_before: user === null ? null : before });
   forgetRevocations(); // this isolate sees it at once; others within the cache's life (auth.ts)
   return { revoked: jti, user, issued_before: user === null ? null : before };
@@ -278,7 +256,7 @@ export default {
       if (!following && raw === null && !(body.op === "dev_forget_followers" && settings.faults)) { // (a raw body: its object checks them)
         checkArgs(["index", "objects", "auth"].includes(body.scope) ? body.scope : "object", body.op, body.args);
       }
-      if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args) });
+      if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args as AuthArgs["revoke"] | undefined) });
       const allUsers = body.all_users === true;
       if (allUsers && !token.admin) {
         throw new DurableError(`an installation-wide ${body.op === "import" ? "import (--all-users)" : body.op} needs an admin token; this token acts as user "${token.user}" only`, "permission_denied");

@@ -299,7 +299,7 @@ export class DurableObjectSession {
       return new Response(JSON.stringify({ result: [] }), { headers: { "content-type": "application/json" } });
     }
     const err = internalError(e, "an object's Durable Object");
-    const body: any = { error: { code: err.code, message: err.message } };
+    const body: { error: Record<string, unknown> } = { error: { code: err.code, message: err.message } };
     if (err.document !== undefined) body.error.document = err.document;
     return new Response(JSON.stringify(body), { status: httpStatus(err.code), headers: { "content-type": "application/json" } });
   }
