@@ -5,7 +5,7 @@
 Run it with the interpreter of the environment being measured. A and B alternate; a figure is the
 median of the per-pair ratios A/B (absolute times on a shared machine drift, ratios much less).
 
-1. tiktoken: `core.tokens.offline_encoding` (a private copy of the encoding's constructor whose file
+1. tiktoken: `core.offline_tiktoken.offline_encoding` (a private copy of the encoding's constructor whose file
    loader reads tiktoken's cache only) against the public `tiktoken.get_encoding`, each in a fresh
    process (import + load + one encode: what the first `append` under `tiktoken:<encoding>` pays),
    on a cached 100,000-token encoding; then the same two with the encoding NOT cached, counting network
@@ -17,7 +17,7 @@ median of the per-pair ratios A/B (absolute times on a shared machine drift, rat
    output), and the same with `check_circular=False`; in one process, the order rotating; then the
    encoding alone.
 3. typer: a hot command (`transcript append`) in fresh processes with the typer patches
-   (cli._bounded_numbers, cli._usage_as_in_man_pages) against the same run with both made no-ops.
+   (typer_patches.bounded_numbers, typer_patches.usage_as_in_man_pages, as app.py calls them) against the same run with both made no-ops.
 """
 
 import argparse
@@ -92,7 +92,7 @@ def alternate(name, a, b, env, rounds):
 
 SHIM = """
 import sys
-from durable_cli.core.tokens import offline_encoding
+from durable_cli.core.offline_tiktoken import offline_encoding
 from durable_cli.errors import DurableError
 try:
     enc = offline_encoding("tiktoken:{name}", "{name}")
@@ -251,12 +251,12 @@ def bench_json(rounds):
 
 RUN = """
 import sys
-import durable_cli.cli as cli
+import durable_cli.cli.app as app
 if sys.argv[1] == "public":
-    cli._bounded_numbers = lambda command: None
-    cli._usage_as_in_man_pages = lambda: None
+    app.bounded_numbers = lambda command: None
+    app.usage_as_in_man_pages = lambda: None
 sys.argv = ["durable", *sys.argv[2:]]
-cli.main()
+app.main()
 """
 
 
@@ -273,17 +273,17 @@ def bench_typer(rounds):
             alternate(f"durable {' '.join(args[:2])}: patched / unpatched typer", [PY, "-c", RUN, "shim", *args],
                       [PY, "-c", RUN, "public", *args], env, rounds)
         # in-process: the patches alone, on every command tree (--help builds them all)
-        code = ("import time, durable_cli.cli as c, typer.main\n"
-                "t=time.perf_counter(); c._usage_as_in_man_pages(); a=time.perf_counter()-t\n"
+        code = ("import time, durable_cli.cli.app as c, typer.main\n"
+                "t=time.perf_counter(); c.usage_as_in_man_pages(); a=time.perf_counter()-t\n"
                 "cmd = typer.main.get_command(c.build_app(full=True))\n"
-                "t=time.perf_counter(); c._bounded_numbers(cmd); b=time.perf_counter()-t\n"
+                "t=time.perf_counter(); c.bounded_numbers(cmd); b=time.perf_counter()-t\n"
                 "print(f'{a*1000:.3f} {b*1000:.3f}')")
         for what, build in (("every command tree (--help, completion)", "c.build_app(full=True)"),
                             ("the transcript group (transcript append)", "c.build_app(['transcript', 'append'])")):
             run = code.replace("c.build_app(full=True)", build)
             runs = [subprocess.run([PY, "-c", run], env=env, capture_output=True, text=True, check=True).stdout.split() for _ in range(rounds)]
-            print(f"  in-process, {what}: _usage_as_in_man_pages {statistics.median(float(r[0]) for r in runs):.3f} ms, "
-                  f"_bounded_numbers {statistics.median(float(r[1]) for r in runs):.3f} ms")
+            print(f"  in-process, {what}: usage_as_in_man_pages {statistics.median(float(r[0]) for r in runs):.3f} ms, "
+                  f"bounded_numbers {statistics.median(float(r[1]) for r in runs):.3f} ms")
     finally:
         shutil.rmtree(home)
 

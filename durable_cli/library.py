@@ -387,10 +387,13 @@ class Store(StoreOps):
             return session.handle.path
 
     def tombstone(self, name, **address):
-        """The tombstone a deleted adapter thread left at NAME (SPEC §12), or None."""
+        """The tombstone a deleted adapter thread left at NAME (SPEC §12), or None: only a participant the thread
+        had when deleted reads it; to anyone else NAME reads as a thread never made."""
         address = self.address(name, **address)
         object_id = self.objects.object_id(address.id_scope, address.owner, address.name)
-        return None if object_id is None else self.objects.index(create=False).tombstone(object_id)
+        if object_id is None:
+            return None
+        return self.objects.index(create=False).tombstone(object_id, self.user, user_scoped=address.id_scope == "user")
 
     def close(self) -> None:
         if self._objects is not None:

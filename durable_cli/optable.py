@@ -58,7 +58,7 @@ OPS = {
         "ttl": '{"rule": "retention.ttl", "write": true, "creates": false, "erases": false, "args": {"seconds": {"type": "integer", "min": 1, "max": 3153600000}, "clear": {"type": "boolean"}}}',
         "export": '{"worker": "rights.exportObject", "write": false, "creates": false, "erases": false, "args": {"cursor": {"type": "json"}}}',
         "import": '{"worker": "rights.importObject", "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": {"record": {"type": "object", "required": true}, "replace": {"type": "boolean"}, "keep_existing": {"type": "boolean"}, "part": {"type": "object"}}}',
-        "search_object": '{"worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}}',
+        "search_object": '{"worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "fts": {"type": "boolean"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}}',
         "meta": '{"write": false, "creates": false, "erases": false, "args": {}}',
         "tombstone": '{"write": false, "creates": false, "erases": false, "args": {}}',
         "object_id": '{"rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {}}',
@@ -87,7 +87,7 @@ OPS = {
         "revoke": '{"write": true, "creates": false, "erases": false, "args": {"jti": {"type": "string"}, "user": {"type": "string"}, "issued_before": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}}',
     },
     "objects": {
-        "search": '{"write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "user": {"type": "string"}, "session": {"type": "string"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "tenant": {"type": "string"}}}',
+        "search": '{"write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "fts": {"type": "boolean"}, "user": {"type": "string"}, "session": {"type": "string"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "tenant": {"type": "string"}}}',
     },
     "none": {
         "whoami": '{"write": false, "creates": false, "erases": false, "args": {}}',

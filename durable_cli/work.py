@@ -256,8 +256,9 @@ def _is_row(line: str) -> bool:
     return isinstance(value, dict) and "role" in value
 
 
-class Worker:
-    """The loop. REPORT(line: dict) is called once per prompt handled."""
+class Supervisor:
+    """`durable work`: supervises CMD for each prompt it takes (lease renewed while CMD runs, signals passed to
+    its process group, the outcome committed once). REPORT(line: dict) is called once per prompt handled."""
 
     def __init__(self, store, settings, *, name=None, everywhere=False, report=None):
         self.store, self.s = store, settings

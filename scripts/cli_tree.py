@@ -13,7 +13,7 @@ sys.path.insert(0, ROOT)
 
 import typer  # noqa: E402
 
-from durable_cli.cli import build_app  # noqa: E402
+from durable_cli.cli.app import build_app  # noqa: E402
 
 SUMMARY = "keep AI-agent sessions on local disk, one single-writer SQLite object per session"
 

@@ -1,13 +1,14 @@
 """Write the tables made from durable_cli/contract.json's op table.
 
 - worker/src/generated/ops.ts: the Worker's op table (write, creates, erases) and the argument specs its
-  every call is checked against (worker/src/rules/args.ts), as typed constants;
+  every call is checked against (worker/src/rules/args.ts), as typed constants, and each op's arguments as a
+  TypeScript type (ObjectArgs, IndexArgs, ...: what a call that passed those checks holds);
 - worker/src/generated/handlers.ts: each object op's handler, the function of worker/src/rules/ its
   "rule" (in camelCase) or "worker" names; object.ts adds the few ops it answers itself, and `tsc` refuses
-  an op with no handler, or a handler of an op the contract lacks;
+  an op with no handler, a handler of an op the contract lacks, or one whose arguments are not the op's;
 - durable_cli/core/rules.py: each object op's rule in durable_cli/core/ ("rule"), which library.Session
   takes as its method of the op's name (the contract is not parsed at import: start-up is a feature);
-- durable_cli/optable.py: every op's spec as a Python literal (durable_cli/seam.py binds and checks a call's
+- durable_cli/optable.py: every op's spec as JSON text (durable_cli/seam.py binds and checks a call's
   arguments against it, and the remote backend reads write and parts from it), loaded on the first call;
 - durable_cli/protocol.py: `SessionOps`, the typing.Protocol of the plain ops' methods (names, JSON types
   as Python types, positional arguments, defaults) that both backends' Session classes answer
@@ -56,10 +57,39 @@ def render() -> str:
             out.append(f"  {name}: {json.dumps(spec)},")
         out.append("} as const satisfies Record<string, OpSpec>;")
         out.append("")
+    for scope, table in ops.items():
+        out.append(f"/** The arguments of each {scope} op as a call that passed checkArgs holds them (absent or null: the default). */")
+        out.append(f"export type {scope.capitalize()}Args = {{")
+        for name, spec in table.items():
+            fields = [f"{arg}{'' if a.get('required') else '?'}: {ts_type(a)}{'' if a.get('required') or a['type'] == 'json' else ' | null'}"
+                      for arg, a in spec["args"].items()]
+            out.append(f"  {name}: {{ {'; '.join(fields)} }};" if fields else f"  {name}: Record<never, never>;")
+        out.append("};")
+        out.append("")
+    out.append("/** What the Durable Object adds to every object op's arguments (object.ts): an admin's installation-wide call. */")
+    out.append("export type Given = { all_users: boolean };")
+    out.append("/** The arguments of an op object.ts runs lazily (a body in parts, parts.ts): the lists K as iterators. */")
+    out.append("export type Lazy<A, K extends keyof A> = Omit<A, K> & { [P in keyof Pick<A, K>]: Each<A[P]> };")
+    out.append("type Each<V> = V extends readonly (infer T)[] ? Iterable<T> : V;")
+    out.append("")
     scopes = ", ".join(f"{scope}: {scope.upper()}_OPS" for scope in ops)
     out.append(f"export const SCOPES: Record<string, Record<string, OpSpec>> = {{ {scopes} }};")
     out.append("export type ObjectOp = keyof typeof OBJECT_OPS;")
     return "\n".join(out) + "\n"
+
+
+TS_TYPES = {"integer": "number", "string": "string", "boolean": "boolean", "object": "Record<string, unknown>",
+            "json": "unknown"}
+
+
+def ts_type(spec: dict) -> str:
+    """The TypeScript type of a value rules/args.ts lets through for SPEC (an array's items are never null)."""
+    if spec["type"] == "enum":
+        return " | ".join(json.dumps(v) for v in spec["values"])
+    if spec["type"] == "array":
+        item = ts_type(spec["items"]) if "items" in spec else "unknown"
+        return f"({item})[]" if " | " in item else f"{item}[]"
+    return TS_TYPES[spec["type"]]
 
 
 def camel(name: str) -> str:
@@ -84,12 +114,12 @@ def render_handlers() -> str:
     out = [f"// {HEAD}",
            "// Each object op's handler: the function of ../rules/ its \"rule\" (camelCase) or \"worker\" names.",
            'import type { Opened } from "../rules/state";',
-           'import type { ObjectOp } from "./ops";']
+           'import type { Given, ObjectArgs } from "./ops";']
     out += [f'import * as {module} from "../rules/{module}";' for module in modules]
     out.append("")
     out.append("export const RULES = {")
     out += [f"  {name}: {module}.{function}," for name, (module, function) in table.items()]
-    out.append("} satisfies Partial<Record<ObjectOp, (obj: Opened, args: any) => unknown>>;")
+    out.append("} satisfies { [Op in keyof ObjectArgs]?: (obj: Opened, args: ObjectArgs[Op] & Given) => unknown };")
     out.append("export type RuleOp = keyof typeof RULES;")
     return "\n".join(out) + "\n"
 

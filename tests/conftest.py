@@ -104,7 +104,7 @@ def home(tmp_path, monkeypatch):
 
 def run_inprocess(*args, input=None, monkeypatch=None):
     """Run `durable ARGS` in this process (fast; freezegun works); returns a Result."""
-    from durable_cli.cli import run
+    from durable_cli.cli.app import run
 
     stdin = io.TextIOWrapper(io.BytesIO(input.encode() if isinstance(input, str) else (input or b"")), encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()

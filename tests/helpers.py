@@ -38,7 +38,7 @@ def leaf_commands():
     """(path, click command) for every leaf command of the full CLI."""
     import typer
 
-    from durable_cli.cli import build_app
+    from durable_cli.cli.app import build_app
 
     def walk(cmd, path):
         subs = getattr(cmd, "commands", None)

@@ -126,7 +126,7 @@ def test_a_tokenizer_is_loaded_before_it_is_written(durable, durable_proc, tmp_p
     refused(durable_proc("config", "set", "transcript.tokenizer", "tiktoken:cl100k_base", env={"TIKTOKEN_CACHE_DIR": str(empty)}),
             "not available offline", "its encoding file is not in tiktoken's cache")
     probe = ("import sys; sys.modules['tiktoken'] = None\n"  # a plain install: no tiktoken package
-             "from durable_cli.cli import run; sys.exit(run(sys.argv[1:]))")
+             "from durable_cli.cli.app import run; sys.exit(run(sys.argv[1:]))")
     r = subprocess.run([sys.executable, "-c", probe, "config", "set", "transcript.tokenizer", "tiktoken:cl100k_base"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "needs the tiktoken package" in r.stderr and open(path).read() == before

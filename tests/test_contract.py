@@ -23,7 +23,7 @@ def test_transition_table_is_the_contracts():
 
 def test_worker_reads_its_tables_from_the_contract():
     """The Worker imports contract.json at build; no TypeScript file carries its own copy of the tables."""
-    for name in ("sessions.ts", "state.ts"):
+    for name in ("lifecycle.ts", "state.ts"):  # the transition table, the exit table
         with open(os.path.join(WORKER_SRC, "rules", name), encoding="utf-8") as f:
             assert 'from "../../../durable_cli/contract.json"' in f.read()
     for folder, _dirs, files in os.walk(WORKER_SRC):

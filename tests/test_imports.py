@@ -1,15 +1,20 @@
-"""No import cycle in durable_cli (STYLE.md): a cycle hidden behind a function-level import is still a cycle.
+"""No import cycle in durable_cli nor in worker/src (STYLE.md): a cycle hidden behind a function-level import
+is still a cycle.
 
 The graph is read from the AST of every module, imports inside functions included; an edge goes from a
 module to each durable_cli module it imports (`from . import x` names the submodule x when there is one).
+The Worker's graph is read from every import and re-export of worker/src/**/*.ts (`import type` and
+`import()` included): an edge goes to each module of worker/src a relative specifier names.
 """
 
 import ast
 import os
+import re
 
 from tests.conftest import ROOT
 
 PACKAGE = os.path.join(ROOT, "durable_cli")
+WORKER_SRC = os.path.join(ROOT, "worker", "src")
 
 
 def modules() -> dict:
@@ -126,3 +131,46 @@ def test_the_adapters_reach_rules_only_through_the_library():
     for adapter in ("durable_cli.integrations.openai_agents", "durable_cli.integrations.langgraph"):
         inside = sorted(t for t in edges[adapter] if t.split(".")[1:2] in (["core"], ["store"], ["across"], ["remote"]))
         assert inside == [], f"{adapter} imports {inside}: go through durable_cli.library"
+
+
+# import ... from "x", import type ... from "x", export ... from "x", import "x", import("x")
+TS_IMPORT = re.compile(r"""(?:^|[\n;])\s*(?:import|export)\b[^;"']*?\bfrom\s*["']([^"']+)["']"""
+                       r"""|(?:^|[\n;])\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)""")
+
+
+def ts_graph() -> dict:
+    """{module: modules it imports} over worker/src, modules named by their path without .ts ("rules/sessions");
+    a specifier naming a folder means its index.ts."""
+    known = {}
+    for folder, _dirs, files in os.walk(WORKER_SRC):
+        for name in files:
+            if name.endswith(".ts") and not name.endswith(".d.ts"):
+                path = os.path.join(folder, name)
+                known[os.path.relpath(path, WORKER_SRC)[:-3].replace(os.sep, "/")] = path
+    edges = {m: set() for m in known}
+    for module, path in known.items():
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for match in TS_IMPORT.finditer(text):
+            spec = next(g for g in match.groups() if g)
+            if not spec.startswith("."):
+                continue
+            base = os.path.normpath(os.path.join(os.path.dirname(module), spec)).replace(os.sep, "/")
+            target = next((t for t in (base, base + "/index") if t in known), None)
+            if target and target != module:
+                edges[module].add(target)
+    return edges
+
+
+def test_the_ts_import_graph_is_read():
+    """The reader sees the imports it must (a cycle test over an empty graph would pass whatever the code)."""
+    edges = ts_graph()
+    assert "rules/state" in edges["rules/sessions"] and "rules/transcript/index" in edges["rules/sessions"]
+    assert "generated/ops" in edges["generated/handlers"]  # import type
+    assert {"object", "indexes"} <= edges["index"]  # export { X } from
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle_in_worker_src():
+    found = cycles(ts_graph())
+    assert found == [], "import cycles in worker/src (type-only imports included):\n" + "\n".join(" <-> ".join(c) for c in found)

@@ -94,7 +94,8 @@ def test_table_functions_agree_with_this_pythons_str_methods():
 @pytest.mark.skipif(shutil.which("node") is None or not os.path.isdir(os.path.join(WORKER, "node_modules")),
                     reason="node and worker/node_modules are needed (cd worker && npm ci)")
 def test_worker_rules_pass_the_vectors():
-    """node's test runner over worker/test (the vectors against worker/src/rules, and the Worker's unit tests)."""
+    """node's test runner over worker/test (the vectors against worker/src/rules) and the rules' unit tests beside
+    them (worker/src/rules/**/*.test.ts, each rule over a real SQLite: worker/test/sqlite.ts)."""
     proc = subprocess.run(["npm", "test", "--silent"], cwd=WORKER, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 

@@ -4,7 +4,8 @@ import typer
 
 from ..errors import DurableError
 from ..messages import say
-from . import complete_choices, complete_name, mode, one_output, seconds, store, unless_interrupted
+from . import complete_choices, complete_name, mode, one_output, seconds, store
+from .signals import unless_interrupted
 from . import render
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)

@@ -13,6 +13,7 @@ def register(root: typer.Typer) -> None:
 def dev(
     port: int = typer.Option(None, "--port", metavar="N", help="Port on 127.0.0.1 (default: a free one)."),
     storage: str = typer.Option(None, "--storage", metavar="DIR", help="Keep the objects and the Worker's keys in DIR (default: a temporary directory, removed at exit)."),
+    rate_limit: int = typer.Option(0, "--rate-limit", metavar="N", help="Each token's requests a minute, as DURABLE_RATE_LIMIT deployed (default: 0, no limit)."),
 ):
     """Serve the Worker with a local workerd; prints {"url", "admin_token", "token_key_file"} once it answers, runs until SIGTERM/SIGINT.
 
@@ -24,7 +25,9 @@ def dev(
 
     if port is not None and not 0 < port < 65536:
         raise DurableError("--port must be between 1 and 65535", "invalid_input")
-    status = dev_server.serve(port=port, storage=storage)
+    if not 0 <= rate_limit <= dev_server.MAX_RATE_LIMIT:
+        raise DurableError(f"--rate-limit must be a whole number from 0 (no limit) to {dev_server.MAX_RATE_LIMIT}", "invalid_input")
+    status = dev_server.serve(port=port, storage=storage, rate_limit=rate_limit)
     raise typer.Exit(status)
 
 

@@ -6,7 +6,8 @@ import sys
 import typer
 
 from ..errors import DurableError
-from . import STOPPED, complete_choices, complete_name, mode, one_output, read_content, seconds, store, unless_interrupted
+from . import complete_choices, complete_name, mode, one_output, read_content, seconds, store
+from .signals import STOPPED, unless_interrupted
 from . import render
 
 app = typer.Typer(help="Session lifecycle and prompt queue.\n\nExample: durable session prompt fix-login \"Fix the login bug\"", no_args_is_help=True)

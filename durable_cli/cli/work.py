@@ -40,7 +40,7 @@ def work(
 
     Example: durable work chat --command 'jq -r .content | llm -m gpt-4o-mini' --wait 10m
     """
-    from ..work import Settings, Worker, _note
+    from ..work import Settings, Supervisor, _note
 
     if everywhere == (name is not None):
         raise DurableError("give a session NAME or --all (one of them)", "invalid_input")
@@ -60,4 +60,4 @@ def work(
                 what += f": {note or line['error']}"
             _note(what)
 
-    return Worker(s, settings, name=name, everywhere=everywhere, report=report).run()
+    return Supervisor(s, settings, name=name, everywhere=everywhere, report=report).run()

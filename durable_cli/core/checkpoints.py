@@ -200,7 +200,9 @@ def delete_thread(obj) -> None:
     from .. import clock
 
     meta = obj.meta()
-    obj.handle.store.index().bury(obj.id, obj.address.owner, newest_checkpoint_id(obj) if meta else None, clock.now())
+    # its readers: the participants it had (SPEC §12: to anyone else a deleted thread reads as one never made)
+    members = [u for (u,) in obj.handle.rows("SELECT user FROM participants ORDER BY user", ())] if meta else []
+    obj.handle.store.index().bury(obj.id, obj.address.owner, newest_checkpoint_id(obj) if meta else None, clock.now(), members)
     obj.handle.delete(owner=obj.address.owner, name=obj.name, created_at=meta["created_at"] if meta else None)
 
 

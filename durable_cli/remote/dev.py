@@ -103,7 +103,8 @@ def _capnp_string(text: str) -> str:
 def config_text(*, port: int, storage: str, module: str, secret: str, token_key: str, variables=None) -> str:
     """The capnp config of one Worker. VARIABLES: more text bindings (name -> text; None leaves one out, so
     a test can serve a misconfigured Worker)."""
-    values = {"DURABLE_SECRET": secret, "DURABLE_TOKEN_KEY": token_key, **(variables or {})}
+    # no per-token rate limit unless asked (`remote dev --rate-limit N`), so test suites under one token run
+    values = {"DURABLE_SECRET": secret, "DURABLE_TOKEN_KEY": token_key, "DURABLE_RATE_LIMIT": "0", **(variables or {})}
     bindings = [
         '(name = "OBJECTS", durableObjectNamespace = "DurableObjectSession")',
         '(name = "INDEX", durableObjectNamespace = "DurableIndex")',
@@ -174,11 +175,12 @@ def _kept(path: str) -> str:
 
 
 ADMIN_TOKEN_LIFE = 365 * 86400
+MAX_RATE_LIMIT = 10_000_000  # the most DURABLE_RATE_LIMIT the Worker takes (worker/src/auth.ts)
 
 
-def serve(*, port=None, storage=None, out=sys.stdout) -> int:
+def serve(*, port=None, storage=None, rate_limit=0, out=sys.stdout) -> int:
     """Run workerd until SIGTERM/SIGINT; print {"url", "admin_token", "token_key_file"} once it answers.
-    Returns the exit status."""
+    RATE_LIMIT: each token's requests a minute (DURABLE_RATE_LIMIT; 0, the default: no limit). Returns the exit status."""
     from . import tokens
 
     if storage is not None and "\0" in storage:  # (only an in-process caller can pass one)
@@ -199,7 +201,7 @@ def serve(*, port=None, storage=None, out=sys.stdout) -> int:
     config = os.path.join(scratch, "config.capnp")
     with open(config, "w", encoding="utf-8") as f:
         f.write(config_text(port=port, storage=os.path.join(storage, "objects"), module="index.js", secret=secret,
-                            token_key=token_key))
+                            token_key=token_key, variables={"DURABLE_RATE_LIMIT": str(rate_limit)}))
     os.makedirs(os.path.join(storage, "objects"), mode=0o700, exist_ok=True)
     url = f"http://127.0.0.1:{port}"
     log = open(os.path.join(scratch, "workerd.log"), "w+b")

@@ -8,7 +8,8 @@ commit that made it, one message a row: `{"row": {...}}`. The object closes the 
 END_OF_STREAM (4000) when the session ends (archived, cancelled, deleted, forgotten, purged, expired,
 no longer visible to the follower): the follower then returns (exit 0). At the first push after the
 follower's token was revoked or expired it closes it with 4001 instead: the follower says which and exits 5. On 4002 ("session expired,
-reconnect": the object had no mapping for the socket) and on any close it was not told the reason of
+reconnect": the object had no mapping for the socket), on 4003 ("too far behind, reconnect": the rows it had
+not read yet passed the object's 4 MiB bound) and on any close it was not told the reason of
 (1001 going away, 1006 dropped, a Worker restart), it reconnects from the last seq it printed, for up
 to remote.timeout (then exit 7), so no row is lost or repeated.
 
@@ -22,7 +23,8 @@ from ..errors import DurableError
 
 END_OF_STREAM = 4000
 TOKEN_ENDED = 4001  # the token was revoked or expired since the follow began: exit 5, saying which
-RECONNECT = (4002, 1001, 1006, 1011, 1012, 1013, 1014)  # told to reconnect, or not told why
+TOO_FAR_BEHIND = 4003  # the socket's backlog passed the object's bound (it was not reading): reconnect
+RECONNECT = (4002, TOO_FAR_BEHIND, 1001, 1006, 1011, 1012, 1013, 1014)  # told to reconnect, or not told why
 RECONNECT_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
 

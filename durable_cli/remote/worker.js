@@ -261,7 +261,7 @@ var contract_default = {
       ttl: { rule: "retention.ttl", write: true, creates: false, erases: false, args: { seconds: { type: "integer", min: 1, max: 31536e5 }, clear: { type: "boolean" } } },
       export: { worker: "rights.exportObject", write: false, creates: false, erases: false, args: { cursor: { type: "json" } } },
       import: { worker: "rights.importObject", write: true, creates: true, erases: false, parts: ["record.*"], args: { record: { type: "object", required: true }, replace: { type: "boolean" }, keep_existing: { type: "boolean" }, part: { type: "object" } } },
-      search_object: { worker: "rights.searchObject", write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      search_object: { worker: "rights.searchObject", write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, fts: { type: "boolean" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       meta: { write: false, creates: false, erases: false, args: {} },
       tombstone: { write: false, creates: false, erases: false, args: {} },
       object_id: { rule: "state.object_id", write: false, creates: false, erases: false, plain: true, args: {} },
@@ -290,7 +290,7 @@ var contract_default = {
       revoke: { write: true, creates: false, erases: false, args: { jti: { type: "string" }, user: { type: "string" }, issued_before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } }
     },
     objects: {
-      search: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, user: { type: "string" }, session: { type: "string" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, tenant: { type: "string" } } }
+      search: { write: false, creates: false, erases: false, args: { query: { type: "string", required: true }, fts: { type: "boolean" }, user: { type: "string" }, session: { type: "string" }, role: { type: "string" }, cutoff: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, superseded: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, tenant: { type: "string" } } }
     },
     none: {
       whoami: { write: false, creates: false, erases: false, args: {} },
@@ -1746,9 +1746,9 @@ var UNPRINTABLE = new RegExp(`[^${klass}]`, "u");
 var LEADING = new RegExp(`^[${WS}]+`, "u");
 var TRAILING = new RegExp(`[${WS}]+$`, "u");
 var WORD = new RegExp(`[^${WS}]+`, "gu");
-var printable = (text3) => !UNPRINTABLE.test(text3);
-var strip = (text3) => text3.replace(LEADING, "").replace(TRAILING, "");
-var wordCount = (text3) => (text3.match(WORD) ?? []).length;
+var printable = (text4) => !UNPRINTABLE.test(text4);
+var strip = (text4) => text4.replace(LEADING, "").replace(TRAILING, "");
+var wordCount = (text4) => (text4.match(WORD) ?? []).length;
 function quote(v) {
   if (typeof v !== "string") return v === null || v === void 0 ? "None" : String(v);
   const q = v.includes("'") && !v.includes('"') ? '"' : "'";
@@ -1806,6 +1806,16 @@ var DurableError = class extends Error {
   code;
   document;
 };
+function internalError(e, where) {
+  if (e instanceof DurableError && (e.code !== "internal" || INTERNAL_ANSWER.test(e.message))) return e;
+  const bytes2 = crypto.getRandomValues(new Uint8Array(8));
+  const id = [...bytes2].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const message = e instanceof Error ? e.message : String(e);
+  console.error(`durable: internal error ${id} in ${where}: ${message}${e instanceof Error && e.stack ? `
+${e.stack}` : ""}`);
+  return new DurableError(`internal error ${id}`, "internal");
+}
+var INTERNAL_ANSWER = /^internal error [0-9a-f]{16}$/;
 var invalid = (m) => new DurableError(m, "invalid_input");
 var notFound = (m) => new DurableError(m, "not_found");
 var conflict = (m) => new DurableError(m, "conflict");
@@ -1864,7 +1874,7 @@ var CHUNK_SCHEMA = [
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_write_gone AFTER DELETE ON lg_writes BEGIN DELETE FROM _durable_chunks WHERE key = OLD.value; END",
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_fact_gone AFTER DELETE ON facts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.value; END"
 ];
-var wholeSql = (text3) => `CASE WHEN length(${text3}) = ${MARK_LENGTH} AND substr(${text3}, 1, 2) = char(1, 2) THEN (SELECT group_concat(text, '') FROM (SELECT text FROM _durable_chunks WHERE key = ${text3} ORDER BY part)) ELSE ${text3} END`;
+var wholeSql = (text4) => `CASE WHEN length(${text4}) = ${MARK_LENGTH} AND substr(${text4}, 1, 2) = char(1, 2) THEN (SELECT group_concat(text, '') FROM (SELECT text FROM _durable_chunks WHERE key = ${text4} ORDER BY part)) ELSE ${text4} END`;
 var argumentsSql = (calls) => `CASE WHEN ${calls} IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(${wholeSql(calls)})) END`;
 var counted = (row3) => `${row3}.seq <= (SELECT mark FROM turns_mark)`;
 var ftsDelete = (row3) => `INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', ${row3}.seq, ${wholeSql(`${row3}.content`)}, ${argumentsSql(`${row3}.tool_calls`)});`;
@@ -1940,14 +1950,14 @@ var Db = class _Db {
     }
     return key;
   }
-  store(text3) {
+  store(text4) {
     const key = _Db.key();
     let part = 0;
-    for (let at = 0; at < text3.length || part === 0; part++) {
-      let end = Math.min(at + PART_UNITS, text3.length);
-      const last = text3.charCodeAt(end - 1);
-      if (end < text3.length && last >= 55296 && last <= 56319) end--;
-      const piece = text3.slice(at, end);
+    for (let at = 0; at < text4.length || part === 0; part++) {
+      let end = Math.min(at + PART_UNITS, text4.length);
+      const last = text4.charCodeAt(end - 1);
+      if (end < text4.length && last >= 55296 && last <= 56319) end--;
+      const piece = text4.slice(at, end);
       guardSql("", [piece]);
       this.sql.exec("INSERT INTO _durable_chunks (key, part, text) VALUES (?, ?, ?)", key, part, piece);
       at = end;
@@ -2160,11 +2170,11 @@ function sessionJson(obj) {
     external_id: m.external_id ?? null
   };
 }
-function validName(text3, what = "name") {
-  const s = typeof text3 === "string" ? text3 : "";
+function validName(text4, what = "name") {
+  const s = typeof text4 === "string" ? text4 : "";
   const n = [...s].length;
-  if (typeof text3 !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
-    throw invalid(say("invalid_name", { what, value: text3 }));
+  if (typeof text4 !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
+    throw invalid(say("invalid_name", { what, value: text4 }));
   }
   return s;
 }
@@ -2224,6 +2234,8 @@ function positiveVar(env, name, fallback, max, unit = "bytes") {
   }
   return Number(v);
 }
+var DEFAULT_RATE_LIMIT = 1200;
+var MAX_RATE_LIMIT = 1e7;
 var checked = null;
 function checkConfig(env) {
   if (checked && checked.env === env) return checked.settings;
@@ -2241,16 +2253,21 @@ function checkConfig(env) {
   const f = env.DURABLE_DEV_FAULTS;
   if (f !== void 0 && f !== "1" && f !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
   const subrequests = positiveVar(env, "DURABLE_SUBREQUEST_LIMIT", DEFAULT_SUBREQUESTS, 1e7, "subrequests per request");
-  const settings = { maxTurnBytes, maxBodyBytes, subrequests, faults: f === "1" };
+  const r = env.DURABLE_RATE_LIMIT;
+  if (r !== void 0 && r !== null && (typeof r !== "string" || !/^(0|[1-9][0-9]{0,7})$/.test(r) || Number(r) > MAX_RATE_LIMIT)) {
+    throw misconfigured("DURABLE_RATE_LIMIT", `must be a whole number from 0 (no limit) to ${MAX_RATE_LIMIT} (requests a minute per token), as text`);
+  }
+  const rateLimit = r === void 0 || r === null ? DEFAULT_RATE_LIMIT : Number(r);
+  const settings = { maxTurnBytes, maxBodyBytes, subrequests, rateLimit, faults: f === "1" };
   checked = { env, settings };
   return settings;
 }
 var B64URL = /^[A-Za-z0-9_-]*$/;
-function unb64url(text3) {
-  if (!B64URL.test(text3) || text3.length % 4 === 1) return null;
-  const bin = atob(text3.replace(/-/g, "+").replace(/_/g, "/") + "==".slice(0, (4 - text3.length % 4) % 4));
+function unb64url(text4) {
+  if (!B64URL.test(text4) || text4.length % 4 === 1) return null;
+  const bin = atob(text4.replace(/-/g, "+").replace(/_/g, "/") + "==".slice(0, (4 - text4.length % 4) % 4));
   const bytes2 = Uint8Array.from(bin, (c) => c.charCodeAt(0));
-  return b64url(bytes2) === text3 ? bytes2 : null;
+  return b64url(bytes2) === text4 ? bytes2 : null;
 }
 function b64url(bytes2) {
   let bin = "";
@@ -2258,10 +2275,10 @@ function b64url(bytes2) {
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 var verifyKey = null;
-async function keyFor(text3) {
-  if (!verifyKey || verifyKey.text !== text3) {
-    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(text3), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
-    verifyKey = { text: text3, key };
+async function keyFor(text4) {
+  if (!verifyKey || verifyKey.text !== text4) {
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(text4), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+    verifyKey = { text: text4, key };
   }
   return verifyKey.key;
 }
@@ -2356,31 +2373,31 @@ var CLOSE_OBJECT = 125;
 var OPEN_ARRAY = 91;
 var CLOSE_ARRAY = 93;
 var COMMA = 44;
-function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
+function scan(text4, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
   const keys = [];
   const path = [];
   let expectKey = false;
-  const n = text3.length;
-  let escape = lone ? text3.indexOf("\\u") : -1;
+  const n = text4.length;
+  let escape = lone ? text4.indexOf("\\u") : -1;
   let i = 0;
   while (i < n) {
-    const c = text3.charCodeAt(i);
+    const c = text4.charCodeAt(i);
     if (c === QUOTE) {
       let end = i + 1;
       for (; ; ) {
-        end = text3.indexOf('"', end);
+        end = text4.indexOf('"', end);
         let k = end - 1;
-        while (text3.charCodeAt(k) === BACKSLASH) k--;
+        while (text4.charCodeAt(k) === BACKSLASH) k--;
         if ((end - 1 - k) % 2 === 0) break;
         end++;
       }
-      if (escape !== -1 && escape < i) escape = text3.indexOf("\\u", i);
-      if (escape !== -1 && escape < end && LONE_SURROGATE.test(JSON.parse(text3.slice(i, end + 1)))) {
+      if (escape !== -1 && escape < i) escape = text4.indexOf("\\u", i);
+      if (escape !== -1 && escape < end && LONE_SURROGATE.test(JSON.parse(text4.slice(i, end + 1)))) {
         return LONE_MESSAGE;
       }
       if (expectKey) {
-        const raw2 = text3.slice(i + 1, end);
-        const key = raw2.includes("\\") ? JSON.parse(text3.slice(i, end + 1)) : raw2;
+        const raw2 = text4.slice(i + 1, end);
+        const key = raw2.includes("\\") ? JSON.parse(text4.slice(i, end + 1)) : raw2;
         const seen = keys[keys.length - 1];
         if (seen.has(key)) return say("json_duplicate_key", { key });
         seen.add(key);
@@ -2404,7 +2421,7 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
     } else if (c === 45 || c >= 48 && c <= 57) {
       let j = i + 1, plain = true;
       for (; j < n; j++) {
-        const d = text3.charCodeAt(j);
+        const d = text4.charCodeAt(j);
         if (d >= 48 && d <= 57) continue;
         if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45) {
           plain = false;
@@ -2413,7 +2430,7 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
         break;
       }
       if (!plain || j - i > 300) {
-        const lexeme = text3.slice(i, j);
+        const lexeme = text4.slice(i, j);
         const value = Number(lexeme);
         if (!Number.isFinite(value)) return say("json_overflow", { number: lexeme.slice(0, 40) });
         const L = keys.length;
@@ -2421,20 +2438,20 @@ function scan(text3, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
           return say("meta_usage_count", { key: path[L - 1] });
         }
       }
-      if (lexemes !== void 0 && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text3.slice(i, j));
+      if (lexemes !== void 0 && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text4.slice(i, j));
       i = j;
     } else i++;
   }
   return null;
 }
-function parse(text3, what, lexemes) {
+function parse(text4, what, lexemes) {
   let value;
   try {
-    value = JSON.parse(text3);
+    value = JSON.parse(text4);
   } catch {
     throw invalid(`${what} is not valid JSON text`);
   }
-  const why = scan(text3, MAX_DEPTH, lexemes);
+  const why = scan(text4, MAX_DEPTH, lexemes);
   if (why !== null) throw invalid(say("not_json", { what, why }));
   return value;
 }
@@ -2750,7 +2767,7 @@ var DurableIndex = class {
       }
       return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
     } catch (e) {
-      const err = e instanceof DurableError ? e : new DurableError(`internal error in the index: ${e?.message ?? e}`, "internal");
+      const err = internalError(e, "an index shard");
       return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), { status: 500, headers: { "content-type": "application/json" } });
     }
   }
@@ -2988,9 +3005,11 @@ function record(out, r) {
   if (r?.deleted) out.deleted.push(r.deleted);
   if (r?.changed) out.changed.push(r.changed);
 }
-async function across(env, who2, op, a) {
+async function across(env, who2, op, given) {
+  const args = (_) => given;
   switch (op) {
     case "ls": {
+      const a = args("ls");
       const user = asUser(who2, a.user);
       return select(env, { user }, {
         statuses: a.statuses ?? [],
@@ -3001,41 +3020,48 @@ async function across(env, who2, op, a) {
       }, a.before ?? null);
     }
     case "rows": {
+      const a = args("rows");
       if (a.all) adminOnly(who2, "--all");
       const filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who2.tenant };
       if (!a.all) return select(env, { user: asUser(who2, a.user) }, filter, a.before ?? null);
-      const after = a.before !== null && typeof a.before === "object" && typeof a.before.after === "string" ? a.before.after : "";
+      const before = a.before;
+      const after = before != null && typeof before === "object" && typeof before.after === "string" ? before.after : "";
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
     case "pending": {
-      const limit = Math.min(Math.max(Number(a.limit) || 8, 1), 100);
+      const limit = Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100);
       const lists2 = await memberLists(env, who2.actor, { pending_due: now(), tenant: who2.tenant, all_objects: true, limit });
       return lists2.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
     }
     case "usage":
-      return usage(env, who2, a);
-    case "purge":
+      return usage(env, who2, args("usage"));
+    case "purge": {
+      const a = args("purge");
       return a.dry_run ? purge(env, who2, a) : once(env, who2, () => purge(env, who2, a));
+    }
     case "sweep":
-      return once(env, who2, () => sweep(env, who2, a));
-    case "forget":
+      return once(env, who2, () => sweep(env, who2, args("sweep")));
+    case "forget": {
+      const a = args("forget");
       return a.dry_run ? forget(env, who2, a) : once(env, who2, () => forget(env, who2, a));
+    }
     case "reindex":
-      return once(env, who2, () => reindex(env, who2, a));
+      return once(env, who2, () => reindex(env, who2, args("reindex")));
     case "fault": {
+      const a = args("fault");
       adminOnly(who2, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
       if (a.shard === "auth:0" && a.stale_seconds != null) return devRevocationFault(!!a.refuse, a.stale_seconds * 1e3, Date.now()), null;
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed":
-      return seed(env, who2, a);
+      return seed(env, who2, args("seed"));
     // tests only, as "fault"
     case "census": {
       adminOnly(who2, "census");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
-      return Promise.all(a.shards.map((s) => ask(env, s, "census")));
+      return Promise.all(args("census").shards.map((s) => ask(env, s, "census")));
     }
     case "subrequests": {
       adminOnly(who2, "subrequests");
@@ -3060,7 +3086,8 @@ async function usage(env, who2, a) {
   const filter = { tenant: who2.tenant };
   const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant)).slice().sort();
   const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true };
-  const c = a.cursor !== null && typeof a.cursor === "object" && typeof a.cursor.shard === "string" && typeof a.cursor.after === "string" ? a.cursor : null;
+  const given = a.cursor;
+  const c = given != null && typeof given === "object" && typeof given.shard === "string" && typeof given.after === "string" ? { shard: given.shard, after: given.after } : null;
   if (a.session != null) {
     filter.name = a.session;
     if (c === null) {
@@ -3089,7 +3116,7 @@ async function usage(env, who2, a) {
   const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
   const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
   const add = (into, from) => {
-    for (const k of Object.keys(total)) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
+    for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
   };
   for (const p of parts) add(total, p.total);
   let groups;
@@ -3102,10 +3129,11 @@ async function usage(env, who2, a) {
       if (!m) merged.set(g.key, { ...g });
       else add(m, g);
     }
-    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
   return { groups, total, next };
 }
+var USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
 async function purge(env, who2, a) {
   const user = a.user ?? null;
   if (user === null) adminOnly(who2, "purge without --user");
@@ -3180,7 +3208,7 @@ async function reindex(env, who2, a) {
     let row3;
     try {
       const r = await system(env, placeholder, "reindex");
-      row3 = r && !r.absent ? r : null;
+      row3 = r && !("absent" in r) ? r : null;
     } catch (e) {
       skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
       return void 0;
@@ -3315,7 +3343,7 @@ var OBJECT_OPS = {
   ttl: { "rule": "retention.ttl", "write": true, "creates": false, "erases": false, "args": { "seconds": { "type": "integer", "min": 1, "max": 31536e5 }, "clear": { "type": "boolean" } } },
   export: { "worker": "rights.exportObject", "write": false, "creates": false, "erases": false, "args": { "cursor": { "type": "json" } } },
   import: { "worker": "rights.importObject", "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": { "record": { "type": "object", "required": true }, "replace": { "type": "boolean" }, "keep_existing": { "type": "boolean" }, "part": { "type": "object" } } },
-  search_object: { "worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  search_object: { "worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "fts": { "type": "boolean" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   meta: { "write": false, "creates": false, "erases": false, "args": {} },
   tombstone: { "write": false, "creates": false, "erases": false, "args": {} },
   object_id: { "rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
@@ -3344,7 +3372,7 @@ var AUTH_OPS = {
   revoke: { "write": true, "creates": false, "erases": false, "args": { "jti": { "type": "string" }, "user": { "type": "string" }, "issued_before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } }
 };
 var OBJECTS_OPS = {
-  search: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "user": { "type": "string" }, "session": { "type": "string" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "tenant": { "type": "string" } } }
+  search: { "write": false, "creates": false, "erases": false, "args": { "query": { "type": "string", "required": true }, "fts": { "type": "boolean" }, "user": { "type": "string" }, "session": { "type": "string" }, "role": { "type": "string" }, "cutoff": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "superseded": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "tenant": { "type": "string" } } }
 };
 var NONE_OPS = {
   whoami: { "write": false, "creates": false, "erases": false, "args": {} },
@@ -3402,6 +3430,24 @@ function checkArgs(scope, op, args) {
     if (why) throw invalid(`invalid argument ${name} of ${op}: ${spec.type === "array" ? why : `${shown(v)} ${why}`}`);
   }
 }
+
+// src/calls.ts
+async function callObject(env, id, call, devFault = null, raw2 = null) {
+  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
+  try {
+    if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
+    if (devFault === "retryable" && !faulted.has(call.request_id ?? "")) {
+      faulted.add(call.request_id ?? "");
+      throw Object.assign(new Error("Network connection lost."), { retryable: true });
+    }
+    return await stub.fetch("https://object/call", raw2 === null ? { method: "POST", body: JSON.stringify(call) } : { method: "POST", body: raw2, headers: { "x-durable-call": encodeURIComponent(JSON.stringify(call)) } });
+  } catch (e) {
+    const err = e;
+    if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
+    throw Object.assign(new DurableError(`the object did not answer: ${err.message}`, "busy"), { retryable: err.retryable === true });
+  }
+}
+var faulted = /* @__PURE__ */ new Set();
 
 // src/search.ts
 var MAX_OBJECTS = 1e3;
@@ -3476,6 +3522,132 @@ function compare(x, y) {
     } else if (a !== b) return a < b ? -1 : 1;
   }
   return 0;
+}
+
+// src/rate.ts
+var MINUTE_MS = 6e4;
+var RATE_TABLE = "CREATE TABLE IF NOT EXISTS _durable_rate (jti TEXT PRIMARY KEY, tokens REAL NOT NULL, at INTEGER NOT NULL)";
+function take(sql, jti, limit, at) {
+  sql.exec(RATE_TABLE);
+  const row3 = sql.exec("SELECT tokens, at FROM _durable_rate WHERE jti = ?", jti).toArray()[0];
+  const refill = limit / MINUTE_MS;
+  const tokens = row3 ? Math.min(limit, row3.tokens + Math.max(0, at - row3.at) * refill) : limit;
+  sql.exec("DELETE FROM _durable_rate WHERE at < ? AND jti != ?", at - MINUTE_MS, jti);
+  if (tokens < 1) {
+    sql.exec("INSERT OR REPLACE INTO _durable_rate (jti, tokens, at) VALUES (?, ?, ?)", jti, tokens, at);
+    return Math.max(1, Math.ceil((1 - tokens) / refill / 1e3));
+  }
+  sql.exec("INSERT OR REPLACE INTO _durable_rate (jti, tokens, at) VALUES (?, ?, ?)", jti, tokens - 1, at);
+  return null;
+}
+function limited(limit, retryAfter) {
+  return Object.assign(new DurableError(
+    `this token is over its rate limit of ${limit} requests a minute (DURABLE_RATE_LIMIT); retry after ${retryAfter} s; nothing was done`,
+    "rate_limited"
+  ), { status: 429, retryAfter });
+}
+
+// src/raw.ts
+var RAW_AT = 1024 * 1024;
+var QUOTE2 = 34;
+var BACKSLASH2 = 92;
+var COLON = 58;
+var COMMA2 = 44;
+var OPEN = /* @__PURE__ */ new Set([123, 91]);
+var CLOSE = /* @__PURE__ */ new Set([125, 93]);
+var notJson = () => invalid("the request body is not JSON");
+var decoder = () => new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+function space(b, i) {
+  while (i < b.length && (b[i] === 32 || b[i] === 10 || b[i] === 13 || b[i] === 9)) i++;
+  return i;
+}
+function skipString(b, i) {
+  for (i++; i < b.length; i++) {
+    if (b[i] === BACKSLASH2) i++;
+    else if (b[i] === QUOTE2) return i + 1;
+  }
+  throw notJson();
+}
+function skipValue(b, i) {
+  if (b[i] === QUOTE2) return skipString(b, i);
+  if (OPEN.has(b[i])) {
+    let depth = 0;
+    while (i < b.length) {
+      if (b[i] === QUOTE2) {
+        i = skipString(b, i);
+        continue;
+      }
+      if (OPEN.has(b[i])) depth++;
+      else if (CLOSE.has(b[i]) && --depth === 0) return i + 1;
+      i++;
+    }
+    throw notJson();
+  }
+  const start = i;
+  while (i < b.length && b[i] !== COMMA2 && !CLOSE.has(b[i]) && space(b, i) === i) i++;
+  if (i === start) throw notJson();
+  return i;
+}
+function text(b) {
+  try {
+    return decoder().decode(b);
+  } catch {
+    throw invalid("the request body is not valid UTF-8");
+  }
+}
+function envelope(body) {
+  let i = space(body, 0);
+  if (body[i] !== 123) throw invalid("the request body is not a JSON object");
+  const out = {};
+  let sawArgs = false;
+  i = space(body, i + 1);
+  if (body[i] === 125) i++;
+  else for (; ; ) {
+    if (body[i] !== QUOTE2) throw notJson();
+    const keyEnd = skipString(body, i);
+    const key = JSON.parse(text(body.subarray(i, keyEnd)));
+    if (Object.prototype.hasOwnProperty.call(out, key) || key === "args" && sawArgs) {
+      throw invalid(`invalid request body: ${say("json_duplicate_key", { key })}`);
+    }
+    i = space(body, keyEnd);
+    if (body[i] !== COLON) throw notJson();
+    const start = space(body, i + 1);
+    const end = skipValue(body, start);
+    if (key === "args") sawArgs = true;
+    else {
+      const value = text(body.subarray(start, end));
+      const why = scan(value, MAX_DEPTH, void 0, true);
+      if (why !== null) throw invalid(`invalid request body: ${why}`);
+      try {
+        out[key] = JSON.parse(value);
+      } catch {
+        throw notJson();
+      }
+    }
+    i = space(body, end);
+    if (body[i] === COMMA2) {
+      i = space(body, i + 1);
+      continue;
+    }
+    if (body[i] !== 125) throw notJson();
+    i++;
+    break;
+  }
+  if (space(body, i) !== body.length) throw notJson();
+  return out;
+}
+function rawArgs(bytes2, op) {
+  const body = text(bytes2);
+  const why = scan(body, MAX_DEPTH + ENVELOPE_DEPTH, void 0, true);
+  if (why !== null) throw invalid(`invalid request body: ${why}`);
+  let parsed;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw notJson();
+  }
+  checkArgs("object", op, parsed.args);
+  return parsed.args ?? {};
 }
 
 // src/generated/schema.json
@@ -3603,18 +3775,53 @@ var schema_default = {
   ]
 };
 
+// src/rules/lifecycle.ts
+var TRANSITIONS = contract_default.transitions;
+function check(obj, command, status = null, noop = false) {
+  const { from, to, role } = TRANSITIONS[command];
+  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
+  if (noop) return null;
+  const current = status ?? obj.meta().status;
+  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
+  return to ?? current;
+}
+function refusal(obj, command, current) {
+  const [what, name] = [obj.what, obj.name];
+  if (current === "archived") return say("refused_archived", { what, name });
+  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
+  if (current === "cancelled") return say("refused_cancelled", { what, name });
+  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
+  return say(`cannot_${command}`, { what, status: current });
+}
+function requireSession(obj) {
+  const meta = obj.meta();
+  if (meta === null) throw notFound(obj.missing);
+  return meta;
+}
+function validTitle(title) {
+  const t = typeof title === "string" ? strip(title) : title;
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
+  return t;
+}
+function validRequestId(id) {
+  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
+    throw invalid(say("invalid_request_id"));
+  }
+  return id;
+}
+
 // src/rules/tokens.ts
-function approx(text3) {
-  const chars = [...text3].length;
-  const words = wordCount(text3);
+function approx(text4) {
+  const chars = [...text4].length;
+  const words = wordCount(text4);
   return Math.max(Math.ceil(chars / 4), Math.ceil(words * 1.3)) + 4;
 }
 
 // src/rules/verbatim.ts
 var splicing = null;
 var Raw = class {
-  constructor(text3) {
-    this.text = text3;
+  constructor(text4) {
+    this.text = text4;
   }
   text;
   get value() {
@@ -3626,8 +3833,8 @@ var Raw = class {
     return splicing.mark;
   }
 };
-function raw(text3) {
-  return text3 === null || text3 === void 0 ? null : new Raw(text3);
+function raw(text4) {
+  return text4 === null || text4 === void 0 ? null : new Raw(text4);
 }
 function stringify(doc) {
   const mark = crypto.randomUUID().replace(/-/g, "");
@@ -3648,12 +3855,12 @@ function stringify(doc) {
   return s;
 }
 function field(f, key, where, lexemes) {
-  const text3 = f[`${key}_json`];
-  if (text3 !== void 0 && text3 !== null) {
+  const text4 = f[`${key}_json`];
+  if (text4 !== void 0 && text4 !== null) {
     if (f[key] !== void 0 && f[key] !== null) throw invalid(`${where}give ${key} or ${key}_json, not both`);
-    if (typeof text3 !== "string") throw invalid(`${where}${key}_json must be JSON text`);
-    const value2 = parse(text3, `${where}${key}`, lexemes);
-    return value2 === null ? [null, null] : [value2, text3];
+    if (typeof text4 !== "string") throw invalid(`${where}${key}_json must be JSON text`);
+    const value2 = parse(text4, `${where}${key}`, lexemes);
+    return value2 === null ? [null, null] : [value2, text4];
   }
   const value = f[key] === void 0 ? null : f[key];
   if (tooDeep(value)) throw invalid(where + say("json_too_deep", { what: key, max: MAX_DEPTH }));
@@ -3800,9 +4007,6 @@ function refuseRewriteIfOwned(obj, meta, doing) {
 }
 var marks = (n) => new Array(n).fill("?").join(",");
 
-// src/rules/transcript/appends.ts
-import { createHash } from "node:crypto";
-
 // src/rules/transcript/reads.ts
 var PAGE_ROWS = 1e3;
 var PAGE_BYTES = 524288;
@@ -3907,117 +4111,8 @@ function* rowsSince(obj, seq) {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }
 
-// src/rules/transcript/appends.ts
-var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
-function insertRows(obj, rows, author, requestId = null, hash = null) {
-  const t = now();
-  const seqs = [];
-  let tokens = 0;
-  for (const r of rows) {
-    const first2 = seqs.length === 0;
-    seqs.push(obj.db.one(
-      INSERT,
-      r.role,
-      r.content,
-      r.tokens,
-      author,
-      t,
-      r.call_id,
-      r.tool_calls,
-      r.name,
-      r.meta,
-      r.data,
-      first2 ? requestId : null,
-      first2 ? hash : null,
-      null
-    )[0]);
-    tokens += r.tokens;
-  }
-  const first = seqs[0], last = seqs[seqs.length - 1];
-  if (requestId !== null && last !== first) obj.db.run("UPDATE turns SET request_last = ? WHERE seq = ?", last, first);
-  obj.db.run(
-    "UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?, expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
-    seqs.length,
-    tokens,
-    t,
-    t,
-    t
-  );
-  return seqs;
-}
-function insertTurn(obj, role, content, author) {
-  return insertRows(obj, [prepare(obj, { role, content })], author)[0];
-}
-function rowsBetween(obj, first, last) {
-  const rows = pageOrNull(obj, `SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last);
-  return rows ?? obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", first, last).map((r) => r[0]);
-}
-function oneRow(obj, seq) {
-  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq));
-}
-function requestHasher() {
-  const h = createHash("sha256").update("[");
-  let n = 0;
-  return {
-    add(r) {
-      h.update((n++ ? "," : "") + dumps([r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]));
-    },
-    digest: () => h.update("]").digest("hex")
-  };
-}
-function eachRow(v, what = "rows") {
-  if (v == null) return [];
-  if (typeof v !== "object" || !(Symbol.iterator in v)) throw invalid(`${what} must be a list`);
-  return v;
-}
-function* prepared(obj, rows, where) {
-  let i = 0;
-  for (const r of rows) yield prepare(obj, r, where(i++));
-}
-function checkOrigin(origin) {
-  if (origin == null) return null;
-  if (!Array.isArray(origin) || origin.length !== 2 || typeof origin[0] !== "string" || typeof origin[1] !== "string") {
-    throw invalid("origin must be [external_id, adapter]");
-  }
-  return [origin[0], origin[1]];
-}
-function appendMany(obj, a) {
-  const input = eachRow(a.rows);
-  const where = (i) => a.one ? "" : `row ${i + 1}: `;
-  const requestId = validRequestId(a.request_id) ?? null;
-  const hasher = requestHasher();
-  let count = 0, only = null;
-  for (const r of prepared(obj, input, where)) {
-    if (count++ === 0) only = r;
-    hasher.add(r);
-  }
-  if (!count) throw invalid(say("no_rows"));
-  const digest = requestId !== null ? hasher.digest() : null;
-  const origin = checkOrigin(a.origin);
-  let meta = obj.meta();
-  if (meta === null) {
-    if (a.create === false) throw notFound(obj.missing);
-    createObject(obj, "active");
-    if (origin !== null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
-    meta = obj.meta();
-  } else {
-    obj.requireVisible();
-    if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
-  }
-  if (requestId !== null) {
-    const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
-    if (found) {
-      const same2 = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only.role && found[2] === only.content;
-      if (!same2) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
-      if (a.seqs_only) return obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", found[0], found[4]).map((r) => r[0]);
-      return a.one ? oneRow(obj, found[0]) : rowsBetween(obj, found[0], found[4]);
-    }
-  }
-  check(obj, "write", meta.status);
-  const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
-  if (a.seqs_only) return seqs;
-  return a.one ? oneRow(obj, seqs[0]) : rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
-}
+// src/rules/transcript/summaries.ts
+import { createHash } from "node:crypto";
 
 // src/rules/transcript/context.ts
 function pinnedPrefix(rows) {
@@ -4076,134 +4171,13 @@ function contextWindow(obj, a) {
   return { turns: rows.map(rowJson), tokens, budget };
 }
 
-// src/rules/transcript/edits.ts
-function pop(obj, a) {
-  const count = a.count ?? 1;
-  if (!isInt2(count) || count < 1) throw invalid(say("pop_count"));
-  const meta = requireVisible(obj);
-  refuseRewriteIfOwned(obj, meta, "be popped");
-  check(obj, "write", meta.status);
-  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
-  const removed = [];
-  for (let i = 0; i < count; i++) {
-    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
-    if (!r) break;
-    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
-    let restored = [0, 0];
-    if (r[KIND] === "summary") {
-      restored = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by = ?", r[SEQ]);
-      obj.db.run("UPDATE turns SET superseded_by = NULL WHERE superseded_by = ?", r[SEQ]);
-    } else obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
-    obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
-    removed.push(rowJson(r));
-  }
-  event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
-  touch(obj);
-  return removed;
-}
-function clear(obj) {
-  const meta = requireVisible(obj);
-  refuseRewriteIfOwned(obj, meta, "be cleared");
-  const n = obj.db.one("SELECT count(*) FROM turns")[0];
-  if (n === 0) return { deleted: 0 };
-  check(obj, "write", meta.status);
-  obj.db.run("DELETE FROM turns");
-  obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
-  obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
-  event(obj, "transcript.cleared", { deleted: n });
-  touch(obj);
-  return { deleted: n };
-}
-function redact(obj, a) {
-  const meta = requireVisible(obj);
-  const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
-  if (!row3) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
-  refuseRewriteIfOwned(obj, meta, "be redacted");
-  const calls = row3[CALLS] ? JSON.parse(row3[CALLS]).map((c) => ({ ...c, arguments: "{}" })) : null;
-  const parts = [REDACTED];
-  for (const c of calls ?? []) parts.push(c.name, c.arguments);
-  const count = approx(parts.join("\n"));
-  obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
-  if (row3[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row3[TOKENS], count);
-  obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
-  event(obj, "transcript.redacted", { seq: a.seq });
-  touch(obj);
-  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq));
-}
-var PRUNED = "[pruned]";
-function dropRemovedTokens(obj) {
-  obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
-}
-function prune(obj, a) {
-  const olderThan = a.older_than;
-  if (!isInt2(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
-  refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
-  const dryRun = !!a.dry_run;
-  const cutoff = now() - olderThan * 1e3;
-  const pin = new Set(pinned(obj).map((r) => r[SEQ]));
-  const doomed = /* @__PURE__ */ new Set();
-  for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
-  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
-  const inParts = (sql, seqs) => {
-    const out = [];
-    for (let i = 0; i < seqs.length; i += 100) {
-      const part = seqs.slice(i, i + 100);
-      for (const r of obj.db.all(sql(marks(part.length)), ...part)) out.push(r[0]);
-    }
-    return out;
-  };
-  while (frontier.length) {
-    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s) => !doomed.has(s));
-    for (const s of more) doomed.add(s);
-    frontier = more.length ? inParts((m) => `SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${m})`, more) : [];
-  }
-  if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
-  for (const s of [...doomed].sort((x, y) => x - y)) {
-    obj.db.run("DELETE FROM turns WHERE seq = ?", s);
-    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
-  }
-  const live = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL");
-  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live[0], live[1]);
-  dropRemovedTokens(obj);
-  event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
-  touch(obj, false);
-  return { deleted: doomed.size, dry_run: false };
-}
-function replaceTail(obj, a) {
-  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, `item ${i + 1}: `));
-  const origin = checkOrigin(a.origin);
-  const meta = requireVisible(obj);
-  refuseRewriteIfOwned(obj, meta, "be compacted");
-  check(obj, "write", meta.status);
-  const expected = a.expected ?? [];
-  if (!expected.length) return false;
-  const tail = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, expected.length).reverse();
-  if (tail.length !== expected.length || tail.some((r, i) => r[SEQ] !== expected[i] || r[KIND] !== "turn")) return false;
-  for (const r of tail) {
-    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
-    obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
-  }
-  obj.db.run(
-    "UPDATE object SET live_turns = live_turns - ?, live_tokens = live_tokens - ?",
-    tail.length,
-    tail.reduce((sum, r) => sum + r[TOKENS], 0)
-  );
-  dropRemovedTokens(obj);
-  event(obj, "transcript.popped", { seqs: [...expected].reverse() });
-  if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
-  if (rows.length) insertRows(obj, rows, obj.actor);
-  touch(obj);
-  return true;
-}
-
 // src/rules/transcript/summaries.ts
-import { createHash as createHash2 } from "node:crypto";
 var DIGEST = COLS.split(",").length;
 var IDS = DIGEST + 1;
 function light(r) {
   const out = [...r];
   for (const i of [CONTENT, CALLS, META2, DATA]) out[i] = null;
-  out.push(createHash2("sha256").update(JSON.stringify(r)).digest("hex"), JSON.stringify(r[KIND] === "turn" ? callIds(r) : []));
+  out.push(createHash("sha256").update(JSON.stringify(r)).digest("hex"), JSON.stringify(r[KIND] === "turn" ? callIds(r) : []));
   return out;
 }
 function lightRows(obj, sql, ...params) {
@@ -4304,11 +4278,11 @@ function commitSummary(obj, a) {
   }
   return insertSummary(obj, covered, a.text);
 }
-function insertSummary(obj, covered, text3) {
+function insertSummary(obj, covered, text4) {
   const first = Math.min(...covered.map((r) => r[KIND] === "summary" ? r[FIRST] : r[SEQ]));
   const last = Math.max(...covered.map((r) => r[KIND] === "summary" ? r[LAST] ?? r[FIRST] : r[SEQ]));
-  const count = approx(text3);
-  const seq = obj.db.one("INSERT INTO turns (role, content, tokens, author, created_at, kind, covers_first, covers_last) VALUES ('system', ?, ?, ?, ?, 'summary', ?, ?) RETURNING seq", text3, count, obj.actor, now(), first, last)[0];
+  const count = approx(text4);
+  const seq = obj.db.one("INSERT INTO turns (role, content, tokens, author, created_at, kind, covers_first, covers_last) VALUES ('system', ?, ?, ?, ?, 'summary', ?, ?) RETURNING seq", text4, count, obj.actor, now(), first, last)[0];
   for (const r of covered) obj.db.run("UPDATE turns SET superseded_by = ? WHERE seq = ?", seq, r[SEQ]);
   obj.db.run(
     "UPDATE object SET live_turns = live_turns - ? + 1, live_tokens = live_tokens - ? + ?",
@@ -4341,379 +4315,6 @@ function compact(obj, a) {
   checkText(obj, a.text, "summary");
   const plan = planCompact(obj, a);
   return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
-}
-
-// src/rules/sessions.ts
-var TRANSITIONS = contract_default.transitions;
-var PROMPT_COLUMNS = [
-  "id",
-  "status",
-  "content",
-  "author",
-  "source",
-  "request_id",
-  "turn_seq",
-  "attempts",
-  "start",
-  "created_at",
-  "started_at",
-  "lease_expires_at",
-  "completed_at",
-  "error"
-];
-var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
-var QUEUE_ORDER = `${ORDER_KEY}, id`;
-var MAX_INT = 9223372036854775807n;
-var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT;
-var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
-function check(obj, command, status = null, noop = false) {
-  const { from, to, role } = TRANSITIONS[command];
-  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
-  if (noop) return null;
-  const current = status ?? obj.meta().status;
-  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
-  return to ?? current;
-}
-function refusal(obj, command, current) {
-  const [what, name] = [obj.what, obj.name];
-  if (current === "archived") return say("refused_archived", { what, name });
-  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
-  if (current === "cancelled") return say("refused_cancelled", { what, name });
-  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
-  return say(`cannot_${command}`, { what, status: current });
-}
-function requireSession(obj) {
-  const meta = obj.meta();
-  if (meta === null) throw notFound(obj.missing);
-  return meta;
-}
-function create(obj, a) {
-  if (obj.meta() !== null) {
-    obj.requireVisible();
-    throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
-  }
-  createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
-  return sessionJson(obj);
-}
-function show2(obj) {
-  requireSession(obj);
-  return sessionJson(obj);
-}
-function validTitle(title) {
-  const t = typeof title === "string" ? strip(title) : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
-  return t;
-}
-function validRequestId(id) {
-  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
-    throw invalid(say("invalid_request_id"));
-  }
-  return id;
-}
-function promptJson(r) {
-  const p = {};
-  PROMPT_COLUMNS.forEach((k, i) => p[k] = r[i]);
-  for (const k of TIMES) p[k] = iso(p[k]);
-  return p;
-}
-function promptRow(obj, id) {
-  const r = obj.db.one(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts WHERE id = ?`, id);
-  if (!r) throw notFound(say("prompt_not_found", { id, what: obj.what, name: obj.name }));
-  return r;
-}
-function getPrompt(obj, a) {
-  const p = promptJson(promptRow(obj, a.prompt_id));
-  p.position = p.status === "pending" ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)[0] : null;
-  return p;
-}
-function recompute(obj, current) {
-  let to;
-  if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
-  else {
-    const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
-    to = last ? last[0] : "created";
-  }
-  setStatus(obj, to, current);
-}
-function prompt(obj, a) {
-  checkText(obj, a.content);
-  validRequestId(a.request_id);
-  let meta = obj.meta();
-  if (meta === null) {
-    if (!a.created) throw notFound(obj.missing);
-    createObject(obj, "active");
-    meta = obj.meta();
-  } else obj.requireVisible();
-  if (a.request_id != null) {
-    const row3 = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
-    if (row3) {
-      if (row3[1] !== a.content) throw conflict(say("prompt_request_id_reused", { request_id: a.request_id, what: obj.what }));
-      return getPrompt(obj, { prompt_id: row3[0] });
-    }
-  }
-  const to = check(obj, "prompt", meta.status);
-  const unfinished = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
-  const limit = obj.config.max_unfinished;
-  if (unfinished >= limit) {
-    if (a.waiting) return null;
-    throw conflict(say("queue_full", { what: obj.what, unfinished, limit }));
-  }
-  const id = obj.db.one(
-    "INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
-    a.content,
-    obj.actor,
-    a.source ?? null,
-    a.request_id ?? null,
-    now()
-  )[0];
-  event(obj, "prompt.queued", { prompt_id: id });
-  setStatus(obj, to, meta.status);
-  touch(obj);
-  return getPrompt(obj, { prompt_id: id });
-}
-function validPolicy(onExpiry, maxAttempts) {
-  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(say("invalid_on_lease_expiry", { value: onExpiry }));
-  if (!isPositive(maxAttempts)) throw invalid(say("invalid_max_attempts", { value: maxAttempts }));
-  return [onExpiry, maxAttempts];
-}
-function validAttempt(attempt) {
-  if (attempt == null) return null;
-  if (!isPositive(attempt)) throw invalid(say("invalid_attempt", { attempt }));
-  return attempt;
-}
-function nextPrompt(obj, a) {
-  const [onExpiry, maxAttempts] = validPolicy(a.on_expiry ?? "fail", a.max_attempts ?? 3);
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  check(obj, "next", meta.status);
-  const busy = obj.db.one("SELECT id FROM prompts WHERE status = 'processing' LIMIT 1");
-  if (busy) {
-    if (a.waiting) return null;
-    throw conflict(say("prompt_still_processing", { id: busy[0], what: obj.what, name: obj.name }));
-  }
-  const t = now();
-  const row3 = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
-  if (!row3) return null;
-  const [id, content, author] = row3;
-  let seq = row3[3];
-  if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")[0] !== seq) seq = insertTurn(obj, "user", content, author);
-  obj.db.run(
-    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, start = start + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
-    t,
-    t + a.lease_seconds * 1e3,
-    seq,
-    onExpiry,
-    maxAttempts,
-    id
-  );
-  event(obj, "prompt.started", { prompt_id: id, turn_seq: seq });
-  touch(obj);
-  const window = a.context != null ? contextWindow(obj, { budget: a.context, keep: seq }) : void 0;
-  const p = getPrompt(obj, { prompt_id: id });
-  if (a.context != null) p.window = window;
-  return p;
-}
-function processing(obj, id, doing, attempt = null) {
-  requireSession(obj);
-  obj.requireVisible();
-  const r = promptRow(obj, id);
-  if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current = r[PROMPT_COLUMNS.indexOf("start")];
-  if (attempt !== null && Number(attempt) !== Number(current)) {
-    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
-  }
-}
-function renew(obj, a) {
-  processing(obj, a.prompt_id, "renewed", validAttempt(a.attempt));
-  obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1e3, a.prompt_id);
-  touch(obj, false);
-  return getPrompt(obj, a);
-}
-var FINISH_ROLES = ["assistant", "tool"];
-function finish(obj, a) {
-  const attempt = validAttempt(a.attempt);
-  const failed = !!a.failed || a.error != null;
-  const given = eachRow(a.rows);
-  const fields2 = function* () {
-    yield* given;
-    if (a.reply != null) yield { role: "assistant", content: a.reply };
-  };
-  const prepared2 = function* () {
-    let i = 0;
-    for (const r of fields2()) yield prepare(obj, r, `line ${++i}: `);
-  };
-  let count = 0, last = null, badRole = null;
-  for (const r of prepared2()) {
-    count++;
-    if (badRole === null && !FINISH_ROLES.includes(r.role)) badRole = [count, r.role];
-    last = r;
-  }
-  if (badRole !== null) throw invalid(say("finish_row_role", { line: badRole[0], role: badRole[1] }));
-  if (last !== null && !failed && (last.role !== "assistant" || last.tool_calls != null)) {
-    throw invalid(say("finish_unended", { line: count }));
-  }
-  processing(obj, a.prompt_id, "finished", attempt);
-  const meta = obj.meta();
-  if (count) insertRows(obj, prepared2(), obj.actor);
-  obj.db.run(
-    "UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
-    failed ? "failed" : "completed",
-    now(),
-    failed ? a.error ?? null : null,
-    a.prompt_id
-  );
-  event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
-  recompute(obj, meta.status);
-  touch(obj);
-  return getPrompt(obj, a);
-}
-function handBack(obj, id, delaySeconds = 0, notAnAttempt = false) {
-  obj.db.run(
-    "UPDATE prompts SET status = 'pending', lease_expires_at = NULL, started_at = NULL, handed_back = (SELECT coalesce(max(handed_back), 0) + 1 FROM prompts), not_before = ?, attempts = max(attempts - ?, 0) WHERE id = ?",
-    delaySeconds ? now() + delaySeconds * 1e3 : null,
-    notAnAttempt ? 1 : 0,
-    id
-  );
-}
-function release(obj, a) {
-  const attempt = validAttempt(a.attempt);
-  const delay = a.delay_seconds ?? 0;
-  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(say("invalid_delay", { delay }));
-  processing(obj, a.prompt_id, "released", attempt);
-  const meta = obj.meta();
-  handBack(obj, a.prompt_id, delay, !!a.not_an_attempt);
-  const attempts = obj.db.one("SELECT attempts FROM prompts WHERE id = ?", a.prompt_id)[0];
-  event(obj, "prompt.released", { prompt_id: a.prompt_id, attempts, delay });
-  recompute(obj, meta.status);
-  touch(obj);
-  return getPrompt(obj, a);
-}
-function failProcessing(obj, error, type = "prompt.failed", where = "status = 'processing'", params = [], actor = void 0) {
-  const t = now();
-  const ids = obj.db.all(`SELECT id FROM prompts WHERE ${where} ORDER BY id`, ...params).map((r) => r[0]);
-  for (const id of ids) {
-    obj.db.run("UPDATE prompts SET status = 'failed', completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?", t, error, id);
-    event(obj, type, { prompt_id: id, error }, actor);
-  }
-  return ids.length;
-}
-function stop(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  if (!obj.db.one("SELECT 1 FROM prompts WHERE status = 'processing'")) return sessionJson(obj);
-  failProcessing(obj, "stopped");
-  recompute(obj, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function cancel(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  const to = check(obj, "cancel", meta.status);
-  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')");
-  setStatus(obj, to, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function archive(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  if (check(obj, "archive", null, meta.status === "archived") === null) return sessionJson(obj);
-  const to = check(obj, "archive", meta.status);
-  const queued = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
-  if (queued) throw conflict(say("archive_busy", { what: obj.what, queued }));
-  setStatus(obj, to, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function unarchive(obj) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  const to = check(obj, "unarchive", meta.status);
-  setStatus(obj, to, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function setTitle(obj, a) {
-  const title = validTitle(a.title);
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  if (meta.title !== title) {
-    obj.db.run("UPDATE object SET title = ?", title);
-    event(obj, "session.title", { title });
-    touch(obj);
-  }
-  return sessionJson(obj);
-}
-function checkInvite(user, role) {
-  validName(user, "user");
-  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role }));
-}
-function invite(obj, a) {
-  const role = a.role ?? "member";
-  checkInvite(a.user, role);
-  requireSession(obj);
-  obj.requireVisible();
-  check(obj, "invite");
-  if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
-  const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
-  if (!current) {
-    const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
-    if (count >= contract_default.constants.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
-  }
-  if (!current || current[0] !== role) {
-    obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
-    event(obj, "participant.added", { user: a.user, role });
-    touch(obj, false);
-  }
-  return sessionJson(obj);
-}
-function dequeue(obj, a) {
-  const meta = requireSession(obj);
-  obj.requireVisible();
-  const r = promptRow(obj, a.prompt_id);
-  if (r[1] !== "pending") throw conflict(say("prompt_not_pending", { id: a.prompt_id, what: obj.what, status: r[1] }));
-  obj.db.run("DELETE FROM prompts WHERE id = ?", a.prompt_id);
-  event(obj, "prompt.dequeued", { prompt_id: a.prompt_id });
-  recompute(obj, meta.status);
-  touch(obj);
-  return sessionJson(obj);
-}
-function queue(obj, a) {
-  requireSession(obj);
-  obj.requireVisible();
-  const positions = /* @__PURE__ */ new Map();
-  obj.db.all(`SELECT id FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => positions.set(Number(r[0]), i + 1));
-  const [where, order] = a.pending_only ? ["WHERE status = 'pending'", QUEUE_ORDER] : ["", "id"];
-  return obj.db.all(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts ${where} ORDER BY ${order}`).map((r) => {
-    const p = promptJson(r);
-    p.position = positions.get(Number(p.id)) ?? null;
-    return p;
-  });
-}
-function events(obj, a) {
-  requireSession(obj);
-  obj.requireVisible();
-  return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
-}
-function participants(obj) {
-  requireSession(obj);
-  obj.requireVisible();
-  return sessionJson(obj).participants;
-}
-function expireLeases(obj, t) {
-  const meta = obj.meta();
-  const retried = obj.db.all("SELECT id, attempts FROM prompts WHERE status = 'processing' AND lease_expires_at <= ? AND on_expiry = 'retry' AND attempts < coalesce(max_attempts, 1) ORDER BY id", t);
-  for (const [id, attempts] of retried) {
-    handBack(obj, id);
-    event(obj, "prompt.lease_expired", { prompt_id: id, retry: true, attempts }, null);
-  }
-  const n = retried.length + failProcessing(obj, "timed out", "prompt.lease_expired", "status = 'processing' AND lease_expires_at <= ?", [t], null);
-  if (n) {
-    recompute(obj, meta.status);
-    touch(obj, false);
-  }
-  return n;
 }
 
 // src/rules/fork.ts
@@ -5530,6 +5131,239 @@ var records_default = {
   ]
 };
 
+// src/rules/transcript/appends.ts
+import { createHash as createHash2 } from "node:crypto";
+var INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data, request_id, request_hash, request_last) VALUES (?, ?, ?, ?, ?, 'turn', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
+function insertRows(obj, rows, author, requestId = null, hash = null) {
+  const t = now();
+  const seqs = [];
+  let tokens = 0;
+  for (const r of rows) {
+    const first2 = seqs.length === 0;
+    seqs.push(obj.db.one(
+      INSERT,
+      r.role,
+      r.content,
+      r.tokens,
+      author,
+      t,
+      r.call_id,
+      r.tool_calls,
+      r.name,
+      r.meta,
+      r.data,
+      first2 ? requestId : null,
+      first2 ? hash : null,
+      null
+    )[0]);
+    tokens += r.tokens;
+  }
+  const first = seqs[0], last = seqs[seqs.length - 1];
+  if (requestId !== null && last !== first) obj.db.run("UPDATE turns SET request_last = ? WHERE seq = ?", last, first);
+  obj.db.run(
+    "UPDATE object SET live_turns = live_turns + ?, live_tokens = live_tokens + ?, updated_at = ?, last_active_at = ?, expires_at = CASE WHEN ttl_seconds IS NULL THEN NULL ELSE ? + ttl_seconds * 1000 END",
+    seqs.length,
+    tokens,
+    t,
+    t,
+    t
+  );
+  return seqs;
+}
+function insertTurn(obj, role, content, author) {
+  return insertRows(obj, [prepare(obj, { role, content })], author)[0];
+}
+function rowsBetween(obj, first, last) {
+  const rows = pageOrNull(obj, `SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last);
+  return rows ?? obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", first, last).map((r) => r[0]);
+}
+function oneRow(obj, seq) {
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq));
+}
+function requestHasher() {
+  const h = createHash2("sha256").update("[");
+  let n = 0;
+  return {
+    add(r) {
+      h.update((n++ ? "," : "") + dumps([r.role, r.content, r.tool_calls, r.call_id, r.name, r.meta, r.data, r.given]));
+    },
+    digest: () => h.update("]").digest("hex")
+  };
+}
+function eachRow(v, what = "rows") {
+  if (v == null) return [];
+  if (typeof v !== "object" || !(Symbol.iterator in v)) throw invalid(`${what} must be a list`);
+  return v;
+}
+function* prepared(obj, rows, where) {
+  let i = 0;
+  for (const r of rows) yield prepare(obj, r, where(i++));
+}
+function checkOrigin(origin) {
+  if (origin == null) return null;
+  if (!Array.isArray(origin) || origin.length !== 2 || typeof origin[0] !== "string" || typeof origin[1] !== "string") {
+    throw invalid("origin must be [external_id, adapter]");
+  }
+  return [origin[0], origin[1]];
+}
+function appendMany(obj, a) {
+  const input = eachRow(a.rows);
+  const where = (i) => a.one ? "" : `row ${i + 1}: `;
+  const requestId = validRequestId(a.request_id) ?? null;
+  const hasher = requestHasher();
+  let count = 0, only = null;
+  for (const r of prepared(obj, input, where)) {
+    if (count++ === 0) only = r;
+    hasher.add(r);
+  }
+  if (!count) throw invalid(say("no_rows"));
+  const digest = requestId !== null ? hasher.digest() : null;
+  const origin = checkOrigin(a.origin);
+  let meta = obj.meta();
+  if (meta === null) {
+    if (a.create === false) throw notFound(obj.missing);
+    createObject(obj, "active");
+    if (origin !== null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+    meta = obj.meta();
+  } else {
+    obj.requireVisible();
+    if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+  }
+  if (requestId !== null) {
+    const found = obj.db.one("SELECT seq, role, content, request_hash, coalesce(request_last, seq) FROM turns WHERE request_id = ?", requestId);
+    if (found) {
+      const same2 = found[3] !== null ? found[3] === digest : count === 1 && found[1] === only.role && found[2] === only.content;
+      if (!same2) throw conflict(say("append_request_id_reused", { request_id: requestId, what: obj.what }));
+      if (a.seqs_only) return obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", found[0], found[4]).map((r) => r[0]);
+      return a.one ? oneRow(obj, found[0]) : rowsBetween(obj, found[0], found[4]);
+    }
+  }
+  check(obj, "write", meta.status);
+  const seqs = insertRows(obj, prepared(obj, input, where), obj.actor, requestId, digest);
+  if (a.seqs_only) return seqs;
+  return a.one ? oneRow(obj, seqs[0]) : rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
+}
+
+// src/rules/transcript/edits.ts
+function pop(obj, a) {
+  const count = a.count ?? 1;
+  if (!isInt2(count) || count < 1) throw invalid(say("pop_count"));
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be popped");
+  check(obj, "write", meta.status);
+  if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
+  const removed = [];
+  for (let i = 0; i < count; i++) {
+    const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
+    if (!r) break;
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    let restored = [0, 0];
+    if (r[KIND] === "summary") {
+      restored = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by = ?", r[SEQ]);
+      obj.db.run("UPDATE turns SET superseded_by = NULL WHERE superseded_by = ?", r[SEQ]);
+    } else obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+    obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
+    removed.push(rowJson(r));
+  }
+  event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
+  touch(obj);
+  return removed;
+}
+function clear(obj) {
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be cleared");
+  const n = obj.db.one("SELECT count(*) FROM turns")[0];
+  if (n === 0) return { deleted: 0 };
+  check(obj, "write", meta.status);
+  obj.db.run("DELETE FROM turns");
+  obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
+  obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
+  event(obj, "transcript.cleared", { deleted: n });
+  touch(obj);
+  return { deleted: n };
+}
+function redact(obj, a) {
+  const meta = requireVisible(obj);
+  const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
+  if (!row3) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
+  refuseRewriteIfOwned(obj, meta, "be redacted");
+  const calls = row3[CALLS] ? JSON.parse(row3[CALLS]).map((c) => ({ ...c, arguments: "{}" })) : null;
+  const parts = [REDACTED];
+  for (const c of calls ?? []) parts.push(c.name, c.arguments);
+  const count = approx(parts.join("\n"));
+  obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
+  if (row3[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row3[TOKENS], count);
+  obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
+  event(obj, "transcript.redacted", { seq: a.seq });
+  touch(obj);
+  return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq));
+}
+var PRUNED = "[pruned]";
+function dropRemovedTokens(obj) {
+  obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
+}
+function prune(obj, a) {
+  const olderThan = a.older_than;
+  if (!isInt2(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
+  refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
+  const dryRun = !!a.dry_run;
+  const cutoff = now() - olderThan * 1e3;
+  const pin = new Set(pinned(obj).map((r) => r[SEQ]));
+  const doomed = /* @__PURE__ */ new Set();
+  for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
+  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
+  const inParts = (sql, seqs) => {
+    const out = [];
+    for (let i = 0; i < seqs.length; i += 100) {
+      const part = seqs.slice(i, i + 100);
+      for (const r of obj.db.all(sql(marks(part.length)), ...part)) out.push(r[0]);
+    }
+    return out;
+  };
+  while (frontier.length) {
+    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s) => !doomed.has(s));
+    for (const s of more) doomed.add(s);
+    frontier = more.length ? inParts((m) => `SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${m})`, more) : [];
+  }
+  if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
+  for (const s of [...doomed].sort((x, y) => x - y)) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", s);
+    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
+  }
+  const live = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL");
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live[0], live[1]);
+  dropRemovedTokens(obj);
+  event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
+  touch(obj, false);
+  return { deleted: doomed.size, dry_run: false };
+}
+function replaceTail(obj, a) {
+  const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, `item ${i + 1}: `));
+  const origin = checkOrigin(a.origin);
+  const meta = requireVisible(obj);
+  refuseRewriteIfOwned(obj, meta, "be compacted");
+  check(obj, "write", meta.status);
+  const expected = a.expected ?? [];
+  if (!expected.length) return false;
+  const tail = obj.db.all(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT ?`, expected.length).reverse();
+  if (tail.length !== expected.length || tail.some((r, i) => r[SEQ] !== expected[i] || r[KIND] !== "turn")) return false;
+  for (const r of tail) {
+    obj.db.run("DELETE FROM turns WHERE seq = ?", r[SEQ]);
+    obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq = ?", r[SEQ]);
+  }
+  obj.db.run(
+    "UPDATE object SET live_turns = live_turns - ?, live_tokens = live_tokens - ?",
+    tail.length,
+    tail.reduce((sum, r) => sum + r[TOKENS], 0)
+  );
+  dropRemovedTokens(obj);
+  event(obj, "transcript.popped", { seqs: [...expected].reverse() });
+  if (origin !== null && meta.external_id === null) obj.db.run("UPDATE object SET external_id = ?, adapter = ?", origin[0], origin[1]);
+  if (rows.length) insertRows(obj, rows, obj.actor);
+  touch(obj);
+  return true;
+}
+
 // src/rules/rights.ts
 var TABLES = records_default.tables;
 var COLUMNS = records_default.columns;
@@ -5544,7 +5378,7 @@ function isBase64(s) {
   const pad = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
   return !/[^A-Za-z0-9+/]/.test(pad ? s.slice(0, -pad) : s);
 }
-var MAX_INT2 = 2 ** 63 - 1;
+var MAX_INT = 2 ** 63 - 1;
 var utf82 = (s) => new TextEncoder().encode(s).length;
 var isInt3 = (v) => typeof v === "number" && Number.isInteger(v);
 var EXPORT_PAGE_ROWS = 1e3;
@@ -5631,7 +5465,7 @@ var withBlobsAsText = (rows) => rows.map((r) => Object.fromEntries(Object.entrie
 var Bad = class extends Error {
 };
 var clip = (s) => [...s].slice(0, 300).join("");
-function text(v) {
+function text2(v) {
   if (typeof v !== "string") throw new Bad(say("record_not_string", { kind: kind(v) }));
   if (/\p{Cs}/u.test(v)) throw new Bad(say("record_surrogate"));
   return v;
@@ -5645,11 +5479,11 @@ function kind(v) {
   return Array.isArray(v) ? "an array" : "an object";
 }
 function int(v) {
-  if (!isInt3(v) || Math.abs(v) > MAX_INT2) throw new Bad(say("record_not_integer", { kind: kind(v) }));
+  if (!isInt3(v) || Math.abs(v) > MAX_INT) throw new Bad(say("record_not_integer", { kind: kind(v) }));
   return v;
 }
 function jsonText(v, lexemes) {
-  text(v);
+  text2(v);
   let value;
   try {
     value = JSON.parse(v);
@@ -5663,12 +5497,12 @@ function jsonText(v, lexemes) {
 }
 var plainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 var CHECKS = {
-  text: (v) => text(v),
+  text: (v) => text2(v),
   nonempty: (v) => {
-    if (text(v) === "") throw new Bad(say("record_empty"));
+    if (text2(v) === "") throw new Bad(say("record_empty"));
   },
   name: (v) => {
-    text(v);
+    text2(v);
     try {
       validName(v);
     } catch {
@@ -5690,17 +5524,17 @@ var CHECKS = {
     if (v > records_default.max_ttl) throw new Bad(say("record_ttl"));
   },
   title: (v) => {
-    text(v);
+    text2(v);
     const n = [...v].length;
     if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad(say("record_title"));
   },
   request_id: (v) => {
-    text(v);
+    text2(v);
     const n = [...v].length;
     if (n < 1 || n > 128 || !printable(v)) throw new Bad(say("record_request_id"));
   },
   hex_id: (v) => {
-    text(v);
+    text2(v);
     if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad(say("record_hex_id"));
   },
   flag: (v) => {
@@ -5713,7 +5547,7 @@ var CHECKS = {
     if (v !== 1) throw new Bad(say("record_one"));
   },
   blob: (v) => {
-    text(v);
+    text2(v);
     if (!isBase64(v)) throw new Bad(say("record_blob"));
   },
   json: (v) => jsonText(v),
@@ -6059,6 +5893,346 @@ function searchObject(obj, a) {
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
 }
 
+// src/rules/sessions.ts
+var PROMPT_COLUMNS = [
+  "id",
+  "status",
+  "content",
+  "author",
+  "source",
+  "request_id",
+  "turn_seq",
+  "attempts",
+  "start",
+  "created_at",
+  "started_at",
+  "lease_expires_at",
+  "completed_at",
+  "error"
+];
+var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
+var QUEUE_ORDER = `${ORDER_KEY}, id`;
+var MAX_INT2 = 9223372036854775807n;
+var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT2;
+var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
+function create(obj, a) {
+  if (obj.meta() !== null) {
+    obj.requireVisible();
+    throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
+  }
+  createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
+  return sessionJson(obj);
+}
+function show2(obj) {
+  requireSession(obj);
+  return sessionJson(obj);
+}
+function promptJson(r) {
+  const p = {};
+  PROMPT_COLUMNS.forEach((k, i) => p[k] = r[i]);
+  for (const k of TIMES) p[k] = iso(p[k]);
+  return p;
+}
+function promptRow(obj, id) {
+  const r = obj.db.one(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts WHERE id = ?`, id);
+  if (!r) throw notFound(say("prompt_not_found", { id, what: obj.what, name: obj.name }));
+  return r;
+}
+function getPrompt(obj, a) {
+  const p = promptJson(promptRow(obj, a.prompt_id));
+  p.position = p.status === "pending" ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)[0] : null;
+  return p;
+}
+function recompute(obj, current) {
+  let to;
+  if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
+  else {
+    const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
+    to = last ? last[0] : "created";
+  }
+  setStatus(obj, to, current);
+}
+function prompt(obj, a) {
+  checkText(obj, a.content);
+  validRequestId(a.request_id);
+  let meta = obj.meta();
+  if (meta === null) {
+    if (!a.created) throw notFound(obj.missing);
+    createObject(obj, "active");
+    meta = obj.meta();
+  } else obj.requireVisible();
+  if (a.request_id != null) {
+    const row3 = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
+    if (row3) {
+      if (row3[1] !== a.content) throw conflict(say("prompt_request_id_reused", { request_id: a.request_id, what: obj.what }));
+      return getPrompt(obj, { prompt_id: row3[0] });
+    }
+  }
+  const to = check(obj, "prompt", meta.status);
+  const unfinished = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
+  const limit = obj.config.max_unfinished;
+  if (unfinished >= limit) {
+    if (a.waiting) return null;
+    throw conflict(say("queue_full", { what: obj.what, unfinished, limit }));
+  }
+  const id = obj.db.one(
+    "INSERT INTO prompts (status, content, author, source, request_id, created_at) VALUES ('pending', ?, ?, ?, ?, ?) RETURNING id",
+    a.content,
+    obj.actor,
+    a.source ?? null,
+    a.request_id ?? null,
+    now()
+  )[0];
+  event(obj, "prompt.queued", { prompt_id: id });
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return getPrompt(obj, { prompt_id: id });
+}
+function validPolicy(onExpiry, maxAttempts) {
+  if (onExpiry !== "fail" && onExpiry !== "retry") throw invalid(say("invalid_on_lease_expiry", { value: onExpiry }));
+  if (!isPositive(maxAttempts)) throw invalid(say("invalid_max_attempts", { value: maxAttempts }));
+  return [onExpiry, maxAttempts];
+}
+function validAttempt(attempt) {
+  if (attempt == null) return null;
+  if (!isPositive(attempt)) throw invalid(say("invalid_attempt", { attempt }));
+  return attempt;
+}
+function nextPrompt(obj, a) {
+  const [onExpiry, maxAttempts] = validPolicy(a.on_expiry ?? "fail", a.max_attempts ?? 3);
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  check(obj, "next", meta.status);
+  const busy = obj.db.one("SELECT id FROM prompts WHERE status = 'processing' LIMIT 1");
+  if (busy) {
+    if (a.waiting) return null;
+    throw conflict(say("prompt_still_processing", { id: busy[0], what: obj.what, name: obj.name }));
+  }
+  const t = now();
+  const row3 = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
+  if (!row3) return null;
+  const [id, content, author] = row3;
+  let seq = row3[3];
+  if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")[0] !== seq) seq = insertTurn(obj, "user", content, author);
+  obj.db.run(
+    "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, start = start + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
+    t,
+    t + a.lease_seconds * 1e3,
+    seq,
+    onExpiry,
+    maxAttempts,
+    id
+  );
+  event(obj, "prompt.started", { prompt_id: id, turn_seq: seq });
+  touch(obj);
+  const window = a.context != null ? contextWindow(obj, { budget: a.context, keep: seq }) : void 0;
+  const p = getPrompt(obj, { prompt_id: id });
+  if (a.context != null) p.window = window;
+  return p;
+}
+function processing(obj, id, doing, attempt = null) {
+  requireSession(obj);
+  obj.requireVisible();
+  const r = promptRow(obj, id);
+  if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
+  const current = r[PROMPT_COLUMNS.indexOf("start")];
+  if (attempt !== null && Number(attempt) !== Number(current)) {
+    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
+  }
+}
+function renew(obj, a) {
+  processing(obj, a.prompt_id, "renewed", validAttempt(a.attempt));
+  obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1e3, a.prompt_id);
+  touch(obj, false);
+  return getPrompt(obj, a);
+}
+var FINISH_ROLES = ["assistant", "tool"];
+function finish(obj, a) {
+  const attempt = validAttempt(a.attempt);
+  const failed = !!a.failed || a.error != null;
+  const given = eachRow(a.rows);
+  const fields2 = function* () {
+    yield* given;
+    if (a.reply != null) yield { role: "assistant", content: a.reply };
+  };
+  const prepared2 = function* () {
+    let i = 0;
+    for (const r of fields2()) yield prepare(obj, r, `line ${++i}: `);
+  };
+  let count = 0, last = null, badRole = null;
+  for (const r of prepared2()) {
+    count++;
+    if (badRole === null && !FINISH_ROLES.includes(r.role)) badRole = [count, r.role];
+    last = r;
+  }
+  if (badRole !== null) throw invalid(say("finish_row_role", { line: badRole[0], role: badRole[1] }));
+  if (last !== null && !failed && (last.role !== "assistant" || last.tool_calls != null)) {
+    throw invalid(say("finish_unended", { line: count }));
+  }
+  processing(obj, a.prompt_id, "finished", attempt);
+  const meta = obj.meta();
+  if (count) insertRows(obj, prepared2(), obj.actor);
+  obj.db.run(
+    "UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
+    failed ? "failed" : "completed",
+    now(),
+    failed ? a.error ?? null : null,
+    a.prompt_id
+  );
+  event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return getPrompt(obj, a);
+}
+function handBack(obj, id, delaySeconds = 0, notAnAttempt = false) {
+  obj.db.run(
+    "UPDATE prompts SET status = 'pending', lease_expires_at = NULL, started_at = NULL, handed_back = (SELECT coalesce(max(handed_back), 0) + 1 FROM prompts), not_before = ?, attempts = max(attempts - ?, 0) WHERE id = ?",
+    delaySeconds ? now() + delaySeconds * 1e3 : null,
+    notAnAttempt ? 1 : 0,
+    id
+  );
+}
+function release(obj, a) {
+  const attempt = validAttempt(a.attempt);
+  const delay = a.delay_seconds ?? 0;
+  if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(say("invalid_delay", { delay }));
+  processing(obj, a.prompt_id, "released", attempt);
+  const meta = obj.meta();
+  handBack(obj, a.prompt_id, delay, !!a.not_an_attempt);
+  const attempts = obj.db.one("SELECT attempts FROM prompts WHERE id = ?", a.prompt_id)[0];
+  event(obj, "prompt.released", { prompt_id: a.prompt_id, attempts, delay });
+  recompute(obj, meta.status);
+  touch(obj);
+  return getPrompt(obj, a);
+}
+function failProcessing(obj, error, type = "prompt.failed", where = "status = 'processing'", params = [], actor = void 0) {
+  const t = now();
+  const ids = obj.db.all(`SELECT id FROM prompts WHERE ${where} ORDER BY id`, ...params).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE prompts SET status = 'failed', completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?", t, error, id);
+    event(obj, type, { prompt_id: id, error }, actor);
+  }
+  return ids.length;
+}
+function stop(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (!obj.db.one("SELECT 1 FROM prompts WHERE status = 'processing'")) return sessionJson(obj);
+  failProcessing(obj, "stopped");
+  recompute(obj, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function cancel(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const to = check(obj, "cancel", meta.status);
+  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')");
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function archive(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (check(obj, "archive", null, meta.status === "archived") === null) return sessionJson(obj);
+  const to = check(obj, "archive", meta.status);
+  const queued = obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0];
+  if (queued) throw conflict(say("archive_busy", { what: obj.what, queued }));
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function unarchive(obj) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const to = check(obj, "unarchive", meta.status);
+  setStatus(obj, to, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function setTitle(obj, a) {
+  const title = validTitle(a.title);
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  if (meta.title !== title) {
+    obj.db.run("UPDATE object SET title = ?", title);
+    event(obj, "session.title", { title });
+    touch(obj);
+  }
+  return sessionJson(obj);
+}
+function checkInvite(user, role) {
+  validName(user, "user");
+  if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role }));
+}
+function invite(obj, a) {
+  const role = a.role ?? "member";
+  checkInvite(a.user, role);
+  requireSession(obj);
+  obj.requireVisible();
+  check(obj, "invite");
+  if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
+  const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current) {
+    const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
+    if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
+  }
+  if (!current || current[0] !== role) {
+    obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
+    event(obj, "participant.added", { user: a.user, role });
+    touch(obj, false);
+  }
+  return sessionJson(obj);
+}
+function dequeue(obj, a) {
+  const meta = requireSession(obj);
+  obj.requireVisible();
+  const r = promptRow(obj, a.prompt_id);
+  if (r[1] !== "pending") throw conflict(say("prompt_not_pending", { id: a.prompt_id, what: obj.what, status: r[1] }));
+  obj.db.run("DELETE FROM prompts WHERE id = ?", a.prompt_id);
+  event(obj, "prompt.dequeued", { prompt_id: a.prompt_id });
+  recompute(obj, meta.status);
+  touch(obj);
+  return sessionJson(obj);
+}
+function queue(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const positions = /* @__PURE__ */ new Map();
+  obj.db.all(`SELECT id FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => positions.set(Number(r[0]), i + 1));
+  const [where, order] = a.pending_only ? ["WHERE status = 'pending'", QUEUE_ORDER] : ["", "id"];
+  return obj.db.all(`SELECT ${PROMPT_COLUMNS.join(", ")} FROM prompts ${where} ORDER BY ${order}`).map((r) => {
+    const p = promptJson(r);
+    p.position = positions.get(Number(p.id)) ?? null;
+    return p;
+  });
+}
+function events(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
+}
+function participants(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+  return sessionJson(obj).participants;
+}
+function expireLeases(obj, t) {
+  const meta = obj.meta();
+  const retried = obj.db.all("SELECT id, attempts FROM prompts WHERE status = 'processing' AND lease_expires_at <= ? AND on_expiry = 'retry' AND attempts < coalesce(max_attempts, 1) ORDER BY id", t);
+  for (const [id, attempts] of retried) {
+    handBack(obj, id);
+    event(obj, "prompt.lease_expired", { prompt_id: id, retry: true, attempts }, null);
+  }
+  const n = retried.length + failProcessing(obj, "timed out", "prompt.lease_expired", "status = 'processing' AND lease_expires_at <= ?", [t], null);
+  if (n) {
+    recompute(obj, meta.status);
+    touch(obj, false);
+  }
+  return n;
+}
+
 // src/rules/elicit.ts
 var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
 var requestJson = (r) => ({
@@ -6321,6 +6495,8 @@ function rebuild(obj, r) {
 var END_OF_STREAM = 4e3;
 var TOKEN_ENDED = 4001;
 var UNKNOWN_SOCKET = 4002;
+var TOO_FAR_BEHIND = 4003;
+var MAX_BACKLOG = 4 * 1024 * 1024;
 var ENDS = ["archived", "cancelled"];
 var FOLLOWERS_TABLE = "CREATE TABLE IF NOT EXISTS _durable_followers (id TEXT PRIMARY KEY, user TEXT NOT NULL, call TEXT NOT NULL, last_seq INTEGER NOT NULL, at INTEGER NOT NULL)";
 function fidOf(ws) {
@@ -6391,11 +6567,27 @@ function pushOne(db, ws, fid, revoked) {
   if (f.address.id_scope === "tenant" && !f.all_users && obj.role() === null) return end("no longer visible");
   let last = Number(m[2]);
   for (const [seq, row3] of rowsSince(obj, last)) {
-    ws.send(stringify({ row: row3 }));
+    const message = stringify({ row: row3 });
+    const backlog = ws.bufferedAmount;
+    if (backlog > 0 && backlog + utf8Length(message) > MAX_BACKLOG) {
+      db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+      return close(ws, TOO_FAR_BEHIND, "too far behind, reconnect");
+    }
+    ws.send(message);
     last = seq;
   }
   if (last !== Number(m[2])) db.run("UPDATE _durable_followers SET last_seq = ? WHERE id = ?", last, fid);
   if (ENDS.includes(meta.status)) end(meta.status);
+}
+function utf8Length(text4) {
+  let n = text4.length;
+  for (let i = 0; i < text4.length; i++) {
+    const c = text4.charCodeAt(i);
+    if (c >= 2048 && (c < 55296 || c > 57343)) n += 2;
+    else if (c >= 128 && c < 2048) n += 1;
+    else if (c >= 55296 && c <= 56319) n += 1;
+  }
+  return n;
 }
 function endAll(ctx, why) {
   for (const ws of ctx.getWebSockets()) close(ws, END_OF_STREAM, why);
@@ -6413,7 +6605,7 @@ function bytes(v, what) {
   if (typeof v !== "string" || !isBase64(v)) throw invalid(`${what} must be base64 text`);
   return blobBytes(v);
 }
-var text2 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
+var text3 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
 function str(v, what) {
   if (typeof v !== "string") throw invalid(`${what} must be a string`);
   return v;
@@ -6531,7 +6723,7 @@ function checkpointRows(obj, a) {
   const [where, params] = filters(a);
   if (a.limit != null) params.push(Math.min(a.limit, Number.MAX_SAFE_INTEGER));
   const sql = `SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC` + (a.limit != null ? " LIMIT ?" : "");
-  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text2(r[4]), r[5]]);
+  const rows = obj.db.all(sql, ...params).map((r) => [r[0], r[1], r[2], r[3], text3(r[4]), r[5]]);
   if (!a.with_writes) return rows;
   return [rows, rows.map((r) => writeRows(obj, { ns: r[0], checkpoint_id: r[1] }))];
 }
@@ -6560,7 +6752,7 @@ function checkpointPage(obj, meta, a) {
   const limit = a.limit ?? Infinity;
   let bytes2 = 0;
   for (const r of obj.db.iter(`SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC, checkpoint_ns DESC`, ...params)) {
-    const row3 = [r[0], r[1], r[2], r[3], text2(r[4]), r[5]];
+    const row3 = [r[0], r[1], r[2], r[3], text3(r[4]), r[5]];
     const writes = writeRows(obj, { ns: r[0], checkpoint_id: r[1] });
     out.rows.push(row3);
     out.writes.push(writes);
@@ -6578,7 +6770,7 @@ function writeRows(obj, a) {
     "SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
     a.ns,
     a.checkpoint_id
-  ).map((r) => [r[0], r[1], r[2], text2(r[3]), r[4], r[5]]);
+  ).map((r) => [r[0], r[1], r[2], text3(r[3]), r[4], r[5]]);
 }
 function deleteThread(obj) {
   const meta = obj.meta();
@@ -6904,7 +7096,17 @@ var DurableObjectSession = class {
     const path = new URL(request.url).pathname;
     if (path === "/system") return this.system(await request.json());
     if (path === "/follow") return this.follow(request);
-    const call = await request.json();
+    if (path === "/rate") {
+      const { jti, limit } = await request.json();
+      const retryAfter = this.ctx.storage.transactionSync(() => take(this.ctx.storage.sql, jti, limit, now()));
+      return new Response(JSON.stringify({ result: { retry_after: retryAfter } }), { headers: { "content-type": "application/json" } });
+    }
+    let call;
+    try {
+      call = await this.callOf(request);
+    } catch (e) {
+      return this.answer(0, e);
+    }
     let fresh = false;
     try {
       if (call.op === "tombstone") {
@@ -6939,8 +7141,8 @@ var DurableObjectSession = class {
       if (call.request_id && op.write) {
         const seen = this.db.one("SELECT status, body FROM _durable_requests WHERE id = ?", call.request_id);
         if (seen) {
-          const text3 = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
-          return new Response(text3, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
+          const text4 = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
+          return new Response(text4, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
         }
       }
       const fired = this.fire(obj);
@@ -6958,6 +7160,9 @@ var DurableObjectSession = class {
       }
       let ran = null;
       const body = this.ctx.storage.transactionSync(() => {
+        if (call.dev_fault === "internal" && this.env.DURABLE_DEV_FAULTS === "1") {
+          throw new Error(`dev fault: SQLITE_ERROR near the object's storage of ${call.id}`);
+        }
         let args = { ...call.args ?? {}, all_users: !!call.all_users, ...extra };
         const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result;
@@ -6970,13 +7175,13 @@ var DurableObjectSession = class {
           if (part && op.lazy) dropStaged(this.db, part);
           if (op.write) this.dirty();
         }
-        const text3 = stringify({ result: result === void 0 ? null : result });
+        const text4 = stringify({ result: result === void 0 ? null : result });
         if (call.request_id && op.write) {
           const recall = reduce(call.op, call.args ?? {}, result);
           this.db.run(
             "INSERT OR REPLACE INTO _durable_requests (id, status, body, at) VALUES (?, 200, ?, ?)",
             call.request_id,
-            recall ? JSON.stringify(recall) : text3,
+            recall ? JSON.stringify(recall) : text4,
             now()
           );
           this.db.run(
@@ -6985,7 +7190,7 @@ var DurableObjectSession = class {
             REMEMBERED
           );
         }
-        return this.caughtUp(text3);
+        return this.caughtUp(text4);
       });
       if (op.buries) {
         await ask(
@@ -7005,6 +7210,15 @@ var DurableObjectSession = class {
       if (call.op === "import" && e instanceof DurableError && e.document === void 0) e.document = { id: call.id };
       return this.answer(0, e);
     }
+  }
+  /** A call as the Worker sent it: its JSON, or (a big body, raw.ts) the call without args in a header and the
+   *  client's body as it came, decoded, checked and parsed here once. */
+  async callOf(request) {
+    const head = request.headers.get("x-durable-call");
+    if (head === null) return await request.json();
+    const call = JSON.parse(decodeURIComponent(head));
+    call.args = rawArgs(new Uint8Array(await request.arrayBuffer()), call.op);
+    return call;
   }
   /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
    *  the home shard answers it only to a participant the thread had when deleted (or an admin's
@@ -7029,7 +7243,7 @@ var DurableObjectSession = class {
     if (e instanceof DurableError && e.code === "__empty_list") {
       return new Response(JSON.stringify({ result: [] }), { headers: { "content-type": "application/json" } });
     }
-    const err = e instanceof DurableError ? e : new DurableError(`internal error in the Worker: ${e?.message ?? e}`, "internal");
+    const err = internalError(e, "an object's Durable Object");
     const body = { error: { code: err.code, message: err.message } };
     if (err.document !== void 0) body.error.document = err.document;
     return new Response(JSON.stringify(body), { status: httpStatus(err.code), headers: { "content-type": "application/json" } });
@@ -7182,8 +7396,8 @@ var DurableObjectSession = class {
       const before = this.sentTo();
       const gone = before.filter((s) => !shards.includes(s));
       const joined = shards.filter((s) => s !== home && (force || !before.includes(s)));
-      const text3 = JSON.stringify([row3, shards]);
-      if (!force && text3 === this.sent && !gone.length) {
+      const text4 = JSON.stringify([row3, shards]);
+      if (!force && text4 === this.sent && !gone.length) {
         this.indexed = true;
         return row3;
       }
@@ -7199,7 +7413,7 @@ var DurableObjectSession = class {
         return row3;
       }
       this.indexed = true;
-      this.sent = text3;
+      this.sent = text4;
       if (persist || shards.join() !== before.join()) {
         this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET dirty = ?, shards = ?", persist ? 0 : 1, JSON.stringify(shards)));
       }
@@ -7212,7 +7426,8 @@ var DurableObjectSession = class {
     const exists = this.exists();
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
-    if (exists && (this.isDirty() || this.isRootDirty())) {
+    const indexable = exists && this.db.one("SELECT 1 FROM object") !== null;
+    if (indexable && (this.isDirty() || this.isRootDirty())) {
       const next = this.retry().at ?? (this.isDirty() ? now() : this.rootAt ?? now());
       due = Math.min(due ?? Infinity, next);
     }
@@ -7422,9 +7637,11 @@ function fail(e) {
   const error = { code, message: e.message };
   if (e.document !== void 0) error.document = e.document;
   if (e.retryable) error.retryable = true;
+  const retryAfter = e.retryAfter;
+  if (retryAfter !== void 0) error.retry_after = retryAfter;
   return new Response(JSON.stringify({ error }), {
     status: e.code === "unauthorized" ? 401 : e.status ?? httpStatus(e.code),
-    headers: { "content-type": "application/json" }
+    headers: { "content-type": "application/json", ...retryAfter !== void 0 ? { "retry-after": String(retryAfter) } : {} }
   });
 }
 async function who(env, header) {
@@ -7452,7 +7669,7 @@ function refuseOthers(body, address, actor, id) {
   }
   throw new DurableError(`${what} belongs to another user; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
 }
-async function bodyText(request, max) {
+async function bodyBytes(request, max) {
   const tooLarge = (n) => Object.assign(new DurableError(
     `the request body${n === null ? "" : ` of ${n} bytes`} is over this Worker's DURABLE_MAX_BODY_BYTES (${max}); send a batch in parts (the durable client does) or raise the variable`,
     "invalid_input",
@@ -7460,47 +7677,35 @@ async function bodyText(request, max) {
   ), { status: 413 });
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) throw tooLarge(Number(declared));
-  if (!request.body) return "";
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
-  const parts = [];
+  let all = new Uint8Array(declared !== null && /^[0-9]+$/.test(declared) ? Number(declared) : 65536);
   let total = 0;
   for (; ; ) {
     const { done, value } = await reader.read();
     if (done) break;
-    total += value.byteLength;
-    if (total > max) {
+    if (total + value.byteLength > max) {
       await reader.cancel().catch(() => void 0);
       throw tooLarge(null);
     }
-    parts.push(value);
+    if (total + value.byteLength > all.length) {
+      const grown = new Uint8Array(Math.min(max, Math.max(all.length * 2, total + value.byteLength)));
+      grown.set(all.subarray(0, total));
+      all = grown;
+    }
+    all.set(value, total);
+    total += value.byteLength;
   }
-  const all = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.byteLength;
-  }
+  return all.subarray(0, total);
+}
+function decoded(bytes2) {
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes2);
   } catch {
     throw new DurableError("the request body is not valid UTF-8", "invalid_input");
   }
 }
-async function callObject(env, id, call, devFault = null) {
-  const stub = env.OBJECTS.get(env.OBJECTS.idFromName(id));
-  try {
-    if (devFault === "overloaded") throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
-    if (devFault === "retryable" && !faulted.has(call.request_id ?? "")) {
-      faulted.add(call.request_id ?? "");
-      throw Object.assign(new Error("Network connection lost."), { retryable: true });
-    }
-    return await stub.fetch("https://object/call", { method: "POST", body: JSON.stringify(call) });
-  } catch (e) {
-    const err = e;
-    if (err.overloaded) throw new DurableError(`the object is overloaded (${err.message}); try again later`, "busy");
-    throw Object.assign(new DurableError(`the object did not answer: ${err.message}`, "busy"), { retryable: err.retryable === true });
-  }
-}
+var WORKER_OPS = /* @__PURE__ */ new Set(["whoami", "limits", "object_id"]);
 function followCall(request) {
   if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") throw new DurableError("GET /v1/follow takes a WebSocket upgrade", "invalid_input");
   let body;
@@ -7522,14 +7727,28 @@ async function followObject(env, id, call) {
     throw new DurableError(`the object did not answer: ${e.message}`, "busy");
   }
 }
-var faulted = /* @__PURE__ */ new Set();
+async function rateCheck(env, claims, limit) {
+  const id = await objectId2(env.DURABLE_SECRET, "reserved", claims.sub, "");
+  let answer3;
+  try {
+    const response = await env.OBJECTS.get(env.OBJECTS.idFromName(id)).fetch("https://object/rate", {
+      method: "POST",
+      body: JSON.stringify({ jti: claims.jti, limit })
+    });
+    answer3 = await response.json();
+  } catch (e) {
+    throw Object.assign(new DurableError(`the rate limit's object did not answer: ${e.message}`, "busy"), { retryable: true });
+  }
+  const retryAfter = answer3.result?.retry_after ?? null;
+  if (retryAfter !== null) throw limited(limit, retryAfter);
+}
 async function revoke(env, admin, args) {
   if (!admin) throw new DurableError("'remote revoke' needs an admin token", "permission_denied");
   const jti = args?.jti ?? null, user = args?.user ?? null, before = args?.issued_before ?? null;
   if (jti === null === (user === null)) throw new DurableError("revoke takes a token id (JTI) or --user USER, not both", "invalid_input");
   if (jti !== null && (typeof jti !== "string" || !jti || jti.length > 200)) throw new DurableError("invalid JTI: use the jti of a token", "invalid_input");
   if (user !== null) validName(user, "user");
-  if (user !== null && (!Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
+  if (user !== null && (before === null || !Number.isSafeInteger(before) || before < 0)) throw new DurableError("issued_before must be whole seconds since the epoch", "invalid_input");
   await askIndex(env, "revoke", { jti, user, issued_before: user === null ? null : before });
   forgetRevocations();
   return { revoked: jti, user, issued_before: user === null ? null : before };
@@ -7546,16 +7765,23 @@ var index_default = {
         throw new DurableError(`no such endpoint ${request.method} ${url.pathname}; is the remote URL a durable Worker?`, "invalid_input");
       }
       const token = await who(env, request.headers.get("authorization"));
+      if (settings.rateLimit > 0) await rateCheck(env, token.claims, settings.rateLimit);
       let body;
-      const text3 = following ? request.headers.get("x-durable-call") ?? "" : await bodyText(request, settings.maxBodyBytes);
-      try {
-        body = following ? followCall(request) : JSON.parse(text3);
-      } catch (e) {
-        if (e instanceof DurableError) throw e;
-        throw new DurableError("the request body is not JSON", "invalid_input");
+      const bytes2 = following ? null : await bodyBytes(request, settings.maxBodyBytes);
+      const head = bytes2 !== null && bytes2.byteLength >= RAW_AT ? envelope(bytes2) : null;
+      const raw2 = head !== null && ["user", "tenant", "reserved"].includes(head.scope) && !WORKER_OPS.has(head.op) ? bytes2 : null;
+      if (raw2 !== null) body = head;
+      else {
+        const text4 = bytes2 === null ? request.headers.get("x-durable-call") ?? "" : decoded(bytes2);
+        try {
+          body = following ? followCall(request) : JSON.parse(text4);
+        } catch (e) {
+          if (e instanceof DurableError) throw e;
+          throw new DurableError("the request body is not JSON", "invalid_input");
+        }
+        const why = scan(text4, MAX_DEPTH + ENVELOPE_DEPTH, void 0, true);
+        if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
       }
-      const why = scan(text3, MAX_DEPTH + ENVELOPE_DEPTH, void 0, true);
-      if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
       if (body === null || typeof body !== "object" || Array.isArray(body)) throw new DurableError("the request body is not a JSON object", "invalid_input");
       const actor = body.actor == null ? token.user : validName(body.actor, "user");
       if (!token.admin && actor !== token.user) {
@@ -7564,7 +7790,7 @@ var index_default = {
       if (body.op === "whoami") return json({ result: { user: actor, admin: token.admin } });
       if (body.op === "limits") return json({ result: { max_body_bytes: settings.maxBodyBytes, max_turn_bytes: settings.maxTurnBytes } });
       if (body.op === "sql_limits" && body.scope === "dev" && token.admin && settings.faults) return json({ result: await ask(env, "dev:0", "sql_limits", {}) });
-      if (!following && !(body.op === "dev_forget_followers" && settings.faults)) {
+      if (!following && raw2 === null && !(body.op === "dev_forget_followers" && settings.faults)) {
         checkArgs(["index", "objects", "auth"].includes(body.scope) ? body.scope : "object", body.op, body.args);
       }
       if (body.op === "revoke" && body.scope === "auth") return json({ result: await revoke(env, token.admin, body.args) });
@@ -7603,17 +7829,17 @@ var index_default = {
         config: callConfig(settings.maxTurnBytes, c)
       };
       const { sub, iat, exp, jti } = token.claims;
-      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, call, settings.faults ? body.dev_fault ?? null : null);
+      const devFault = settings.faults ? body.dev_fault ?? null : null;
+      if (devFault === "internal_worker") throw new Error(`dev fault: a detail of the Worker's own for the log only (${id})`);
+      return following ? await followObject(env, id, { ...call, token: { sub, iat, exp, jti } }) : await callObject(env, id, devFault === "internal" ? { ...call, dev_fault: devFault } : call, devFault, raw2);
     } catch (e) {
-      if (e instanceof DurableError) return fail(e);
-      return fail(new DurableError(`internal error in the Worker: ${e.message}`, "internal"));
+      return fail(internalError(e, "the Worker"));
     }
   }
 };
 export {
   DurableIndex,
   DurableObjectSession,
-  callObject,
   index_default as default,
   who
 };

@@ -4,6 +4,7 @@ It is a cache of the objects (each object stores its own scope, owner and NAME) 
 rebuilt from them; so it runs WAL with synchronous=NORMAL and a busy timeout for many writers.
 """
 
+import json
 import os
 import sqlite3
 import threading
@@ -289,18 +290,38 @@ class Index:
         self.connect(create=True)
         self._run(work)
 
-    def bury(self, object_id: str, owner: str, last_checkpoint, at: int) -> None:
-        """Leave (or move forward) the tombstone of a deleted adapter thread."""
+    def bury(self, object_id: str, owner: str, last_checkpoint, at: int, members=()) -> None:
+        """Leave (or move forward) the tombstone of a deleted adapter thread; its readers are MEMBERS (the
+        participants it had), joined with those of any thread buried at that id before."""
         self.connect(create=True)
         self._graves.clear()
-        self._run(lambda db: db.execute(
-            "INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')),"
-            " deleted_at = excluded.deleted_at", (object_id, owner, last_checkpoint, at)))
 
-    def tombstone(self, object_id: str):
-        """OBJECT_ID's tombstone {id, owner, last_checkpoint, deleted_at}, or None (remembered while nobody
-        else commits to index.db: one PRAGMA instead of a query)."""
+        def work(db):
+            had = db.execute("SELECT members FROM tombstones WHERE id = ?", (object_id,)).fetchone()
+            readers = sorted(set(json.loads(had[0]) if had and had[0] else []) | set(members))
+            db.execute(
+                "INSERT INTO tombstones (id, owner, last_checkpoint, deleted_at, members) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET last_checkpoint = max(coalesce(last_checkpoint, ''), coalesce(excluded.last_checkpoint, '')),"
+                " deleted_at = excluded.deleted_at, members = excluded.members",
+                (object_id, owner, last_checkpoint, at, json.dumps(readers, separators=(",", ":"))))
+
+        self._run(work)
+
+    def tombstone(self, object_id: str, reader: str, *, user_scoped: bool):
+        """OBJECT_ID's tombstone {id, owner, last_checkpoint, deleted_at} as READER may see it (SPEC §12): only a
+        participant the thread had when deleted reads it (one buried before they were kept: a user-scoped
+        thread's owner); to anyone else None, exactly as for a thread never made."""
+        grave = self._grave(object_id)
+        if grave is None:
+            return None
+        readers = grave["members"]
+        if reader in (json.loads(readers) if readers else []) or (readers is None and user_scoped and reader == grave["owner"]):
+            return {k: grave[k] for k in ("id", "owner", "last_checkpoint", "deleted_at")}
+        return None
+
+    def _grave(self, object_id: str):
+        """OBJECT_ID's tombstone row with its readers, or None (remembered while nobody else commits to
+        index.db: one PRAGMA instead of a query)."""
         if not self.connect(create=False):
             return None
 
@@ -311,8 +332,8 @@ class Index:
                 self._graves_version = version
             if object_id in self._graves:
                 return self._graves[object_id]
-            row = db.execute("SELECT id, owner, last_checkpoint, deleted_at FROM tombstones WHERE id = ?", (object_id,)).fetchone()
-            found = None if row is None else dict(zip(("id", "owner", "last_checkpoint", "deleted_at"), row))
+            row = db.execute("SELECT id, owner, last_checkpoint, deleted_at, members FROM tombstones WHERE id = ?", (object_id,)).fetchone()
+            found = None if row is None else dict(zip(("id", "owner", "last_checkpoint", "deleted_at", "members"), row))
             if len(self._graves) >= 4096:
                 self._graves.clear()
             self._graves[object_id] = found

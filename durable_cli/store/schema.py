@@ -417,6 +417,12 @@ INDEX_MIGRATIONS = [
         "ALTER TABLE objects ADD COLUMN pending_at INTEGER;"
         " CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL;",
     ),
+    (
+        "tombstone_members",
+        # SPEC §12: a tombstone answers only the participants the thread had when deleted (JSON array of user
+        # names; null: buried before they were kept, answered to a user-scoped thread's owner only)
+        "ALTER TABLE tombstones ADD COLUMN members TEXT;",
+    ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)
 

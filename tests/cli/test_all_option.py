@@ -2,7 +2,7 @@
 
 import typer
 
-from durable_cli.cli import build_app
+from durable_cli.cli.app import build_app
 
 SAYS = {  # the command, and what its --all help must name
     "ls": "archived",

@@ -5,7 +5,7 @@ import sys
 
 PROBE = """
 import sys
-from durable_cli.cli import run
+from durable_cli.cli.app import run
 status = run(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'hashlib', '_hashlib', 'tomllib', 'platformdirs', 'dataclasses')
                or m in ('durable_cli.across.search', 'durable_cli.across.usage') or m.startswith('durable_cli.remote')

@@ -30,7 +30,7 @@ def test_usage_lines_name_arguments_and_options_show_their_choices():
     from tests.helpers import leaf_commands
     import typer
 
-    from durable_cli.cli import build_app
+    from durable_cli.cli.app import build_app
 
     for path, cmd in leaf_commands():
         ctx = typer.main.get_command(build_app(full=True)).make_context("durable", list(path) + ["--help"], resilient_parsing=True)

@@ -55,11 +55,11 @@ out["usage_plain"] = usage(command)
 out["big_plain"] = run(command, "n", "t", "--limit", str(2**63))
 out["nan_plain"] = run(command, "n", "t", "--ratio", "nan")
 
-from durable_cli import cli
+from durable_cli.cli import typer_patches
 
-cli._usage_as_in_man_pages()
+typer_patches.usage_as_in_man_pages()
 command = typer.main.get_command(app)
-cli._bounded_numbers(command)
+typer_patches.bounded_numbers(command)
 out["usage_patched"] = usage(command)
 out["big_patched"] = run(command, "n", "t", "--limit", str(2**63))
 out["small_patched"] = run(command, "n", "t", "--limit", str(-2**63 - 1))
@@ -94,10 +94,10 @@ def test_every_number_option_of_durable_is_bounded():
     import typer.main
     from typer._click import types
 
-    from durable_cli import cli
+    from durable_cli.cli import app, typer_patches
 
-    command = typer.main.get_command(cli.build_app(full=True))
-    cli._bounded_numbers(command)
+    command = typer.main.get_command(app.build_app(full=True))
+    typer_patches.bounded_numbers(command)
     numbers = []
 
     def walk(cmd):

@@ -238,7 +238,7 @@ def die(path, *rest):
     real(path, *rest)
     os.kill(os.getpid(), signal.SIGKILL)  # after the journal and the unlink, before the index row goes
 objects.remove_files = die
-from durable_cli.cli import main
+from durable_cli.cli.app import main
 sys.argv = ["durable", "purge", "--older-than", "1d", "--yes"]
 main()
 """

@@ -168,7 +168,7 @@ def test_backup_is_a_working_home(durable, home, tmp_path, monkeypatch):
 
 APPENDER = """
 import sys
-from durable_cli.cli import run
+from durable_cli.cli.app import run
 for i in range(150):
     assert run(["transcript", "append", "busy", "--role", "user", f"n{i}"]) == 0
 """

@@ -95,7 +95,7 @@ def test_a_cached_file_that_does_not_match_its_hash_is_not_used(tmp_path):
     assert result["network"] == [] and (cache / hashlib.sha1(url.encode()).hexdigest()).exists()
 
 
-# -- issue 24: the private tiktoken API the offline loader (core/tokens.py) relies on --------------------------
+# -- issue 24: the private tiktoken API the offline loader (core/offline_tiktoken.py) relies on --------------------------
 
 def test_the_tiktoken_internals_the_offline_loader_reads_are_still_there():
     """offline_encoding copies an encoding's constructor with its file loader swapped: it needs the registry's
@@ -116,7 +116,7 @@ def test_the_tiktoken_internals_the_offline_loader_reads_are_still_there():
     assert "data_gym_to_mergeable_bpe_ranks" in registry.ENCODING_CONSTRUCTORS["gpt2"].__code__.co_names
     assert "o200k_base" in registry.ENCODING_CONSTRUCTORS["o200k_harmony"].__code__.co_names  # built on it
     assert list(inspect.signature(tiktoken.load.load_tiktoken_bpe).parameters)[:2] == ["tiktoken_bpe_file", "expected_hash"]
-    # GPT-2's loader: copied with the reader it calls by that name swapped (core/tokens._cached_data_gym)
+    # GPT-2's loader: copied with the reader it calls by that name swapped (core/offline_tiktoken._cached_data_gym)
     assert "read_file_cached" in tiktoken.load.data_gym_to_mergeable_bpe_ranks.__code__.co_names
     assert list(inspect.signature(tiktoken.load.read_file_cached).parameters)[:2] == ["blobpath", "expected_hash"]
     assert {"name", "pat_str", "mergeable_ranks", "special_tokens"} <= set(inspect.signature(tiktoken.Encoding).parameters)
@@ -129,7 +129,7 @@ import json, sys
 attempts = []
 sys.addaudithook(lambda event, args: attempts.append(event) if event in ("socket.connect", "socket.getaddrinfo") else None)
 import tiktoken, tiktoken.load
-from durable_cli.core.tokens import offline_encoding, _cached_bpe
+from durable_cli.core.offline_tiktoken import offline_encoding, _cached_bpe
 TEXTS = ["", "hello hello world", "\ud800", "a\udfffb", "\ud83d\ude00", "\U0001f600 caf\u00e9 \u6771\u4eac",
          "\x00\x01\x1f\x7f\u0085\u2028\u2029\ufeff", "<|endoftext|> hello <|endoftext|>", " " * 5000 + "x",
          "hello" * 2000, "\n\r\n\t" * 100, "".join(chr(c) for c in range(0x20, 0x3000, 7))]

@@ -283,10 +283,16 @@ def test_tokenizer_that_cannot_run_offline_is_exit_2(durable):
     import importlib.util
 
     durable("transcript", "append", "t", "--role", "user", "before")
-    assert durable("config", "set", "transcript.tokenizer", "nonsense").status == 0
+    r = durable("config", "set", "transcript.tokenizer", "nonsense")
+    assert r.status == 2 and "unknown tokenizer" in r.err  # refused before it is written (issue 33 item 10)
+    # a config file that names one anyway (edited by hand, or written by an older durable): appends say why
+    config = os.environ["DURABLE_CONFIG"]
+    with open(config, "w") as f:
+        f.write('[transcript]\ntokenizer = "nonsense"\n')
     r = durable("transcript", "append", "t", "--role", "user", "x")
     assert r.status == 2 and "unknown tokenizer" in r.err
-    durable("config", "set", "transcript.tokenizer", "tiktoken:cl100k_base")
+    with open(config, "w") as f:
+        f.write('[transcript]\ntokenizer = "tiktoken:cl100k_base"\n')
     r = durable("transcript", "append", "t", "--role", "user", "x")
     if importlib.util.find_spec("tiktoken") is None:
         assert r.status == 2 and "tiktoken" in r.err

@@ -6,6 +6,7 @@ import tempfile
 
 import pytest
 
+from durable_cli.core import rights
 from tests.integrations.conftest import need
 
 # each test using the `durable` fixture runs over files and over a fresh Worker (tests/conftest.py): DURABLE_REMOTE
@@ -183,7 +184,7 @@ def test_export_delete_import_gives_back_a_resumable_thread(lg, home, durable):
     saver.close()
     dump = durable("export", "calc").out
     record = json.loads(dump)
-    assert record["version"] == 5 and record["object"]["adapter"] == "langgraph"
+    assert record["version"] == rights.VERSION and record["object"]["adapter"] == "langgraph"
     assert len(record["lg_checkpoints"]) == len(before) and record["lg_writes"]
     assert {m["message_id"] for m in record["lg_mirrored"]} >= {"human-1", "ai-call-1", "tool-call_1", "ai-answer-3"}
     assert durable("delete", "calc", "--yes").status == 0

@@ -320,7 +320,7 @@ def test_without_the_capability_then_a_restart_between_two_ask_human_calls():
 @pytest.mark.local_only("about the installed package, not a backend")
 def test_without_the_sdk_it_is_a_clear_usage_error():
     probe = ("import sys; sys.modules['mcp_types'] = None; sys.modules['mcp'] = None\n"
-             "from durable_cli.cli import run; sys.exit(run(['mcp']))")
+             "from durable_cli.cli.app import run; sys.exit(run(['mcp']))")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [

@@ -12,7 +12,7 @@ import pytest
 
 MIXER = """
 import contextlib, io, json, random, sys
-from durable_cli.cli import run
+from durable_cli.cli.app import run
 rng = random.Random(int(sys.argv[1]))
 ops, log = int(sys.argv[2]), []
 def call(*args):

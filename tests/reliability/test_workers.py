@@ -6,7 +6,7 @@ import sys
 
 PRODUCER = """
 import sys, time
-from durable_cli.cli import run
+from durable_cli.cli.app import run
 tag, count = sys.argv[1], int(sys.argv[2])
 for i in range(count):
     while True:
@@ -21,7 +21,7 @@ for i in range(count):
 # the queue empty: the marker is checked before the poll, so its "nothing" is conclusive.
 WORKER = """
 import contextlib, io, json, os, sys
-from durable_cli.cli import run
+from durable_cli.cli.app import run
 done = []
 while True:
     all_queued = os.path.exists(sys.argv[1])

@@ -198,7 +198,7 @@ def test_a_follower_no_longer_visible_ends_with_exit_0(dev, monkeypatch):
 
 PROBE = """
 import sys
-from durable_cli.cli import run
+from durable_cli.cli.app import run
 status = run(sys.argv[1:])
 print(status, 'websockets' in sys.modules)
 """

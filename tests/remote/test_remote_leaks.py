@@ -177,3 +177,222 @@ def test_a_write_waits_for_no_root_shard_and_a_failed_update_backs_off(faulty, m
     assert 1 <= tries <= 5, tries  # the alarm's tries, backing off (each write tried it before: 12 or more)
     wait_until(lambda: turns(True) == 13, "the alarm's retry brought the root copy up to date")
     admin.close()
+
+
+def _workerd_log(dev) -> str:
+    """What workerd has written to its log so far (`remote dev` sends its stdout and stderr to one file)."""
+    with open(f"/proc/{dev.workerd_pid()}/fd/2", "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("where", ["internal", "internal_worker"])
+def test_an_internal_error_answers_only_an_id_and_logs_its_message(faulty, monkeypatch, where):
+    """An error no rule foresaw, in the object's transaction or in the Worker itself: the caller gets HTTP 500
+    `internal` with only `internal error <id>` (its message used to reach the caller whole); the message goes
+    to the Worker's log under that id; nothing was written."""
+    import re
+
+    alice, name = token("alice"), unique("s")
+    first = _append(monkeypatch, alice, name, "first")
+    import secrets
+
+    row = {"role": "user", "content": "never stored", "tool_calls_json": None, "call_id": None, "name": None,
+           "meta_json": None, "data_json": None, "tokens": None}
+    call = {"op": "append_many", "scope": "user", "label": "session", "name": name, "request_id": secrets.token_hex(12),
+            "dev_fault": where, "args": {"rows": [row]}}
+    status, doc = post_call(faulty.url, alice, call)
+    assert status == 500 and doc["error"]["code"] == "internal", doc
+    message = doc["error"]["message"]
+    assert re.fullmatch(r"internal error [0-9a-f]{16}", message), message
+    assert "dev fault" not in json.dumps(doc)
+    incident = message.split()[-1]
+    from tests.waiting import wait_until
+
+    wait_until(lambda: f"internal error {incident} in " in _workerd_log(faulty), "the error's message logged under its id")
+    logged = [line for line in _workerd_log(faulty).splitlines() if incident in line]
+    assert "dev fault" in logged[0], logged
+    r = run_inprocess("transcript", "show", name, "--json")
+    assert r.status == 0 and [row["seq"] for row in json.loads(r.out)] == [first], r.err  # nothing was written
+
+
+class _Stalled:
+    """A WebSocket follower that reads nothing until asked (a raw socket with a small receive buffer, the
+    handshake by hand): what a client that never reads leaves the object to hold."""
+
+    def __init__(self, url, tok, name, since):
+        import base64
+        import socket
+
+        host, port = url[len("http://"):].split(":")
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        self.sock.connect((host, int(port)))
+        call = {"op": "follow", "scope": "user", "label": "session", "name": name, "tenant": None, "actor": None,
+                "args": {"since": since}, "config": {}}
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET /v1/follow HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer {tok}\r\n"
+                           f"x-durable-call: {json.dumps(call)}\r\n\r\n").encode())
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            chunk = self.sock.recv(4096)
+            assert chunk, self.buffer
+            self.buffer += chunk
+        head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 101"), head
+
+    def _take(self, n):
+        while len(self.buffer) < n:
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except TimeoutError:
+                raise AssertionError("no close frame after the rows: the object buffered them all") from None
+            assert chunk, "the connection ended without a close frame"
+            self.buffer += chunk
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def drain(self):
+        """Every message until the close frame: (the seqs of the rows, the close code)."""
+        import struct
+
+        self.sock.settimeout(30)
+        seqs, message = [], b""
+        while True:
+            b0, b1 = self._take(2)
+            size = b1 & 0x7F
+            if size == 126:
+                size = struct.unpack(">H", self._take(2))[0]
+            elif size == 127:
+                size = struct.unpack(">Q", self._take(8))[0]
+            payload = self._take(size)
+            if b0 & 0x0F == 8:
+                self.sock.close()
+                return seqs, struct.unpack(">H", payload[:2])[0]
+            message += payload
+            if b0 & 0x80:
+                seqs.append(json.loads(message)["row"]["seq"])
+                message = b""
+
+
+def test_a_follower_that_reads_nothing_is_closed_past_its_backlog_and_resumes_losing_nothing(frank, monkeypatch):
+    """Rows of 1.9 MB pushed to followers that do not read: the object buffers at most 4 MiB unsent per socket
+    and then closes it with 4003 (it used to hold every row: three such followers and 40 rows grew workerd
+    by 230 MB); a `--follow` client stopped meanwhile then prints what it was sent, reconnects from its last
+    seq and prints every row exactly once, in order."""
+    import signal
+
+    from durable_cli import Store
+    from tests.remote.test_remote_follow import Lines
+
+    alice, name = token("alice"), unique("big")
+    first = _append(monkeypatch, alice, name, "first")
+    stalled = _Stalled(frank.url, alice, name, first)
+    proc = _follower(name, alice)
+    try:
+        lines = Lines(proc)
+        assert lines.next()["seq"] == first
+        os.kill(proc.pid, signal.SIGSTOP)  # reads nothing from now on
+        store = Store(remote=frank.url, token=alice, user="alice")
+        seqs = [first]
+        with store.open(name) as s:
+            for i in range(12):
+                seqs.append(s.append(f"{i:02d}" + "x" * 1_900_000, role="user")["seq"])
+        store.close()
+        sent, code = stalled.drain()
+        assert code == 4003, (code, sent)
+        assert sent == seqs[1:len(sent) + 1] and len(sent) < 12, sent  # rows in order, then the close, not all 12
+        os.kill(proc.pid, signal.SIGCONT)
+        assert [lines.next(timeout=60)["seq"] for _ in seqs[1:]] == seqs[1:]  # each once, in order
+        tail = _append(monkeypatch, alice, name, "tail")
+        assert lines.next()["seq"] == tail and proc.poll() is None  # still following, on a new socket
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def limited(tmp_path_factory, monkeypatch):
+    """A `remote dev --rate-limit 12` of its own: each token may make 12 requests a minute (one each 5 s)."""
+    d = start_dev(tmp_path_factory, "--rate-limit", "12")
+    for key in ("DURABLE_USER", "DURABLE_TENANT"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("DURABLE_REMOTE", d.url)
+    yield d
+    d.stop()
+
+
+def test_a_token_over_its_rate_is_429_and_the_client_waits_or_exits_8(limited, monkeypatch, tmp_path):
+    """Each token (its jti) has DURABLE_RATE_LIMIT requests a minute (one token could drive unlimited requests,
+    searches and objects): past it HTTP 429 `rate_limited` with `retry_after`, nothing done, while another token
+    of the same user is served; the client waits retry_after within remote.timeout (a write keeps its request
+    id: stored once), else exits 8 in one line."""
+    name, busy, other = unique("s"), token("alice"), token("alice")
+    answers = [post_call(limited.url, busy, {"op": "whoami", "scope": "user"}) for _ in range(12)]
+    assert all(status == 200 for status, _ in answers), answers
+    for _ in range(3):  # (the bucket refills one request each 5 s meanwhile)
+        status, doc = post_call(limited.url, busy, {"op": "whoami", "scope": "user"})
+        if status != 200:
+            break
+    assert status == 429 and doc["error"]["code"] == "rate_limited", doc
+    assert 1 <= doc["error"]["retry_after"] <= 5, doc
+    assert post_call(limited.url, other, {"op": "whoami", "scope": "user"})[0] == 200  # per token
+    config = tmp_path / "config.toml"
+    config.write_text('[remote]\ntimeout = "1s"\n')
+    monkeypatch.setenv("DURABLE_CONFIG", str(config))
+    monkeypatch.setenv("DURABLE_TOKEN", busy)
+    r = run_inprocess("transcript", "append", name, "--role", "user", "refused")
+    assert r.status == 8 and "rate limit" in r.err and r.err.count("\n") == 1, r.err
+    monkeypatch.setenv("DURABLE_TOKEN", other)
+    assert run_inprocess("transcript", "show", name).status == 3  # nothing was done
+    config.write_text('[remote]\ntimeout = "20s"\n')  # time to wait
+    for _ in range(20):  # empty the other token's bucket too
+        if post_call(limited.url, other, {"op": "whoami", "scope": "user"})[0] == 429:
+            break
+    assert _append(monkeypatch, other, name, "waited") == 1
+    r = run_inprocess("transcript", "show", name, "--json")
+    assert r.status == 0 and [row["content"] for row in json.loads(r.out)] == ["waited"], r.err
+
+
+def test_remote_dev_takes_a_rate_limit_from_0():
+    r = run_inprocess("remote", "dev", "--rate-limit", "-1")
+    assert r.status == 2 and "--rate-limit" in r.err and r.err.count("\n") == 1, r.err
+
+
+def test_a_16_mib_body_goes_to_its_object_unparsed(tmp_path_factory):
+    """A body just under the default 16 MiB limit (8 rows of 1.9 MB in one append_many) is committed by a Worker
+    whose V8 heap is capped at 40 MB: the Worker reads only its envelope and forwards the bytes, which the object
+    parses once (the Worker held it 4-5 times -- chunks, their join, the text, the parsed value, the call's JSON --
+    and such a body needed more than 56 MB). A big body is still checked as a small one: strict JSON, each
+    argument's type, valid UTF-8 -- HTTP 400, nothing stored."""
+    from durable_cli import Store
+    from tests.remote.test_remote_fork_parts import _heap_fleet
+
+    fleet = _heap_fleet(tmp_path_factory, 40)
+    slot, alice = fleet.free[0], token("alice")
+    store = Store(remote=slot.url, token=alice)
+    try:
+        with store.open("big", create=True) as s:
+            seqs = s.append_many([{"role": "user", "content": f"{j} " + "x" * 1_900_000} for j in range(8)], seqs_only=True)
+        assert seqs == list(range(1, 9)) and fleet.proc.poll() is None
+        row = {"role": "user", "content": "y" * 1_200_000, "tool_calls_json": None, "call_id": None, "name": None,
+               "meta_json": None, "data_json": None, "tokens": None}
+        call = {"op": "append_many", "scope": "user", "label": "session", "name": "big", "args": {"rows": [row]}}
+        crafted = {
+            "a row of the wrong type": json.dumps(dict(call, args={"rows": [dict(row, tokens="many")]})).encode(),
+            "a duplicate key": json.dumps(call).encode().replace(b'"role": "user"', b'"role": "user", "role": "user"', 1),
+            "1e400": json.dumps(dict(call, args={"rows": [dict(row, tokens=1)]})).encode().replace(b'"tokens": 1', b'"tokens": 1e400', 1),
+            "invalid UTF-8": json.dumps(call).encode().replace(b"yyyy", b"y\xff\xfey", 1),
+            "not JSON": json.dumps(call).encode()[:-2],
+        }
+        for why, body in crafted.items():
+            assert len(body) > 1_000_000
+            status, doc = post_call(slot.url, alice, body)
+            assert status == 400 and doc["error"]["code"] == "invalid_input", (why, doc)
+        with store.open("big") as s:
+            assert [r["seq"] for r in s.rows()] == seqs  # nothing stored
+    finally:
+        store.close()
+        fleet.stop()

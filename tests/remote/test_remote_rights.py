@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from durable_cli.core import rights
 from tests.conftest import run_inprocess
 from tests.remote.conftest import ALICE_TOKEN, unique
 
@@ -175,7 +176,7 @@ def test_export_import_search_same_both_ways(remote_dev, monkeypatch):
     # the export after delete + import is the export before, byte for byte (ids too: the same installation)
     assert remote_raw[first + 17] == remote_raw[first] and local_raw[first + 17] == local_raw[first]
     record = json.loads(remote_raw[first])
-    assert record["version"] == 5 and record["object"]["ttl_seconds"] == 30 * 86400
+    assert record["version"] == rights.VERSION and record["object"]["ttl_seconds"] == 30 * 86400
     kinds = {t["kind"] for t in record["turns"]}
     assert kinds == {"turn", "summary"} and any(t["tool_calls"] for t in record["turns"])
     assert any(t["superseded_by"] for t in record["turns"]) and record["turns"][0]["role"] == "system"

@@ -13,6 +13,7 @@ import pytest
 
 from durable_cli.remote.client import RemoteClient
 from tests.conftest import run_inprocess
+from tests.waiting import wait_until
 from tests.remote.conftest import start_dev
 
 SEEDED = 1200  # more than two pages of 500 objects
@@ -38,6 +39,9 @@ def test_usage_all_comes_in_pages_and_adds_up(dev, monkeypatch):
         monkeypatch.setenv("DURABLE_USER", "alice")
         assert run_inprocess("transcript", "append", "real", "--role", "user", "hi", "--meta", META).status == 0
         sessions = SEEDED + 1
+        # the root shards (what --all pages over) get the new object's copy from its alarm, just after the answer
+        census = lambda: sum(c["objects"] for c in index("census", shards=[f"root:{x}" for x in "0123456789abcdef"]))  # noqa: E731
+        wait_until(lambda: census() == sessions, "the new session's root copy, by its alarm")
 
         keys, cursor, pages = set(), None, 0
         while True:  # what the client does: one page of at most 500 objects' groups a request

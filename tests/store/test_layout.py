@@ -15,7 +15,7 @@ def walk(root):
 
 
 def test_modes_under_umask_000(home, durable_proc):
-    code = "import os, sys; os.umask(0); from durable_cli.cli import main; sys.argv=['durable']+sys.argv[1:]; main()"
+    code = "import os, sys; os.umask(0); from durable_cli.cli.app import main; sys.argv=['durable']+sys.argv[1:]; main()"
     for args in (["transcript", "append", "m", "--role", "user", "hi"], ["memory", "set", "k", "v"]):
         assert subprocess.run([sys.executable, "-c", code, *args]).returncode == 0
     assert stat.S_IMODE(os.stat(home).st_mode) == 0o700

@@ -9,7 +9,7 @@ from tests.helpers import hold_lock
 
 WRITER = """
 import sys
-from durable_cli.cli import run
+from durable_cli.cli.app import run
 for i in range(int(sys.argv[2])):
     status = run(["transcript", "append", "shared", "--role", "user", f"{sys.argv[1]}-{i}"])
     if status != 0:

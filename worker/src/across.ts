@@ -4,6 +4,7 @@
 import { devRevocationFault } from "./auth";
 import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
+import type { IndexArgs } from "./generated/ops";
 import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, memberLists, memberShards, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
@@ -114,45 +115,51 @@ function record(out: Receipt, r: Outcome) {
   if (r?.changed) out.changed.push(r.changed);
 }
 
-export async function across(env: IndexEnv, who: Who, op: string, a: any): Promise<unknown> {
+/** OP of the index scope with its arguments A, checked against the contract (rules/args.ts) by index.ts. */
+export async function across(env: IndexEnv, who: Who, op: string, given: unknown): Promise<unknown> {
+  const args = <Op extends keyof IndexArgs>(_: Op) => given as IndexArgs[Op];
   switch (op) {
     case "ls": { // one page, newest first; the client follows `next`
+      const a = args("ls");
       const user = asUser(who, a.user);
       return select(env, { user }, { statuses: a.statuses ?? [], all_objects: !!a.all_objects, older_than: a.older_than ?? null,
-        tenant: who.tenant, limit: a.limit ?? null }, a.before ?? null);
+        tenant: who.tenant, limit: a.limit ?? null }, (a.before ?? null) as Before);
     }
     case "rows": { // RemoteStore._index_rows: what `ls --all` lists (or every object, admin), one page
+      const a = args("rows");
       if (a.all) adminOnly(who, "--all");
       const filter: Filter = { reserved: !!a.reserved, expired: !!a.expired, tenant: who.tenant };
-      if (!a.all) return select(env, { user: asUser(who, a.user) }, filter, a.before ?? null);
+      if (!a.all) return select(env, { user: asUser(who, a.user) }, filter, (a.before ?? null) as Before);
       // every object (export --all): in id order, the root shards read in turn (a page reads ~200 rows from
       // one or two of them, not 200 from each); the cursor is {after: the last id}
-      const after = a.before !== null && typeof a.before === "object" && typeof a.before.after === "string" ? a.before.after : "";
+      const before = a.before as { after?: unknown } | null | undefined;
+      const after = before != null && typeof before === "object" && typeof before.after === "string" ? before.after : "";
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
     case "pending": { // `work --all` (SPEC §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
-      const limit = Math.min(Math.max(Number(a.limit) || 8, 1), 100);
+      const limit = Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100);
       const lists = await memberLists(env, who.actor, { pending_due: now(), tenant: who.tenant, all_objects: true, limit });
       return lists.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
     }
-    case "usage": return usage(env, who, a);
-    case "purge": return a.dry_run ? purge(env, who, a) : once(env, who, () => purge(env, who, a));
-    case "sweep": return once(env, who, () => sweep(env, who, a));
-    case "forget": return a.dry_run ? forget(env, who, a) : once(env, who, () => forget(env, who, a));
-    case "reindex": return once(env, who, () => reindex(env, who, a));
+    case "usage": return usage(env, who, args("usage"));
+    case "purge": { const a = args("purge"); return a.dry_run ? purge(env, who, a) : once(env, who, () => purge(env, who, a)); }
+    case "sweep": return once(env, who, () => sweep(env, who, args("sweep")));
+    case "forget": { const a = args("forget"); return a.dry_run ? forget(env, who, a) : once(env, who, () => forget(env, who, a)); }
+    case "reindex": return once(env, who, () => reindex(env, who, args("reindex")));
     case "fault": { // tests only: `durable remote dev` with DURABLE_DEV_FAULTS=1
+      const a = args("fault");
       adminOnly(who, "fault");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("faults are a test hook of 'durable remote dev' only");
       // the revocation list (auth.ts): reads of it fail (refuse), this isolate's copy taken as stale_seconds old
       if (a.shard === "auth:0" && a.stale_seconds != null) return devRevocationFault(!!a.refuse, a.stale_seconds * 1000, Date.now()), null;
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
-    case "seed": return seed(env, who, a); // tests only, as "fault"
+    case "seed": return seed(env, who, args("seed")); // tests only, as "fault"
     case "census": { // tests only: the rows each named index shard holds (SPEC §13's member rows, counted)
       adminOnly(who, "census");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
-      return Promise.all((a.shards as string[]).map((s) => ask(env, s, "census")));
+      return Promise.all(args("census").shards.map((s) => ask(env, s, "census")));
     }
     case "subrequests": { // tests only: the most subrequests one request made since the last ask (and reset)
       adminOnly(who, "subrequests");
@@ -176,7 +183,7 @@ const USAGE_SHARDS = 16; // shards one page reads at most (the 16 root shards; a
  *  the root shards for --all, else the user's own shard and their tenants') in shard then id order after the
  *  cursor {shard, after}; the page's total; NEXT, the cursor of the next page or null. The client merges the
  *  pages' groups and totals as `export --all` gathers its pages of rows. */
-async function usage(env: IndexEnv, who: Who, a: any) {
+async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
   const everyone = !!a.everyone;
   if (everyone) adminOnly(who, "usage --all");
   const user = everyone ? null : asUser(who, a.user);
@@ -184,7 +191,9 @@ async function usage(env: IndexEnv, who: Who, a: any) {
   // the root shards hold a copy of every home row; a user's rows are in their shard and their tenants' (memberShards)
   const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user!, who.tenant)).slice().sort();
   const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true });
-  const c = a.cursor !== null && typeof a.cursor === "object" && typeof a.cursor.shard === "string" && typeof a.cursor.after === "string" ? a.cursor : null;
+  const given = a.cursor as { shard?: unknown; after?: unknown } | null | undefined; // the next of the previous page
+  const c = given != null && typeof given === "object" && typeof given.shard === "string" && typeof given.after === "string"
+    ? { shard: given.shard, after: given.after } : null;
   if (a.session != null) {
     filter.name = a.session;
     if (c === null) {
@@ -192,14 +201,14 @@ async function usage(env: IndexEnv, who: Who, a: any) {
       if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
     }
   }
-  const parts: { groups: any[]; total: any }[] = [];
+  const parts: { groups: Group[]; total: Usage }[] = [];
   let i = c === null ? 0 : shardsToAsk.findIndex((s) => s >= c.shard);
   if (i < 0) i = shardsToAsk.length;
   let after = c !== null && shardsToAsk[i] === c.shard ? c.after : "";
   let count = 0;
   for (let asked = 0; i < shardsToAsk.length && count < USAGE_PAGE && asked < USAGE_SHARDS; asked++) {
     const want = USAGE_PAGE - count;
-    const p = await ask<{ groups: any[]; total: any; objects: number; last: string | null }>(env, shardsToAsk[i], "usage",
+    const p = await ask<{ groups: Group[]; total: Usage; objects: number; last: string | null }>(env, shardsToAsk[i], "usage",
       { filter: scoped({ ...filter, after_id: after, limit: want }), by: a.by, newer_day: a.newer_day ?? null });
     parts.push(p);
     count += p.objects;
@@ -207,35 +216,40 @@ async function usage(env: IndexEnv, who: Who, a: any) {
     else [i, after] = [i + 1, ""];
   }
   const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
-  const total: any = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
-  const add = (into: any, from: any) => {
-    for (const k of Object.keys(total)) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
+  const total: Usage = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
+  const add = (into: Usage, from: Usage) => {
+    for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k] as string, from[k] as string) : (into[k] as number) + (from[k] as number);
   };
   for (const p of parts) add(total, p.total);
-  let groups: any[];
+  let groups: Group[];
   if (a.by === "session") {
     groups = parts.flatMap((p) => p.groups); // each with its last_active_at: the client orders the pages' groups
   } else {
-    const merged = new Map<string | null, any>();
+    const merged = new Map<string | null, Group>();
     for (const g of parts.flatMap((p) => p.groups)) {
       const m = merged.get(g.key);
       if (!m) merged.set(g.key, { ...g });
       else add(m, g);
     }
-    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
+    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
   return { groups, total, next };
 }
 
 type Paged = Receipt & { next: unknown };
+type Before = [number, string] | null; // the next of an ls page: [last_active_at, id] (indexes.ts select)
+// The sums an index shard's usage answers (indexes.ts): counts past 2^53 as decimal text (addCount).
+const USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"] as const;
+type Usage = Record<(typeof USAGE)[number], number | string>;
+type Group = Usage & { key: string | null; last_active_at?: number };
 
 /** One page (PAGE objects in id order after the cursor); the cutoff is the first page's, carried by the cursor. */
-async function purge(env: IndexEnv, who: Who, a: any): Promise<Paged> {
+async function purge(env: IndexEnv, who: Who, a: IndexArgs["purge"]): Promise<Paged> {
   const user: string | null = a.user ?? null;
   if (user === null) adminOnly(who, "purge without --user");
   else asUser(who, user);
   const out = receipt(!!a.dry_run);
-  const c = a.cursor ?? {};
+  const c = (a.cursor ?? {}) as { after?: string; cutoff?: number }; // the next of the previous page
   const cutoff: number = c.cutoff ?? now() - a.older_than * 1000;
   const filter: Filter = { cutoff, owner: user, tenant: who.tenant, statuses: a.statuses ?? [], expired: true, home_only: true };
   const where = user !== null ? [`user:${user}`] : who.tenant !== null ? [`tenant:${who.tenant}`] : [ROOTS_SOURCE];
@@ -246,12 +260,12 @@ async function purge(env: IndexEnv, who: Who, a: any): Promise<Paged> {
 }
 
 /** Pages of due alarms, then pages of expired drafts (the times are the first page's, carried by the cursor). */
-async function sweep(env: IndexEnv, who: Who, a: any): Promise<Paged> {
+async function sweep(env: IndexEnv, who: Who, a: IndexArgs["sweep"]): Promise<Paged> {
   adminOnly(who, "sweep");
   const out = receipt();
-  const c = a.cursor ?? {};
+  const c = (a.cursor ?? {}) as { after?: string; t?: number; draft_before?: number; phase?: string }; // the previous page's next
   const t: number = c.t ?? now();
-  const draftBefore: number = c.draft_before ?? t - a.draft_expiry * 1000;
+  const draftBefore: number = c.draft_before ?? t - a.draft_expiry! * 1000;
   const phase: string = c.phase ?? "alarm";
   const filter: Filter = phase === "alarm" ? { alarm_due: t, reserved: true } : { draft_before: draftBefore };
   const { rows, next } = await pageOf(env, [[ROOTS_SOURCE, { ...filter, home_only: true, expired: true }]], c.after ?? "");
@@ -263,10 +277,10 @@ async function sweep(env: IndexEnv, who: Who, a: any): Promise<Paged> {
 
 /** Pages of USER's objects in id order; the last page also takes their memory object and, if nothing
  *  was skipped on any page (counted in the cursor), wipes their shard. */
-async function forget(env: IndexEnv, who: Who, a: any): Promise<Paged> {
+async function forget(env: IndexEnv, who: Who, a: IndexArgs["forget"]): Promise<Paged> {
   const user = asUser(who, a.user);
   const out = receipt(!!a.dry_run);
-  const c = a.cursor ?? {};
+  const c = (a.cursor ?? {}) as { after?: string; skipped?: number }; // the next of the previous page
   const wanted = (r: IndexRow) => (r.owner === user && ["user", "session", "reserved"].includes(r.scope))
     || (r.scope === "tenant" && r.members.some(([u]) => u === user));
   const sources: [string, Filter][] = [[`user:${user}`, { reserved: true, expired: true }]];
@@ -303,7 +317,7 @@ const REINDEX_PAGE = 200; // objects per request: one request stays far below th
 /** Rebuild the index from the objects it knows, one page per request (the client follows `next`): every
  *  registered object re-sends its row (absent ones are dropped from the registry and their home shard),
  *  then every row of every shard is kept only if its object exists and still lists that shard. */
-async function reindex(env: IndexEnv, who: Who, a: any) {
+async function reindex(env: IndexEnv, who: Who, a: IndexArgs["reindex"]) {
   adminOnly(who, "reindex");
   const step: number = a.step ?? 0;
   const after: string = a.after ?? "";
@@ -315,7 +329,7 @@ async function reindex(env: IndexEnv, who: Who, a: any) {
     let row: IndexRow | null;
     try {
       const r = await system<IndexRow | { absent: true } | null>(env, placeholder, "reindex");
-      row = r && !(r as any).absent ? (r as IndexRow) : null;
+      row = r && !("absent" in r) ? r : null;
     } catch (e) {
       skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
       return undefined;
@@ -360,7 +374,7 @@ async function reindex(env: IndexEnv, who: Who, a: any) {
 /** Tests only (`durable remote dev` with DURABLE_DEV_FAULTS=1): an installation of USERS more users, made in
  *  16 requests: each user's shard name in its root shard, and the home row of their memory object (no
  *  object behind it; a memory object matches no filter of purge, sweep, ls, usage or forget of another user). */
-async function seed(env: IndexEnv, who: Who, a: any) {
+async function seed(env: IndexEnv, who: Who, a: IndexArgs["seed"]) {
   adminOnly(who, "seed");
   if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("seeding is a test hook of 'durable remote dev' only");
   const per = new Map<string, { shards: string[]; rows: IndexRow[] }>(ROOT_SHARDS.map((s) => [s, { shards: [], rows: [] }]));

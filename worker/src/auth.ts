@@ -16,6 +16,7 @@ export interface Config {
   DURABLE_MAX_TURN_BYTES?: unknown;
   DURABLE_MAX_BODY_BYTES?: unknown;
   DURABLE_SUBREQUEST_LIMIT?: unknown;
+  DURABLE_RATE_LIMIT?: unknown;
   DURABLE_DEV_FAULTS?: unknown;
   DURABLE_TOKENS?: unknown;
   DURABLE_ADMIN_TOKENS?: unknown;
@@ -38,7 +39,10 @@ function positiveVar(env: Config, name: keyof Config, fallback: number, max: num
   return Number(v);
 }
 
-export type Settings = { maxTurnBytes: number; maxBodyBytes: number; subrequests: number; faults: boolean };
+export type Settings = { maxTurnBytes: number; maxBodyBytes: number; subrequests: number; rateLimit: number; faults: boolean };
+
+export const DEFAULT_RATE_LIMIT = 1200; // requests a minute per token (SPEC §13 "Rate limit"); 0: no limit
+export const MAX_RATE_LIMIT = 10000000;
 
 let checked: { env: Config; settings: Settings } | null = null;
 
@@ -61,7 +65,13 @@ export function checkConfig(env: Config): Settings {
   if (f !== undefined && f !== "1" && f !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
   // Cloudflare's per-request subrequest limit (subrequests.ts): Workers Paid's default, up to its 10 million
   const subrequests = positiveVar(env, "DURABLE_SUBREQUEST_LIMIT", DEFAULT_SUBREQUESTS, 10000000, "subrequests per request");
-  const settings = { maxTurnBytes, maxBodyBytes, subrequests, faults: f === "1" };
+  // each token's requests a minute (rate.ts): a whole number from 0 (no limit)
+  const r = env.DURABLE_RATE_LIMIT;
+  if (r !== undefined && r !== null && (typeof r !== "string" || !/^(0|[1-9][0-9]{0,7})$/.test(r) || Number(r) > MAX_RATE_LIMIT)) {
+    throw misconfigured("DURABLE_RATE_LIMIT", `must be a whole number from 0 (no limit) to ${MAX_RATE_LIMIT} (requests a minute per token), as text`);
+  }
+  const rateLimit = r === undefined || r === null ? DEFAULT_RATE_LIMIT : Number(r);
+  const settings = { maxTurnBytes, maxBodyBytes, subrequests, rateLimit, faults: f === "1" };
   checked = { env, settings };
   return settings;
 }

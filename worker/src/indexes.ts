@@ -16,7 +16,7 @@
 //              its own objects, whatever the number of users and tenants (docs/remote.md).
 // Each object sends its row after it commits (object.ts syncIndex), in parallel: to its home shard and to
 // its root shard, whatever its number of participants; a new participant's shard gets one `join`.
-import { Db, DurableError, denied, invalid, now } from "./rules/state";
+import { Db, DurableError, denied, internalError, invalid, now } from "./rules/state";
 
 export interface IndexEnv {
   OBJECTS: DurableObjectNamespace;
@@ -290,7 +290,7 @@ export class DurableIndex {
       }
       return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
     } catch (e) {
-      const err = e instanceof DurableError ? e : new DurableError(`internal error in the index: ${(e as Error)?.message ?? e}`, "internal");
+      const err = internalError(e, "an index shard");
       return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), { status: 500, headers: { "content-type": "application/json" } });
     }
   }
@@ -335,7 +335,7 @@ export class DurableIndex {
   /** Inside a transaction: the row replaces what the shard had. */
   private store(row: IndexRow, home: boolean) {
     this.db.run(`INSERT OR REPLACE INTO objects (${ROW_COLUMNS.join(", ")}, home) VALUES (${ROW_COLUMNS.map(() => "?").join(", ")}, ?)`,
-      ...ROW_COLUMNS.map((c) => (row as any)[c] ?? null), home ? 1 : 0);
+      ...ROW_COLUMNS.map((c) => (row as Record<string, unknown>)[c] ?? null), home ? 1 : 0);
     // the member list as it changed (a commit that changes no membership writes no member row: SPEC §13)
     const had = new Map(this.db.all("SELECT user, role FROM members WHERE object_id = ?", row.id).map((r) => [r[0] as string, r[1] as string]));
     const has = new Map(row.members);
@@ -370,7 +370,7 @@ export class DurableIndex {
     if (f.limit != null) { sql += " LIMIT ?"; params.push(f.limit); }
     const rows: IndexRow[] = [];
     for (const r of this.db.iter(sql, ...params)) { // the page's rows only, each with its own members (by primary key)
-      const row: any = {};
+      const row: Record<string, unknown> = {};
       ROW_COLUMNS.forEach((c, i) => (row[c] = r[i]));
       row.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row.id)].map((m) => [m[0], m[1]]);
       rows.push(row as IndexRow);

@@ -3,7 +3,7 @@
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
 import schema from "./generated/schema.json";
-import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, USAGE_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
+import { Address, CHUNK_SCHEMA, Config, FTS_WHOLE, USAGE_WHOLE, DEFAULT_CONFIG, Db, DurableError, Opened, event, httpStatus, internalError, nextAlarmAt, now, pendingAt, touch } from "./rules/state";
 import * as fork from "./rules/fork";
 import * as rights from "./rules/rights";
 import { fireDue } from "./rules/alarms";
@@ -11,6 +11,8 @@ import { stringify } from "./rules/verbatim";
 import { rebuild, reduce } from "./recall";
 import { IndexEnv, IndexRow, ask, shardsOf, homeShard } from "./indexes";
 import * as follow from "./follow";
+import * as rate from "./rate";
+import { rawArgs } from "./raw";
 import { Revocations, revocationList, revokedWhy } from "./auth";
 import { counted, limitOf } from "./subrequests";
 
@@ -54,7 +56,7 @@ const OPS: Record<string, Op> = Object.fromEntries(Object.entries(RUNS).map(([na
 // all_users: an admin's installation-wide command (import --all-users, export --all): tenant objects are
 // reachable without being a participant. The Worker sets it for admin tokens only.
 export type Call = { op: string; args: any; address: Address; actor: string; id: string; config: Config; create: boolean;
-  request_id: string | null; all_users?: boolean };
+  request_id: string | null; all_users?: boolean; dev_fault?: string };
 
 const REMEMBERED = 1000; // request ids kept per object (and at least a day's worth)
 
@@ -150,7 +152,17 @@ export class DurableObjectSession {
     const path = new URL(request.url).pathname;
     if (path === "/system") return this.system((await request.json()) as SystemCall);
     if (path === "/follow") return this.follow(request);
-    const call = (await request.json()) as Call;
+    if (path === "/rate") { // the Worker's per-token rate limit, kept in the token user's reserved object (rate.ts)
+      const { jti, limit } = (await request.json()) as { jti: string; limit: number };
+      const retryAfter = this.ctx.storage.transactionSync(() => rate.take(this.ctx.storage.sql, jti, limit, now()));
+      return new Response(JSON.stringify({ result: { retry_after: retryAfter } }), { headers: { "content-type": "application/json" } });
+    }
+    let call: Call;
+    try {
+      call = await this.callOf(request);
+    } catch (e) {
+      return this.answer(0, e);
+    }
     let fresh = false; // an import into storage that did not exist: a failure leaves none behind
     try {
       if (call.op === "tombstone") { // Store.tombstone(NAME): what delete_thread left for this object, or null
@@ -207,6 +219,9 @@ export class DurableObjectSession {
       }
       let ran: any = null;
       const body = this.ctx.storage.transactionSync(() => {
+        if (call.dev_fault === "internal" && this.env.DURABLE_DEV_FAULTS === "1") { // the tests' hook: a bug's error in the transaction
+          throw new Error(`dev fault: SQLITE_ERROR near the object's storage of ${call.id}`);
+        }
         let args = { ...(call.args ?? {}), all_users: !!call.all_users, ...extra };
         const part = args.part != null ? checkPart(args.part, op.parts) : null;
         let result: unknown;
@@ -247,6 +262,16 @@ export class DurableObjectSession {
     }
   }
 
+  /** A call as the Worker sent it: its JSON, or (a big body, raw.ts) the call without args in a header and the
+   *  client's body as it came, decoded, checked and parsed here once. */
+  private async callOf(request: Request): Promise<Call> {
+    const head = request.headers.get("x-durable-call");
+    if (head === null) return (await request.json()) as Call;
+    const call = JSON.parse(decodeURIComponent(head)) as Call;
+    call.args = rawArgs(new Uint8Array(await request.arrayBuffer()), call.op);
+    return call;
+  }
+
   /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
    *  the home shard answers it only to a participant the thread had when deleted (or an admin's
    *  installation-wide call); to anyone else null, as for a thread never made. */
@@ -273,8 +298,8 @@ export class DurableObjectSession {
     if (e instanceof DurableError && e.code === "__empty_list") {
       return new Response(JSON.stringify({ result: [] }), { headers: { "content-type": "application/json" } });
     }
-    const err = e instanceof DurableError ? e : new DurableError(`internal error in the Worker: ${(e as Error)?.message ?? e}`, "internal");
-    const body: any = { error: { code: err.code, message: err.message } };
+    const err = internalError(e, "an object's Durable Object");
+    const body: { error: Record<string, unknown> } = { error: { code: err.code, message: err.message } };
     if (err.document !== undefined) body.error.document = err.document;
     return new Response(JSON.stringify(body), { status: httpStatus(err.code), headers: { "content-type": "application/json" } });
   }
@@ -464,7 +489,10 @@ export class DurableObjectSession {
     const exists = this.exists();
     let due = exists ? nextAlarmAt(this.db) : null;
     this.due = due;
-    if (exists && (this.isDirty() || this.isRootDirty())) { // an index update to retry (backing off), or the root copy to make
+    // an index update to retry (backing off), or the root copy to make; storage holding only the parts of a
+    // body (no object yet) has no row to send: its one alarm is the staged parts' expiry below
+    const indexable = exists && this.db.one("SELECT 1 FROM object") !== null;
+    if (indexable && (this.isDirty() || this.isRootDirty())) {
       const next = this.retry().at ?? (this.isDirty() ? now() : this.rootAt ?? now());
       due = Math.min(due ?? Infinity, next);
     }

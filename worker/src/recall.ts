@@ -3,7 +3,7 @@
 // storage when a retry comes. A batch of any size is one small row in _durable_requests, and text a
 // later redact, pop or prune removed is not kept for a day in the request table. An answer without
 // row contents (a session's state, a receipt, a count) is remembered as it is.
-import { Opened } from "./rules/state";
+import { DictRow, Opened } from "./rules/state";
 import * as transcript from "./rules/transcript";
 import * as sessions from "./rules/sessions";
 import * as elicit from "./rules/elicit";
@@ -22,11 +22,11 @@ export function reduce(op: string, args: any, result: any): Recall | null {
     if (args.seqs_only) return null; // seqs already
     const rows = Array.isArray(result) ? result : [result];
     // its rows, or (more than a page of them) their seqs
-    return { recall: "rows", seqs: rows.map((r: any) => (typeof r === "number" ? r : r.seq)), one: !Array.isArray(result) };
+    return { recall: "rows", seqs: rows.map((r: number | { seq: number }) => (typeof r === "number" ? r : r.seq)), one: !Array.isArray(result) };
   }
   if (op === "redact") return { recall: "rows", seqs: [result.seq], one: true };
   if (op === "pop") { // gone from storage: the replay says which rows went, without their text
-    return { recall: "popped", rows: result.map((r: any) => Object.fromEntries(Object.entries(r).filter(([k]) => !ROW_FIELDS.includes(k)))) };
+    return { recall: "popped", rows: result.map((r: object) => Object.fromEntries(Object.entries(r).filter(([k]) => !ROW_FIELDS.includes(k)))) };
   }
   if ((op === "summarize" || op === "compact" || op === "commit_summary") && result.summary) {
     return { recall: "summary", seq: result.summary.seq, superseded: result.superseded };
@@ -60,13 +60,13 @@ export function rebuild(obj: Opened, r: Recall): unknown {
       return r.one ? rows[0] ?? null : rows;
     }
     case "popped":
-      return (r.rows as any[]).map((row) => ({ ...row, content: null, tool_calls: null, meta: null, data: null }));
+      return (r.rows as DictRow[]).map((row) => ({ ...row, content: null, tool_calls: null, meta: null, data: null }));
     case "summary": {
       const row = obj.db.one(`SELECT ${transcript.COLS} FROM turns WHERE seq = ?`, r.seq);
       return { summary: row ? transcript.rowJson(row) : null, superseded: r.superseded };
     }
     case "prompt": {
-      const p: any = sessions.getPrompt(obj, { prompt_id: r.id as number });
+      const p: DictRow = sessions.getPrompt(obj, { prompt_id: r.id as number });
       const w = r.window as { budget: number; keep: number } | null;
       if (w) p.window = transcript.contextWindow(obj, { budget: w.budget, keep: w.keep });
       return p;

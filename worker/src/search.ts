@@ -3,21 +3,26 @@
 // each object's Durable Object ranks its own rows (rules/rights.ts searchObject, bm25 per object), and the
 // tops are merged as across/search.py merges them: rank, newer last_active_at, NAME, seq.
 import { DEFAULT_CONFIG, DurableError, denied, invalid, iso, now, say, validName } from "./rules/state";
-import type { IndexRow } from "./indexes";
-import { callObject } from "./index";
+import type { IndexEnv, IndexRow } from "./indexes";
+import type { ObjectsArgs } from "./generated/ops";
+import { callObject } from "./calls";
 
 // Each object is one subrequest: Cloudflare allows 1,000 per request on the paid plan (50 on the free
 // one). A search that would need more is refused (exit 2), never answered with part of the objects.
 export const MAX_OBJECTS = 1000;
 const PARALLEL = 32;
 
-type List = (env: any, opts: { user?: string; limit: number }) => Promise<IndexRow[]>;
+type List = (env: IndexEnv, opts: { user?: string; limit: number }) => Promise<IndexRow[]>;
 const MAX_LISTED = 20 * MAX_OBJECTS; // index rows one search may read before its own filters (one page of the user's shard)
 type Hit = { rank: number; seq: number; role: string; created_at: number; snippet: string };
+// one object's answer to search_object (rules/rights.ts searchObject), or its error
+type Answer = { result: { hits: Hit[]; last_active_at: number; name: string; id: string }; error?: undefined }
+  | { error: { code: string; message: string } };
+type Skipped = { id: string; owner: string; name: string; reason: string };
 
-export async function searchAll(env: any, op: string, args: any, actor: string, admin: boolean, list: List) {
+export async function searchAll(env: IndexEnv, op: string, args: unknown, actor: string, admin: boolean, list: List) {
   if (op !== "search") throw invalid(`unknown operation '${op}' across objects`);
-  const a = args ?? {};
+  const a = (args ?? {}) as ObjectsArgs["search"]; // checked against the contract by index.ts
   const user = a.user == null ? actor : validName(a.user, "user");
   if (user !== actor && !admin) throw denied(`searching the sessions of user "${user}" needs an admin token or their own`);
   const limit = a.limit;
@@ -33,12 +38,12 @@ export async function searchAll(env: any, op: string, args: any, actor: string, 
   }
   const rows = listed.filter((r) => r.turns > 0 && (a.session == null || r.name === a.session) &&
     (a.cutoff == null || r.last_active_at >= a.cutoff));
-  const skipped: any[] = [];
+  const skipped: Skipped[] = [];
   if (limit === 0) return { hits: [], skipped };
   if (rows.length > MAX_OBJECTS) {
     throw invalid(`this search spans ${rows.length} sessions, more than the ${MAX_OBJECTS} one request may reach; narrow it with --session or --newer-than`);
   }
-  const found: { key: [number, number, string, number, string]; hit: any }[] = [];
+  const found: { key: [number, number, string, number, string]; hit: Record<string, unknown> }[] = [];
   const one = async (r: IndexRow) => {
     const call = {
       op: "search_object", args: { query: a.query, fts: !!a.fts, role: a.role ?? null, cutoff: a.cutoff ?? null, superseded: !!a.superseded, limit },
@@ -46,9 +51,9 @@ export async function searchAll(env: any, op: string, args: any, actor: string, 
       actor: user, id: r.id, create: false, request_id: null, all_users: false,
       config: DEFAULT_CONFIG,
     };
-    let doc: any;
+    let doc: Answer;
     try {
-      doc = await (await callObject(env, r.id, call)).json();
+      doc = await (await callObject(env, r.id, call)).json<Answer>();
     } catch (e) {
       skipped.push({ id: r.id, owner: r.owner, name: r.name, reason: "busy" });
       return;
@@ -60,7 +65,7 @@ export async function searchAll(env: any, op: string, args: any, actor: string, 
       return;
     }
     const res = doc.result;
-    for (const h of res.hits as Hit[]) {
+    for (const h of res.hits) {
       found.push({ key: [h.rank, -res.last_active_at, res.name, h.seq, res.id],
         hit: { name: res.name, id: res.id, seq: h.seq, role: h.role, created_at: iso(h.created_at), snippet: h.snippet } });
     }

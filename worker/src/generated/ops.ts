@@ -60,7 +60,7 @@ export const OBJECT_OPS = {
   ttl: {"rule": "retention.ttl", "write": true, "creates": false, "erases": false, "args": {"seconds": {"type": "integer", "min": 1, "max": 3153600000}, "clear": {"type": "boolean"}}},
   export: {"worker": "rights.exportObject", "write": false, "creates": false, "erases": false, "args": {"cursor": {"type": "json"}}},
   import: {"worker": "rights.importObject", "write": true, "creates": true, "erases": false, "parts": ["record.*"], "args": {"record": {"type": "object", "required": true}, "replace": {"type": "boolean"}, "keep_existing": {"type": "boolean"}, "part": {"type": "object"}}},
-  search_object: {"worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
+  search_object: {"worker": "rights.searchObject", "write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "fts": {"type": "boolean"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   meta: {"write": false, "creates": false, "erases": false, "args": {}},
   tombstone: {"write": false, "creates": false, "erases": false, "args": {}},
   object_id: {"rule": "state.object_id", "write": false, "creates": false, "erases": false, "plain": true, "args": {}},
@@ -92,13 +92,117 @@ export const AUTH_OPS = {
 } as const satisfies Record<string, OpSpec>;
 
 export const OBJECTS_OPS = {
-  search: {"write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "user": {"type": "string"}, "session": {"type": "string"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "tenant": {"type": "string"}}},
+  search: {"write": false, "creates": false, "erases": false, "args": {"query": {"type": "string", "required": true}, "fts": {"type": "boolean"}, "user": {"type": "string"}, "session": {"type": "string"}, "role": {"type": "string"}, "cutoff": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "superseded": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "tenant": {"type": "string"}}},
 } as const satisfies Record<string, OpSpec>;
 
 export const NONE_OPS = {
   whoami: {"write": false, "creates": false, "erases": false, "args": {}},
   limits: {"write": false, "creates": false, "erases": false, "args": {}},
 } as const satisfies Record<string, OpSpec>;
+
+/** The arguments of each object op as a call that passed checkArgs holds them (absent or null: the default). */
+export type ObjectArgs = {
+  create: { title?: string | null; ttl_seconds?: number | null };
+  show: Record<never, never>;
+  prompt: { content: string; source?: string | null; request_id?: string | null; created?: boolean | null; waiting?: boolean | null };
+  next_prompt: { lease_seconds: number; waiting?: boolean | null; context?: number | null; on_expiry?: string | null; max_attempts?: number | null };
+  renew: { prompt_id: number; lease_seconds: number; attempt?: number | null };
+  finish: { prompt_id: number; reply?: string | null; rows?: Record<string, unknown>[] | null; failed?: boolean | null; error?: string | null; attempt?: number | null; part?: Record<string, unknown> | null };
+  release: { prompt_id: number; delay_seconds?: number | null; not_an_attempt?: boolean | null; attempt?: number | null };
+  stop: Record<never, never>;
+  cancel: Record<never, never>;
+  archive: Record<never, never>;
+  unarchive: Record<never, never>;
+  set_title: { title: string };
+  invite: { user: string; role?: "owner" | "member" | null };
+  dequeue: { prompt_id: number };
+  queue: { pending_only?: boolean | null };
+  events: { since?: number | null };
+  participants: Record<never, never>;
+  get_prompt: { prompt_id: number };
+  append_many: { rows: Record<string, unknown>[]; request_id?: string | null; create?: boolean | null; one?: boolean | null; seqs_only?: boolean | null; origin?: string[] | null; part?: Record<string, unknown> | null };
+  show_transcript: { all_rows?: boolean | null; since?: number | null; last?: number | null; cursor?: unknown };
+  follow_start: { all_rows?: boolean | null; since?: number | null; last?: number | null };
+  rows_after: { seq: number };
+  stored_rows: { last?: number | null; cursor?: unknown };
+  context_window: { budget?: number | null; limit?: number | null; keep?: number | null };
+  pop: { count?: number | null };
+  clear: Record<never, never>;
+  redact: { seq: number };
+  prune: { older_than: number; dry_run?: boolean | null };
+  replace_tail: { expected: number[]; rows: Record<string, unknown>[]; origin?: string[] | null; part?: Record<string, unknown> | null };
+  summarize: { through: number; text: string };
+  compact: { max_tokens: number; keep_tokens: number; text: string };
+  plan_summary: { through: number };
+  plan_compact: { max_tokens: number; keep_tokens: number };
+  plan_rows: { seqs: number[] };
+  commit_summary: { covered: unknown[][]; high: number; text: string; part?: Record<string, unknown> | null };
+  fork_plan: { at?: number | null; cursor?: unknown };
+  fork_create: { source: Record<string, unknown>; rows: unknown[]; title?: string | null; part?: Record<string, unknown> | null };
+  delete: Record<never, never>;
+  ask: { prompt: string; choices?: string[] | null; timeout_seconds?: number | null; request_id?: string | null };
+  decline: { request_id: number; action: string };
+  requests: { pending_only?: boolean | null };
+  request: { request_id: number };
+  answer: { request_id: number; choice: string; comment?: string | null };
+  set_fact: { key: string; value: string; source?: "user" | "model" | "external" | null; confirmed?: boolean | null; expires_seconds?: number | null };
+  get_fact: { key: string; all_facts?: boolean | null };
+  facts: { all_facts?: boolean | null };
+  confirm_fact: { key: string };
+  forget_fact: { key: string };
+  hit: { key: string; rate: string; n: number; per: number; burst?: number | null };
+  ttl: { seconds?: number | null; clear?: boolean | null };
+  export: { cursor?: unknown };
+  import: { record: Record<string, unknown>; replace?: boolean | null; keep_existing?: boolean | null; part?: Record<string, unknown> | null };
+  search_object: { query: string; fts?: boolean | null; role?: string | null; cutoff?: number | null; superseded?: boolean | null; limit: number };
+  meta: Record<never, never>;
+  tombstone: Record<never, never>;
+  object_id: Record<never, never>;
+  put_checkpoint: { external_id?: string | null; ns?: string | null; checkpoint_id: string; parent_id?: string | null; type?: string | null; blob?: string | null; metadata?: unknown; mirror?: unknown[][] | null; keep?: number | null; part?: Record<string, unknown> | null };
+  put_checkpoint_writes: { external_id?: string | null; ns?: string | null; checkpoint_id: string; writes: unknown[][]; replace?: boolean | null; part?: Record<string, unknown> | null };
+  checkpoint_rows: { ns?: string | null; checkpoint_id?: string | null; before?: string | null; owned?: boolean | null; with_writes?: boolean | null; limit?: number | null; page?: string[] | null };
+  checkpoint_writes: { ns?: string | null; checkpoint_id: string };
+  delete_thread: Record<never, never>;
+};
+
+/** The arguments of each index op as a call that passed checkArgs holds them (absent or null: the default). */
+export type IndexArgs = {
+  ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown };
+  rows: { user?: string | null; all?: boolean | null; reserved?: boolean | null; expired?: boolean | null; limit?: number | null; before?: unknown };
+  pending: { limit?: number | null };
+  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null; cursor?: unknown };
+  purge: { older_than: number; user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; dry_run?: boolean | null; cursor?: unknown };
+  sweep: { draft_expiry?: number | null; cursor?: unknown };
+  forget: { user: string; dry_run?: boolean | null; cursor?: unknown };
+  reindex: { step?: number | null; after?: string | null; shard?: string | null; shard_after?: string | null };
+  fault: { shard: string; refuse?: boolean | null; wipe?: boolean | null; stale_seconds?: number | null };
+  seed: { users: number; prefix?: string | null; usage?: boolean | null };
+  subrequests: Record<never, never>;
+  served: Record<never, never>;
+  census: { shards: string[] };
+};
+
+/** The arguments of each auth op as a call that passed checkArgs holds them (absent or null: the default). */
+export type AuthArgs = {
+  revoke: { jti?: string | null; user?: string | null; issued_before?: number | null };
+};
+
+/** The arguments of each objects op as a call that passed checkArgs holds them (absent or null: the default). */
+export type ObjectsArgs = {
+  search: { query: string; fts?: boolean | null; user?: string | null; session?: string | null; role?: string | null; cutoff?: number | null; superseded?: boolean | null; limit: number; tenant?: string | null };
+};
+
+/** The arguments of each none op as a call that passed checkArgs holds them (absent or null: the default). */
+export type NoneArgs = {
+  whoami: Record<never, never>;
+  limits: Record<never, never>;
+};
+
+/** What the Durable Object adds to every object op's arguments (object.ts): an admin's installation-wide call. */
+export type Given = { all_users: boolean };
+/** The arguments of an op object.ts runs lazily (a body in parts, parts.ts): the lists K as iterators. */
+export type Lazy<A, K extends keyof A> = Omit<A, K> & { [P in keyof Pick<A, K>]: Each<A[P]> };
+type Each<V> = V extends readonly (infer T)[] ? Iterable<T> : V;
 
 export const SCOPES: Record<string, Record<string, OpSpec>> = { object: OBJECT_OPS, index: INDEX_OPS, auth: AUTH_OPS, objects: OBJECTS_OPS, none: NONE_OPS };
 export type ObjectOp = keyof typeof OBJECT_OPS;

@@ -8,15 +8,18 @@
 // the shard when a put finds no object (args.__tomb) and keeps a copy in the object's own storage
 // (_durable_tomb) while the object lives: a late write from before the delete is refused in the put itself.
 import { Opened, conflict, createObject, invalid, say, touch } from "./state";
-import { check } from "./sessions";
+import { check } from "./lifecycle";
 import { insertRows, prepare } from "./transcript";
 import * as strict from "./strict";
 import { blobBytes, blobText, isBase64 } from "./rights";
+import type { ObjectArgs } from "../generated/ops";
 
 export const ADAPTER = "langgraph";
 const CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
 
 type Tomb = { last_checkpoint: string | null } | null;
+// what object.ts adds to a put's arguments: the home shard's tombstone, fetched when the object was absent
+type Buried = { __tomb?: Tomb; __tomb_fetched?: boolean };
 
 /** A serialized value as the client sends it: base64 text, or null (exit 2 otherwise: atob's refusal was an internal error). */
 function bytes(v: unknown, what: string): Uint8Array | null {
@@ -32,14 +35,14 @@ function str(v: unknown, what: string): string {
 }
 
 /** The tombstone this put is judged by: the shard's (object absent: fetched by object.ts), else the kept copy. */
-function tombOf(obj: Opened, a: any): Tomb {
+function tombOf(obj: Opened, a: Buried): Tomb {
   if (a.__tomb_fetched) return a.__tomb ?? null;
   const r = obj.db.one("SELECT last_checkpoint FROM _durable_tomb");
   return r ? { last_checkpoint: r[0] } : null;
 }
 
 /** The adapter's _refuse_late: a write carrying a checkpoint id from before the delete is refused. */
-function refuseLate(obj: Opened, a: any, externalId: string, ids: (string | null | undefined)[]) {
+function refuseLate(obj: Opened, a: Buried, externalId: string, ids: (string | null | undefined)[]) {
   const grave = tombOf(obj, a);
   if (grave === null || !grave.last_checkpoint) return;
   if (ids.some((i) => i !== null && i !== undefined && i <= grave.last_checkpoint!)) {
@@ -48,7 +51,7 @@ function refuseLate(obj: Opened, a: any, externalId: string, ids: (string | null
 }
 
 /** Inside the transaction: the object's row, created (active, owned by the saver) when absent. */
-function writable(obj: Opened, a: any, externalId: string) {
+function writable(obj: Opened, a: Buried, externalId: string) {
   let meta = obj.meta();
   if (meta === null) {
     createObject(obj, "active");
@@ -81,13 +84,13 @@ function followBranch(obj: Opened, messageIds: string[]) {
     " live_tokens = (SELECT coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL)");
 }
 
-export function putCheckpoint(obj: Opened, a: any) {
+export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"] & Buried) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   const parent = a.parent_id ?? null;
   refuseLate(obj, a, externalId, [parent]);
   const keep = a.keep ?? null;
   if (keep !== null && (!Number.isInteger(keep) || keep < 1)) throw invalid(say("keep_checkpoints"));
-  const prepared = (a.mirror ?? []).map(([mid, fields]: [string, any]) => {
+  const prepared = (a.mirror ?? []).map(([mid, fields]) => {
     if (fields === null || typeof fields !== "object" || Array.isArray(fields)) throw invalid("a mirrored message's row must be a JSON object");
     return [str(mid, "message id"), prepare(obj, fields)] as const;
   });
@@ -103,7 +106,7 @@ export function putCheckpoint(obj: Opened, a: any) {
     ns, id, parent, a.type ?? null, blob, a.metadata);
   const fresh = prepared.filter(([mid]: readonly [string, unknown]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
   if (fresh.length) {
-    const seqs = insertRows(obj, fresh.map(([, row]: readonly [string, any]) => row), obj.actor);
+    const seqs = insertRows(obj, fresh.map(([, row]) => row), obj.actor);
     fresh.forEach(([mid]: readonly [string, unknown], i: number) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
   } else touch(obj);
   if (keep !== null) {
@@ -117,7 +120,7 @@ export function putCheckpoint(obj: Opened, a: any) {
   return null;
 }
 
-export function putWrites(obj: Opened, a: any) {
+export function putWrites(obj: Opened, a: ObjectArgs["put_checkpoint_writes"] & Buried) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   refuseLate(obj, a, externalId, [id]);
   // each write as the adapter makes it: [task_id, task_path, idx, channel, type or null, base64 or null] (exit 2 otherwise)
@@ -145,8 +148,7 @@ export function putWrites(obj: Opened, a: any) {
 
 /** Checkpoints newest first, as [ns, id, parent, type, blob (base64), metadata]; none unless the saver owns the
  *  object. WITH_WRITES: also each one's pending writes ([task_id, channel, type, blob, task_path, idx]), in one read. */
-export function checkpointRows(obj: Opened, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null; owned?: boolean; with_writes?: boolean;
-  limit?: number | null; page?: string[] | null }) {
+export function checkpointRows(obj: Opened, a: ObjectArgs["checkpoint_rows"]) {
   const meta = obj.meta();
   if (a.page != null) return checkpointPage(obj, meta, a);
   if (meta === null || (a.owned && meta.adapter !== ADAPTER)) return a.with_writes ? [[], []] : [];
@@ -177,7 +179,7 @@ const PAGE_BYTES = 524288; // a page of checkpoints ends at the one that reaches
  *  or PAGE_BYTES (SPEC §13: a request holds one row plus one page). A thread keeps every checkpoint, each its
  *  whole state: the saver's list() (get_state_history) had them all, with their writes, in one answer. */
 function checkpointPage(obj: Opened, meta: unknown, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null;
-  owned?: boolean; limit?: number | null; page?: string[] | null }) {
+  owned?: boolean | null; limit?: number | null; page?: string[] | null }) {
   const out = { rows: [] as unknown[][], writes: [] as unknown[][][], next: null as string[] | null };
   if (meta === null || (a.owned && (meta as { adapter: string | null }).adapter !== ADAPTER)) return out;
   obj.requireVisible();
@@ -200,7 +202,7 @@ function checkpointPage(obj: Opened, meta: unknown, a: { ns?: string | null; che
   return out;
 }
 
-export function writeRows(obj: Opened, a: { ns: string; checkpoint_id: string }) {
+export function writeRows(obj: Opened, a: ObjectArgs["checkpoint_writes"]) {
   return obj.db.all("SELECT task_id, channel, type, value, task_path, idx FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?",
     a.ns, a.checkpoint_id).map((r) => [r[0], r[1], r[2], text(r[3]), r[4], r[5]]);
 }

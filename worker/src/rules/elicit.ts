@@ -1,11 +1,12 @@
 // Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
-import { Opened, conflict, event, invalid, iso, notFound, now, say, touch } from "./state";
+import { Opened, conflict, event, invalid, iso, notFound, now, say, touch, Row } from "./state";
 import { strip } from "./text";
-import { check, requireSession, validRequestId } from "./sessions";
+import { check, requireSession, validRequestId } from "./lifecycle";
+import type { ObjectArgs } from "../generated/ops";
 
 const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
 
-const requestJson = (r: any[]) => ({
+const requestJson = (r: Row) => ({
   id: r[0], status: r[1], prompt: r[2], choices: JSON.parse(r[3]), created_at: iso(r[4]), expires_at: iso(r[5]),
   answer: r[6], comment: r[7], answered_by: r[8], answered_at: iso(r[9]),
 });
@@ -15,7 +16,7 @@ function visible(obj: Opened) {
   obj.requireVisible();
 }
 
-export function get(obj: Opened, a: { request_id: number }) {
+export function get(obj: Opened, a: ObjectArgs["request"]) {
   visible(obj);
   const r = obj.db.one(`SELECT ${COLS} FROM requests WHERE id = ?`, a.request_id);
   if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
@@ -40,7 +41,7 @@ export function checkAsk(prompt: unknown, choices: unknown): string[] {
 
 /** REQUEST_ID: the caller's key (SPEC §14 ask_human): the same key with the same question returns the request
  *  it made, as it stands now; with another question, a conflict. Kept in the `elicit.asked` event. */
-export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeout_seconds?: number | null; request_id?: string | null }) {
+export function ask(obj: Opened, a: ObjectArgs["ask"]) {
   const key = (validRequestId(a.request_id) as string | null | undefined) ?? null;
   const choices = checkAsk(a.prompt, a.choices ?? []);
   visible(obj);
@@ -65,7 +66,7 @@ export function ask(obj: Opened, a: { prompt: string; choices?: string[]; timeou
 }
 
 /** The person would not answer (an MCP client's decline or cancel): answered, answer null, the action as the comment. */
-export function decline(obj: Opened, a: { request_id: number; action: string }) {
+export function decline(obj: Opened, a: ObjectArgs["decline"]) {
   if (a.action !== "decline" && a.action !== "cancel") throw invalid(say("invalid_elicit_action", { action: a.action }));
   const request = get(obj, a);
   if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
@@ -76,13 +77,13 @@ export function decline(obj: Opened, a: { request_id: number; action: string }) 
   return get(obj, a);
 }
 
-export function listRequests(obj: Opened, a: { pending_only?: boolean }) {
+export function listRequests(obj: Opened, a: ObjectArgs["requests"]) {
   visible(obj);
   const where = a.pending_only ? "WHERE status = 'pending'" : "";
   return obj.db.all(`SELECT ${COLS} FROM requests ${where} ORDER BY id`).map(requestJson);
 }
 
-export function answer(obj: Opened, a: { request_id: number; choice: string; comment?: string | null }) {
+export function answer(obj: Opened, a: ObjectArgs["answer"]) {
   const request = get(obj, a);
   if (request.choices.length && !request.choices.includes(a.choice)) {
     throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));

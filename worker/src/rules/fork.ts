@@ -1,9 +1,10 @@
 // `session fork` (mirrors durable_cli/core/fork.py): the source plans, NEW's object creates.
-import { DurableError, Opened, conflict, createObject, event, invalid, now, say, sessionJson } from "./state";
-import { validTitle } from "./sessions";
+import { DurableError, Opened, conflict, createObject, event, invalid, now, say, sessionJson, DictRow } from "./state";
+import { validTitle } from "./lifecycle";
 import { CALLS, CALL_ID, COLS, CONTENT, CREATED, DATA, KIND, META, NAME, POS, ROLE, TOKENS, isInt, marks, prepare, requireVisible } from "./transcript/row";
 import { PAGE_BYTES, PAGE_ROWS } from "./transcript/reads";
 import { liveRow, splitsACall } from "./transcript/summaries";
+import type { Lazy, ObjectArgs } from "../generated/ops";
 
 /** The transcript changes that alter rows already copied (an append adds rows after the cut: it does not). */
 const REWRITES = ["transcript.popped", "transcript.cleared", "transcript.redacted", "transcript.pruned", "transcript.summarized"];
@@ -17,9 +18,9 @@ type ForkCursor = { after: number; cut: number; seq: number; events: number };
  *  from its results) and fixes the cut: rows appended meanwhile are not copied, and a later page finds
  *  whether the copied rows were rewritten meanwhile (pop, clear, redact, prune, summary): then it is a
  *  conflict marked `restart`, and the client plans the fork again from the first page. */
-export function forkPlan(obj: Opened, a: { at?: number | null; cursor?: ForkCursor | null }) {
+export function forkPlan(obj: Opened, a: ObjectArgs["fork_plan"]) {
   const meta = requireVisible(obj);
-  let c = a.cursor ?? null;
+  let c = (a.cursor ?? null) as ForkCursor | null; // the client's copy of a page's next, checked here
   if (c !== null) {
     if (typeof c !== "object" || ![c.after, c.cut, c.seq, c.events].every(isInt)) throw invalid("cursor must be the `next` of the previous page");
     const cut = obj.db.one("SELECT seq FROM turns WHERE pos = ? AND superseded_by IS NULL", c.cut);
@@ -42,7 +43,7 @@ export function forkPlan(obj: Opened, a: { at?: number | null; cursor?: ForkCurs
     }
   }
   const page = { id: obj.id, name: obj.name, title: meta.title, seq: c.seq };
-  const rows: any[] = [];
+  const rows: DictRow[] = [];
   let bytes = 0;
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, c.after, c.cut)) {
     // the JSON fields as the text stored, which fork_create stores as given (prepare)
@@ -65,7 +66,7 @@ const COPY = "INSERT INTO turns (seq, role, content, tokens, author, created_at,
  *  gave, renumbered from 1 here; every row is checked as an append's would be. NEW existing is exit 4.
  *  ROWS may be a lazy iterator (a fork in parts: object.ts gives the staged rows one at a time), so the
  *  rows are checked and inserted as they come; any refusal rolls the whole transaction back. */
-export function forkCreate(obj: Opened, a: { source: any; rows: Iterable<any>; title?: string | null }) {
+export function forkCreate(obj: Opened, a: Lazy<ObjectArgs["fork_create"], "rows">) {
   const src = a.source ?? {};
   const bad = (what: string) => invalid(`the fork plan is not one this Worker made: ${what}`);
   if (typeof src.id !== "string" || !/^[0-9a-f]{64}$/.test(src.id)) throw bad("source id");

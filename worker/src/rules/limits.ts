@@ -2,8 +2,9 @@
 // The rate ("N/DUR") is parsed by the client; the Worker gets n and per (seconds), and the rate as the
 // client shows it (N/ and the canonical duration, as durable_cli/durations.py `format` writes it).
 import { DurableError, Opened, createObject, invalid, now, say, validName } from "./state";
+import type { ObjectArgs } from "../generated/ops";
 
-export function hit(obj: Opened, a: { key: string; n: number; per: number; burst?: number | null; rate: string }) {
+export function hit(obj: Opened, a: ObjectArgs["hit"]) {
   validName(a.key, "limit key");
   if (!(a.n >= 1) || !(a.per >= 1)) throw invalid(say("invalid_rate", { rate: a.rate }));
   if (a.burst != null && a.burst < 1) throw invalid(say("invalid_burst"));

@@ -1,8 +1,9 @@
 // One object's retention: its TTL (mirrors durable_cli/core/retention.py ttl()).
 import { Opened, event, iso, touch } from "./state";
-import { requireSession } from "./sessions";
+import { requireSession } from "./lifecycle";
+import type { ObjectArgs } from "../generated/ops";
 
-export function ttl(obj: Opened, a: { seconds?: number | null; clear?: boolean }) {
+export function ttl(obj: Opened, a: ObjectArgs["ttl"]) {
   let meta = requireSession(obj);
   obj.requireVisible();
   if (a.clear || a.seconds != null) {

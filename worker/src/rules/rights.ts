@@ -3,10 +3,11 @@
 // worker/src/generated/records.json (scripts/gen_worker_records.py): a record is checked here again with
 // the same rules, since the Worker cannot trust clients.
 import records from "../generated/records.json";
-import { CONSTANTS, DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, say, validName } from "./state";
+import { CONSTANTS, DictRow, DurableError, Opened, conflict, denied, invalid, notFound, now, pyRepr, say, validName } from "./state";
 import { plainQuery, printable, strip } from "./text";
 import * as strict from "./strict";
 import { metaProblem, toolCalls } from "./transcript";
+import type { ObjectArgs, Given } from "../generated/ops";
 
 type Rule = { check: string; optional: boolean; values?: string[] };
 const TABLES = records.tables as unknown as Record<string, Record<string, Rule>>;
@@ -44,17 +45,17 @@ const COMPOSITE_KEYS = records.composite_keys as Record<string, string[]>;
  *  into the record the file backend writes. Rows are read in rowid order from lazy cursors, up to each
  *  table's highest rowid when the first page was read (a row written meanwhile is not half in); a
  *  WITHOUT ROWID table (LangGraph's) comes whole in one page. */
-export function exportObject(obj: Opened, a: { all_users?: boolean; cursor?: ExportCursor | null }) {
+export function exportObject(obj: Opened, a: ObjectArgs["export"] & Given) {
   const meta = obj.meta();
   if (meta === null) throw notFound(obj.missing);
   if (!a.all_users) obj.requireVisible(); // an admin's export --all / --user U reaches every object
-  let c = a.cursor ?? null;
+  let c = (a.cursor ?? null) as ExportCursor | null; // the client's copy of a page's next, checked here
   if (c !== null && (typeof c !== "object" || !Number.isSafeInteger(c.t) || c.t < 1 || c.t > EXPORTED.length
     || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object"
     || (c.key != null && (!Array.isArray(c.key) || c.key.some((k) => typeof k !== "string" && !Number.isSafeInteger(k)))))) {
     throw invalid("cursor must be the `next` of the previous page");
   }
-  const out: Record<string, any> = { tables: {} as Record<string, any[]> };
+  const out: { tables: Record<string, unknown[]>; head?: unknown; sequences?: unknown } = { tables: {} };
   if (c === null) {
     const highs: Record<string, number> = {};
     for (const table of EXPORTED.slice(1)) {
@@ -70,7 +71,7 @@ export function exportObject(obj: Opened, a: { all_users?: boolean; cursor?: Exp
   let rows = 0, bytes = 0;
   for (let i = c.t; i < EXPORTED.length; i++) {
     const table = EXPORTED[i];
-    const list: any[] = (out.tables[table] = []);
+    const list: unknown[] = (out.tables[table] = []);
     const high = c.highs[table];
     if (high === undefined) { // WITHOUT ROWID (LangGraph's): in its key's order (as `SELECT *` reads it), paged by the key
       const keys = COMPOSITE_KEYS[table];
@@ -117,10 +118,10 @@ export function blobBytes(v: string): Uint8Array {
   for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
   return out;
 }
-const withBlobsAsText = (rows: Record<string, any>[]) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, blobText(v)])));
+const withBlobsAsText = (rows: Record<string, unknown>[]) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, blobText(v)])));
 
 export function dump(obj: Opened) {
-  const rec: Record<string, any> = {};
+  const rec: DictRow = {};
   for (const table of EXPORTED) rec[table] = withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`));
   rec.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
   const meta = rec.object[0];
@@ -153,7 +154,7 @@ function int(v: unknown): number {
   if (!isInt(v) || Math.abs(v) > MAX_INT) throw new Bad(say("record_not_integer", { kind: kind(v) }));
   return v;
 }
-function jsonText(v: unknown, lexemes?: Map<string, string>): any {
+function jsonText(v: unknown, lexemes?: Map<string, string>): unknown {
   text(v);
   let value: unknown;
   try {
@@ -167,7 +168,7 @@ function jsonText(v: unknown, lexemes?: Map<string, string>): any {
   if (why !== null) throw new Bad(say("record_not_rfc_json", { why }));
   return value;
 }
-const plainObject = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
+const plainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 const CHECKS: Record<string, (v: any, rule: Rule) => void> = {
   text: (v) => text(v),
@@ -218,11 +219,12 @@ const CHECKS: Record<string, (v: any, rule: Rule) => void> = {
   enum: (v, rule) => { if (typeof v !== "string" || !rule.values!.includes(v)) throw new Bad(clip(say("record_enum", { value: v, values: rule.values!.join(", ") }))); },
 };
 
-export type Content = Record<string, any>;
+/** A record in canonical form: each table name to its rows (DictRow[]), "object" to its one row, "sequences", "live". */
+export type Content = DictRow;
 
 /** A record in records.py's canonical form (the current version's columns, rows sorted by key), checked
  *  with every rule of the format; a violation is exit 2 naming the field. */
-export function checkContent(c: any, address: { id_scope: string; owner: string; name: string }, limit: number): Content {
+export function checkContent(c: unknown, address: { id_scope: string; owner: string; name: string }, limit: number): Content {
   let where = "record";
   try {
     if (!plainObject(c)) throw new Bad(say("record_not_object"));
@@ -240,7 +242,7 @@ export function checkContent(c: any, address: { id_scope: string; owner: string;
       const key = KEYS[table];
       const composite = COMPOSITE[table];
       const seen = new Set<unknown>();
-      out[table] = rows.map((r: any, i: number) => {
+      out[table] = rows.map((r: unknown, i: number) => {
         const got = row(r, spec, COLUMNS[table], `${table}[${i}]`, (w) => (where = w));
         if (key) {
           if (seen.has(got[key])) { where = `${table}[${i}].${key}`; throw new Bad(say("record_twice", { value: got[key] })); }
@@ -252,9 +254,9 @@ export function checkContent(c: any, address: { id_scope: string; owner: string;
         }
         return got;
       });
-      const cmp = (a: any, b: any) => (a < b ? -1 : a > b ? 1 : 0);
-      if (key) out[table].sort((a: any, b: any) => cmp(a[key], b[key]));
-      else if (composite) out[table].sort((a: any, b: any) => composite.reduce((o, c) => o || cmp(a[c], b[c]), 0));
+      const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
+      if (key) out[table].sort((a: DictRow, b: DictRow) => cmp(a[key], b[key]));
+      else if (composite) out[table].sort((a: DictRow, b: DictRow) => composite.reduce((o, c) => o || cmp(a[c], b[c]), 0));
     }
     for (const k of Object.keys(c)) {
       if (!(k in TABLES) && k !== "sequences") { where = k.slice(0, 60); throw new Bad(say("record_unknown_field")); }
@@ -271,8 +273,8 @@ export function checkContent(c: any, address: { id_scope: string; owner: string;
     if (meta.scope === "reserved" && meta.title !== null) { where = "object.title"; throw new Bad(say("record_reserved_title")); }
     relations(out, meta.scope, meta.owner, limit, (w) => (where = w));
     out.sequences = sequences(c.sequences ?? {}, out, (w) => (where = w));
-    const live = out.turns.filter((t: any) => t.superseded_by === null);
-    out.live = { live_turns: live.length, live_tokens: live.reduce((s: number, t: any) => s + t.tokens, 0) };
+    const live = out.turns.filter((t: DictRow) => t.superseded_by === null);
+    out.live = { live_turns: live.length, live_tokens: live.reduce((s: number, t: DictRow) => s + t.tokens, 0) };
     return out;
   } catch (e) {
     if (e instanceof Bad) throw invalid(say("record_invalid", { where, why: e.message }));
@@ -280,13 +282,13 @@ export function checkContent(c: any, address: { id_scope: string; owner: string;
   }
 }
 
-function row(r: any, spec: Record<string, Rule>, current: string[], label: string, at: (w: string) => void): Record<string, any> {
+function row(r: unknown, spec: Record<string, Rule>, current: string[], label: string, at: (w: string) => void): DictRow {
   at(label);
   if (!plainObject(r)) throw new Bad(say("record_not_object"));
   for (const column of Object.keys(r)) {
     if (!(column in spec)) { at(`${label}.${column.slice(0, 60)}`); throw new Bad(say("record_unknown_column")); }
   }
-  const out: Record<string, any> = {};
+  const out: DictRow = {};
   for (const column of current) {
     const rule = spec[column];
     at(`${label}.${column}`);
@@ -306,7 +308,7 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
   if (scope === "user" || scope === "session") {
     if (people.length !== 1 || people[0].user !== owner || people[0].role !== "owner") throw new Bad(say("record_user_participants", { owner }));
   } else if (scope === "tenant") {
-    if (!people.some((p: any) => p.role === "owner")) throw new Bad(say("record_tenant_owner"));
+    if (!people.some((p: DictRow) => p.role === "owner")) throw new Bad(say("record_tenant_owner"));
   } else {
     for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) { at(t); throw new Bad(say("record_reserved_empty")); }
   }
@@ -314,9 +316,9 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
     if (c[t]?.length && c.object.adapter !== adapter) { at(t); throw new Bad(say("record_adapter_only", { adapter })); }
   }
-  const turns = new Map<number, any>(c.turns.map((t: any) => [t.seq, t]));
+  const turns = new Map<number, DictRow>(c.turns.map((t: DictRow) => [t.seq, t]));
   const tooLarge = (size: number) => { if (size > limit) throw new Bad(say("record_too_large", { size, limit })); };
-  c.turns.forEach((t: any, i: number) => {
+  c.turns.forEach((t: DictRow, i: number) => {
     const label = `turns[${i}]`;
     at(`${label}.content`);
     if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad(say("record_empty"));
@@ -336,12 +338,12 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     const by = t.superseded_by;
     if (by === 0) { // a row of a LangGraph branch the thread left (SPEC §12)
       if (t.kind === "summary" || c.object.adapter !== "langgraph") throw new Bad(say("record_superseded_by", { by }));
-    } else if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
+    } else if (by !== null && (!turns.has(by) || turns.get(by)!.kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
   unique(c.turns, "turns", "request_id", at);
   unique(c.prompts, "prompts", "request_id", at);
-  c.prompts.forEach((p: any, i: number) => { at(`prompts[${i}].content`); tooLarge(utf8(p.content)); });
-  c.requests.forEach((r: any, i: number) => {
+  c.prompts.forEach((p: DictRow, i: number) => { at(`prompts[${i}].content`); tooLarge(utf8(p.content)); });
+  c.requests.forEach((r: DictRow, i: number) => {
     at(`requests[${i}].prompt`);
     tooLarge(utf8(r.prompt) + utf8(r.choices));
     at(`requests[${i}].answer`);
@@ -350,11 +352,11 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
       if (r.answer === null || (choices.length && !choices.includes(r.answer))) throw new Bad(say("record_answer", { answer: r.answer }));
     } else if (r.answer !== null) throw new Bad(say("record_answer_null", { status: r.status }));
   });
-  c.events.forEach((e: any, i: number) => { at(`events[${i}].data`); tooLarge(utf8(e.data)); });
-  c.facts.forEach((f: any, i: number) => { at(`facts[${i}].value`); tooLarge(utf8(f.value)); });
+  c.events.forEach((e: DictRow, i: number) => { at(`events[${i}].data`); tooLarge(utf8(e.data)); });
+  c.facts.forEach((f: DictRow, i: number) => { at(`facts[${i}].value`); tooLarge(utf8(f.value)); });
 }
 
-function unique(rows: any[], table: string, column: string, at: (w: string) => void) {
+function unique(rows: DictRow[], table: string, column: string, at: (w: string) => void) {
   const seen = new Set<unknown>();
   rows.forEach((r, i) => {
     if (r[column] === null) return;
@@ -363,7 +365,7 @@ function unique(rows: any[], table: string, column: string, at: (w: string) => v
   });
 }
 
-function sequences(given: any, c: Content, at: (w: string) => void): Record<string, number> {
+function sequences(given: unknown, c: Content, at: (w: string) => void): Record<string, number> {
   at("sequences");
   if (!plainObject(given)) throw new Bad(say("record_not_object"));
   const out: Record<string, number> = {};
@@ -371,22 +373,22 @@ function sequences(given: any, c: Content, at: (w: string) => void): Record<stri
     at(`sequences.${table.slice(0, 60)}`);
     if (!SEQUENCED.includes(table)) throw new Bad(say("record_no_sequence"));
     if (int(value) < 0) throw new Bad(say("record_negative"));
-    const top = Math.max(0, ...c[table].map((r: any) => r[KEYS[table]]));
+    const top = Math.max(0, ...c[table].map((r: DictRow) => r[KEYS[table]]));
     if ((value as number) < top) throw new Bad(say("record_below_key", { value, top }));
     out[table] = value as number;
   }
   for (const table of SEQUENCED) {
-    if (c[table].length && !(table in out)) out[table] = Math.max(...c[table].map((r: any) => r[KEYS[table]]));
+    if (c[table].length && !(table in out)) out[table] = Math.max(...c[table].map((r: DictRow) => r[KEYS[table]]));
   }
   return out;
 }
 
 // -- import ----------------------------------------------------------------------------------------------
 
-export type ImportArgs = { record: any; replace?: boolean; all_users?: boolean; keep_existing?: boolean };
+export type ImportArgs = ObjectArgs["import"] & Given;
 
 function owners(c: Content): Set<string> {
-  return new Set(c.participants.filter((p: any) => p.role === "owner").map((p: any) => p.user));
+  return new Set(c.participants.filter((p: DictRow) => p.role === "owner").map((p: DictRow) => p.user));
 }
 
 function label(obj: Opened): string {
@@ -407,14 +409,14 @@ function refusal(obj: Opened): string {
 }
 
 /** `import`: one record into this object, all or nothing (core/rights.py `import_locked`). */
-export function importObject(obj: Opened, a: ImportArgs) {
+export function importObject(obj: Opened, a: ObjectArgs["import"] & Given) {
   const checked = precheck(obj, a, true);
   const listed = !!a.all_users || obj.address.id_scope !== "tenant" || owners(checked).has(obj.actor);
   const entry = { id: obj.id, owner: obj.address.owner, name: obj.address.name };
   const stored = canonical(obj);
   const present = stored.object !== null && (stored.object.expires_at === null || stored.object.expires_at > now());
   if (present) {
-    const role = stored.participants.find((p: any) => p.user === obj.actor)?.role ?? null;
+    const role = stored.participants.find((p: DictRow) => p.user === obj.actor)?.role ?? null;
     if (obj.address.id_scope === "tenant" && !a.all_users) {
       if (role === null) throw conflict(say("import_name_taken", { label: label(obj) }));
       if (role !== "owner") throw denied(say("import_owner_only", { label: label(obj) }));
@@ -447,7 +449,7 @@ function same(stored: Content, checked: Content, id: string): boolean {
     for (const table of Object.keys(COLUMNS)) {
       const keep = COLUMNS[table].filter((k) => !(DERIVED[table] ?? []).includes(k));
       const rows = table === "object" ? [withId ? { ...c.object, id } : c.object] : c[table];
-      out[table] = rows.map((r: any) => keep.map((k) => r[k] ?? null));
+      out[table] = rows.map((r: DictRow) => keep.map((k) => r[k] ?? null));
     }
     out.sequences = SEQUENCED.filter((t) => t in c.sequences).map((t) => [t, c.sequences[t]]);
     return JSON.stringify(out);
@@ -459,7 +461,7 @@ function same(stored: Content, checked: Content, id: string): boolean {
 function write(obj: Opened, c: Content) {
   for (const table of Object.keys(COLUMNS)) obj.db.run(`DELETE FROM ${table}`);
   obj.db.run("DELETE FROM sqlite_sequence");
-  const insert = (table: string, rows: any[]) => {
+  const insert = (table: string, rows: DictRow[]) => {
     const cols = COLUMNS[table];
     const sql = `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`;
     const blob = (k: string) => TABLES[table]?.[k]?.check === "blob";
@@ -476,8 +478,6 @@ function write(obj: Opened, c: Content) {
 const ROLES: string[] = CONSTANTS.row_roles;
 const SNIPPET = "snippet(turns_fts, -1, '[', ']', '…', 16)";
 
-export type SearchArgs = { query: string; fts?: boolean; role?: string | null; cutoff?: number | null; superseded?: boolean; limit: number };
-
 /** A plain-text QUERY (SPEC §7) as the FTS5 expression it asks for; exit 2 when it is empty or holds no word
  *  (across/search.py plain_query; the vectors' "search_query"). */
 export function searchMatch(query: string): string {
@@ -490,7 +490,7 @@ export function searchMatch(query: string): string {
 /** One object's best LIMIT hits by bm25 rank, then seq (across/search.py's per-object query), with what the
  *  merge across objects orders by: rank, the object's last_active_at, NAME, seq. An invisible or absent
  *  object has no hits. */
-export function searchObject(obj: Opened, a: SearchArgs) {
+export function searchObject(obj: Opened, a: ObjectArgs["search_object"]) {
   const meta = obj.meta();
   if (meta === null || (obj.address.id_scope === "tenant" && obj.role() === null)) return { hits: [], last_active_at: null };
   if (typeof a.query !== "string" || !strip(a.query)) throw invalid(say("empty_search"));

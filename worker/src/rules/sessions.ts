@@ -1,12 +1,9 @@
 // Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
-// The transition table is data, loaded from durable_cli/contract.json like the Python side's.
-import contract from "../../../durable_cli/contract.json";
-import { MessageKey, Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName } from "./state";
+// The transition table and the checks every write shares are in lifecycle.ts.
+import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName, Row, DictRow } from "./state";
 import * as transcript from "./transcript";
-import { printable, strip } from "./text";
-
-type Transition = { from: string[]; to: string | null; role: string | null };
-const TRANSITIONS = contract.transitions as Record<string, Transition>;
+import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
+import type { Lazy, ObjectArgs } from "../generated/ops";
 
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
   "lease_expires_at", "completed_at", "error"];
@@ -17,31 +14,8 @@ const MAX_INT = 9223372036854775807n;
 const isPositive = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 1) || (typeof v === "bigint" && v >= 1n && v <= MAX_INT);
 const TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 
-export function check(obj: Opened, command: string, status: string | null = null, noop = false): string | null {
-  const { from, to, role } = TRANSITIONS[command];
-  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
-  if (noop) return null;
-  const current = status ?? obj.meta()!.status;
-  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
-  return to ?? current;
-}
 
-function refusal(obj: Opened, command: string, current: string): string {
-  const [what, name] = [obj.what, obj.name];
-  if (current === "archived") return say("refused_archived", { what, name });
-  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
-  if (current === "cancelled") return say("refused_cancelled", { what, name });
-  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
-  return say(`cannot_${command}` as MessageKey, { what, status: current });
-}
-
-export function requireSession(obj: Opened) {
-  const meta = obj.meta();
-  if (meta === null) throw notFound(obj.missing);
-  return meta;
-}
-
-export function create(obj: Opened, a: { title?: string | null; ttl_seconds?: number | null }) {
+export function create(obj: Opened, a: ObjectArgs["create"]) {
   if (obj.meta() !== null) {
     obj.requireVisible();
     throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
@@ -55,21 +29,8 @@ export function show(obj: Opened) {
   return sessionJson(obj);
 }
 
-export function validTitle(title: unknown): string {
-  const t = typeof title === "string" ? strip(title) : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
-  return t;
-}
-
-export function validRequestId(id: unknown) {
-  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
-    throw invalid(say("invalid_request_id"));
-  }
-  return id;
-}
-
-function promptJson(r: any[]): any {
-  const p: any = {};
+function promptJson(r: Row): DictRow {
+  const p: DictRow = {};
   PROMPT_COLUMNS.forEach((k, i) => (p[k] = r[i]));
   for (const k of TIMES) p[k] = iso(p[k]);
   return p;
@@ -81,7 +42,7 @@ function promptRow(obj: Opened, id: number) {
   return r;
 }
 
-export function getPrompt(obj: Opened, a: { prompt_id: number }) {
+export function getPrompt(obj: Opened, a: ObjectArgs["get_prompt"]) {
   const p = promptJson(promptRow(obj, a.prompt_id));
   p.position = p.status === "pending"
     ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me` +
@@ -99,7 +60,7 @@ export function recompute(obj: Opened, current: string) {
   setStatus(obj, to, current);
 }
 
-export function prompt(obj: Opened, a: { content: string; source?: string | null; request_id?: string | null; created?: boolean; waiting?: boolean }) {
+export function prompt(obj: Opened, a: ObjectArgs["prompt"]) {
   transcript.checkText(obj, a.content);
   validRequestId(a.request_id);
   let meta = obj.meta();
@@ -142,7 +103,7 @@ export function validAttempt(attempt: unknown): number | null {
   return attempt as number;
 }
 
-export function nextPrompt(obj: Opened, a: { lease_seconds: number; waiting?: boolean; context?: number | null; on_expiry?: string; max_attempts?: number }) {
+export function nextPrompt(obj: Opened, a: ObjectArgs["next_prompt"]) {
   const [onExpiry, maxAttempts] = validPolicy(a.on_expiry ?? "fail", a.max_attempts ?? 3);
   const meta = requireSession(obj);
   obj.requireVisible();
@@ -180,7 +141,7 @@ function processing(obj: Opened, id: number, doing: string, attempt: number | nu
   }
 }
 
-export function renew(obj: Opened, a: { prompt_id: number; lease_seconds: number; attempt?: number | null }) {
+export function renew(obj: Opened, a: ObjectArgs["renew"]) {
   processing(obj, a.prompt_id, "renewed", validAttempt(a.attempt));
   obj.db.run("UPDATE prompts SET lease_expires_at = ? WHERE id = ?", now() + a.lease_seconds * 1000, a.prompt_id);
   touch(obj, false);
@@ -191,7 +152,7 @@ const FINISH_ROLES = ["assistant", "tool"];
 
 /** As core/sessions.finish: the turn's rows (checked by the client's plan_finish, and again here as append
  *  checks them), then the prompt completed or failed, in this one transaction. */
-export function finish(obj: Opened, a: { prompt_id: number; reply?: string | null; rows?: Iterable<any> | null; failed?: boolean; error?: string | null; attempt?: number | null }) {
+export function finish(obj: Opened, a: Lazy<ObjectArgs["finish"], "rows">) {
   const attempt = validAttempt(a.attempt);
   const failed = !!a.failed || a.error != null;
   // the rows an iterable read again from the start by each pass (a body in parts holds one row at a time:
@@ -232,7 +193,7 @@ function handBack(obj: Opened, id: number, delaySeconds = 0, notAnAttempt = fals
     delaySeconds ? now() + delaySeconds * 1000 : null, notAnAttempt ? 1 : 0, id);
 }
 
-export function release(obj: Opened, a: { prompt_id: number; delay_seconds?: number; not_an_attempt?: boolean; attempt?: number | null }) {
+export function release(obj: Opened, a: ObjectArgs["release"]) {
   const attempt = validAttempt(a.attempt);
   const delay = a.delay_seconds ?? 0;
   if (!Number.isSafeInteger(delay) || delay < 0 || delay > 36500 * 86400) throw invalid(say("invalid_delay", { delay }));
@@ -297,7 +258,7 @@ export function unarchive(obj: Opened) {
   return sessionJson(obj);
 }
 
-export function setTitle(obj: Opened, a: { title: string }) {
+export function setTitle(obj: Opened, a: ObjectArgs["set_title"]) {
   const title = validTitle(a.title);
   const meta = requireSession(obj);
   obj.requireVisible();
@@ -315,7 +276,7 @@ export function checkInvite(user: unknown, role: unknown) {
   if (role !== "owner" && role !== "member") throw invalid(say("invalid_participant_role", { role }));
 }
 
-export function invite(obj: Opened, a: { user: string; role?: string }) {
+export function invite(obj: Opened, a: ObjectArgs["invite"]) {
   const role = a.role ?? "member";
   checkInvite(a.user, role);
   requireSession(obj);
@@ -325,7 +286,7 @@ export function invite(obj: Opened, a: { user: string; role?: string }) {
   const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
   if (!current) {
     const count = Number(obj.db.one("SELECT count(*) FROM participants")![0]);
-    if (count >= contract.constants.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count })); // SPEC §5
+    if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count })); // SPEC §5
   }
   if (!current || current[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
@@ -335,7 +296,7 @@ export function invite(obj: Opened, a: { user: string; role?: string }) {
   return sessionJson(obj);
 }
 
-export function dequeue(obj: Opened, a: { prompt_id: number }) {
+export function dequeue(obj: Opened, a: ObjectArgs["dequeue"]) {
   const meta = requireSession(obj);
   obj.requireVisible();
   const r = promptRow(obj, a.prompt_id);
@@ -347,7 +308,7 @@ export function dequeue(obj: Opened, a: { prompt_id: number }) {
   return sessionJson(obj);
 }
 
-export function queue(obj: Opened, a: { pending_only?: boolean }) {
+export function queue(obj: Opened, a: ObjectArgs["queue"]) {
   requireSession(obj);
   obj.requireVisible();
   const positions = new Map<number, number>();
@@ -360,7 +321,7 @@ export function queue(obj: Opened, a: { pending_only?: boolean }) {
   });
 }
 
-export function events(obj: Opened, a: { since?: number }) {
+export function events(obj: Opened, a: ObjectArgs["events"]) {
   requireSession(obj);
   obj.requireVisible();
   return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0)

@@ -23,6 +23,19 @@ export class DurableError extends Error {
     super(message);
   }
 }
+/** An error no rule foresaw (SPEC §13): its message and stack go to the Worker's log (console.error) under a
+ *  fresh id and the caller is answered only `internal error <id>`, never the message. A DurableError of
+ *  another code is the caller's to read, as is one already answered this way (an object's or a shard's,
+ *  passed on by the Worker under the id it was logged with). WHERE names the part that failed in the log. */
+export function internalError(e: unknown, where: string): DurableError {
+  if (e instanceof DurableError && (e.code !== "internal" || INTERNAL_ANSWER.test(e.message))) return e;
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  const id = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const message = e instanceof Error ? e.message : String(e);
+  console.error(`durable: internal error ${id} in ${where}: ${message}${e instanceof Error && e.stack ? `\n${e.stack}` : ""}`);
+  return new DurableError(`internal error ${id}`, "internal");
+}
+const INTERNAL_ANSWER = /^internal error [0-9a-f]{16}$/;
 export const invalid = (m: string) => new DurableError(m, "invalid_input");
 export const notFound = (m: string) => new DurableError(m, "not_found");
 export const conflict = (m: string) => new DurableError(m, "conflict");
@@ -33,7 +46,10 @@ export function httpStatus(code: string): number {
   return e?.http ?? 500;
 }
 
+/** A row as SQLite gives it: each column's value dynamically typed (TEXT, INTEGER, REAL, BLOB or NULL). */
 export type Row = any[];
+/** A row keyed by column name (Db.dicts), its values as dynamically typed as Row's. */
+export type DictRow = Record<string, any>;
 
 /** Cloudflare's SQL limits (developers.cloudflare.com/durable-objects/platform/limits/): a string, BLOB or
  *  row of at most 2,000,000 bytes, a statement of at most 100 KB, at most 100 bound parameters. workerd
@@ -172,13 +188,13 @@ function joinBytes(parts: ArrayBuffer[]): ArrayBuffer {
 export class Db {
   constructor(private sql: SqlStorage) {}
   private exec(q: string, b: unknown[]) {
-    let bound: any[] = b.map((x) => (x === undefined ? null : x));
+    let bound: unknown[] = b.map((x) => (x === undefined ? null : x));
     if (/^\s*(INSERT|UPDATE|REPLACE)/i.test(q)) bound = this.chunked(bound);
     guardSql(q, bound);
     return this.sql.exec(q, ...bound);
   }
   /** BOUND with its biggest texts or BLOBs replaced by chunk markers until the row fits (and any marker-like text). */
-  private chunked(bound: any[]): any[] {
+  private chunked(bound: unknown[]): unknown[] {
     let upper = 0;
     for (const v of bound) upper += typeof v === "string" ? v.length * 3 : isBytes(v) ? v.byteLength : 8;
     if (upper <= ROW_BUDGET && !bound.some(isMarker)) return bound;
@@ -250,13 +266,13 @@ export class Db {
     return first.done ? null : first.value;
   }
   /** Rows as objects keyed by column name, in the table's column order (as Python's `SELECT *` dicts). */
-  dicts(q: string, ...b: unknown[]): Record<string, any>[] {
+  dicts(q: string, ...b: unknown[]): DictRow[] {
     const cur = this.exec(q, b);
     const names = cur.columnNames;
     return this.whole([...cur.raw()] as Row[]).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
   }
   /** Rows as objects keyed by column name, one at a time as read (a lazy cursor). */
-  *dictIter(q: string, ...b: unknown[]): Generator<Record<string, any>> {
+  *dictIter(q: string, ...b: unknown[]): Generator<DictRow> {
     const cur = this.exec(q, b); // Cloudflare's limits; a chunked value made whole row by row
     const names = cur.columnNames;
     for (const r of cur.raw()) {
@@ -302,7 +318,7 @@ export class Opened {
   meta(): Meta | null {
     const r = this.db.one(`SELECT ${META.join(", ")} FROM object`);
     if (!r) return null;
-    const m: any = {};
+    const m = {} as Meta;
     META.forEach((k, i) => (m[k] = r[i]));
     return m;
   }

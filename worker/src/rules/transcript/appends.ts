@@ -1,9 +1,10 @@
 // Appending rows (mirrors durable_cli/core/transcript/appends.py): one transaction, all or none; a request id
 // replayed returns what it made.
 import { createHash } from "node:crypto";
-import { Opened, conflict, createObject, invalid, notFound, now, say, dumps } from "../state";
-import { check, validRequestId } from "../sessions";
+import { DictRow, Opened, conflict, createObject, invalid, notFound, now, say, dumps } from "../state";
+import { check, validRequestId } from "../lifecycle";
 import { COLS, Prepared, prepare, requireVisible, rowJson } from "./row";
+import type { Lazy, ObjectArgs } from "../../generated/ops";
 import { pageOrNull } from "./reads";
 
 const INSERT = "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data," +
@@ -33,7 +34,7 @@ export function insertTurn(obj: Opened, role: string, content: string, author: s
 }
 
 /** The answer of a batch: its rows when they are one page, else their seqs (the client reads them in pages). */
-function rowsBetween(obj: Opened, first: number, last: number): any[] {
+function rowsBetween(obj: Opened, first: number, last: number): DictRow[] | number[] {
   const rows = pageOrNull(obj, `SELECT ${COLS} FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq`, first, last);
   return rows ?? obj.db.all("SELECT seq FROM turns WHERE seq BETWEEN ? AND ? ORDER BY seq", first, last).map((r) => r[0]);
 }
@@ -78,8 +79,7 @@ export function checkOrigin(origin: unknown): [string, string] | null {
   return [origin[0], origin[1]];
 }
 
-export function appendMany(obj: Opened, a: { rows: Iterable<any>; request_id?: string | null; create?: boolean; one?: boolean; seqs_only?: boolean;
-  origin?: [string, string] | null }) {
+export function appendMany(obj: Opened, a: Lazy<ObjectArgs["append_many"], "rows">) {
   // two passes over the rows: every row checked (and the request's digest made) before anything is stored,
   // then inserted; the one transaction keeps it all or nothing
   const input = eachRow(a.rows);

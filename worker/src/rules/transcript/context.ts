@@ -1,11 +1,12 @@
 // The context window (mirrors durable_cli/core/transcript/context.py): pinned turns, then the longest suffix
 // of the other live rows within the budget, tool calls and their results kept together.
-import { Opened, invalid, say } from "../state";
+import { Opened, invalid, say, Row } from "../state";
 import { CALLS, CALL_ID, COLS, KIND, PINNED, POS, ROLE, SEQ, TOKENS, requireVisible, rowJson } from "./row";
+import type { ObjectArgs } from "../../generated/ops";
 
 /** The leading system and developer turns of ROWS (live rows in logical order, read until the first other row). */
-export function pinnedPrefix(rows: Iterable<any[]>): any[][] {
-  const out: any[][] = [];
+export function pinnedPrefix(rows: Iterable<Row>): Row[] {
+  const out: Row[] = [];
   for (const r of rows) {
     if (PINNED.includes(r[ROLE]) && r[KIND] === "turn") out.push(r);
     else break;
@@ -18,8 +19,8 @@ export function pinned(obj: Opened) {
   return pinnedPrefix(obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`));
 }
 
-export function callIds(r: any[]): string[] {
-  return r[CALLS] ? JSON.parse(r[CALLS]).map((c: any) => c.id) : [];
+export function callIds(r: Row): string[] {
+  return r[CALLS] ? JSON.parse(r[CALLS]).map((c: { id: string }) => c.id) : [];
 }
 
 function checkBounds(budget: number, limit: number | null) {
@@ -29,13 +30,13 @@ function checkBounds(budget: number, limit: number | null) {
 /** The window's rule over rows (mirrors core/transcript/context.py `choose`): PIN, then the longest suffix
  *  of the other live rows (NEWER_FIRST, read only as far as needed) within BUDGET tokens and LIMIT rows;
  *  tool calls and their results as one group, KEEP's row forced in. contract/vectors.json "window". */
-export function choose(pin: any[][], newerFirst: Iterable<any[]>, budget: number, limit: number | null = null, keep: number | null = null) {
+export function choose(pin: Row[], newerFirst: Iterable<Row>, budget: number, limit: number | null = null, keep: number | null = null) {
   checkBounds(budget, limit);
   let total = pin.reduce((s, r) => s + r[TOKENS], 0);
-  if (total > budget && keep === null) return { rows: [] as any[][], tokens: 0 };
-  const tail: any[][] = [];
+  if (total > budget && keep === null) return { rows: [] as Row[], tokens: 0 };
+  const tail: Row[] = [];
   let count = 0;
-  const waiting = new Map<string, any[][]>();
+  const waiting = new Map<string, Row[]>();
   for (const r of newerFirst) {
     if (r[ROLE] === "tool" && r[KIND] === "turn") {
       if (!waiting.has(r[CALL_ID])) waiting.set(r[CALL_ID], []);
@@ -57,7 +58,7 @@ export function choose(pin: any[][], newerFirst: Iterable<any[]>, budget: number
   return { rows: [...pin, ...tail], tokens: total };
 }
 
-export function contextWindow(obj: Opened, a: { budget?: number | null; limit?: number | null; keep?: number | null }) {
+export function contextWindow(obj: Opened, a: ObjectArgs["context_window"]) {
   const budget = a.budget ?? obj.config.token_budget;
   const limit = a.limit ?? null;
   checkBounds(budget, limit);

@@ -1,20 +1,21 @@
 // Edits that remove or rewrite rows (mirrors durable_cli/core/transcript/edits.py): pop, clear, redact, prune,
 // and the Agents SDK's replaceTail.
-import { Opened, conflict, event, invalid, notFound, now, say, touch, dumps } from "../state";
+import { Opened, conflict, event, invalid, notFound, now, say, touch, dumps, DictRow } from "../state";
 import { approx } from "../tokens";
-import { check } from "../sessions";
+import { check } from "../lifecycle";
 import { CALLS, COLS, KIND, REDACTED, SEQ, SUPERSEDED, TOKENS, isInt, marks, prepare, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { checkOrigin, insertRows } from "./appends";
 import { pinned } from "./context";
+import type { ObjectArgs } from "../../generated/ops";
 
-export function pop(obj: Opened, a: { count?: number }) {
+export function pop(obj: Opened, a: ObjectArgs["pop"]) {
   const count = a.count ?? 1;
   if (!isInt(count) || count < 1) throw invalid(say("pop_count"));
   const meta = requireVisible(obj);
   refuseRewriteIfOwned(obj, meta, "be popped");
   check(obj, "write", meta.status);
   if (!obj.db.one("SELECT 1 FROM turns WHERE superseded_by IS NULL LIMIT 1")) throw conflict(say("pop_empty", { what: obj.what }));
-  const removed: any[] = [];
+  const removed: DictRow[] = [];
   for (let i = 0; i < count; i++) {
     const r = obj.db.one(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1`);
     if (!r) break;
@@ -46,12 +47,12 @@ export function clear(obj: Opened) {
   return { deleted: n };
 }
 
-export function redact(obj: Opened, a: { seq: number }) {
+export function redact(obj: Opened, a: ObjectArgs["redact"]) {
   const meta = requireVisible(obj);
   const row = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
   if (!row) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
   refuseRewriteIfOwned(obj, meta, "be redacted");
-  const calls = row[CALLS] ? JSON.parse(row[CALLS]).map((c: any) => ({ ...c, arguments: "{}" })) : null;
+  const calls = row[CALLS] ? JSON.parse(row[CALLS]).map((c: Record<string, unknown>) => ({ ...c, arguments: "{}" })) : null;
   const parts = [REDACTED];
   for (const c of calls ?? []) parts.push(c.name, c.arguments);
   const count = approx(parts.join("\n"));
@@ -70,7 +71,7 @@ function dropRemovedTokens(obj: Opened) {
   obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
 }
 
-export function prune(obj: Opened, a: { older_than: number; dry_run?: boolean }) {
+export function prune(obj: Opened, a: ObjectArgs["prune"]) {
   const olderThan = a.older_than;
   if (!isInt(olderThan) || olderThan < 0) throw invalid("--older-than must be a non-negative number of seconds");
   refuseRewriteIfOwned(obj, requireVisible(obj), "be pruned");
@@ -110,7 +111,7 @@ export function prune(obj: Opened, a: { older_than: number; dry_run?: boolean })
 /** Replace the newest live rows by ROWS in this one transaction, if they are still EXPECTED (their seqs, in logical
  *  order): the Agents SDK's compaction of a suffix (core/transcript/edits.py replace_tail). False, and nothing
  *  changed, when another writer has added, popped or rewritten rows since they were read, or one is a summary. */
-export function replaceTail(obj: Opened, a: { expected: number[]; rows: any[]; origin?: [string, string] | null }) {
+export function replaceTail(obj: Opened, a: ObjectArgs["replace_tail"]) {
   const rows = (a.rows ?? []).map((r, i) => prepare(obj, r, `item ${i + 1}: `));
   const origin = checkOrigin(a.origin);
   const meta = requireVisible(obj);

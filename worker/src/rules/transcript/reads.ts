@@ -1,6 +1,7 @@
 // Reading rows (mirrors durable_cli/core/transcript/reads.py): `show` in pages, `stored_rows`, `--follow`'s reads.
-import { Opened, invalid, say } from "../state";
+import { Opened, invalid, say, DictRow, Row } from "../state";
 import { CALLS, COLS, CONTENT, DATA, META, POS, SEQ, isInt, requireVisible, rowJson } from "./row";
+import type { ObjectArgs } from "../../generated/ops";
 
 export const PAGE_ROWS = 1000; // a page of `show` holds at most this many rows
 export const PAGE_BYTES = 524288; // ... and stops at the row that reaches this many bytes of text (one row alone may be up to 2 MiB)
@@ -17,11 +18,11 @@ const offset = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER) - 1;
  *  first page fixes HIGH, the highest seq then written: later pages list no row written after it, so the
  *  pages join into one consistent listing. --all pages in seq order, live rows in logical order (pos);
  *  --last N is the live rows from the pos of the Nth newest on. */
-export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null; cursor?: ShowCursor | null }) {
+export function show(obj: Opened, a: ObjectArgs["show_transcript"]) {
   requireVisible(obj);
   const since = a.since ?? 0;
   if (!isInt(since)) throw invalid("--since must be an integer");
-  let c = a.cursor ?? null;
+  let c = (a.cursor ?? null) as ShowCursor | null; // the client's copy of a page's next, checked here
   if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
     throw invalid("cursor must be the `next` of the previous page");
   }
@@ -42,7 +43,7 @@ export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?
     : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
   const params: unknown[] = [c.after, since, c.high];
   if (!a.all_rows && c.from_pos != null) params.push(c.from_pos);
-  const rows: any[] = [];
+  const rows: DictRow[] = [];
   let bytes = 0;
   let last: number | null = null;
   for (const r of obj.db.iter(sql, ...params)) {
@@ -59,7 +60,7 @@ export function show(obj: Opened, a: { all_rows?: boolean; since?: number; last?
 const STORED = "data, role, kind, content, call_id, tool_calls";
 
 /** The text bytes of a stored row (what a page's budget counts). */
-export function rowBytes(r: any[]): number {
+export function rowBytes(r: Row): number {
   let bytes = 0;
   for (const x of [r[CONTENT], r[CALLS], r[META], r[DATA]]) if (typeof x === "string") bytes += x.length;
   return bytes;
@@ -68,8 +69,8 @@ export function rowBytes(r: any[]): number {
 /** The rows SQL selects (COLS, in order), read one at a time, as JSON -- or, when they are more than one page
  *  (PAGE_ROWS rows or PAGE_BYTES of text), null: the caller answers their seqs and the client reads them in pages
  *  (SPEC §13: no op answers or loads more than one row plus one page, whatever the client asks). */
-export function pageOrNull(obj: Opened, sql: string, ...params: unknown[]): any[] | null {
-  const rows: any[] = [];
+export function pageOrNull(obj: Opened, sql: string, ...params: unknown[]): DictRow[] | null {
+  const rows: DictRow[] = [];
   let bytes = 0;
   for (const r of obj.db.iter(sql, ...params)) {
     bytes += rowBytes(r);
@@ -81,10 +82,10 @@ export function pageOrNull(obj: Opened, sql: string, ...params: unknown[]): any[
 
 /** The live rows in logical order (LAST: the newest N) as [data, role, kind, content, call_id, tool_calls], `data`
  *  and `tool_calls` the JSON text stored (core/transcript/reads.py stored_rows: what an adapter rebuilds its items from). */
-export function storedRows(obj: Opened, a: { last?: number | null; cursor?: ShowCursor | null }) {
+export function storedRows(obj: Opened, a: ObjectArgs["stored_rows"]) {
   requireVisible(obj);
   // in pages, as show's (SPEC §13): {rows, next}; the client asks again with `cursor: next` until it is null
-  let c = a.cursor ?? null;
+  let c = (a.cursor ?? null) as ShowCursor | null; // the client's copy of a page's next, checked here
   if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
     throw invalid("cursor must be the `next` of the previous page");
   }
@@ -100,7 +101,7 @@ export function storedRows(obj: Opened, a: { last?: number | null; cursor?: Show
   }
   const params: unknown[] = [c.after, c.high];
   if (c.from_pos != null) params.push(c.from_pos);
-  const rows: any[] = [];
+  const rows: DictRow[] = [];
   let bytes = 0;
   for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?` +
     `${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
@@ -113,7 +114,7 @@ export function storedRows(obj: Opened, a: { last?: number | null; cursor?: Show
 
 /** `show --follow`'s first read: the rows `show` lists, the highest seq written so far (what follows must be
  *  newer) and the session's status (core/transcript/reads.py follow_start). */
-export function followStart(obj: Opened, a: { all_rows?: boolean; since?: number; last?: number | null }) {
+export function followStart(obj: Opened, a: ObjectArgs["follow_start"]) {
   const page = show(obj, { ...a, cursor: null });
   const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0]);
   // the first page of `show`, the highest seq, the status, and the cursor of show's next page (or null)
@@ -123,10 +124,10 @@ export function followStart(obj: Opened, a: { all_rows?: boolean; since?: number
 /** One page of the rows with a seq greater than SEQ, in seq order (at most PAGE_ROWS rows, ending with the row
  *  that reaches PAGE_BYTES of text), the session's status, and whether more follow (the client asks again
  *  after the page's last seq): [rows, status, more]. */
-export function rowsAfter(obj: Opened, a: { seq: number }) {
+export function rowsAfter(obj: Opened, a: ObjectArgs["rows_after"]) {
   requireVisible(obj);
   if (!isInt(a.seq)) throw invalid("seq must be an integer");
-  const rows: any[] = [];
+  const rows: DictRow[] = [];
   let bytes = 0;
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, a.seq)) {
     if (rows.length >= PAGE_ROWS || bytes >= PAGE_BYTES) return [rows, obj.meta()!.status, true];
@@ -138,6 +139,6 @@ export function rowsAfter(obj: Opened, a: { seq: number }) {
 
 /** The rows with a seq greater than SEQ, in seq order, one at a time as read (a live follower's push):
  *  [seq, row as JSON]. */
-export function* rowsSince(obj: Opened, seq: number): Generator<[number, any]> {
+export function* rowsSince(obj: Opened, seq: number): Generator<[number, DictRow]> {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }

@@ -1,9 +1,9 @@
 // A transcript row (mirrors durable_cli/core/transcript/row.py, SPEC §6): its columns, the checks that turn input
 // into one (`prepare`), the shape SPEC §10 shows (`rowJson`), and the guards every transcript operation shares.
-import { CONSTANTS, Opened, conflict, invalid, iso, say, dumps } from "../state";
+import { CONSTANTS, Meta, Opened, Row, conflict, invalid, iso, say, dumps } from "../state";
 import { approx } from "../tokens";
 import { quote } from "../text";
-import { requireSession } from "../sessions";
+import { requireSession } from "../lifecycle";
 import { field, raw } from "../verbatim";
 import * as strict from "../strict";
 
@@ -19,7 +19,7 @@ const MAX_TOKENS = 1e9; // core/tokens.py MAX_TOKENS: one row's given count at m
 export const REDACTED = "[redacted]";
 
 const utf8 = (s: string) => new TextEncoder().encode(s).length;
-export const isInt = (n: unknown) => typeof n === "number" && Number.isInteger(n);
+export const isInt = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n);
 
 export function checkText(obj: Opened, content: unknown, what = "content") {
   if (typeof content !== "string" || content === "") throw invalid(say("empty_text", { what }));
@@ -31,7 +31,9 @@ export function checkText(obj: Opened, content: unknown, what = "content") {
 export type Prepared = { role: string; content: string; tokens: number; tool_calls: string | null; call_id: string | null;
   name: string | null; meta: string | null; data: string | null; given: number | null };
 
-export function toolCalls(v: unknown, where: string) {
+type ToolCall = { id: string; name: string; arguments: string };
+
+export function toolCalls(v: unknown, where: string): ToolCall[] {
   if (!Array.isArray(v)) throw invalid(where + say("tool_calls_not_array"));
   const seen = new Set<string>();
   return v.map((call: any, i: number) => {
@@ -82,7 +84,7 @@ export function prepare(obj: Opened, f: any, where = ""): Prepared {
   if (!ROLES.includes(role)) throw invalid(where + say("invalid_row_role", { role, roles: ROLES.join(", ") }));
   const content = f.content ?? "";
   if (typeof content !== "string") throw invalid(where + say("content_not_string"));
-  let calls: any[] | null = null;
+  let calls: ToolCall[] | null = null;
   let [givenCalls, callsText] = field(f, "tool_calls", where);
   if (givenCalls !== null) {
     if (role !== "assistant") throw invalid(where + say("tool_calls_not_assistant", { role }));
@@ -122,7 +124,7 @@ export function prepare(obj: Opened, f: any, where = ""): Prepared {
 }
 
 /** A row as SPEC §10 shows it; its JSON fields are the stored text, emitted as is (rules/verbatim.ts `stringify`). */
-export function rowJson(r: any[]) {
+export function rowJson(r: Row) {
   const summary = r[KIND] === "summary";
   return {
     seq: r[SEQ], role: r[ROLE], content: r[CONTENT], tool_calls: raw(r[CALLS]), call_id: r[CALL_ID], name: r[NAME],
@@ -138,7 +140,7 @@ export function requireVisible(obj: Opened) {
 }
 
 /** SPEC §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back. */
-export function refuseRewriteIfOwned(obj: Opened, meta: any, doing: string) {
+export function refuseRewriteIfOwned(obj: Opened, meta: Meta, doing: string) {
   if (meta.adapter === "langgraph") {
     throw conflict(say("langgraph_owned", { what: obj.what, doing, name: obj.name }));
   }

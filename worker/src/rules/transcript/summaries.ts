@@ -1,12 +1,13 @@
 // Summaries (mirrors durable_cli/core/transcript/summaries.py): plan under the object, commit only if the
 // covered rows are unchanged.
-import { Opened, conflict, event, invalid, notFound, now, say, touch } from "../state";
+import { Opened, conflict, event, invalid, notFound, now, say, touch, Row } from "../state";
 import { approx } from "../tokens";
-import { check } from "../sessions";
+import { check } from "../lifecycle";
 import { createHash } from "node:crypto";
 import { CALLS, COLS, CONTENT, DATA, FIRST, KIND, LAST, META, POS, ROLE, SEQ, SUPERSEDED, TOKENS, checkText, isInt, marks, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { callIds, pinned } from "./context";
 import { PAGE_BYTES, PAGE_ROWS, rowBytes } from "./reads";
+import type { ObjectArgs } from "../../generated/ops";
 
 // A plan's rows are light (SPEC §13: plan over each row's seq, tokens, role, kind and call ids, without its
 // content): a stored row with its content, tool calls, meta and data left out (null), then a digest of the
@@ -14,10 +15,10 @@ import { PAGE_BYTES, PAGE_ROWS, rowBytes } from "./reads";
 // transcript is a few hundred bytes a row, read one row at a time.
 const DIGEST = COLS.split(",").length;
 const IDS = DIGEST + 1;
-type Plan = { covered: any[][]; high: number };
+type Plan = { covered: Row[]; high: number };
 
 /** A stored row made light (above). */
-function light(r: any[]): any[] {
+function light(r: Row): Row {
   const out = [...r];
   for (const i of [CONTENT, CALLS, META, DATA]) out[i] = null;
   out.push(createHash("sha256").update(JSON.stringify(r)).digest("hex"), JSON.stringify(r[KIND] === "turn" ? callIds(r) : []));
@@ -25,13 +26,13 @@ function light(r: any[]): any[] {
 }
 
 /** Light rows of SQL, one stored row read at a time. */
-function lightRows(obj: Opened, sql: string, ...params: unknown[]): any[][] {
-  const out: any[][] = [];
+function lightRows(obj: Opened, sql: string, ...params: unknown[]): Row[] {
+  const out: Row[] = [];
   for (const r of obj.db.iter(sql, ...params)) out.push(light(r));
   return out;
 }
 
-const idsOf = (r: any[]): string[] => (r.length > IDS ? JSON.parse(r[IDS]) : r[KIND] === "turn" ? callIds(r) : []);
+const idsOf = (r: Row): string[] => (r.length > IDS ? JSON.parse(r[IDS]) : r[KIND] === "turn" ? callIds(r) : []);
 
 export function liveRow(obj: Opened, seq: unknown) {
   const row = isInt(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
@@ -41,7 +42,7 @@ export function liveRow(obj: Opened, seq: unknown) {
 
 /** Whether a cut after THROUGHPOS separates a live tool call among COVERED (rows at or before it, read as
  *  they are iterated: a lazy cursor is never held whole) from a live result after it. */
-export function splitsACall(obj: Opened, covered: Iterable<any[]>, throughPos: number): boolean {
+export function splitsACall(obj: Opened, covered: Iterable<Row>, throughPos: number): boolean {
   if (obj.db.one("SELECT 1 FROM turns WHERE role = 'tool' AND superseded_by IS NULL AND pos > ? LIMIT 1", throughPos) === null) return false;
   let ids: string[] = [];
   const splits = () => { // at most 100 bound parameters a statement (Cloudflare)
@@ -57,11 +58,11 @@ export function splitsACall(obj: Opened, covered: Iterable<any[]>, throughPos: n
   return splits();
 }
 
-function makePlan(obj: Opened, covered: any[][]): Plan {
+function makePlan(obj: Opened, covered: Row[]): Plan {
   return { covered, high: obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")![0] };
 }
 
-export function planSummary(obj: Opened, a: { through: number }): Plan {
+export function planSummary(obj: Opened, a: ObjectArgs["plan_summary"]): Plan {
   const meta = requireVisible(obj);
   liveRow(obj, a.through);
   refuseRewriteIfOwned(obj, meta, "be summarized");
@@ -77,7 +78,7 @@ export function planSummary(obj: Opened, a: { through: number }): Plan {
   return makePlan(obj, covered);
 }
 
-export function planCompact(obj: Opened, a: { max_tokens: number; keep_tokens: number }): Plan | null {
+export function planCompact(obj: Opened, a: ObjectArgs["plan_compact"]): Plan | null {
   const max = a.max_tokens, keep = a.keep_tokens;
   if (!isInt(max) || !isInt(keep) || max < 0 || keep < 0) throw invalid(say("compact_negative"));
   if (max < keep) throw invalid(say("compact_keep"));
@@ -100,16 +101,16 @@ export function planCompact(obj: Opened, a: { max_tokens: number; keep_tokens: n
   return fallback === null ? null : makePlan(obj, live.slice(0, fallback));
 }
 
-const sameRow = (x: any[] | undefined, y: any[]) => !!x && x.length === y.length && x.every((v, i) => v === y[i]);
+const sameRow = (x: Row | undefined, y: Row) => !!x && x.length === y.length && x.every((v, i) => v === y[i]);
 
 /** Insert the summary of PLAN if every covered row is still live and unchanged and no `tool` row answering a
  *  covered call was appended meanwhile; otherwise exit 4 and nothing changes. A plan sent back by a client is
  *  checked whole: its rows must be the object's own, live, unpinned and consecutive in the logical order. */
-export function commitSummary(obj: Opened, a: { covered: any[][]; high: number; text: string }) {
+export function commitSummary(obj: Opened, a: ObjectArgs["commit_summary"]) {
   checkText(obj, a.text);
   const meta = requireVisible(obj);
   check(obj, "write", meta.status);
-  const covered = a.covered;
+  const covered: Row[] = a.covered; // checked next: the light rows of a plan this Worker made
   if (!Array.isArray(covered) || !covered.length || !isInt(a.high) || !covered.every((r) => Array.isArray(r) && r.length === IDS + 1 && isInt(r[SEQ]))) {
     throw invalid("the summary plan is not one this Worker made");
   }
@@ -134,7 +135,7 @@ export function commitSummary(obj: Opened, a: { covered: any[][]; high: number; 
   return insertSummary(obj, covered, a.text);
 }
 
-function insertSummary(obj: Opened, covered: any[][], text: string) {
+function insertSummary(obj: Opened, covered: Row[], text: string) {
   const first = Math.min(...covered.map((r) => (r[KIND] === "summary" ? r[FIRST] : r[SEQ])));
   const last = Math.max(...covered.map((r) => (r[KIND] === "summary" ? (r[LAST] ?? r[FIRST]) : r[SEQ])));
   const count = approx(text);
@@ -154,7 +155,7 @@ function insertSummary(obj: Opened, covered: any[][], text: string) {
 export function planRows(obj: Opened, a: { seqs: number[] }) {
   requireVisible(obj);
   if (!Array.isArray(a.seqs) || !a.seqs.every(isInt)) throw invalid("seqs must be a list of integers");
-  const rows: any[][] = [];
+  const rows: Row[] = [];
   let bytes = 0;
   for (const seq of a.seqs) {
     if (rows.length >= PAGE_ROWS || bytes >= PAGE_BYTES) break;
@@ -166,13 +167,13 @@ export function planRows(obj: Opened, a: { seqs: number[] }) {
 }
 
 /** `transcript summarize --text`: plan and commit in one transaction. */
-export function summarize(obj: Opened, a: { through: number; text: string }) {
+export function summarize(obj: Opened, a: ObjectArgs["summarize"]) {
   checkText(obj, a.text, "summary");
   return insertSummary(obj, planSummary(obj, a).covered, a.text);
 }
 
 /** `transcript compact --text`: plan and commit in one transaction. */
-export function compact(obj: Opened, a: { max_tokens: number; keep_tokens: number; text: string }) {
+export function compact(obj: Opened, a: ObjectArgs["compact"]) {
   checkText(obj, a.text, "summary");
   const plan = planCompact(obj, a);
   return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);

@@ -1,0 +1,285 @@
+"""The app: which module defines each command, the lazily built typer app (only the command group being
+run is imported and built: start-up is a feature, every call pays it; `--help` at the top, completion and
+the man page generator build them all), and one run of a command line from argv to exit status."""
+
+import os
+import signal
+import sys
+
+import typer
+
+from ..errors import DurableError, Interrupted
+from . import G, seconds
+from .signals import D, interrupt, reserve_std_fds, unraisable
+from .typer_patches import bounded_numbers, global_options_anywhere, usage_as_in_man_pages
+
+
+# which module defines each top-level command or group
+MODULES = {
+    "session": "session", "transcript": "transcript",
+    "ls": "retention", "ttl": "retention", "delete": "retention", "purge": "retention", "sweep": "retention",
+    "forget": "admin", "export": "admin", "import": "admin", "backup": "admin", "doctor": "admin", "config": "admin", "path": "admin",
+    "elicit": "hitl", "memory": "hitl", "limit": "hitl",
+    "search": "search", "usage": "search",
+    "remote": "remote",
+    "work": "work",
+    "mcp": "mcp",
+}
+
+
+_GLOBAL_WITH_VALUE = ("--home", "--as", "--tenant", "--lock-timeout", "--remote")
+
+
+HELP = """Keep AI-agent sessions on local disk: one named, single-writer SQLite object per session.
+
+Example: durable transcript append demo --role user "hello" && durable transcript show demo --json
+"""
+
+
+def _version(value: bool):
+    if value:
+        from .. import __version__
+
+        print(f"durable {__version__}")
+        raise typer.Exit()
+
+
+def make_app() -> typer.Typer:
+    usage_as_in_man_pages()
+    app = typer.Typer(
+        name="durable", help=HELP, rich_markup_mode=None, pretty_exceptions_enable=False,
+        no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    @app.callback()
+    def main_options(
+        home: str = typer.Option(None, "--home", metavar="DIR", help="Data directory (env DURABLE_HOME; config defaults.home)."),
+        as_user: str = typer.Option(None, "--as", metavar="USER", help="Act as USER (env DURABLE_USER; config defaults.user)."),
+        tenant: str = typer.Option(None, "--tenant", metavar="ORG", help="Address tenant-scoped objects of ORG (env DURABLE_TENANT)."),
+        lock_timeout: str = typer.Option(
+            None, "--lock-timeout", metavar="DUR",
+            help="Wait this long for an object's lock, then exit 6; 0 = do not wait (env DURABLE_LOCK_TIMEOUT; default 10s).",
+        ),
+        remote: str = typer.Option(None, "--remote", metavar="URL", help="Use the durable Worker at URL (env DURABLE_REMOTE; config remote.url; token DURABLE_TOKEN)."),
+        version: bool = typer.Option(False, "--version", is_eager=True, callback=_version, help="Print the version and exit."),
+    ):
+        if lock_timeout is not None:
+            seconds(lock_timeout, allow_zero=True, what="--lock-timeout")
+        if remote is not None:
+            from ..config import check_value
+
+            check_value("remote.url", remote, origin="--remote")
+        G.home, G.user, G.tenant, G.lock_timeout, G.remote = home, as_user, tenant, lock_timeout, remote
+
+    return app
+
+
+def build_app(argv=None, *, full=False) -> typer.Typer:
+    """The typer app with the command groups needed for ARGV (all of them when FULL)."""
+    import importlib
+
+    app = make_app()
+    wanted = None if full else _command_of(argv or [])
+    seen = set()
+    for command, module in MODULES.items():
+        if module in seen or (wanted is not None and MODULES.get(wanted) != module):
+            continue
+        seen.add(module)
+        importlib.import_module(f"{__package__}.{module}").register(app)
+    return app
+
+
+def _command_of(argv):
+    """The first positional word after the global options, if it names a known command."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in _GLOBAL_WITH_VALUE:
+            i += 2
+            continue
+        if word.startswith("-"):
+            if word in ("-h", "--help"):
+                return None
+            i += 1
+            continue
+        return word if word in MODULES else None
+    return None
+
+
+def _globals_after_the_command(argv) -> bool:
+    """Whether a global option (or --NAME=VALUE of one) follows the command word, before any `--`: only
+    then are they added to every command (`global_options_anywhere`), so other runs pay nothing."""
+    command = _command_of(argv)
+    if command is None or command not in argv:
+        return False
+    for word in argv[argv.index(command) + 1:]:
+        if word == "--":
+            return False
+        if word.startswith("--") and word.split("=", 1)[0] in _GLOBAL_WITH_VALUE:
+            return True
+    return False
+
+
+def _completion_words():
+    """The words before the one being completed (bash: COMP_WORDS/COMP_CWORD; zsh, fish: _TYPER_COMPLETE_ARGS)."""
+    if "COMP_WORDS" in os.environ:
+        words = os.environ["COMP_WORDS"].split()
+        cword = int(os.environ.get("COMP_CWORD", len(words)))
+        return words[1:cword]
+    import shlex
+
+    line = os.environ.get("_TYPER_COMPLETE_ARGS", "")
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = line.split()
+    if words and not line.endswith(" "):
+        words = words[:-1]
+    return words[1:]
+
+
+def main() -> None:
+    """The console script: run, flush, and exit without interpreter teardown (every write is already
+    committed and fsync'd, so there is nothing left to do but pay for garbage collection)."""
+    try:  # from the moment a handler is installed, its Interrupted is caught below
+        sys.unraisablehook = unraisable
+        signal.signal(signal.SIGTERM, interrupt)
+        signal.signal(signal.SIGINT, interrupt)
+        reserve_std_fds()
+        status = run(sys.argv[1:])
+    except Interrupted as e:  # a signal while the error of an uncommitted run was being reported
+        status = e.exit_status
+    D.exiting = True
+    _flush()
+    os._exit(status)
+
+
+def _arguments_are_text(argv) -> None:
+    """Invalid UTF-8 on the command line arrives as surrogate escapes: exit 2 before anything runs."""
+    for i, word in enumerate(argv, start=1):
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")  # bytes from argv
+            except UnicodeEncodeError:
+                shown = word.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate from a caller
+            raise DurableError(f"invalid UTF-8 in argument {i} ('{shown[:60]}'); nothing was changed", "invalid_input")
+
+
+def _usage_error(e, as_json: bool) -> int:
+    """The argument parser's own errors in the one-line form of SPEC §4 (never click's usage block)."""
+    from typer._click.exceptions import NoArgsIsHelpError
+
+    from .render import error
+
+    if isinstance(e, NoArgsIsHelpError):  # `durable session`: the help, as a usage error
+        _write_err(e.ctx.get_help() + "\n")
+        return 2
+    error(" ".join(e.format_message().split()) or "invalid usage", "invalid_input", 2, as_json)
+    if not as_json and e.ctx is not None:
+        _write_err(f"Try '{e.ctx.command_path} --help'.\n")
+    return 2
+
+
+def _write_err(text: str) -> None:
+    if sys.stderr is not None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+def run(argv) -> int:
+    """Run one command line; returns the exit status (tests call this in-process)."""
+    from .render import OutputFailed, PipeClosed, error
+
+    argv = list(argv)
+    G.home = G.user = G.tenant = G.lock_timeout = G.remote = G._store = None
+    D.committing = D.exiting = False
+    D.pending = D.requested = None
+    os.umask(0o077)  # files SQLite creates (WAL, SHM) are 0600 whatever the caller's umask
+    as_json = "--json" in argv or "--jsonl" in argv
+    completing = os.environ.get("_DURABLE_COMPLETE")
+    status = 0
+    try:
+        try:
+            if not completing:
+                _arguments_are_text(argv)
+            app = build_app(_completion_words() if completing else argv, full=bool(completing) and not completing.startswith("complete"))
+            import typer.main
+
+            command = typer.main.get_command(app)
+            bounded_numbers(command)
+            if not completing and _globals_after_the_command(argv):
+                global_options_anywhere(command)
+            try:
+                rv = command.main(args=argv, prog_name="durable", standalone_mode=False)
+                status = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+            except SystemExit as e:  # completion, and the parser's own exits
+                status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if sys.stdout is not None:
+                try:
+                    sys.stdout.flush()  # a full device shows here, while the status can still say so
+                except BrokenPipeError:
+                    raise PipeClosed()
+                except OSError as e:
+                    raise OutputFailed(e)
+        except DurableError as e:
+            if e.document is not None:
+                from . import render
+
+                render.document(e.document, "json" if as_json else "plain")
+            _flush()
+            error(e.message, e.code, e.exit_status, as_json)
+            status = e.exit_status
+        except (PipeClosed, BrokenPipeError):
+            status = 0  # `durable ls | head -1`: the reader has what it wanted
+            if D.committing:
+                _write_err("durable: note: stdout was closed before the output was written; the change was committed\n")
+        except OutputFailed as e:
+            status = 7
+            what = "the change was committed; do not retry it" if D.committing else "nothing was changed"
+            error(f"cannot write the output to stdout ({e.error.strerror or e.error}); {what}", "storage", 7, as_json)
+        except Exception as e:  # noqa: BLE001 - the parser's errors, the OS's and bugs, each once
+            from typer._click.exceptions import ClickException, UsageError
+
+            if isinstance(e, UsageError):
+                status = _usage_error(e, as_json)
+            elif isinstance(e, ClickException):
+                error(" ".join(e.format_message().split()), "invalid_input", 2, as_json)
+                status = 2
+            elif isinstance(e, OSError):  # the environment, not a bug: a file that cannot be read or written
+                where = f" ({e.filename})" if e.filename else ""
+                what = "the change itself was committed" if D.committing else "nothing was changed"
+                error(f"{e.strerror or e}{where}; {what}", "storage", 7, as_json)
+                status = 7
+            else:
+                if os.environ.get("DURABLE_DEBUG") == "1":
+                    raise
+                error(f"internal error: {type(e).__name__}: {e}; run with DURABLE_DEBUG=1 for details", "internal", 1, as_json)
+                status = 1
+    except Interrupted as e:
+        status = e.exit_status
+    finally:
+        D.exiting = True
+        if "durable_cli.guard" in sys.modules:
+            sys.modules["durable_cli.guard"].commit_guard = None
+            sys.modules["durable_cli.guard"].poll_settled = None
+        if G._store is not None:
+            try:
+                if G._store._objects is not None:
+                    for warning in G._store._objects.warnings:
+                        _write_err(f"durable: warning: {warning}\n")
+                G._store.close()
+            except Exception:  # noqa: BLE001 - the status is decided; closing is the OS's job at exit
+                pass
+    if D.requested is not None and not D.committing:
+        status = D.requested  # interrupted, though the Interrupted itself was swallowed: nothing committed
+    return status
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
