@@ -1,4 +1,4 @@
-from .cli.app import main
+from .cli import main
 
 if __name__ == "__main__":
     main()

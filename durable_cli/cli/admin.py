@@ -5,7 +5,7 @@ import sys
 import typer
 
 from ..errors import DurableError
-from . import complete_name, mode, store
+from .options import complete_name, mode, store
 from . import render
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.")
@@ -316,7 +316,7 @@ def config_get(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g.
 
 
 def _config():
-    from . import G
+    from .options import G
     from ..config import Config
 
     return Config({"defaults.home": G.home, "defaults.user": G.user, "defaults.lock_timeout": G.lock_timeout})

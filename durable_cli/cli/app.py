@@ -9,7 +9,7 @@ import sys
 import typer
 
 from ..errors import DurableError, Interrupted
-from . import G, seconds
+from .options import G, seconds
 from .signals import D, interrupt, reserve_std_fds, unraisable
 from .typer_patches import bounded_numbers, global_options_anywhere, usage_as_in_man_pages
 

@@ -3,7 +3,7 @@
 import typer
 
 from ..errors import DurableError
-from . import store
+from .options import store
 
 SDK_MISSING = ("durable mcp needs the MCP Python SDK (mcp >= 2.3), which is not installed; "
                "install it with: pip install 'durable-cli[mcp]'")

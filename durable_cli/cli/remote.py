@@ -54,7 +54,8 @@ def reindex(json_out: bool = typer.Option(False, "--json", help="Print one JSON 
 
     Example: durable --remote https://durable.example.workers.dev remote reindex --json
     """
-    from . import mode, render, store
+    from . import render
+    from .options import mode, store
 
     doc = store().reindex()
     if mode(json_out) == "plain":
@@ -128,7 +129,8 @@ def revoke(
 
     from ..config import valid_name
     from ..errors import invalid
-    from . import render, store
+    from . import render
+    from .options import store
 
     if (jti is None) == (user is None):
         raise invalid("give a token id (JTI) or --user USER, not both" if jti is not None else "give a token id (JTI) or --user USER")

@@ -5,7 +5,7 @@ import sys
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, one_output, seconds, store
+from .options import complete_choices, complete_name, mode, one_output, seconds, store
 from . import render
 
 from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402

@@ -6,7 +6,7 @@ import sys
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, mode, one_output, read_content, seconds, store
+from .options import complete_choices, complete_name, mode, one_output, read_content, seconds, store
 from .signals import STOPPED, unless_interrupted
 from . import render
 

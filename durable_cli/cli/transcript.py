@@ -4,7 +4,7 @@ import typer
 
 from ..errors import DurableError
 from ..messages import say
-from . import complete_choices, complete_name, mode, one_output, read_content, seconds, store
+from .options import complete_choices, complete_name, mode, one_output, read_content, seconds, store
 from . import render
 
 app = typer.Typer(help="The transcript and its context window.\n\nExample: durable transcript recent chat --tokens 4000 --format messages", no_args_is_help=True)

@@ -2,7 +2,7 @@
 test fails when typer changes under it): usage lines as the man pages write them, numbers bounded to 64
 bits, and the global options taken after the command too."""
 
-from . import G, seconds
+from .options import G, seconds
 
 
 # Typer patch (private: typer.core.TyperArgument.make_metavar, replaced on the class), kept for what it

@@ -5,7 +5,7 @@ import json
 import typer
 
 from ..errors import DurableError
-from . import complete_choices, complete_name, one_output, store
+from .options import complete_choices, complete_name, one_output, store
 from . import render
 
 

@@ -1,0 +1,78 @@
+"""What the command modules share: the global options of this run (G), its Store, and the options and
+arguments every command parses alike (--json/--jsonl, TEXT or -, durations, NAME completion)."""
+
+import sys
+
+import typer
+
+from ..errors import DurableError
+
+
+class Globals:
+    home = None
+    user = None
+    tenant = None
+    lock_timeout = None
+    remote = None
+    _store = None
+
+
+G = Globals()
+
+
+def store():
+    """The library Store for this run, built from the global options."""
+    if G._store is None:
+        from .. import guard
+        from ..library import Store
+        from .signals import commit_guard, poll_settled
+
+        guard.commit_guard = commit_guard  # for this run only: run() takes it back
+        guard.poll_settled = poll_settled
+        G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
+    return G._store
+
+
+def complete_name(incomplete: str):
+    """TAB completion of NAME: the acting user's objects, straight from index.db."""
+    try:
+        return [row["name"] for row in store().ls(all_objects=True) if row["name"].startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - completion must never print a traceback into the shell
+        return []
+
+
+def complete_choices(*choices):
+    return lambda incomplete: [c for c in choices if c.startswith(incomplete)]
+
+
+def one_output(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
+    """--json and --jsonl are two answers to one question: both on one command line is exit 2,
+    found while parsing (input is checked before the object is looked for)."""
+    other = "jsonl" if param.name == "json_out" else "json_out"
+    if value and ctx.params.get(other):
+        raise DurableError("--json and --jsonl do not go together; give one of them", "invalid_input")
+    return value
+
+
+def mode(json_out: bool = False, jsonl: bool = False) -> str:
+    return "jsonl" if jsonl else "json" if json_out else "plain"
+
+
+def read_content(text: str, what: str = "TEXT") -> str:
+    """TEXT as given, or stdin (strict UTF-8) for "-" less one trailing newline (\\n or \\r\\n, as
+    `echo` and here-documents add); never an implicit read of an inherited stdin."""
+    if text != "-":
+        return text
+    data = sys.stdin.buffer.read() if sys.stdin is not None else b""
+    if data.endswith(b"\n"):
+        data = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DurableError(f"{what} on stdin is not valid UTF-8 (byte {e.start}); nothing was stored", "invalid_input")
+
+
+def seconds(text, *, allow_zero=False, what="duration"):
+    from .. import durations
+
+    return None if text is None else durations.parse(text, allow_zero=allow_zero, what=what)
