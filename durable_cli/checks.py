@@ -1,7 +1,7 @@
 """Input first (SPEC §4): the checks an operation's input passes before anything is opened, created or sent.
 
 One list for every caller, so both backends refuse the same input with the same message. A check the
-contract names on an op or an argument ("check": NAME in durable_cli/contract.json "ops") is run by the
+contract names on an op or an argument ("check": NAME in durable_cli/contract/contract.json "ops") is run by the
 seam (durable_cli/seam.py) for every call of that op, on either backend, before NAME is opened or a
 request sent (a bad input is exit 2 whether NAME exists or not; the Worker checks again: it cannot trust
 clients). The others are called by the op's own client logic (a remote hook, a command that reads rows
@@ -67,7 +67,7 @@ def participant_role(value):
     """--role of `session invite`: owner or member."""
     from .core.state import ROLES
     from .errors import invalid
-    from .messages import say
+    from .contract.messages import say
 
     if value not in ROLES:
         raise invalid(say("invalid_participant_role", role=value))

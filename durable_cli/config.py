@@ -7,8 +7,8 @@ import os
 
 from . import durations
 from .errors import DurableError, invalid
-from .messages import say
-from .text import printable, strip
+from .contract.messages import say
+from .contract.text import printable, strip
 
 MiB = 1024 * 1024
 

@@ -1,4 +1,4 @@
-"""The one seam between the library and its backends: the op table (durable_cli/contract.json "ops").
+"""The one seam between the library and its backends: the op table (durable_cli/contract/contract.json "ops").
 
 A call of an op is bound and checked here once, against the contract's `args` (types, ranges, required,
 defaults, as the Worker's generated checks do: worker/src/rules/args.ts; and the client check an argument
@@ -12,7 +12,7 @@ logic of its own costs the contract, its rule in each runtime and its CLI wiring
 client logic (parts, pages) keeps a method of its own in remote/. `StoreOps.run` is the same call from the
 store, checked before NAME is opened: input first (SPEC §4), a bad input is exit 2 whether NAME exists or not.
 
-The table is durable_cli/optable.py (generated), imported on the first call, never at start-up.
+The table is durable_cli/contract/optable.py (generated), imported on the first call, never at start-up.
 """
 
 from .errors import invalid
@@ -27,7 +27,7 @@ def spec(op: str, scope: str = "object") -> dict:
     if found is None:
         import json
 
-        from .optable import OPS
+        from .contract.optable import OPS
 
         try:
             found = _SPECS[scope, op] = json.loads(OPS[scope][op])
@@ -67,7 +67,7 @@ def _shown(v) -> str:
     import json
 
     if isinstance(v, str):
-        from .text import quote
+        from .contract.text import quote
 
         return quote(v if len(v) <= 40 else v[:37] + "...")
     try:
@@ -189,7 +189,7 @@ class _Dispatch:
 
             method.__name__ = method.__qualname__ = op
             method.__signature__ = signature(op)  # type: ignore[attr-defined] - what inspect.signature reads
-            method.__doc__ = f"The operation {op!r} of durable_cli/contract.json (durable_cli/seam.py)."
+            method.__doc__ = f"The operation {op!r} of durable_cli/contract/contract.json (durable_cli/seam.py)."
             self._function = method
         return self._function
 

@@ -78,7 +78,7 @@ EXAMPLES = [
 
 
 def contract() -> dict:
-    with open(os.path.join(ROOT, "durable_cli", "contract.json"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "durable_cli", "contract", "contract.json"), encoding="utf-8") as f:
         return json.load(f)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the docs site's reference from the CLI's own definitions and from durable_cli/contract.json.
+"""Generate the docs site's reference from the CLI's own definitions and from durable_cli/contract/contract.json.
 
     python scripts/gen_docs.py            write docs/reference/cli/*.md and the generated regions
     python scripts/gen_docs.py --check    exit 1 when any of them is stale (the drift test runs this)

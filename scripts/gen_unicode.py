@@ -3,7 +3,7 @@
 SPEC §2 defines a NAME by Python's `str.isprintable()` and `strip()`; each runtime's own Unicode
 database would answer differently (Python 3.11 knows Unicode 14, workerd's V8 a newer one; JS
 `trim()` and `\\s` are another white-space set). So the answer is computed here, once, with the
-Python the project is pinned to, and both runtimes read these ranges (durable_cli/text.py,
+Python the project is pinned to, and both runtimes read these ranges (durable_cli/contract/text.py,
 worker/src/rules/text.ts). Run with Python 3.11: `python scripts/gen_unicode.py`; a drift test
 (tests/test_vectors.py) fails when the committed copy is stale.
 """

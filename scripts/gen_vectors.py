@@ -20,7 +20,7 @@ from durable_cli.config import valid_name  # noqa: E402
 from durable_cli.core import elicit, sessions, tokens, transcript  # noqa: E402
 from durable_cli.core.transcript import row as transcript_row  # noqa: E402
 from durable_cli.errors import DurableError  # noqa: E402
-from durable_cli.messages import say  # noqa: E402
+from durable_cli.contract.messages import say  # noqa: E402
 
 TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "durable_cli", "contract", "vectors.json")
 
@@ -237,7 +237,7 @@ def window_outcome(fields_list, options):
     return found
 
 
-# The message catalog filled (durable_cli/messages.py `say`, worker/src/rules/state.ts `say`): {name} as
+# The message catalog filled (durable_cli/contract/messages.py `say`, worker/src/rules/state.ts `say`): {name} as
 # text, {name!r} quoted as Python's repr, numbers and null alike in both languages.
 SAYS = [
     ["fact_not_found", {"key": "it's"}],

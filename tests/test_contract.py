@@ -8,7 +8,7 @@ from durable_cli.core import sessions
 from durable_cli.errors import EXIT_CODES
 from tests.conftest import ROOT, run_inprocess
 
-CONTRACT = json.load(open(os.path.join(ROOT, "durable_cli", "contract.json"), encoding="utf-8"))
+CONTRACT = json.load(open(os.path.join(ROOT, "durable_cli", "contract", "contract.json"), encoding="utf-8"))
 WORKER_SRC = os.path.join(ROOT, "worker", "src")
 
 
@@ -25,7 +25,7 @@ def test_worker_reads_its_tables_from_the_contract():
     """The Worker imports contract.json at build; no TypeScript file carries its own copy of the tables."""
     for name in ("lifecycle.ts", "state.ts"):  # the transition table, the exit table
         with open(os.path.join(WORKER_SRC, "rules", name), encoding="utf-8") as f:
-            assert 'from "../../../durable_cli/contract.json"' in f.read()
+            assert 'from "../../../durable_cli/contract/contract.json"' in f.read()
     for folder, _dirs, files in os.walk(WORKER_SRC):
         for name in files:
             text = open(os.path.join(folder, name), encoding="utf-8").read()
@@ -79,11 +79,11 @@ _COPIES = {
     "the turn ceiling": r"\b2097152\b",
 }
 # where the lists are stated: the contract's Python twins (vocabulary.py; optable.py, the op table generated from it)
-_HOMES = {os.path.join("durable_cli", "vocabulary.py"), os.path.join("durable_cli", "optable.py")}  # optable: generated
+_HOMES = {os.path.join("durable_cli", "contract", "vocabulary.py"), os.path.join("durable_cli", "contract", "optable.py")}  # optable: generated
 
 
 def test_no_literal_copy_of_the_contracts_lists():
-    """A rule changes in one place: the Python tree takes these lists from durable_cli/vocabulary.py, the
+    """A rule changes in one place: the Python tree takes these lists from durable_cli/contract/vocabulary.py, the
     Worker from contract.json (worker/src/generated/ holds only generated text)."""
     found = []
     for top in (os.path.join(ROOT, "durable_cli"), WORKER_SRC):
@@ -147,7 +147,7 @@ def _joined(text):
 def test_the_message_catalog_is_the_contracts():
     """Both runtimes fill the contract's templates: every key either says is in the catalog, every
     catalog message is said by both (a family of keys by its prefix), and neither spells one itself."""
-    from durable_cli.messages import catalog
+    from durable_cli.contract.messages import catalog
 
     assert catalog() == CONTRACT["messages"]
     with open(os.path.join(WORKER_SRC, "rules", "state.ts"), encoding="utf-8") as f:

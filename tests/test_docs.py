@@ -36,7 +36,7 @@ def citations():
     """(file, page or None, section number) of every citation in the code, the scripts and the Worker's source."""
     files = glob.glob(os.path.join(ROOT, "durable_cli", "**", "*.py"), recursive=True)
     files += glob.glob(os.path.join(ROOT, "scripts", "*.py")) + glob.glob(os.path.join(ROOT, "worker", "src", "**", "*.ts"), recursive=True)
-    files += [os.path.join(ROOT, "durable_cli", "contract.json")]
+    files += [os.path.join(ROOT, "durable_cli", "contract", "contract.json")]
     for path in files:
         with open(path, encoding="utf-8") as f:
             for page, number in CITATION.findall(f.read()):

@@ -1,4 +1,4 @@
-"""The op table of durable_cli/contract.json: the Worker's OPS and argument checks are generated from it,
+"""The op table of durable_cli/contract/contract.json: the Worker's OPS and argument checks are generated from it,
 both backends' plain ops are one dispatcher that checks a call against it (durable_cli/seam.py), and both
 backends' Session methods agree with it."""
 
@@ -10,8 +10,8 @@ import os
 import pytest
 
 from durable_cli.library import Session
-from durable_cli.ops import ops
-from durable_cli.protocol import SessionOps
+from durable_cli.contract.ops import ops
+from durable_cli.contract.protocol import SessionOps
 from durable_cli.remote.backend import RemoteSession
 from tests.conftest import ROOT
 
@@ -56,7 +56,7 @@ def test_a_session_method_imports_its_rule_module_when_first_run():
     import sys
 
     probe = ("import sys, durable_cli.library as l; before = [m in sys.modules for m in ('durable_cli.core.memory', "
-             "'durable_cli.optable')]; l.Session.forget_fact; print(*before, 'durable_cli.core.memory' in sys.modules)")
+             "'durable_cli.contract.optable')]; l.Session.forget_fact; print(*before, 'durable_cli.core.memory' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False", "False"]
 
@@ -104,7 +104,7 @@ def test_a_plain_method_sends_its_op():
 
 
 def test_the_session_protocol_is_the_plain_ops_and_both_backends_answer_it():
-    """durable_cli/protocol.py (generated from the op table) is a typing.Protocol both Session classes
+    """durable_cli/contract/protocol.py (generated from the op table) is a typing.Protocol both Session classes
     satisfy: the same method names, and for each the same parameters, kinds and defaults."""
     plain = sorted(n for n, s in ops()["object"].items() if s.get("plain"))
     declared = sorted(n for n, v in vars(SessionOps).items() if callable(v) and not n.startswith("_"))

@@ -10,7 +10,7 @@ import stat
 
 from .. import clock
 from ..errors import DurableError
-from ..messages import say
+from ..contract.messages import say
 from ..store import paths as _paths
 from ..store.lock import ObjectLock, try_lock
 from ..store.schema import USAGE_FROM_ROWS, catch_up

@@ -19,7 +19,7 @@ import os
 import sqlite3
 
 from ..errors import DurableError, invalid, storage
-from ..text import printable, rstrip, strip
+from ..contract.text import printable, rstrip, strip
 from ..core import strict_json, transcript
 
 ZERO_ID = "0" * 64  # the record's id is recomputed from its scope, owner and NAME at import

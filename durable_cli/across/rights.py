@@ -11,7 +11,7 @@ import sqlite3
 
 from .. import clock
 from ..errors import DurableError, conflict, denied, invalid, not_found
-from ..messages import say
+from ..contract.messages import say
 from ..store import paths as _paths
 from ..store.objects import ObjectStore, connect
 from ..core import state, strict_json

@@ -16,11 +16,11 @@ import sqlite3
 
 from .. import clock
 from ..errors import DurableError, invalid
-from ..messages import say
-from ..text import strip
+from ..contract.messages import say
+from ..contract.text import strip
 from . import retention
 
-from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402
+from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
 HIT_KEYS = ("name", "id", "seq", "role", "created_at", "snippet")
 
 
@@ -55,7 +55,7 @@ def plain_query(query: str) -> str:
     a query left with none is exit 2."""
     global _TERMS
     if _TERMS is None:
-        from ..text import white_space
+        from ..contract.text import white_space
 
         ws = re.escape(white_space())
         _TERMS = re.compile(f'"([^"]*)"(\\**)|([^{ws}]+)')

@@ -3,7 +3,7 @@
 import typer
 
 from ..errors import DurableError
-from ..messages import say
+from ..contract.messages import say
 from .options import complete_choices, complete_name, mode, one_output, seconds, store
 from .signals import unless_interrupted
 from . import render

@@ -8,7 +8,7 @@ from ..errors import DurableError
 from .options import complete_choices, complete_name, mode, one_output, seconds, store
 from . import render
 
-from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402
+from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
 GROUPINGS = ("session", "day", "model")
 
 

@@ -3,7 +3,7 @@
 import typer
 
 from ..errors import DurableError
-from ..messages import say
+from ..contract.messages import say
 from .options import complete_choices, complete_name, mode, one_output, read_content, seconds, store
 from . import render
 
@@ -12,7 +12,7 @@ app = typer.Typer(help="The transcript and its context window.\n\nExample: durab
 NAME = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=complete_name)
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
 JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
-from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402
+from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
 FORMATS = ("text", "json", "jsonl", "messages", "responses", "anthropic")
 
 

@@ -212,7 +212,7 @@ def metadata_json(metadata) -> str:
     import json
 
     from ..errors import invalid
-    from ..messages import say
+    from ..contract.messages import say
     from . import strict_json
 
     try:

@@ -8,8 +8,8 @@ import json
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
-from ..messages import say
-from ..text import strip
+from ..contract.messages import say
+from ..contract.text import strip
 from . import state
 
 COLUMNS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at"

@@ -10,7 +10,7 @@ tool calls, meta, data and created_at, is authored by the forking user and names
 
 from .. import clock
 from ..errors import conflict
-from ..messages import say
+from ..contract.messages import say
 from . import state, transcript as t
 from .transcript.summaries import _live_row, _splits_a_call
 

@@ -18,8 +18,8 @@ pending or processing, else the outcome of the last finished prompt, else `creat
 """
 
 from ..errors import conflict, invalid, not_found
-from ..messages import say
-from ..text import printable, strip
+from ..contract.messages import say
+from ..contract.text import printable, strip
 from . import state
 
 ANY = frozenset(state.STATUSES)

@@ -7,7 +7,7 @@ import re
 from .. import clock, durations
 from ..config import valid_name
 from ..errors import DurableError, invalid
-from ..messages import say
+from ..contract.messages import say
 
 
 def parse_rate(text: str):

@@ -12,9 +12,9 @@ import json
 import math
 
 from ..errors import invalid
-from ..messages import say
-from ..text import printable, strip
-from ..vocabulary import ROW_ROLES
+from ..contract.messages import say
+from ..contract.text import printable, strip
+from ..contract.vocabulary import ROW_ROLES
 from . import state, strict_json
 
 FORMAT = "durable-export"

@@ -8,7 +8,7 @@ core/records.py.
 
 from .. import clock
 from ..errors import conflict, denied
-from ..messages import say
+from ..contract.messages import say
 from . import records as _records
 from . import state
 

@@ -5,8 +5,8 @@ core/lifecycle.py (re-exported here: `check`, `TRANSITIONS`).
 
 from .. import clock
 from ..errors import conflict, invalid, not_found
-from ..messages import say
-from ..vocabulary import LIMITS
+from ..contract.messages import say
+from ..contract.vocabulary import LIMITS
 from . import state, transcript
 from .transcript.row import _loads
 from .lifecycle import (  # noqa: F401 - the lifecycle's API, as before

@@ -8,9 +8,9 @@ import json
 
 from .. import clock
 from ..errors import denied, not_found
-from ..messages import say
+from ..contract.messages import say
 
-from ..vocabulary import PARTICIPANT_ROLES as ROLES, STATUSES  # noqa: F401 - the rules' names for them
+from ..contract.vocabulary import PARTICIPANT_ROLES as ROLES, STATUSES  # noqa: F401 - the rules' names for them
 
 
 class Address:

@@ -10,7 +10,7 @@ rule (they have no UTF-8 to store). Python's json takes all of these (or ends in
 import json
 import math
 
-from ..messages import say
+from ..contract.messages import say
 
 MAX_DEPTH = 200
 

@@ -30,7 +30,7 @@ from langgraph.checkpoint.base import (
 )
 
 from .. import DurableError
-from ..messages import say
+from ..contract.messages import say
 from ..library import KEPT_MISS as _KEPT_MISS, checkpoint_metadata as _metadata_json
 from . import object_name
 

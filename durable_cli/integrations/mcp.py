@@ -29,11 +29,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .. import durations
 from ..core import strict_json
 from ..errors import DurableError, Interrupted, conflict, denied, invalid
-from ..messages import say
+from ..contract.messages import say
 
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 POLL_LOCAL, POLL_REMOTE = 0.2, 0.5  # seconds between looks at index.db (or the remote index) for subscribers
-from ..vocabulary import ROW_ROLES as ROLES  # noqa: E402
+from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
 WINDOW_FORMATS = ("messages", "responses", "anthropic", "json")
 RECENT_FORMATS = ("json", "messages", "responses", "anthropic")
 SESSIONS_URI = "durable://sessions"
@@ -158,7 +158,7 @@ def input_schema(name: str) -> dict:
 
 def _shape(name: str) -> dict:
     """The contract's shape NAME (its fields, each present) as JSON Schema: an object, other fields allowed."""
-    from ..ops import contract
+    from ..contract.ops import contract
 
     if name == "object":
         return {"type": "object"}

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from .. import clock
 from ..config import Config, valid_name
 from ..errors import DurableError, invalid
-from ..messages import say
+from ..contract.messages import say
 from ..seam import Ops, StoreOps, check, install, spec, spec_or_none
 
 NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
@@ -416,7 +416,7 @@ class RemoteStore(StoreOps):
         the Worker's DURABLE_MAX_BODY_BYTES is refused before it is read) goes in parts when it is over that
         limit: each part the op's arguments with its lists cut to their share, all under one batch id; the object
         stages the earlier parts and the last one commits the whole in one transaction (worker/src/parts.ts)."""
-        from ..ops import ops
+        from ..contract.ops import ops
 
         spec = ops()["object"].get(body["op"]) if write and body.get("scope") not in ("index", "auth", "none", "objects") else None
         patterns = spec.get("parts") if spec else None

@@ -1,4 +1,4 @@
-// ../durable_cli/contract.json
+// ../durable_cli/contract/contract.json
 var contract_default = {
   about: "Where Python and the Worker meet (SPEC \xA74, \xA75, \xA710, \xA713): both load this file; tests/test_contract.py fails when either side disagrees.",
   statuses: ["created", "active", "completed", "failed", "cancelled", "archived"],
@@ -12,7 +12,7 @@ var contract_default = {
     invite: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: "owner" },
     any: { from: ["created", "active", "completed", "failed", "cancelled", "archived"], to: null, role: null }
   },
-  messages_about: "The message catalog (code -> template) of what both runtimes say for the same situation: {name} takes the value as text, {name!r} the value quoted as Python's repr() does (by the contract's Unicode table). durable_cli/messages.py and worker/src/rules/state.ts `say` fill it; tests/test_contract.py fails on a literal copy in either tree. Each error's code is the caller's.",
+  messages_about: "The message catalog (code -> template) of what both runtimes say for the same situation: {name} takes the value as text, {name!r} the value quoted as Python's repr() does (by the contract's Unicode table). durable_cli/contract/messages.py and worker/src/rules/state.ts `say` fill it; tests/test_contract.py fails on a literal copy in either tree. Each error's code is the caller's.",
   messages: {
     invalid_name: "invalid {what} {value!r}: use 1-200 printable characters with no leading or trailing white space",
     invalid_title: "invalid title: use 1-200 printable characters",
@@ -183,7 +183,7 @@ var contract_default = {
     record_no_sequence: "is not a table with a sequence",
     record_below_key: "{value} is below the table's highest key {top}"
   },
-  constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
+  constants_about: "Names and numbers both runtimes hold (SPEC \xA72, \xA75, \xA76, \xA77): durable_cli/contract/vocabulary.py and config.py equal them (tests/test_contract.py), the Worker imports them; tests/test_contract.py greps both trees for literal copies.",
   constants: {
     row_roles: ["system", "developer", "user", "assistant", "tool"],
     pinned_roles: ["system", "developer"],

@@ -1,5 +1,5 @@
 """SPEC §13: every argument of every operation is checked by the Worker for type and range (the op table
-of durable_cli/contract.json): a crafted body is HTTP 400 -> exit 2, never 500, and changes nothing."""
+of durable_cli/contract/contract.json): a crafted body is HTTP 400 -> exit 2, never 500, and changes nothing."""
 
 import json
 

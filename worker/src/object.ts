@@ -21,7 +21,7 @@ import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
 import { RULES, RuleOp } from "./generated/handlers";
 import { PARTS_SCHEMA, abandonedAt, checkPart, dropAbandoned, dropStaged, stage, unstage } from "./parts";
 
-// What the Worker does for each op of the contract's table (durable_cli/contract.json "ops", generated into
+// What the Worker does for each op of the contract's table (durable_cli/contract/contract.json "ops", generated into
 // ./generated/ops.ts: write, creates, erases and the argument specs rules/args.ts checks every call against).
 // An op's handler is the rule function its contract entry names ("rule" or "worker", ./generated/handlers.ts);
 // OWN and FLAGS below are what only this file can say.

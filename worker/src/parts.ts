@@ -1,5 +1,5 @@
 // A write whose body is over DURABLE_MAX_BODY_BYTES comes in parts under one request id (SPEC §13). The
-// op table (durable_cli/contract.json "ops", `parts`) names the lists of an op's arguments that may be
+// op table (durable_cli/contract/contract.json "ops", `parts`) names the lists of an op's arguments that may be
 // split: "rows" (append_many, finish), "record.*" (import: every list of the record). Every part has the
 // op's own arguments with those lists cut to its share, and `part: {batch, index, count, first}` (`first`:
 // how many items of each list the earlier parts sent). The object stages each earlier part's items, one

@@ -4,7 +4,7 @@ a --request-id replayed returns what it made."""
 
 from ... import clock
 from ...errors import conflict, invalid, not_found
-from ...messages import say
+from ...contract.messages import say
 from .. import state
 from .row import _dumps, _loads, _plain, prepare, Prepared, ROW_COLUMNS, row_json, _settings
 

@@ -4,8 +4,8 @@ live rows within the budget, tool calls and their results kept together."""
 import json
 
 from ...errors import invalid
-from ...messages import say
-from ...vocabulary import PINNED_ROLES
+from ...contract.messages import say
+from ...contract.vocabulary import PINNED_ROLES
 from .row import CALL_ID, CALLS, KIND, POS, _require, ROLE, ROW_COLUMNS, row_json, SEQ, TOKENS
 
 

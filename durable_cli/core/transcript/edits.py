@@ -5,7 +5,7 @@ import json
 
 from ... import clock
 from ...errors import conflict, invalid, not_found
-from ...messages import say
+from ...contract.messages import say
 from .. import state
 from .appends import insert_rows
 from .context import _pinned

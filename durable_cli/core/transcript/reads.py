@@ -2,7 +2,7 @@
 the library's `rows()`, and the adapters' narrow `stored_rows`."""
 
 from ...errors import invalid
-from ...messages import say
+from ...contract.messages import say
 from .row import _require, ROW_COLUMNS, row_json
 
 

@@ -6,11 +6,11 @@ import json
 
 from ... import clock
 from ...errors import NotEncodable, conflict, invalid
-from ...messages import say
-from ...text import quote
+from ...contract.messages import say
+from ...contract.text import quote
 from .. import strict_json, tokens as _tokens
 
-from ...vocabulary import ROW_INPUT_KEYS as INPUT_KEYS, ROW_OUTPUT_KEYS as OUTPUT_KEYS, ROW_ROLES as ROLES  # noqa: E402
+from ...contract.vocabulary import ROW_INPUT_KEYS as INPUT_KEYS, ROW_OUTPUT_KEYS as OUTPUT_KEYS, ROW_ROLES as ROLES  # noqa: E402
 ROW_COLUMNS = (
     "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos,"
     " tool_calls, name, meta, data, forked_from"
@@ -19,7 +19,7 @@ SEQ, ROLE, CONTENT, TOKENS, AUTHOR, CREATED, KIND, SUPERSEDED, FIRST, LAST, CALL
 REDACTED = "[redacted]"
 PRUNED = "[pruned]"  # what a prompt's text becomes when prune deletes the turn it became
 MAX_INT = 2**63 - 1
-from ...vocabulary import USAGE_KEYS as _USAGE_KEYS  # noqa: E402
+from ...contract.vocabulary import USAGE_KEYS as _USAGE_KEYS  # noqa: E402
 MAX_USAGE = 10**12  # a usage count's ceiling: 9 million such rows before a 64-bit total could overflow
 MAX_COST = 10**9  # meta.cost_usd's ceiling, in dollars
 

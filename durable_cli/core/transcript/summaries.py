@@ -5,7 +5,7 @@ import json
 
 from ... import clock
 from ...errors import conflict, invalid, not_found
-from ...messages import say
+from ...contract.messages import say
 from .. import state
 from .context import _call_ids, _pinned
 from .row import (

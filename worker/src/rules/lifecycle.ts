@@ -1,8 +1,8 @@
 // The lifecycle of SPEC §5 as data (mirrors durable_cli/core/lifecycle.py): the transition table, loaded
-// from durable_cli/contract.json like the Python side's, the one function that reads it, and the input
+// from durable_cli/contract/contract.json like the Python side's, the one function that reads it, and the input
 // checks every write of one object shares (titles, request ids). Used by sessions, transcript, elicit,
 // checkpoints and retention; sessions.ts holds the prompt queue that moves an object through it.
-import contract from "../../../durable_cli/contract.json";
+import contract from "../../../durable_cli/contract/contract.json";
 import { MessageKey, Opened, conflict, invalid, notFound, say } from "./state";
 import { printable, strip } from "./text";
 

@@ -1,15 +1,15 @@
 // An opened object as the rules see it (mirrors durable_cli/core/state.py).
-import contract from "../../../durable_cli/contract.json";
+import contract from "../../../durable_cli/contract/contract.json";
 import { printable, quote, strip } from "./text";
 
 export type Address = { id_scope: string; owner: string; name: string; scope: string };
 export type Config = { max_unfinished: number; max_turn_bytes: number; token_budget: number };
 
-/** The names and numbers both runtimes hold (durable_cli/contract.json "constants"; durable_cli/vocabulary.py). */
+/** The names and numbers both runtimes hold (durable_cli/contract/contract.json "constants"; durable_cli/contract/vocabulary.py). */
 export const CONSTANTS = contract.constants;
 
 export type MessageKey = keyof typeof contract.messages;
-/** The catalog's message CODE (durable_cli/contract.json "messages"; durable_cli/messages.py) with its
+/** The catalog's message CODE (durable_cli/contract/contract.json "messages"; durable_cli/contract/messages.py) with its
  * fields filled: `{name}` takes the value as text, `{name!r}` quotes it as Python's repr() does. */
 export function say(code: MessageKey, values: Record<string, unknown> = {}): string {
   return contract.messages[code].replace(/\{(\w+)(!r)?\}/g, (_, name: string, r?: string) => (r ? quote(values[name]) : String(values[name])));

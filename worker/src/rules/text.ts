@@ -1,5 +1,5 @@
 // Printable text and white space as durable_cli/contract/unicode.json defines them (mirrors
-// durable_cli/text.py). Never `\p{C}`, `trim()` or `\s`: those follow V8's Unicode version and
+// durable_cli/contract/text.py). Never `\p{C}`, `trim()` or `\s`: those follow V8's Unicode version and
 // JavaScript's white-space set, and a NAME, title or token count would differ from the file backend.
 import table from "../../../durable_cli/contract/unicode.json";
 

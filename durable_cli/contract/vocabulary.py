@@ -1,4 +1,4 @@
-"""The names both runtimes share (durable_cli/contract.json "constants"): row roles, the pinned ones,
+"""The names both runtimes share (durable_cli/contract/contract.json "constants"): row roles, the pinned ones,
 usage keys, row keys, length limits. Literal here so that importing them costs nothing at start-up;
 tests/test_contract.py holds them equal to the contract (the Worker imports the contract itself) and
 fails on a literal copy anywhere else in durable_cli or worker/src."""

@@ -1,4 +1,4 @@
-"""The op table of durable_cli/contract.json (SPEC §13): every operation of the remote protocol by scope,
+"""The op table of durable_cli/contract/contract.json (SPEC §13): every operation of the remote protocol by scope,
 with read/write, creates, erases and each argument's JSON type, range and default.
 
 The Worker is generated from it (scripts/gen_worker_ops.py -> worker/src/generated/ops.ts: its op
@@ -16,7 +16,7 @@ _contract = None
 
 
 def contract() -> dict:
-    """durable_cli/contract.json, read once per process (the op table here, the message catalog in messages.py)."""
+    """durable_cli/contract/contract.json, read once per process (the op table here, the message catalog in messages.py)."""
     global _contract
     if _contract is None:
         with open(os.path.join(os.path.dirname(__file__), "contract.json"), encoding="utf-8") as f:

@@ -1,7 +1,7 @@
-"""The message catalog of durable_cli/contract.json "messages": what both runtimes say for the same
+"""The message catalog of durable_cli/contract/contract.json "messages": what both runtimes say for the same
 situation, code -> template, filled by one function in each language (here `say`, in the Worker
 worker/src/rules/state.ts `say`). A template's `{name}` takes the value as text and `{name!r}` quotes
-it as Python's repr() does (durable_cli/text.py `quote`, by the contract's Unicode table), so a
+it as Python's repr() does (durable_cli/contract/text.py `quote`, by the contract's Unicode table), so a
 message reads the same byte for byte on both backends. Read from the contract on the first message,
 not at start-up; tests/test_contract.py fails when a module spells a catalog message itself.
 """

@@ -24,7 +24,7 @@ def table() -> dict:
         import json
         import os
 
-        with open(os.path.join(os.path.dirname(__file__), "contract", "unicode.json"), encoding="utf-8") as f:
+        with open(os.path.join(os.path.dirname(__file__), "unicode.json"), encoding="utf-8") as f:
             t = json.load(f)
         ws = "".join(map(chr, t["white_space"]))
         pairs = t["printable"]
