@@ -106,7 +106,8 @@ def render_anthropic(rows) -> dict:
     for _, blocks in messages:
         for block in blocks:
             if block["type"] == "tool_use":
-                block["input"] = _input_object(*block.pop("source"), "anthropic", "tool_use input")
+                call, row = block.pop("source")
+                block["input"] = _input_object(call, row, "anthropic", "tool_use input")
     out: dict = {"system": "\n\n".join(system)} if system else {}
     out["messages"] = [{"role": role, "content": blocks} for role, blocks in messages]
     return out
@@ -159,7 +160,8 @@ def render_gemini(rows) -> dict:
     for _, parts in contents:
         for part in parts:
             if "functionCall" in part:
-                part["functionCall"]["args"] = _input_object(*part.pop("source"), "gemini", "functionCall args")
+                call, row = part.pop("source")
+                part["functionCall"]["args"] = _input_object(call, row, "gemini", "functionCall args")
     out: dict = {"systemInstruction": {"parts": system}} if system else {}
     out["contents"] = [{"role": role, "parts": parts} for role, parts in contents]
     return out

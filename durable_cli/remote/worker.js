@@ -5057,7 +5057,8 @@ var records_default = {
         optional: true,
         values: [
           "openai-agents",
-          "langgraph"
+          "langgraph",
+          "pydantic-ai"
         ]
       }
     },
