@@ -267,3 +267,16 @@ def test_an_exported_history_imports_again(pai, durable):
     imported = durable("import", "-", input=exported.out)
     assert imported.status == 0, imported.err
     assert dumped(history("pr-7").load()) == dumped(appended)
+
+
+def test_any_id_the_caller_uses_is_a_session_and_kept_as_external_id(pai, durable):
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    for session_id in (" padded ", "~tilde", "", "x" * 300):
+        history(session_id).append([ModelRequest(parts=[UserPromptPart(f"id {session_id!r}")])])
+    for session_id in (" padded ", "~tilde", "", "x" * 300):
+        (message,) = history(session_id).load()
+        assert message.parts[0].content == f"id {session_id!r}"
+    listed = durable("ls", "--json").json()
+    assert sorted(s["external_id"] for s in listed) == sorted([" padded ", "~tilde", "", "x" * 300])
+    assert all(s["name"].startswith("~") and len(s["name"]) == 33 for s in listed)
