@@ -21,7 +21,7 @@ import time
 from .errors import DurableError, invalid
 
 OUTPUTS = ("auto", "text", "rows")
-FORMATS = ("messages", "responses", "anthropic", "json")
+FORMATS = ("messages", "responses", "anthropic", "gemini", "json")
 MAX_ATTEMPTS = 10000  # --attempts beyond this is refused (exit 2): no loop should retry for ever
 MAX_GRACE = 86400
 BACKOFF_CAP = 300  # seconds: the longest delay of a release after a failed attempt
@@ -48,7 +48,7 @@ class Settings:
             raise invalid("no command to run: give --command CMD, or set one with 'durable config set work.command CMD'")
         self.format = format or "messages"
         if self.format not in FORMATS:
-            raise invalid(f"invalid --format {self.format!r}: use messages, responses, anthropic or json")
+            raise invalid(f"invalid --format {self.format!r}: use messages, responses, anthropic, gemini or json")
         self.output = output or "auto"
         if self.output not in OUTPUTS:
             raise invalid(f"invalid --output {self.output!r}: use auto, text or rows")

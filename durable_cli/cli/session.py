@@ -87,8 +87,8 @@ def next_(
     wait: str = typer.Option(None, "--wait", metavar="DUR", help="Wait up to DUR for a prompt (0 = do not wait); the lock is not held while waiting."),
     lease: str = typer.Option(None, "--lease", metavar="DUR", help="Lease for the taken prompt (default queue.lease, 2h)."),
     context: int = typer.Option(None, "--context", metavar="TOKENS", help="Add \"window\": the context window for this budget, taken after the user turn."),
-    fmt: str = typer.Option(None, "--format", metavar="[messages|responses|anthropic|json]", help="The window's format with --context: messages (default), responses, anthropic or json.",
-                            autocompletion=complete_choices("messages", "responses", "anthropic", "json")),
+    fmt: str = typer.Option(None, "--format", metavar="[messages|responses|anthropic|gemini|json]", help="The window's format with --context: messages (default), responses, anthropic, gemini or json.",
+                            autocompletion=complete_choices("messages", "responses", "anthropic", "gemini", "json")),
     json_out: bool = JSON,
 ):
     """Take the oldest pending prompt for work: it becomes processing and its text the user turn.
@@ -101,8 +101,8 @@ def next_(
     if context is not None and context < 0:
         raise DurableError("--context must be a non-negative token budget", "invalid_input")
     fmt = fmt or "messages"
-    if fmt not in ("messages", "responses", "anthropic", "json"):
-        raise DurableError(f"invalid --format {fmt!r}: use messages, responses, anthropic or json", "invalid_input")
+    if fmt not in ("messages", "responses", "anthropic", "gemini", "json"):
+        raise DurableError(f"invalid --format {fmt!r}: use messages, responses, anthropic, gemini or json", "invalid_input")
     s = store()
     lease_seconds = seconds(lease, what="--lease") or s.config.seconds("queue.lease")
     waiting = wait_seconds > 0

@@ -13,7 +13,7 @@ NAME = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
 JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
 from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
-FORMATS = ("text", "json", "jsonl", "messages", "responses", "anthropic")
+FORMATS = ("text", "json", "jsonl", "messages", "responses", "anthropic", "gemini")
 
 
 def register(root: typer.Typer) -> None:
@@ -115,7 +115,7 @@ def recent(
     name: str = NAME,
     tokens: int = typer.Option(None, "--tokens", metavar="N", help="Token budget (default transcript.token_budget, 4000)."),
     limit: int = typer.Option(None, "--limit", metavar="N", help="At most N rows after the pinned system and developer turns."),
-    fmt: str = typer.Option(None, "--format", metavar="[text|json|jsonl|messages|responses|anthropic]", help="text (default), json, jsonl, messages, responses or anthropic.", autocompletion=complete_choices(*FORMATS)),
+    fmt: str = typer.Option(None, "--format", metavar="[text|json|jsonl|messages|responses|anthropic|gemini]", help="text (default), json, jsonl, messages, responses, anthropic or gemini.", autocompletion=complete_choices(*FORMATS)),
     json_out: bool = JSON,
     jsonl: bool = JSONL,
 ):
@@ -129,7 +129,7 @@ def recent(
     with store().open(name) as s:
         if fmt in ("json", "jsonl", "text"):
             window = s.context_window(budget=tokens, limit=limit)
-        else:  # a provider's input document (messages, responses, anthropic), rendered by the library
+        else:  # a provider's input document (messages, responses, anthropic, gemini), rendered by the library
             window = s.window(tokens=tokens, limit=limit, format=fmt)
     if fmt == "json":
         render.document(window, "json")

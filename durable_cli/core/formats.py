@@ -11,7 +11,7 @@ this runs on the hot path of `session next --context`.
 from ..errors import conflict, invalid
 from . import strict_json
 
-FORMATS = ("messages", "responses", "anthropic")
+FORMATS = ("messages", "responses", "anthropic", "gemini")
 
 
 def render(rows, fmt: str):
@@ -106,13 +106,68 @@ def render_anthropic(rows) -> dict:
     for _, blocks in messages:
         for block in blocks:
             if block["type"] == "tool_use":
-                block["input"] = _input_object(*block.pop("source"))
+                call, row = block.pop("source")
+                block["input"] = _input_object(call, row, "anthropic", "tool_use input")
     out: dict = {"system": "\n\n".join(system)} if system else {}
     out["messages"] = [{"role": role, "content": blocks} for role, blocks in messages]
     return out
 
 
-_RENDERERS = {"messages": render_messages, "responses": render_responses, "anthropic": render_anthropic}
+def render_gemini(rows) -> dict:
+    """Gemini API `generateContent` body `{"systemInstruction", "contents"}` (REST names): system, developer
+    and summary rows make `systemInstruction`, one text part each; contents alternate user/model, start with
+    the user's, and every set of function calls is answered by the next content's function responses."""
+    system = []
+    contents: list = []  # [role, parts]; a functionCall part keeps its call and row until it is known to be sent
+
+    def add(role, parts):
+        if not parts:
+            return
+        if contents and contents[-1][0] == role:
+            contents[-1][1].extend(parts)
+        else:
+            contents.append([role, parts])
+
+    for step in _steps(rows):
+        if step[0] == "text":
+            row = step[1]
+            if row.get("kind") == "summary" or row["role"] in ("system", "developer"):
+                system.append({"text": row["content"]})
+            else:
+                add("user" if row["role"] == "user" else "model", [{"text": row["content"]}])
+            continue
+        _, callers, calls, results = step
+        text = [{"text": callers[0]["content"]}] if callers[0]["content"] else []
+        add("model", text + [{"functionCall": {"id": c["id"], "name": c["name"], "args": None}, "source": (c, row)} for c, row in calls])
+        names = {c["id"]: c["name"] for c, _ in calls}
+        add("user", [
+            {"functionResponse": {"id": r["call_id"], "name": r.get("name") or names[r["call_id"]], "response": {"output": r["content"]}}}
+            for r in results
+        ])
+
+    # The API wants the user's content first: drop what leads it, and the responses to calls so dropped.
+    dropped: set = set()
+    while contents:
+        role, parts = contents[0]
+        if role == "user":
+            parts[:] = [p for p in parts if not ("functionResponse" in p and p["functionResponse"]["id"] in dropped)]
+            if parts:
+                break
+        else:
+            dropped.update(p["functionCall"]["id"] for p in parts if "functionCall" in p)
+        contents.pop(0)
+
+    for _, parts in contents:
+        for part in parts:
+            if "functionCall" in part:
+                call, row = part.pop("source")
+                part["functionCall"]["args"] = _input_object(call, row, "gemini", "functionCall args")
+    out: dict = {"systemInstruction": {"parts": system}} if system else {}
+    out["contents"] = [{"role": role, "parts": parts} for role, parts in contents]
+    return out
+
+
+_RENDERERS = {"messages": render_messages, "responses": render_responses, "anthropic": render_anthropic, "gemini": render_gemini}
 
 
 def _steps(rows):
@@ -188,7 +243,7 @@ def _text_blocks(text) -> list:
     return [{"type": "text", "text": text}] if text and text.strip() else []
 
 
-def _input_object(call, row) -> dict:
+def _input_object(call, row, fmt, what) -> dict:
     try:  # RFC 8259 (SPEC §6): NaN, 1e400, a duplicate key or 201 levels are not a JSON object either
         value = strict_json.loads(_arguments(call))
     except (TypeError, ValueError):
@@ -196,7 +251,7 @@ def _input_object(call, row) -> dict:
     if not isinstance(value, dict):
         raise conflict(
             f"row {row.get('seq')}: the arguments of tool call {call['id']!r} ({call['name']}) are not a JSON object,"
-            " as the anthropic format's tool_use input must be; use --format messages or responses,"
+            f" as the {fmt} format's {what} must be; use --format messages or responses,"
             " or redact the row ('durable transcript redact')"
         )
     return value

@@ -308,7 +308,7 @@ V2 = _extend(V1, turns={
 })
 
 # version 3 (SPEC §12): the id an adapter was given, and which adapter made the object
-V3 = _extend(V2, object={"external_id": opt(_text), "adapter": opt(enum("openai-agents", "langgraph"))})
+V3 = _extend(V2, object={"external_id": opt(_text), "adapter": opt(enum("openai-agents", "langgraph", "pydantic-ai"))})
 
 # version 4 (SPEC §7 "the adapters' tables"): a LangGraph thread's checkpoints, pending writes and the
 # messages already mirrored into its transcript; the serialized values as base64 text

@@ -34,8 +34,8 @@ from ..contract.messages import say
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 POLL_LOCAL, POLL_REMOTE = 0.2, 0.5  # seconds between looks at index.db (or the remote index) for subscribers
 from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
-WINDOW_FORMATS = ("messages", "responses", "anthropic", "json")
-RECENT_FORMATS = ("json", "messages", "responses", "anthropic")
+WINDOW_FORMATS = ("messages", "responses", "anthropic", "gemini", "json")
+RECENT_FORMATS = ("json", "messages", "responses", "anthropic", "gemini")
 SESSIONS_URI = "durable://sessions"
 SESSION_PREFIX = "durable://session/"
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource

@@ -275,8 +275,8 @@ class RemoteSession(Ops):
         return self.show_transcript(all_rows=all, since=since, last=last)
 
     def window(self, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002
-        if format not in ("json", "messages", "responses", "anthropic"):
-            raise invalid(f"invalid format {format!r}: use json, messages, responses or anthropic")
+        if format not in ("json", "messages", "responses", "anthropic", "gemini"):
+            raise invalid(f"invalid format {format!r}: use json, messages, responses, anthropic or gemini")
         doc = self.context_window(budget=tokens, limit=limit, keep=keep)
         if format == "json":
             return doc

@@ -4523,7 +4523,8 @@ var records_default = {
         optional: true,
         values: [
           "openai-agents",
-          "langgraph"
+          "langgraph",
+          "pydantic-ai"
         ]
       }
     },

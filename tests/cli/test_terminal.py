@@ -40,8 +40,8 @@ def test_usage_lines_name_arguments_and_options_show_their_choices():
         assert "<str>" not in text and "<int>" not in text, (path, text)
     choices = {
         ("transcript", "append"): "--role [system|developer|user|assistant|tool]",
-        ("transcript", "recent"): "--format [text|json|jsonl|messages|responses|anthropic]",
-        ("session", "next"): "--format [messages|responses|anthropic|json]",
+        ("transcript", "recent"): "--format [text|json|jsonl|messages|responses|anthropic|gemini]",
+        ("session", "next"): "--format [messages|responses|anthropic|gemini|json]",
         ("session", "invite"): "--role [owner|member]",
         ("ls",): "--status [created|active|completed|failed|cancelled|archived]",
         ("purge",): "--status [created|active|completed|failed|cancelled|archived]",

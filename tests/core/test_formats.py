@@ -1,5 +1,5 @@
-"""SPEC §6 formats: a context window rendered as OpenAI Chat Completions, OpenAI Responses and
-Anthropic Messages request input, checked offline against the official SDKs' request types and
+"""SPEC §6 formats: a context window rendered as OpenAI Chat Completions, OpenAI Responses, Anthropic
+Messages and Gemini generateContent request input, checked offline against the official SDKs' request types and
 against the rules those APIs enforce beyond their types (a call answered right after it is made,
 the user's message first, roles alternating)."""
 
@@ -40,6 +40,7 @@ anthropic_types = _Lazy("anthropic.types")
 openai_chat = _Lazy("openai.types.chat")
 openai_responses = _Lazy("openai.types.responses")
 openai_response_input = _Lazy("openai.types.responses.response_input_param")
+gemini_types = _Lazy("google.genai.types")
 
 pytestmark = pytest.mark.both_backends
 
@@ -232,11 +233,70 @@ def valid_anthropic(out):
         assert message["content"][:len(results)] == results, "tool_result blocks must come first"
 
 
-VALIDATORS = {"messages": valid_chat, "responses": valid_responses, "anthropic": valid_anthropic}
+def gemini_valid(value, model):
+    """`value` validates as the google-genai pydantic model in strict mode (no undeclared key: its models
+    forbid extras) and dumps back unchanged under the REST (camelCase) names, so nothing was dropped or renamed."""
+    try:
+        parsed = model.model_validate(value, strict=True)
+    except pydantic.ValidationError as e:
+        raise AssertionError(str(e)) from None
+    assert parsed.model_dump(mode="json", by_alias=True, exclude_none=True) == value
+    return parsed
+
+
+def valid_gemini(out):
+    assert isinstance(out, dict) and set(out) <= {"systemInstruction", "contents"}
+    contents = out["contents"]
+    assert isinstance(contents, list)
+    if "systemInstruction" in out:
+        instruction = out["systemInstruction"]
+        # what a Python caller passes: config={"system_instruction": doc["systemInstruction"]}
+        config = gemini_types.GenerateContentConfig.model_validate({"system_instruction": instruction})
+        assert isinstance(config.system_instruction, gemini_types.Content)
+        gemini_valid(instruction, gemini_types.Content)
+        assert set(instruction) == {"parts"} and instruction["parts"]
+        assert all(set(p) == {"text"} and p["text"] for p in instruction["parts"])
+    for i, content in enumerate(contents):
+        gemini_valid(content, gemini_types.Content)
+        assert set(content) == {"role", "parts"} and content["role"] in ("user", "model")
+        assert content["parts"], f"content {i} is empty"
+        for part in content["parts"]:
+            gemini_valid(part, gemini_types.Part)
+            (kind,) = part  # one field a part
+            assert kind in ("text", "functionCall", "functionResponse")
+            if kind == "text":
+                assert isinstance(part["text"], str) and part["text"], "an empty text part"
+            elif kind == "functionCall":
+                assert set(part[kind]) == {"id", "name", "args"} and isinstance(part[kind]["args"], dict)
+                assert content["role"] == "model"
+            else:
+                assert set(part[kind]) == {"id", "name", "response"} and content["role"] == "user"
+                assert set(part[kind]["response"]) == {"output"} and isinstance(part[kind]["response"]["output"], str)
+    # Beyond the types: the user speaks first, roles alternate, every set of function calls is answered
+    # in the next content, its function responses first, and no function response answers anything else.
+    if contents:
+        assert contents[0]["role"] == "user"
+    for i, content in enumerate(contents):
+        if i:
+            assert content["role"] != contents[i - 1]["role"]
+        calls = [p["functionCall"]["id"] for p in content["parts"] if "functionCall" in p]
+        assert len(set(calls)) == len(calls)
+        if calls:
+            following = contents[i + 1]["parts"] if i + 1 < len(contents) else []
+            head = [p["functionResponse"]["id"] for p in following[:len(calls)] if "functionResponse" in p]
+            assert sorted(head) == sorted(calls), f"content {i}: function calls not answered first in the next content"
+        previous = contents[i - 1]["parts"] if i else []
+        asked = {p["functionCall"]["id"] for p in previous if "functionCall" in p}
+        responses = [p for p in content["parts"] if "functionResponse" in p]
+        assert all(p["functionResponse"]["id"] in asked for p in responses)
+        assert content["parts"][:len(responses)] == responses, "function responses must come first"
+
+
+VALIDATORS = {"messages": valid_chat, "responses": valid_responses, "anthropic": valid_anthropic, "gemini": valid_gemini}
 
 
 def valid_everywhere(rows):
-    """All three renderings of `rows`, each checked; returned by format."""
+    """All four renderings of `rows`, each checked; returned by format."""
     out = {fmt: formats.render(rows, fmt) for fmt in formats.FORMATS}
     for fmt, value in out.items():
         VALIDATORS[fmt](value)
@@ -344,6 +404,90 @@ def test_anthropic_shapes():
             {"role": "user", "content": [{"type": "text", "text": "Thanks!"}]},
         ],
     }
+
+
+def test_gemini_shapes():
+    out = valid_everywhere(window())["gemini"]
+
+    def response(cid, name, output):
+        return {"functionResponse": {"id": cid, "name": name, "response": {"output": output}}}
+
+    assert out == {
+        "systemInstruction": {"parts": [
+            {"text": "You are terse."}, {"text": "Answer in English."},
+            {"text": "Earlier, the user asked about the weather."}, {"text": "Be brief from now on."}]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "What is in /tmp?"}]},
+            {"role": "model", "parts": [
+                {"text": "Let me look."},
+                {"functionCall": {"id": "c1", "name": "ls", "args": {"path": "/tmp"}}}]},
+            {"role": "user", "parts": [response("c1", "ls", "a.txt\nb.txt")]},
+            {"role": "model", "parts": [
+                {"functionCall": {"id": "c2", "name": "cat", "args": {"path": "/tmp/a.txt"}}},
+                {"functionCall": {"id": "c3", "name": "cat", "args": {"path": "/tmp/b.txt"}}}]},
+            # row 16 has no name of its own: the name of the call it answers
+            {"role": "user", "parts": [response("c2", "cat", "A"), response("c3", "cat", "B")]},
+            {"role": "model", "parts": [{"text": "a.txt holds A; b.txt holds B."}]},
+            {"role": "user", "parts": [{"text": "Thanks!"}]},
+        ],
+    }
+
+
+def test_gemini_is_what_the_google_genai_client_takes():
+    """The document goes to google-genai as SPEC §6 says a Python caller passes it
+    (`contents=doc["contents"], config={"system_instruction": doc["systemInstruction"]}`), and the
+    client's own conversion (what generate_content runs on `contents`, offline) keeps it as it is."""
+    from google.genai import _transformers, types as gtypes
+
+    doc = formats.render(window(), "gemini")
+    contents = _transformers.t_contents(doc["contents"])
+    assert all(isinstance(c, gtypes.Content) for c in contents)
+    assert [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in contents] == doc["contents"]
+    config = gtypes.GenerateContentConfig.model_validate({"system_instruction": doc["systemInstruction"]})
+    assert config.system_instruction.model_dump(mode="json", by_alias=True, exclude_none=True) == doc["systemInstruction"]
+
+
+def test_gemini_merges_rows_of_one_role_and_drops_what_leads_the_user():
+    rows = [
+        row(5, "assistant", "…so that was the plan."),
+        row(6, "assistant", "", tool_calls=[call("t1", arguments="oops")]),  # dropped: its arguments are never checked
+        row(7, "tool", "found it", call_id="t1"),
+        row(8, "user", "Good."),
+        row(9, "user", "Now the next step."),
+        row(10, "assistant", "On it."),
+        row(11, "assistant", "Done."),
+    ]
+    out = formats.render(rows, "gemini")
+    valid_gemini(out)
+    assert out == {"contents": [
+        {"role": "user", "parts": [{"text": "Good."}, {"text": "Now the next step."}]},
+        {"role": "model", "parts": [{"text": "On it."}, {"text": "Done."}]},
+    ]}
+    assert valid_everywhere([row(1, "system", "S"), row(2, "assistant", "hi")])["gemini"] == {
+        "systemInstruction": {"parts": [{"text": "S"}]}, "contents": []}
+
+
+def test_gemini_non_object_arguments_is_exit_4_naming_the_row():
+    rows = [
+        row(1, "user", "go"),
+        row(2, "assistant", "", tool_calls=[call("ok", arguments="{}"), call("bad", "shell", '["ls", "-l"]')]),
+        row(3, "tool", "x", call_id="ok"),
+        row(4, "tool", "y", call_id="bad"),
+    ]
+    for bad in ('["ls", "-l"]', "not json", "", "null", "3", '{"a": NaN}'):
+        rows[1]["tool_calls"][1]["arguments"] = bad
+        with pytest.raises(DurableError) as e:
+            formats.render(rows, "gemini")
+        assert e.value.exit_status == 4 and e.value.code == "conflict"
+        assert "row 2" in e.value.message and "'bad'" in e.value.message and "gemini" in e.value.message
+
+
+def test_gemini_tool_result_text_is_the_output_string_and_a_row_name_wins():
+    rows = [row(1, "user", "q"), row(2, "assistant", "", tool_calls=[call("c", "lookup")]),
+            row(3, "tool", '{"json": "stays a string"}', call_id="c", name="renamed", data={"raw": 1})]
+    out = valid_everywhere(rows)["gemini"]
+    assert out["contents"][2] == {"role": "user", "parts": [
+        {"functionResponse": {"id": "c", "name": "renamed", "response": {"output": '{"json": "stays a string"}'}}}]}
 
 
 def test_calls_in_separate_rows_merge_into_one_message():
@@ -489,7 +633,7 @@ def test_empty_and_blank_text():
     assert out["messages"] == [{"role": "user", "content": "  "}, {"role": "user", "content": "real"}]
     # Anthropic refuses white-space-only text blocks.
     assert out["anthropic"]["messages"] == [{"role": "user", "content": [{"type": "text", "text": "real"}]}]
-    assert valid_everywhere([]) == {"messages": [], "responses": [], "anthropic": {"messages": []}}
+    assert valid_everywhere([]) == {"messages": [], "responses": [], "anthropic": {"messages": []}, "gemini": {"contents": []}}
 
 
 def test_arguments_left_out_are_an_empty_object():
@@ -564,6 +708,7 @@ def test_a_transcript_in_one_providers_shape_renders_valid_input_for_all(rows):
     assert sum(len(m.get("tool_calls", ())) for m in out["messages"]) == calls
     assert sum(i["type"] == "function_call" for i in out["responses"]) == calls
     assert sum(b["type"] == "tool_use" for m in out["anthropic"]["messages"] for b in m["content"]) == calls
+    assert sum("functionCall" in p for c in out["gemini"]["contents"] for p in c["parts"]) == calls
 
 
 # ---------------------------------------------------------------- random windows
@@ -651,9 +796,36 @@ def test_valid_checks_catch_what_the_apis_refuse():
             valid_anthropic(bad)
 
 
+def test_gemini_checks_catch_what_the_api_refuses():
+    def text(role, t="x"):
+        return {"role": role, "parts": [{"text": t}]}
+
+    fc = {"role": "model", "parts": [{"functionCall": {"id": "t", "name": "f", "args": {}}}]}
+    fr = {"role": "user", "parts": [{"functionResponse": {"id": "t", "name": "f", "response": {"output": "r"}}}]}
+    for bad in (
+        {"contents": [text("model")]},  # the model first
+        {"contents": [text("user"), text("user")]},  # roles do not alternate
+        {"contents": [{"role": "user", "parts": [{"txt": "x"}]}]},  # undeclared key
+        {"contents": [{"role": "user", "parts": [{"text": ""}]}]},  # an empty text part
+        {"contents": [{"role": "user", "parts": []}]},
+        {"contents": [{"role": "user", "parts": [{"text": 3}]}]},
+        {"contents": [{"role": "user", "parts": [{"function_call": {"id": "t", "name": "f", "args": {}}}]}]},  # not the REST name
+        {"contents": [text("user"), {"role": "model", "parts": [{"functionCall": {"id": "t", "name": "f", "args": "{}"}}]}, fr]},
+        {"contents": [text("user"), fc]},  # a call never answered
+        {"contents": [text("user"), fc, {"role": "user", "parts": [{"text": "y"}, *fr["parts"]]}]},  # response not first
+        {"contents": [fr]},  # a response to nothing
+        {"systemInstruction": {"parts": []}, "contents": []},
+        {"systemInstruction": "be brief", "contents": []},
+        {"system_instruction": {"parts": [{"text": "s"}]}, "contents": []},
+    ):
+        with pytest.raises(AssertionError):
+            valid_gemini(bad)
+    valid_gemini({"contents": [text("user"), fc, fr]})
+
+
 def test_formats_imports_nothing_heavy():
     """It runs on the hot path of `session next --context`; the SDKs are for the tests only."""
     code = ("import sys; import durable_cli.core.formats; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('openai', 'anthropic', 'pydantic', 'rich', 'typer')))")
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('openai', 'anthropic', 'google', 'pydantic', 'rich', 'typer')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -141,6 +141,8 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             assert set(recent) >= {"turns", "tokens", "budget"} and recent["turns"][-1]["content"] == "Room 4 is free"
             messages = (await call(c, "transcript_recent", name="plan", format="messages"))[1]["result"]
             assert messages[-1] == {"role": "assistant", "content": "Room 4 is free"}
+            gemini = (await call(c, "transcript_recent", name="plan", format="gemini"))[1]
+            assert gemini["contents"][-1] == {"role": "model", "parts": [{"text": "Room 4 is free"}]}
             hits = (await call(c, "transcript_search", query="room"))[1]["result"]
             assert hits and set(hits[0]) >= {"name", "id", "seq", "role", "created_at", "snippet"}
             # plain text (SPEC §7): "Room 4" and "room OR nothing" are words to find; fts takes FTS5's syntax

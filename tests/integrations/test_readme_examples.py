@@ -45,3 +45,12 @@ def test_langgraph_example_runs_and_the_cli_shows_the_thread(home, capsys, durab
         ("user", "my order is late"), ("assistant", "you said: my order is late"),
         ("user", "order 1234"), ("assistant", "you said: order 1234")]
     assert durable("transcript", "pop", "support-7").status == 4
+
+
+def test_pydantic_ai_example_runs_and_the_cli_shows_the_conversation(home, capsys, durable):
+    need("pydantic_ai", "pydantic-ai")
+    exec(compile(python_block("Use with Pydantic AI"), "README", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == ["6"]
+    rows = durable("transcript", "show", "pr-42", "--json").json()
+    assert [r["role"] for r in rows] == ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]
+    assert rows[2]["tool_calls"][0]["name"] == "add" and rows[2]["meta"]["model"] == "test"

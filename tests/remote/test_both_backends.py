@@ -97,6 +97,7 @@ TRANSCRIPT = [
     ["transcript", "recent", "t", "--limit", "2", "--format", "messages"],
     ["transcript", "recent", "t", "--format", "responses"],
     ["transcript", "recent", "t", "--format", "anthropic"],
+    ["transcript", "recent", "t", "--format", "gemini"],
     ["transcript", "recent", "t"],
     ["transcript", "redact", "t", "2", "--json"],
     ["transcript", "redact", "t", "99"],

@@ -81,8 +81,8 @@ def context_window(obj, *, budget=None, limit=None, keep=None) -> dict:
 
 def window(obj, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002 - SPEC §9's name
     """The context window as a document: `json` ({"turns", "tokens", "budget"}) or a provider's input."""
-    if format not in ("json", "messages", "responses", "anthropic"):
-        raise invalid(f"invalid format {format!r}: use json, messages, responses or anthropic")
+    if format not in ("json", "messages", "responses", "anthropic", "gemini"):
+        raise invalid(f"invalid format {format!r}: use json, messages, responses, anthropic or gemini")
     doc = context_window(obj, budget=tokens, limit=limit, keep=keep)
     if format == "json":
         return doc
