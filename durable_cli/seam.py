@@ -188,7 +188,7 @@ class _Dispatch:
                 return self.run(op, bind(op, *args, **kw))
 
             method.__name__ = method.__qualname__ = op
-            method.__signature__ = signature(op)  # type: ignore[attr-defined] - what inspect.signature reads
+            method.__signature__ = signature(op)  # type: ignore[attr-defined]  # what inspect.signature reads
             method.__doc__ = f"The operation {op!r} of durable_cli/contract/contract.json (durable_cli/seam.py)."
             self._function = method
         return self._function

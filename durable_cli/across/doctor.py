@@ -25,7 +25,7 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
     paths = store.objects.paths
     problems = []
 
-    labels = {}  # object id -> the session it is, as index.db knows it (filled once the index is read)
+    labels: dict = {}  # object id -> the session it is, as index.db knows it (filled once the index is read)
 
     def problem(object_id, kind, detail, repaired=False):
         if object_id in labels and not detail.startswith(labels[object_id]):

@@ -146,7 +146,7 @@ def refresh(store, *, user=None) -> dict:
 
 def _by_owner(rows) -> dict:
     """Index rows grouped by the side file that indexes them: (id scope, owner) -> rows."""
-    groups = {}
+    groups: dict = {}
     for row in rows:
         groups.setdefault((retention.address_of(row).id_scope, row["owner"]), []).append(row)
     return groups

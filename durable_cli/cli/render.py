@@ -8,6 +8,7 @@ objects as compact JSON). --json prints one document; --jsonl one object per lin
 import json
 import os
 import sys
+from typing import Any
 
 
 def _dumps(value) -> str:
@@ -208,7 +209,7 @@ class Progress:
 
     def __init__(self, label: str):
         self.label = label
-        self.bar = None
+        self.bar: Any = None  # a rich Progress while a bar is shown (a TTY only)
 
     def start(self, total: int) -> None:
         if not sys.stderr.isatty() or total == 0:
@@ -477,7 +478,7 @@ def memory_table(facts) -> None:
     fitted(cols, cells)
 
 
-def config_table(values: dict, origins: dict = None) -> None:
+def config_table(values: dict, origins: dict | None = None) -> None:
     """`config list` on a terminal: KEY, VALUE (wrapped), and ORIGIN with --origin."""
     cols = [Col("KEY", 0), Col("VALUE", 1, flex=True, wrap=True, min=20)] + ([Col("ORIGIN", 2)] if origins else [])
     cells = [[k, "" if v is None else field(v)] + ([origins[k]] if origins else []) for k, v in values.items()]
@@ -583,7 +584,7 @@ def conversation(rows) -> None:
         return
     out_console = console()
     shown_calls = {c["id"] for r in rows for c in (r.get("tool_calls") or [])}
-    results = {}
+    results: dict = {}
     for r in rows:
         if r["role"] == "tool" and r.get("call_id") in shown_calls:
             results.setdefault(r["call_id"], []).append(r)

@@ -23,8 +23,8 @@ def usage_as_in_man_pages() -> None:
         var = braced(self, ctx, usage=usage)
         return var[1:-1] if usage and var.startswith("{") and var.endswith("}") else var
 
-    make_metavar.plain = True
-    TyperArgument.make_metavar = make_metavar
+    make_metavar.plain = True  # type: ignore[attr-defined]
+    TyperArgument.make_metavar = make_metavar  # type: ignore[method-assign]
 
 
 def _late_global(param, attr):

@@ -15,6 +15,8 @@ import json
 import os
 import time
 
+from typing import Any
+
 from ..errors import DurableError
 from .http11 import PlainConnection, ProtocolError
 
@@ -38,7 +40,7 @@ class RemoteClient:
         self.prefix = parts.path.rstrip("/")
         self.token = token
         self.timeout = timeout
-        self._conn = None
+        self._conn: Any = None  # a PlainConnection or an http.client connection, made on first use
 
     def _connection(self, timeout: float):
         if not self.secure:

@@ -3,6 +3,8 @@ over one kept-alive socket, since importing http.client (email, ssl) costs more 
 (docs/benchmarks.md, "Private-API shims"). A malformed answer raises ProtocolError, which the client treats as a
 dropped connection (tests/remote/test_remote_http.py)."""
 
+from typing import Any
+
 
 class ProtocolError(Exception):
     """An answer that is not HTTP/1.1 as expected (treated like a dropped connection)."""
@@ -13,7 +15,7 @@ class PlainConnection:
 
     def __init__(self, host: str, port: int):
         self.host, self.port = host, port
-        self.sock = None
+        self.sock: Any = None  # the socket, connected on first use
         self.timeout = 10.0
         self._buffer = b""
 
