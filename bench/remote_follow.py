@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Follow latency against workerd (`durable remote dev`; SPEC §13 "Live follow"): one `durable transcript
+"""Follow latency against workerd (`durable remote dev`; docs/reference/remote.md §13 "Live follow"): one `durable transcript
 show --follow --jsonl` process holds its WebSocket; this process appends rows through the library
 (one kept-alive connection) and times each row from the start of its append to the follower's line.
 

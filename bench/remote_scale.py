@@ -10,7 +10,7 @@ user's shard name and the home row of their memory object), 20 real sessions of 
 with the most subrequests one of its requests made and its time (the objects' own subrequests counted too:
 each request a Durable Object serves has a count of its own); then a tenant session of P participants
 against a private one: the most subrequests of an append (Worker and object), the median append time,
-and the member rows the index holds (SPEC §13: the list kept once). Prints one JSON document.
+and the member rows the index holds (docs/reference/remote.md §13: the list kept once). Prints one JSON document.
 """
 
 import argparse

@@ -620,7 +620,7 @@ def report(png):
 
 
 def integrations_speed():
-    """SPEC §12: DurableSession side by side with the Agents SDK's SQLiteSession, in one process, on the
+    """docs/reference/integrations.md §12: DurableSession side by side with the Agents SDK's SQLiteSession, in one process, on the
     same disk (a temporary directory beside this checkout, not tmpfs). Ratios are durable / SQLiteSession.
 
     What is timed is what a user's call costs in an application: the `await` of the call alone, inside ONE
@@ -712,7 +712,7 @@ def integrations_speed():
 
 
 def langgraph_speed():
-    """SPEC §12: DurableSaver side by side with langgraph-checkpoint-sqlite's SqliteSaver, in one process, on the
+    """docs/reference/integrations.md §12: DurableSaver side by side with langgraph-checkpoint-sqlite's SqliteSaver, in one process, on the
     same disk; a thread whose checkpoints hold a growing conversation (as a chat graph's do). Each round times a
     batch of calls on each saver, in alternating order; a figure is the median of the per-round ratios
     (durable / SqliteSaver)."""
@@ -923,7 +923,7 @@ def bytecode():
 
 def remote_cli_speed():
     """`--remote`, after remote_speed: more CLI commands (a write, reads) against workerd vs the same local
-    command (SPEC §13 goal <= 1.3x), pairs alternating, the remote one first."""
+    command (docs/reference/remote.md §13 goal <= 1.3x), pairs alternating, the remote one first."""
     dev = subprocess.Popen([PY, "-m", "durable_cli", "remote", "dev"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         doc = json.loads(dev.stdout.readline())

@@ -1,4 +1,4 @@
-"""Input first (SPEC §4): the checks an operation's input passes before anything is opened, created or sent.
+"""Input first (docs/reference/output.md §4): the checks an operation's input passes before anything is opened, created or sent.
 
 One list for every caller, so both backends refuse the same input with the same message. A check the
 contract names on an op or an argument ("check": NAME in durable_cli/contract/contract.json "ops") is run by the
@@ -30,7 +30,7 @@ _CHECKS = {
 
 # What each named check refuses, as JSON Schema keywords (as far as a schema can say it): seam.json_schema adds
 # them to an argument's type and range, so an advertised schema (the MCP tools') is as strict as the check.
-# A NAME (SPEC §2): 1-200 printable characters with no blank at either end.
+# A NAME (docs/reference/concepts.md §2): 1-200 printable characters with no blank at either end.
 NAME_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 200,
                "pattern": r"^[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?$"}
 SCHEMAS = {

@@ -27,7 +27,7 @@ KEYS = {
     "work.command": ("text", None),
     "retention.draft_expiry": ("duration", "8h"),
     "retention.ephemeral_ttl": ("duration", "24h"),
-    # remote mode (SPEC §13): read and validated here; the remote backend itself is not built yet
+    # remote mode (docs/reference/remote.md §13): read and validated here; the remote backend itself is not built yet
     "remote.url": ("url", None),
     "remote.token": ("text", None),
     "remote.timeout": ("duration", "10s"),
@@ -67,7 +67,7 @@ def config_path() -> str:
 
 
 def valid_name(text, what: str = "name") -> str:
-    """SPEC §2: 1-200 code points, printable, equal to its own strip(); else exit 2."""
+    """docs/reference/concepts.md §2: 1-200 code points, printable, equal to its own strip(); else exit 2."""
     if not isinstance(text, str) or not 1 <= len(text) <= 200 or not printable(text) or text != strip(text):
         raise invalid(say("invalid_name", what=what, value=text))
     return text
@@ -106,7 +106,7 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
 
 
 def _loads(tokenizer: str) -> None:
-    """SPEC §6: `config set transcript.tokenizer` loads the tokenizer before it writes it (one that does not
+    """docs/reference/transcript.md §6: `config set transcript.tokenizer` loads the tokenizer before it writes it (one that does not
     load made every append exit 2 afterwards): exit 2 naming the key and what is missing, file unchanged."""
     from .core.tokens import estimator
 

@@ -5,7 +5,7 @@ import re
 from .errors import invalid
 
 _UNITS = (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
-MAX_SECONDS = 36500 * 86400  # SPEC §4: a duration beyond 36,500 days (100 years) is exit 2
+MAX_SECONDS = 36500 * 86400  # docs/reference/output.md §4: a duration beyond 36,500 days (100 years) is exit 2
 _GRAMMAR = re.compile(r"(?:([1-9][0-9]*)w)?(?:([1-9][0-9]*)d)?(?:([1-9][0-9]*)h)?(?:([1-9][0-9]*)m)?(?:([1-9][0-9]*)s)?")
 
 # The grammar as a JSON Schema (ECMA-262 pattern), for schemas that advertise a DURATION (the MCP tools):

@@ -1,4 +1,4 @@
-"""One error type for the whole tool, carrying the exit table of SPEC §4 (equal to contract.json's; a test checks)."""
+"""One error type for the whole tool, carrying the exit table of docs/reference/output.md §4 (equal to contract.json's; a test checks)."""
 
 EXIT_CODES = {
     "internal": 1,
@@ -8,8 +8,8 @@ EXIT_CODES = {
     "permission_denied": 5,
     "busy": 6,
     "storage": 7,
-    "misconfigured": 7,  # remote mode: the Worker's own configuration is wrong (SPEC §13), naming the variable
-    "outcome_unknown": 7,  # remote mode: a write whose outcome is unknown after the retries (SPEC §13)
+    "misconfigured": 7,  # remote mode: the Worker's own configuration is wrong (docs/reference/remote.md §13), naming the variable
+    "outcome_unknown": 7,  # remote mode: a write whose outcome is unknown after the retries (docs/reference/remote.md §13)
     "rate_limited": 8,
     "timeout": 9,
 }

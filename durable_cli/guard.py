@@ -1,4 +1,4 @@
-"""The command line's commit guard (SPEC §4, §13), in a module of its own so that either backend reads
+"""The command line's commit guard (docs/reference/output.md §4, §13), in a module of its own so that either backend reads
 it without importing the other: set by the CLI for one run, None in the library.
 
 While it is entered around a COMMIT (store/objects.py) or a remote write (remote/client.py), SIGINT and
@@ -8,5 +8,5 @@ commit_guard = None
 
 # Called by the remote backend after each poll of a wait that answered "nothing yet" (its write changed
 # nothing): a signal that came during it ends the run 130/143 now, and later ones interrupt at once
-# (SPEC §13: a remote wait interrupted by a signal exits 130/143, never 9). None in the library.
+# (docs/reference/remote.md §13: a remote wait interrupted by a signal exits 130/143, never 9). None in the library.
 poll_settled = None

@@ -1,4 +1,4 @@
-"""The library's face: `Store` resolves names, wakes objects and runs the operations of SPEC §5-8.
+"""The library's face: `Store` resolves names, wakes objects and runs the operations of docs/reference/sessions.md §5-8.
 
     from durable_cli import Store
     store = Store(home="/tmp/h", user="alice")
@@ -39,7 +39,7 @@ class Session(state.Opened, Ops):
     rows = transcript.rows
     window = transcript.window
 
-    # SPEC §12: a LangGraph thread's checkpoints (durable_cli.integrations.langgraph)
+    # docs/reference/integrations.md §12: a LangGraph thread's checkpoints (durable_cli.integrations.langgraph)
     def checkpoint_latest(self, *, ns, checkpoint_id=None):
         from .core import checkpoints
 
@@ -119,7 +119,7 @@ class Store(StoreOps):
 
     def __new__(cls, home=None, *, user=None, tenant=None, lock_timeout=None, config=None, remote=None, token=None,
                 keep_open=False):
-        """The file backend, or (SPEC §13) the remote one when a URL is chosen: REMOTE, DURABLE_REMOTE or
+        """The file backend, or (docs/reference/remote.md §13) the remote one when a URL is chosen: REMOTE, DURABLE_REMOTE or
         config remote.url. Both answer the same interface; the CLI does not know which it holds."""
         if cls is Store:
             config = config or Config()
@@ -236,7 +236,7 @@ class Store(StoreOps):
 
         Exit 3 when it does not exist (or is not visible to the acting user) and CREATE is false; with
         CREATE, a tenant NAME another user's object holds is exit 4 ("name is taken") and nothing more.
-        Visibility comes from index.db before the lock is waited for (SPEC §2), so an invisible object
+        Visibility comes from index.db before the lock is waited for (docs/reference/concepts.md §2), so an invisible object
         answers exactly as a missing one, busy or corrupt as it may be.
         """
         address = address or self.address(name, user=user, tenant=tenant)
@@ -345,7 +345,7 @@ class Store(StoreOps):
     def summarize(self, name, *, through, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
         """`transcript summarize`. With a COMMAND the covered rows are read under the lock, the lock is
         released while it runs (others keep appending), and the summary is committed under the lock
-        again only if those rows are unchanged (else exit 4; SPEC §3)."""
+        again only if those rows are unchanged (else exit 4; docs/reference/storage.md §3)."""
         return self._summarize(name, transcript.plan_summary, {"through": through}, text, command, input_format, timeout, open_args)
 
     def compact(self, name, *, max_tokens, keep_tokens, text=None, command=None, input_format="text", timeout=120, **open_args) -> dict:
@@ -387,7 +387,7 @@ class Store(StoreOps):
             return session.handle.path
 
     def tombstone(self, name, **address):
-        """The tombstone a deleted adapter thread left at NAME (SPEC §12), or None: only a participant the thread
+        """The tombstone a deleted adapter thread left at NAME (docs/reference/integrations.md §12), or None: only a participant the thread
         had when deleted reads it; to anyone else NAME reads as a thread never made."""
         address = self.address(name, **address)
         object_id = self.objects.object_id(address.id_scope, address.owner, address.name)
@@ -399,14 +399,14 @@ class Store(StoreOps):
         if self._objects is not None:
             self._objects.close()
 
-    # Operations over many objects (SPEC §7) live in across/ (retention, rights, doctor, search, usage, llm import).
+    # Operations over many objects (docs/reference/retention.md §7) live in across/ (retention, rights, doctor, search, usage, llm import).
     def ls(self, **filters):
         from .across import retention
 
         return retention.ls(self, **filters)
 
     def startable(self, limit=8) -> list:
-        """`work --all` (SPEC §5.1): index rows of the sessions `ls` lists for the acting user (or tenant)
+        """`work --all` (docs/reference/sessions.md §5.1): index rows of the sessions `ls` lists for the acting user (or tenant)
         whose oldest pending prompt can start by now, oldest first; from index.db alone (no object opened)."""
         from .across import retention
 
@@ -505,7 +505,7 @@ class Store(StoreOps):
         return usage.usage(self, **kw)
 
     def reindex(self) -> dict:
-        """`remote reindex` (SPEC §13) has no local meaning: `doctor --repair` rebuilds index.db."""
+        """`remote reindex` (docs/reference/remote.md §13) has no local meaning: `doctor --repair` rebuilds index.db."""
         from .errors import invalid
 
         raise invalid("remote reindex needs --remote URL (or DURABLE_REMOTE); a local index.db is rebuilt by "

@@ -10,7 +10,7 @@ names, durable_cli/checks.py), then handed to the backend as `run(op, args)`:
 The contract's plain ops are methods of both Session classes made here (`Ops`), so a new op with no client
 logic of its own costs the contract, its rule in each runtime and its CLI wiring. Only an op that truly needs
 client logic (parts, pages) keeps a method of its own in remote/. `StoreOps.run` is the same call from the
-store, checked before NAME is opened: input first (SPEC §4), a bad input is exit 2 whether NAME exists or not.
+store, checked before NAME is opened: input first (docs/reference/output.md §4), a bad input is exit 2 whether NAME exists or not.
 
 The table is durable_cli/contract/optable.py (generated), imported on the first call, never at start-up.
 """

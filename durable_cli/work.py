@@ -1,4 +1,4 @@
-"""The worker loop of SPEC §5.1 (`durable work`): take a prompt, run CMD on it, record, renew, retry.
+"""The worker loop of docs/reference/sessions.md §5.1 (`durable work`): take a prompt, run CMD on it, record, renew, retry.
 
 One process for the whole loop, over a Store (either backend): each take, renewal, finish and release is one
 wake/work/sleep of the object, and nothing is held between them. CMD runs with `sh -c` in a process group of
@@ -100,7 +100,7 @@ class Taken:
 
     def __init__(self, name, address, doc, tenant):
         self.name, self.address, self.doc, self.tenant = name, address, doc, tenant
-        # SPEC §5: the start is named by its start number (never lowered); attempts counts against --attempts
+        # docs/reference/sessions.md §5: the start is named by its start number (never lowered); attempts counts against --attempts
         self.id, self.attempt, self.attempts = doc["id"], doc["start"], doc["attempts"]
 
 
@@ -342,7 +342,7 @@ class Supervisor:
             self.stop.restore()
 
     def _waiting(self, on: bool) -> None:
-        """SPEC §4: while `work` waits for a prompt, one status line on stderr when it is a terminal (written
+        """docs/reference/output.md §4: while `work` waits for a prompt, one status line on stderr when it is a terminal (written
         in place and wiped when a prompt is taken or the loop ends); nothing at all when it is not."""
         if on == self.status_shown:
             return
@@ -380,7 +380,7 @@ class Supervisor:
             self.handle(taken)
             self.handled += 1
             if self.stop.status is not None:
-                # SPEC §5.1: a signal during or after the commit of the outcome of the prompt in hand does not undo it;
+                # docs/reference/sessions.md §5.1: a signal during or after the commit of the outcome of the prompt in hand does not undo it;
                 # 130/143 never follow a recorded outcome: no further prompt is taken, and the exit is 0
                 return 0 if self.recorded else self.stop.status
             if self.s.once:

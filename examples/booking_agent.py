@@ -3,7 +3,7 @@
     pip install 'durable-cli[mcp]'
     python examples/booking_agent.py            # in a throw-away DURABLE_HOME unless one is set
 
-Each user gets their own `durable --as USER mcp` server (one user per server, SPEC §14): their preferences
+Each user gets their own `durable --as USER mcp` server (one user per server, docs/reference/mcp.md §14): their preferences
 are facts in their memory (remembered by the model, unconfirmed until the person confirms them), the
 availability the agent looked up is rows in their session, a booking is written in one transaction
 (`transcript_append` with rows: the tool call, its result and the reply, all or none), a slot outside

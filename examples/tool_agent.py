@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A tool-using agent for `durable work --command 'python3 examples/tool_agent.py'` (SPEC §5.1).
+"""A tool-using agent for `durable work --command 'python3 examples/tool_agent.py'` (docs/reference/sessions.md §5.1).
 
 It reads the prompt document (JSON, with its context window) on stdin, "calls" a tool, and prints the
 turn as JSONL rows: the assistant's tool call, the tool's result, then the final answer with its usage.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# An agent worker: a thin wrapper over `durable work` (SPEC §5.1), which takes each prompt, runs the
+# An agent worker: a thin wrapper over `durable work` (docs/reference/sessions.md §5.1), which takes each prompt, runs the
 # model command on it (the prompt document as JSON on stdin), records the reply, renews the lease,
 # retries failures with back-off and hands the prompt back on Ctrl-C.
 #   usage: worker.sh SESSION [MODEL_COMMAND]     (default: llm, reading the prompt text)

@@ -1,6 +1,6 @@
 """Write durable_cli/contract/vectors.json: input -> outcome for the validators both runtimes hold.
 
-The inputs are listed here; each outcome is what the Python rules answer (SPEC's reference is Python:
+The inputs are listed here; each outcome is what the Python rules answer (the reference implementation is Python:
 `str.isprintable()`, `strip()`, `len(text.split())`, `repr`). tests/test_vectors.py runs the vectors
 against durable_cli/core (and fails when this file's output differs from the committed copy), and
 `node --test` runs the same file against worker/src/rules (worker/test/vectors.test.ts): a rule
@@ -80,7 +80,7 @@ ROWS = [
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 1, "output_tokens": 2}, "cost_usd": -1}},
     {"role": "user", "content": "x", "meta": {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 2}, "cost_usd": 0.5}},
     {"role": "user", "content": "x", "tokens": 7},
-    # SPEC §6 numbers: usage counts integers from 0 to 10^12, cost_usd finite from 0 to 10^9, tokens to 10^9
+    # docs/reference/transcript.md §6 numbers: usage counts integers from 0 to 10^12, cost_usd finite from 0 to 10^9, tokens to 10^9
     # (as values: a JSON loader reads 5.0 as 5 in JS, so lexemes such as 1.0 are FIELD_TEXTS below)
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 10**12, "output_tokens": 0, "cache_read_tokens": 10**12,
                                                           "reasoning_tokens": 0}, "cost_usd": 10**9}},
@@ -147,7 +147,7 @@ def row_outcome(fields):
     return outcome(call)
 
 
-# `transcript window` (SPEC §6): live rows (the fields an append takes; "kind": "summary" for a summary row)
+# `transcript window` (docs/reference/transcript.md §6): live rows (the fields an append takes; "kind": "summary" for a summary row)
 # and the options -> the seqs chosen and their tokens, each row's tokens counted by `approx` unless given.
 # The Worker runs the same rule (worker/src/rules/transcript/context.ts `choose`); the formats are rendered by the
 # client for both backends (core/formats.py), so "formats" is checked by pytest only.
@@ -268,7 +268,7 @@ def code_point_runs(f):
     return runs
 
 
-# SPEC §7's plain-text search QUERY -> the FTS5 expression (or exit 2): the words agent transcripts are
+# docs/reference/retention.md §7's plain-text search QUERY -> the FTS5 expression (or exit 2): the words agent transcripts are
 # full of are terms, never syntax; "…" a phrase; a trailing * a prefix; an unmatched " an ordinary character.
 SEARCH_QUERIES = [
     "PROJ-123", "alice@example.com", "main.py", "2026-12-01", "credit-card", "it's", "C++", "refund",

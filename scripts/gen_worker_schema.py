@@ -1,6 +1,6 @@
 """Write worker/src/generated/schema.json from durable_cli/store/schema.py MIGRATIONS.
 
-The Worker's Durable Object runs the same ordered steps as the file store (SPEC §13: the same
+The Worker's Durable Object runs the same ordered steps as the file store (docs/reference/remote.md §13: the same
 schema). Run after adding a migration step: `python scripts/gen_worker_schema.py`; a drift test
 (tests/test_contract.py) fails when the committed copy is stale.
 """

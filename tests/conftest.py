@@ -117,7 +117,7 @@ def run_inprocess(*args, input=None, monkeypatch=None):
     return Result(status, out.getvalue(), err.getvalue())
 
 
-# Backends (SPEC §13). A module marked `pytestmark = pytest.mark.both_backends` runs each test using the
+# Backends (docs/reference/remote.md §13). A module marked `pytestmark = pytest.mark.both_backends` runs each test using the
 # `durable` fixture twice: against files ("local") and against a real workerd ("remote": the Worker of
 # `durable remote dev`, each test a fresh one with its own storage and secret, several served by one
 # workerd: tests/remote/conftest.py Fleet), acting through the admin token so that --as and

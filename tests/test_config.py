@@ -102,7 +102,7 @@ def test_remote_keys_are_validated(durable, monkeypatch):
 
 
 def test_a_tokenizer_is_loaded_before_it_is_written(durable, durable_proc, tmp_path, monkeypatch):
-    """SPEC §6: `config set transcript.tokenizer tiktoken:nope` (or an encoding not cached, or no tiktoken at
+    """docs/reference/transcript.md §6: `config set transcript.tokenizer tiktoken:nope` (or an encoding not cached, or no tiktoken at
     all) was written, and every append after it was exit 2. Now the set is exit 2 naming the key and what
     is missing, and the file stays as it was; appends go on."""
     import subprocess

@@ -1,4 +1,4 @@
-"""contract.json is where Python and the Worker meet: both sides must read the same tables (SPEC §13)."""
+"""contract.json is where Python and the Worker meet: both sides must read the same tables (docs/reference/remote.md §13)."""
 
 import json
 import os

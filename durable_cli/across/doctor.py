@@ -139,7 +139,7 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
 
 
 def _check_search(store, problem, repair) -> None:
-    """SPEC §3, §7: an erasure a killed command left unfinished in a search side file (its rollback journal,
+    """docs/reference/storage.md §3, §7: an erasure a killed command left unfinished in a search side file (its rollback journal,
     a merge it owes, rows of removed objects) is a problem; --repair finishes it as `forget` does."""
     found = store.objects.search_leftovers()
     busy = set(store.objects.settle_search()[1]) if repair and found else set()

@@ -1,4 +1,4 @@
-"""`import --from llm` (SPEC §7): the conversations of the `llm` CLI's logs.db, one session each.
+"""`import --from llm` (docs/reference/retention.md §7): the conversations of the `llm` CLI's logs.db, one session each.
 
 logs.db is opened read-only through SQLite's URI (`mode=ro`), so it is never written, created or
 migrated. Both of llm's layouts are read: the older `conversations`/`responses` tables (with
@@ -371,7 +371,7 @@ def import_llm(store, path=None, *, replace=False) -> dict:
 
 
 def _malformed(conversation_id, reason) -> DurableError:
-    """SPEC §7: a conversation llm left malformed is skipped and counts as exit 7 (the others are imported)."""
+    """docs/reference/retention.md §7: a conversation llm left malformed is skipped and counts as exit 7 (the others are imported)."""
     return storage(f"conversation {conversation_id} in llm's logs.db is malformed ({reason}); skipped")
 
 

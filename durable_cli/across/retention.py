@@ -1,4 +1,4 @@
-"""Enumeration and expiry (SPEC §7): ls from index.db, delete, purge by age, sweep of due alarms (one
+"""Enumeration and expiry (docs/reference/retention.md §7): ls from index.db, delete, purge by age, sweep of due alarms (one
 object's TTL: core/retention.py).
 
 index.db finds candidates; every deletion is re-checked under the object's own lock (the index can be
@@ -216,7 +216,7 @@ def purge(store, *, older_than: int, user=None, statuses=(), dry_run=False, prog
 
 def finish_journal(store, out=None) -> list:
     """Finish the intents a crash interrupted, each under its object's lock: removed only if the file is
-    still the one durable left when it journaled the intent, else the intent is dropped (SPEC §3)."""
+    still the one durable left when it journaled the intent, else the intent is dropped (docs/reference/storage.md §3)."""
     out = receipt() if out is None else out
     rows = store.objects.index(create=False).rows("SELECT * FROM purge_journal ORDER BY id")
     return list(each_object(store, rows, lambda row: row if store.objects.finish_intent(row) == "finished" else None, out))

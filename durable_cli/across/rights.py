@@ -1,4 +1,4 @@
-"""Data rights (SPEC §7) over many objects through a Store: forget a user, export and import objects,
+"""Data rights (docs/reference/retention.md §7) over many objects through a Store: forget a user, export and import objects,
 back the whole directory up. One object's export record and one record's import into one locked object
 are core/rights.py (the twin of worker/src/rules/rights.ts).
 
@@ -54,11 +54,11 @@ def forget(store, user: str, progress=None, dry_run=False) -> dict:
 
     with store.objects.deferred_dir_sync():  # as purge: each directory fsync'd once, before the answer
         run_each(store, rows, job, out, progress=progress)
-    # SPEC §3, §7: the side files too, every erasure a killed run (this user's or another's) began included
+    # docs/reference/storage.md §3, §7: the side files too, every erasure a killed run (this user's or another's) began included
     done, busy = store.objects.settle_search()
     out["changed"] += [_side_entry(sid, what="search index: an interrupted erasure finished") for sid in done]
     out["skipped"] += [_side_entry(sid, reason="busy") for sid in busy]
-    store.objects.index(create=False).erase_tombstones(user)  # SPEC §12: a deleted thread's tombstone goes with its owner
+    store.objects.index(create=False).erase_tombstones(user)  # docs/reference/integrations.md §12: a deleted thread's tombstone goes with its owner
     store.objects.index(create=False).wipe_free_space()
     return conclude(out, f"forget of {user!r}")
 
@@ -290,7 +290,7 @@ def _import_one(store, line, record, *, replace, all_users, keep_existing=False)
         raise denied(refusal)
     if (not all_users and address.id_scope == "tenant" and not store.tenant_visible(object_id, actor)
             and store.tenant_taken(object_id)):
-        # decided from index.db before the lock (SPEC §2): busy or corrupt, an invisible object is only "taken"
+        # decided from index.db before the lock (docs/reference/concepts.md §2): busy or corrupt, an invisible object is only "taken"
         raise conflict(f"line {line}: {address.taken}")
     for _attempt in range(3):
         if not listed and not os.path.exists(store.objects.paths.object_file(object_id)):
@@ -345,7 +345,7 @@ def backup(store, dest: str, progress=None) -> dict:
             os.mkdir(building, _paths.DIR_MODE)
         except OSError as e:
             raise _paths.os_error(e, parent)
-        # the receipt of SPEC §10 (each copied object under "changed"), plus where and when
+        # the receipt of docs/reference/json.md §10 (each copied object under "changed"), plus where and when
         out = {"deleted": [], "skipped": [], "changed": [], "dry_run": False, "dest": dest, "objects": 0, "at": None}
         target = ObjectStore(building)
         os.chmod(building, _paths.DIR_MODE)

@@ -1,4 +1,4 @@
-"""Full-text search over the acting user's sessions (SPEC §7 `durable search`).
+"""Full-text search over the acting user's sessions (docs/reference/retention.md §7 `durable search`).
 
 A local search reads one side file per owner (store/side_index.py): it takes from index.db the
 sessions `ls --all` lists that can hold a hit (rows, activity since `--newer-than`), brings each owner's
@@ -25,7 +25,7 @@ HIT_KEYS = ("name", "id", "seq", "role", "created_at", "snippet")
 
 
 def check_query(query, fts=False) -> str:
-    """The FTS5 expression QUERY asks for: plain text (SPEC §7) translated by plain_query, or with FTS
+    """The FTS5 expression QUERY asks for: plain text (docs/reference/retention.md §7) translated by plain_query, or with FTS
     QUERY itself, exit 2 for one FTS5 rejects (decided once on an empty in-memory table, so the answer
     does not depend on which objects exist)."""
     if not isinstance(query, str) or not strip(query):
@@ -47,7 +47,7 @@ _TERMS = None
 
 
 def plain_query(query: str) -> str:
-    """SPEC §7's plain-text QUERY as an FTS5 expression (worker/src/rules/text.ts plainQuery is the same
+    """docs/reference/retention.md §7's plain-text QUERY as an FTS5 expression (worker/src/rules/text.ts plainQuery is the same
     rule; durable_cli/contract/vectors.json "search_query" holds both to it). Terms are split at white
     space; `"…"` (with a closing quote) is one term, the phrase of the words inside; a term ending in `*`
     is a prefix; every other character is matched as written: each term becomes an FTS5 string (the
@@ -231,7 +231,7 @@ def _catch_up(store, db, members, viewer, out):
 
 
 def _search_side_file(store, secret, id_scope, owner, members, viewer, query, role, cutoff, superseded, limit, best, out):
-    """The hits of one owner's side file (SPEC §7), after bringing it up to date with the objects in MEMBERS
+    """The hits of one owner's side file (docs/reference/retention.md §7), after bringing it up to date with the objects in MEMBERS
     (index rows); rank is the side file's bm25."""
     db = _open_side(store, secret, id_scope, owner)
     try:

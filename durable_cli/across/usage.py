@@ -1,4 +1,4 @@
-"""Usage and cost accounting (SPEC §7 `durable usage`), answered from index.db alone.
+"""Usage and cost accounting (docs/reference/retention.md §7 `durable usage`), answered from index.db alone.
 
 Each object keeps its own totals per UTC day and model (`usage_totals`, brought up to date before each write's
 COMMIT, `schema.catch_up`: rows that exist, superseded ones included, rows copied by `fork` left
@@ -18,7 +18,7 @@ _SUMS = ("count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_
 
 
 def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
-    """`{"groups": [...], "total": {...}}` of SPEC §10 over the sessions `ls --all` lists for USER (the
+    """`{"groups": [...], "total": {...}}` of docs/reference/json.md §10 over the sessions `ls --all` lists for USER (the
     acting user by default; EVERYONE: the installation). NEWER_THAN counts whole UTC days."""
     if by not in GROUPINGS:
         raise invalid(f"invalid --by {by!r}: use one of {', '.join(GROUPINGS)}")

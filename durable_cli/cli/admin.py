@@ -1,4 +1,4 @@
-"""durable forget, export, import, backup, doctor, config: data rights, repair and settings (SPEC §7)."""
+"""durable forget, export, import, backup, doctor, config: data rights, repair and settings (docs/reference/retention.md §7)."""
 
 import sys
 
@@ -129,7 +129,7 @@ def export(
             tmp = None
         elif output is not None:
             stream.close()
-        if json_out:  # stdout holds the records: the receipt goes to stderr (SPEC §10)
+        if json_out:  # stdout holds the records: the receipt goes to stderr (docs/reference/json.md §10)
             skipped = getattr(failure, "receipt", None) or {}
             sys.stderr.write(json.dumps({"deleted": [], "skipped": skipped.get("skipped", []), "changed": exported,
                                          "dry_run": False}, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -148,7 +148,7 @@ def export(
 def _export_target(output: str):
     """Where `export --output` renames its file into place: OUTPUT resolved (symlinks at any level), or None
     for a FILE that is not a regular file (a pipe, /dev/stdout: written directly). A FILE inside the data
-    directory is exit 2: an export written over an object file or secret.key would destroy them (SPEC §7)."""
+    directory is exit 2: an export written over an object file or secret.key would destroy them (docs/reference/retention.md §7)."""
     import os
     import stat
 
@@ -264,7 +264,7 @@ def doctor(
     on_screen = not json_out and render.pretty()
     if on_screen:
         render.doctor_report(doc, _count_objects())
-    elif not json_out:  # piped: one row per problem in §10's key order, healthy or not, repaired or not (SPEC §7)
+    elif not json_out:  # piped: one row per problem in §10's key order, healthy or not, repaired or not (docs/reference/retention.md §7)
         for p in doc["problems"]:
             render.out(render.tsv({k: p[k] for k in ("id", "kind", "detail", "repaired")}))
     if not doc["healthy"]:
@@ -322,7 +322,7 @@ def _config():
     return Config({"defaults.home": G.home, "defaults.user": G.user, "defaults.lock_timeout": G.lock_timeout})
 
 
-@config_app.command("set", context_settings={"ignore_unknown_options": True})  # VALUE -5 is a value (SPEC §7)
+@config_app.command("set", context_settings={"ignore_unknown_options": True})  # VALUE -5 is a value (docs/reference/retention.md §7)
 def config_set(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g. queue.lease."),
                value: str = typer.Argument(..., metavar="VALUE", help="Its new value."), json_out: bool = JSON):
     """Set a key in the config file (--json: print the key's effective value afterwards).
@@ -362,7 +362,7 @@ def config_list(
     """
     config = _config()
     values = config.effective()
-    if not json_out and render.pretty():  # a table on a terminal (SPEC §4), TSV rows when piped
+    if not json_out and render.pretty():  # a table on a terminal (docs/reference/output.md §4), TSV rows when piped
         render.config_table(values, {k: config.origin(k) for k in values} if origin else None)
         return
     if origin:

@@ -168,7 +168,7 @@ def _arguments_are_text(argv) -> None:
 
 
 def _usage_error(e, as_json: bool) -> int:
-    """The argument parser's own errors in the one-line form of SPEC §4 (never click's usage block)."""
+    """The argument parser's own errors in the one-line form of docs/reference/output.md §4 (never click's usage block)."""
     from typer._click.exceptions import NoArgsIsHelpError
 
     from .render import error

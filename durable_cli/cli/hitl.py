@@ -1,4 +1,4 @@
-"""durable elicit, memory, limit: human-in-the-loop requests, remembered facts, rate limits (SPEC §8)."""
+"""durable elicit, memory, limit: human-in-the-loop requests, remembered facts, rate limits (docs/reference/hitl.md §8)."""
 
 import typer
 
@@ -37,7 +37,7 @@ def ask(
     Example: id=$(durable elicit ask deploy --prompt "Ship v2?" --choice yes --choice no --timeout 1h)
     """
     timeout_seconds = seconds(timeout, what="--timeout")
-    # input first (SPEC §4): the question, choices and --request-id are checked before NAME is looked for
+    # input first (docs/reference/output.md §4): the question, choices and --request-id are checked before NAME is looked for
     doc = store().run(name, "ask", prompt, choices=choice or [], timeout_seconds=timeout_seconds, request_id=request_id)
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))
 

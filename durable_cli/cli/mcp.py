@@ -1,4 +1,4 @@
-"""durable mcp: serve sessions, memory and human-in-the-loop to MCP clients over stdio (SPEC §14)."""
+"""durable mcp: serve sessions, memory and human-in-the-loop to MCP clients over stdio (docs/reference/mcp.md §14)."""
 
 import typer
 

@@ -1,4 +1,4 @@
-"""durable remote: remote mode's local tools (SPEC §13)."""
+"""durable remote: remote mode's local tools (docs/reference/remote.md §13)."""
 
 import typer
 

@@ -1,7 +1,7 @@
 """Output: the only module that imports rich, and only when stdout (or stderr, for progress) is a TTY.
 
 Piped output is plain and stable: a created id or NAME bare on one line; records and listings as one
-tab-separated row per item in the key order of SPEC §10 (\\t \\n \\\\ escaped, null empty, arrays and
+tab-separated row per item in the key order of docs/reference/json.md §10 (\\t \\n \\\\ escaped, null empty, arrays and
 objects as compact JSON). --json prints one document; --jsonl one object per line, streamed.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 
 def _dumps(value) -> str:
-    """Compact strict JSON (SPEC §6: no NaN or Infinity in any output, even for a value stored before durable
+    """Compact strict JSON (docs/reference/transcript.md §6: no NaN or Infinity in any output, even for a value stored before durable
     refused them on the way in: such a number is printed as null)."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -31,7 +31,7 @@ def _finite(value):
 
 
 def pretty() -> bool:
-    """Tables for people: stdout is a terminal. NO_COLOR removes colour, not the layout (SPEC §4)."""
+    """Tables for people: stdout is a terminal. NO_COLOR removes colour, not the layout (docs/reference/output.md §4)."""
     return sys.stdout.isatty()
 
 
@@ -158,7 +158,7 @@ def receipt(doc: dict, mode: str = "plain") -> None:
 
 
 def text_lines(turns) -> list:
-    """`transcript recent`'s text window (SPEC §6), as (indent, line) pairs: each row as `role: content`, a
+    """`transcript recent`'s text window (docs/reference/transcript.md §6), as (indent, line) pairs: each row as `role: content`, a
     tool row with the call it answers (`tool NAME ← CALL_ID: content`), each tool call of an assistant row on
     a line of its own under it (`→ name(arguments)`), as `transcript show` shows them."""
     lines = []
@@ -245,7 +245,7 @@ EMPTY_RECEIPT = {"deleted": [], "skipped": [], "changed": [], "dry_run": False}
 
 
 def declined(empty: dict, json_out: bool) -> None:
-    """A confirmation answered no (SPEC §4): exit 0, nothing deleted, said on stderr; with --json the
+    """A confirmation answered no (docs/reference/output.md §4): exit 0, nothing deleted, said on stderr; with --json the
     command's document with nothing in it on stdout."""
     sys.stderr.write("nothing was deleted\n")
     if json_out:
@@ -289,7 +289,7 @@ def layout(cols, cells, width):
     """Which columns fit WIDTH and how wide each is: [(index, width)] in the columns' order. Every column
     but the flexible ones keeps its full width; columns are left out from the highest rank while even
     the cut-down table is too wide; the room left is given to the flexible columns in rank order. Only
-    free text is flexible (SPEC §4): a NAME, id or key keeps its width."""
+    free text is flexible (docs/reference/output.md §4): a NAME, id or key keeps its width."""
     from rich.cells import cell_len
 
     natural = [max([cell_len(c.label)] + [cell_len(row[i]) for row in cells]) for i, c in enumerate(cols)]
@@ -367,7 +367,7 @@ def _cell(key, value) -> str:
     return field(value).replace("\\n", " ").replace("\\t", " ")
 
 
-# free text in a table (SPEC §4): given the room the other columns leave, wrapped at words
+# free text in a table (docs/reference/output.md §4): given the room the other columns leave, wrapped at words
 FREE_TEXT = ("title", "prompt", "question", "value", "detail", "reason", "error", "comment", "content", "reply",
              "text", "snippet", "answer")
 
@@ -380,7 +380,7 @@ WIDE_COLUMNS = (("id", "ID", 3), ("scope", "SCOPE", 6), ("owner", "OWNER", 7), (
 
 
 def session_table(rows, *, wide: bool = False) -> None:
-    """`ls` on a terminal: NAME, STATUS, TITLE, TURNS, TOKENS, LAST ACTIVE (SPEC §7's order), fitted to the width (--wide:
+    """`ls` on a terminal: NAME, STATUS, TITLE, TURNS, TOKENS, LAST ACTIVE (docs/reference/retention.md §7's order), fitted to the width (--wide:
     every field, the short id among the first). At a narrow width the last read are left out first."""
     if not rows:
         sys.stderr.write("no sessions; 'durable session create NAME' starts one (--all shows archived ones)\n")
@@ -406,7 +406,7 @@ def usage_table(doc: dict, by: str) -> None:
             ("input_tokens", "INPUT", 3, False), ("output_tokens", "OUTPUT", 4, False), ("turns", "TURNS", 5, False),
             ("sessions", "SESSIONS", 7, False)]
     if by == "session":
-        spec.insert(1, ("owner", "OWNER", 6, False))  # a NAME or user is never cut (SPEC §4)
+        spec.insert(1, ("owner", "OWNER", 6, False))  # a NAME or user is never cut (docs/reference/output.md §4)
     order = ["key", "owner", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "sessions"]
     spec.sort(key=lambda c: order.index(c[0]))
     cells = []

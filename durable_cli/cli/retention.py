@@ -1,4 +1,4 @@
-"""durable ls, ttl, delete, purge, sweep: enumeration and expiry (SPEC §7)."""
+"""durable ls, ttl, delete, purge, sweep: enumeration and expiry (docs/reference/retention.md §7)."""
 
 import sys
 
@@ -81,7 +81,7 @@ def ttl(
 
 def _consented(yes: bool, dry_run, what: str, json_out: bool) -> bool:
     """Go ahead: --yes (or --dry-run, for a command that has it: DRY_RUN None when it has not), or a person
-    at the terminal said yes. Answered no: False, said as SPEC §4 says (exit 0, nothing deleted)."""
+    at the terminal said yes. Answered no: False, said as docs/reference/output.md §4 says (exit 0, nothing deleted)."""
     if yes or dry_run:
         return True
     if not sys.stdin.isatty():

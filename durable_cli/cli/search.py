@@ -1,4 +1,4 @@
-"""durable search, usage: find what was said, count what it cost (SPEC §7)."""
+"""durable search, usage: find what was said, count what it cost (docs/reference/retention.md §7)."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""durable session: lifecycle and prompt queue (SPEC §5)."""
+"""durable session: lifecycle and prompt queue (docs/reference/sessions.md §5)."""
 
 import io
 import sys
@@ -230,7 +230,7 @@ def title(name: str = NAME, text: str = typer.Argument(..., metavar="TITLE", hel
 
     Example: durable session title fix-login "Login bug, take two"
     """
-    render.document(store().run(name, "set_title", text), mode(json_out))  # the title checked first (SPEC §4)
+    render.document(store().run(name, "set_title", text), mode(json_out))  # the title checked first (docs/reference/output.md §4)
 
 
 @app.command()
@@ -244,7 +244,7 @@ def invite(
 
     Example: durable --tenant acme session invite incident-42 bob --role member
     """
-    render.document(store().run(name, "invite", user, role), mode(json_out))  # USER and --role checked first (SPEC §4)
+    render.document(store().run(name, "invite", user, role), mode(json_out))  # USER and --role checked first (docs/reference/output.md §4)
 
 
 @app.command()

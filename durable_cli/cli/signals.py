@@ -9,7 +9,7 @@ from ..errors import Interrupted
 
 
 class Deferral:
-    """SIGINT/SIGTERM while a run may have committed wait for its exit (SPEC §3: 130/143 = nothing changed)."""
+    """SIGINT/SIGTERM while a run may have committed wait for its exit (docs/reference/storage.md §3: 130/143 = nothing changed)."""
 
     committing = False  # a COMMIT has started: from here the run ends with its own status, not 130/143
     exiting = False  # the run is done: a signal now only has to wait for os._exit

@@ -1,4 +1,4 @@
-"""durable transcript: append, show, the context window, summaries, prune and redact (SPEC §6)."""
+"""durable transcript: append, show, the context window, summaries, prune and redact (docs/reference/transcript.md §6)."""
 
 import typer
 

@@ -46,7 +46,7 @@ _GLOBAL_ATTRS = {"home": "home", "as_user": "user", "tenant": "tenant", "lock_ti
 
 
 def global_options_anywhere(root) -> None:
-    """SPEC §4: the global options are taken after the command too (`durable ls --as bob`), the last one on
+    """docs/reference/output.md §4: the global options are taken after the command too (`durable ls --as bob`), the last one on
     the command line winning. Each command and group gets a hidden copy of each, parsed by click where an
     option may stand (never as an option's value, a positional, or after `--`), which sets the same
     global as the one before the command."""
@@ -71,7 +71,7 @@ INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 
 # Typer patch (private: typer._click.types, each number parameter's type given a bounded subclass), kept
-# for SPEC §4 in one place: plain typer takes `--limit 9223372036854775808` (exit 0) and `nan`; the public
+# for docs/reference/output.md §4 in one place: plain typer takes `--limit 9223372036854775808` (exit 0) and `nan`; the public
 # typer.Option(max=...) on each of the ~33 options would print `<int range>` and `x<=9223372036854775807`
 # in every help line and man page, and FloatRange lets NaN through. Cost: ~0.2 ms to walk every command
 # tree, less for the one group a hot command builds; whole processes differ within noise
@@ -80,7 +80,7 @@ INT64 = (-(2 ** 63), 2 ** 63 - 1)
 # starts bounding numbers itself.
 def bounded_numbers(command, _made={}) -> None:
     """Every integer parameter of every command refuses values beyond 64 bits, and every float a value
-    that is not finite (SPEC §4: exit 2), so no command meets a number SQLite cannot hold."""
+    that is not finite (docs/reference/output.md §4: exit 2), so no command meets a number SQLite cannot hold."""
     import copy
 
     from typer._click import types

@@ -1,4 +1,4 @@
-"""durable work: the supervised worker loop of SPEC §5.1 (durable_cli/work.py)."""
+"""durable work: the supervised worker loop of docs/reference/sessions.md §5.1 (durable_cli/work.py)."""
 
 import json
 
@@ -49,7 +49,7 @@ def work(
                         attempts=attempts, grace=grace, output=output)
     def report(line, note=None):
         if json_out:
-            render.out(json.dumps(line, ensure_ascii=False, separators=(",", ":")))  # compact, as every --json (SPEC §4)
+            render.out(json.dumps(line, ensure_ascii=False, separators=(",", ":")))  # compact, as every --json (docs/reference/output.md §4)
             render.flush()
             if note or line["outcome"] == "lost":  # said on stderr whatever the output
                 _note(f"{line['name']} prompt {line['prompt']}: {line['outcome']}: {note or line['error']}")

@@ -1,4 +1,4 @@
-"""The op table of durable_cli/contract/contract.json (SPEC §13): every operation of the remote protocol by scope,
+"""The op table of durable_cli/contract/contract.json (docs/reference/remote.md §13): every operation of the remote protocol by scope,
 with read/write, creates, erases and each argument's JSON type, range and default.
 
 The Worker is generated from it (scripts/gen_worker_ops.py -> worker/src/generated/ops.ts: its op

@@ -1,4 +1,4 @@
-"""Printable text and white space, as durable_cli/contract/unicode.json defines them (SPEC §2).
+"""Printable text and white space, as durable_cli/contract/unicode.json defines them (docs/reference/concepts.md §2).
 
 One table for both runtimes: the Worker builds its checks from the same file
 (worker/src/rules/text.ts), so a NAME, title, user or request id, a strip, the `approx` token

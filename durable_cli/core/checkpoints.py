@@ -1,4 +1,4 @@
-"""A LangGraph thread's checkpoints and pending writes, kept in its own object (SPEC §12).
+"""A LangGraph thread's checkpoints and pending writes, kept in its own object (docs/reference/integrations.md §12).
 
 The values are the framework's serialized bytes (its serializer's type tag and blob) and metadata
 JSON: durable stores them and never interprets them. The root namespace's messages are mirrored into
@@ -200,14 +200,14 @@ def delete_thread(obj) -> None:
     from .. import clock
 
     meta = obj.meta()
-    # its readers: the participants it had (SPEC §12: to anyone else a deleted thread reads as one never made)
+    # its readers: the participants it had (docs/reference/integrations.md §12: to anyone else a deleted thread reads as one never made)
     members = [u for (u,) in obj.handle.rows("SELECT user FROM participants ORDER BY user", ())] if meta else []
     obj.handle.store.index().bury(obj.id, obj.address.owner, newest_checkpoint_id(obj) if meta else None, clock.now(), members)
     obj.handle.delete(owner=obj.address.owner, name=obj.name, created_at=meta["created_at"] if meta else None)
 
 
 def metadata_json(metadata) -> str:
-    """A checkpoint's metadata as RFC 8259 JSON text (SPEC §6: no NaN or infinity, at most 200 levels), else exit 2:
+    """A checkpoint's metadata as RFC 8259 JSON text (docs/reference/transcript.md §6: no NaN or infinity, at most 200 levels), else exit 2:
     what json.dumps would write for NaN is not JSON, and an export of it could not be imported again."""
     import json
 

@@ -69,7 +69,7 @@ def ask(obj, prompt: str, *, choices=(), timeout_seconds=None, request_id=None) 
             return asked
     now = clock.now()
     with obj.handle.transaction():
-        check(obj, "write")  # archived objects are read-only (SPEC §5): exit 4, nothing asked
+        check(obj, "write")  # archived objects are read-only (docs/reference/sessions.md §5): exit 4, nothing asked
         cur = obj.db.execute(
             "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?)",
             (prompt, json.dumps(choices), now, now + timeout_seconds * 1000 if timeout_seconds else None),
@@ -116,7 +116,7 @@ def answer(obj, request_id: int, choice: str, *, comment=None) -> dict:
 
 
 def decline(obj, request_id: int, action: str) -> dict:
-    """The person would not answer (SPEC §14: an MCP client's `decline` or `cancel`): the request is
+    """The person would not answer (docs/reference/mcp.md §14: an MCP client's `decline` or `cancel`): the request is
     `answered` with answer null and ACTION as the comment, so nobody asks it again."""
     if action not in ("decline", "cancel"):
         raise invalid(say("invalid_elicit_action", action=action))

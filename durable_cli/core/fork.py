@@ -1,4 +1,4 @@
-"""`session fork` (SPEC §5): a new session whose transcript is a copy of another's live rows.
+"""`session fork` (docs/reference/sessions.md §5): a new session whose transcript is a copy of another's live rows.
 
 Two objects take part, never locked at once: the source is read under its lock and released, then
 NEW is created under its own, so two forks running against each other cannot deadlock. The copy is

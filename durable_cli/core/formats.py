@@ -1,4 +1,4 @@
-"""A context window rendered as a provider's request input (SPEC §6, `transcript recent --format`).
+"""A context window rendered as a provider's request input (docs/reference/transcript.md §6, `transcript recent --format`).
 
 Pure functions over §6 row dicts already chosen by the window (logical order, pinned rows first).
 What they guarantee is input the provider's API accepts, not only its SDK types: every tool call
@@ -244,7 +244,7 @@ def _text_blocks(text) -> list:
 
 
 def _input_object(call, row, fmt, what) -> dict:
-    try:  # RFC 8259 (SPEC §6): NaN, 1e400, a duplicate key or 201 levels are not a JSON object either
+    try:  # RFC 8259 (docs/reference/transcript.md §6): NaN, 1e400, a duplicate key or 201 levels are not a JSON object either
         value = strict_json.loads(_arguments(call))
     except (TypeError, ValueError):
         value = None

@@ -1,4 +1,4 @@
-"""The lifecycle of SPEC §5 as data: the transition table, the one function that reads it, and the
+"""The lifecycle of docs/reference/sessions.md §5 as data: the transition table, the one function that reads it, and the
 input checks every write of one object shares (titles, request ids). Used by sessions, transcript,
 elicit and alarms; core/sessions.py holds the prompt queue that moves an object through it.
 
@@ -39,7 +39,7 @@ TRANSITIONS = {
 
 
 def check(obj, command: str, *, status=None, noop=False):
-    """Permission, then "nothing to do" (exit 0), then state: the order of SPEC §4.
+    """Permission, then "nothing to do" (exit 0), then state: the order of docs/reference/output.md §4.
 
     Returns the target status (or the current one when the command leaves it), or None for a no-op.
     """

@@ -13,7 +13,7 @@ from ..contract.messages import say
 def parse_rate(text: str):
     """"N/DUR" -> (N, seconds)."""
     match = re.fullmatch(r"([1-9][0-9]*)/(.+)", text or "")
-    if not match or len(match.group(1)) > 19 or int(match.group(1)) > 2 ** 63 - 1:  # SPEC §4: beyond 2^63-1 is exit 2
+    if not match or len(match.group(1)) > 19 or int(match.group(1)) > 2 ** 63 - 1:  # docs/reference/output.md §4: beyond 2^63-1 is exit 2
         raise invalid(say("invalid_rate", rate=text))
     return int(match.group(1)), durations.parse(match.group(2), what="rate period")
 

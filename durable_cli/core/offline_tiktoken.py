@@ -15,7 +15,7 @@ class _NotCached(Exception):
 # load.data_gym_to_mergeable_bpe_ranks with the read_file_cached it calls), kept for what the
 # public `tiktoken.get_encoding` cannot promise, not for speed: on an encoding that is not cached (or whose
 # cached file fails its hash) it downloads — measured: 1 network attempt for cl100k_base, where this makes
-# none and says exit 2 (SPEC §9: never a network call). Cached, the two cost the same in a fresh process
+# none and says exit 2 (docs/reference/library.md §9: never a network call). Cached, the two cost the same in a fresh process
 # (import, load of a 100,000-token file, one encode: ratio 1.02, CPU 0.995). `python bench/shims.py
 # --only tiktoken`; docs/benchmarks.md, "Private-API shims". tests/core/test_tokens.py fails when tiktoken
 # changes what this reads (test_the_tiktoken_internals_the_offline_loader_reads_are_still_there) or counts

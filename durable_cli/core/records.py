@@ -1,4 +1,4 @@
-"""The export format (SPEC §7): one JSONL record per object, and the rules `import` holds a record to.
+"""The export format (docs/reference/retention.md §7): one JSONL record per object, and the rules `import` holds a record to.
 
 A record is checked with the rules of the commands that would have made it (names, roles, statuses,
 sizes, times, JSON fields, the type of every column, unique keys) before anything of it is stored.
@@ -36,7 +36,7 @@ SEQUENCED = ("prompts", "turns", "events", "requests")
 # Tables keyed by several columns (an adapter's tables): rows are unique and listed in this order.
 COMPOSITE_KEYS = {"lg_checkpoints": ("checkpoint_ns", "checkpoint_id"),
                   "lg_writes": ("checkpoint_ns", "checkpoint_id", "task_id", "idx"), "lg_mirrored": ("message_id",)}
-# Tables only a LangGraph thread's object holds (SPEC §12: object.adapter = "langgraph").
+# Tables only a LangGraph thread's object holds (docs/reference/integrations.md §12: object.adapter = "langgraph").
 ADAPTER_TABLES = {"lg_checkpoints": "langgraph", "lg_writes": "langgraph", "lg_mirrored": "langgraph"}
 # Columns a record may carry but import recomputes (a cache, or a generated column).
 DERIVED = {"object": ("one", "live_turns", "live_tokens"), "turns": ("pos",)}
@@ -138,7 +138,7 @@ def _number(v):
 
 
 def _parsed(v):
-    """A JSON text column's value parsed: RFC 8259 (SPEC §6), and no lone surrogate written as an escape
+    """A JSON text column's value parsed: RFC 8259 (docs/reference/transcript.md §6), and no lone surrogate written as an escape
     ("\\ud800": no UTF-8 either, refused as in the text itself; stored, it broke usage and every read)."""
     _text(v)
     try:
@@ -298,7 +298,7 @@ def _meta(value, where):
     transcript._meta(value, where)
 
 
-# version 2 (SPEC §6 rows that hold what agents write): the developer role, tool calls, the tool's
+# version 2 (docs/reference/transcript.md §6 rows that hold what agents write): the developer role, tool calls, the tool's
 # name, meta, data, the fork origin, and what a request id made
 V2 = _extend(V1, turns={
     "role": enum(*ROW_ROLES),
@@ -307,10 +307,10 @@ V2 = _extend(V1, turns={
     "forked_from": opt(_hex_id), "request_hash": opt(_nonempty), "request_last": opt(_positive),
 })
 
-# version 3 (SPEC §12): the id an adapter was given, and which adapter made the object
+# version 3 (docs/reference/integrations.md §12): the id an adapter was given, and which adapter made the object
 V3 = _extend(V2, object={"external_id": opt(_text), "adapter": opt(enum("openai-agents", "langgraph", "pydantic-ai"))})
 
-# version 4 (SPEC §7 "the adapters' tables"): a LangGraph thread's checkpoints, pending writes and the
+# version 4 (docs/reference/retention.md §7 "the adapters' tables"): a LangGraph thread's checkpoints, pending writes and the
 # messages already mirrored into its transcript; the serialized values as base64 text
 V4 = _extend(
     V3,
@@ -321,12 +321,12 @@ V4 = _extend(
     lg_mirrored={"message_id": _nonempty, "seq": opt(_positive)},
 )
 
-# version 5 (SPEC §5): a prompt's starts, its place among the prompts handed back, a release's delay, and the
+# version 5 (docs/reference/sessions.md §5): a prompt's starts, its place among the prompts handed back, a release's delay, and the
 # lease policy of its current start
 V5 = _extend(V4, prompts={"attempts": _count, "handed_back": opt(_positive), "not_before": opt(_time),
                           "on_expiry": opt(enum("fail", "retry")), "max_attempts": opt(_positive)})
 
-# version 6 (SPEC §5): a prompt's start number (never lowered, unlike attempts); earlier versions' prompts take
+# version 6 (docs/reference/sessions.md §5): a prompt's start number (never lowered, unlike attempts); earlier versions' prompts take
 # their attempts as it
 V6 = _extend(V5, prompts={"start": _count})
 
@@ -478,7 +478,7 @@ def _check(record, line, limit, columns, where) -> Checked:
         content.setdefault(table, [])
     if version < 6 and "start" in columns.get("prompts", ()):
         for prompt in content["prompts"]:
-            prompt["start"] = prompt.get("attempts", 0)  # what its holder was told (SPEC §5: start numbers)
+            prompt["start"] = prompt.get("attempts", 0)  # what its holder was told (docs/reference/sessions.md §5: start numbers)
     _check_relations(content, scope, owner, limit, where)
     content["sequences"] = _sequences(record.get("sequences", {}), content, where)
     _recount(content)
@@ -566,7 +566,7 @@ def _check_relations(c, scope, owner, limit, where) -> None:
             raise Bad(say("record_call_id_tool"))
         where[:] = [f"{label}.superseded_by"]
         by = t["superseded_by"]
-        if by == 0:  # a row of a LangGraph branch the thread left (SPEC §12)
+        if by == 0:  # a row of a LangGraph branch the thread left (docs/reference/integrations.md §12)
             if summary or adapter != "langgraph":
                 raise Bad(say("record_superseded_by", by=by))
         elif by is not None and (by not in turns or turns[by]["kind"] != "summary" or by <= t["seq"]):

@@ -1,4 +1,4 @@
-"""One object's retention (SPEC §7 `durable ttl`): its TTL, expiry a number of seconds after its last
+"""One object's retention (docs/reference/retention.md §7 `durable ttl`): its TTL, expiry a number of seconds after its last
 activity, rescheduled by every write. The twin of worker/src/rules/retention.ts; the services that
 expire many objects (ls, delete, purge, sweep) are across/retention.py."""
 

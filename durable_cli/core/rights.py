@@ -1,4 +1,4 @@
-"""Export and import of ONE opened object (SPEC §7): its export record, and one checked record written
+"""Export and import of ONE opened object (docs/reference/retention.md §7): its export record, and one checked record written
 into it under its lock. The twin of worker/src/rules/rights.ts.
 
 The services that walk many objects through a Store (export --all/--user, import of a file of records,

@@ -1,4 +1,4 @@
-"""Sessions: the prompt queue of SPEC §5 (create, prompt, next, renew, finish, release, stop, cancel,
+"""Sessions: the prompt queue of docs/reference/sessions.md §5 (create, prompt, next, renew, finish, release, stop, cancel,
 archive, title, invite, dequeue). The transition table they move an object through is data in
 core/lifecycle.py (re-exported here: `check`, `TRANSITIONS`).
 """
@@ -16,7 +16,7 @@ PROMPT_COLUMNS = (
     "id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
     "lease_expires_at", "completed_at", "error",
 )
-# Queue order (SPEC §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
+# Queue order (docs/reference/sessions.md §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
 ORDER_KEY = "coalesce(handed_back, 9223372036854775807)"
 QUEUE_ORDER = f"{ORDER_KEY}, id"
 EXPIRY_POLICIES = ("fail", "retry")
@@ -117,7 +117,7 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
 
 
 def valid_policy(on_expiry, max_attempts):
-    """The lease policy a start stores with its prompt (SPEC §5): exit 2 for another value."""
+    """The lease policy a start stores with its prompt (docs/reference/sessions.md §5): exit 2 for another value."""
     if on_expiry not in EXPIRY_POLICIES:
         raise invalid(say("invalid_on_lease_expiry", value=on_expiry))
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or not 1 <= max_attempts <= 2**63 - 1:
@@ -185,7 +185,7 @@ def _processing(obj, prompt_id: int, doing: str, attempt=None):
     row = _prompt(obj, prompt_id)
     if row[1] != "processing":
         raise conflict(say("prompt_not_processing", id=prompt_id, what=obj.what, status=row[1], doing=doing))
-    current = row[PROMPT_COLUMNS.index("start")]  # SPEC §5: a start is named by its start number, never attempts
+    current = row[PROMPT_COLUMNS.index("start")]  # docs/reference/sessions.md §5: a start is named by its start number, never attempts
     if attempt is not None and attempt != current:
         raise conflict(say("prompt_lease_lost", id=prompt_id, what=obj.what, current=current, attempt=attempt, doing=doing))
     return row
@@ -271,7 +271,7 @@ def _hand_back(obj, prompt_id: int, *, delay_seconds: int = 0, not_an_attempt: b
 
 
 def release(obj, prompt_id: int, *, delay_seconds: int = 0, not_an_attempt: bool = False, attempt=None) -> dict:
-    """`session release`: hand the processing prompt back (SPEC §5); event `prompt.released`."""
+    """`session release`: hand the processing prompt back (docs/reference/sessions.md §5); event `prompt.released`."""
     valid_attempt(attempt)
     if isinstance(delay_seconds, bool) or not isinstance(delay_seconds, int) or not 0 <= delay_seconds <= 36500 * 86400:
         raise invalid(say("invalid_delay", delay=delay_seconds))
@@ -355,7 +355,7 @@ def set_title(obj, title: str) -> dict:
         with obj.handle.transaction():
             obj.db.execute("UPDATE object SET title = ?", (title,))
             state.event(obj, "session.title", {"title": title})
-            state.touch(obj)  # a title is activity (SPEC §3)
+            state.touch(obj)  # a title is activity (docs/reference/storage.md §3)
     return state.session_json(obj)
 
 
@@ -378,7 +378,7 @@ def invite(obj, user: str, role: str = "member") -> dict:
     current = obj.db.execute("SELECT role FROM participants WHERE user = ?", (user,)).fetchone()
     if current is None:
         count = obj.db.execute("SELECT count(*) FROM participants").fetchone()[0]
-        if count >= LIMITS["participants"]:  # SPEC §5: at most 1,000 participants per object
+        if count >= LIMITS["participants"]:  # docs/reference/sessions.md §5: at most 1,000 participants per object
             raise conflict(say("too_many_participants", what=obj.what, count=count))
     if current is None or current[0] != role:
         with obj.handle.transaction():

@@ -32,7 +32,7 @@ class Address:
         if self._missing is None:
             if self.id_scope == "reserved":
                 self._missing = say("memory_empty", what=self.what)
-            else:  # one hint for every not-found, whatever the scope, so it tells nothing about what exists (SPEC §2)
+            else:  # one hint for every not-found, whatever the scope, so it tells nothing about what exists (docs/reference/concepts.md §2)
                 self._missing = say("not_found", what=self.what)
         return self._missing
 
@@ -118,7 +118,7 @@ def object_id(obj: Opened) -> dict:
 def create_object(obj: Opened, status: str, *, title=None, ttl_seconds=None, origin=None) -> None:
     """Insert the object's row and its creator as owner (inside the caller's transaction).
 
-    ORIGIN, for an object an adapter makes (SPEC §12), is (external_id, adapter): the framework's own id
+    ORIGIN, for an object an adapter makes (docs/reference/integrations.md §12), is (external_id, adapter): the framework's own id
     and the adapter's name."""
     now = clock.now()
     expires = now + ttl_seconds * 1000 if ttl_seconds else None
@@ -178,7 +178,7 @@ def next_alarm_at(db):
     return db.execute(NEXT_ALARM_AT).fetchone()[0]
 
 
-# SPEC §5.1 `work --all`: when the object's oldest startable pending prompt could start (a release's delay
+# docs/reference/sessions.md §5.1 `work --all`: when the object's oldest startable pending prompt could start (a release's delay
 # counted), or null when none is pending or one is processing (one start at a time per object)
 PENDING_AT = (
     "SELECT CASE WHEN EXISTS (SELECT 1 FROM prompts WHERE status = 'processing') THEN NULL"
@@ -217,7 +217,7 @@ def index_row_and_meta(db):
         "expires_at": m["expires_at"], "next_alarm_at": alarm, "external_id": m["external_id"],
         "seq_max": seq_max, "pending_at": pending,
     }
-    if m["scope"] != "reserved":  # SPEC §7 usage: the object's totals per UTC day and model
+    if m["scope"] != "reserved":  # docs/reference/retention.md §7 usage: the object's totals per UTC day and model
         row["usage"] = db.execute(
             "SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key"
         ).fetchall()
@@ -259,7 +259,7 @@ def sync_index(handle) -> None:
 
 
 def session_json(obj: Opened) -> dict:
-    """The session object of SPEC §5."""
+    """The session object of docs/reference/sessions.md §5."""
     m = obj.meta()
     participants = [
         {"user": u, "role": r, "joined_at": clock.iso(j)}

@@ -1,4 +1,4 @@
-"""RFC 8259 JSON in, strict JSON out (SPEC §6): the one parser of JSON that comes into durable.
+"""RFC 8259 JSON in, strict JSON out (docs/reference/transcript.md §6): the one parser of JSON that comes into durable.
 
 Refused wherever JSON comes in (options, batches, imports, adapters, the remote client's requests):
 `NaN`, `Infinity`, `-Infinity`, a number that overflows a double (`1e400`), a duplicate key in one

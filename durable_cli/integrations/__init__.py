@@ -1,4 +1,4 @@
-"""Adapters that make durable the store of an agent framework (SPEC §12), over the library only.
+"""Adapters that make durable the store of an agent framework (docs/reference/integrations.md §12), over the library only.
 
 Every adapter maps the framework's own session or thread id to a durable NAME with `object_name`:
 a valid NAME that does not begin with `~` is used as is; any other string (empty, padded, control

@@ -1,4 +1,4 @@
-"""durable as a LangGraph checkpointer (SPEC §12; extra `langgraph`).
+"""durable as a LangGraph checkpointer (docs/reference/integrations.md §12; extra `langgraph`).
 
     from durable_cli.integrations.langgraph import DurableSaver
     graph = builder.compile(checkpointer=DurableSaver())
@@ -237,7 +237,7 @@ class DurableSaver(BaseCheckpointSaver):
             session.put_checkpoint_writes(external_id=thread_id, ns=ns, checkpoint_id=cid, writes=rows, replace=replace)
 
     def get_next_version(self, current, channel=None):
-        """The next version of a channel (SPEC §12): the strings SqliteSaver, InMemorySaver and PostgresSaver
+        """The next version of a channel (docs/reference/integrations.md §12): the strings SqliteSaver, InMemorySaver and PostgresSaver
         write (`<32-digit counter>.<random>`), so a thread copied from one of them resumes, and a new thread's
         versions are theirs; a thread written with integer versions (the base class's) goes on with integers,
         since LangGraph compares a checkpoint's versions with each other."""

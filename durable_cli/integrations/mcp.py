@@ -1,10 +1,10 @@
-"""`durable mcp` (SPEC §14): durable's sessions, memory and human-in-the-loop served over the Model
+"""`durable mcp` (docs/reference/mcp.md §14): durable's sessions, memory and human-in-the-loop served over the Model
 Context Protocol on stdio, with the official `mcp` SDK (extra `mcp`; imported by this command only).
 
 The server acts as one user (the Store it is given: `--as`, `--tenant`, `--remote` as every command).
 Each tool call is one wake/work/sleep through the library's public API (durable_cli.library), run in a
 worker thread so the protocol keeps flowing while a call waits for a lock. Arguments are checked here
-with the CLI's rules; every refusal or failure is a tool error (`isError`) whose text is the SPEC §4
+with the CLI's rules; every refusal or failure is a tool error (`isError`) whose text is the docs/reference/output.md §4
 message and whose structured content is the §4 JSON error.
 
 Both revisions the SDK serves: with a 2025-11-25 (or older) client, `elicitation/create` requests and
@@ -267,7 +267,7 @@ class Gone(Exception):
 
 async def until_gone(asking):
     """The client's answer to ASKING (an elicitation/create awaiting its response); raises Gone once stdin has
-    closed: a client that went away answers nothing, and the server must not wait for it for ever (SPEC §14:
+    closed: a client that went away answers nothing, and the server must not wait for it for ever (docs/reference/mcp.md §14:
     the request stays pending, and the server exits 0 when its stdin closes)."""
     answer, failure = None, None
 
@@ -371,7 +371,7 @@ class Tools:
             rows = transcript.prepare_batch(self.store.config, [json.dumps(r) for r in a["rows"]]) if a["rows"] else []
         failed = a.get("failed", False) or a.get("error") is not None
         checks.attempt(a.get("attempt"))
-        # input first (SPEC §4), as `session finish` does: exit 2 whether NAME exists or not
+        # input first (docs/reference/output.md §4), as `session finish` does: exit 2 whether NAME exists or not
         turn = checks.finish(self.store.config, reply=a.get("reply"), meta=a.get("meta"), rows=rows, failed=failed)
         with self._open(a["name"]) as s:
             return s.finish(a["prompt_id"], rows=turn, failed=a.get("failed", False), error=a.get("error"),
@@ -424,7 +424,7 @@ class Tools:
         return out
 
     def memory_set(self, a):
-        expires = _seconds(a, "expires")  # SPEC §14: always source model, unconfirmed
+        expires = _seconds(a, "expires")  # docs/reference/mcp.md §14: always source model, unconfirmed
         return self.store.run_reserved("set_fact", a["key"], a["value"], source="model", confirmed=False,
                                        expires_seconds=expires, create=True)
 
@@ -475,7 +475,7 @@ class Tools:
         from ..config import valid_name
 
         valid_name(a["name"])
-        # input first (SPEC §4), as `elicit ask`: exit 2 whether NAME exists or not, and nothing is touched
+        # input first (docs/reference/output.md §4), as `elicit ask`: exit 2 whether NAME exists or not, and nothing is touched
         timeout = _seconds(a, "timeout")
         args = seam.bind("ask", a["prompt"], choices=a.get("choices") or [], timeout_seconds=timeout,
                          request_id=a.get("request_id"))
@@ -531,7 +531,7 @@ _CLI_OPTION = re.compile(r"--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?: (?:[A-Z][A-Z_]*|
 
 def mcp_words(message: str) -> str:
     """MESSAGE (the library's, which speaks of the CLI's options) as an MCP client reads it: an option
-    `--rate` becomes the tool argument `rate`, `--call-id ID` becomes `call_id` (SPEC §14: a refusal names
+    `--rate` becomes the tool argument `rate`, `--call-id ID` becomes `call_id` (docs/reference/mcp.md §14: a refusal names
     MCP arguments, never CLI options); a whole command to run ('durable memory list --all') stays as it
     is, and `--tenant ORG` (chosen when the server starts) becomes that command line."""
     def option(m: re.Match) -> str:
@@ -603,9 +603,9 @@ def _unsurrogated(value):
     return value
 
 
-# Every line is screened before the SDK parses it (SPEC §14: every request that has an id is answered).
+# Every line is screened before the SDK parses it (docs/reference/mcp.md §14: every request that has an id is answered).
 # The SDK alone drops a message nested deeper than its parser goes (200 levels counted from the message), and
-# takes what durable's JSON rules refuse (a duplicate key, NaN, a number that overflows a double: SPEC §6).
+# takes what durable's JSON rules refuse (a duplicate key, NaN, a number that overflows a double: docs/reference/transcript.md §6).
 # - within a tools/call's `arguments`: such arguments become {HELD: token}, and call_tool takes them (or
 #   their refusal, a §4 tool error) back from HELD_CALLS; so do arguments merely too deep for the SDK.
 # - anywhere else in a request's params (`_meta` and every other field, in every method): JSON-RPC -32602,
@@ -685,7 +685,7 @@ def _cut(text: str, depth: int) -> str:
 
 
 def _refused_json(value):
-    """Why VALUE breaks durable's JSON rules (SPEC §6: a duplicate key, NaN, an overflowing number, a cut
+    """Why VALUE breaks durable's JSON rules (docs/reference/transcript.md §6: a duplicate key, NaN, an overflowing number, a cut
     container), or None. Nesting is judged by the caller, per field."""
     stack = [value]
     while stack:
@@ -908,7 +908,7 @@ class Guard:
 
 
 class _Server(Server):
-    """The SDK's server, advertising only the notifications durable sends (SPEC §14): resources/list_changed
+    """The SDK's server, advertising only the notifications durable sends (docs/reference/mcp.md §14): resources/list_changed
     (in both revisions; `DurableMCP.watch` sends it), never tools/list_changed (the tools never change)."""
 
     def get_capabilities(self, *args, **kw):
@@ -1230,7 +1230,7 @@ class DurableMCP:
         return marks, frozenset(rows)
 
     async def watch(self):
-        """Notify subscribers within a second of a change from any process (SPEC §14); and the client, of a
+        """Notify subscribers within a second of a change from any process (docs/reference/mcp.md §14); and the client, of a
         session created or deleted (resources/list_changed)."""
         seen, names = {}, None
         interval = POLL_REMOTE if self.remote else POLL_LOCAL
@@ -1328,7 +1328,7 @@ def serve(store) -> int:
 
 
 def status_line(store) -> None:
-    """SPEC §14: with stderr on a terminal, one line saying the server is up and as whom it serves (a person
+    """docs/reference/mcp.md §14: with stderr on a terminal, one line saying the server is up and as whom it serves (a person
     who ran `durable mcp` by hand otherwise sees nothing and cannot tell it from a hang); nothing when
     stderr is not a terminal (a client's log)."""
     import sys

@@ -1,4 +1,4 @@
-"""durable as the session store of the OpenAI Agents SDK (SPEC §12; extra `openai-agents`).
+"""durable as the session store of the OpenAI Agents SDK (docs/reference/integrations.md §12; extra `openai-agents`).
 
     from agents import Agent, Runner
     from durable_cli.integrations.openai_agents import DurableSession
@@ -49,7 +49,7 @@ def _text_of(content) -> str:
 
 
 def item_to_row(item) -> dict:
-    """The transcript row (SPEC §6 input fields) of one SDK item; the item itself goes in `data`."""
+    """The transcript row (docs/reference/transcript.md §6 input fields) of one SDK item; the item itself goes in `data`."""
     if not isinstance(item, dict):
         raise DurableError(f"an Agents SDK item must be a dict, not {type(item).__name__}", "invalid_input")
     kind = item.get("type")
@@ -116,7 +116,7 @@ async def _finish(blocking):
 
 
 class DurableSession:
-    """The Agents SDK `Session` protocol over one durable object (SPEC §12).
+    """The Agents SDK `Session` protocol over one durable object (docs/reference/integrations.md §12).
 
     HOME, USER and TENANT are those of `durable_cli.Store` (default: DURABLE_HOME, the acting user,
     no tenant). A session that does not exist reads as empty and is not created by reading; the

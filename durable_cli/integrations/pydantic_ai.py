@@ -1,4 +1,4 @@
-"""durable as Pydantic AI's message history (SPEC §12; extra `pydantic-ai`).
+"""durable as Pydantic AI's message history (docs/reference/integrations.md §12; extra `pydantic-ai`).
 
     from durable_cli.integrations.pydantic_ai import DurableMessageHistory
 
@@ -49,7 +49,7 @@ def _messages_module():
 # ---------------------------------------------------------------- messages -> rows
 
 def message_rows(message, m=None) -> list:
-    """The rows (SPEC §6 input fields) of one ModelMessage, the message itself in the first row's `data`."""
+    """The rows (docs/reference/transcript.md §6 input fields) of one ModelMessage, the message itself in the first row's `data`."""
     m = m or _messages_module()
     if isinstance(message, m.ModelResponse):
         rows = [_response_row(message, m)]
@@ -102,7 +102,7 @@ def _response_row(response, m) -> dict:
         meta["model"] = response.model_name
     if response.provider_name is not None:
         meta["provider"] = response.provider_name
-    # RequestUsage's input_tokens already include cache reads and writes: SPEC §6's convention
+    # RequestUsage's input_tokens already include cache reads and writes: docs/reference/transcript.md §6's convention
     meta["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
                      "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens}
     cost = getattr(usage, "cost", None)  # a provider-reported cost only; durable's price table computes the rest
@@ -121,7 +121,7 @@ def _ours(row):
 
 
 def rows_to_messages(rows, m=None) -> list:
-    """The ModelMessages of live rows in logical order (SPEC §12 "Round trip" and "Rows the adapter did not write")."""
+    """The ModelMessages of live rows in logical order (docs/reference/integrations.md §12 "Round trip" and "Rows the adapter did not write")."""
     m = m or _messages_module()
     out = []
     request_parts: list = []  # parts of a ModelRequest being built from consecutive non-adapter rows
@@ -186,7 +186,7 @@ def _time(row):
 # ---------------------------------------------------------------- the history
 
 class DurableMessageHistory:
-    """One durable session as a Pydantic AI message history (SPEC §12).
+    """One durable session as a Pydantic AI message history (docs/reference/integrations.md §12).
 
     HOME, USER and TENANT are those of `durable_cli.Store`. A session that does not exist reads as
     empty and is not created by reading; the first non-empty `append` creates it. Errors are

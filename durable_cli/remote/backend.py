@@ -33,7 +33,7 @@ class RemoteAddress:
 def _fields(row) -> dict:
     """A prepared row (core.transcript.Prepared) as the input fields the Worker takes: its JSON fields as the
     text the file backend would store (`tool_calls_json`, `meta_json`, `data_json`), which the Worker checks and
-    stores as given, so they come back verbatim (SPEC §6; worker/src/rules/verbatim.ts)."""
+    stores as given, so they come back verbatim (docs/reference/transcript.md §6; worker/src/rules/verbatim.ts)."""
     return {"role": row.role, "content": row.content, "tool_calls_json": row.tool_calls, "call_id": row.call_id,
             "name": row.name, "meta_json": row.meta, "data_json": row.data, "tokens": row.given_tokens}
 
@@ -161,7 +161,7 @@ class RemoteSession(Ops):
             write = spec(op)["write"] and not args.get("dry_run")
         return self.store._call(self.address, op, args, create=self._create, write=write)
 
-    # sessions (SPEC §5)
+    # sessions (docs/reference/sessions.md §5)
 
     def next_prompt(self, *, lease_seconds, waiting=False, context=None, format="messages", on_expiry=None,  # noqa: A002
                     max_attempts=None):
@@ -190,7 +190,7 @@ class RemoteSession(Ops):
         return self._call("finish", prompt_id=prompt_id, rows=[_fields(r) for r in turn], failed=failed,
                           error=error, attempt=attempt)
 
-    # transcript (SPEC §6)
+    # transcript (docs/reference/transcript.md §6)
     def append(self, content="", *, role, tool_calls=None, call_id=None, name=None, meta=None, data=None, tokens=None,
                request_id=None, create=True):
         row = {"role": role, "content": content, "tool_calls": tool_calls, "call_id": call_id, "name": name,
@@ -213,10 +213,10 @@ class RemoteSession(Ops):
             made = self._call("append_many", rows=fields, **extra)
             if one or seqs_only or not made or isinstance(made[0], dict):
                 return made
-            seqs = made  # more than one page of rows: the Worker answers their seqs (SPEC §13), read below in pages
+            seqs = made  # more than one page of rows: the Worker answers their seqs (docs/reference/remote.md §13), read below in pages
         else:
             seqs = None
-        # a big batch's rows are no one answer (SPEC §13: a request holds one page of its answer): its seqs, then
+        # a big batch's rows are no one answer (docs/reference/remote.md §13: a request holds one page of its answer): its seqs, then
         # the rows they name read in pages, as they are now (as a replayed batch's are: worker/src/recall.ts)
         if seqs is None:
             seqs = self._call("append_many", rows=fields, **dict(extra, seqs_only=True))
@@ -238,7 +238,7 @@ class RemoteSession(Ops):
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
             raise invalid(say("stored_last_negative"))
         rows, cursor = [], None
-        while True:  # in pages the Worker bounds (SPEC §13)
+        while True:  # in pages the Worker bounds (docs/reference/remote.md §13)
             page = self._call("stored_rows", last=last, cursor=cursor)
             rows += [tuple(r) for r in page["rows"]]
             cursor = page["next"]
@@ -246,7 +246,7 @@ class RemoteSession(Ops):
                 return rows
 
     def show_transcript(self, *, all_rows=False, since=0, last=None):
-        """What `show` lists, in pages the Worker bounds (SPEC §13: a request holds one page of its answer)."""
+        """What `show` lists, in pages the Worker bounds (docs/reference/remote.md §13: a request holds one page of its answer)."""
         return self._pages_of_show([], None, all_rows=all_rows, since=since, last=last)
 
     def _pages_of_show(self, rows, cursor, *, all_rows, since, last):
@@ -264,14 +264,14 @@ class RemoteSession(Ops):
         return rows, high, status
 
     def rows_after(self, seq):
-        """Every row after SEQ and the status, read a page a request (the Worker answers one page: SPEC §13)."""
+        """Every row after SEQ and the status, read a page a request (the Worker answers one page: docs/reference/remote.md §13)."""
         rows, status, more = self._call("rows_after", seq=seq)
         while more and rows:
             page, status, more = self._call("rows_after", seq=rows[-1]["seq"])
             rows += page
         return rows, status
 
-    def rows(self, *, last=None, since=0, all=False):  # noqa: A002 - the name SPEC §9 gives
+    def rows(self, *, last=None, since=0, all=False):  # noqa: A002 - the name docs/reference/library.md §9 gives
         return self.show_transcript(all_rows=all, since=since, last=last)
 
     def window(self, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002
@@ -295,7 +295,7 @@ class RemoteSession(Ops):
             raise invalid("a summarizer command runs without the object's lock: call Store.compact(name, ..., command=CMD)")
         return self._call("compact", max_tokens=max_tokens, keep_tokens=keep_tokens, text=text)
 
-    # SPEC §12: a LangGraph thread's checkpoints (worker/src/rules/checkpoints.ts); serialized values go base64
+    # docs/reference/integrations.md §12: a LangGraph thread's checkpoints (worker/src/rules/checkpoints.ts); serialized values go base64
     def meta(self):
         """The object's row (library.Session.meta), or None when there is none."""
         try:
@@ -324,7 +324,7 @@ class RemoteSession(Ops):
     def checkpoint_rows(self, *, ns=None, checkpoint_id=None, before=None, limit=None):
         """As core/checkpoints.checkpoint_rows; each checkpoint's pending writes come in the same request and
         `checkpoint_writes` answers from them (one request for what the adapter reads). The Worker answers in pages
-        (SPEC §13: a request holds one page; a thread keeps every checkpoint, each its whole state) and reads
+        (docs/reference/remote.md §13: a request holds one page; a thread keeps every checkpoint, each its whole state) and reads
         LIMIT in SQL (a step's `get_tuple` costs one checkpoint, not the thread's)."""
         rows, writes, page = [], [], []
         while page is not None and (limit is None or len(rows) < limit):
@@ -351,7 +351,7 @@ class RemoteSession(Ops):
             known = self._call("checkpoint_writes", ns=ns, checkpoint_id=checkpoint_id)
         return [(w[0], w[1], w[2], _unb64(w[3]), w[4], w[5]) for w in known]
 
-    # human in the loop, memory, limits (SPEC §8)
+    # human in the loop, memory, limits (docs/reference/hitl.md §8)
     def hit(self, key, *, rate, burst=None):
         from .. import checks
 
@@ -372,7 +372,7 @@ _install()
 
 
 class RemoteStore(StoreOps):
-    """The Store of SPEC §9 over a durable Worker (SPEC §13)."""
+    """The Store of docs/reference/library.md §9 over a durable Worker (docs/reference/remote.md §13)."""
 
     remote = True
     _objects = None  # no local data directory
@@ -404,7 +404,7 @@ class RemoteStore(StoreOps):
             self._clients.append(client)
         return client
 
-    # SPEC §13: the Worker's default DURABLE_MAX_BODY_BYTES; a Worker with a lower one says so in its 413
+    # docs/reference/remote.md §13: the Worker's default DURABLE_MAX_BODY_BYTES; a Worker with a lower one says so in its 413
     max_body_bytes = 16 * 1024 * 1024
     _limits = None
 
@@ -412,7 +412,7 @@ class RemoteStore(StoreOps):
         """Store.warm: nothing to open ahead here (the HTTP client connects on the first call)."""
 
     def _send(self, body: dict, *, write: bool):
-        """BODY to the Worker. A write of an op the contract sends in parts (its `parts`: SPEC §13, a body over
+        """BODY to the Worker. A write of an op the contract sends in parts (its `parts`: docs/reference/remote.md §13, a body over
         the Worker's DURABLE_MAX_BODY_BYTES is refused before it is read) goes in parts when it is over that
         limit: each part the op's arguments with its lists cut to their share, all under one batch id; the object
         stages the earlier parts and the last one commits the whole in one transaction (worker/src/parts.ts)."""
@@ -516,7 +516,7 @@ class RemoteStore(StoreOps):
 
     def follow(self, name, *, all_rows=False, since=0, last=None, interval=0.1):
         """`transcript show --follow`: one WebSocket to the object's Durable Object, which pushes each new
-        row after its commit (remote/follow.py; SPEC §13 "Live follow"), not a request per poll."""
+        row after its commit (remote/follow.py; docs/reference/remote.md §13 "Live follow"), not a request per poll."""
         from .follow import follow_rows
 
         return follow_rows(self, name, all_rows=all_rows, since=since, last=last)
@@ -552,7 +552,7 @@ class RemoteStore(StoreOps):
             return session._call("commit_summary", covered=plan["covered"], high=plan["high"], text=text)
 
     def _plan_rows(self, name, covered, open_args):
-        """The stored rows a plan covers, read a page a request (a plan holds no content: SPEC §13)."""
+        """The stored rows a plan covers, read a page a request (a plan holds no content: docs/reference/remote.md §13)."""
         seqs, rows = [r[0] for r in covered], []
         while len(rows) < len(seqs):
             with self.open(name, **open_args) as session:
@@ -561,7 +561,7 @@ class RemoteStore(StoreOps):
         return [r for r in rows if len(r) > 1]  # a row gone since the plan is left out: the commit refuses it (exit 4)
 
     def tombstone(self, name, **address):
-        """The tombstone a deleted adapter thread left at NAME (SPEC §12; kept in the owner's index shard), or None."""
+        """The tombstone a deleted adapter thread left at NAME (docs/reference/integrations.md §12; kept in the owner's index shard), or None."""
         with self.open(name, **address) as session:
             return session._call("tombstone")
 
@@ -581,7 +581,7 @@ class RemoteStore(StoreOps):
     FORK_TRIES = 5  # plans of one fork made again when the source's copied rows were rewritten meanwhile
 
     def fork(self, name, new, *, at=None, title=None) -> dict:
-        """`session fork`: the source's Durable Object gives the rows to copy in pages (SPEC §13: a request
+        """`session fork`: the source's Durable Object gives the rows to copy in pages (docs/reference/remote.md §13: a request
         holds one row plus one page; the first page checks AT and fixes the seq copied up to), then NEW's, in
         the acting user's own scope, creates NEW holding them in one transaction (exit 4 if it exists): one
         request, or parts of one batch when the rows are over the Worker's body limit (_send), committed by
@@ -623,7 +623,7 @@ class RemoteStore(StoreOps):
 
     def _pages(self, op: str, *, limit=None, **args) -> list:
         """Every page of a listing (newest activity first): the Worker answers one page per request
-        ({"rows", "next"}: SPEC §13, a request holds one page of its answer); the client follows `next`."""
+        ({"rows", "next"}: docs/reference/remote.md §13, a request holds one page of its answer); the client follows `next`."""
         rows, before = [], None
         while True:
             page = self._index(op, before=before, limit=None if limit is None else limit - len(rows), **args)
@@ -659,7 +659,7 @@ class RemoteStore(StoreOps):
                     raise DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with"
                                        " --user, --session or --newer-than", "storage")
 
-        # the Worker answers one page of groups a request (SPEC §13); the pages' groups are disjoint by
+        # the Worker answers one page of groups a request (docs/reference/remote.md §13); the pages' groups are disjoint by
         # session, and summed by day or model
         groups, total, cursor = {}, dict.fromkeys(FIELDS, 0), None
         total["cost_usd"] = 0.0
@@ -695,7 +695,7 @@ class RemoteStore(StoreOps):
         return 0
 
     def reindex(self) -> dict:
-        """Admin (`durable remote reindex`, SPEC §13): rebuild the index shards from the objects (each
+        """Admin (`durable remote reindex`, docs/reference/remote.md §13): rebuild the index shards from the objects (each
         registered object re-sends its row; rows of absent objects, or in shards an object no longer
         belongs to, are dropped), one page per request. The §10 receipt, with the counts beside it:
         `{"deleted": [], "skipped": [{"id", "owner", "name", "reason"}], "changed": [], "dry_run": false,
@@ -763,7 +763,7 @@ class RemoteStore(StoreOps):
         out = self._paged("forget", write=not dry_run, user=user, dry_run=dry_run)
         return conclude(out, f"forget of {user!r}")
 
-    # -- export, import, search (SPEC §7): per-object operations of the object's DO (worker/src/rules/rights.ts) --
+    # -- export, import, search (docs/reference/retention.md §7): per-object operations of the object's DO (worker/src/rules/rights.ts) --
 
     _whoami = None
 

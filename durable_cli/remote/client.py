@@ -67,7 +67,7 @@ class RemoteClient:
     def call(self, body: dict, *, write: bool) -> object:
         """POST BODY to /v1/call; the result, or the Worker's error as a DurableError (its code and exit).
 
-        A write runs inside the CLI's commit guard (SPEC §13): once it may have been sent, SIGINT and
+        A write runs inside the CLI's commit guard (docs/reference/remote.md §13): once it may have been sent, SIGINT and
         SIGTERM wait for its answer (up to remote.timeout), so 130/143 still mean nothing changed. An
         answer that the write failed delivers a waiting signal then; an unknown outcome stays exit 7.
         """
@@ -132,7 +132,7 @@ class RemoteClient:
                     why = err.get("message", "busy")
                     time.sleep(min(RETRY_DELAYS[attempt], max(deadline - time.monotonic(), 0)))
                     continue
-                # a token over its rate (SPEC §13): nothing was done; wait retry_after if remote.timeout allows, the
+                # a token over its rate (docs/reference/remote.md §13): nothing was done; wait retry_after if remote.timeout allows, the
                 # same request id kept, else exit 8 at once
                 wait = err.get("retry_after")
                 if err.get("code") == "rate_limited" and isinstance(wait, (int, float)) and attempt < len(RETRY_DELAYS) \

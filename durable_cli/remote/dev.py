@@ -2,7 +2,7 @@
 remote mode and for the tests.
 
 The Worker is the bundle shipped with the package (durable_cli/remote/worker.js, built by `npm run build`
-in worker/ and committed), the bare `workerd` binary is found as SPEC §13 says (DURABLE_WORKERD, PATH, the
+in worker/ and committed), the bare `workerd` binary is found as docs/reference/remote.md §13 says (DURABLE_WORKERD, PATH, the
 copy `durable remote install` puts in the user cache with npm at the bundle's version). A capnp config is generated into a private temporary
 directory: one SQLite-backed Durable Object namespace stored in --storage DIR (a temporary directory
 when not given), and the Worker's two secrets kept in DIR so ids and tokens stay valid across restarts:
@@ -53,7 +53,7 @@ def _cached_binary() -> str:
 
 
 def workerd_binary() -> str:
-    """SPEC §13: DURABLE_WORKERD, then `workerd` on PATH, then the copy `durable remote install` put in the
+    """docs/reference/remote.md §13: DURABLE_WORKERD, then `workerd` on PATH, then the copy `durable remote install` put in the
     user cache (then, in a checkout, worker/node_modules); none: exit 2 naming the command that installs it."""
     import shutil
 

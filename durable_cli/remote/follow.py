@@ -1,4 +1,4 @@
-"""`transcript show --follow` with --remote (SPEC §13 "Live follow"): one WebSocket to the object's
+"""`transcript show --follow` with --remote (docs/reference/remote.md §13 "Live follow"): one WebSocket to the object's
 Durable Object, no polling.
 
 The first rows come from one `follow_start` request (the rows `show` lists, the highest seq, the

@@ -92,7 +92,7 @@ class PlainConnection:
 
 def _number(text: bytes, base: int, what: str) -> int:
     """A chunk size or Content-Length; anything else is a malformed answer (retried, or for a write
-    outcome_unknown: SPEC §13), never an internal error."""
+    outcome_unknown: docs/reference/remote.md §13), never an internal error."""
     digits = b"0123456789abcdefABCDEF"[: 22 if base == 16 else 10]
     if not text or len(text) > 16 or any(c not in digits for c in text):
         raise ProtocolError(f"malformed {what} {text[:20]!r}")

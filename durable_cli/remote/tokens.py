@@ -1,4 +1,4 @@
-"""Signed tokens of remote mode (SPEC §13 "Tokens are signed, not listed"): JWT (RFC 7519) with HS256.
+"""Signed tokens of remote mode (docs/reference/remote.md §13 "Tokens are signed, not listed"): JWT (RFC 7519) with HS256.
 
 `durable remote token` issues one offline with the key the Worker holds as DURABLE_TOKEN_KEY; the Worker
 verifies it with WebCrypto (worker/src/auth.ts). The standard library's hmac is all HS256 needs: no JWT

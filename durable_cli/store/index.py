@@ -308,7 +308,7 @@ class Index:
         self._run(work)
 
     def tombstone(self, object_id: str, reader: str, *, user_scoped: bool):
-        """OBJECT_ID's tombstone {id, owner, last_checkpoint, deleted_at} as READER may see it (SPEC §12): only a
+        """OBJECT_ID's tombstone {id, owner, last_checkpoint, deleted_at} as READER may see it (docs/reference/integrations.md §12): only a
         participant the thread had when deleted reads it (one buried before they were kept: a user-scoped
         thread's owner); to anyone else None, exactly as for a thread never made."""
         grave = self._grave(object_id)

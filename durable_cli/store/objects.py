@@ -228,7 +228,7 @@ class ObjectHandle:
             raise sqlite_error(e, self.what)
 
     def delete(self, *, owner=None, name=None, created_at=None) -> None:
-        """Remove the object through the intent journal (SPEC §3 "Intents"): close our connection (its
+        """Remove the object through the intent journal (docs/reference/storage.md §3 "Intents"): close our connection (its
         WAL folded in first), record the file's identity with the intent, then unlink the file, WAL/SHM,
         index row and lock file (we hold the lock)."""
         if self.db is not None:
@@ -486,7 +486,7 @@ class ObjectStore:
 
     def check_secret(self) -> None:
         """Exit 7 when index.db knows another secret.key: a wrong secret would answer every NAME as
-        missing and create a second object beside each one (SPEC §3, the secret must match the data)."""
+        missing and create a second object beside each one (docs/reference/storage.md §3, the secret must match the data)."""
         secret = self.secret(create=False)
         if secret is not None and self.index(create=False).secret_matches(secret) is False:
             raise storage(
@@ -752,7 +752,7 @@ class ObjectStore:
 
     def _abandon(self, handle) -> None:
         """Remove the file this run made for an object that never committed (we hold its lock): a rejected
-        or failed create leaves no file, not even a lock file (SPEC §3). Nothing was acknowledged."""
+        or failed create leaves no file, not even a lock file (docs/reference/storage.md §3). Nothing was acknowledged."""
         handle.close_db()
         with self._kept_guard:
             kept = self._kept.pop(handle.id, None)
@@ -868,7 +868,7 @@ class ObjectStore:
         self.index().remove(object_id)
 
     def evict_search(self, object_id: str, id_scope=None, owner=None, *, merge: bool = True, deferred: bool = False) -> None:
-        """Take OBJECT_ID out of its owner's search side file (SPEC §7: what is removed leaves no token in
+        """Take OBJECT_ID out of its owner's search side file (docs/reference/retention.md §7: what is removed leaves no token in
         any file). Without ID_SCOPE/OWNER they come from index.db, else every side file is looked at.
         DEFERRED (many removals in one command): the merge that drops the tokens runs at close."""
         if id_scope is None:
@@ -917,7 +917,7 @@ class ObjectStore:
         return found + [(os.path.basename(p).split(".")[0], "a journal beside no side file") for p in side_index.strays(self.paths)]
 
     def settle_search(self) -> tuple:
-        """Finish every erasure a killed command began in the search side files (SPEC §3 intents, §7 forget):
+        """Finish every erasure a killed command began in the search side files (docs/reference/storage.md §3 intents, §7 forget):
         first the merges this run owes, then in every side file a rollback journal rolled back, a merge owed
         made, the rows of objects whose file is gone evicted; journals beside no side file unlinked.
         Returns (the side files' ids where something was finished, the ids of those that were busy)."""

@@ -1,6 +1,6 @@
 """The data directory: one module for every path, mode and symlink rule (dirs 0700, files 0600).
 
-The symlink rule (SPEC §3): durable reads and writes nothing through a symlink at any level it
+The symlink rule (docs/reference/storage.md §3): durable reads and writes nothing through a symlink at any level it
 manages -- the data directory, objects/, each shard, object files and their WAL/SHM/journal, lock
 files, index.db (and its WAL/SHM) and secret.key. `check_object` and `check_index` are the checks,
 a few lstat calls made on every open.

@@ -54,7 +54,7 @@ _USAGE_ADD_COUNTED = (
     " output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd;"
 )
 # A usage count's new total, exact: SQLite's `+` turns an overflowing sum into a float, so past 2^63-1 the statement
-# fails instead (abs() of the smallest integer is SQLite's "integer overflow" error, as sum() gives): exit 7 (SPEC §6).
+# fails instead (abs() of the smallest integer is SQLite's "integer overflow" error, as sum() gives): exit 7 (docs/reference/transcript.md §6).
 _EXACT = ("CASE WHEN typeof({0} + excluded.{0}) = 'integer' THEN {0} + excluded.{0}"
           " ELSE abs(-9223372036854775807 - 1) END")
 # The catch-up: the rows above the mark (bound as ?1) into the search index, then into the totals, one
@@ -153,7 +153,7 @@ MIGRATIONS = [
         """,
     ),
     (
-        "rows hold what agents write",  # SPEC §6: tool calls, tool name, meta, data, fork origin; batch request ids
+        "rows hold what agents write",  # docs/reference/transcript.md §6: tool calls, tool name, meta, data, fork origin; batch request ids
         """
         ALTER TABLE turns ADD COLUMN tool_calls TEXT;
         ALTER TABLE turns ADD COLUMN name TEXT;
@@ -167,14 +167,14 @@ MIGRATIONS = [
         """,
     ),
     (
-        "adapters keep the framework's id",  # SPEC §12: the framework's session/thread id; which adapter owns it
+        "adapters keep the framework's id",  # docs/reference/integrations.md §12: the framework's session/thread id; which adapter owns it
         """
         ALTER TABLE object ADD COLUMN external_id TEXT;
         ALTER TABLE object ADD COLUMN adapter TEXT;
         """,
     ),
     (
-        "langgraph checkpoints",  # SPEC §12: a LangGraph thread's checkpoints and pending writes, and what was mirrored
+        "langgraph checkpoints",  # docs/reference/integrations.md §12: a LangGraph thread's checkpoints and pending writes, and what was mirrored
         """
         CREATE TABLE IF NOT EXISTS lg_checkpoints (
             checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT,
@@ -190,7 +190,7 @@ MIGRATIONS = [
         """,
     ),
     (
-        "full-text search index",  # SPEC §7 search: FTS5 over content and tool call arguments, kept by triggers
+        "full-text search index",  # docs/reference/retention.md §7 search: FTS5 over content and tool call arguments, kept by triggers
         f"""
         CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5(
             content, arguments, tokenize='unicode61 remove_diacritics 2'
@@ -208,7 +208,7 @@ MIGRATIONS = [
         """,
     ),
     (
-        "usage totals per day and model",  # SPEC §7 usage: kept by triggers over the rows that exist, fork copies excluded
+        "usage totals per day and model",  # docs/reference/retention.md §7 usage: kept by triggers over the rows that exist, fork copies excluded
         f"""
         CREATE TABLE IF NOT EXISTS usage_totals (
             key TEXT PRIMARY KEY, day TEXT NOT NULL, model TEXT,
@@ -293,7 +293,7 @@ MIGRATIONS = [
         """,
     ),
     (
-        "prompt attempts and hand-backs",  # SPEC §5: starts counted; release/retry order and delay; the start's policy
+        "prompt attempts and hand-backs",  # docs/reference/sessions.md §5: starts counted; release/retry order and delay; the start's policy
         # attempts: starts so far; handed_back: the order of release/retry (those stand ahead of the rest);
         # not_before: a release's delay (ms); on_expiry/max_attempts: the lease policy of the current start
         """
@@ -306,7 +306,7 @@ MIGRATIONS = [
         """,
     ),
     (
-        "search index in the side files only",  # SPEC §7: a local search reads its owner's side file
+        "search index in the side files only",  # docs/reference/retention.md §7: a local search reads its owner's side file
         # (store/side_index.py), which indexes the rows themselves; the object's own FTS5 index was kept up
         # to date at every write (four more pages per commit) and merged at every removal, and read by no
         # one. Its pages are freed (secure_delete zeroes them). The Worker keeps its per-object index
@@ -319,7 +319,7 @@ MIGRATIONS = [
         """,
     ),
     (
-        "prompt start numbers",  # SPEC §5: each start gets the next start number, never lowered or reused (a
+        "prompt start numbers",  # docs/reference/sessions.md §5: each start gets the next start number, never lowered or reused (a
         # release --not-an-attempt lowers attempts, not this); --attempt N names a start by it. A prompt
         # started before this step keeps its attempts as its start number (what its holder was told).
         """
@@ -379,26 +379,26 @@ INDEX_MIGRATIONS = [
     ),
     (
         "intent_identity",
-        # intents record the object file's identity as durable left it (SPEC §3 "Intents")
+        # intents record the object file's identity as durable left it (docs/reference/storage.md §3 "Intents")
         "ALTER TABLE purge_journal ADD COLUMN dev INTEGER; ALTER TABLE purge_journal ADD COLUMN ino INTEGER;"
         " ALTER TABLE purge_journal ADD COLUMN size INTEGER; ALTER TABLE purge_journal ADD COLUMN mtime_ns INTEGER;"
         " ALTER TABLE purge_journal ADD COLUMN wal_size INTEGER; ALTER TABLE purge_journal ADD COLUMN action TEXT;",
     ),
     (
         "external_id",
-        # SPEC §10/§12: `ls` shows the id an adapter was given (null for sessions no adapter made)
+        # docs/reference/json.md §10/§12: `ls` shows the id an adapter was given (null for sessions no adapter made)
         "ALTER TABLE objects ADD COLUMN external_id TEXT;",
     ),
     (
         "tombstones",
-        # SPEC §12: a deleted LangGraph thread stays deleted (no user data: the object id, its owner for
+        # docs/reference/integrations.md §12: a deleted LangGraph thread stays deleted (no user data: the object id, its owner for
         # `forget`, the newest checkpoint id it had, when)
         "CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT,"
         " deleted_at INTEGER NOT NULL);",
     ),
     (
         "usage",
-        # SPEC §7 usage: each object's totals per UTC day and model, copied from the object at each write's sleep
+        # docs/reference/retention.md §7 usage: each object's totals per UTC day and model, copied from the object at each write's sleep
         "CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT,"
         " rows INTEGER NOT NULL, turns INTEGER NOT NULL, tokens INTEGER NOT NULL, input_tokens INTEGER NOT NULL,"
         " output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL);"
@@ -406,20 +406,20 @@ INDEX_MIGRATIONS = [
     ),
     (
         "seq_max",
-        # SPEC §7 search side files: the object's newest row seq, so a search knows what to index without
+        # docs/reference/retention.md §7 search side files: the object's newest row seq, so a search knows what to index without
         # opening objects that did not change (null: not known yet, the object is read)
         "ALTER TABLE objects ADD COLUMN seq_max INTEGER;",
     ),
     (
         "pending_at",
-        # SPEC §5.1 `work --all`: when the object's oldest startable pending prompt could start (null: none,
+        # docs/reference/sessions.md §5.1 `work --all`: when the object's oldest startable pending prompt could start (null: none,
         # or one is processing), so the oldest prompt across sessions is found without opening idle objects
         "ALTER TABLE objects ADD COLUMN pending_at INTEGER;"
         " CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL;",
     ),
     (
         "tombstone_members",
-        # SPEC §12: a tombstone answers only the participants the thread had when deleted (JSON array of user
+        # docs/reference/integrations.md §12: a tombstone answers only the participants the thread had when deleted (JSON array of user
         # names; null: buried before they were kept, answered to a user-scoped thread's owner only)
         "ALTER TABLE tombstones ADD COLUMN members TEXT;",
     ),

@@ -1,4 +1,4 @@
-"""Search side files (SPEC §7): one FTS5 index per owner (a user's own sessions, or one tenant's), so a
+"""Search side files (docs/reference/retention.md §7): one FTS5 index per owner (a user's own sessions, or one tenant's), so a
 search reads one file per owner instead of opening every object.
 
 A side file is a cache, rebuildable from the objects at any time (deleting it loses nothing):
@@ -205,7 +205,7 @@ def each_side_file(paths):
 
 
 def leftovers(path: str, present) -> list:
-    """What of removed objects the side file at PATH may still hold (SPEC §3 intents, §7 forget): an
+    """What of removed objects the side file at PATH may still hold (docs/reference/storage.md §3 intents, §7 forget): an
     interrupted write (a rollback journal or WAL beside it, holding the pages it replaced), a merge owed by
     a deferred eviction, rows of objects whose file is gone (PRESENT: the ids of the object files there
     are). Read without writing; a file with a journal is not opened (opening it would roll it back)."""

@@ -35,7 +35,7 @@ def sqlite_error(e: Exception, what: str) -> DurableError:
         return storage(f"cannot write {what}: the data directory is read-only or not accessible ({text}); nothing was changed")
     if "disk i/o" in low:
         return storage(f"disk I/O error on {what} ({text}); nothing was changed; check free space and file size limits")
-    if low == "integer overflow":  # a 64-bit total would pass 2^63-1 (SPEC §6: exit 7, never a float)
+    if low == "integer overflow":  # a 64-bit total would pass 2^63-1 (docs/reference/transcript.md §6: exit 7, never a float)
         return storage(f"a usage total of {what} would pass 2^63-1, which durable does not round; nothing was changed")
     if "not a database" in low or "malformed" in low or "corrupt" in low:
         return storage(f"{what} is corrupt ({text}); run 'durable doctor' to see what can be repaired")

@@ -1,4 +1,4 @@
-"""The error contract at the edges (SPEC §4): the parser's errors, numbers and durations out of range,
+"""The error contract at the edges (docs/reference/output.md §4): the parser's errors, numbers and durations out of range,
 invalid UTF-8 in arguments, stdout that cannot be written, and bugs: one line, the documented exit
 status, nothing created, never a traceback."""
 

@@ -1,4 +1,4 @@
-"""durable transcript show NAME --follow (SPEC §6), with real processes: the follower runs as the
+"""durable transcript show NAME --follow (docs/reference/transcript.md §6), with real processes: the follower runs as the
 console script would, rows are appended from this process, and we wait for each on its stdout."""
 
 import json

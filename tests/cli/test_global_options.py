@@ -1,4 +1,4 @@
-"""SPEC §4: the global options (--as, --tenant, --home, --lock-timeout, --remote) are taken before or after
+"""docs/reference/output.md §4: the global options (--as, --tenant, --home, --lock-timeout, --remote) are taken before or after
 the command, with the same meaning, the last one on the command line winning; recognised only where an
 option may stand and only before `--`, never as an option's value or a TEXT/VALUE positional."""
 
@@ -42,7 +42,7 @@ def test_what_looks_like_a_global_option_in_a_value_is_a_value(durable):
 
 
 def test_a_config_value_that_begins_with_a_dash_is_a_value(durable):
-    """SPEC §7: `config set queue.max_attempts -5` said "No such option: -5"; it is a value, judged by the key's
+    """docs/reference/retention.md §7: `config set queue.max_attempts -5` said "No such option: -5"; it is a value, judged by the key's
     rules (exit 2 naming the key), and the file is untouched."""
     r = durable("config", "set", "queue.max_attempts", "-5")
     assert r.status == 2 and r.err == "durable: error: config queue.max_attempts must be a positive integer, not '-5'\n"

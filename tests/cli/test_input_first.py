@@ -1,4 +1,4 @@
-"""Input first (SPEC §4): a command's bad input is exit 2 whether NAME exists or not, and nothing is created.
+"""Input first (docs/reference/output.md §4): a command's bad input is exit 2 whether NAME exists or not, and nothing is created.
 
 The CLI checks through durable_cli/checks.py before it opens NAME, and the remote client runs the same
 checks before it sends a request, so both backends refuse with the same message, never "not found".

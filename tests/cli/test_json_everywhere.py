@@ -1,4 +1,4 @@
-"""SPEC §4/§10: every command that prints data takes --json (config and doctor included), listings also
+"""docs/reference/output.md §4/§10: every command that prints data takes --json (config and doctor included), listings also
 --jsonl; the documents keep their §10 shape, on the exits that still print one."""
 
 import json
@@ -21,7 +21,7 @@ def _options(cmd):
 
 def test_every_command_takes_json_and_every_listing_jsonl():
     commands = {" ".join(path): cmd for path, cmd in leaf_commands()}
-    # `remote dev` prints its one line of JSON ({"url", "admin_token", "token_key_file"}, SPEC §13) whatever the options
+    # `remote dev` prints its one line of JSON ({"url", "admin_token", "token_key_file"}, docs/reference/remote.md §13) whatever the options
     missing = [name for name, cmd in commands.items() if "--json" not in _options(cmd) and name != "remote dev"]
     assert missing == [], f"commands without --json: {missing}"
     no_lines = [name for name in LISTINGS if name in commands and "--jsonl" not in _options(commands[name])]

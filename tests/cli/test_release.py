@@ -1,4 +1,4 @@
-"""SPEC §5: `session release`, `--attempt N`, attempts, queue order, lease-expiry retry, and `finish --rows/--meta`,
+"""docs/reference/sessions.md §5: `session release`, `--attempt N`, attempts, queue order, lease-expiry retry, and `finish --rows/--meta`,
 on both backends."""
 
 import json
@@ -86,7 +86,7 @@ def test_attempt_names_the_start_and_refuses_another(durable):
 
 
 def test_start_numbers_never_go_down_so_a_handed_back_start_cannot_record(durable):
-    """SPEC §5 (issue 33 item 4): `release --not-an-attempt` lowers attempts, never the start number; the hung
+    """docs/reference/sessions.md §5 (issue 33 item 4): `release --not-an-attempt` lowers attempts, never the start number; the hung
     worker's start 1, handed back by an operator, cannot finish over the live worker's start 2."""
     durable("session", "prompt", "s", "question")
     p = take(durable, "s")

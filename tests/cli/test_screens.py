@@ -168,7 +168,7 @@ SIMPLE = {
     "transcript-recent": ("durable transcript recent trip", 0),  # tool calls shown, lines wrapped at words
     "help": ("durable session prompt --help", 0),
 }
-# tables (SPEC §4: on a terminal the columns a person reads first, no cell wrapped, ids only with --wide)
+# tables (docs/reference/output.md §4: on a terminal the columns a person reads first, no cell wrapped, ids only with --wide)
 TABLES = {
     "ls": ("durable ls", 0),
     "ls-wide": ("durable ls --wide", 0),
@@ -212,7 +212,7 @@ def test_purge_prompt_says_how_many_and_which_before_asking(scene, durable, tmp_
         after, status = finished(term.wait_for(r"\[exit \d+\]"))
     finally:
         term.close()
-    assert status == 0 and "nothing was deleted" in after and "error" not in after  # answered no: exit 0 (SPEC §4)
+    assert status == 0 and "nothing was deleted" in after and "error" not in after  # answered no: exit 0 (docs/reference/output.md §4)
     assert durable("ls", "--all", "--json").json() == before
 
 
@@ -245,7 +245,7 @@ def test_tmux_is_in_ci():
 
 
 def test_tables_never_cut_a_name_and_show_user_text_as_it_is():
-    """What the golden tables promise (SPEC §4), said once more so a regenerated screen cannot lose it: a
+    """What the golden tables promise (docs/reference/output.md §4), said once more so a regenerated screen cannot lose it: a
     NAME, id or key is never cut; free text is wrapped or cut only after the rest has its width; choices
     are words; times are relative."""
     for name in TABLES:

@@ -100,7 +100,7 @@ def test_tty_gets_a_table_pipe_gets_tsv(durable):
     header = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout).splitlines()[0].split()
     assert header[:3] == ["NAME", "STATUS", "TITLE"] and "ACTIVE" in header and "tty-one" in r.stdout
     assert "just now" in r.stdout and "ID" not in header  # relative times; the id only with --wide
-    # NO_COLOR removes colour, not the table (SPEC §4)
+    # NO_COLOR removes colour, not the table (docs/reference/output.md §4)
     r = subprocess.run(["script", "-qec", "durable ls", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", NO_COLOR="1"))
     assert "\x1b[" not in r.stdout and "tty-one\t" not in r.stdout and r.stdout.split()[:2] == ["NAME", "STATUS"]
     r = subprocess.run(["script", "-qec", "durable ls --wide", "/dev/null"], capture_output=True, text=True, env=shell_env(TERM="xterm", COLUMNS="400"))

@@ -70,10 +70,10 @@ def test_ttl_help_says_what_reschedules_it_and_that_is_what_happens(durable):
         durable("session", "invite", "t", "bob")  # not activity (and refused: a user-scoped session)
         durable("transcript", "prune", "t", "--older-than", "30d")  # not activity
         assert durable("ttl", "t", "--json").json()["expires_at"] == first
-        durable("session", "title", "t", "A title")  # activity (SPEC §3)
+        durable("session", "title", "t", "A title")  # activity (docs/reference/storage.md §3)
         assert durable("ttl", "t", "--json").json()["expires_at"] == "2026-01-09T00:00:00.000Z"
     with freeze_time("2026-01-03 00:00:00"):
-        durable("transcript", "redact", "t", "1")  # activity (SPEC §3)
+        durable("transcript", "redact", "t", "1")  # activity (docs/reference/storage.md §3)
         assert durable("ttl", "t", "--json").json()["expires_at"] == "2026-01-10T00:00:00.000Z"
 
 
@@ -189,7 +189,7 @@ def test_doctor_on_a_terminal_summarizes_and_piped_stays_silent(durable):
 
 @pytest.mark.local_only("doctor has no remote meaning")
 def test_doctor_piped_is_one_row_per_problem_before_and_after_repair(durable, home):
-    """SPEC §7/§10 (issue 33 item 16): piped, one TSV row per problem in §10's keys (id, kind, detail,
+    """docs/reference/retention.md §7/§10 (issue 33 item 16): piped, one TSV row per problem in §10's keys (id, kind, detail,
     repaired), whatever the outcome: not a JSON document squeezed into one field, nothing when healthy."""
     durable("session", "create", "one")
     stale = home / "objects" / "ab" / ("ab" + "0" * 62 + ".sqlite3.lock")
@@ -258,7 +258,7 @@ def answered(args, answer: bytes):
 
 @pytest.mark.local_only("a person's answer at the terminal, not a backend")
 def test_a_confirmation_answered_no_is_exit_0_and_deletes_nothing(durable):
-    """SPEC §4 "Confirmations": answered no (n, anything but y/yes, or end of input) is exit 0, stderr says
+    """docs/reference/output.md §4 "Confirmations": answered no (n, anything but y/yes, or end of input) is exit 0, stderr says
     `nothing was deleted`, --json prints the command's document with nothing in it; it was `error:
     cancelled` with exit 2 (a status the table did not list). Without a terminal, `delete` no longer
     suggests a --dry-run it does not have."""

@@ -2,7 +2,7 @@
 way they assume (docs/benchmarks.md, "Private-API shims"; python bench/shims.py --only typer).
 
 - `_bounded_numbers` wraps every int/float parameter's type (typer._click.types) so numbers beyond
-  64 bits and non-finite floats are exit 2 (SPEC §4); plain typer accepts both, and the public
+  64 bits and non-finite floats are exit 2 (docs/reference/output.md §4); plain typer accepts both, and the public
   `typer.Option(max=...)` would print `<int range>` and `x<=9223372036854775807` in every help line.
 - `_usage_as_in_man_pages` strips the braces typer.core.TyperArgument.make_metavar puts around a
   required argument in usage lines (`{NAME} {TEXT|-}`), so they read as the man pages do.

@@ -1,4 +1,4 @@
-"""SPEC §5.1 `durable work`, with real processes, on both backends: CMD's input and environment, text and
+"""docs/reference/sessions.md §5.1 `durable work`, with real processes, on both backends: CMD's input and environment, text and
 rows output, renewal during a slow CMD, release with back-off then failure, a lost lease, signals and
 --grace, two workers on one queue, --all, and the bad input of issue 26."""
 
@@ -52,7 +52,7 @@ def test_text_reply_input_and_environment(durable, tmp_path):
     r = work("s", "--command", cmd, "--wait", "0", "--json", "--context", "500")
     assert r.status == 0, r.err
     assert lines(r.out) == [{"name": "s", "prompt": 1, "outcome": "completed", "attempts": 1, "rows": 1, "error": None}]
-    assert r.out == '{"name":"s","prompt":1,"outcome":"completed","attempts":1,"rows":1,"error":null}\n'  # compact (SPEC §4)
+    assert r.out == '{"name":"s","prompt":1,"outcome":"completed","attempts":1,"rows":1,"error":null}\n'  # compact (docs/reference/output.md §4)
     expected = "remote" if os.environ.get("DURABLE_REMOTE") else "home"
     assert seen.read_text().split() == ["s", "1", "1", "alice", expected]
     doc = json.loads((tmp_path / "seen.json").read_text())
@@ -65,7 +65,7 @@ def test_text_reply_input_and_environment(durable, tmp_path):
 
 @pytest.mark.local_only("the terminal runs the CLI on the data directory")
 def test_work_says_on_a_terminal_that_it_waits_and_wipes_the_line_when_a_prompt_comes(durable, tmp_path):
-    """SPEC §4 / issue 33 item 17: one status line on stderr while `work` waits, when stderr is a TTY."""
+    """docs/reference/output.md §4 / issue 33 item 17: one status line on stderr while `work` waits, when stderr is a TTY."""
     from tests.cli.test_screens import Terminal, finished
     from tests.cli.tools import require
 
@@ -467,7 +467,7 @@ def _work_under_strace(inject, *args):
 
 @pytest.mark.local_only("SIGTERM injected by strace at the object's own fdatasyncs, which happen in the Worker remotely")
 def test_a_signal_during_the_finish_commit_waits_for_it_and_exits_0(durable, tmp_path):
-    """SPEC §4, §5.1 (issue 33 item 3): SIGTERM at each sync of `work --once` — the take's commit, the finish's,
+    """docs/reference/output.md §4, §5.1 (issue 33 item 3): SIGTERM at each sync of `work --once` — the take's commit, the finish's,
     what follows. Exit 143 means nothing of the prompt was recorded (handed back, not an attempt); a finish
     that was recorded is exit 0, its line says `completed`. The loop, too, exits 0 after a recorded finish
     and takes no further prompt."""

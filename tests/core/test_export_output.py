@@ -1,4 +1,4 @@
-"""`export --output FILE` (SPEC §7): a FILE inside the data directory (decided on the resolved path) is exit 2
+"""`export --output FILE` (docs/reference/retention.md §7): a FILE inside the data directory (decided on the resolved path) is exit 2
 before anything is read; a regular FILE is written beside itself and renamed into place when complete, so a
 failed export leaves the old file and no temporary file; a pipe or /dev/stdout is written directly."""
 

@@ -1,4 +1,4 @@
-"""durable session fork NAME NEW [--at SEQ] [--title T] (SPEC §5)."""
+"""durable session fork NAME NEW [--at SEQ] [--title T] (docs/reference/sessions.md §5)."""
 
 import os
 import subprocess

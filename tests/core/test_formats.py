@@ -1,4 +1,4 @@
-"""SPEC §6 formats: a context window rendered as OpenAI Chat Completions, OpenAI Responses, Anthropic
+"""docs/reference/transcript.md §6 formats: a context window rendered as OpenAI Chat Completions, OpenAI Responses, Anthropic
 Messages and Gemini generateContent request input, checked offline against the official SDKs' request types and
 against the rules those APIs enforce beyond their types (a call answered right after it is made,
 the user's message first, roles alternating)."""
@@ -142,7 +142,7 @@ def anthropic_request():
 def valid_chat(out):
     assert isinstance(out, list)
     assert_valid(out, list[openai_chat.ChatCompletionMessageParam])
-    for message in out:  # each item exactly one of the shapes SPEC §6 names
+    for message in out:  # each item exactly one of the shapes docs/reference/transcript.md §6 names
         role = message["role"]
         shape = {
             "system": openai_chat.ChatCompletionSystemMessageParam,
@@ -304,7 +304,7 @@ def valid_everywhere(rows):
     return out
 
 
-# ---------------------------------------------------------------- rows as SPEC §6 defines them
+# ---------------------------------------------------------------- rows as docs/reference/transcript.md §6 defines them
 
 def row(seq, role, content="", *, tool_calls=None, call_id=None, name=None, data=None, kind="turn", covers=None):
     return {
@@ -434,7 +434,7 @@ def test_gemini_shapes():
 
 
 def test_gemini_is_what_the_google_genai_client_takes():
-    """The document goes to google-genai as SPEC §6 says a Python caller passes it
+    """The document goes to google-genai as docs/reference/transcript.md §6 says a Python caller passes it
     (`contents=doc["contents"], config={"system_instruction": doc["systemInstruction"]}`), and the
     client's own conversion (what generate_content runs on `contents`, offline) keeps it as it is."""
     from google.genai import _transformers, types as gtypes

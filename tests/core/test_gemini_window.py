@@ -1,4 +1,4 @@
-"""SPEC §6 `--format gemini` through the CLI, on both backends (the window is chosen by the object, locally
+"""docs/reference/transcript.md §6 `--format gemini` through the CLI, on both backends (the window is chosen by the object, locally
 or in the Worker, and rendered by the client): `transcript recent`, `session next --context`, `work`, each
 checked against the google-genai package's types as tests/core/test_formats.py checks every format."""
 

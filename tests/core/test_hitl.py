@@ -1,4 +1,4 @@
-"""SPEC §8: elicitation requests, remembered facts, rate limits."""
+"""docs/reference/hitl.md §8: elicitation requests, remembered facts, rate limits."""
 
 import json
 import os
@@ -52,7 +52,7 @@ def test_elicit_expiry_with_faketime(durable):
 
 
 def test_elicit_wait_ends_when_the_request_expires(durable):
-    """SPEC §8: exit 9 within a poll of the request becoming `expired`, not at the end of --wait
+    """docs/reference/hitl.md §8: exit 9 within a poll of the request becoming `expired`, not at the end of --wait
     (a 2 s question waited on for 10 s returned after 10.5 s)."""
     import time
 
@@ -104,7 +104,7 @@ def test_elicit_wait_sees_an_answer_from_another_process_remote(durable, backend
 
 
 def test_elicit_ask_with_a_request_id_asks_once(durable):
-    """`elicit ask --request-id ID` (what MCP's ask_human builds on, SPEC §14): the same ID and question
+    """`elicit ask --request-id ID` (what MCP's ask_human builds on, docs/reference/mcp.md §14): the same ID and question
     return the request it made, as it stands; another question under the ID is exit 4; a bad ID is exit 2
     before the session is looked for."""
     durable("session", "create", "d")
@@ -121,7 +121,7 @@ def test_elicit_ask_with_a_request_id_asks_once(durable):
 
 
 def test_elicit_ask_refuses_an_archived_session(durable):
-    """Archived objects are read-only (SPEC §5): elicit ask is exit 4 and stores nothing."""
+    """Archived objects are read-only (docs/reference/sessions.md §5): elicit ask is exit 4 and stores nothing."""
     durable("session", "create", "old")
     assert durable("session", "archive", "old").status == 0
     before = durable("session", "events", "old", "--json").json()

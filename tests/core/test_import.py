@@ -1,4 +1,4 @@
-"""`durable import` (SPEC §7): every record checked, only what the acting user could have made, each
+"""`durable import` (docs/reference/retention.md §7): every record checked, only what the acting user could have made, each
 record all or nothing under its lock, and a re-run completes an interrupted import."""
 
 import json
@@ -200,7 +200,7 @@ def test_tenant_records_follow_visibility_and_ownership(durable):
 
 @pytest.mark.local_only("holds an object's file lock")
 def test_an_invisible_busy_tenant_object_is_only_taken_not_busy(durable):
-    """Visibility is decided from index.db before the lock (SPEC §2): a busy object bob cannot see is
+    """Visibility is decided from index.db before the lock (docs/reference/concepts.md §2): a busy object bob cannot see is
     "name is taken" at once, never a wait and an exit 6 that would say it is in use."""
     from tests.helpers import hold_lock
 
@@ -291,7 +291,7 @@ def test_every_format_version_has_its_field_list():
 
 
 def test_a_version_5_record_s_prompts_take_their_attempts_as_their_start(durable):
-    """Export version 6 carries prompts' start numbers (SPEC §5); a version 5 record has none: each prompt takes
+    """Export version 6 carries prompts' start numbers (docs/reference/sessions.md §5); a version 5 record has none: each prompt takes
     its attempts as its start, so the worker that holds a started prompt still names it."""
     durable("session", "prompt", "s", "question")
     assert durable("session", "next", "s").status == 0

@@ -1,4 +1,4 @@
-"""durable import --from llm [PATH] (SPEC §7): llm's logs.db, read-only and unchanged, one session per conversation."""
+"""durable import --from llm [PATH] (docs/reference/retention.md §7): llm's logs.db, read-only and unchanged, one session per conversation."""
 
 import hashlib
 import json

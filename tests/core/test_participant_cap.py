@@ -1,4 +1,4 @@
-"""SPEC §5: at most 1,000 participants per object (the file backend; tests/remote/test_remote_members.py
+"""docs/reference/sessions.md §5: at most 1,000 participants per object (the file backend; tests/remote/test_remote_members.py
 holds the Worker to the same): one more is exit 4 "too many participants", and nothing is added."""
 
 import json

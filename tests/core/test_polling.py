@@ -1,4 +1,4 @@
-"""SPEC §3: `session next --wait` / `elicit wait` take the lock for each poll; DUR bounds the whole wait,
+"""docs/reference/storage.md §3: `session next --wait` / `elicit wait` take the lock for each poll; DUR bounds the whole wait,
 waits for the lock included."""
 
 import subprocess

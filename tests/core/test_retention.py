@@ -1,4 +1,4 @@
-"""SPEC §7 enumeration and expiry: ls, ttl, ephemeral, delete, purge, sweep; time travel both ways."""
+"""docs/reference/retention.md §7 enumeration and expiry: ls, ttl, ephemeral, delete, purge, sweep; time travel both ways."""
 
 import os
 import subprocess

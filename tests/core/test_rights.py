@@ -1,4 +1,4 @@
-"""SPEC §7 data rights: forget, export/import, backup; and doctor's checks and repairs."""
+"""docs/reference/retention.md §7 data rights: forget, export/import, backup; and doctor's checks and repairs."""
 
 import json
 import os

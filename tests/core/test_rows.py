@@ -1,5 +1,5 @@
-"""SPEC §6 rows that hold what agents write: tool calls, results, meta, data; batch, pop, clear, --last;
-the summarizer without the lock; next --context and prompt --wait (SPEC §5); library (SPEC §9)."""
+"""docs/reference/transcript.md §6 rows that hold what agents write: tool calls, results, meta, data; batch, pop, clear, --last;
+the summarizer without the lock; next --context and prompt --wait (docs/reference/sessions.md §5); library (docs/reference/library.md §9)."""
 
 import json
 import os

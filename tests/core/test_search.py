@@ -1,4 +1,4 @@
-"""SPEC §7 `durable search`: FTS5 over each object's rows, best match first, nothing removed ever found again."""
+"""docs/reference/retention.md §7 `durable search`: FTS5 over each object's rows, best match first, nothing removed ever found again."""
 
 import json
 import os
@@ -117,7 +117,7 @@ AGENT_WORDS = ["PROJ-123", "alice@example.com", "main.py", "2026-12-01", "credit
 
 
 def test_a_plain_query_matches_the_words_agent_transcripts_are_full_of(durable):
-    """SPEC §7: QUERY is plain text, each term matched as written (issue 33 item 9: these were exit 2)."""
+    """docs/reference/retention.md §7: QUERY is plain text, each term matched as written (issue 33 item 9: these were exit 2)."""
     for i, word in enumerate(AGENT_WORDS):
         append(durable, f"s{i}", f"note {i}: see {word} today")
     append(durable, "decoy", "PROJ 124 alice at example dot org main java 2026 11 30 credit union it is")

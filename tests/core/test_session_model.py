@@ -1,4 +1,4 @@
-"""A property test: the library API against a small model of SPEC §5's table (files, and the Worker)."""
+"""A property test: the library API against a small model of docs/reference/sessions.md §5's table (files, and the Worker)."""
 
 import tempfile
 import time

@@ -1,4 +1,4 @@
-"""SPEC §5 from the CLI: every command against every status, and the queue rules."""
+"""docs/reference/sessions.md §5 from the CLI: every command against every status, and the queue rules."""
 
 import pytest
 from freezegun import freeze_time

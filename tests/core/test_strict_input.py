@@ -1,4 +1,4 @@
-"""RFC 8259 JSON in, strict JSON out, and usage figures in range (SPEC §6): NaN, ±Infinity, 1e400, a
+"""RFC 8259 JSON in, strict JSON out, and usage figures in range (docs/reference/transcript.md §6): NaN, ±Infinity, 1e400, a
 duplicate key and nesting over 200 levels are exit 2 wherever JSON comes in; usage counts are integers
 from 0 to 10^12 and cost_usd a finite number from 0 to 10^9; totals are exact 64-bit integers on both
 backends (remotely too: never through a JS double), and doctor, export and import keep them."""

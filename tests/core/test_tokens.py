@@ -1,4 +1,4 @@
-"""SPEC §6/§9: a tiktoken tokenizer is used offline only, and the library changes no process-wide state
+"""docs/reference/transcript.md §6/§9: a tiktoken tokenizer is used offline only, and the library changes no process-wide state
 (an application embedding Store keeps its sockets and its environment)."""
 
 import base64
@@ -157,7 +157,7 @@ ENCODING_CONSTRUCTORS["durable_fake_plus"] = durable_fake_plus
 
 
 def test_the_offline_copy_counts_as_tiktokens_public_get_encoding(tmp_path):
-    """Issue 24: kept over `tiktoken.get_encoding` (which downloads what is not cached; SPEC §9 forbids
+    """Issue 24: kept over `tiktoken.get_encoding` (which downloads what is not cached; docs/reference/library.md §9 forbids
     it) only while both read the same cache file the same way and count alike, without network."""
     cache = tmp_path / "cache"
     _cache_fake_encoding(cache)

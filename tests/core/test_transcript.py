@@ -1,4 +1,4 @@
-"""SPEC §6: the transcript, the context window, summaries, prune and redact."""
+"""docs/reference/transcript.md §6: the transcript, the context window, summaries, prune and redact."""
 
 import json
 import math

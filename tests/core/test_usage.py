@@ -1,4 +1,4 @@
-"""SPEC §7 `durable usage`: totals per object, UTC day and model, kept in index.db at each write's sleep."""
+"""docs/reference/retention.md §7 `durable usage`: totals per object, UTC day and model, kept in index.db at each write's sleep."""
 
 import json
 import sqlite3

@@ -1,4 +1,4 @@
-"""SPEC §2: a tenant object a user cannot see answers exactly as a missing one, in every command.
+"""docs/reference/concepts.md §2: a tenant object a user cannot see answers exactly as a missing one, in every command.
 
 Only the creating commands cannot hide that a tenant NAME is taken: they answer exit 4 "name is
 taken" and nothing more. Visibility comes from index.db before the lock, so a busy or a corrupt

@@ -1,4 +1,4 @@
-"""DurableSaver behaves as langgraph-checkpoint-sqlite's savers (SPEC §12): LangGraph's own conformance
+"""DurableSaver behaves as langgraph-checkpoint-sqlite's savers (docs/reference/integrations.md §12): LangGraph's own conformance
 suite and a small tool-calling StateGraph run against both; then what only durable adds."""
 
 import asyncio
@@ -10,7 +10,7 @@ from durable_cli.core import rights
 from tests.integrations.conftest import need
 
 # each test using the `durable` fixture runs over files and over a fresh Worker (tests/conftest.py): DURABLE_REMOTE
-# is then set, so DurableSaver's Store is the remote backend (SPEC §13)
+# is then set, so DurableSaver's Store is the remote backend (docs/reference/remote.md §13)
 pytestmark = pytest.mark.both_backends
 
 
@@ -165,7 +165,7 @@ def test_keep_checkpoints_keeps_the_newest_per_namespace(lg, home, durable):
     assert saver.get_tuple(config).checkpoint["channel_values"]["messages"][-1].content == "The sum is 4."
 
 
-# -- export and import carry the thread (SPEC §7: the adapters' tables are in the export format) ----------
+# -- export and import carry the thread (docs/reference/retention.md §7: the adapters' tables are in the export format) ----------
 
 def _thread(saver):
     config = {"configurable": {"thread_id": "calc"}}
@@ -420,7 +420,7 @@ def test_a_paused_thread_copied_from_sqlite_saver_resumes(lg, home, tmp_path, du
     assert saver.get_next_version(7, None) == 8  # integer versions a thread already holds go on as integers
 
 
-# -- time travel: the window follows the graph's state (issue 33, SPEC §12 "Branches") ----------------------
+# -- time travel: the window follows the graph's state (issue 33, docs/reference/integrations.md §12 "Branches") ----------------------
 
 def _chat_graph(saver):
     from langchain_core.messages import AIMessage

@@ -1,4 +1,4 @@
-"""`durable mcp` (SPEC §14) driven by the official SDK's own client over stdio, in both protocol revisions
+"""`durable mcp` (docs/reference/mcp.md §14) driven by the official SDK's own client over stdio, in both protocol revisions
 the SDK serves: a 2025-11-25 client (`mode="legacy"`: elicitation/create, resources/subscribe) and a
 2026-07-28 one (InputRequiredResult rounds, subscriptions/listen).
 
@@ -145,7 +145,7 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             assert gemini["contents"][-1] == {"role": "model", "parts": [{"text": "Room 4 is free"}]}
             hits = (await call(c, "transcript_search", query="room"))[1]["result"]
             assert hits and set(hits[0]) >= {"name", "id", "seq", "role", "created_at", "snippet"}
-            # plain text (SPEC §7): "Room 4" and "room OR nothing" are words to find; fts takes FTS5's syntax
+            # plain text (docs/reference/retention.md §7): "Room 4" and "room OR nothing" are words to find; fts takes FTS5's syntax
             assert [h["snippet"] for h in (await call(c, "transcript_search", query='"Room 4"'))[1]["result"]] == ["[Room 4] is free"]
             assert (await call(c, "transcript_search", query="room OR nothing"))[1]["result"] == []
             assert (await call(c, "transcript_search", query="room OR nothing", fts=True))[1]["result"] == hits
@@ -363,7 +363,7 @@ def test_malformed_messages_are_answered_and_stdin_closing_ends_the_server_with_
 
 @pytest.mark.local_only("about the wire, not a backend")
 def test_arguments_are_judged_by_durables_json_rules_and_deep_ones_answered():  # and subscriptions' NAMEs
-    """SPEC §6: a duplicate key, NaN or nesting over 200 levels in MCP arguments is an exit-2 tool error (the
+    """docs/reference/transcript.md §6: a duplicate key, NaN or nesting over 200 levels in MCP arguments is an exit-2 tool error (the
     SDK alone kept the last of two keys, and dropped a message nested 198+ levels deep unanswered: the client
     waited for ever); arguments nested 200 levels deep are stored, as the CLI stores them."""
     def nested(depth):
@@ -464,7 +464,7 @@ def test_the_documented_client_configuration_is_json_that_runs_durable_mcp():
 
 @pytest.mark.local_only("compares `durable export --all` of the data directory before and after")
 def test_bad_input_is_refused_before_the_session_is_looked_for_and_touches_nothing():
-    """Input first (SPEC §4), as `elicit ask` and `session finish` check it: a bad question, request id, reply or
+    """Input first (docs/reference/output.md §4), as `elicit ask` and `session finish` check it: a bad question, request id, reply or
     turn row is exit 2 whether NAME exists or not (it was not_found for a missing session), and a refused
     ask_human leaves the session as it was (it used to open it first, and store an expired request's expiry)."""
     look("session", "create", "s")
@@ -574,7 +574,7 @@ def test_a_forged_request_state_or_an_oversized_answer_is_refused_and_stores_not
 
 @pytest.mark.local_only("the rate's bounds are checked before anything is sent or opened")
 def test_a_rate_beyond_2_63_is_refused_and_remaining_stays_within_the_bucket():
-    """SPEC §4: numbers beyond 2^63-1 are exit 2. limit_hit (and `durable limit hit`) with such a rate was exit 1
+    """docs/reference/output.md §4: numbers beyond 2^63-1 are exit 2. limit_hit (and `durable limit hit`) with such a rate was exit 1
     "internal error: OverflowError"; at 2^63-1, remaining read 2^63 (a double's rounding), past the bucket."""
     async def main():
         async with client("legacy") as c:
@@ -688,7 +688,7 @@ RAW_INIT = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolV
 
 @pytest.mark.local_only("about the wire, not a backend")
 def test_every_request_with_an_id_is_answered_whatever_its_params():
-    """SPEC §14: a 250-level `_meta` (or any field outside a tool's arguments) in any method was dropped and the
+    """docs/reference/mcp.md §14: a 250-level `_meta` (or any field outside a tool's arguments) in any method was dropped and the
     client waited for ever; so were NaN, a duplicate key and params that are not an object (or taken
     silently). Each is JSON-RPC -32602 carrying the §4 error; nesting within 200 levels is served; a
     notification so refused is dropped; nothing refused is stored."""
@@ -733,7 +733,7 @@ def test_every_request_with_an_id_is_answered_whatever_its_params():
 
 
 def test_the_list_of_resources_changes_are_sent_and_nothing_else_is_advertised(durable):
-    """SPEC §14: `resources.listChanged` was advertised and never sent: a session created or deleted from
+    """docs/reference/mcp.md §14: `resources.listChanged` was advertised and never sent: a session created or deleted from
     another process now reaches the client as notifications/resources/list_changed within a second, in
     both revisions; tools.listChanged (the tools never change) is not advertised."""
     import anyio
@@ -781,7 +781,7 @@ def test_the_list_of_resources_changes_are_sent_and_nothing_else_is_advertised(d
 
 @pytest.mark.local_only("the wording of refusals, not a backend")
 def test_refusals_name_the_tools_arguments_not_the_clis_options():
-    """SPEC §14: a refusal said `invalid --rate 'often'` to an MCP client, which has no --rate."""
+    """docs/reference/mcp.md §14: a refusal said `invalid --rate 'often'` to an MCP client, which has no --rate."""
     async def main():
         async with client("legacy") as c:
             said = [error_of(await call(c, "limit_hit", key="api", rate="often"), "invalid_input")["message"],
@@ -798,7 +798,7 @@ def test_refusals_name_the_tools_arguments_not_the_clis_options():
 
 @pytest.mark.local_only("the terminal, not a backend")
 def test_on_a_terminal_it_says_it_is_serving_and_piped_it_says_nothing():
-    """SPEC §14: `durable mcp` run by hand printed nothing while it waited (a hang, to a person); with stderr on
+    """docs/reference/mcp.md §14: `durable mcp` run by hand printed nothing while it waited (a hang, to a person); with stderr on
     a terminal it keeps one status line there; with stderr piped (a client's log) nothing."""
     import pty
     import select

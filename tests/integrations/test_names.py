@@ -1,4 +1,4 @@
-"""SPEC §12: any framework id maps to one NAME; as-is names and digests never meet."""
+"""docs/reference/integrations.md §12: any framework id maps to one NAME; as-is names and digests never meet."""
 
 import hashlib
 

@@ -1,4 +1,4 @@
-"""DurableSession behaves as the Agents SDK's own SQLiteSession (SPEC §12): every equal-behaviour
+"""DurableSession behaves as the Agents SDK's own SQLiteSession (docs/reference/integrations.md §12): every equal-behaviour
 check runs against both stores and requires the same result; then what only durable adds (rows
 readable from the CLI, external_id, CLI-written rows read back as items, archived sessions)."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from tests.integrations.conftest import need
 
-# "durable-remote": DurableSession over the remote backend (SPEC §13), a fresh Worker of the test's own
+# "durable-remote": DurableSession over the remote backend (docs/reference/remote.md §13), a fresh Worker of the test's own
 STORES = ("sqlite", "durable", "durable-remote")
 
 

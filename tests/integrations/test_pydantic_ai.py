@@ -1,4 +1,4 @@
-"""DurableMessageHistory (SPEC §12): Pydantic AI's message history in a durable session, with real agents on
+"""DurableMessageHistory (docs/reference/integrations.md §12): Pydantic AI's message history in a durable session, with real agents on
 pydantic-ai's offline models (TestModel, FunctionModel), on both backends: the messages round-trip byte for
 byte, and the rows are what the CLI, the windows, search and usage read."""
 

@@ -1,4 +1,4 @@
-"""Hostile values in every option and argument of every command (SPEC §4): huge numbers, surrogates,
+"""Hostile values in every option and argument of every command (docs/reference/output.md §4): huge numbers, surrogates,
 control characters, JSON of the wrong type, bad durations. One value at a time goes in one parameter,
 the others plausible, so it reaches the command's own code. Asserted: no traceback, a documented
 exit status, and a rejected command creates no file and changes no object."""

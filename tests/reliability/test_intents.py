@@ -1,4 +1,4 @@
-"""Intents (SPEC §3): a delete, purge or forget killed after journaling its intent never costs a write
+"""Intents (docs/reference/storage.md §3): a delete, purge or forget killed after journaling its intent never costs a write
 acknowledged after it. The kill is injected at a chosen unlink(2) with strace, so it lands inside the
 window between the journaled intent and the removal, not at start-up."""
 

@@ -1,4 +1,4 @@
-"""SPEC §3 intents, §7 forget (issue 33 item 1): a `forget` SIGKILLed at any fsync, fdatasync, unlink or
+"""docs/reference/storage.md §3 intents, §7 forget (issue 33 item 1): a `forget` SIGKILLed at any fsync, fdatasync, unlink or
 rename (strace fault injection) is finished by the next `forget` of the user, and by `doctor --repair`:
 no byte of the erased text is left in any file under the data directory, search side files and their
 rollback journals included, and no merge is left owed."""

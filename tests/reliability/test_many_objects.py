@@ -1,4 +1,4 @@
-"""SPEC §7 "One corrupt object never affects another", and the finder forget and export share: commands
+"""docs/reference/retention.md §7 "One corrupt object never affects another", and the finder forget and export share: commands
 over many objects go on past a corrupt or busy object, report it, finish the rest and exit 7 or 6;
 objects the index does not know (or knows with stale participants) are still found."""
 

@@ -1,4 +1,4 @@
-"""SIGTERM at any moment of a write (SPEC §3): exit 143 means nothing changed, exit 0 means stored,
+"""SIGTERM at any moment of a write (docs/reference/storage.md §3): exit 143 means nothing changed, exit 0 means stored,
 never a traceback. A signal that lands once the commit has begun waits for the exit, which is 0."""
 
 import os

@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import ROOT
 
 WORKER = os.path.join(ROOT, "worker")
-# Every test Worker signs tokens with this key (SPEC §13: tokens are signed, not listed): a `remote dev`
+# Every test Worker signs tokens with this key (docs/reference/remote.md §13: tokens are signed, not listed): a `remote dev`
 # finds it in its --storage DIR, a Fleet's slots are configured with it; so one token serves them all.
 TOKEN_KEY = "durable-tests-token-key-" + "0123456789abcdef" * 2
 

@@ -1,4 +1,4 @@
-"""A remote `transcript append --batch` and `session finish --rows` bigger than the isolate (SPEC §13: a request
+"""A remote `transcript append --batch` and `session finish --rows` bigger than the isolate (docs/reference/remote.md §13: a request
 holds one row; a body over DURABLE_MAX_BODY_BYTES goes in parts, committed by the last part in one transaction).
 
 workerd's V8 heap is capped at 16 MB (Cloudflare's isolate: 128 MB) and the body limit at 1 MiB: a 34 MB batch

@@ -1,4 +1,4 @@
-"""SPEC §13: every argument of every operation is checked by the Worker for type and range (the op table
+"""docs/reference/remote.md §13: every argument of every operation is checked by the Worker for type and range (the op table
 of durable_cli/contract/contract.json): a crafted body is HTTP 400 -> exit 2, never 500, and changes nothing."""
 
 import json
@@ -64,7 +64,7 @@ def test_the_message_names_the_argument(remote_dev):
 
 
 def test_a_lone_surrogate_or_invalid_utf8_in_a_body_is_400_and_stores_nothing(remote_dev):
-    """SPEC §6: a lone surrogate is exit 2 wherever JSON comes in, remote requests included; the Worker stored
+    """docs/reference/transcript.md §6: a lone surrogate is exit 2 wherever JSON comes in, remote requests included; the Worker stored
     one as U+FFFD (raw bytes) or kept it as an escape in a JSON column (meta, data, choices)."""
     append = b'{"op":"append_many","scope":"user","name":"lone","actor":"alice","create":true,"args":{"rows":[%s]}}'
     remember = b'{"op":"set_fact","scope":"reserved","actor":"alice","args":{"key":"k","value":"%s"}}'

@@ -1,4 +1,4 @@
-"""Signed tokens and the Worker's own configuration on real workerd (SPEC §13 "Tokens are signed, not listed"):
+"""Signed tokens and the Worker's own configuration on real workerd (docs/reference/remote.md §13 "Tokens are signed, not listed"):
 `durable remote token` issues a JWT offline, the Worker accepts exactly the valid, unexpired, unrevoked
 tokens of its key (anything else, a prefix, a re-encoding, another algorithm: 401, exit 5), `durable remote
 revoke` revokes by jti or by user, and a misconfigured Worker refuses every request (500 `misconfigured`,

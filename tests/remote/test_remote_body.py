@@ -1,4 +1,4 @@
-"""Abuse and overload on real workerd (SPEC §13): a body over DURABLE_MAX_BODY_BYTES is HTTP 413 before it
+"""Abuse and overload on real workerd (docs/reference/remote.md §13): a body over DURABLE_MAX_BODY_BYTES is HTTP 413 before it
 is parsed; the client sends a larger batch in parts under one request id, staged by the object and
 committed by the last part in one transaction (a batch that works locally works remotely, all or nothing);
 an error marked `overloaded` is exit 6 with no retry, and only one marked `retryable` is retried.

@@ -123,7 +123,7 @@ def test_remote_dev_stops_workerd_on_sigterm(tmp_path_factory):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_while_a_write_is_in_flight_waits_for_its_answer(remote, sig):
-    """SPEC §13: once a write request has been sent, SIGINT/SIGTERM wait for its answer, so 130/143
+    """docs/reference/remote.md §13: once a write request has been sent, SIGINT/SIGTERM wait for its answer, so 130/143
     still mean nothing changed. The proxy lets the Worker commit and holds the answer back."""
     import subprocess
     import sys
@@ -149,7 +149,7 @@ def test_a_signal_while_a_write_is_in_flight_waits_for_its_answer(remote, sig):
 
 def test_a_client_cannot_raise_the_workers_turn_ceiling(remote_dev, monkeypatch):
     """The client sends its transcript.max_turn_bytes with each call; the Worker never goes above its own
-    ceiling (DURABLE_MAX_TURN_BYTES, default 2 MiB as SPEC §3), so a client configured higher is refused."""
+    ceiling (DURABLE_MAX_TURN_BYTES, default 2 MiB as docs/reference/storage.md §3), so a client configured higher is refused."""
     from tests.conftest import run_inprocess
     from tests.remote.conftest import unique
 

@@ -1,4 +1,4 @@
-"""Live follow on hibernatable WebSockets (SPEC §13 "Live follow"), against a real workerd: one socket per
+"""Live follow on hibernatable WebSockets (docs/reference/remote.md §13 "Live follow"), against a real workerd: one socket per
 follower and no polling; rows pushed after each commit; a restart of workerd mid-follow loses and repeats
 no row; a socket the object has no mapping for is closed with 4002 and the follower reconnects; the end of
 the stream exits 0; `websockets` is imported by --follow --remote only."""

@@ -1,4 +1,4 @@
-"""Remote `session fork` of a session bigger than a request (SPEC §13: no request holds more than one row
+"""Remote `session fork` of a session bigger than a request (docs/reference/remote.md §13: no request holds more than one row
 plus one page of its answer; a body over DURABLE_MAX_BODY_BYTES is 413, so a larger batch goes in parts
 under one request id, staged by the object and committed by the last part in one transaction).
 

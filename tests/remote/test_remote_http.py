@@ -1,5 +1,5 @@
 """The client's HTTP/1.1 (remote/http11.py PlainConnection) meets a malformed answer the way it meets a
-dropped connection (SPEC §13): reads are retried then exit 7; a write is `outcome_unknown` (exit 7, its
+dropped connection (docs/reference/remote.md §13): reads are retried then exit 7; a write is `outcome_unknown` (exit 7, its
 request id named), never an internal error."""
 
 import socket

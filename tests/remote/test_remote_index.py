@@ -196,7 +196,7 @@ def test_a_lagging_or_lost_index_is_repaired_and_purge_rechecks_the_object(fault
     fault(refuse=True)
     assert run_inprocess("transcript", "append", "x", "--role", "user", "three").status == 0
     fault(refuse=False)
-    r = run_inprocess("remote", "reindex", "--json")  # SPEC §13: the admin command, a §10 receipt
+    r = run_inprocess("remote", "reindex", "--json")  # docs/reference/remote.md §13: the admin command, a §10 receipt
     doc = json.loads(r.out)
     assert r.status == 0 and doc["skipped"] == [] and doc["reindexed"] >= 1
     assert {"deleted", "skipped", "changed", "dry_run"} <= set(doc) and doc["dry_run"] is False
@@ -281,7 +281,7 @@ def _many_then_purge(count, dev, monkeypatch, tmp_path):
     for remote in (False, True):
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda k: make(remote, names[k::8]), range(8)))
-    # the root shards' copies (what purge pages over) come from each object's alarm, off the write path (SPEC §13)
+    # the root shards' copies (what purge pages over) come from each object's alarm, off the write path (docs/reference/remote.md §13)
     admin = Store(remote=dev.url, token=dev.admin_token, user="alice")
     _wait_until(lambda: {r["name"] for r in admin._index_rows(all_users=True)} >= set(names), "the root copies of every object")
     admin.close()

@@ -1,4 +1,4 @@
-"""`durable remote dev` from any install (SPEC §13): the package carries the built Worker, and workerd is
+"""`durable remote dev` from any install (docs/reference/remote.md §13): the package carries the built Worker, and workerd is
 found in DURABLE_WORKERD, then PATH, then the copy `durable remote install` put in the user cache; without
 one, exit 2 naming the command that installs it. Run here from a copy of the package alone (as a wheel
 installs it: no worker/ beside it), against real workerd."""

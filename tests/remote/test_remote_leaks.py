@@ -1,4 +1,4 @@
-"""What a token may learn and hold on real workerd (SPEC §13): a LangGraph thread's tombstone answers only
+"""What a token may learn and hold on real workerd (docs/reference/remote.md §13): a LangGraph thread's tombstone answers only
 who may see the thread; a live follower is closed at the first push after its token was revoked or expired
 (4001, exit 5) or once it is too far behind (4003, reconnect); requests are served from the last good
 revocation list while it cannot be read, then 503 `retryable`; a token over its rate is 429 (exit 8); an

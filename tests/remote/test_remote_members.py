@@ -1,8 +1,8 @@
-"""A tenant object's member list is kept once (SPEC §13 "Participants and the index"): a commit to a
+"""A tenant object's member list is kept once (docs/reference/remote.md §13 "Participants and the index"): a commit to a
 tenant object of ~150 participants writes a bounded number of index rows with a bounded number of
 subrequests, like a commit to a private object; a participant's own shard holds only their membership,
 written when it starts. `remote dev` counts the objects' own subrequests too, and an object takes at most
-1,000 participants (SPEC §5) on both backends.
+1,000 participants (docs/reference/sessions.md §5) on both backends.
 """
 
 import json

@@ -1,11 +1,11 @@
-"""No request holds more in the isolate than one row plus one page of its answer (SPEC §13): a context
+"""No request holds more in the isolate than one row plus one page of its answer (docs/reference/remote.md §13): a context
 window of a long transcript reads storage with a lazy cursor, newest first, only until its budget is
 spent. Measured as workerd's peak resident memory during the window request (VmHWM, reset through
 /proc/PID/clear_refs just before): a window that materialised the transcript would grow it by at least
 the transcript's size.
 
 Always on: a 60 MB transcript (60 rows of 1 MB; a window that read it eagerly measured +24 MB at 40 MB), the window must cost under 16 MB. Under `-m soak`: the
-SPEC's figure, a 4,000-token window of a 150 MB transcript under 16 MB (docs/remote.md, docs/benchmarks.md).
+The reference's figure (docs/reference/remote.md §13), a 4,000-token window of a 150 MB transcript under 16 MB (docs/remote.md, docs/benchmarks.md).
 """
 
 import json

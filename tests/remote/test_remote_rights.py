@@ -1,4 +1,4 @@
-"""Remote `export`, `import` and `search` (SPEC §7, §13): the same command lines against files and against
+"""Remote `export`, `import` and `search` (docs/reference/retention.md §7, §13): the same command lines against files and against
 workerd give the same records, receipts, hits, messages and exit statuses; records move between the two
 backends with every field; refusals change nothing; another user's objects never show.
 """
@@ -85,7 +85,7 @@ def both(commands, monkeypatch, remote_dev, user, stdin=None):
 
 
 def _ranked_alike(args, result):
-    """SPEC §7 ranks by bm25 over the index searched: per object remotely, the owner's side file locally,
+    """docs/reference/retention.md §7 ranks by bm25 over the index searched: per object remotely, the owner's side file locally,
     so hits of equal standing may come in another order (and --limit may keep another of them): compare
     the hits as a set (their number only under --limit)."""
     status, out, err = result
@@ -389,7 +389,7 @@ def test_a_langgraph_thread_moves_to_the_remote_and_back_with_its_checkpoints(re
 
 def test_a_langgraph_thread_is_exported_in_pages(remote_dev, monkeypatch):
     """A thread's checkpoints and writes (WITHOUT ROWID tables) come in pages by their key, as every other table:
-    they came whole in one answer, a thread's every checkpoint with its bytes (SPEC §13: a request holds one row
+    they came whole in one answer, a thread's every checkpoint with its bytes (docs/reference/remote.md §13: a request holds one row
     plus one page). The pages join into the record the file store writes: key order, every byte, and importing
     it again finds it identical."""
     from durable_cli import Store

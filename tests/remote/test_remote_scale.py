@@ -1,4 +1,4 @@
-"""Installation-wide commands at thousands of users (SPEC §13 "Cloudflare's limits hold on workerd too"):
+"""Installation-wide commands at thousands of users (docs/reference/remote.md §13 "Cloudflare's limits hold on workerd too"):
 one page of purge, sweep, forget, usage --all, ls/export --all costs a bounded number of subrequests
 whatever the number of users and tenants. The dev Worker counts every subrequest of a request and fails
 one past Cloudflare's limit (`durable remote dev`: 1,000, Workers Free's limit for calls to Cloudflare

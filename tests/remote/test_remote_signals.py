@@ -1,4 +1,4 @@
-"""Interrupted remote waits (SPEC §13): SIGINT/SIGTERM during `session next --wait`, `session prompt --wait`
+"""Interrupted remote waits (docs/reference/remote.md §13): SIGINT/SIGTERM during `session next --wait`, `session prompt --wait`
 or `elicit wait` against real workerd exit 130/143 at once, never 9, and nothing changed (was: exit 9
 "no pending prompt … after waiting" once the wait ran out, each poll being a guarded write); a take
 whose answer was already on its way is printed with exit 0."""

@@ -1,4 +1,4 @@
-"""Cloudflare's SQL limits hold on workerd too (SPEC §13): the Worker's storage layer refuses a value or row
+"""Cloudflare's SQL limits hold on workerd too (docs/reference/remote.md §13): the Worker's storage layer refuses a value or row
 over 2,000,000 bytes, a statement over 100 KB and more than 100 bound parameters; a turn between 2,000,000
 bytes and the 2 MiB ceiling is stored in chunks and read back whole; a write's remembered answer holds ids
 and seqs, never row contents. Checked in the Durable Objects' own SQLite files.
@@ -269,7 +269,7 @@ def index_has(storage, term) -> bool:
 
 
 def test_a_chunked_turn_is_searched_whole_and_leaves_no_token(env, monkeypatch):
-    """SPEC §7 over a turn stored in chunks (2,000,050 bytes): a word near its end is found, with the same hit
+    """docs/reference/retention.md §7 over a turn stored in chunks (2,000,050 bytes): a word near its end is found, with the same hit
     as locally, and pop, redact, clear and prune leave no token of it in the object's search index."""
     name = unique("chunky")
     words = "lorem ipsum dolor sit amet " * 80_000  # 2,160,000 bytes: cut below

@@ -1,4 +1,4 @@
-"""`usage` answers one page of groups a request (SPEC §13), `--all` and every `--by` alike, paged as
+"""`usage` answers one page of groups a request (docs/reference/remote.md §13), `--all` and every `--by` alike, paged as
 `export --all` pages rows: the Worker answers the groups of at most 500 objects and a cursor, and the
 client merges the pages (a session's group once; day and model groups summed), so an installation of
 200,000 sessions no longer answers ~42 MB in one response.

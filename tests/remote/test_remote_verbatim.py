@@ -1,4 +1,4 @@
-"""A row's `data`, `meta` and `tool_calls` come back verbatim in remote mode too (SPEC §6, §13): numbers a
+"""A row's `data`, `meta` and `tool_calls` come back verbatim in remote mode too (docs/reference/transcript.md §6, §13): numbers a
 JavaScript double cannot hold (integers beyond 2**53, 1.0, -0.0, 1e-7), the order of keys (integer-like
 keys after others), non-ASCII text and nested arrays are what the file backend prints, byte for byte."""
 

@@ -1,4 +1,4 @@
-"""No op answers or loads more than one row plus one page (SPEC §13), the whole-transcript reads included:
+"""No op answers or loads more than one row plus one page (docs/reference/remote.md §13), the whole-transcript reads included:
 `rows_after` reads one page, `plan_summary`/`plan_compact` plan over each row's seq, tokens, role, kind and
 call ids without its content, `summarize --command` reads the covered rows a page at a time,
 `summarize`/`compact --text` never load the covered rows whole, and `append_many` answers a batch of more

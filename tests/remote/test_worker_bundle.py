@@ -1,4 +1,4 @@
-"""The committed Worker bundle (durable_cli/remote/worker.js, package data of the wheel: SPEC §13) is what
+"""The committed Worker bundle (durable_cli/remote/worker.js, package data of the wheel: docs/reference/remote.md §13) is what
 `npm run build` makes from worker/src today, for the workerd version worker/package-lock.json pins, as the
 man pages are what scripts/gen_man.py makes. After a change to worker/src: `npm run build` in worker/."""
 

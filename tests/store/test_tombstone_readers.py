@@ -1,5 +1,5 @@
 """A LangGraph thread's tombstone answers only who may see the thread, on the file backend as on the Worker
-(SPEC §12): the participants it had when it was deleted; anyone else naming it gets exactly what a name never
+(docs/reference/integrations.md §12): the participants it had when it was deleted; anyone else naming it gets exactly what a name never
 made gets."""
 
 import sqlite3

@@ -359,7 +359,7 @@ def test_v1_index_upgrades_in_place_keeping_its_rows(home, durable):
 
 
 def test_a_create_that_fails_before_its_first_commit_leaves_no_file(home, durable):
-    """The store's safety net (SPEC §3): whatever rejects a create after the object's file was made --
+    """The store's safety net (docs/reference/storage.md §3): whatever rejects a create after the object's file was made --
     here a library caller's own exception -- the file, its WAL/SHM and its lock file go with it."""
     from durable_cli import Store
 
@@ -422,7 +422,7 @@ def test_a_wal_left_beside_no_file_is_not_read_into_a_new_object(home, durable, 
 
 def test_forget_missing_takes_the_wal_a_killed_removal_left(home, durable, tmp_path):
     """purge finishing an intent whose file is already gone (or doctor --repair) also removes the WAL that
-    removal left: it holds the removed text (SPEC §7: no removed token in any file)."""
+    removal left: it holds the removed text (docs/reference/retention.md §7: no removed token in any file)."""
     object_id = make(durable, turns=1)
     assert durable("transcript", "append", "s", "--role", "user", "oldtoken").status == 0
     path, saved = _leave_wal_of(home, object_id, tmp_path)

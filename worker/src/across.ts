@@ -1,6 +1,6 @@
-// The commands across objects (SPEC §7 ls, usage, purge, sweep, forget; SPEC §13 reindex), run by the
+// The commands across objects (docs/reference/retention.md §7 ls, usage, purge, sweep, forget; docs/reference/remote.md §13 reindex), run by the
 // Worker from the index shards (indexes.ts), each deletion or change re-checked by the object itself.
-// Receipts are SPEC §10's; the client turns their skips into the exit status (across/retention.conclude).
+// Receipts are docs/reference/json.md §10's; the client turns their skips into the exit status (across/retention.conclude).
 import { devRevocationFault } from "./auth";
 import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
@@ -137,7 +137,7 @@ export async function across(env: IndexEnv, who: Who, op: string, given: unknown
       const rows = await rootsPage(env, { ...filter, home_only: true }, after, LIST_PAGE);
       return { rows, next: rows.length === LIST_PAGE ? { after: rows[rows.length - 1].id } : null };
     }
-    case "pending": { // `work --all` (SPEC §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
+    case "pending": { // `work --all` (docs/reference/sessions.md §5.1): the sessions `ls` lists with a startable pending prompt, oldest first
       const limit = Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100);
       const lists = await memberLists(env, who.actor, { pending_due: now(), tenant: who.tenant, all_objects: true, limit });
       return lists.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
@@ -156,7 +156,7 @@ export async function across(env: IndexEnv, who: Who, op: string, given: unknown
       return ask(env, a.shard, a.wipe ? "wipe" : "fault", { refuse: !!a.refuse });
     }
     case "seed": return seed(env, who, args("seed")); // tests only, as "fault"
-    case "census": { // tests only: the rows each named index shard holds (SPEC §13's member rows, counted)
+    case "census": { // tests only: the rows each named index shard holds (docs/reference/remote.md §13's member rows, counted)
       adminOnly(who, "census");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
       return Promise.all(args("census").shards.map((s) => ask(env, s, "census")));
@@ -176,7 +176,7 @@ export async function across(env: IndexEnv, who: Who, op: string, given: unknown
   }
 }
 
-export const USAGE_PAGE = 500; // objects per page of `usage` (SPEC §13: one page of groups a request)
+export const USAGE_PAGE = 500; // objects per page of `usage` (docs/reference/remote.md §13: one page of groups a request)
 const USAGE_SHARDS = 16; // shards one page reads at most (the 16 root shards; a user's own and their tenants')
 
 /** One page of usage: the groups of at most USAGE_PAGE objects, read from the shards that hold them (disjoint:

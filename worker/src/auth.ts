@@ -1,4 +1,4 @@
-// Who is calling (SPEC §13 "Tokens are signed, not listed") and whether the Worker may serve at all.
+// Who is calling (docs/reference/remote.md §13 "Tokens are signed, not listed") and whether the Worker may serve at all.
 //
 // A token is a JWT (RFC 7519) signed with HS256 under the secret DURABLE_TOKEN_KEY: header {"alg": "HS256"},
 // claims sub (the user), adm (bool), iat, exp (seconds) and jti. Only HS256 is accepted, only canonical
@@ -41,7 +41,7 @@ function positiveVar(env: Config, name: keyof Config, fallback: number, max: num
 
 export type Settings = { maxTurnBytes: number; maxBodyBytes: number; subrequests: number; rateLimit: number; faults: boolean };
 
-export const DEFAULT_RATE_LIMIT = 1200; // requests a minute per token (SPEC §13 "Rate limit"); 0: no limit
+export const DEFAULT_RATE_LIMIT = 1200; // requests a minute per token (docs/reference/remote.md §13 "Rate limit"); 0: no limit
 export const MAX_RATE_LIMIT = 10000000;
 
 let checked: { env: Config; settings: Settings } | null = null;
@@ -148,7 +148,7 @@ export async function verify(token: string, keyText: string, nowMs: number): Pro
 export type Revocations = { jtis: string[]; users: Record<string, number> };
 
 const REVOCATIONS_TTL_MS = 5000; // each isolate reads the list at most this often
-const STALE_MS = 60000; // a list this old is still served while a read fails (SPEC §13 "stale list"); older: 503
+const STALE_MS = 60000; // a list this old is still served while a read fails (docs/reference/remote.md §13 "stale list"); older: 503
 const RETRY_READ_MS = 1000; // while reads fail, the stale list is served without a new read for this long
 type List = { jtis: Set<string>; users: Map<string, number> };
 let revocations: { at: number; list: List } | null = null;

@@ -1,4 +1,4 @@
-// Live follow (SPEC §13 "Live follow"): `transcript show --follow --remote` holds one WebSocket to the
+// Live follow (docs/reference/remote.md §13 "Live follow"): `transcript show --follow --remote` holds one WebSocket to the
 // object's Durable Object, accepted with the hibernation API (ctx.acceptWebSocket), so an idle follower
 // costs no requests and no duration. As in the seeds' system, the socket's mapping (its user, what it
 // follows, the last seq sent) is written to SQLite when the socket is accepted; after each commit the
@@ -16,7 +16,7 @@ export const END_OF_STREAM = 4000; // the session ended (or is no longer visible
 export const TOKEN_ENDED = 4001; // the follower's token was revoked or expired: the follower exits 5
 export const UNKNOWN_SOCKET = 4002; // "session expired, reconnect": no mapping for this socket
 export const TOO_FAR_BEHIND = 4003; // "too far behind, reconnect": its backlog would pass MAX_BACKLOG
-/** The most a follower may leave unsent on its socket (SPEC §13 "backlog"): a follower that never reads
+/** The most a follower may leave unsent on its socket (docs/reference/remote.md §13 "backlog"): a follower that never reads
  *  would otherwise grow the isolate by every row pushed to it. */
 export const MAX_BACKLOG = 4 * 1024 * 1024;
 const ENDS = ["archived", "cancelled"]; // as the file backend's follow (library.FOLLOW_ENDS)

@@ -148,7 +148,7 @@ function decoded(bytes: Uint8Array): string {
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    // SPEC §6: invalid UTF-8 (a lone surrogate's bytes included) is exit 2, never text with U+FFFD stored in its place
+    // docs/reference/transcript.md §6: invalid UTF-8 (a lone surrogate's bytes included) is exit 2, never text with U+FFFD stored in its place
     throw new DurableError("the request body is not valid UTF-8", "invalid_input");
   }
 }
@@ -239,7 +239,7 @@ export default {
           if (e instanceof DurableError) throw e;
           throw new DurableError("the request body is not JSON", "invalid_input");
         }
-        // RFC 8259 (SPEC §6): no duplicate key or 1e400 anywhere; each field's value is held to 200 levels where it is read
+        // RFC 8259 (docs/reference/transcript.md §6): no duplicate key or 1e400 anywhere; each field's value is held to 200 levels where it is read
         const why = strict.scan(text, strict.MAX_DEPTH + strict.ENVELOPE_DEPTH, undefined, true);
         if (why !== null) throw new DurableError(`invalid request body: ${why}`, "invalid_input");
       }

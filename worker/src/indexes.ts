@@ -1,9 +1,9 @@
-// The index of SPEC §13: what index.db holds locally, held by Durable Objects of class DurableIndex.
+// The index of docs/reference/remote.md §13: what index.db holds locally, held by Durable Objects of class DurableIndex.
 //
 // Sharding (docs/remote.md "Index and commands across objects"):
 // - `user:U`   one per user: the home rows of U's own objects and of their memory object, and U's own
 //              membership of each tenant object (its id and home shard: `joined`), written when that
-//              membership starts or ends, never at each commit (SPEC §13). `ls`, `usage` and `forget U`
+//              membership starts or ends, never at each commit (docs/reference/remote.md §13). `ls`, `usage` and `forget U`
 //              read this shard and the tenant shards it names (memberShards).
 // - `tenant:T` one per tenant: the home rows of T's objects with their member lists, kept once here
 //              (`purge --tenant`, installation-wide commands, a member's `ls`).
@@ -128,7 +128,7 @@ const SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(
 const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
 const MAX_TOTAL = (1n << 63n) - 1n;
 
-/** SPEC §6: a usage total past 2^63-1 is exit 7, never a float (across/usage.py says the same). */
+/** docs/reference/transcript.md §6: a usage total past 2^63-1 is exit 7, never a float (across/usage.py says the same). */
 export function overflow(): DurableError {
   return new DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session or --newer-than", "storage");
 }
@@ -159,7 +159,7 @@ export class DurableIndex {
       this.db.run(`CREATE TABLE IF NOT EXISTS objects (${cols})`);
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_activity ON objects (last_active_at, id)");
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_alarm ON objects (next_alarm_at) WHERE next_alarm_at IS NOT NULL");
-      // SPEC §5.1 `work --all`: each object's oldest startable pending time (a shard made before it gains the column)
+      // docs/reference/sessions.md §5.1 `work --all`: each object's oldest startable pending time (a shard made before it gains the column)
       if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_at'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_at INTEGER");
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL");
       this.db.run("CREATE TABLE IF NOT EXISTS members (object_id TEXT NOT NULL, user TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (object_id, user))");
@@ -182,7 +182,7 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS pages (id TEXT PRIMARY KEY, body TEXT, at INTEGER NOT NULL)");
       // a user or tenant shard: the tombstones of deleted LangGraph threads it is the home of (index.db's tombstones)
       this.db.run("CREATE TABLE IF NOT EXISTS tombstones (id TEXT PRIMARY KEY, owner TEXT NOT NULL, last_checkpoint TEXT, deleted_at INTEGER NOT NULL)");
-      // who may read a tombstone (SPEC §12): the thread's participants when it was deleted (JSON; a shard made before it gains the column)
+      // who may read a tombstone (docs/reference/integrations.md §12): the thread's participants when it was deleted (JSON; a shard made before it gains the column)
       if (!this.db.one("SELECT 1 FROM pragma_table_info('tombstones') WHERE name = 'members'")) this.db.run("ALTER TABLE tombstones ADD COLUMN members TEXT");
       // the shard auth:0: revoked tokens (`durable remote revoke`): by jti, or a user's issued before a time (s)
       this.db.run("CREATE TABLE IF NOT EXISTS revoked_jtis (jti TEXT PRIMARY KEY, at INTEGER NOT NULL)");
@@ -235,7 +235,7 @@ export class DurableIndex {
             JSON.stringify(members));
           break;
         }
-        case "tombstone": { // only to a caller who may see the thread (SPEC §12); to anyone else null, as for a thread never made
+        case "tombstone": { // only to a caller who may see the thread (docs/reference/integrations.md §12); to anyone else null, as for a thread never made
           const r = this.db.one("SELECT id, owner, last_checkpoint, deleted_at, members FROM tombstones WHERE id = ?", args.id);
           // a tombstone buried before its readers were kept: its owner's shard (a user-scoped thread) only
           const readers: string[] = r && r[4] ? JSON.parse(r[4]) : [];
@@ -336,7 +336,7 @@ export class DurableIndex {
   private store(row: IndexRow, home: boolean) {
     this.db.run(`INSERT OR REPLACE INTO objects (${ROW_COLUMNS.join(", ")}, home) VALUES (${ROW_COLUMNS.map(() => "?").join(", ")}, ?)`,
       ...ROW_COLUMNS.map((c) => (row as Record<string, unknown>)[c] ?? null), home ? 1 : 0);
-    // the member list as it changed (a commit that changes no membership writes no member row: SPEC §13)
+    // the member list as it changed (a commit that changes no membership writes no member row: docs/reference/remote.md §13)
     const had = new Map(this.db.all("SELECT user, role FROM members WHERE object_id = ?", row.id).map((r) => [r[0] as string, r[1] as string]));
     const has = new Map(row.members);
     for (const user of had.keys()) if (!has.has(user)) this.db.run("DELETE FROM members WHERE object_id = ? AND user = ?", row.id, user);
@@ -389,7 +389,7 @@ export class DurableIndex {
   }
 
   /** The usage groups of one page of objects: at most F.limit of those F selects, in id order after F.after_id
-   *  (SPEC §13: usage answers one page of groups), with the page's total, its object count and last id. */
+   *  (docs/reference/remote.md §13: usage answers one page of groups), with the page's total, its object count and last id. */
   private usageGroups(f: Filter, by: string, newerDay: string | null) {
     const [where, params] = whereOf(f);
     const page = `SELECT o.id, o.name, o.owner, o.last_active_at FROM objects o WHERE ${where.join(" AND ")} ORDER BY o.id LIMIT ?`;
@@ -468,7 +468,7 @@ export async function listObjects(env: IndexEnv, opts: { user?: string; limit: n
   return (await memberLists(env, opts.user!, { limit: opts.limit })).flat().sort(newestFirst).slice(0, opts.limit);
 }
 
-/** The shards holding the rows of USER's objects (SPEC §13): their own shard, and the home shard of each
+/** The shards holding the rows of USER's objects (docs/reference/remote.md §13): their own shard, and the home shard of each
  *  tenant object they joined (one subrequest to learn them; with TENANT, that tenant's only). */
 export async function memberShards(env: IndexEnv, user: string, tenant: string | null = null): Promise<string[]> {
   const homes = await ask<string[]>(env, `user:${user}`, "homes");

@@ -1,4 +1,4 @@
-// The Durable Object holding one durable object (SPEC §13). Every request: the schema is migrated
+// The Durable Object holding one durable object (docs/reference/remote.md §13). Every request: the schema is migrated
 // (wake), due alarms fire in their own transaction, then the operation runs in ONE transactionSync
 // (the DO's input gate is the lock). A write's response is remembered under the client's request
 // id, so a retried write is answered with the first result and applied once.
@@ -81,7 +81,7 @@ export class DurableObjectSession {
   }
 
   /** Each request and alarm has Cloudflare's per-request subrequest limit of its own, counted here as deployed
-   *  (SPEC §13: `remote dev` counts the objects' own subrequests): one past it fails, so the index update of a
+   *  (docs/reference/remote.md §13: `remote dev` counts the objects' own subrequests): one past it fails, so the index update of a
    *  commit that needs too many stays dirty, as it would on Cloudflare. */
   private counting() {
     this.env = counted(this.base, limitOf(this.base), false);
@@ -272,7 +272,7 @@ export class DurableObjectSession {
     return call;
   }
 
-  /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (SPEC §12):
+  /** The tombstone a deleted LangGraph thread left at this object's id, as its caller may see it (docs/reference/integrations.md §12):
    *  the home shard answers it only to a participant the thread had when deleted (or an admin's
    *  installation-wide call); to anyone else null, as for a thread never made. */
   private tombstone(call: Call): Promise<unknown> {
@@ -369,7 +369,7 @@ export class DurableObjectSession {
   }
 
   /** An index update failed: the next try from the alarm after a random delay up to 2 s, its bound doubling
-   *  at each failure in a row up to 5 minutes (exponential backoff with full jitter; SPEC §13). */
+   *  at each failure in a row up to 5 minutes (exponential backoff with full jitter; docs/reference/remote.md §13). */
   private failed() {
     const failures = this.retry().failures + 1;
     const at = now() + Math.floor(Math.random() * Math.min(INDEX_RETRY_MS * 2 ** Math.min(failures - 1, 20), INDEX_RETRY_MAX_MS));
@@ -432,7 +432,7 @@ export class DurableObjectSession {
       members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]] as [string, string]),
     };
     if (scope !== "reserved") {
-      // counts as text: a JS number would round a total past 2^53 (SPEC §6: totals carried exactly)
+      // counts as text: a JS number would round a total past 2^53 (docs/reference/transcript.md §6: totals carried exactly)
       row.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT)," +
         " CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd FROM usage_totals ORDER BY key");
     }
@@ -455,7 +455,7 @@ export class DurableObjectSession {
       const shards = shardsOf(row);
       const before = this.sentTo();
       const gone = before.filter((s) => !shards.includes(s));
-      // SPEC §13: the row (member list included) goes to its home shard only; a participant's own shard is
+      // docs/reference/remote.md §13: the row (member list included) goes to its home shard only; a participant's own shard is
       // told of their membership when it starts (and dropped when it ends), never at each commit
       const joined = shards.filter((s) => s !== home && (force || !before.includes(s))); // reindex: every one again
       const text = JSON.stringify([row, shards]);

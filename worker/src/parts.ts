@@ -1,4 +1,4 @@
-// A write whose body is over DURABLE_MAX_BODY_BYTES comes in parts under one request id (SPEC §13). The
+// A write whose body is over DURABLE_MAX_BODY_BYTES comes in parts under one request id (docs/reference/remote.md §13). The
 // op table (durable_cli/contract/contract.json "ops", `parts`) names the lists of an op's arguments that may be
 // split: "rows" (append_many, finish), "record.*" (import: every list of the record). Every part has the
 // op's own arguments with those lists cut to its share, and `part: {batch, index, count, first}` (`first`:
@@ -96,7 +96,7 @@ export function abandonedAt(db: Db): number | null {
 /** The last part: ARGS with every staged item back in front of its own lists (and no longer staged); a
  *  conflict (exit 4) when an earlier part is missing. LAZY (an op that takes its lists as iterables: fork,
  *  append_many, finish): each list is an iterable that reads the staged items one at a time as the op goes,
- *  from the start again on each pass over it (a request holds one row: SPEC §13), and they stay staged
+ *  from the start again on each pass over it (a request holds one row: docs/reference/remote.md §13), and they stay staged
  *  until dropStaged, after the op ran. */
 export function unstage(db: Db, part: Part, args: any, lazy = false): any {
   const out = { ...args };

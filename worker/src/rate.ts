@@ -1,4 +1,4 @@
-// The per-token rate limit (SPEC §13 "Rate limit"; docs/remote.md "Rate limit"). Cloudflare enforces none of
+// The per-token rate limit (docs/reference/remote.md §13 "Rate limit"; docs/remote.md "Rate limit"). Cloudflare enforces none of
 // its own limits on a Worker's callers and workerd enforces nothing, so the Worker does it itself, in every
 // environment: each token (its jti) has a token bucket of DURABLE_RATE_LIMIT requests, refilled at that many
 // a minute, kept in the SQLite of its user's reserved object (one Durable Object per user, exact across

@@ -1,4 +1,4 @@
-// A big request body goes to its object unparsed (SPEC §13; docs/remote.md "Bodies"). The Worker used to hold
+// A big request body goes to its object unparsed (docs/reference/remote.md §13; docs/remote.md "Bodies"). The Worker used to hold
 // a 16 MiB body 4-5 times at once (its chunks, their concatenation, the decoded text, the parsed value and the
 // JSON of the call sent on); past RAW_AT bytes it now reads only the envelope (every top-level field but
 // `args`, each a few bytes) from the body's bytes and forwards the bytes as they came to the object's Durable
@@ -52,7 +52,7 @@ function text(b: Uint8Array): string {
   try {
     return decoder().decode(b);
   } catch {
-    throw invalid("the request body is not valid UTF-8"); // SPEC §6: never text with U+FFFD in its place
+    throw invalid("the request body is not valid UTF-8"); // docs/reference/transcript.md §6: never text with U+FFFD in its place
   }
 }
 

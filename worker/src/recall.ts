@@ -1,4 +1,4 @@
-// What a write remembers for a retry of its request id (SPEC §13: "a write's remembered answer holds ids
+// What a write remembers for a retry of its request id (docs/reference/remote.md §13: "a write's remembered answer holds ids
 // and seqs, never row contents"): the answer reduced to the ids and seqs it names, and rebuilt from
 // storage when a retry comes. A batch of any size is one small row in _durable_requests, and text a
 // later redact, pop or prune removed is not kept for a day in the request table. An answer without

@@ -1,4 +1,4 @@
-// Cloudflare's per-request subrequest limit, enforced in every environment (SPEC §13 "Cloudflare's limits
+// Cloudflare's per-request subrequest limit, enforced in every environment (docs/reference/remote.md §13 "Cloudflare's limits
 // hold on workerd too"; docs/remote.md "Limits"): every call the Worker makes to a Durable Object is a
 // subrequest of the request it serves, counted here; one past the limit fails as it would deployed.
 import { DurableError } from "./rules/state";

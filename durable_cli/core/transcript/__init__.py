@@ -1,4 +1,4 @@
-"""The transcript and its context window (SPEC §6).
+"""The transcript and its context window (docs/reference/transcript.md §6).
 
 A row holds what an agent writes: text, tool calls (assistant rows), the result of one call (`tool`
 rows, by `call_id`), the turn's `meta` and the caller's own item (`data`, verbatim).

@@ -1,4 +1,4 @@
-"""Appending rows (SPEC §6 `transcript append`, a prompt's turn, a reply): one transaction, all or none;
+"""Appending rows (docs/reference/transcript.md §6 `transcript append`, a prompt's turn, a reply): one transaction, all or none;
 a --request-id replayed returns what it made."""
 
 

@@ -1,4 +1,4 @@
-"""The context window (SPEC §6 `transcript window`): pinned turns, then the longest suffix of the other
+"""The context window (docs/reference/transcript.md §6 `transcript window`): pinned turns, then the longest suffix of the other
 live rows within the budget, tool calls and their results kept together."""
 
 import json
@@ -79,7 +79,7 @@ def context_window(obj, *, budget=None, limit=None, keep=None) -> dict:
     return {"turns": [row_json(r) for r in rows], "tokens": total, "budget": budget}
 
 
-def window(obj, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002 - SPEC §9's name
+def window(obj, *, tokens=None, limit=None, format="json", keep=None):  # noqa: A002 - docs/reference/library.md §9's name
     """The context window as a document: `json` ({"turns", "tokens", "budget"}) or a provider's input."""
     if format not in ("json", "messages", "responses", "anthropic", "gemini"):
         raise invalid(f"invalid format {format!r}: use json, messages, responses, anthropic or gemini")

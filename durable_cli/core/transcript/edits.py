@@ -1,4 +1,4 @@
-"""Edits that remove or rewrite rows (SPEC §6 `pop`, `clear`, `prune`, `redact`; the Agents SDK's
+"""Edits that remove or rewrite rows (docs/reference/transcript.md §6 `pop`, `clear`, `prune`, `redact`; the Agents SDK's
 `replace_tail`): each leaves no token of what went in the search index, the file or its WAL."""
 
 import json
@@ -178,7 +178,7 @@ def redact(obj, seq: int) -> dict:
         obj.db.execute("UPDATE prompts SET content = ? WHERE turn_seq = ?", (REDACTED, seq))
         _drop_removed_tokens(obj)
         state.event(obj, "transcript.redacted", {"seq": seq})
-        state.touch(obj)  # a redaction is activity (SPEC §3)
+        state.touch(obj)  # a redaction is activity (docs/reference/storage.md §3)
     obj.handle.checkpoint()
     return row_json(_row(obj, seq))
 

@@ -41,7 +41,7 @@ def rows_after(obj, seq: int):
     return found, obj.meta()["status"]
 
 
-def rows(obj, *, last=None, since: int = 0, all=False) -> list:  # noqa: A002 - the name SPEC §9 gives
+def rows(obj, *, last=None, since: int = 0, all=False) -> list:  # noqa: A002 - the name docs/reference/library.md §9 gives
     """The library's `rows(last=N | since=SEQ | all=True)`: a list of row dicts."""
     return list(show(obj, all_rows=all, since=since or 0, last=last))
 

@@ -1,5 +1,5 @@
-"""A transcript row (SPEC §6): its columns, the checks that turn input into one (`prepare`, validated whole
-before anything is opened or created), its JSON encoding and the shape SPEC §10 shows (`row_json`);
+"""A transcript row (docs/reference/transcript.md §6): its columns, the checks that turn input into one (`prepare`, validated whole
+before anything is opened or created), its JSON encoding and the shape docs/reference/json.md §10 shows (`row_json`);
 and the guards every transcript operation shares."""
 
 import json
@@ -327,7 +327,7 @@ def prepare_batch(config, lines) -> list:
 
 
 def row_json(r) -> dict:
-    """A row as SPEC §10 shows it."""
+    """A row as docs/reference/json.md §10 shows it."""
     summary = r[KIND] == "summary"
     return {
         "seq": r[SEQ], "role": r[ROLE], "content": r[CONTENT], "tool_calls": _loads(r[CALLS]), "call_id": r[CALL_ID],
@@ -350,7 +350,7 @@ def _require(obj):
 
 
 def refuse_rewrite_if_owned(obj, meta, doing: str) -> None:
-    """SPEC §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back
+    """docs/reference/integrations.md §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back
     (the checkpoints hold the same text): exit 4, delete the thread or the session instead."""
     if meta.get("adapter") == "langgraph":
         raise conflict(say("langgraph_owned", what=obj.what, doing=doing, name=obj.name))

@@ -1,4 +1,4 @@
-"""Summaries (SPEC §6 `transcript summarize`, `compact`): plan under the object's lock, commit only if the
+"""Summaries (docs/reference/transcript.md §6 `transcript summarize`, `compact`): plan under the object's lock, commit only if the
 covered rows are unchanged; the summarizer command runs without the lock."""
 
 import json
@@ -51,7 +51,7 @@ def _splits_a_call(obj, covered, through_pos) -> bool:
 
 
 def _covered_rows(obj, through: int):
-    """The live rows a summary through SEQ stands for (pinned turns excepted); exit 3/4/2 as SPEC §6."""
+    """The live rows a summary through SEQ stands for (pinned turns excepted); exit 3/4/2 as docs/reference/transcript.md §6."""
     row = _live_row(obj, through)
     pinned = _pinned(obj)
     boundary = pinned[-1][POS] if pinned else 0
@@ -90,7 +90,7 @@ def _plan(obj, covered) -> Plan:
 
 def summarize(obj, *, through: int, text=None, command=None, input_format="text", timeout=120) -> dict:
     """Summarize with TEXT under this lock. With a COMMAND, use `Store.summarize`, which releases the
-    lock while the command runs (SPEC §3)."""
+    lock while the command runs (docs/reference/storage.md §3)."""
     if command is not None:
         raise invalid("a summarizer command runs without the object's lock: call Store.summarize(name, ..., command=CMD)")
     check_content(obj, text)
@@ -214,7 +214,7 @@ def run_summarizer(command: str, rows, input_format: str, timeout: float) -> str
 
 
 def plan_compact(obj, *, max_tokens: int, keep_tokens: int):
-    """The rows `compact` would summarize, or None when nothing is to change (SPEC §6).
+    """The rows `compact` would summarize, or None when nothing is to change (docs/reference/transcript.md §6).
 
     The cut falls just before a `user` turn (the newest such cut keeping >= KEEP tokens); failing
     that, before the newest non-`tool` row keeping >= KEEP; never between a tool call and a result.

@@ -1,4 +1,4 @@
-// Every call's arguments checked against the contract's op table before the op runs (SPEC §13: a
+// Every call's arguments checked against the contract's op table before the op runs (docs/reference/remote.md §13: a
 // crafted body is HTTP 400 -> exit 2, never 500). The table is durable_cli/contract/contract.json "ops",
 // generated into ../generated/ops.ts; the Python client builds the same calls from the same table.
 import { ArgSpec, SCOPES } from "../generated/ops";

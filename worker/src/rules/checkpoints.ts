@@ -1,4 +1,4 @@
-// A LangGraph thread's checkpoints and pending writes (mirrors durable_cli/core/checkpoints.py, SPEC §12).
+// A LangGraph thread's checkpoints and pending writes (mirrors durable_cli/core/checkpoints.py, docs/reference/integrations.md §12).
 // The values are the framework's serialized bytes, sent base64 over JSON and stored as BLOBs; metadata is
 // JSON text. durable never interprets them. The root namespace's messages are mirrored into transcript rows
 // (each message once, by id) in the transaction that stores the checkpoint.
@@ -94,7 +94,7 @@ export function putCheckpoint(obj: Opened, a: ObjectArgs["put_checkpoint"] & Bur
     if (fields === null || typeof fields !== "object" || Array.isArray(fields)) throw invalid("a mirrored message's row must be a JSON object");
     return [str(mid, "message id"), prepare(obj, fields)] as const;
   });
-  // the checkpoint's metadata: JSON text, RFC 8259 as every JSON durable takes in (SPEC §6); the column is NOT NULL
+  // the checkpoint's metadata: JSON text, RFC 8259 as every JSON durable takes in (docs/reference/transcript.md §6); the column is NOT NULL
   strict.parse(str(a.metadata, "metadata"), "checkpoint metadata");
   const blob = bytes(a.blob, "the checkpoint");
   writable(obj, a, externalId);
@@ -176,7 +176,7 @@ const PAGE_BYTES = 524288; // a page of checkpoints ends at the one that reaches
 
 /** One page of checkpoint_rows (PAGE: [] for the first, else the [id, ns] of the last one sent): {rows, writes,
  *  next}, newest first (ties of an id across namespaces by namespace), read from a lazy cursor until LIMIT rows
- *  or PAGE_BYTES (SPEC §13: a request holds one row plus one page). A thread keeps every checkpoint, each its
+ *  or PAGE_BYTES (docs/reference/remote.md §13: a request holds one row plus one page). A thread keeps every checkpoint, each its
  *  whole state: the saver's list() (get_state_history) had them all, with their writes, in one answer. */
 function checkpointPage(obj: Opened, meta: unknown, a: { ns?: string | null; checkpoint_id?: string | null; before?: string | null;
   owned?: boolean | null; limit?: number | null; page?: string[] | null }) {
@@ -212,7 +212,7 @@ export function writeRows(obj: Opened, a: ObjectArgs["checkpoint_writes"]) {
 export function deleteThread(obj: Opened) {
   const meta = obj.meta();
   const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
-  // who may read the tombstone (SPEC §12): the participants the thread had when it was deleted
+  // who may read the tombstone (docs/reference/integrations.md §12): the participants the thread had when it was deleted
   const members = meta ? obj.db.all("SELECT user FROM participants ORDER BY user").map((m) => String(m[0])) : [];
   return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner, members };
 }

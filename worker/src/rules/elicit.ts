@@ -1,4 +1,4 @@
-// Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, SPEC §8).
+// Human-in-the-loop requests (mirrors durable_cli/core/elicit.py, docs/reference/hitl.md §8).
 import { Opened, conflict, event, invalid, iso, notFound, now, say, touch, Row } from "./state";
 import { strip } from "./text";
 import { check, requireSession, validRequestId } from "./lifecycle";
@@ -39,7 +39,7 @@ export function checkAsk(prompt: unknown, choices: unknown): string[] {
   return choices;
 }
 
-/** REQUEST_ID: the caller's key (SPEC §14 ask_human): the same key with the same question returns the request
+/** REQUEST_ID: the caller's key (docs/reference/mcp.md §14 ask_human): the same key with the same question returns the request
  *  it made, as it stands now; with another question, a conflict. Kept in the `elicit.asked` event. */
 export function ask(obj: Opened, a: ObjectArgs["ask"]) {
   const key = (validRequestId(a.request_id) as string | null | undefined) ?? null;

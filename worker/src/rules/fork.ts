@@ -11,7 +11,7 @@ const REWRITES = ["transcript.popped", "transcript.cleared", "transcript.redacte
 
 type ForkCursor = { after: number; cut: number; seq: number; events: number };
 
-/** One page of `session fork`'s plan, on the source (SPEC §13: a request holds one row plus one page of its
+/** One page of `session fork`'s plan, on the source (docs/reference/remote.md §13: a request holds one row plus one page of its
  *  answer): its id, NAME, title, the seq the fork copies up to, and the next live rows up to that seq's
  *  position (in logical order), read from a lazy cursor; the client asks again with `cursor: next` until it
  *  is null. The first page checks AT (exit 3 for one that is not a live row, 2 for one separating a tool call

@@ -1,4 +1,4 @@
-// The lifecycle of SPEC §5 as data (mirrors durable_cli/core/lifecycle.py): the transition table, loaded
+// The lifecycle of docs/reference/sessions.md §5 as data (mirrors durable_cli/core/lifecycle.py): the transition table, loaded
 // from durable_cli/contract/contract.json like the Python side's, the one function that reads it, and the input
 // checks every write of one object shares (titles, request ids). Used by sessions, transcript, elicit,
 // checkpoints and retention; sessions.ts holds the prompt queue that moves an object through it.

@@ -1,5 +1,5 @@
 // Export, import and search of ONE object (mirrors durable_cli/core/rights.py, core/records.py and across/search.py,
-// SPEC §7). The export format's tables, columns and checks come from durable_cli/core/records.py through
+// docs/reference/retention.md §7). The export format's tables, columns and checks come from durable_cli/core/records.py through
 // worker/src/generated/records.json (scripts/gen_worker_records.py): a record is checked here again with
 // the same rules, since the Worker cannot trust clients.
 import records from "../generated/records.json";
@@ -39,7 +39,7 @@ const EXPORT_PAGE_BYTES = 524288; // ... and ends at the row that reaches this m
 type ExportCursor = { t: number; after: number; highs: Record<string, number>; key?: unknown[] | null };
 const COMPOSITE_KEYS = records.composite_keys as Record<string, string[]>;
 
-/** One page of the object's export record (SPEC §7; SPEC §13: a request holds one row plus one page of
+/** One page of the object's export record (docs/reference/retention.md §7; docs/reference/remote.md §13: a request holds one row plus one page of
  *  its answer): {head (first page: format, version, id, scope, owner, name, object), tables (each table's
  *  rows in this page, in the record's order), sequences (last page), next}. The client joins the pages
  *  into the record the file backend writes. Rows are read in rowid order from lazy cursors, up to each
@@ -163,7 +163,7 @@ function jsonText(v: unknown, lexemes?: Map<string, string>): unknown {
     throw new Bad(say("record_not_json"));
   }
   const why = strict.scan(v as string, strict.MAX_DEPTH, lexemes, false, true);
-  // an escaped lone surrogate ("\ud800") is no UTF-8 either (SPEC §6): refused as in the text itself (records.py)
+  // an escaped lone surrogate ("\ud800") is no UTF-8 either (docs/reference/transcript.md §6): refused as in the text itself (records.py)
   if (why === strict.LONE_MESSAGE) throw new Bad(say("record_surrogate"));
   if (why !== null) throw new Bad(say("record_not_rfc_json", { why }));
   return value;
@@ -336,7 +336,7 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     if (t.call_id !== null && t.role !== "tool") throw new Bad(say("record_call_id_tool"));
     at(`${label}.superseded_by`);
     const by = t.superseded_by;
-    if (by === 0) { // a row of a LangGraph branch the thread left (SPEC §12)
+    if (by === 0) { // a row of a LangGraph branch the thread left (docs/reference/integrations.md §12)
       if (t.kind === "summary" || c.object.adapter !== "langgraph") throw new Bad(say("record_superseded_by", { by }));
     } else if (by !== null && (!turns.has(by) || turns.get(by)!.kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
@@ -478,7 +478,7 @@ function write(obj: Opened, c: Content) {
 const ROLES: string[] = CONSTANTS.row_roles;
 const SNIPPET = "snippet(turns_fts, -1, '[', ']', '…', 16)";
 
-/** A plain-text QUERY (SPEC §7) as the FTS5 expression it asks for; exit 2 when it is empty or holds no word
+/** A plain-text QUERY (docs/reference/retention.md §7) as the FTS5 expression it asks for; exit 2 when it is empty or holds no word
  *  (across/search.py plain_query; the vectors' "search_query"). */
 export function searchMatch(query: string): string {
   if (!strip(query)) throw invalid(say("empty_search"));

@@ -1,4 +1,4 @@
-// Sessions: the lifecycle and the prompt queue of SPEC §5 (mirrors durable_cli/core/sessions.py).
+// Sessions: the lifecycle and the prompt queue of docs/reference/sessions.md §5 (mirrors durable_cli/core/sessions.py).
 // The transition table and the checks every write shares are in lifecycle.ts.
 import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName, Row, DictRow } from "./state";
 import * as transcript from "./transcript";
@@ -7,7 +7,7 @@ import type { Lazy, ObjectArgs } from "../generated/ops";
 
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
   "lease_expires_at", "completed_at", "error"];
-// Queue order (SPEC §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
+// Queue order (docs/reference/sessions.md §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
 const ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
 const QUEUE_ORDER = `${ORDER_KEY}, id`;
 const MAX_INT = 9223372036854775807n;
@@ -135,7 +135,7 @@ function processing(obj: Opened, id: number, doing: string, attempt: number | nu
   obj.requireVisible();
   const r = promptRow(obj, id);
   if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current = r[PROMPT_COLUMNS.indexOf("start")]; // SPEC §5: a start is named by its start number, never attempts
+  const current = r[PROMPT_COLUMNS.indexOf("start")]; // docs/reference/sessions.md §5: a start is named by its start number, never attempts
   if (attempt !== null && Number(attempt) !== Number(current)) {
     throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
   }
@@ -265,7 +265,7 @@ export function setTitle(obj: Opened, a: ObjectArgs["set_title"]) {
   if (meta.title !== title) {
     obj.db.run("UPDATE object SET title = ?", title);
     event(obj, "session.title", { title });
-    touch(obj);  // a title is activity (SPEC §3)
+    touch(obj);  // a title is activity (docs/reference/storage.md §3)
   }
   return sessionJson(obj);
 }
@@ -286,7 +286,7 @@ export function invite(obj: Opened, a: ObjectArgs["invite"]) {
   const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
   if (!current) {
     const count = Number(obj.db.one("SELECT count(*) FROM participants")![0]);
-    if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count })); // SPEC §5
+    if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count })); // docs/reference/sessions.md §5
   }
   if (!current || current[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());

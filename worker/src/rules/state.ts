@@ -23,7 +23,7 @@ export class DurableError extends Error {
     super(message);
   }
 }
-/** An error no rule foresaw (SPEC §13): its message and stack go to the Worker's log (console.error) under a
+/** An error no rule foresaw (docs/reference/remote.md §13): its message and stack go to the Worker's log (console.error) under a
  *  fresh id and the caller is answered only `internal error <id>`, never the message. A DurableError of
  *  another code is the caller's to read, as is one already answered this way (an object's or a shard's,
  *  passed on by the Worker under the id it was logged with). WHERE names the part that failed in the log. */
@@ -54,7 +54,7 @@ export type DictRow = Record<string, any>;
 /** Cloudflare's SQL limits (developers.cloudflare.com/durable-objects/platform/limits/): a string, BLOB or
  *  row of at most 2,000,000 bytes, a statement of at most 100 KB, at most 100 bound parameters. workerd
  *  does not enforce them; this storage layer does, everywhere, so a test on workerd fails where a
- *  deployment would (SPEC §13). */
+ *  deployment would (docs/reference/remote.md §13). */
 export const SQL_LIMITS = { value: 2000000, statement: 100000, params: 100 };
 
 const encoder = new TextEncoder();
@@ -252,7 +252,7 @@ export class Db {
     return this.whole([...this.exec(q, b).raw()] as Row[]);
   }
   /** The rows one at a time, read from storage as they are iterated (SQL cursors are lazy: a request
-   *  holds the row it is at, not the result; SPEC §13). */
+   *  holds the row it is at, not the result; docs/reference/remote.md §13). */
   iter(q: string, ...b: unknown[]): IterableIterator<Row> {
     // through exec (Cloudflare's limits, a big value stored in chunks) and each row made whole as it comes
     const rows = this.exec(q, b).raw() as IterableIterator<Row>;
@@ -391,7 +391,7 @@ export function nextAlarmAt(db: Db): number | null {
   return r ? r[0] : null;
 }
 
-/** SPEC §5.1 `work --all` (core/state.py PENDING_AT): when the oldest startable pending prompt could start,
+/** docs/reference/sessions.md §5.1 `work --all` (core/state.py PENDING_AT): when the oldest startable pending prompt could start,
  *  or null when none is pending or one is processing. */
 export function pendingAt(db: Db): number | null {
   const r = db.one("SELECT CASE WHEN EXISTS (SELECT 1 FROM prompts WHERE status = 'processing') THEN NULL" +
@@ -414,7 +414,7 @@ export function sessionJson(obj: Opened) {
   };
 }
 
-/** SPEC §2 names: 1-200 code points, printable, equal to their own strip(). */
+/** docs/reference/concepts.md §2 names: 1-200 code points, printable, equal to their own strip(). */
 export function validName(text: unknown, what = "name"): string {
   const s = typeof text === "string" ? text : "";
   const n = [...s].length;

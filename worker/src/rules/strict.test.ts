@@ -1,4 +1,4 @@
-// durable's JSON (rules/strict.ts): RFC 8259 as JSON.parse does not enforce it (SPEC §6).
+// durable's JSON (rules/strict.ts): RFC 8259 as JSON.parse does not enforce it (docs/reference/transcript.md §6).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DurableError } from "./state";

@@ -1,4 +1,4 @@
-// RFC 8259 JSON in (SPEC §6; core/strict_json.py): what JSON.parse takes but durable refuses wherever JSON comes
+// RFC 8259 JSON in (docs/reference/transcript.md §6; core/strict_json.py): what JSON.parse takes but durable refuses wherever JSON comes
 // in -- a duplicate key in one object (JSON.parse keeps the last, SQLite's json_extract the first), a number that
 // overflows a double (`1e400` parses as Infinity) and nesting deeper than 200 levels counted from each field's own
 // value. NaN and Infinity are not JSON to JSON.parse already. `scan` reads text JSON.parse has accepted.
@@ -15,7 +15,7 @@ const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, O
 
 /** Why TEXT (JSON text JSON.parse accepted) is not durable's JSON, or null. LEXEMES, when given, receives the text
  *  of every number at most two object levels down, keyed by its path ("cost_usd", "usage.input_tokens"): JSON.parse
- *  reads `1.0` as 1, and a usage count must be written as an integer (SPEC §6). BODY: TEXT is a request body, where a
+ *  reads `1.0` as 1, and a usage count must be written as an integer (docs/reference/transcript.md §6). BODY: TEXT is a request body, where a
  *  row's meta may come as a value: a usage count written `5.0` there (under meta.usage, not inside a `data`) is refused. */
 export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, string>, body = false, lone = body): string | null {
   const keys: (Set<string> | null)[] = []; // per open container: the keys of an object, null for an array
@@ -35,7 +35,7 @@ export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, stri
         if ((end - 1 - k) % 2 === 0) break; // not escaped
         end++;
       }
-      // a request body's strings (LONE): a lone surrogate written as an escape ("\ud800") is not UTF-8 (SPEC §6),
+      // a request body's strings (LONE): a lone surrogate written as an escape ("\ud800") is not UTF-8 (docs/reference/transcript.md §6),
       // refused as the file store refuses it, never stored as U+FFFD or as an escape in a JSON column
       // (escapes are rare: the client writes UTF-8, so ESCAPE, the next "\\u", moves on at most once per string)
       if (escape !== -1 && escape < i) escape = text.indexOf("\\u", i);
@@ -80,7 +80,7 @@ export function scan(text: string, limit = MAX_DEPTH, lexemes?: Map<string, stri
         const L = keys.length;
         if (body && !plain && Number.isInteger(value) && L >= 3 && USAGE_KEYS.includes(path[L - 1]) && path[L - 2] === "usage" &&
           path[L - 3] === "meta" && keys[L - 2] !== null && keys[L - 3] !== null && !path.slice(0, L - 3).includes("data")) {
-          // a row's meta sent as a value, not as text: JSON.parse would read 5.0 as 5 (SPEC §6: not an integer)
+          // a row's meta sent as a value, not as text: JSON.parse would read 5.0 as 5 (docs/reference/transcript.md §6: not an integer)
           return say("meta_usage_count", { key: path[L - 1] });
         }
       }

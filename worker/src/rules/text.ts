@@ -44,7 +44,7 @@ export function quote(v: unknown): string {
 const TERMS = new RegExp(`"([^"]*)"(\\**)|([^${WS}]+)`, "gu");
 const HAS_WORD = /[\p{L}\p{N}\p{Co}]/u;
 
-/** SPEC §7's plain-text search QUERY as an FTS5 expression (durable_cli/across/search.py plain_query; the
+/** docs/reference/retention.md §7's plain-text search QUERY as an FTS5 expression (durable_cli/across/search.py plain_query; the
  *  vectors' "search_query"): terms split at white space, `"…"` one phrase, a trailing `*` a prefix, every other
  *  character matched as written (each term an FTS5 string: the phrase of its own tokens), all terms must match;
  *  a term with no letter or digit is left out. Returns null when no term is left (the caller's exit 2). */

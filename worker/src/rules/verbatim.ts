@@ -1,4 +1,4 @@
-// JSON text kept verbatim (SPEC §6: a row's `data` is "stored and returned verbatim"; `meta` and `tool_calls`
+// JSON text kept verbatim (docs/reference/transcript.md §6: a row's `data` is "stored and returned verbatim"; `meta` and `tool_calls`
 // likewise). JavaScript's JSON.parse/JSON.stringify would round numbers to doubles (12345678901234567890,
 // 9007199254740993), print 1.0 as 1 and -0.0 as 0, and put integer-like keys first; so the Worker never
 // re-serializes such a field. Requests carry it as text (rules/transcript/row.ts `prepare`: `data_json`, ...),

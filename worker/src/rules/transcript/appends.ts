@@ -56,7 +56,7 @@ function requestHasher() {
 }
 
 /** A list of input rows: an array, or (a body sent in parts) an iterable reading the staged rows one at a time
- *  from the start on each pass (parts.ts), so a batch of any size holds one row in the isolate (SPEC §13). */
+ *  from the start on each pass (parts.ts), so a batch of any size holds one row in the isolate (docs/reference/remote.md §13). */
 export function eachRow(v: unknown, what = "rows"): Iterable<any> {
   if (v == null) return [];
   if (typeof v !== "object" || !(Symbol.iterator in v)) throw invalid(`${what} must be a list`);

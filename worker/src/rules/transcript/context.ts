@@ -65,7 +65,7 @@ export function contextWindow(obj: Opened, a: ObjectArgs["context_window"]) {
   requireVisible(obj);
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  // a lazy cursor (SPEC §13): the rows are read newest first only until the budget is spent, one at a time,
+  // a lazy cursor (docs/reference/remote.md §13): the rows are read newest first only until the budget is spent, one at a time,
   // so a window of a long transcript holds the window, not the transcript
   const cursor = obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos DESC`, boundary);
   const { rows, tokens } = choose(pin, cursor, budget, limit, a.keep ?? null);

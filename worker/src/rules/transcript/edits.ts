@@ -60,7 +60,7 @@ export function redact(obj: Opened, a: ObjectArgs["redact"]) {
   if (row[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row[TOKENS], count);
   obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
   event(obj, "transcript.redacted", { seq: a.seq });
-  touch(obj);  // a redaction is activity (SPEC §3)
+  touch(obj);  // a redaction is activity (docs/reference/storage.md §3)
   return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq)!);
 }
 

@@ -1,4 +1,4 @@
-// The transcript (mirrors durable_cli/core/transcript/, SPEC §6), one module a job as on the Python side:
+// The transcript (mirrors durable_cli/core/transcript/, docs/reference/transcript.md §6), one module a job as on the Python side:
 // row, appends, reads, context (the window), edits, summaries. `session fork` is ../fork.ts (core/fork.py).
 export * from "./row";
 export * from "./appends";

@@ -13,7 +13,7 @@ type ShowCursor = { after: number; from_pos?: number | null; high: number };
  *  error): no transcript holds 2^53 rows, so N is taken at most that. */
 const offset = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER) - 1;
 
-/** One page of what `show` lists (SPEC §6), read from a lazy cursor (SPEC §13: a request holds one row plus
+/** One page of what `show` lists (docs/reference/transcript.md §6), read from a lazy cursor (docs/reference/remote.md §13: a request holds one row plus
  *  one page of its answer): {rows, next}; the client asks again with `cursor: next` until it is null. The
  *  first page fixes HIGH, the highest seq then written: later pages list no row written after it, so the
  *  pages join into one consistent listing. --all pages in seq order, live rows in logical order (pos);
@@ -68,7 +68,7 @@ export function rowBytes(r: Row): number {
 
 /** The rows SQL selects (COLS, in order), read one at a time, as JSON -- or, when they are more than one page
  *  (PAGE_ROWS rows or PAGE_BYTES of text), null: the caller answers their seqs and the client reads them in pages
- *  (SPEC §13: no op answers or loads more than one row plus one page, whatever the client asks). */
+ *  (docs/reference/remote.md §13: no op answers or loads more than one row plus one page, whatever the client asks). */
 export function pageOrNull(obj: Opened, sql: string, ...params: unknown[]): DictRow[] | null {
   const rows: DictRow[] = [];
   let bytes = 0;
@@ -84,7 +84,7 @@ export function pageOrNull(obj: Opened, sql: string, ...params: unknown[]): Dict
  *  and `tool_calls` the JSON text stored (core/transcript/reads.py stored_rows: what an adapter rebuilds its items from). */
 export function storedRows(obj: Opened, a: ObjectArgs["stored_rows"]) {
   requireVisible(obj);
-  // in pages, as show's (SPEC §13): {rows, next}; the client asks again with `cursor: next` until it is null
+  // in pages, as show's (docs/reference/remote.md §13): {rows, next}; the client asks again with `cursor: next` until it is null
   let c = (a.cursor ?? null) as ShowCursor | null; // the client's copy of a page's next, checked here
   if (c !== null && (typeof c !== "object" || !isInt(c.after) || !isInt(c.high) || (c.from_pos != null && typeof c.from_pos !== "number"))) {
     throw invalid("cursor must be the `next` of the previous page");

@@ -1,5 +1,5 @@
-// A transcript row (mirrors durable_cli/core/transcript/row.py, SPEC §6): its columns, the checks that turn input
-// into one (`prepare`), the shape SPEC §10 shows (`rowJson`), and the guards every transcript operation shares.
+// A transcript row (mirrors durable_cli/core/transcript/row.py, docs/reference/transcript.md §6): its columns, the checks that turn input
+// into one (`prepare`), the shape docs/reference/json.md §10 shows (`rowJson`), and the guards every transcript operation shares.
 import { CONSTANTS, Meta, Opened, Row, conflict, invalid, iso, say, dumps } from "../state";
 import { approx } from "../tokens";
 import { quote } from "../text";
@@ -123,7 +123,7 @@ export function prepare(obj: Opened, f: any, where = ""): Prepared {
   return p;
 }
 
-/** A row as SPEC §10 shows it; its JSON fields are the stored text, emitted as is (rules/verbatim.ts `stringify`). */
+/** A row as docs/reference/json.md §10 shows it; its JSON fields are the stored text, emitted as is (rules/verbatim.ts `stringify`). */
 export function rowJson(r: Row) {
   const summary = r[KIND] === "summary";
   return {
@@ -139,7 +139,7 @@ export function requireVisible(obj: Opened) {
   return meta;
 }
 
-/** SPEC §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back. */
+/** docs/reference/integrations.md §12: rows a LangGraph saver mirrors from its checkpoints are not rewritten behind its back. */
 export function refuseRewriteIfOwned(obj: Opened, meta: Meta, doing: string) {
   if (meta.adapter === "langgraph") {
     throw conflict(say("langgraph_owned", { what: obj.what, doing, name: obj.name }));

@@ -9,7 +9,7 @@ import { callIds, pinned } from "./context";
 import { PAGE_BYTES, PAGE_ROWS, rowBytes } from "./reads";
 import type { ObjectArgs } from "../../generated/ops";
 
-// A plan's rows are light (SPEC §13: plan over each row's seq, tokens, role, kind and call ids, without its
+// A plan's rows are light (docs/reference/remote.md §13: plan over each row's seq, tokens, role, kind and call ids, without its
 // content): a stored row with its content, tool calls, meta and data left out (null), then a digest of the
 // whole row (a commit finds a row changed since by it) and its call ids as JSON. A plan of a 150 MB
 // transcript is a few hundred bytes a row, read one row at a time.
@@ -149,7 +149,7 @@ function insertSummary(obj: Opened, covered: Row[], text: string) {
   return { summary: rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq)!), superseded: covered.length };
 }
 
-/** The stored rows of a plan's SEQS a page at a time (what a summarizer command reads, SPEC §13): the first
+/** The stored rows of a plan's SEQS a page at a time (what a summarizer command reads, docs/reference/remote.md §13): the first
  *  of SEQS in order up to PAGE_ROWS rows, ending with the row that reaches PAGE_BYTES of text; the client
  *  asks again for the rest. A seq no longer stored answers [seq] alone (the commit finds the plan changed). */
 export function planRows(obj: Opened, a: { seqs: number[] }) {
