@@ -65,7 +65,7 @@ def main():
         line()
         time.sleep(1.0)  # the socket is open
         admin = RemoteClient(doc["url"], doc["admin_token"], 10)
-        ask = lambda op: admin.call({"op": op, "args": {}, "scope": "index", "actor": None}, write=False)  # noqa: E731
+        ask = lambda op: admin.call({"op": op, "args": {}, "scope": "index", "actor": None}, write=False)
         ask("served")
         time.sleep(2.0)
         idle = ask("served") - 1

@@ -86,7 +86,7 @@ def one(users: int, participants: int = 0) -> dict:
     doc = json.loads(dev.stdout.readline())
     env = dict(os.environ, DURABLE_REMOTE=doc["url"], DURABLE_TOKEN=doc["admin_token"], DURABLE_USER="u0")
     client = RemoteClient(doc["url"], doc["admin_token"], 60)
-    ask = lambda op, **a: client.call({"op": op, "args": a, "scope": "index", "actor": None}, write=False)  # noqa: E731
+    ask = lambda op, **a: client.call({"op": op, "args": a, "scope": "index", "actor": None}, write=False)
     out = {"users": users}
     try:
         t = time.perf_counter()

@@ -11,9 +11,11 @@ import subprocess
 import sys
 import tempfile
 import time
+
 from durable_cli.remote import tokens
 from durable_cli.remote.client import RemoteClient
 from durable_cli.remote.http11 import PlainConnection
+
 d = tempfile.mkdtemp()
 p = subprocess.Popen([sys.executable, "-m", "durable_cli", "remote", "dev", "--storage", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 doc = json.loads(p.stdout.readline())

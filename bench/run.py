@@ -198,9 +198,8 @@ def rows_speed():
     """Issue 14's lines: `append --batch` of 10,000 rows and library `append_many` of 1,000 against raw
     sqlite3 executemany of the same rows in one fsync'd transaction (processes, resp. in-process, side
     by side in one run); `show --last 10` and `rows(last=10)` on 1k and 1M rows."""
-    from durable_cli import Store
-
     import durable_cli
+    from durable_cli import Store
 
     results["rows run"] = {"at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(),
                            "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,

@@ -294,6 +294,7 @@ if __name__ == "__main__":
     parser.add_argument("--only", choices=("tiktoken", "json", "typer"))
     args = parser.parse_args()
     import platform
+
     import typer
 
     print(f"Python {platform.python_version()}, typer {typer.__version__}, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

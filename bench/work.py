@@ -25,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from durable_cli import Store  # noqa: E402
+from durable_cli import Store
 
 
 def percentile(values, p):

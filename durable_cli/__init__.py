@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from .errors import DurableError  # noqa: E402
+from .errors import DurableError
 
 
 def __getattr__(name):

@@ -65,9 +65,9 @@ def user(value):
 
 def participant_role(value):
     """--role of `session invite`: owner or member."""
+    from .contract.messages import say
     from .core.state import ROLES
     from .errors import invalid
-    from .contract.messages import say
 
     if value not in ROLES:
         raise invalid(say("invalid_participant_role", role=value))

@@ -6,9 +6,9 @@ The file is TOML, read with tomllib (only when it exists) and written with tomli
 import os
 
 from . import durations
-from .errors import DurableError, invalid
 from .contract.messages import say
 from .contract.text import printable, strip
+from .errors import DurableError, invalid
 
 MiB = 1024 * 1024
 
@@ -140,13 +140,13 @@ class Config:
             except FileNotFoundError:
                 return self._file
             except OSError as e:
-                raise DurableError(f"cannot read config file {self.path}: {e.strerror}", "storage")
+                raise DurableError(f"cannot read config file {self.path}: {e.strerror}", "storage") from e
             import tomllib
 
             try:
                 data = tomllib.loads(raw.decode("utf-8"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-                raise invalid(f"config file {self.path} is not valid TOML ({e}); fix or remove it")
+                raise invalid(f"config file {self.path} is not valid TOML ({e}); fix or remove it") from e
             for section, table in data.items():
                 if not isinstance(table, dict):
                     raise invalid(f"config file {self.path}: unknown key {section!r}")

@@ -12,11 +12,11 @@ import os
 from contextlib import contextmanager
 
 from . import clock
+from .backends import FOLLOW_ENDS, GIVE_UP, follow_rows, plan_create, poll_loop  # also the library's API
 from .config import Config, valid_name
 from .core import alarms, sessions, state, transcript
 from .errors import DurableError, conflict, not_found, storage
 from .seam import Ops, StoreOps, install
-from .backends import FOLLOW_ENDS, GIVE_UP, follow_rows, plan_create, poll_loop  # noqa: F401 - also the library's API
 
 
 class Session(state.Opened, Ops):

@@ -231,7 +231,7 @@ def turn_of(settings, store, raw: bytes):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise invalid(f"the output is not valid UTF-8 (byte {e.start}); nothing was recorded")
+        raise invalid(f"the output is not valid UTF-8 (byte {e.start}); nothing was recorded") from e
     lines = [line for line in text.split("\n") if line.strip()]
     as_rows = settings.output == "rows" or (settings.output == "auto" and lines and all(_is_row(line) for line in lines))
     if as_rows:

@@ -17,8 +17,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import cli_tree  # noqa: E402
-from cli_tree import ROOT  # noqa: E402
+import cli_tree
+from cli_tree import ROOT
 
 DOCS = os.path.join(ROOT, "docs")
 CLI = os.path.join(DOCS, "reference", "cli")

@@ -12,11 +12,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import cli_tree  # noqa: E402
-from cli_tree import ROOT  # noqa: E402
+import cli_tree
+from cli_tree import ROOT
 
-from durable_cli import __version__  # noqa: E402
-from durable_cli.errors import EXIT_CODES  # noqa: E402
+from durable_cli import __version__
+from durable_cli.errors import EXIT_CODES
 
 FOOTER = f'"durable {__version__}" "durable manual"'
 

@@ -14,13 +14,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from durable_cli import durations, text  # noqa: E402
-from durable_cli.across import search  # noqa: E402
-from durable_cli.config import valid_name  # noqa: E402
-from durable_cli.core import elicit, sessions, tokens, transcript  # noqa: E402
-from durable_cli.core.transcript import row as transcript_row  # noqa: E402
-from durable_cli.errors import DurableError  # noqa: E402
-from durable_cli.contract.messages import say  # noqa: E402
+from durable_cli import durations, text
+from durable_cli.across import search
+from durable_cli.config import valid_name
+from durable_cli.contract.messages import say
+from durable_cli.core import elicit, sessions, tokens, transcript
+from durable_cli.core.transcript import row as transcript_row
+from durable_cli.errors import DurableError
 
 TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "durable_cli", "contract", "vectors.json")
 

@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from durable_cli.store import schema  # noqa: E402
+from durable_cli.store import schema
 
 TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker", "src", "generated", "schema.json")
 

@@ -45,7 +45,7 @@ try:
         except BaseException:
             try:
                 self.stop()
-            except Exception:  # noqa: BLE001 - the start's own error is the one to report
+            except Exception:  # the start's own error is the one to report
                 pass
             raise
 

@@ -5,8 +5,8 @@ import time
 import types
 
 import pytest
-from freezegun import freeze_time
 from freezegun import api as freezegun_api
+from freezegun import freeze_time
 
 
 def test_a_freeze_whose_start_fails_leaves_the_clock_running():

@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-from durable_cli.library import Session
 from durable_cli.contract.ops import ops
 from durable_cli.contract.protocol import SessionOps
+from durable_cli.library import Session
 from durable_cli.remote.backend import RemoteSession
 from tests.conftest import ROOT
 

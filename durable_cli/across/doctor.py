@@ -9,12 +9,12 @@ import sqlite3
 import stat
 
 from .. import clock
-from ..errors import DurableError
 from ..contract.messages import say
+from ..core import state
+from ..errors import DurableError
 from ..store import paths as _paths
 from ..store.lock import ObjectLock, try_lock
 from ..store.schema import USAGE_FROM_ROWS, catch_up
-from ..core import state
 from .retention import address_of, finish_journal, receipt, run_each
 
 COMPARED = ("scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
@@ -175,7 +175,7 @@ def _check_object(store, handle, problem, repair):
     try:
         found = state.index_row(handle.db)
     except sqlite3.DatabaseError as e:
-        raise DurableError(f"{what} is corrupt: {e}", "storage")
+        raise DurableError(f"{what} is corrupt: {e}", "storage") from e
     if found is None:
         problem(object_id, "half_made", "object file without an object row (a create was interrupted)", repaired=repair)
         if repair:

@@ -18,9 +18,9 @@ import json
 import os
 import sqlite3
 
-from ..errors import DurableError, invalid, storage
 from ..contract.text import printable, rstrip, strip
 from ..core import strict_json, transcript
+from ..errors import DurableError, invalid, storage
 
 ZERO_ID = "0" * 64  # the record's id is recomputed from its scope, owner and NAME at import
 
@@ -57,7 +57,7 @@ def open_logs(path: str) -> sqlite3.Connection:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as e:
         db.close()
-        raise invalid(f"{path} is not an llm logs database ({e})")
+        raise invalid(f"{path} is not an llm logs database ({e})") from e
     if not ({"threads", "messages", "parts", "turns"} <= tables or {"conversations", "responses"} <= tables):
         db.close()
         raise invalid(f"{path} holds neither llm's conversations/responses nor its threads/turns tables")
@@ -364,7 +364,7 @@ def import_llm(store, path=None, *, replace=False) -> dict:
             except _MALFORMED as e:
                 items.append((number, _Refused(conversation_id, _malformed(conversation_id, _reason(e)))))
     except sqlite3.DatabaseError as e:
-        raise invalid(f"cannot read {path} as an llm logs database ({e}); nothing was imported")
+        raise invalid(f"cannot read {path} as an llm logs database ({e}); nothing was imported") from e
     finally:
         db.close()
     return store.import_records(items, replace=replace, keep_existing=True)

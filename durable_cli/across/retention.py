@@ -9,8 +9,8 @@ the next purge (or `doctor --repair`) and never leaves a row pointing at nothing
 import os
 
 from .. import clock
-from ..errors import DurableError
 from ..core import alarms, sessions, state
+from ..errors import DurableError
 
 LS_KEYS = ("name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at",
            "turns", "tokens", "expires_at", "external_id")

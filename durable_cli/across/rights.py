@@ -10,12 +10,12 @@ import os
 import sqlite3
 
 from .. import clock
-from ..errors import DurableError, conflict, denied, invalid, not_found
 from ..contract.messages import say
-from ..store import paths as _paths
-from ..store.objects import ObjectStore, connect
 from ..core import state, strict_json
 from ..core.rights import FORMAT, AlreadyImported, dump, import_locked
+from ..errors import DurableError, conflict, denied, invalid, not_found
+from ..store import paths as _paths
+from ..store.objects import ObjectStore, connect
 from .retention import address_of, conclude, conclude_import, each_object, entry, erase, receipt, run_each
 
 
@@ -225,7 +225,7 @@ def parse_records(lines):
         try:
             record = strict_json.loads(line, depth=False)  # each JSON field of it is checked at import
         except strict_json.NotJSON as e:
-            raise invalid(f"line {number} of the export is not RFC 8259 JSON ({e}); nothing was imported")
+            raise invalid(f"line {number} of the export is not RFC 8259 JSON ({e}); nothing was imported") from e
         if not isinstance(record, dict) or record.get("format") != FORMAT:
             raise invalid(f"line {number} is not a durable export record; nothing was imported")
         records.append((number, record))
@@ -344,7 +344,7 @@ def backup(store, dest: str, progress=None) -> dict:
         try:
             os.mkdir(building, _paths.DIR_MODE)
         except OSError as e:
-            raise _paths.os_error(e, parent)
+            raise _paths.os_error(e, parent) from e
         # the receipt of docs/reference/json.md §10 (each copied object under "changed"), plus where and when
         out = {"deleted": [], "skipped": [], "changed": [], "dry_run": False, "dest": dest, "objects": 0, "at": None}
         target = ObjectStore(building)
@@ -368,7 +368,7 @@ def backup(store, dest: str, progress=None) -> dict:
                     from ..store.objects import remove_files
 
                     remove_files(path)
-                    raise DurableError(f"backup of object {object_id} failed: {e}", "storage")
+                    raise DurableError(f"backup of object {object_id} failed: {e}", "storage") from e
                 finally:
                     if copy is not None:
                         copy.close()

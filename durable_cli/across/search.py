@@ -15,12 +15,12 @@ import re
 import sqlite3
 
 from .. import clock
-from ..errors import DurableError, invalid
 from ..contract.messages import say
 from ..contract.text import strip
+from ..contract.vocabulary import ROW_ROLES as ROLES
+from ..errors import DurableError, invalid
 from . import retention
 
-from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
 HIT_KEYS = ("name", "id", "seq", "role", "created_at", "snippet")
 
 
@@ -37,7 +37,7 @@ def check_query(query, fts=False) -> str:
         db.execute("CREATE VIRTUAL TABLE q USING fts5(content, arguments, tokenize='unicode61 remove_diacritics 2')")
         db.execute("SELECT rowid FROM q WHERE q MATCH ?", (query,)).fetchall()
     except sqlite3.Error as e:
-        raise invalid(say("invalid_search_query", query=query, why=e))
+        raise invalid(say("invalid_search_query", query=query, why=e)) from e
     finally:
         db.close()
     return query
@@ -166,7 +166,7 @@ def _open_side(store, secret, id_scope, owner):
     try:
         db = side_index.connect(path, create=True, timeout=store.objects.lock_timeout, synchronous="OFF")
     except sqlite3.OperationalError as e:
-        raise _side_error(e)
+        raise _side_error(e) from e
     if db is None:
         raise DurableError("the search index could not be made; run 'durable doctor'", "storage", 7)
     return db
@@ -181,7 +181,7 @@ def _catch_up(store, db, members, viewer, out):
     try:
         synced = dict(db.execute("SELECT object_id, mark FROM synced").fetchall())
     except sqlite3.Error as e:
-        raise _side_error(e)
+        raise _side_error(e) from e
     stale = [row for row in members if row.get("seq_max") is None or synced.get(row["id"]) != row["seq_max"]]
     hidden = set()
 
@@ -199,7 +199,7 @@ def _catch_up(store, db, members, viewer, out):
             except sqlite3.Error as e:
                 from ..store.objects import sqlite_error
 
-                raise sqlite_error(e, address.what)
+                raise sqlite_error(e, address.what) from e
             # written while the object's lock is held: no removal can slip in between (it evicts first)
             try:
                 db.execute("BEGIN IMMEDIATE")
@@ -218,7 +218,7 @@ def _catch_up(store, db, members, viewer, out):
                         db.execute("ROLLBACK")
                     raise
             except sqlite3.OperationalError as e:
-                raise _side_error(e)
+                raise _side_error(e) from e
             return row["id"], top
 
     done = list(retention.each_object(store, stale, sync, out))
@@ -259,7 +259,7 @@ def _search_side_file(store, secret, id_scope, owner, members, viewer, query, ro
         return [(*key, r, created, db.execute(_SIDE_SNIPPET, (query, rowid)).fetchone()[0])
                 for key, rowid, r, created in hits if key in kept]
     except sqlite3.Error as e:
-        raise _side_error(e)
+        raise _side_error(e) from e
     finally:
         db.close()
 

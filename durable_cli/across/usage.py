@@ -7,8 +7,8 @@ So a report over 10,000 sessions is one aggregate query, and no object is opened
 """
 
 from .. import clock
-from ..errors import invalid, not_found
 from ..contract.messages import say
+from ..errors import invalid, not_found
 from . import retention
 
 GROUPINGS = ("session", "day", "model")

@@ -5,8 +5,8 @@ import sys
 import typer
 
 from ..errors import DurableError
-from .options import complete_name, mode, store
 from . import render
+from .options import complete_name, mode, store
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.")
 config_app = typer.Typer(help="Read and write settings (TOML).\n\nExample: durable config set transcript.token_budget 8000", no_args_is_help=True)
@@ -96,14 +96,14 @@ def export(
             try:
                 stream = open(output, "w", encoding="utf-8")
             except OSError as e:
-                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input")
+                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input") from e
         else:  # a regular file: written beside itself, renamed into place when complete
             tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.durable-export-{os.urandom(6).hex()}")
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except OSError as e:
                 tmp = None
-                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input")
+                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input") from e
             stream = os.fdopen(fd, "w", encoding="utf-8")
         failure = None
         exported = []
@@ -125,7 +125,7 @@ def export(
             except OSError as e:
                 os.unlink(tmp)
                 tmp = None
-                raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input")
+                raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input") from e
             tmp = None
         elif output is not None:
             stream.close()
@@ -168,7 +168,7 @@ def _export_target(output: str):
     except FileNotFoundError:
         st = None
     except OSError as e:
-        raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input")
+        raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input") from e
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise DurableError(f"cannot write --output {output!r}: it is a directory", "invalid_input")
     if st is not None and not stat.S_ISREG(st.st_mode):
@@ -219,11 +219,11 @@ def import_(
     try:
         data = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     except (OSError, ValueError) as e:  # ValueError: a NUL in the path
-        raise DurableError(f"cannot read {file!r}: {getattr(e, 'strerror', None) or e}", "invalid_input")
+        raise DurableError(f"cannot read {file!r}: {getattr(e, 'strerror', None) or e}", "invalid_input") from e
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise DurableError(f"{file} is not valid UTF-8", "invalid_input")
+        raise DurableError(f"{file} is not valid UTF-8", "invalid_input") from None
     try:
         doc = store().import_records(checks.export_records(text.splitlines()), replace=replace, all_users=all_users)
     except DurableError as e:
@@ -316,8 +316,8 @@ def config_get(key: str = typer.Argument(..., metavar="KEY", help="The key, e.g.
 
 
 def _config():
-    from .options import G
     from ..config import Config
+    from .options import G
 
     return Config({"defaults.home": G.home, "defaults.user": G.user, "defaults.lock_timeout": G.lock_timeout})
 

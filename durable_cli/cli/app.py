@@ -13,7 +13,6 @@ from .options import G, seconds
 from .signals import D, interrupt, reserve_std_fds, unraisable
 from .typer_patches import bounded_numbers, global_options_anywhere, usage_as_in_man_pages
 
-
 # which module defines each top-level command or group
 MODULES = {
     "session": "session", "transcript": "transcript",
@@ -164,7 +163,7 @@ def _arguments_are_text(argv) -> None:
                 shown = word.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")  # bytes from argv
             except UnicodeEncodeError:
                 shown = word.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate from a caller
-            raise DurableError(f"invalid UTF-8 in argument {i} ('{shown[:60]}'); nothing was changed", "invalid_input")
+            raise DurableError(f"invalid UTF-8 in argument {i} ('{shown[:60]}'); nothing was changed", "invalid_input") from None
 
 
 def _usage_error(e, as_json: bool) -> int:
@@ -220,9 +219,9 @@ def run(argv) -> int:
                 try:
                     sys.stdout.flush()  # a full device shows here, while the status can still say so
                 except BrokenPipeError:
-                    raise PipeClosed()
+                    raise PipeClosed() from None
                 except OSError as e:
-                    raise OutputFailed(e)
+                    raise OutputFailed(e) from e
         except DurableError as e:
             if e.document is not None:
                 from . import render
@@ -239,7 +238,7 @@ def run(argv) -> int:
             status = 7
             what = "the change was committed; do not retry it" if D.committing else "nothing was changed"
             error(f"cannot write the output to stdout ({e.error.strerror or e.error}); {what}", "storage", 7, as_json)
-        except Exception as e:  # noqa: BLE001 - the parser's errors, the OS's and bugs, each once
+        except Exception as e:  # the parser's errors, the OS's and bugs, each once
             from typer._click.exceptions import ClickException, UsageError
 
             if isinstance(e, UsageError):

@@ -2,11 +2,11 @@
 
 import typer
 
-from ..errors import DurableError
 from ..contract.messages import say
+from ..errors import DurableError
+from . import render
 from .options import complete_choices, complete_name, mode, one_output, seconds, store
 from .signals import unless_interrupted
-from . import render
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
 JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)

@@ -53,7 +53,7 @@ def mcp(
         import mcp_types  # noqa: F401 - the extra `mcp` (2.x); nothing else imports it
         from mcp.server.subscriptions import ListenHandler  # noqa: F401 - absent before 2.3's 2026-07-28 revision
     except ImportError:
-        raise DurableError(SDK_MISSING, "invalid_input")
+        raise DurableError(SDK_MISSING, "invalid_input") from None
     from ..integrations.mcp import serve
 
     return serve(store())

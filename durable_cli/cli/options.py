@@ -69,7 +69,7 @@ def read_content(text: str, what: str = "TEXT") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise DurableError(f"{what} on stdin is not valid UTF-8 (byte {e.start}); nothing was stored", "invalid_input")
+        raise DurableError(f"{what} on stdin is not valid UTF-8 (byte {e.start}); nothing was stored", "invalid_input") from e
 
 
 def seconds(text, *, allow_zero=False, what="duration"):

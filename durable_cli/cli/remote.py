@@ -109,7 +109,7 @@ def _whole_seconds(text: str) -> int:
     try:
         t = datetime.fromisoformat(plain)
     except ValueError:
-        raise invalid(f"invalid --issued-before {text!r}: not a date and time")
+        raise invalid(f"invalid --issued-before {text!r}: not a date and time") from None
     return int(t.timestamp())  # whole seconds of iat are compared: a fraction does not move the cut
 
 

@@ -74,9 +74,9 @@ def out(text: str) -> None:
     try:
         sys.stdout.write(text + "\n")
     except BrokenPipeError:
-        raise PipeClosed()
+        raise PipeClosed() from None
     except OSError as e:
-        raise OutputFailed(e)
+        raise OutputFailed(e) from e
 
 
 def flush() -> None:
@@ -84,7 +84,7 @@ def flush() -> None:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        raise PipeClosed()
+        raise PipeClosed() from None
 
 
 def document(doc, mode: str = "plain") -> None:
@@ -95,7 +95,6 @@ def document(doc, mode: str = "plain") -> None:
         receipt_table(doc)  # a receipt printed on the way to a non-zero exit
     elif isinstance(doc, dict) and pretty():
         from rich.table import Table
-
         from rich.text import Text
 
         table = Table(show_header=False, box=None)
@@ -280,7 +279,7 @@ class Col:
     width), RIGHT (numbers), MIN (a flexible column is never cut below this), SHAPE (text, width) -> text
     (how a cell is cut, e.g. around a search match)."""
 
-    def __init__(self, label, rank, *, flex=False, right=False, min=10, shape=None, wrap=False):
+    def __init__(self, label, rank, *, flex=False, right=False, min=10, shape=None, wrap=False):  # noqa: A002 - a column's minimum width
         self.label, self.rank, self.flex, self.right, self.min, self.shape = label, rank, flex, right, min, shape
         self.wrap = wrap  # a flexible column of free text wrapped at words rather than cut
 

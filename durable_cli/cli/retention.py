@@ -4,11 +4,11 @@ import sys
 
 import typer
 
+from ..contract.vocabulary import STATUSES
 from ..errors import DurableError
-from .options import complete_choices, complete_name, mode, one_output, seconds, store
 from . import render
+from .options import complete_choices, complete_name, mode, one_output, seconds, store
 
-from ..contract.vocabulary import STATUSES  # noqa: E402
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
 JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
 STATUS = typer.Option(None, "--status", metavar="[created|active|completed|failed|cancelled|archived]", help="Only this status (repeatable).", autocompletion=complete_choices(*STATUSES))

@@ -4,11 +4,11 @@ import sys
 
 import typer
 
+from ..contract.vocabulary import ROW_ROLES as ROLES
 from ..errors import DurableError
-from .options import complete_choices, complete_name, mode, one_output, seconds, store
 from . import render
+from .options import complete_choices, complete_name, mode, one_output, seconds, store
 
-from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
 GROUPINGS = ("session", "day", "model")
 
 

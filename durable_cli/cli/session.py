@@ -6,9 +6,9 @@ import sys
 import typer
 
 from ..errors import DurableError
+from . import render
 from .options import complete_choices, complete_name, mode, one_output, read_content, seconds, store
 from .signals import STOPPED, unless_interrupted
-from . import render
 
 app = typer.Typer(help="Session lifecycle and prompt queue.\n\nExample: durable session prompt fix-login \"Fix the login bug\"", no_args_is_help=True)
 
@@ -146,7 +146,7 @@ def read_rows(source: str) -> list:
             with open(source, "rb") as f:
                 lines = f.read().split(b"\n")
         except (OSError, ValueError) as e:  # ValueError: a NUL in the path
-            raise DurableError(f"cannot read --rows {source!r}: {getattr(e, 'strerror', None) or e}", "invalid_input")
+            raise DurableError(f"cannot read --rows {source!r}: {getattr(e, 'strerror', None) or e}", "invalid_input") from e
     return checks.rows(store().config, lines)
 
 

@@ -34,7 +34,7 @@ def commit_guard():
         if not already:
             D.committing = False
             if D.pending is not None:
-                raise Interrupted(D.pending)
+                raise Interrupted(D.pending) from None
         raise
 
 

@@ -2,10 +2,10 @@
 
 import typer
 
-from ..errors import DurableError
 from ..contract.messages import say
-from .options import complete_choices, complete_name, mode, one_output, read_content, seconds, store
+from ..errors import DurableError
 from . import render
+from .options import complete_choices, complete_name, mode, one_output, read_content, seconds, store
 
 app = typer.Typer(help="The transcript and its context window.\n\nExample: durable transcript recent chat --tokens 4000 --format messages", no_args_is_help=True)
 
@@ -13,6 +13,7 @@ NAME = typer.Argument(..., metavar="NAME", help="Session NAME.", autocompletion=
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
 JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
 from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
+
 FORMATS = ("text", "json", "jsonl", "messages", "responses", "anthropic", "gemini")
 
 
@@ -29,7 +30,7 @@ def _batch_lines(source: str):
         with open(source, "rb") as f:
             return f.read().splitlines()
     except (OSError, ValueError) as e:  # ValueError: a NUL in the path
-        raise DurableError(f"cannot read --batch {source!r}: {getattr(e, 'strerror', None) or e}; nothing was stored", "invalid_input")
+        raise DurableError(f"cannot read --batch {source!r}: {getattr(e, 'strerror', None) or e}; nothing was stored", "invalid_input") from e
 
 
 @app.command()

@@ -5,8 +5,8 @@ import json
 import typer
 
 from ..errors import DurableError
-from .options import complete_choices, complete_name, one_output, store
 from . import render
+from .options import complete_choices, complete_name, one_output, store
 
 
 def register(app: typer.Typer) -> None:

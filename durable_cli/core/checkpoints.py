@@ -181,7 +181,7 @@ def latest(obj, *, ns, checkpoint_id=None):
         finally:
             db.execute("COMMIT")
     except sqlite3.Error as e:
-        raise sqlite_error(e, obj.what)
+        raise sqlite_error(e, obj.what) from e
 
 
 def write_rows(obj, ns, checkpoint_id):
@@ -211,8 +211,8 @@ def metadata_json(metadata) -> str:
     what json.dumps would write for NaN is not JSON, and an export of it could not be imported again."""
     import json
 
-    from ..errors import invalid
     from ..contract.messages import say
+    from ..errors import invalid
     from . import strict_json
 
     try:

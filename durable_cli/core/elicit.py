@@ -7,9 +7,9 @@ Every ask, answer and expiry is an event.
 import json
 
 from .. import clock
-from ..errors import conflict, invalid, not_found
 from ..contract.messages import say
 from ..contract.text import strip
+from ..errors import conflict, invalid, not_found
 from . import state
 
 COLUMNS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at"

@@ -9,9 +9,10 @@ tool calls, meta, data and created_at, is authored by the forking user and names
 """
 
 from .. import clock
-from ..errors import conflict
 from ..contract.messages import say
-from . import state, transcript as t
+from ..errors import conflict
+from . import state
+from . import transcript as t
 from .transcript.summaries import _live_row, _splits_a_call
 
 _COPY = (

@@ -17,9 +17,9 @@ After finish, stop, dequeue and lease expiry the status is recomputed: `active` 
 pending or processing, else the outcome of the last finished prompt, else `created`.
 """
 
-from ..errors import conflict, invalid, not_found
 from ..contract.messages import say
 from ..contract.text import printable, strip
+from ..errors import conflict, invalid, not_found
 from . import state
 
 ANY = frozenset(state.STATUSES)

@@ -6,8 +6,8 @@ import re
 
 from .. import clock, durations
 from ..config import valid_name
-from ..errors import DurableError, invalid
 from ..contract.messages import say
+from ..errors import DurableError, invalid
 
 
 def parse_rate(text: str):

@@ -6,8 +6,8 @@ A fact starts unconfirmed unless --confirmed; a `model` fact can only be confirm
 
 from .. import clock
 from ..config import valid_name
-from ..errors import invalid, not_found
 from ..contract.messages import say
+from ..errors import invalid, not_found
 
 SOURCES = ("user", "model", "external")
 COLUMNS = "key, value, source, confirmed, created_at, confirmed_at, expires_at"

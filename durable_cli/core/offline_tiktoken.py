@@ -29,7 +29,7 @@ def offline_encoding(name: str, encoding_name: str):
         import tiktoken
         import tiktoken.registry as registry
     except ImportError:
-        raise invalid(f"tokenizer {name!r} needs the tiktoken package; install it or set transcript.tokenizer to approx")
+        raise invalid(f"tokenizer {name!r} needs the tiktoken package; install it or set transcript.tokenizer to approx") from None
     loaded = registry.ENCODINGS.get(encoding_name)
     if loaded is not None:
         return loaded
@@ -38,12 +38,12 @@ def offline_encoding(name: str, encoding_name: str):
             raise _NotCached(f"tiktoken knows no encoding {encoding_name!r}")
         constructors = registry.ENCODING_CONSTRUCTORS or {}  # None until tiktoken has found its plugins
         return tiktoken.Encoding(**_offline_copy(constructors[encoding_name], list(constructors.values()))())
-    except Exception as e:  # noqa: BLE001 - any failure means "not available offline"
+    except Exception as e:  # any failure means "not available offline"
         why = str(e) if isinstance(e, _NotCached) else type(e).__name__
         raise invalid(
             f"tokenizer {name!r} is not available offline ({why}); cache its encoding "
             "(TIKTOKEN_CACHE_DIR) or set transcript.tokenizer to approx"
-        )
+        ) from e
 
 
 def _offline_copy(constructor, constructors):
@@ -84,7 +84,7 @@ def _cached_file(blobpath: str, expected_hash=None) -> bytes:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        raise _NotCached(f"its encoding file is not in tiktoken's cache {os.path.dirname(path)}")
+        raise _NotCached(f"its encoding file is not in tiktoken's cache {os.path.dirname(path)}") from None
     if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
         raise _NotCached(f"the cached encoding file {path} does not match its hash")
     return data

@@ -11,10 +11,10 @@ produces from a stored object, so "already imported identically" is one comparis
 import json
 import math
 
-from ..errors import invalid
 from ..contract.messages import say
 from ..contract.text import printable, strip
 from ..contract.vocabulary import ROW_ROLES
+from ..errors import invalid
 from . import state, strict_json
 
 FORMAT = "durable-export"
@@ -54,7 +54,7 @@ def _text(v):
     try:
         v.encode("utf-8")
     except UnicodeEncodeError:
-        raise Bad(say("record_surrogate"))
+        raise Bad(say("record_surrogate")) from None
     return v
 
 
@@ -70,8 +70,8 @@ def _name(v):
     _text(v)
     try:
         return valid_name(v)
-    except Exception:
-        raise Bad(say("record_name", value=v))
+    except Exception:  # noqa: BLE001 - whatever valid_name refuses, the record says which NAME
+        raise Bad(say("record_name", value=v)) from None
 
 
 def _int(v):
@@ -144,7 +144,7 @@ def _parsed(v):
     try:
         parsed = strict_json.loads(v)
     except strict_json.NotJSON as e:
-        raise Bad(say("record_not_json") if e.syntax else say("record_not_rfc_json", why=e))
+        raise Bad(say("record_not_json") if e.syntax else say("record_not_rfc_json", why=e)) from e
     if "\\u" in v:
         _text(json.dumps(parsed, ensure_ascii=False))
     return parsed
@@ -181,7 +181,7 @@ def _blob(v):
     try:
         return base64.b64decode(v.encode("ascii"), validate=True)
     except (binascii.Error, ValueError, UnicodeEncodeError):
-        raise Bad(say("record_blob"))
+        raise Bad(say("record_blob")) from None
 
 
 def blob_text(value: bytes) -> str:
@@ -278,7 +278,7 @@ def _json_text(rule=None):
             try:
                 rule(parsed, "")
             except DurableError as e:
-                raise Bad(say("record_not_valid", why=e.message)[:300])
+                raise Bad(say("record_not_valid", why=e.message)[:300]) from e
         return v
 
     check.rule = rule
@@ -391,7 +391,7 @@ def check_record(record, *, line: int, max_turn_bytes: int, columns: dict) -> Ch
     try:
         return _check(record, line, max_turn_bytes, columns, where)
     except Bad as e:
-        raise invalid(f"line {line}: " + say("record_invalid", where="".join(where), why=e))
+        raise invalid(f"line {line}: " + say("record_invalid", where="".join(where), why=e)) from e
 
 
 def _check(record, line, limit, columns, where) -> Checked:

@@ -7,8 +7,8 @@ core/records.py.
 """
 
 from .. import clock
-from ..errors import conflict, denied
 from ..contract.messages import say
+from ..errors import conflict, denied
 from . import records as _records
 from . import state
 

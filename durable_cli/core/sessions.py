@@ -4,13 +4,12 @@ core/lifecycle.py (re-exported here: `check`, `TRANSITIONS`).
 """
 
 from .. import clock
-from ..errors import conflict, invalid, not_found
 from ..contract.messages import say
 from ..contract.vocabulary import LIMITS
+from ..errors import conflict, invalid, not_found
 from . import state, transcript
+from .lifecycle import ANY, LIVE, TRANSITIONS, check, refusal, require_session, valid_request_id, valid_title  # noqa: F401 - the lifecycle's API, as before
 from .transcript.row import _loads
-from .lifecycle import (  # noqa: F401 - the lifecycle's API, as before
-    ANY, LIVE, TRANSITIONS, check, refusal, require_session, valid_request_id, valid_title)
 
 PROMPT_COLUMNS = (
     "id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",

@@ -7,10 +7,10 @@ through `obj.handle.transaction()`; `index_row` is what index.db learns after ea
 import json
 
 from .. import clock
-from ..errors import denied, not_found
 from ..contract.messages import say
-
-from ..contract.vocabulary import PARTICIPANT_ROLES as ROLES, STATUSES  # noqa: F401 - the rules' names for them
+from ..contract.vocabulary import PARTICIPANT_ROLES as ROLES  # noqa: F401 - the rules' names for them
+from ..contract.vocabulary import STATUSES  # noqa: F401 - the rules' names for them
+from ..errors import denied, not_found
 
 
 class Address:

@@ -7,8 +7,8 @@ available offline; durable never reaches the network at run time.
 
 import math
 
-from ..errors import invalid
 from ..contract.text import word_count
+from ..errors import invalid
 
 ROW_OVERHEAD = 4
 MAX_TOKENS = 1_000_000_000  # one row's count at most: sums over any transcript stay far inside SQLite's 64 bits

@@ -31,7 +31,8 @@ from langgraph.checkpoint.base import (
 
 from .. import DurableError
 from ..contract.messages import say
-from ..library import KEPT_MISS as _KEPT_MISS, checkpoint_metadata as _metadata_json
+from ..library import KEPT_MISS as _KEPT_MISS
+from ..library import checkpoint_metadata as _metadata_json
 from . import object_name
 
 ADAPTER = "langgraph"
@@ -77,7 +78,7 @@ _FILTER_KEY = re.compile(r"^[a-zA-Z0-9_.-]+$")
 _MISSING = object()
 
 
-def _metadata_filter(filter):
+def _metadata_filter(filter):  # noqa: A002 - LangGraph's own parameter name
     """`list(filter=...)` as SqliteSaver reads it: each key a dotted path into the metadata
     (`{"user.access-level": 2}`), keys of other characters a ValueError; None matches a missing value or
     null, a dict or list its JSON. None when there is no filter."""
@@ -177,7 +178,7 @@ class DurableSaver(BaseCheckpointSaver):
 
         return self._read(thread_id, work)
 
-    def list(self, config, *, filter=None, before=None, limit=None):
+    def list(self, config, *, filter=None, before=None, limit=None):  # noqa: A002 - LangGraph's own parameter name
         before_id = (get_checkpoint_id(before) or None) if before else None
         matches = _metadata_filter(filter)
         if config is not None:
@@ -298,7 +299,7 @@ class DurableSaver(BaseCheckpointSaver):
     async def aget_tuple(self, config):
         return await asyncio.to_thread(self.get_tuple, config)
 
-    async def alist(self, config, *, filter=None, before=None, limit=None):
+    async def alist(self, config, *, filter=None, before=None, limit=None):  # noqa: A002 - LangGraph's own parameter name
         for item in await asyncio.to_thread(lambda: list(self.list(config, filter=filter, before=before, limit=limit))):
             yield item
 

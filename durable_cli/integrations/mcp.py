@@ -27,13 +27,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import durations
+from ..contract.messages import say
 from ..core import strict_json
 from ..errors import DurableError, Interrupted, conflict, denied, invalid
-from ..contract.messages import say
 
 INT64 = (-(2 ** 63), 2 ** 63 - 1)
 POLL_LOCAL, POLL_REMOTE = 0.2, 0.5  # seconds between looks at index.db (or the remote index) for subscribers
 from ..contract.vocabulary import ROW_ROLES as ROLES  # noqa: E402
+
 WINDOW_FORMATS = ("messages", "responses", "anthropic", "gemini", "json")
 RECENT_FORMATS = ("json", "messages", "responses", "anthropic", "gemini")
 SESSIONS_URI = "durable://sessions"
@@ -1032,7 +1033,7 @@ class DurableMCP:
         try:
             return types.ElicitResult.model_validate(value if isinstance(value, dict) else value.model_dump(by_alias=True))
         except Exception:  # noqa: BLE001 - a response that is not an elicitation result
-            raise invalid(f"the input response {key!r} is not an elicitation result")
+            raise invalid(f"the input response {key!r} is not an elicitation result") from None
 
     @staticmethod
     def state_of(params) -> dict:
@@ -1042,7 +1043,7 @@ class DurableMCP:
                 raise ValueError
             return state
         except (TypeError, ValueError):
-            raise invalid("invalid request_state: call the tool again without it")
+            raise invalid("invalid request_state: call the tool again without it") from None
 
     async def ask_human(self, ctx, params, a):
         if self.modern(ctx) and params.request_state is not None:
@@ -1114,7 +1115,7 @@ class DurableMCP:
                 response = await until_gone(ctx.session.elicit_form(message, schema, ctx.request_id))
             except Exception:  # noqa: BLE001 - the client could not ask (or went away): nothing is confirmed
                 raise denied(f"the person could not be asked to confirm {key!r}; nothing was confirmed "
-                             f"(the person can run 'durable memory confirm {key}')")
+                             f"(the person can run 'durable memory confirm {key}')") from None
             seen = fact["value"]
         if response is None or response.action != "accept":
             return ok(await self.run_sync(self.tools.fact, key))
@@ -1162,10 +1163,10 @@ class DurableMCP:
         uri = str(params.uri)
         try:
             doc = await self.run_sync(self.resource_document, uri)
-        except Exception as e:  # noqa: BLE001 - an MCP error carrying the §4 JSON error
+        except Exception as e:  # an MCP error carrying the §4 JSON error
             err = as_durable_error(e)
             code = RESOURCE_NOT_FOUND if err.code == "not_found" else -32602 if err.code == "invalid_input" else -32603
-            raise MCPError(code, err.message, error_document(err))
+            raise MCPError(code, err.message, error_document(err)) from e
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=uri, mime_type="application/json", text=json.dumps(doc, ensure_ascii=False))])
 

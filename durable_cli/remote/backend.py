@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 from .. import clock
 from ..config import Config, valid_name
-from ..errors import DurableError, invalid
 from ..contract.messages import say
+from ..errors import DurableError, invalid
 from ..seam import Ops, StoreOps, check, install, spec, spec_or_none
 
 NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
@@ -861,8 +861,8 @@ class RemoteStore(StoreOps):
         """As across/rights.import_records: each record checked here (records.py, exit 2 naming the field), then
         sent to its object's DO, which checks it again, decides existence, identity and ownership and writes it
         in one transaction (all or nothing). A failing record is listed in `skipped` and the others go on."""
-        from ..core import records as _records
         from ..across.retention import address_of, receipt
+        from ..core import records as _records
         from ..errors import denied
 
         me = self.whoami()

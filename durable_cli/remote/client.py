@@ -14,7 +14,6 @@ a dropped connection (tests/remote/test_remote_http.py).
 import json
 import os
 import time
-
 from typing import Any
 
 from ..errors import DurableError
@@ -36,7 +35,7 @@ class RemoteClient:
         try:
             self.port = parts.port
         except ValueError:
-            raise DurableError(f"invalid remote URL {url!r}: bad port", "invalid_input")
+            raise DurableError(f"invalid remote URL {url!r}: bad port", "invalid_input") from None
         self.prefix = parts.path.rstrip("/")
         self.token = token
         self.timeout = timeout

@@ -76,7 +76,7 @@ def follow_rows(store, name, *, all_rows=False, since=0, last=None, interval=Non
             if err.code == "not_found":
                 return  # deleted (or expired, or no longer visible) while away: the stream has ended
             if err.code != "busy":
-                raise err
+                raise err from e
             why = err.message
         except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed) as e:
             # ConnectionClosed: the socket dropped while the handshake was being sent (a Worker restarting
@@ -101,10 +101,10 @@ def follow_rows(store, name, *, all_rows=False, since=0, last=None, interval=Non
                 if code == TOKEN_ENDED:
                     reason = (e.rcvd.reason if e.rcvd is not None else "") or "token revoked or expired"
                     raise DurableError(f"{reason}: the follow stream was closed; issue a new token ('durable remote token') "
-                                       "and follow again", "permission_denied")
+                                       "and follow again", "permission_denied") from e
                 if code not in RECONNECT:
                     reason = e.rcvd.reason if e.rcvd is not None else ""
-                    raise DurableError(f"the follow stream was closed with code {code} ({reason or 'no reason'})", "storage")
+                    raise DurableError(f"the follow stream was closed with code {code} ({reason or 'no reason'})", "storage") from e
                 why = f"closed with code {code}"
             finally:
                 ws.close()

@@ -27,7 +27,7 @@ def read_key(key_file=None) -> bytes:
             with open(key_file, "rb") as f:
                 raw = f.read()
         except (OSError, ValueError) as e:  # ValueError: a NUL in the path
-            raise invalid(f"cannot read --key-file {key_file!r}: {getattr(e, 'strerror', None) or e}")
+            raise invalid(f"cannot read --key-file {key_file!r}: {getattr(e, 'strerror', None) or e}") from e
         where = f"--key-file {key_file}"
     else:
         text = os.environ.get("DURABLE_TOKEN_KEY")
@@ -43,7 +43,7 @@ def read_key(key_file=None) -> bytes:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise invalid(f"the key in {where} is not UTF-8 text")
+        raise invalid(f"the key in {where} is not UTF-8 text") from None
     if len(raw) < MIN_KEY_BYTES:
         raise invalid(f"the key in {where} is {len(raw)} bytes; a signing key has at least {MIN_KEY_BYTES} "
                       "(e.g. 'openssl rand -hex 32')")

@@ -61,12 +61,12 @@ def _read(path: str):
         return None
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise _paths.os_error(e, path)
-        raise storage(f"cannot read the installation secret {path}: {e.strerror}; object names cannot be resolved without it")
+            raise _paths.os_error(e, path) from e
+        raise storage(f"cannot read the installation secret {path}: {e.strerror}; object names cannot be resolved without it") from e
     try:
         data = os.read(fd, SECRET_BYTES + 1)
     except OSError as e:  # e.g. a directory at its path
-        raise storage(f"cannot read the installation secret {path}: {e.strerror}; object names cannot be resolved without it")
+        raise storage(f"cannot read the installation secret {path}: {e.strerror}; object names cannot be resolved without it") from e
     finally:
         os.close(fd)
     if len(data) != SECRET_BYTES:
@@ -115,7 +115,7 @@ def load_secret(paths: "_paths.Paths", *, create: bool):
             pass  # someone else published first; theirs wins
         _paths.fsync_dir(paths.home)
     except OSError as e:
-        raise _paths.os_error(e, paths.secret)
+        raise _paths.os_error(e, paths.secret) from e
     finally:
         _paths.unlink_quiet(tmp)
     return _read(paths.secret)

@@ -10,7 +10,8 @@ import sqlite3
 import threading
 
 from ..errors import DurableError
-from . import ids, paths as _paths, schema
+from . import ids, schema
+from . import paths as _paths
 
 COLUMNS = (
     "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
@@ -108,7 +109,7 @@ class Index:
                     db.close()
                     raise
             except sqlite3.Error as e:
-                raise sqlite_error(e, what)
+                raise sqlite_error(e, what) from e
             self.db = db
         if create and not self._recorded:
             self._run(self._record_check)
@@ -201,7 +202,7 @@ class Index:
                         self.db.execute("ROLLBACK")
                 except sqlite3.Error:
                     pass
-                raise sqlite_error(e, f"the index {self.paths.index}")
+                raise sqlite_error(e, f"the index {self.paths.index}") from e
 
     def rows(self, sql: str, params=()):
         """Read-only query; [] when there is no index yet."""

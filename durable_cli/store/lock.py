@@ -129,15 +129,15 @@ def _open(path: str, create: bool):
         return None, False
     except OSError as e:
         if e.errno not in (errno.EACCES, errno.EROFS, errno.EPERM):
-            raise _paths.os_error(e, path)
+            raise _paths.os_error(e, path) from e
         try:
             return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), False
         except FileNotFoundError:
             if create:
-                raise _paths.os_error(e, path)  # it could not be made: the directory is read-only
+                raise _paths.os_error(e, path) from None  # it could not be made: the directory is read-only
             return None, False
         except OSError as e2:
-            raise _paths.os_error(e2, path)
+            raise _paths.os_error(e2, path) from e2
 
 
 def _sleep(seconds: float) -> None:

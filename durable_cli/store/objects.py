@@ -15,9 +15,11 @@ import stat
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from .. import clock as _clock, guard as _guard
+from .. import clock as _clock
+from .. import guard as _guard
 from ..errors import DurableError, not_found, storage
-from . import ids, paths as _paths, schema
+from . import ids, schema
+from . import paths as _paths
 from .lock import ObjectLock
 
 if TYPE_CHECKING:
@@ -98,7 +100,7 @@ def _new_in_memory(what: str) -> sqlite3.Connection:
         db.deserialize(template())
         db.execute("PRAGMA secure_delete=ON")
     except sqlite3.Error as e:
-        raise sqlite_error(e, what)
+        raise sqlite_error(e, what) from e
     return db
 
 
@@ -130,7 +132,7 @@ def ensure_schema(db: sqlite3.Connection, what: str) -> None:
     try:
         schema.migrate(db, schema.MIGRATIONS, what)
     except sqlite3.Error as e:
-        raise sqlite_error(e, what)
+        raise sqlite_error(e, what) from e
 
 
 class _NothingMade(Exception):
@@ -177,7 +179,7 @@ class ObjectHandle:
         try:
             return self.db.execute(sql, params).fetchone()
         except sqlite3.DatabaseError as e:
-            raise sqlite_error(e, self.what)
+            raise sqlite_error(e, self.what) from e
 
     def evict_search(self, *, merge: bool = True) -> None:
         """Before a change to this object's rows other than an append commits (under its lock): take it out
@@ -190,7 +192,7 @@ class ObjectHandle:
         try:
             return self.db.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as e:
-            raise sqlite_error(e, self.what)
+            raise sqlite_error(e, self.what) from e
 
     @contextmanager
     def transaction(self):
@@ -199,7 +201,7 @@ class ObjectHandle:
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as e:
-            raise sqlite_error(e, self.what)
+            raise sqlite_error(e, self.what) from e
         try:
             start = db.total_changes
             yield db
@@ -213,7 +215,7 @@ class ObjectHandle:
             self.ahead = None if ahead is None else (ahead, db.total_changes)
         except sqlite3.Error as e:
             _rollback(db)
-            raise sqlite_error(e, self.what)
+            raise sqlite_error(e, self.what) from e
         except BaseException:
             _rollback(db)
             raise
@@ -225,7 +227,7 @@ class ObjectHandle:
         try:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as e:
-            raise sqlite_error(e, self.what)
+            raise sqlite_error(e, self.what) from e
 
     def delete(self, *, owner=None, name=None, created_at=None) -> None:
         """Remove the object through the intent journal (docs/reference/storage.md §3 "Intents"): close our connection (its
@@ -730,7 +732,7 @@ class ObjectStore:
         try:
             image = file_image(handle.db)
         except sqlite3.Error as e:
-            raise sqlite_error(e, handle.what)
+            raise sqlite_error(e, handle.what) from e
         _paths.unlink_quiet(temporary)  # left by a run killed before its rename
         _remove_stale_sidecars(path)
         try:
@@ -747,7 +749,7 @@ class ObjectStore:
                     os.rename(temporary, path)
         except OSError as e:
             _paths.unlink_quiet(temporary)
-            raise _paths.os_error(e, path)
+            raise _paths.os_error(e, path) from e
         _paths.fsync_dir(os.path.dirname(path))
 
     def _abandon(self, handle) -> None:

@@ -137,10 +137,10 @@ def make_dir(path: str) -> None:
     except FileExistsError:
         st = os.lstat(path)
         if stat.S_ISLNK(st.st_mode):
-            raise storage(f"{path} is a symlink; durable refuses symlinked paths in its data directory")
+            raise storage(f"{path} is a symlink; durable refuses symlinked paths in its data directory") from None
         return
     except OSError as e:
-        raise os_error(e, path)
+        raise os_error(e, path) from e
     os.chmod(path, DIR_MODE)
 
 
@@ -160,7 +160,7 @@ def create_file(path: str, contents: bytes | bytearray = b"") -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
     except OSError as e:
-        raise os_error(e, path)
+        raise os_error(e, path) from e
     try:
         os.fchmod(fd, FILE_MODE)
         if contents:
@@ -169,7 +169,7 @@ def create_file(path: str, contents: bytes | bytearray = b"") -> None:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
     except OSError as e:
-        raise os_error(e, path)
+        raise os_error(e, path) from e
     finally:
         os.close(fd)
 

@@ -50,13 +50,13 @@ def connect(path: str, what: str, *, synchronous: str = "FULL") -> sqlite3.Conne
         else:
             db = sqlite3.connect(_read_only_uri(path, what), uri=True, isolation_level=None, check_same_thread=False, timeout=10)
     except sqlite3.Error as e:
-        raise sqlite_error(e, what)
+        raise sqlite_error(e, what) from e
     try:
         db.execute(f"PRAGMA synchronous={synchronous}")
         db.execute("PRAGMA secure_delete=ON")
     except sqlite3.Error as e:
         db.close()
-        raise sqlite_error(e, what)
+        raise sqlite_error(e, what) from e
     return db
 
 

@@ -6,8 +6,9 @@ import re
 import subprocess
 import sys
 
-from tests.conftest import ROOT
 import pytest
+
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.both_backends
 
@@ -27,10 +28,10 @@ def on_terminal(command, **extra):
 
 
 def test_usage_lines_name_arguments_and_options_show_their_choices():
-    from tests.helpers import leaf_commands
     import typer
 
     from durable_cli.cli.app import build_app
+    from tests.helpers import leaf_commands
 
     for path, cmd in leaf_commands():
         ctx = typer.main.get_command(build_app(full=True)).make_context("durable", list(path) + ["--help"], resilient_parsing=True)

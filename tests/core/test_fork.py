@@ -4,8 +4,8 @@ import os
 import subprocess
 import sys
 
-from freezegun import freeze_time
 import pytest
+from freezegun import freeze_time
 
 pytestmark = pytest.mark.both_backends
 CLOCK = "freezes the clock (freezegun/faketime), which cannot reach the Worker's clock"

@@ -14,7 +14,8 @@ import typing
 import pydantic
 import pytest
 import typing_extensions
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from durable_cli.core import formats
 from durable_cli.errors import DurableError
@@ -437,7 +438,8 @@ def test_gemini_is_what_the_google_genai_client_takes():
     """The document goes to google-genai as docs/reference/transcript.md §6 says a Python caller passes it
     (`contents=doc["contents"], config={"system_instruction": doc["systemInstruction"]}`), and the
     client's own conversion (what generate_content runs on `contents`, offline) keeps it as it is."""
-    from google.genai import _transformers, types as gtypes
+    from google.genai import _transformers
+    from google.genai import types as gtypes
 
     doc = formats.render(window(), "gemini")
     contents = _transformers.t_contents(doc["contents"])

@@ -6,8 +6,7 @@ import os
 
 import pytest
 
-from durable_cli.core import rights
-from durable_cli.core import records
+from durable_cli.core import records, rights
 
 # every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
 pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]

@@ -4,10 +4,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 from freezegun import freeze_time
 
 from tests.helpers import faketime_env, hold_lock
-import pytest
 
 pytestmark = pytest.mark.both_backends
 CLOCK = "freezes the clock (freezegun/faketime), which cannot reach the Worker's clock"

@@ -6,9 +6,10 @@ import sqlite3
 import subprocess
 import sys
 
-from tests.helpers import hold_lock
-from durable_cli.core import rights
 import pytest
+
+from durable_cli.core import rights
+from tests.helpers import hold_lock
 
 # every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
 pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]

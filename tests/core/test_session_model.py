@@ -4,8 +4,8 @@ import tempfile
 import time
 
 import pytest
-
-from hypothesis import settings, strategies as st
+from hypothesis import settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from durable_cli import DurableError, Store

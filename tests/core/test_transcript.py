@@ -8,7 +8,8 @@ import tempfile
 
 import pytest
 from freezegun import freeze_time
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from durable_cli import Store
 from durable_cli.core.tokens import approx

@@ -3,10 +3,10 @@
 import json
 import sqlite3
 
+import pytest
 from freezegun import freeze_time
 
 from tests.helpers import hold_lock
-import pytest
 
 # every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
 pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]

@@ -242,7 +242,7 @@ async def declined_and_subscribed(c, person, mode):
                 heard.append((time.monotonic(), message.params.uri))
                 got.set()
 
-        c.session._message_handler = handler  # noqa: SLF001 - the test's own client
+        c.session._message_handler = handler  # the test's own client
         import warnings
 
         with warnings.catch_warnings():

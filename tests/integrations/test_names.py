@@ -2,7 +2,8 @@
 
 import hashlib
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from durable_cli.config import valid_name
 from durable_cli.integrations import object_name

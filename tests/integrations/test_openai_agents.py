@@ -174,9 +174,8 @@ def test_a_failing_batch_stores_nothing(open_session):
 # -- Runner with a scripted model: three turns of a function tool call, then an answer --------------
 
 def scripted_model(agents):
-    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
-    from openai.types.responses import ResponseCompletedEvent, ResponseOutputItemDoneEvent
     from agents.models.interface import Model
+    from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolCall, ResponseOutputItemDoneEvent, ResponseOutputMessage, ResponseOutputText
 
     class Scripted(Model):
         """Answers turn N with a call of add(N, 1), then with the text "N+1"; records every input."""

@@ -5,7 +5,8 @@ Only documented exit statuses, never a traceback, and no object changed by a rej
 
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import export_snapshot
 

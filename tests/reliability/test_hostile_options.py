@@ -5,7 +5,8 @@ exit status, and a rejected command creates no file and changes no object."""
 
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import export_snapshot, files_under, leaf_commands
 

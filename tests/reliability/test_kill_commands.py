@@ -8,9 +8,9 @@ command that exited 0 is fully present, and none is half-present. CI runs 20 kil
 import collections
 import json
 import os
-import sqlite3
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time

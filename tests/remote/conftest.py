@@ -126,7 +126,6 @@ class Fleet:
     def __init__(self, root, slots: int, variables=None, v8_flags=()):
         import secrets
         import shutil
-
         import socket
 
         from durable_cli.remote.dev import _capnp_string, built_worker, config_text, workerd_binary

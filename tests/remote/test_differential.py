@@ -15,12 +15,13 @@ import json
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from durable_cli.errors import DurableError
 from tests.conftest import run_inprocess
-from tests.remote.test_both_backends import normalize
 from tests.remote.conftest import post_call
+from tests.remote.test_both_backends import normalize
 
 EXAMPLES = int(os.environ.get("DURABLE_DIFFERENTIAL_EXAMPLES", "6"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 100,

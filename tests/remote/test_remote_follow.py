@@ -178,7 +178,7 @@ def test_a_socket_without_a_mapping_is_closed_with_4002_and_the_follower_reconne
 
 
 def test_a_follower_no_longer_visible_ends_with_exit_0(dev, monkeypatch):
-    run = lambda *a: run_inprocess("--tenant", "acme", *a)  # noqa: E731
+    run = lambda *a: run_inprocess("--tenant", "acme", *a)
     assert run("session", "create", "team").status == 0
     assert run("session", "invite", "team", "bob").status == 0
     assert run("transcript", "append", "team", "--role", "user", "hello").status == 0

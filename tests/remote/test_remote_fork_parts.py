@@ -121,7 +121,7 @@ def _held_fork(worker, name, new, match, nth, meanwhile):
     def fork():
         try:
             got["doc"] = store.fork(name, new)
-        except Exception as e:  # noqa: BLE001 - reported below
+        except Exception as e:  # reported below
             got["error"] = e
 
     thread = threading.Thread(target=fork)

@@ -17,7 +17,6 @@ from tests.conftest import run_inprocess
 from tests.remote.conftest import ALICE_TOKEN, start_dev
 from tests.remote.test_both_backends import AGED, ID, normalize, run_scenario
 
-
 USAGE_META = '{"model": "m1", "usage": {"input_tokens": 3, "output_tokens": 4}, "cost_usd": 0.25}'
 
 ACROSS = [

@@ -26,8 +26,8 @@ def dev(tmp_path_factory):
     dev = start_dev(tmp_path_factory)
     mp.undo()
     client = RemoteClient(dev.url, dev.admin_token, 30)
-    dev.admin = lambda op, **args: client.call({"op": op, "args": args, "scope": "index", "actor": None}, write=False)  # noqa: E731
-    dev.object = lambda op, name, args, tenant="acme": client.call(  # noqa: E731
+    dev.admin = lambda op, **args: client.call({"op": op, "args": args, "scope": "index", "actor": None}, write=False)
+    dev.object = lambda op, name, args, tenant="acme": client.call(
         {"op": op, "args": args, "scope": "tenant", "label": "tenant", "name": name, "tenant": tenant, "actor": "alice",
          "create": False, "config": {}}, write=True)
     yield dev
@@ -121,7 +121,7 @@ def test_remote_dev_holds_a_request_to_the_subrequest_limit(tmp_path_factory, mo
             monkeypatch.setenv("DURABLE_REMOTE", dev.url)
             monkeypatch.setenv("DURABLE_TOKEN", dev.admin_token)
             monkeypatch.setenv("DURABLE_USER", "alice")
-            census = lambda shard: client.call(  # noqa: E731 (one subrequest a call: within the limit)
+            census = lambda shard: client.call(  # (one subrequest a call: within the limit)
                 {"op": "census", "args": {"shards": [shard]}, "scope": "index", "actor": None}, write=False)[0]
             made = run_inprocess("--tenant", "acme", "session", "create", "team")
             if limit == "1":

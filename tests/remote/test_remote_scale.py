@@ -29,7 +29,7 @@ def seeded(tmp_path_factory):
     dev = start_dev(tmp_path_factory)
     mp.undo()
     client = RemoteClient(dev.url, dev.admin_token, 30)
-    admin = lambda op, **args: client.call({"op": op, "args": args, "scope": "index", "actor": None}, write=False)  # noqa: E731
+    admin = lambda op, **args: client.call({"op": op, "args": args, "scope": "index", "actor": None}, write=False)
     assert admin("seed", users=USERS) == {"users": USERS}
     yield dev, admin
     client.close()

@@ -13,8 +13,8 @@ import pytest
 
 from durable_cli.remote.client import RemoteClient
 from tests.conftest import run_inprocess
-from tests.waiting import wait_until
 from tests.remote.conftest import start_dev
+from tests.waiting import wait_until
 
 SEEDED = 1200  # more than two pages of 500 objects
 META = '{"model": "m", "usage": {"input_tokens": 2, "output_tokens": 3}, "cost_usd": 0.001}'
@@ -31,7 +31,7 @@ def dev(tmp_path_factory, monkeypatch):
 
 def test_usage_all_comes_in_pages_and_adds_up(dev, monkeypatch):
     client = RemoteClient(dev.url, dev.admin_token, 30)
-    index = lambda op, **args: client.call({"op": op, "args": args, "scope": "index", "actor": None}, write=False)  # noqa: E731
+    index = lambda op, **args: client.call({"op": op, "args": args, "scope": "index", "actor": None}, write=False)
     try:
         assert index("seed", users=SEEDED, usage=True) == {"users": SEEDED}
         monkeypatch.setenv("DURABLE_REMOTE", dev.url)
@@ -40,7 +40,7 @@ def test_usage_all_comes_in_pages_and_adds_up(dev, monkeypatch):
         assert run_inprocess("transcript", "append", "real", "--role", "user", "hi", "--meta", META).status == 0
         sessions = SEEDED + 1
         # the root shards (what --all pages over) get the new object's copy from its alarm, just after the answer
-        census = lambda: sum(c["objects"] for c in index("census", shards=[f"root:{x}" for x in "0123456789abcdef"]))  # noqa: E731
+        census = lambda: sum(c["objects"] for c in index("census", shards=[f"root:{x}" for x in "0123456789abcdef"]))
         wait_until(lambda: census() == sessions, "the new session's root copy, by its alarm")
 
         keys, cursor, pages = set(), None, 0

@@ -1,7 +1,8 @@
 import hmac
 import os
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from durable_cli.store import ids
 

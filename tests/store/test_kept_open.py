@@ -243,7 +243,7 @@ def test_threads_sharing_a_kept_store_take_turns_on_one_object(home):
             for i in range(20):
                 with store.open(name, create=True) as s:
                     s.append(f"{who}-{i}", role="user")
-        except BaseException as e:  # noqa: BLE001 - reported below
+        except BaseException as e:  # reported below
             errors.append(e)
 
     threads = [threading.Thread(target=writer, args=(w, "shared" if w < 3 else f"own{w}")) for w in range(5)]
@@ -372,7 +372,7 @@ def test_a_store_forked_while_it_keeps_things_open_starts_afresh_in_the_child(ho
             with store.open("chat") as s:
                 s.append("child", role="user")
             store.close()
-        except BaseException:  # noqa: BLE001 - the exit status says what happened
+        except BaseException:  # the exit status says what happened
             code = code or 5
         os._exit(code)
     with store.open("chat") as s:

@@ -15,15 +15,55 @@ encoding, `row_json`), `appends`, `reads` (show, follow, rows), `context` (the w
 This package's namespace is the transcript's API: `transcript.append(...)`, `transcript.window(...)`.
 """
 
-from .row import (  # noqa: F401 - the transcript's API, by job
-    CALL_ID, CALLS, CONTENT, CREATED, DATA, FIRST, FORKED, INPUT_KEYS, KIND, LAST, MAX_COST, MAX_INT, MAX_USAGE, META, NAME,
-    OUTPUT_KEYS, POS, PRUNED, REDACTED, ROLE, ROLES, ROW_COLUMNS, SEQ, SUPERSEDED, TOKENS, AUTHOR,
-    Prepared, check_content, check_text, estimate, parse_json, prepare, prepare_batch, refuse_rewrite_if_owned, row_json,
-)
 from .appends import append, append_many, insert_rows, insert_turn  # noqa: F401
-from .reads import STORED_COLUMNS, follow_start, rows, rows_after, show, stored_rows  # noqa: F401
 from .context import context_window, window  # noqa: F401
-from .summaries import (  # noqa: F401
-    Plan, check_summary_request, commit_summary, compact, plan_compact, plan_summary, run_summarizer, summarize, summarizer_input,
-)
 from .edits import clear, pop, prune, redact, replace_tail  # noqa: F401
+from .reads import STORED_COLUMNS, follow_start, rows, rows_after, show, stored_rows  # noqa: F401
+from .row import (  # noqa: F401 - the transcript's API, by job
+    AUTHOR,
+    CALL_ID,
+    CALLS,
+    CONTENT,
+    CREATED,
+    DATA,
+    FIRST,
+    FORKED,
+    INPUT_KEYS,
+    KIND,
+    LAST,
+    MAX_COST,
+    MAX_INT,
+    MAX_USAGE,
+    META,
+    NAME,
+    OUTPUT_KEYS,
+    POS,
+    PRUNED,
+    REDACTED,
+    ROLE,
+    ROLES,
+    ROW_COLUMNS,
+    SEQ,
+    SUPERSEDED,
+    TOKENS,
+    Prepared,
+    check_content,
+    check_text,
+    estimate,
+    parse_json,
+    prepare,
+    prepare_batch,
+    refuse_rewrite_if_owned,
+    row_json,
+)
+from .summaries import (  # noqa: F401
+    Plan,
+    check_summary_request,
+    commit_summary,
+    compact,
+    plan_compact,
+    plan_summary,
+    run_summarizer,
+    summarize,
+    summarizer_input,
+)

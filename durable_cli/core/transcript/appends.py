@@ -3,11 +3,10 @@ a --request-id replayed returns what it made."""
 
 
 from ... import clock
-from ...errors import conflict, invalid, not_found
 from ...contract.messages import say
+from ...errors import conflict, invalid, not_found
 from .. import state
-from .row import _dumps, _loads, _plain, prepare, Prepared, ROW_COLUMNS, row_json, _settings
-
+from .row import ROW_COLUMNS, Prepared, _dumps, _loads, _plain, _settings, prepare, row_json
 
 _INSERT = (
     "INSERT INTO turns (role, content, tokens, author, created_at, kind, call_id, tool_calls, name, meta, data,"

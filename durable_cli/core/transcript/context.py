@@ -3,10 +3,10 @@ live rows within the budget, tool calls and their results kept together."""
 
 import json
 
-from ...errors import invalid
 from ...contract.messages import say
 from ...contract.vocabulary import PINNED_ROLES
-from .row import CALL_ID, CALLS, KIND, POS, _require, ROLE, ROW_COLUMNS, row_json, SEQ, TOKENS
+from ...errors import invalid
+from .row import CALL_ID, CALLS, KIND, POS, ROLE, ROW_COLUMNS, SEQ, TOKENS, _require, row_json
 
 
 def pinned_prefix(rows) -> list:

@@ -4,28 +4,28 @@
 import json
 
 from ... import clock
-from ...errors import conflict, invalid, not_found
 from ...contract.messages import say
+from ...errors import conflict, invalid, not_found
 from .. import state
 from .appends import insert_rows
 from .context import _pinned
 from .row import (
     CALLS,
-    _dumps,
-    estimate,
     KIND,
-    prepare,
     PRUNED,
     REDACTED,
-    refuse_rewrite_if_owned,
-    _require,
-    _row,
     ROW_COLUMNS,
-    row_json,
     SEQ,
-    _settings,
     SUPERSEDED,
     TOKENS,
+    _dumps,
+    _require,
+    _row,
+    _settings,
+    estimate,
+    prepare,
+    refuse_rewrite_if_owned,
+    row_json,
 )
 
 

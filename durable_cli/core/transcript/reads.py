@@ -1,9 +1,9 @@
 """Reading rows: `transcript show` (live rows in logical order, or every row), `--follow`'s polls,
 the library's `rows()`, and the adapters' narrow `stored_rows`."""
 
-from ...errors import invalid
 from ...contract.messages import say
-from .row import _require, ROW_COLUMNS, row_json
+from ...errors import invalid
+from .row import ROW_COLUMNS, _require, row_json
 
 
 def show(obj, *, all_rows: bool = False, since: int = 0, last=None):

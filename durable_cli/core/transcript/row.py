@@ -5,12 +5,15 @@ and the guards every transcript operation shares."""
 import json
 
 from ... import clock
-from ...errors import NotEncodable, conflict, invalid
 from ...contract.messages import say
 from ...contract.text import quote
-from .. import strict_json, tokens as _tokens
+from ...contract.vocabulary import ROW_INPUT_KEYS as INPUT_KEYS
+from ...contract.vocabulary import ROW_OUTPUT_KEYS as OUTPUT_KEYS
+from ...contract.vocabulary import ROW_ROLES as ROLES
+from ...errors import NotEncodable, conflict, invalid
+from .. import strict_json
+from .. import tokens as _tokens
 
-from ...contract.vocabulary import ROW_INPUT_KEYS as INPUT_KEYS, ROW_OUTPUT_KEYS as OUTPUT_KEYS, ROW_ROLES as ROLES  # noqa: E402
 ROW_COLUMNS = (
     "seq, role, content, tokens, author, created_at, kind, superseded_by, covers_first, covers_last, call_id, pos,"
     " tool_calls, name, meta, data, forked_from"
@@ -20,6 +23,7 @@ REDACTED = "[redacted]"
 PRUNED = "[pruned]"  # what a prompt's text becomes when prune deletes the turn it became
 MAX_INT = 2**63 - 1
 from ...contract.vocabulary import USAGE_KEYS as _USAGE_KEYS  # noqa: E402
+
 MAX_USAGE = 10**12  # a usage count's ceiling: 9 million such rows before a 64-bit total could overflow
 MAX_COST = 10**9  # meta.cost_usd's ceiling, in dollars
 
@@ -73,7 +77,7 @@ def parse_json(text, what: str, *, depth: bool = True):
     try:
         return strict_json.loads(text, depth=depth)
     except strict_json.NotJSON as e:
-        raise invalid(say("not_json", what=what, why=e))
+        raise invalid(say("not_json", what=what, why=e)) from e
 
 
 class Prepared:
@@ -210,14 +214,14 @@ def _json_field(value, what, where):
         text = _dumps(value)
         strict_json.check_depth(value, text)
     except (RecursionError, strict_json.NotJSON):
-        raise invalid(where + say("json_too_deep", what=what, max=strict_json.MAX_DEPTH))
+        raise invalid(where + say("json_too_deep", what=what, max=strict_json.MAX_DEPTH)) from None
     except ValueError as e:  # allow_nan=False, or json's check_circular (only a library caller can pass one)
         if "ircular" in str(e):
             raise NotEncodable(f"{where}{what} holds a circular reference (a value inside itself), which JSON cannot"
-                               " encode; nothing was stored")
-        raise invalid(f"{where}{what} holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored")
+                               " encode; nothing was stored") from e
+        raise invalid(f"{where}{what} holds NaN or Infinity, which JSON (RFC 8259) has not; nothing was stored") from e
     except TypeError as e:
-        raise NotEncodable(f"{where}{what} is not JSON-serializable ({e}); nothing was stored")
+        raise NotEncodable(f"{where}{what} is not JSON-serializable ({e}); nothing was stored") from e
     return text
 
 
@@ -268,13 +272,13 @@ def prepare(config, fields: dict, *, where: str = "", _settings=None) -> Prepare
     try:
         size = len(content.encode("utf-8"))
     except UnicodeEncodeError:
-        raise invalid(f"{where}content is not valid UTF-8")
+        raise invalid(f"{where}content is not valid UTF-8") from None
     for what, x in (("tool calls", row.tool_calls), ("meta", row.meta), ("data", row.data)):
         if x is not None:
             try:
                 size += len(x.encode("utf-8"))
             except UnicodeEncodeError:  # a lone surrogate ("\ud83d"): no UTF-8 text to store, or to send
-                raise invalid(f"{where}{what} is not valid UTF-8 (a lone surrogate); nothing was stored")
+                raise invalid(f"{where}{what} is not valid UTF-8 (a lone surrogate); nothing was stored") from None
     if size > limit:
         raise invalid(where + say("row_too_large", size=size, limit=limit))
     if given is None:
@@ -301,7 +305,7 @@ def prepare_batch(config, lines) -> list:
             try:
                 line = line.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise invalid(f"line {number}: not valid UTF-8 (byte {e.start}); nothing was stored")
+                raise invalid(f"line {number}: not valid UTF-8 (byte {e.start}); nothing was stored") from e
         text = line.strip(" \t\r\n")  # JSON's white space, as decode() allows around the value
         if text[:1] == "{":
             try:

@@ -4,29 +4,29 @@ covered rows are unchanged; the summarizer command runs without the lock."""
 import json
 
 from ... import clock
-from ...errors import conflict, invalid, not_found
 from ...contract.messages import say
+from ...errors import conflict, invalid, not_found
 from .. import state
 from .context import _call_ids, _pinned
 from .row import (
     CALLS,
-    check_content,
-    check_text,
     CONTENT,
-    estimate,
     FIRST,
     KIND,
     LAST,
     POS,
-    refuse_rewrite_if_owned,
-    _require,
     ROLE,
-    _row,
     ROW_COLUMNS,
-    row_json,
     SEQ,
     SUPERSEDED,
     TOKENS,
+    _require,
+    _row,
+    check_content,
+    check_text,
+    estimate,
+    refuse_rewrite_if_owned,
+    row_json,
 )
 
 
