@@ -14,9 +14,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from durable_cli import durations, text
+from durable_cli import durations
 from durable_cli.across import search
 from durable_cli.config import valid_name
+from durable_cli.contract import text
 from durable_cli.contract.messages import say
 from durable_cli.core import elicit, sessions, tokens, transcript
 from durable_cli.core.transcript import row as transcript_row

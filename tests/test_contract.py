@@ -57,7 +57,8 @@ def test_local_documents_have_the_contracts_shapes():
 
 
 def test_constants_are_the_contracts():
-    from durable_cli import config, vocabulary
+    from durable_cli import config
+    from durable_cli.contract import vocabulary
     from durable_cli.core import state
 
     c = CONTRACT["constants"]

@@ -16,7 +16,7 @@ import unicodedata
 
 import pytest
 
-from durable_cli import text
+from durable_cli.contract import text
 from tests.conftest import ROOT
 
 CONTRACT = os.path.join(ROOT, "durable_cli", "contract")
