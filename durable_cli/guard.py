@@ -10,3 +10,8 @@ commit_guard = None
 # nothing): a signal that came during it ends the run 130/143 now, and later ones interrupt at once
 # (docs/reference/remote.md §13: a remote wait interrupted by a signal exits 130/143, never 9). None in the library.
 poll_settled = None
+
+# Entered around starting a child process whose group the caller must kill if the run is interrupted (a
+# summarizer command): a signal that comes while the child is being started waits until the caller holds it,
+# then ends the run 130/143 as usual. None in the library.
+signals_deferred = None

@@ -260,9 +260,8 @@ def run(argv) -> int:
         status = e.exit_status
     finally:
         D.exiting = True
-        if "durable_cli.guard" in sys.modules:
-            sys.modules["durable_cli.guard"].commit_guard = None
-            sys.modules["durable_cli.guard"].poll_settled = None
+        if "durable_cli.guard" in sys.modules:  # the hooks store() set, for this run only
+            vars(sys.modules["durable_cli.guard"]).update(commit_guard=None, poll_settled=None, signals_deferred=None)
         if G._store is not None:
             try:
                 if G._store._objects is not None:

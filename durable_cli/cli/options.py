@@ -25,10 +25,11 @@ def store():
     if G._store is None:
         from .. import guard
         from ..library import Store
-        from .signals import commit_guard, poll_settled
+        from .signals import commit_guard, poll_settled, signals_deferred
 
         guard.commit_guard = commit_guard  # for this run only: run() takes it back
         guard.poll_settled = poll_settled
+        guard.signals_deferred = signals_deferred
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
     return G._store
 

@@ -15,6 +15,7 @@ class Deferral:
     exiting = False  # the run is done: a signal now only has to wait for os._exit
     pending = None  # the status of a signal that came while deferred
     requested = None  # the status of a signal raised as Interrupted (even one swallowed in a __del__)
+    starting = False  # a child is being started (signals_deferred): a signal waits until the caller holds it
 
 
 D = Deferral()
@@ -50,8 +51,22 @@ def poll_settled(result) -> None:
         raise Interrupted(D.requested)
 
 
+@contextmanager
+def signals_deferred():
+    """guard.signals_deferred: a signal that comes while a child process is started is raised once the block
+    ends, when the caller holds the child (and kills its group), never halfway through Popen."""
+    D.starting = True
+    try:
+        yield
+    finally:
+        D.starting = False
+    if D.pending is not None and not (D.committing or D.exiting):
+        D.requested, D.pending = D.pending, None
+        raise Interrupted(D.requested)
+
+
 def interrupt(signum, _frame):
-    if D.committing or D.exiting:
+    if D.committing or D.exiting or D.starting:
         D.pending = D.pending or 128 + signum
         return
     D.requested = 128 + signum

@@ -103,3 +103,29 @@ def test_sigterm_during_summarizer_changes_nothing(durable, tmp_path):
     # take a moment to go on a loaded machine)
     wait_until(lambda: subprocess.run(["pgrep", "-f", f"touch '{started}'; sleep 30"], capture_output=True).returncode == 1,
                "the summarizer's process group to be gone", timeout=10, step=0.05)
+
+
+def test_a_signal_while_a_child_is_started_waits_until_the_caller_holds_it():
+    """The summarizer's Popen runs under guard.signals_deferred: a SIGTERM that lands while the child is being
+    started (under load, after the child ran but before Popen returned) is raised once the caller holds the child,
+    so its group is killed; raised inside Popen it left `sleep 30` running (seen in CI under load)."""
+    import os
+
+    from durable_cli.cli.signals import D, interrupt, signals_deferred
+    from durable_cli.errors import Interrupted
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    D.committing = D.exiting = False
+    D.pending = D.requested = None
+    held = []
+    try:
+        with pytest.raises(Interrupted) as e:
+            with signals_deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                for _ in range(1000):  # bytecodes for the handler to run at: it must not raise in here
+                    pass
+                held.append("the child")
+        assert held == ["the child"] and e.value.exit_status == 143
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        D.pending = D.requested = None

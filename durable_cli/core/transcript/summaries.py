@@ -178,6 +178,7 @@ def run_summarizer(command: str, rows, input_format: str, timeout: float) -> str
     stderr, and nothing changes. An interrupt (SIGINT/SIGTERM raised as Interrupted) kills and
     reaps the group before it propagates. Waiting polls with sleep and counts the time slept.
     """
+    import contextlib
     import os
     import signal
     import subprocess
@@ -187,9 +188,14 @@ def run_summarizer(command: str, rows, input_format: str, timeout: float) -> str
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
         stdin.write(payload.encode("utf-8", "surrogatepass"))
         stdin.seek(0)
-        proc = subprocess.Popen(command, shell=True, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True)
+        from ... import guard
+
+        proc = None
         waited, delay = 0.0, 0.005
         try:
+            # a SIGTERM while Popen starts the child waits until proc is set, so the group is killed below
+            with (guard.signals_deferred or contextlib.nullcontext)():
+                proc = subprocess.Popen(command, shell=True, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True)
             while proc.poll() is None:
                 if waited >= timeout:
                     raise conflict(f"summarizer command timed out after {timeout:g}s and was killed; nothing was changed")
@@ -197,11 +203,12 @@ def run_summarizer(command: str, rows, input_format: str, timeout: float) -> str
                 waited += delay
                 delay = min(delay * 2, 0.1)
         finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the whole group: what CMD started in the background too
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait()
+            if proc is not None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the whole group: what CMD started in the background too
+                except (ProcessLookupError, PermissionError):
+                    pass
+                proc.wait()
         stdout.seek(0)
         stderr.seek(0)
         out = stdout.read().decode("utf-8", "replace").rstrip()
