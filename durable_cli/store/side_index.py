@@ -190,18 +190,23 @@ def flush(paths_set, timeout: float = 10.0) -> None:
     paths_set.clear()
 
 
-def each_side_file(paths):
-    """Every side file's path (for an eviction whose owner index.db no longer knows)."""
+def _files(paths):
+    """(folder, name) of every file in the side files' shard folders (real directories only, sorted)."""
     top = directory(paths)
     if not _paths.real_dir(top):
         return
     for shard in sorted(os.listdir(top)):
         folder = os.path.join(top, shard)
-        if not _paths.real_dir(folder):
-            continue
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".sqlite3"):
-                yield os.path.join(folder, name)
+        if _paths.real_dir(folder):
+            for name in sorted(os.listdir(folder)):
+                yield folder, name
+
+
+def each_side_file(paths):
+    """Every side file's path (for an eviction whose owner index.db no longer knows)."""
+    for folder, name in _files(paths):
+        if name.endswith(".sqlite3"):
+            yield os.path.join(folder, name)
 
 
 def leftovers(path: str, present) -> list:
@@ -268,14 +273,7 @@ def settle(path: str, present, timeout: float = 10.0) -> bool:
 def strays(paths):
     """Journals and WALs left beside no side file (a discard killed between its unlinks): they may hold
     removed text, and no open of a side file will ever look at them."""
-    top = directory(paths)
-    if not _paths.real_dir(top):
-        return
-    for shard in sorted(os.listdir(top)):
-        folder = os.path.join(top, shard)
-        if not _paths.real_dir(folder):
-            continue
-        for name in sorted(os.listdir(folder)):
-            for suffix in ("-journal", "-wal", "-shm"):
-                if name.endswith(".sqlite3" + suffix) and not os.path.lexists(os.path.join(folder, name[:-len(suffix)])):
-                    yield os.path.join(folder, name)
+    for folder, name in _files(paths):
+        for suffix in ("-journal", "-wal", "-shm"):
+            if name.endswith(".sqlite3" + suffix) and not os.path.lexists(os.path.join(folder, name[:-len(suffix)])):
+                yield os.path.join(folder, name)
