@@ -1,0 +1,215 @@
+"""Spans out through the OpenTelemetry SDK (docs/reference/traces.md §15.1, §15.3): the SDK's own spans,
+its OTLP/HTTP protobuf exporter, and the OTLP/JSON of a file made from the SDK's own encoding.
+
+Only `export --format otlp` and commands that send live spans import this module; it imports the SDK
+inside its functions' first call (`sdk()`), and says which extra to install when it is missing.
+"""
+
+import base64
+import logging
+import os
+import re
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from .. import __version__
+from ..errors import DurableError, invalid
+from . import traces
+
+BATCH = 512  # spans per request
+LINE = 10_000  # spans per OTLP/JSON line
+INSTALL = "pip install 'durable-cli[otel]'"
+
+
+class NotSent(Exception):
+    """A request the endpoint did not accept: REASON is the OS error, the HTTP status or a timeout."""
+
+
+def sdk():
+    """The SDK modules, or exit 2 naming the extra that installs them."""
+    try:
+        from google.protobuf import json_format
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import ReadableSpan
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+        from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+    except ImportError as e:
+        raise invalid(f"OTLP traces need the OpenTelemetry SDK, which is not installed ({e.name}): {INSTALL}") from None
+    return {"json_format": json_format, "encode_spans": encode_spans, "Exporter": OTLPSpanExporter, "Resource": Resource,
+            "ReadableSpan": ReadableSpan, "Scope": InstrumentationScope, "SpanContext": SpanContext,
+            "SpanKind": SpanKind, "Status": Status, "StatusCode": StatusCode, "TraceFlags": TraceFlags}
+
+
+def check_protocol() -> None:
+    """grpc (or anything but http/protobuf) needs another exporter: exit 2 (§15.1)."""
+    for variable in ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        value = os.environ.get(variable, "").strip()
+        if value and value != "http/protobuf":
+            raise invalid(f"{variable}={value!r} is not supported: durable sends OTLP over http/protobuf only")
+
+
+def check_url(url: str, what: str) -> str:
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or not url.isprintable() or " " in url:
+        raise invalid(f"{what} must be an http:// or https:// URL, not {url!r}")
+    return url
+
+
+def configured_endpoint(config=None):
+    """The traces URL of §15.1: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT
+    with /v1/traces, else telemetry.endpoint; None when none is set."""
+    traces_url = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    if traces_url:
+        return traces_url
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    if base:
+        return base.rstrip("/") + "/v1/traces"
+    return config.get("telemetry.endpoint") if config is not None else None
+
+
+def headers() -> dict:
+    raw = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS") or ""
+    out = {}
+    for item in raw.split(","):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            if k.strip():
+                out[unquote(k.strip())] = unquote(v.strip())
+    return out
+
+
+def shown(url: str) -> str:
+    """The endpoint as an error may name it: no user-info, query or fragment."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    except ValueError:
+        return "the endpoint"
+
+
+def request_timeout() -> float:
+    """OTEL_EXPORTER_OTLP_TRACES_TIMEOUT / OTEL_EXPORTER_OTLP_TIMEOUT in milliseconds, else 10 s."""
+    for variable in ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"):
+        value = os.environ.get(variable, "").strip()
+        if value:
+            try:
+                ms = float(value)
+            except ValueError:
+                raise invalid(f"{variable} must be a number of milliseconds, not {value!r}") from None
+            if ms > 0:
+                return ms / 1000
+    return 10.0
+
+
+class Builder:
+    """Our spans as the SDK's ReadableSpans, under one resource and the `durable` scope."""
+
+    def __init__(self):
+        self.m = m = sdk()
+        self.resource = m["Resource"].create({"service.name": "durable", "service.version": __version__})
+        self.scope = m["Scope"]("durable", __version__)
+        self.kinds = {traces.INTERNAL: m["SpanKind"].INTERNAL, traces.CLIENT: m["SpanKind"].CLIENT}
+        self.codes = {traces.UNSET: m["StatusCode"].UNSET, traces.OK: m["StatusCode"].OK, traces.ERROR: m["StatusCode"].ERROR}
+        self.flags = m["TraceFlags"](1)
+
+    def __call__(self, spans) -> list:
+        m, out = self.m, []
+        SpanContext, ReadableSpan, Status = m["SpanContext"], m["ReadableSpan"], m["Status"]
+        for s in spans:
+            tid = int.from_bytes(s.trace_id, "big")
+            ctx = SpanContext(tid, int.from_bytes(s.span_id, "big"), is_remote=False, trace_flags=self.flags)
+            parent = (SpanContext(tid, int.from_bytes(s.parent_id, "big"), is_remote=False, trace_flags=self.flags)
+                      if s.parent_id is not None else None)
+            status = Status(self.codes[s.status], s.description if s.status == traces.ERROR else None)
+            out.append(ReadableSpan(s.name, context=ctx, parent=parent, resource=self.resource, attributes=s.attributes,
+                                    kind=self.kinds[s.kind], status=status, start_time=s.start, end_time=s.end,
+                                    instrumentation_scope=self.scope))
+        return out
+
+    def json_line(self, sdk_spans) -> dict:
+        """One ExportTraceServiceRequest in the OTLP JSON encoding: hex ids, enums as integers, lowerCamelCase."""
+        doc = self.m["json_format"].MessageToDict(self.m["encode_spans"](sdk_spans), use_integers_for_enums=True)
+        for rs in doc.get("resourceSpans", ()):
+            for ss in rs.get("scopeSpans", ()):
+                for span in ss.get("spans", ()):
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if key in span:
+                            span[key] = base64.b64decode(span[key]).hex()
+        return doc
+
+
+class _Collect(logging.Handler):
+    """The exporter's log records, kept for the reason of a failure and never printed (§15.1)."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry.exporter.otlp.common.http",
+            "opentelemetry.exporter.otlp.proto.http", "opentelemetry")
+
+
+def quiet_sdk_logs() -> _Collect:
+    collect = _Collect()
+    for name in _LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [collect]
+        logger.propagate = False
+        logger.setLevel(logging.DEBUG)
+    return collect
+
+
+def _reason(collect: _Collect) -> str:
+    for record in reversed(collect.records):
+        args = record.args if isinstance(record.args, tuple) else ()
+        if "batch code" in record.msg and len(args) >= 2 and args[1] is not None:
+            return f"HTTP {args[1]}"
+    for record in reversed(collect.records):
+        text = " ".join(str(a) for a in (record.args if isinstance(record.args, tuple) else ()))
+        errno = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
+        if errno:
+            return errno.group(1).strip().lower()
+        if "timed out" in text.lower() or "timeout" in text.lower():
+            return "timed out"
+    for record in reversed(collect.records):
+        if "timeout" in record.getMessage().lower():
+            return "timed out"
+    return "unreachable"
+
+
+class Sender:
+    """OTLP/HTTP protobuf to URL, BATCH spans a request; NotSent on the first request not accepted."""
+
+    def __init__(self, builder: Builder, url: str, timeout: float):
+        self.builder, self.url = builder, url
+        self.collect = quiet_sdk_logs()
+        self.exporter = builder.m["Exporter"](endpoint=url, headers=headers(), timeout=timeout)
+        self.sent = 0
+
+    def send(self, spans) -> None:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        for i in range(0, len(spans), BATCH):
+            part = self.builder(spans[i:i + BATCH])
+            self.collect.records.clear()
+            if self.exporter.export(part) is not SpanExportResult.SUCCESS:
+                raise NotSent(_reason(self.collect))
+            self.sent += len(part)
+
+    def close(self) -> None:
+        try:
+            self.exporter.shutdown()
+        except Exception:  # noqa: BLE001 -- closing the session must not hide the outcome
+            pass
+
+
+def storage_error(url: str, reason: str, accepted: int) -> DurableError:
+    return DurableError(f"cannot send traces to {shown(url)}: {reason}; {accepted} span{'s' if accepted != 1 else ''} "
+                        "were accepted before it (running the export again is safe: same ids)", "storage")

@@ -1,0 +1,234 @@
+"""Sessions as OpenTelemetry GenAI traces (docs/reference/traces.md §15): `export --format otlp` to a file, to a
+closed port, and (tests/cli/test_traces_phoenix.py) to a real Arize Phoenix."""
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra (pip install 'durable-cli[otel]') is not installed")
+pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+
+ROWS = [
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "ls", "arguments": "{\"dir\": \"/srv\"}"}],
+     "meta": {"model": "gpt-x", "provider": "openai",
+              "usage": {"input_tokens": 10, "output_tokens": 3, "cache_read_tokens": 4, "cache_write_tokens": 1}}},
+    {"role": "tool", "call_id": "c1", "content": "SECRET-RESULT"},
+]
+
+
+def make_session(durable, name="s1"):
+    """One completed prompt turn (a model call with a tool call, then the reply), one failed prompt, a row
+    turn written by `transcript append`, and an answered request asked while the first prompt ran."""
+    assert durable("session", "prompt", name, "SECRET-PROMPT").status == 0
+    assert durable("session", "next", name).status == 0
+    assert durable("elicit", "ask", name, "--prompt", "SECRET-QUESTION", "--choice", "yes", "--choice", "no").status == 0
+    assert durable("elicit", "answer", name, "1", "--choice", "yes").status == 0
+    rows = "".join(json.dumps(r) + "\n" for r in ROWS)
+    finish = durable("session", "finish", name, "1", "--rows", "-", "--reply", "SECRET-REPLY",
+                     "--meta", json.dumps({"model": "gpt-x", "usage": {"input_tokens": 20, "output_tokens": 5}}), input=rows)
+    assert finish.status == 0, finish.err
+    assert durable("session", "prompt", name, "second").status == 0
+    assert durable("session", "next", name).status == 0
+    assert durable("session", "stop", name).status == 0
+    assert durable("transcript", "append", name, "--role", "user", "a row turn").status == 0
+    assert durable("transcript", "append", name, "--role", "assistant", "its answer").status == 0
+    return durable("path", name).out.strip()
+
+
+def spans_of(lines):
+    out = []
+    for line in lines:
+        for rs in line["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                assert ss["scope"]["name"] == "durable"
+                out.extend(ss["spans"])
+    return out
+
+
+def attrs(span):
+    def value(v):
+        for k in ("stringValue", "boolValue", "doubleValue"):
+            if k in v:
+                return v[k]
+        if "intValue" in v:
+            return int(v["intValue"])
+        return [value(x) for x in v["arrayValue"].get("values", [])]
+
+    return {a["key"]: value(a["value"]) for a in span.get("attributes", [])}
+
+
+def sha(prefix, oid, key, size):
+    return hashlib.sha256(f"{prefix}\0{oid}\0{key}".encode()).digest()[:size].hex()
+
+
+def object_id(durable, name):
+    return durable("export", name).lines()[0]["id"]
+
+
+def test_export_otlp_file_spans_parents_attributes_and_ids(durable, tmp_path):
+    make_session(durable)
+    oid = object_id(durable, "s1")
+    out = tmp_path / "traces.jsonl"
+    r = durable("export", "s1", "--format", "otlp", "--output", out, "--json")
+    assert r.status == 0, r.err
+    receipt = json.loads(r.err.strip().splitlines()[-1])
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(lines) == 1 and oct(out.stat().st_mode & 0o777) == "0o600"
+    spans = spans_of(lines)
+    assert receipt["spans"] == len(spans) == 7 and receipt["traces"] == 3
+    by_name = {}
+    for s in spans:
+        by_name.setdefault(s["name"], []).append(s)
+    assert sorted(by_name) == ["chat gpt-x", "elicit", "execute_tool ls", "invoke_agent"]
+    assert len(by_name["invoke_agent"]) == 3 and len(by_name["chat gpt-x"]) == 2
+    first, failed, row_turn = by_name["invoke_agent"]
+    # the ids are the SPEC's derivation from the object id
+    assert first["traceId"] == sha("durable.otel.trace", oid, "p1", 16) and first["spanId"] == sha("durable.otel.span", oid, "p1", 8)
+    assert row_turn["traceId"] == sha("durable.otel.trace", oid, f"r{attrs(row_turn)['durable.turn.seq']}", 16)
+    a = attrs(first)
+    assert a["gen_ai.conversation.id"] == oid and a["gen_ai.operation.name"] == "invoke_agent"
+    assert a["durable.prompt.id"] == 1 and a["durable.prompt.outcome"] == "completed" and first["status"]["code"] == 1
+    assert attrs(failed)["durable.prompt.outcome"] == "failed" and attrs(failed)["error.type"] == "stopped"
+    assert failed["status"]["code"] == 2 and "message" not in failed["status"]
+    assert "parentSpanId" not in first and "parentSpanId" not in row_turn
+    for child in by_name["chat gpt-x"] + by_name["execute_tool ls"] + by_name["elicit"]:
+        assert child["traceId"] == first["traceId"] and child["parentSpanId"] == first["spanId"]
+        assert int(first["startTimeUnixNano"]) <= int(child["startTimeUnixNano"]) <= int(child["endTimeUnixNano"]) <= int(first["endTimeUnixNano"])
+    calling = attrs(by_name["chat gpt-x"][0])
+    assert calling["gen_ai.usage.input_tokens"] == 10 and calling["gen_ai.usage.output_tokens"] == 3
+    assert calling["gen_ai.usage.cache_read.input_tokens"] == 4 and calling["gen_ai.usage.cache_creation.input_tokens"] == 1
+    assert calling["gen_ai.request.model"] == calling["gen_ai.response.model"] == "gpt-x"
+    assert calling["gen_ai.provider.name"] == "openai" and calling["durable.timing"] == "inferred"
+    assert by_name["chat gpt-x"][0]["kind"] == 3 and first["kind"] == 1
+    tool = attrs(by_name["execute_tool ls"][0])
+    assert tool["gen_ai.tool.name"] == "ls" and tool["gen_ai.tool.call.id"] == "c1" and tool["gen_ai.tool.type"] == "function"
+    assert tool["durable.result.seq"] == tool["durable.row.seq"] + 1
+    assert by_name["execute_tool ls"][0]["spanId"] == sha("durable.otel.span", oid, f"t{tool['durable.row.seq']}.0", 8)
+    el = attrs(by_name["elicit"][0])
+    assert el["durable.elicit.status"] == "answered" and el["durable.elicit.choice_made"] is True
+    # no content unless asked: no text, name or user anywhere
+    text = out.read_text()
+    for secret in ("SECRET", '"s1"', "alice"):
+        assert secret not in text
+    # a second export: the same spans, the same ids
+    again = durable("export", "s1", "--format", "otlp")
+    assert [(s["traceId"], s["spanId"]) for s in spans_of(again.lines())] == [(s["traceId"], s["spanId"]) for s in spans]
+
+
+def test_content_only_when_asked(durable, tmp_path, monkeypatch):
+    make_session(durable)
+    r = durable("export", "s1", "--format", "otlp", "--content")
+    spans = spans_of(r.lines())
+    first = next(s for s in spans if s["name"] == "invoke_agent")
+    a = attrs(first)
+    assert a["durable.session.name"] == "s1" and a["user.id"] == "alice"
+    assert json.loads(a["gen_ai.input.messages"]) == [{"role": "user", "parts": [{"type": "text", "content": "SECRET-PROMPT"}]}]
+    assert "SECRET-REPLY" in a["gen_ai.output.messages"]
+    tool = attrs(next(s for s in spans if s["name"] == "execute_tool ls"))
+    assert tool["gen_ai.tool.call.arguments"] == "{\"dir\": \"/srv\"}" and tool["gen_ai.tool.call.result"] == "SECRET-RESULT"
+    assert attrs(next(s for s in spans if s["name"] == "elicit"))["durable.elicit.prompt"] == "SECRET-QUESTION"
+    # the standard variable turns it on; --no-content wins over it
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    assert "SECRET-PROMPT" in durable("export", "s1", "--format", "otlp").out
+    assert "SECRET" not in durable("export", "s1", "--format", "otlp", "--no-content").out
+
+
+def test_since_keeps_the_turns_that_ended_after_it(durable):
+    make_session(durable)
+    assert len(spans_of(durable("export", "s1", "--format", "otlp", "--since", "1h").lines())) == 7
+    future = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    r = durable("export", "s1", "--format", "otlp", "--since", future)
+    assert r.status == 0 and r.out == ""
+
+
+@pytest.mark.parametrize("args", [
+    ["s1", "--since", "1h"],  # otlp only
+    ["s1", "--content"],
+    ["s1", "--format", "otlp", "--since", "yesterday"],
+    ["s1", "--format", "otlp", "--since", "0s"],
+    ["s1", "--format", "otlp", "--since", "5"],
+    ["s1", "--format", "otlp", "--since", "2026-12-01T09:00:00"],
+    ["s1", "--format", "jsonl"],
+    ["s1", "--format", "otlp", "--endpoint", "ftp://x"],
+    ["s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--send"],
+    ["s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--output", "x.jsonl"],
+    ["s1", "--format", "otlp", "--send"],  # no endpoint configured
+])
+def test_bad_input_is_exit_2_before_anything_is_read(durable, args, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for v in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        monkeypatch.delenv(v, raising=False)
+    durable("transcript", "append", "s1", "--role", "user", "hi")
+    r = durable("export", *args)
+    assert r.status == 2 and r.err.startswith("durable: error: ") and len(r.err.splitlines()) == 1, r.err
+    assert r.out == "" and not (tmp_path / "x.jsonl").exists()
+
+
+def test_grpc_protocol_is_refused(durable, monkeypatch):
+    durable("transcript", "append", "s1", "--role", "user", "hi")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    r = durable("export", "s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces")
+    assert r.status == 2 and "grpc" in r.err
+
+
+def test_a_missing_name_is_exit_3_and_nothing_is_written(durable, tmp_path):
+    durable("transcript", "append", "s1", "--role", "user", "hi")
+    out = tmp_path / "t.jsonl"
+    r = durable("export", "s1", "nope", "--format", "otlp", "--output", out)
+    assert r.status == 3 and "nope" in r.err and not out.exists()
+
+
+def test_several_names_in_one_file(durable):
+    make_session(durable, "a")
+    durable("transcript", "append", "b", "--role", "user", "hi")
+    lines = durable("export", "a", "b", "--format", "otlp").lines()
+    assert len(lines) == 2  # one line per session with spans, in the order given
+    assert len(durable("export", "a", "b").lines()) == 2  # NAME repeats for --format durable too
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_closed_port_is_exit_7_within_the_timeout(durable_proc, tmp_path):
+    env = {"DURABLE_HOME": os.environ["DURABLE_HOME"], "OTEL_EXPORTER_OTLP_TIMEOUT": "1000",
+           "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20SECRETTOKEN"}
+    assert durable_proc("transcript", "append", "s1", "--role", "user", "hi", env=env).status == 0
+    url = f"http://user:pw@127.0.0.1:{free_port()}/v1/traces?k=SECRETQUERY"
+    started = time.monotonic()
+    r = durable_proc("export", "s1", "--format", "otlp", "--endpoint", url, env=env)
+    took = time.monotonic() - started
+    assert r.status == 7, r.err
+    assert took < 30  # the 1 s request timeout, start-up and a loaded machine; never the exporter's minutes of retries
+    error = [line for line in r.err.splitlines() if line.startswith("durable: error:")]
+    assert len(error) == 1 and f"127.0.0.1:{url.split(':')[3].split('/')[0]}/v1/traces" in error[0]
+    assert "0 spans were accepted" in error[0]
+    for secret in ("SECRETTOKEN", "SECRETQUERY", "pw@"):
+        assert secret not in r.err
+
+
+BLOCK_OTEL = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("opentelemetry", "google"):
+            raise ImportError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Block())
+from durable_cli.cli.app import main
+sys.argv = ["durable"] + sys.argv[1:]
+main()
+"""
+
+
+def test_without_the_extra_export_otlp_is_exit_2_naming_it(durable_proc, tmp_path):
+    assert durable_proc("transcript", "append", "s1", "--role", "user", "hi").status == 0
+    r = subprocess.run([sys.executable, "-c", BLOCK_OTEL, "export", "s1", "--format", "otlp"], capture_output=True, text=True)
+    assert r.returncode == 2 and "pip install 'durable-cli[otel]'" in r.stderr and r.stdout == ""
