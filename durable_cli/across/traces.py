@@ -7,15 +7,12 @@ across/otlp.py turns these spans into the SDK's own spans and sends or writes th
 
 import hashlib
 import json
-import re
-from datetime import datetime
 
 # span kinds and status codes as OTLP numbers them
 INTERNAL, CLIENT = 1, 3
 UNSET, OK, ERROR = 0, 1, 2
 CONTENT_LIMIT = 64 * 1024
 _FAILURES = {"stopped": "stopped", "cancelled": "cancelled", "timed out": "timed_out"}
-_TIME = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d{1,9})?([Zz]|[+-]\d\d:\d\d)")
 
 
 class Span:
@@ -52,16 +49,10 @@ def traceparent(oid: str, prompt_id: int) -> str:
 
 
 def rfc3339_ns(text):
-    """An RFC 3339 time with a zone as epoch nanoseconds, or None when it is not one."""
-    if not isinstance(text, str) or not _TIME.fullmatch(text):
-        return None
-    fraction = re.search(r"\.(\d+)", text)
-    plain = re.sub(r"\.\d+", "", text).replace("t", "T").replace(" ", "T").replace("z", "Z").replace("Z", "+00:00")
-    try:
-        seconds = int(datetime.fromisoformat(plain).timestamp())
-    except ValueError:
-        return None
-    return seconds * 1_000_000_000 + (int(fraction.group(1).ljust(9, "0")) if fraction else 0)
+    """An RFC 3339 time with a zone as epoch nanoseconds, or None when it is not one (the rule of meta's times)."""
+    from ..core.transcript.row import time_ns
+
+    return time_ns(text)
 
 
 def _ms(ms) -> int:
