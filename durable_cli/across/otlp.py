@@ -213,3 +213,60 @@ class Sender:
 def storage_error(url: str, reason: str, accepted: int) -> DurableError:
     return DurableError(f"cannot send traces to {shown(url)}: {reason}; {accepted} span{'s' if accepted != 1 else ''} "
                         "were accepted before it (running the export again is safe: same ids)", "storage")
+
+
+class Live:
+    """Live spans of one process (docs/reference/traces.md §15.5): sent within telemetry.timeout; a failure is one warning
+    line, then nothing more until a send succeeds again. Never raises; never changes an outcome."""
+
+    def __init__(self, url: str, timeout: float, content: bool):
+        self.url, self.timeout, self.content = url, timeout, content
+        self.failing = False
+        self.sender = None
+
+    def warn(self, reason: str) -> None:
+        import sys
+
+        if not self.failing:
+            self.failing = True
+            try:
+                sys.stderr.write(f"durable: warning: traces not sent to {shown(self.url)}: {reason}\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+
+    def send_prompt(self, record: dict, prompt_id: int) -> None:
+        """The spans of prompt PROMPT_ID's trace in RECORD (its turn, calls and elicitations)."""
+        try:
+            if self.sender is None:
+                check_protocol()
+                self.sender = Sender(Builder(), self.url, self.timeout)
+            want = traces.trace_id(record["id"], f"p{prompt_id}")
+            spans = [s for s in traces.session_spans(record, content=self.content) if s.trace_id == want]
+            self.sender.send(spans)
+            self.failing = False
+        except NotSent as e:
+            self.warn(str(e))
+        except DurableError as e:
+            self.warn(e.message)
+        except Exception as e:  # noqa: BLE001 -- a trace backend never changes an outcome (§15.5)
+            self.warn(f"{type(e).__name__}: {e}")
+
+
+_warned_once = set()
+
+
+def live(config):
+    """The Live sender of this process for `telemetry.traces` work|all, or None (off, OTEL_SDK_DISABLED, no
+    endpoint: one warning line per process for the last)."""
+    import sys
+
+    if config.get("telemetry.traces") == "off" or os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    url = configured_endpoint(config)
+    if not url:
+        if "no endpoint" not in _warned_once:
+            _warned_once.add("no endpoint")
+            sys.stderr.write("durable: warning: traces are on but no endpoint is set\n")
+        return None
+    return Live(url, float(config.seconds("telemetry.timeout")), bool(config.get("telemetry.content")))

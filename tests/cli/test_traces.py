@@ -232,3 +232,64 @@ def test_without_the_extra_export_otlp_is_exit_2_naming_it(durable_proc, tmp_pat
     assert durable_proc("transcript", "append", "s1", "--role", "user", "hi").status == 0
     r = subprocess.run([sys.executable, "-c", BLOCK_OTEL, "export", "s1", "--format", "otlp"], capture_output=True, text=True)
     assert r.returncode == 2 and "pip install 'durable-cli[otel]'" in r.stderr and r.stdout == ""
+
+
+def test_work_records_when_cmd_ran_and_the_model(durable, durable_proc):
+    assert durable("session", "prompt", "w", "hi").status == 0
+    r = durable_proc("work", "w", "--once", "--model", "gpt-test", "--command", "sleep 0.2; echo ok")
+    assert r.status == 0, r.err
+    reply = durable("transcript", "show", "w", "--json").json()
+    meta = json.loads(reply[-1]["meta"]) if isinstance(reply[-1]["meta"], str) else reply[-1]["meta"]
+    assert meta["model"] == "gpt-test" and meta["started_at"] < meta["ended_at"]
+    chat = next(s for s in spans_of(durable("export", "w", "--format", "otlp").lines()) if s["name"].startswith("chat"))
+    assert chat["name"] == "chat gpt-test" and attrs(chat)["durable.timing"] == "measured"
+    assert int(chat["endTimeUnixNano"]) - int(chat["startTimeUnixNano"]) >= 200_000_000  # CMD's sleep, measured
+    # config work.model, and the usage report names it
+    assert durable("config", "set", "work.model", "other-model").status == 0
+    assert durable("session", "prompt", "w", "again").status == 0
+    assert durable_proc("work", "w", "--once", "--command", "echo ok").status == 0
+    assert "other-model" in durable("usage", "--by", "model").out
+
+
+def test_finish_takes_the_times_of_the_model_call(durable):
+    durable("session", "prompt", "f", "hi")
+    durable("session", "next", "f")
+    bad = durable("session", "finish", "f", "1", "--reply", "x", "--meta", '{"started_at": "2026-12-05T10:00:01Z"}')
+    assert bad.status == 2 and "go together" in bad.err
+    meta = {"model": "m", "started_at": "2026-12-05T10:00:00.250Z", "ended_at": "2026-12-05T10:00:03.500+00:00"}
+    assert durable("session", "finish", "f", "1", "--reply", "x", "--meta", json.dumps(meta)).status == 0
+    chat = next(s for s in spans_of(durable("export", "f", "--format", "otlp").lines()) if s["name"] == "chat m")
+    assert attrs(chat)["durable.timing"] == "measured"
+    assert int(chat["endTimeUnixNano"]) - int(chat["startTimeUnixNano"]) == 3_250_000_000
+
+
+def test_live_spans_to_a_closed_port_warn_once_and_change_nothing(durable, durable_proc):
+    for text in ("one", "two"):
+        assert durable("session", "prompt", "w", text).status == 0
+    env = {"DURABLE_TRACES": "work", "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}",
+           "TRACEPARENT": "00-11111111111111111111111111111111-2222222222222222-01"}
+    assert durable("config", "set", "telemetry.timeout", "1s").status == 0
+    r = durable_proc("work", "w", "--wait", "0", "--json", "--command", 'echo "$TRACEPARENT"', env=env)
+    assert r.status == 0, r.err
+    assert [line["outcome"] for line in r.lines()] == ["completed", "completed"]
+    warnings = [line for line in r.err.splitlines() if line.startswith("durable: warning: traces not sent to")]
+    assert len(warnings) == 1 and "connection refused" in warnings[0], r.err
+    # CMD got the prompt's trace context: the ids a batch export gives its invoke_agent span, not the inherited one
+    oid = object_id(durable, "w")
+    replies = [row["content"] for row in durable("transcript", "show", "w", "--json").json() if row["role"] == "assistant"]
+    assert replies == [f"00-{sha('durable.otel.trace', oid, f'p{n}', 16)}-{sha('durable.otel.span', oid, f'p{n}', 8)}-01" for n in (1, 2)]
+
+
+def test_traces_on_without_an_endpoint_warn_once(durable, durable_proc, monkeypatch):
+    durable("session", "prompt", "w", "one")
+    for v in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        monkeypatch.delenv(v, raising=False)
+    r = durable_proc("work", "w", "--once", "--command", "echo ok", env={"DURABLE_TRACES": "work"})
+    assert r.status == 0 and r.err.count("durable: warning: traces are on but no endpoint is set") == 1
+
+
+@pytest.mark.parametrize("key,value", [("telemetry.traces", "some"), ("telemetry.timeout", "11s"),
+                                       ("telemetry.endpoint", "localhost:4318"), ("telemetry.content", "yes")])
+def test_bad_telemetry_settings_are_exit_2(durable, key, value):
+    r = durable("config", "set", key, value)
+    assert r.status == 2 and key in r.err
