@@ -293,3 +293,13 @@ def test_traces_on_without_an_endpoint_warn_once(durable, durable_proc, monkeypa
 def test_bad_telemetry_settings_are_exit_2(durable, key, value):
     r = durable("config", "set", key, value)
     assert r.status == 2 and key in r.err
+
+
+@pytest.mark.parametrize("backend", ["remote"])
+def test_remote_export_builds_the_spans_on_the_client(durable, backend):
+    make_session(durable)
+    oid = object_id(durable, "s1")  # the Worker's object id
+    spans = spans_of(durable("export", "s1", "--format", "otlp").lines())
+    assert len(spans) == 7
+    first = next(s for s in spans if s["name"] == "invoke_agent")
+    assert first["traceId"] == sha("durable.otel.trace", oid, "p1", 16) and attrs(first)["gen_ai.conversation.id"] == oid

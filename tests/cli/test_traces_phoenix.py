@@ -145,3 +145,22 @@ def test_content_reaches_phoenix_only_when_asked(durable, phoenix, project, monk
     assert tool["attributes"]["gen_ai.tool.call.result"] == "SECRET-RESULT"
     first = next(s for s in spans if s["name"] == "invoke_agent" and s["attributes"].get("durable.prompt.id") == 1)
     assert first["attributes"]["durable.session.name"] == "s1" and first["attributes"]["user.id"] == "alice"
+
+
+def test_work_sends_live_spans_with_real_durations(durable, durable_proc, phoenix, project):
+    assert durable("session", "prompt", "w", "hi").status == 0
+    env = {"DURABLE_TRACES": "work", "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix}
+    r = durable_proc("work", "w", "--once", "--model", "gpt-live", "--command", "sleep 0.3; echo ok", env=env)
+    assert r.status == 0 and "warning" not in r.err, r.err
+    spans = spans_in(phoenix, project, 2)
+    assert sorted(s["name"] for s in spans) == ["chat gpt-live", "invoke_agent"]
+    chat = next(s for s in spans if s["name"] == "chat gpt-live")
+    assert chat["attributes"]["durable.timing"] == "measured"
+    from datetime import datetime
+
+    took = datetime.fromisoformat(chat["end_time"]) - datetime.fromisoformat(chat["start_time"])
+    assert took.total_seconds() >= 0.3
+    # a later batch export sends the same spans, not new ones
+    assert durable("export", "w", "--format", "otlp", "--endpoint", f"{phoenix}/v1/traces").status == 0
+    time.sleep(1)
+    assert len(spans_in(phoenix, project, 3, timeout=3)) == 2
