@@ -75,6 +75,7 @@ class _Content:
 
     def __init__(self):
         self.truncated = False
+        self.cut_values: set = set()  # ids of the values that were cut, to mark their spans
 
     def __call__(self, text) -> str:
         text = "" if text is None else str(text)
@@ -82,7 +83,9 @@ class _Content:
         if len(raw) <= CONTENT_LIMIT:
             return text
         self.truncated = True
-        return raw[:CONTENT_LIMIT].decode("utf-8", "ignore")
+        value = raw[:CONTENT_LIMIT].decode("utf-8", "ignore")
+        self.cut_values.add(id(value))
+        return value
 
 
 def _message(row, calls) -> dict:
@@ -292,9 +295,11 @@ def session_spans(record: dict, *, content: bool = False, since_ns=None) -> list
     if since_ns is not None:
         out = [g for g in out if g[0].end >= since_ns]
     spans = [s for g in out for s in g]
-    if cut.truncated:
+    if cut.truncated:  # the spans that hold a value that was cut (values stay alive in the spans: their ids are theirs)
         for s in spans:
-            s.attributes["durable.content.truncated"] = True
+            if any(id(v) in cut.cut_values or (isinstance(v, list) and any(id(x) in cut.cut_values for x in v))
+                   for v in s.attributes.values()):
+                s.attributes["durable.content.truncated"] = True
     return spans
 
 

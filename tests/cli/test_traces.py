@@ -16,7 +16,7 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
 
 ROWS = [
     {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "ls", "arguments": "{\"dir\": \"/srv\"}"}],
-     "meta": {"model": "gpt-x", "provider": "openai",
+     "meta": {"model": "gpt-x", "provider": "openai", "cost_usd": 0.25,
               "usage": {"input_tokens": 10, "output_tokens": 3, "cache_read_tokens": 4, "cache_write_tokens": 1}}},
     {"role": "tool", "call_id": "c1", "content": "SECRET-RESULT"},
 ]
@@ -303,3 +303,28 @@ def test_remote_export_builds_the_spans_on_the_client(durable, backend):
     assert len(spans) == 7
     first = next(s for s in spans if s["name"] == "invoke_agent")
     assert first["traceId"] == sha("durable.otel.trace", oid, "p1", 16) and attrs(first)["gen_ai.conversation.id"] == oid
+
+
+def test_content_over_64_kib_is_cut_and_its_span_says_so(durable):
+    big = "é" * 40_000  # 80,000 bytes of UTF-8
+    assert durable("transcript", "append", "big", "--role", "user", "hi").status == 0
+    rows = json.dumps({"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "t", "arguments": "{}"}]}) + "\n"
+    rows += json.dumps({"role": "tool", "call_id": "c", "content": big}) + "\n"
+    assert durable("transcript", "append", "big", "--batch", "-", input=rows).status == 0
+    spans = spans_of(durable("export", "big", "--format", "otlp", "--content").lines())
+    tool = attrs(next(s for s in spans if s["name"] == "execute_tool t"))
+    assert tool["durable.content.truncated"] is True and tool["gen_ai.tool.call.result"] == "é" * 32768
+    assert "durable.content.truncated" not in attrs(next(s for s in spans if s["name"] == "invoke_agent"))
+
+
+def test_the_otlp_json_is_protobufs_own_json_of_the_sdk_encoding(durable):
+    """across/otlp.py renders OTLP/JSON itself (json_format is 4x slower): equal to json_format's, ids in hex."""
+    from durable_cli.across import otlp, traces
+
+    make_session(durable)
+    durable("elicit", "ask", "s1", "--prompt", "q", "--choice", "a", "--timeout", "1s")  # an elicitation of its own
+    record = durable("export", "s1").lines()[0]
+    builder = otlp.Builder()
+    spans = builder(traces.session_spans(record, content=True))
+    assert builder.json_line(spans) == builder.json_line_generic(spans)
+    assert builder.json_line(spans)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] == spans[0].context.trace_id.to_bytes(16, "big").hex()
