@@ -328,3 +328,23 @@ def test_the_otlp_json_is_protobufs_own_json_of_the_sdk_encoding(durable):
     spans = builder(traces.session_spans(record, content=True))
     assert builder.json_line(spans) == builder.json_line_generic(spans)
     assert builder.json_line(spans)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] == spans[0].context.trace_id.to_bytes(16, "big").hex()
+
+
+def test_since_cuts_by_the_end_of_each_turn_and_an_expired_request_is_a_trace_of_its_own(durable):
+    from freezegun import freeze_time
+
+    with freeze_time("2026-01-01T10:00:00Z"):
+        durable("transcript", "append", "t", "--role", "user", "old")
+        durable("elicit", "ask", "t", "--prompt", "q", "--choice", "a", "--timeout", "30m")
+    with freeze_time("2026-01-01T12:00:00Z"):
+        durable("transcript", "append", "t", "--role", "user", "new")
+        assert durable("sweep").status == 0  # the request's expiry fires
+        spans = spans_of(durable("export", "t", "--format", "otlp").lines())
+        assert sorted(s["name"] for s in spans) == ["elicit", "invoke_agent", "invoke_agent"]
+        el = next(s for s in spans if s["name"] == "elicit")
+        assert "parentSpanId" not in el and attrs(el)["durable.elicit.status"] == "expired"
+        assert attrs(el)["error.type"] == "timeout" and attrs(el)["durable.elicit.choice_made"] is False
+        assert int(el["endTimeUnixNano"]) - int(el["startTimeUnixNano"]) == 1800 * 10**9
+        recent = spans_of(durable("export", "t", "--format", "otlp", "--since", "1h").lines())
+        assert [attrs(s)["durable.turn.seq"] for s in recent] == [2]
+        assert len(spans_of(durable("export", "t", "--format", "otlp", "--since", "2026-01-01T10:15:00+00:00").lines())) == 2
