@@ -105,7 +105,8 @@ def export(
     if len(names) > 1 or (otlp and names):  # every NAME is resolved (read) before anything is written or sent
         records = [r for n in names for r in store().export(name=n)]
     else:
-        records = store().export(name=names[0] if names else None, user=user, all_objects=all_objects, progress=bar)
+        cut = {"updated_since": settings["since_ns"] // 1_000_000} if otlp and settings["since_ns"] is not None else {}
+        records = store().export(name=names[0] if names else None, user=user, all_objects=all_objects, progress=bar, **cut)
     failure = None
     exported = []
     counts = {"spans": 0, "traces": 0}

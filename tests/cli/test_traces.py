@@ -348,3 +348,19 @@ def test_since_cuts_by_the_end_of_each_turn_and_an_expired_request_is_a_trace_of
         recent = spans_of(durable("export", "t", "--format", "otlp", "--since", "1h").lines())
         assert [attrs(s)["durable.turn.seq"] for s in recent] == [2]
         assert len(spans_of(durable("export", "t", "--format", "otlp", "--since", "2026-01-01T10:15:00+00:00").lines())) == 2
+
+
+def test_since_opens_no_session_updated_before_it(durable):
+    from freezegun import freeze_time
+
+    with freeze_time("2026-01-01T10:00:00Z"):
+        durable("transcript", "append", "old", "--role", "user", "hi")
+        path = durable("path", "old").out.strip()
+    with freeze_time("2026-01-01T12:00:00Z"):
+        durable("transcript", "append", "new", "--role", "user", "hi")
+        with open(path, "r+b") as f:  # were it opened, export would report it corrupt (exit 7)
+            f.write(b"not a database" * 100)
+        r = durable("export", "--user", "alice", "--format", "otlp", "--since", "1h", "--json")
+        assert r.status == 0, r.err
+        assert [c["name"] for c in json.loads(r.err.splitlines()[-1])["changed"]] == ["new"]
+        assert durable("export", "--user", "alice", "--format", "otlp").status == 7
