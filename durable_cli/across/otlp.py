@@ -330,7 +330,7 @@ class Live:
     def __init__(self, url: str, timeout: float, content: bool):
         self.url, self.timeout, self.content = url, timeout, content
         self.failing = False
-        self.sender = None
+        self.sender: Sender | None = None
 
     def warn(self, reason: str) -> None:
         import sys
@@ -361,7 +361,7 @@ class Live:
             self.warn(f"{type(e).__name__}: {e}")
 
 
-_warned_once = set()
+_warned_once: set = set()
 
 
 def live(config):

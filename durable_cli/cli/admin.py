@@ -94,7 +94,7 @@ def export(
                                 ("--endpoint", endpoint is not None), ("--send", send)) if v]
         if given:
             raise DurableError(f"{given[0]} needs --format otlp", "invalid_input")
-    settings = _otlp_settings(output, since, content, endpoint, send) if otlp else None
+    settings: dict = _otlp_settings(output, since, content, endpoint, send) if otlp else {}
     if user is not None:
         from ..config import valid_name
 
@@ -108,7 +108,7 @@ def export(
         cut = {"updated_since": settings["since_ns"] // 1_000_000} if otlp and settings["since_ns"] is not None else {}
         records = store().export(name=names[0] if names else None, user=user, all_objects=all_objects, progress=bar, **cut)
     failure = None
-    exported = []
+    exported: list = []
     counts = {"spans": 0, "traces": 0}
     try:
         if sending:
