@@ -280,6 +280,13 @@ def _reason(collect: _Collect) -> str:
         if "batch code" in record.msg and len(args) >= 2 and args[1] is not None:
             return f"HTTP {args[1]}"
     for record in reversed(collect.records):
+        args = record.args if isinstance(record.args, tuple) else ()
+        if "Transient error" in record.msg and args and isinstance(args[0], str):  # a retryable HTTP status, by its phrase
+            from http import HTTPStatus
+
+            code = next((s.value for s in HTTPStatus if s.phrase == args[0]), None)
+            return f"HTTP {code}" if code is not None else f"HTTP {args[0]}"
+    for record in reversed(collect.records):
         text = " ".join(str(a) for a in (record.args if isinstance(record.args, tuple) else ()))
         errno = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
         if errno:
@@ -297,9 +304,17 @@ class Sender:
 
     def __init__(self, builder: Builder, url: str, timeout: float):
         self.builder, self.url = builder, url
+        import requests  # the exporter's own HTTP client: its response hook tells the status of a refusal
+
         self.collect = quiet_sdk_logs()
-        self.exporter = builder.m["Exporter"](endpoint=url, headers=headers(), timeout=timeout)
+        self.status = None
+        session = requests.Session()
+        session.hooks["response"].append(self._answered)
+        self.exporter = builder.m["Exporter"](endpoint=url, headers=headers(), timeout=timeout, session=session)
         self.sent = 0
+
+    def _answered(self, response, *args, **kwargs):
+        self.status = response.status_code
 
     def send(self, spans) -> None:
         from opentelemetry.sdk.trace.export import SpanExportResult
@@ -307,7 +322,10 @@ class Sender:
         for i in range(0, len(spans), BATCH):
             part = self.builder(spans[i:i + BATCH])
             self.collect.records.clear()
+            self.status = None
             if self.exporter.export(part) is not SpanExportResult.SUCCESS:
+                if self.status is not None and not 200 <= self.status < 300:
+                    raise NotSent(f"HTTP {self.status}")
                 raise NotSent(_reason(self.collect))
             self.sent += len(part)
 

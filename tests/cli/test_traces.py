@@ -364,3 +364,29 @@ def test_since_opens_no_session_updated_before_it(durable):
         assert r.status == 0, r.err
         assert [c["name"] for c in json.loads(r.err.splitlines()[-1])["changed"]] == ["new"]
         assert durable("export", "--user", "alice", "--format", "otlp").status == 7
+
+
+@pytest.mark.parametrize("status", [404, 503])
+def test_an_endpoint_answering_other_than_2xx_is_exit_7_naming_the_status(durable, status, monkeypatch):
+    import http.server
+    import threading
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(status)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        durable("transcript", "append", "s1", "--role", "user", "hi")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1000")  # a 503 is retried until then
+        r = durable("export", "s1", "--format", "otlp", "--endpoint", f"http://127.0.0.1:{server.server_port}/v1/traces")
+        assert r.status == 7 and f"HTTP {status}; 0 spans were accepted" in r.err, r.err
+    finally:
+        server.shutdown()
+        server.server_close()
