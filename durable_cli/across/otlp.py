@@ -299,6 +299,17 @@ def _reason(collect: _Collect) -> str:
     return "unreachable"
 
 
+def _error_reason(error) -> str:
+    """The OS error under a requests exception (`connection refused`), or `timed out`."""
+    text = str(error)
+    errno = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
+    if errno:
+        return errno.group(1).strip().lower()
+    if "timed out" in text.lower() or "timeout" in type(error).__name__.lower():
+        return "timed out"
+    return "unreachable"
+
+
 class Sender:
     """OTLP/HTTP protobuf to URL, BATCH spans a request; NotSent on the first request not accepted."""
 
@@ -307,8 +318,20 @@ class Sender:
         import requests  # the exporter's own HTTP client: its response hook tells the status of a refusal
 
         self.collect = quiet_sdk_logs()
-        self.status = None
-        session = requests.Session()
+        self.status = self.error = None
+        sender = self
+
+        class Session(requests.Session):
+            """Remembers why a request failed: the answer's status, or the error that left no answer."""
+
+            def request(self, *args, **kwargs):
+                try:
+                    return super().request(*args, **kwargs)
+                except Exception as e:
+                    sender.error = e
+                    raise
+
+        session = Session()
         session.hooks["response"].append(self._answered)
         self.exporter = builder.m["Exporter"](endpoint=url, headers=headers(), timeout=timeout, session=session)
         self.sent = 0
@@ -322,10 +345,12 @@ class Sender:
         for i in range(0, len(spans), BATCH):
             part = self.builder(spans[i:i + BATCH])
             self.collect.records.clear()
-            self.status = None
+            self.status = self.error = None
             if self.exporter.export(part) is not SpanExportResult.SUCCESS:
                 if self.status is not None and not 200 <= self.status < 300:
                     raise NotSent(f"HTTP {self.status}")
+                if self.error is not None:
+                    raise NotSent(_error_reason(self.error))
                 raise NotSent(_reason(self.collect))
             self.sent += len(part)
 
