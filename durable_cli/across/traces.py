@@ -245,7 +245,9 @@ def session_spans(record: dict, *, content: bool = False, since_ns=None) -> list
         else:
             root.end = max([c.end for c in children], default=root.start)
         if content and first is not None:
-            attrs["gen_ai.input.messages"] = cut(_messages([first]))
+            # rows before the first user row (a system prompt) belong to no turn: they are the first turn's input
+            leading = [x for x in rows if x["seq"] < first["seq"]] if turns and first is turns[0][0] else []
+            attrs["gen_ai.input.messages"] = cut(_messages(leading + [first]))
             final = [x for x in user_rows if x["role"] == "assistant" and not _calls(x)]
             if final:
                 attrs["gen_ai.output.messages"] = cut(_messages([final[-1]]))

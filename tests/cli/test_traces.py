@@ -390,3 +390,13 @@ def test_an_endpoint_answering_other_than_2xx_is_exit_7_naming_the_status(durabl
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_rows_before_the_first_user_row_are_its_input_with_content_only(durable):
+    durable("transcript", "append", "sys", "--role", "system", "SYSTEM-PROMPT")
+    durable("transcript", "append", "sys", "--role", "user", "hi")
+    durable("transcript", "append", "sys", "--role", "user", "again")
+    spans = spans_of(durable("export", "sys", "--format", "otlp", "--content").lines())
+    assert [s["name"] for s in spans] == ["invoke_agent", "invoke_agent"]  # the system row makes no span
+    inputs = [json.loads(attrs(s)["gen_ai.input.messages"]) for s in spans]
+    assert [m["role"] for m in inputs[0]] == ["system", "user"] and [m["role"] for m in inputs[1]] == ["user"]
