@@ -400,3 +400,22 @@ def test_rows_before_the_first_user_row_are_its_input_with_content_only(durable)
     assert [s["name"] for s in spans] == ["invoke_agent", "invoke_agent"]  # the system row makes no span
     inputs = [json.loads(attrs(s)["gen_ai.input.messages"]) for s in spans]
     assert [m["role"] for m in inputs[0]] == ["system", "user"] and [m["role"] for m in inputs[1]] == ["user"]
+
+
+def test_a_slow_endpoint_delays_work_by_at_most_the_timeout(durable, durable_proc):
+    """An endpoint that takes the connection and never answers: one warning, the prompt completed."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    try:
+        assert durable("session", "prompt", "w", "one").status == 0
+        assert durable("config", "set", "telemetry.timeout", "1s").status == 0
+        env = {"DURABLE_TRACES": "work", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{silent.getsockname()[1]}/v1/traces"}
+        started = time.monotonic()
+        r = durable_proc("work", "w", "--once", "--json", "--command", "echo ok", env=env)
+        assert r.status == 0 and r.lines()[0]["outcome"] == "completed", r.err
+        assert time.monotonic() - started < 9.5  # start-up and the 1 s bound; without the bound the SDK waits its 10 s
+        warnings = [line for line in r.err.splitlines() if line.startswith("durable: warning:")]
+        assert len(warnings) == 1 and warnings[0].endswith(": timed out"), r.err
+    finally:
+        silent.close()
