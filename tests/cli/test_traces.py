@@ -419,3 +419,11 @@ def test_a_slow_endpoint_delays_work_by_at_most_the_timeout(durable, durable_pro
         assert len(warnings) == 1 and warnings[0].endswith(": timed out"), r.err
     finally:
         silent.close()
+
+
+def test_otel_sdk_disabled_turns_live_spans_off(durable, durable_proc):
+    durable("session", "prompt", "w", "one")
+    env = {"DURABLE_TRACES": "work", "OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}"}
+    r = durable_proc("work", "w", "--once", "--command", 'echo "tp=$TRACEPARENT"', env=env)
+    assert r.status == 0 and "warning" not in r.err, r.err
+    assert durable("transcript", "show", "w", "--json").json()[-1]["content"] == "tp="
