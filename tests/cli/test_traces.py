@@ -3,6 +3,7 @@ closed port, and (tests/cli/test_traces_phoenix.py) to a real Arize Phoenix."""
 
 import hashlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -10,8 +11,9 @@ import time
 
 import pytest
 
-pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra (pip install 'durable-cli[otel]') is not installed")
-pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+if os.environ.get("CI") != "true":  # in CI the otel extra is installed: a missing one fails collection
+    pytest.importorskip("opentelemetry.sdk.trace", reason="the otel extra (pip install 'durable-cli[otel]') is not installed")
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
 
 ROWS = [
     {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "ls", "arguments": "{\"dir\": \"/srv\"}"}],
