@@ -15,3 +15,7 @@ poll_settled = None
 # summarizer command): a signal that comes while the child is being started waits until the caller holds it,
 # then ends the run 130/143 as usual. None in the library.
 signals_deferred = None
+
+# A dict the CLI sets for one run (docs/reference/traces.md §15.6, operation spans): object id -> [file path, wakes,
+# lock wait, wake, work, commit seconds], summed over the run's wakes of that object. None in the library.
+wakes = None

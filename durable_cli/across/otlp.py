@@ -403,6 +403,21 @@ class Live:
         except Exception as e:  # noqa: BLE001 -- a trace backend never changes an outcome (§15.5)
             self.warn(f"{type(e).__name__}: {e}")
 
+    def send(self, spans) -> None:
+        """SPANS (traces.Span) as they are: an operation span (§15.6)."""
+        try:
+            if self.sender is None:
+                check_protocol()
+                self.sender = Sender(Builder(), self.url, self.timeout)
+            self.sender.send(spans)
+            self.failing = False
+        except NotSent as e:
+            self.warn(str(e))
+        except DurableError as e:
+            self.warn(e.message)
+        except Exception as e:  # noqa: BLE001 -- a trace backend never changes an outcome (§15.5)
+            self.warn(f"{type(e).__name__}: {e}")
+
 
 _warned_once: set = set()
 

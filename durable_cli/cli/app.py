@@ -5,6 +5,7 @@ the man page generator build them all), and one run of a command line from argv 
 import os
 import signal
 import sys
+import time
 
 import typer
 
@@ -189,10 +190,14 @@ def _write_err(text: str) -> None:
 
 def run(argv) -> int:
     """Run one command line; returns the exit status (tests call this in-process)."""
+    from . import render
     from .render import OutputFailed, PipeClosed, error
 
+    started_ns = time.time_ns()
     argv = list(argv)
     G.home = G.user = G.tenant = G.lock_timeout = G.remote = G._store = None
+    render.last_code = None
+    command = None
     D.committing = D.exiting = False
     D.pending = D.requested = None
     os.umask(0o077)  # files SQLite creates (WAL, SHM) are 0600 whatever the caller's umask
@@ -260,8 +265,11 @@ def run(argv) -> int:
         status = e.exit_status
     finally:
         D.exiting = True
+        wakes = None
         if "durable_cli.guard" in sys.modules:  # the hooks store() set, for this run only
-            vars(sys.modules["durable_cli.guard"]).update(commit_guard=None, poll_settled=None, signals_deferred=None)
+            wakes = sys.modules["durable_cli.guard"].wakes
+            vars(sys.modules["durable_cli.guard"]).update(commit_guard=None, poll_settled=None, signals_deferred=None,
+                                                          wakes=None)
         if G._store is not None:
             try:
                 if G._store._objects is not None:
@@ -272,7 +280,55 @@ def run(argv) -> int:
                 pass
     if D.requested is not None and not D.committing:
         status = D.requested  # interrupted, though the Interrupted itself was swallowed: nothing committed
+    if status not in (130, 143) and not completing:
+        _operation_span(argv, command, status, wakes, started_ns)
     return status
+
+
+def _operation_span(argv, command, status: int, wakes, started_ns: int) -> None:
+    """With telemetry.traces = all, the run's one span (docs/reference/traces.md §15.6), after its output and locks.
+    The switch is read from the run's own configuration (nothing imported while it is off); never changes STATUS."""
+    try:
+        if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+            return
+        store = G._store
+        config = getattr(store, "config", None)
+        if config is None:
+            from ..config import Config
+
+            config = Config({"defaults.home": G.home})
+        if config.get("telemetry.traces") != "all":
+            return
+    except Exception:  # noqa: BLE001 - a config the command could not read was its own error to report
+        return
+    try:
+        from ..across import operation
+        from . import render
+
+        remote = type(store).__name__ == "RemoteStore" or (store is None and bool(G.remote))
+        operation.emit(config, " ".join(_command_words(command, argv)), status, render.last_code, remote=remote,
+                       wakes=wakes, start_ns=started_ns)
+    except Exception:  # noqa: BLE001 - a trace backend never changes an outcome
+        pass
+
+
+def _command_words(command, argv) -> list:
+    """The command's words in ARGV (`transcript append`), walking the app's groups past global options."""
+    words, i = [], 0
+    while command is not None and hasattr(command, "commands") and i < len(argv):
+        word = argv[i]
+        if word in _GLOBAL_WITH_VALUE:
+            i += 2
+            continue
+        if word.startswith("-"):
+            i += 1
+            continue
+        command = command.commands.get(word)
+        if command is None:
+            break
+        words.append(word)
+        i += 1
+    return words
 
 
 def _flush() -> None:

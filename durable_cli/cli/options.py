@@ -30,6 +30,7 @@ def store():
         guard.commit_guard = commit_guard  # for this run only: run() takes it back
         guard.poll_settled = poll_settled
         guard.signals_deferred = signals_deferred
+        guard.wakes = {}  # each object's wakes, for an operation span (docs/reference/traces.md §15.6)
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
     return G._store
 

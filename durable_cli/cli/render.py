@@ -204,7 +204,12 @@ def text_turns(turns) -> None:
         out_console.print(Padding(Text(line), (0, 0, 0, indent)) if indent else Text(line))
 
 
+last_code = None  # the §4 code of this run's last error (an operation span's error.type, docs/reference/traces.md §15.6)
+
+
 def error(message: str, code: str, exit_status: int, as_json: bool) -> None:
+    global last_code
+    last_code = code
     if sys.stderr is None:
         return
     try:

@@ -12,6 +12,7 @@ A run that fails, is interrupted or killed rolls back: it changes nothing. Nothi
 import os
 import sqlite3
 import stat
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -174,6 +175,7 @@ class ObjectHandle:
         # only while nothing has changed since.
         self.before_commit = None
         self.ahead = None
+        self.commit_seconds = 0.0  # COMMITs and the index update at sleep (an operation span's, §15.6)
 
     def row(self, sql: str, params=()):
         try:
@@ -211,7 +213,9 @@ class ObjectHandle:
                 schema.catch_up(db)  # the search index and usage totals, once per transaction
                 if self.before_commit is not None:
                     ahead = self.before_commit(db)
+            began = time.perf_counter()
             commit(db, changed=changed)
+            self.commit_seconds += time.perf_counter() - began
             self.ahead = None if ahead is None else (ahead, db.total_changes)
         except sqlite3.Error as e:
             _rollback(db)
@@ -249,11 +253,13 @@ class ObjectHandle:
         updated (disk full, read-only) is a warning for `doctor --repair`, not a failure of the command.
         """
         if self.dirty and not self.deleted and self.on_sleep is not None and self.db is not None:
+            began = time.perf_counter()
             try:
                 self.on_sleep(self)
             except DurableError as e:
                 self.store.warnings.append(f"{self.what} was saved, but index.db was not updated ({e.message}); "
                                            "run 'durable doctor --repair'")
+            self.commit_seconds += time.perf_counter() - began
         self.dirty = False
 
     def close_db(self) -> None:
@@ -525,9 +531,12 @@ class ObjectStore:
         missing = missing or f"{what} not found"
         if self._pid != os.getpid():
             self._after_fork()
+        began = time.perf_counter()
         handle = self._wake_kept(object_id, what, lock_timeout) if self._kept_locks and not read_only else None
         if handle is None:
             handle = self._wake(object_id, create=create, what=what, missing=missing, lock_timeout=lock_timeout)
+        locked = woken = done = time.perf_counter()
+        in_work = 0.0
         try:
             if handle.db is None and self._kept and not read_only:
                 handle.db = self._checkout(handle)  # the file it has open is the one at the path: it exists
@@ -558,9 +567,11 @@ class ObjectStore:
             if handle.known is None:  # else checked by this store's last run, and nobody committed since
                 ensure_schema(handle.db, what)  # one PRAGMA when up to date (another process may have migrated it)
                 self.check_identity(handle)
+            woken = time.perf_counter()
             try:
                 yield handle
             except BaseException as e:
+                done, in_work = time.perf_counter(), handle.commit_seconds
                 if not handle.in_memory:
                     try:
                         handle.sleep()  # what committed before the failure still reaches the index
@@ -573,6 +584,7 @@ class ObjectStore:
                 if not handle.dirty:
                     raise _NothingMade()
                 self._write_new(handle)
+            done, in_work = time.perf_counter(), handle.commit_seconds
             handle.sleep()
         except _NothingMade:
             self._abandon(handle)  # a create that committed nothing leaves nothing behind
@@ -592,6 +604,14 @@ class ObjectStore:
                 self._keep_lock(object_id, handle.lock.release_kept())
             else:
                 handle.lock.release()
+            if _guard.wakes is not None:  # docs/reference/traces.md §15.6: lock wait, wake, work, commit
+                seen = _guard.wakes.setdefault(object_id, [None, 0, 0.0, 0.0, 0.0, 0.0])
+                seen[0] = None if handle.deleted else handle.path
+                seen[1] += 1
+                seen[2] += locked - began
+                seen[3] += max(0.0, woken - locked)
+                seen[4] += max(0.0, done - woken - in_work)
+                seen[5] += handle.commit_seconds
 
     def read_kept(self, object_id: str, what: str, read):
         """READ(db) in one read transaction on the connection a former run of this kept-open store left open
