@@ -167,3 +167,24 @@ def test_work_sends_live_spans_with_real_durations(durable, durable_proc, phoeni
     assert durable("export", "w", "--format", "otlp", "--endpoint", f"{phoenix}/v1/traces").status == 0
     time.sleep(1)
     assert len(spans_in(phoenix, project, 3, timeout=3)) == 2
+
+
+def test_operation_spans_of_durable_calls_inside_work_join_the_prompt(durable, durable_proc, phoenix, project):
+    """telemetry.traces = all (§15.6): a `durable` call made by CMD is a child of the prompt's invoke_agent span."""
+    assert durable("session", "prompt", "w", "hi").status == 0
+    env = {"DURABLE_TRACES": "all", "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix}
+    inner = f"{sys.executable} -m durable_cli transcript show w >/dev/null; {sys.executable} -m durable_cli transcript show nope"
+    r = durable_proc("work", "w", "--once", "--command", f"{inner}; echo ok", env=env)
+    assert r.status == 0 and "warning" not in r.err, r.err
+    spans = spans_in(phoenix, project, 5)
+    names = sorted(s["name"] for s in spans)
+    assert names == ["chat", "durable transcript show", "durable transcript show", "durable work", "invoke_agent"], names
+    agent = next(s for s in spans if s["name"] == "invoke_agent")
+    shows = [s for s in spans if s["name"] == "durable transcript show"]
+    for show in shows:
+        assert show["parent_id"] == agent["context"]["span_id"]
+        assert show["context"]["trace_id"] == agent["context"]["trace_id"]
+    ok = next(s for s in shows if s["attributes"]["durable.exit_status"] == 0)
+    assert ok["attributes"]["durable.object.id"] == durable("export", "w").lines()[0]["id"]
+    failed = next(s for s in shows if s["attributes"]["durable.exit_status"] == 3)
+    assert failed["attributes"]["error.type"] == "not_found" and failed["status_code"] == "UNSET"
