@@ -8,6 +8,8 @@
     python bench/run.py --langgraph      only DurableSaver vs SqliteSaver (bench/out/)
     python bench/run.py --remote   only the remote lines: library append and CLI append against a `durable remote dev`
                                    (workerd on loopback) vs local files (prints them; writes bench/out/results-remote.json)
+    python bench/run.py --otlp     only issue 36's line: export --format otlp vs export --all of 1,000 sessions
+                                   (rewrites its section of docs/benchmarks.md)
     python bench/run.py --rows     only issue 14's lines (rewrites their section of docs/benchmarks.md);
                                    with --callgrind, also instruction counts under valgrind
 
@@ -379,8 +381,8 @@ def make_objects(home, count, turns, *, old_fraction=0.5):
         template = s.handle.path
         s.handle.checkpoint()
     old = int((time.time() - 200 * 86400) * 1000)
-    rows = []
-    for i in range(count):
+    rows = [index_row(connect(template, "template"))]
+    for i in range(count - 1):  # the template is the first session
         name = f"o{i}"
         object_id = objects.object_id("user", "bench", name)
         objects.paths.make_shard(object_id)
@@ -596,7 +598,7 @@ def report(png):
     for name, r in results.items():
         if "home of" in name:
             lines += [f"`transcript append` {name} (goal: no slower): {fmt(r['a'])} vs {fmt(r['b'])} ms, ratio **{r['ratio']:.3f}**.", ""]
-    lines += rows_report() + [""]
+    lines += rows_report() + [""] + (otlp_report() + [""] if OTLP_JSON in results else [])
     lines += ["## Throughput", ""]
     t = results["library appends per second / raw sqlite3"]
     lines += [f"Library appends through one opened object: {t['library']:.0f}/s vs one-row fsync'd transactions on raw sqlite3 "
@@ -776,6 +778,126 @@ def langgraph_speed():
         ours.close()
         theirs.conn.close()
         shutil.rmtree(base, ignore_errors=True)
+
+
+OTLP_BEGIN, OTLP_END = "<!-- otlp:begin -->", "<!-- otlp:end -->"
+OTLP_JSON = "OTLP export, 1,000 sessions to a file (otlp / durable)"
+
+
+def otlp_export_speed():
+    """Issue 36 (docs/reference/traces.md §15.3): 1,000 sessions of 10 prompt turns (the prompt, a model call with
+    usage and one tool call, the reply: 30 rows, more than the goal's 20) exported to a file as OTLP/JSON and as `export --all`, whole processes side by side:
+    wall and CPU time (the children's user+sys), goal under 10 s and at most 2x."""
+    count = 100 if QUICK else 1000
+    home = tempfile.mkdtemp()
+    out = tempfile.mkdtemp()
+    env = env_for(home)
+    from durable_cli.cli.app import run
+
+    os.environ["DURABLE_HOME"], os.environ["DURABLE_USER"] = home, "bench"
+    os.environ.pop("DURABLE_CONFIG", None)
+    devnull = open(os.devnull, "w")
+    saved = sys.stdout
+    sys.stdout = devnull
+    try:
+        for i in range(10):
+            assert run(["session", "prompt", "template", f"question {i}"]) == 0
+            assert run(["session", "next", "template"]) == 0
+            call = {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", "name": "search", "arguments": "{}"}],
+                    "meta": {"model": "gpt-bench", "usage": {"input_tokens": 1200, "output_tokens": 80, "cache_read_tokens": 900}}}
+            stdin = sys.stdin
+            import io
+
+            sys.stdin = io.TextIOWrapper(io.BytesIO((json.dumps(call) + "\n").encode()), encoding="utf-8")
+            try:
+                assert run(["session", "finish", "template", str(i + 1), "--rows", "-", "--reply", f"answer {i}"]) == 0
+            finally:
+                sys.stdin = stdin
+    finally:
+        sys.stdout = saved
+        devnull.close()
+    from durable_cli import Store
+    from durable_cli.core.state import index_row
+    from durable_cli.store.objects import connect
+
+    store = Store(home=home, user="bench")
+    objects = store.objects
+    with store.open("template") as s:
+        template = s.handle.path
+        s.handle.checkpoint()
+    rows = []
+    for i in range(count):
+        name = f"o{i}"
+        object_id = objects.object_id("user", "bench", name)
+        objects.paths.make_shard(object_id)
+        path = objects.paths.object_file(object_id)
+        shutil.copyfile(template, path)
+        os.chmod(path, 0o600)
+        db = connect(path, name)
+        db.execute("UPDATE object SET id = ?, name = ?", (object_id, name))
+        rows.append(index_row(db))
+        db.close()
+    objects.index().replace_all(rows)
+    store.close()
+    a = [DURABLE, "export", "--all", "--format", "otlp", "--output", os.path.join(out, "a.jsonl")]
+    b = [DURABLE, "export", "--all", "--output", os.path.join(out, "b.jsonl")]
+    rounds = 3 if QUICK else 5
+    ta, tb, ca, cb, ratios = [], [], [], [], []
+    for _ in range(rounds):
+        for cmd, wall, cpu in ((a, ta, ca), (b, tb, cb)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall.append(timed(cmd, env))
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        ratios.append(ta[-1] / tb[-1])
+    with open(os.path.join(out, "a.jsonl")) as f:
+        spans = sum(len(ss["spans"]) for line in f for rs in json.loads(line)["resourceSpans"] for ss in rs["scopeSpans"])
+    results[OTLP_JSON] = {"a": summary(ta), "b": summary(tb), "ratio": statistics.median(ratios),
+                          "cpu_a": summary(ca), "cpu_b": summary(cb),
+                          "cpu_ratio": statistics.median([x / y for x, y in zip(ca, cb)]),
+                          "sessions": count, "spans": spans, "rounds": rounds,
+                          "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(),
+                          "command": " ".join(["python bench/run.py", *sys.argv[1:]])}
+    r = results[OTLP_JSON]
+    print(f"{OTLP_JSON}: {r['a']['median']:.2f} s vs {r['b']['median']:.2f} s ratio {r['ratio']:.3f}; CPU "
+          f"{r['cpu_a']['median']:.2f} s vs {r['cpu_b']['median']:.2f} s ratio {r['cpu_ratio']:.3f}; {spans} spans", flush=True)
+    shutil.rmtree(home, ignore_errors=True), shutil.rmtree(out, ignore_errors=True)
+
+
+def otlp_report():
+    r = results[OTLP_JSON]
+    s = lambda x: f"{x['min']:.2f} / {x['median']:.2f} / {x['max']:.2f}"
+    verdict = "met" if r["a"]["median"] < 10 and r["ratio"] <= 2 else "**not met**"
+    return [OTLP_BEGIN, "## Traces export (issue 36)", "",
+            f"`{r['command']}` (`--otlp` runs only this section; the full run includes it): {r['sessions']:,} sessions "
+            "of 30 rows (10 prompt turns: the prompt, a model call with usage and one tool call, the reply; the goal "
+            "names 20 rows; "
+            f"{r['spans']:,} spans), `durable export --all --format otlp --output FILE` beside `durable export --all "
+            f"--output FILE` over the same objects, whole processes alternating, {r['rounds']} rounds; run at {r['at']}, "
+            f"load average {r['load'][0]:.1f} / {r['load'][1]:.1f} / {r['load'][2]:.1f} on {os.cpu_count()} cores.", "",
+            "| line | otlp s min/median/max | durable s min/median/max | ratio | goal | |", "|---|---|---|---|---|---|",
+            f"| wall time | {s(r['a'])} | {s(r['b'])} | **{r['ratio']:.3f}** | < 10 s and <= 2 | {verdict} |",
+            f"| CPU time (user+sys) | {s(r['cpu_a'])} | {s(r['cpu_b'])} | {r['cpu_ratio']:.3f} | | |", "", OTLP_END]
+
+
+def write_section(lines, begin, end, quick_name):
+    """Replace the section between BEGIN and END of docs/benchmarks.md (bench/out/QUICK_NAME with --quick)."""
+    text = "\n".join(lines)
+    target = os.path.join(ROOT, "docs", "benchmarks.md")
+    if QUICK or not os.path.exists(target):
+        target = os.path.join(OUT, quick_name)
+        with open(target, "w") as f:
+            f.write(text + "\n")
+    else:
+        old = open(target).read()
+        if begin in old:
+            new = old[:old.index(begin)] + text + old[old.index(end) + len(end):]
+        else:  # before the hand-kept notes
+            cut = old.index("## Goals not met") if "## Goals not met" in old else len(old)
+            new = old[:cut] + text + "\n\n" + old[cut:]
+        with open(target, "w") as f:
+            f.write(new)
+    print(f"wrote {target}")
 
 
 ROWS_BEGIN, ROWS_END = "<!-- rows:begin -->", "<!-- rows:end -->"
@@ -970,6 +1092,12 @@ def main():
         with open(os.path.join(OUT, "results-remote.json"), "w") as f:
             json.dump(results, f, indent=1, default=str)
         return
+    if "--otlp" in sys.argv:  # only issue 36's line (prints it; writes bench/out/results-otlp.json)
+        otlp_export_speed()
+        with open(os.path.join(OUT, "results-otlp.json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        write_section(otlp_report(), OTLP_BEGIN, OTLP_END, "benchmarks-otlp.md")
+        return
     if "--rows" in sys.argv:  # only issue 14's lines (prints them; writes bench/out/results.json)
         rows_speed()
         with open(os.path.join(OUT, "results-rows.json"), "w") as f:
@@ -983,6 +1111,7 @@ def main():
     crowded_home_append()
     throughput()
     rows_speed()
+    otlp_export_speed()
     peer_llm()
     png = plot()
     with open(os.path.join(OUT, "results.json"), "w") as f:

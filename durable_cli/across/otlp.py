@@ -124,6 +124,7 @@ class Builder:
         self.kinds = {traces.INTERNAL: m["SpanKind"].INTERNAL, traces.CLIENT: m["SpanKind"].CLIENT}
         self.codes = {traces.UNSET: m["StatusCode"].UNSET, traces.OK: m["StatusCode"].OK, traces.ERROR: m["StatusCode"].ERROR}
         self.flags = m["TraceFlags"](1)
+        self._head = None  # the resource and scope of json_line_direct, rendered once
 
     def __call__(self, spans) -> list:
         m, out = self.m, []
@@ -146,6 +147,43 @@ class Builder:
         this rendering equals it (ids in hex, as OTLP/JSON wants them, where json_format gives base64)."""
         return _request_json(self.m["encode_spans"](sdk_spans))
 
+    def json_line_direct(self, spans) -> dict:
+        """The same request as json_line(self(SPANS)), built straight from our spans (traces.Span) without the SDK's
+        per-span objects and protobuf messages (three quarters of a file export's time). The resource and scope
+        parts are the SDK's own rendering (taken once); each span is rendered as the SDK encodes it: hex ids, kind
+        and status code as numbers, 64-bit integers as strings, flags 0x100 (a local parent). tests/cli/test_traces.py
+        checks it is equal to json_line's output, byte for byte once dumped."""
+        if self._head is None:
+            probe = traces.Span(b"\1" * 16, b"\1" * 8, None, "probe", traces.INTERNAL, 1, 1, {})
+            doc = self.json_line(self([probe]))
+            [rs] = doc["resourceSpans"]
+            [ss] = rs["scopeSpans"]
+            self._head = (rs, ss)
+        rs, ss = self._head
+        rendered = []
+        for s in spans:
+            d = {"traceId": s.trace_id.hex(), "spanId": s.span_id.hex()}
+            if s.parent_id is not None:
+                d["parentSpanId"] = s.parent_id.hex()
+            if s.name:
+                d["name"] = s.name
+            d["kind"] = s.kind
+            if s.start:
+                d["startTimeUnixNano"] = str(s.start)
+            if s.end:
+                d["endTimeUnixNano"] = str(s.end)
+            if s.attributes:
+                d["attributes"] = [{"key": k, "value": _value(v)} for k, v in s.attributes.items()]
+            status = {}
+            if s.status == traces.ERROR and s.description:
+                status["message"] = s.description
+            if s.status:
+                status["code"] = s.status
+            d["status"] = status
+            d["flags"] = 256
+            rendered.append(d)
+        return {"resourceSpans": [{**rs, "scopeSpans": [{**ss, "spans": rendered}]}]}
+
     def json_line_generic(self, sdk_spans) -> dict:
         """The same through protobuf's json_format (the reference the fast rendering is checked against)."""
         doc = self.m["json_format"].MessageToDict(self.m["encode_spans"](sdk_spans), use_integers_for_enums=True)
@@ -156,6 +194,22 @@ class Builder:
                         if key in span:
                             span[key] = base64.b64decode(span[key]).hex()
         return doc
+
+
+def _value(v) -> dict:
+    """An attribute value as the SDK encodes it (opentelemetry's _encode_value), in the OTLP JSON of _any."""
+    if isinstance(v, bool):
+        return {"boolValue": v}
+    if isinstance(v, str):
+        return {"stringValue": v}
+    if isinstance(v, int):
+        return {"intValue": str(v)}
+    if isinstance(v, float):
+        return {"doubleValue": v}
+    if isinstance(v, (list, tuple)):
+        values = [_value(x) for x in v]
+        return {"arrayValue": {"values": values} if values else {}}
+    raise ValueError(f"durable's spans hold no {type(v).__name__} attribute")
 
 
 def _any(v) -> dict:

@@ -259,7 +259,7 @@ def _otlp_lines(record, settings, counts):
     spans = _spans_of(record, settings, counts)
     builder = settings["builder"]
     for i in range(0, len(spans), otlp.LINE):
-        yield json.dumps(builder.json_line(builder(spans[i:i + otlp.LINE])), ensure_ascii=False, separators=(",", ":"))
+        yield json.dumps(builder.json_line_direct(spans[i:i + otlp.LINE]), ensure_ascii=False, separators=(",", ":"))
 
 
 def _send_otlp(records, settings, exported, counts):

@@ -330,6 +330,15 @@ def test_the_otlp_json_is_protobufs_own_json_of_the_sdk_encoding(durable):
     spans = builder(traces.session_spans(record, content=True))
     assert builder.json_line(spans) == builder.json_line_generic(spans)
     assert builder.json_line(spans)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] == spans[0].context.trace_id.to_bytes(16, "big").hex()
+    # a file's lines skip the SDK's objects (json_line_direct): byte for byte what the SDK's encoding gives, with and
+    # without content, text that is not ASCII, a cut value, errors, doubles, arrays and an empty string
+    durable("transcript", "append", "s1", "--role", "user", "héllo ✓ " + "x" * 70_000)
+    durable("transcript", "append", "s1", "--role", "assistant", "", "--meta", '{"model": "m", "cost_usd": 1e-07}')
+    record = durable("export", "s1").lines()[0]
+    for content in (True, False):
+        ours = traces.session_spans(record, content=content)
+        dump = lambda doc: json.dumps(doc, ensure_ascii=False, separators=(",", ":"))  # noqa: E731 -- as export writes it
+        assert dump(builder.json_line_direct(ours)) == dump(builder.json_line(builder(ours)))
 
 
 def test_since_cuts_by_the_end_of_each_turn_and_an_expired_request_is_a_trace_of_its_own(durable):
