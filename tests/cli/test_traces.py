@@ -337,8 +337,9 @@ def test_the_otlp_json_is_protobufs_own_json_of_the_sdk_encoding(durable):
     record = durable("export", "s1").lines()[0]
     for content in (True, False):
         ours = traces.session_spans(record, content=content)
-        dump = lambda doc: json.dumps(doc, ensure_ascii=False, separators=(",", ":"))  # noqa: E731 -- as export writes it
-        assert dump(builder.json_line_direct(ours)) == dump(builder.json_line(builder(ours)))
+        direct, sdk = (json.dumps(doc, ensure_ascii=False, separators=(",", ":"))  # as export writes them
+                       for doc in (builder.json_line_direct(ours), builder.json_line(builder(ours))))
+        assert direct == sdk
 
 
 def test_since_cuts_by_the_end_of_each_turn_and_an_expired_request_is_a_trace_of_its_own(durable):
