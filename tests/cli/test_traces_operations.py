@@ -114,7 +114,7 @@ def test_an_error_is_its_code_and_exit_status_and_a_fault_is_error(durable, rece
 
     durable("transcript", "append", "s1", "--role", "user", "hi")
     receiver.take()
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1000")  # the export's own requests: no minutes of retries
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "300")  # the export's own requests: no minutes of retries
     fault = durable("export", "s1", "--format", "otlp", "--endpoint", f"http://127.0.0.1:{free_port()}/v1/traces")
     assert fault.status == 7
     spans = receiver.take()
