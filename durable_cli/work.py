@@ -79,7 +79,7 @@ class Settings:
         self.traces = config.get("telemetry.traces") != "off"
         self.live = None
         if self.traces:
-            from .across import otlp
+            from .telemetry import otlp
 
             self.live = otlp.live(config)
 
@@ -426,7 +426,7 @@ class Supervisor:
         if self.s.traces:  # CMD's own spans join the prompt's trace; an inherited TRACEPARENT is not passed on
             env.pop("TRACEPARENT", None)
             if self.s.live is not None and taken.object_id is not None:
-                from .across.traces import traceparent
+                from .telemetry.traces import traceparent
 
                 env["TRACEPARENT"] = traceparent(taken.object_id, taken.id)
         return env
