@@ -190,12 +190,13 @@ def text_turns(turns) -> None:
         out_console.print(Padding(Text(line), (0, 0, 0, indent)) if indent else Text(line))
 
 
-def error(message: str, code: str, exit_status: int, as_json: bool) -> None:
+def error(message: str, code: str, exit_status: int, as_json: bool, extra=None) -> None:
+    """The one-line error of docs/reference/output.md §4; EXTRA: fields the JSON form adds (`reason`, `request` of a step's approval)."""
     if sys.stderr is None:
         return
     try:
         if as_json:
-            sys.stderr.write(_dumps({"error": {"code": code, "message": message, "exit_status": exit_status}}) + "\n")
+            sys.stderr.write(_dumps({"error": {"code": code, "message": message, "exit_status": exit_status, **(extra or {})}}) + "\n")
         else:
             sys.stderr.write(f"durable: error: {message}\n")
         sys.stderr.flush()
