@@ -390,6 +390,13 @@ class Store(StoreOps):
         return step_library(self, name, key, fn, prompt=prompt, attempt=attempt, call_id=call_id, args=args,
                             approval=approval)
 
+    def steps(self, name, *, prompt=None) -> list:
+        """`session steps`: NAME's step journal (docs/reference/sessions.md §5.2), by prompt id then seq; PROMPT keeps one prompt's."""
+        from .core import steps
+
+        with self.open(name) as session:
+            return steps.listing(session, prompt_id=prompt)
+
     def path(self, name=None) -> str:
         """The data directory, or NAME's object file (exit 3 when NAME is missing or not visible)."""
         if name is None:

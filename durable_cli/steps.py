@@ -114,6 +114,8 @@ class Call:
 
     def __init__(self, store, name, key, *, prompt=None, attempt=None, call_id=None, args=None, approval=None,
                  env=None, args_given=None, parsed=False):
+        if getattr(store, "url", None):
+            store.steps(name)  # the remote journal is not built yet: its refusal (exit 2)
         self.store, self.name = store, name
         self.key = journal.check_key(key)
         check_prompt(prompt)

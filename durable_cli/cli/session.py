@@ -297,9 +297,7 @@ def steps(
 
     Example: durable session steps fix-login --jsonl | jq -r '.key + " " + .status'
     """
-    from ..core import steps as journal
-
-    items = _on(name, lambda s: journal.listing(s, prompt_id=prompt))
+    items = store().steps(name, prompt=prompt)
     if mode(json_out, jsonl) == "plain":
         items = [{**i, "stdout": None, "stdout_base64": None} for i in items]  # the stdout fields are read with --json
     render.listing(items, mode(json_out, jsonl))

@@ -12,6 +12,7 @@ import hashlib
 import json
 
 from .. import clock
+from ..contract.messages import say
 from ..contract.text import printable, strip
 from ..errors import DurableError, conflict, invalid, not_found
 
@@ -73,7 +74,7 @@ def parse_args(text):
     try:
         return loads(text)
     except NotJSON as e:
-        raise invalid(f"--args is not valid JSON ({e})") from None
+        raise invalid(say("not_json", what="--args", why=e)) from None
 
 
 def check_binding(call_id, args, *, approval=None, args_given=None, parsed=False):

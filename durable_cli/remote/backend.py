@@ -572,6 +572,12 @@ class RemoteStore(StoreOps):
     def path(self, name=None):
         raise not_available("path")
 
+    def step(self, name, key, fn, **_kw):
+        raise invalid("steps (docs/reference/sessions.md §5.2) do not work with --remote in this version yet; run them against a local data directory")
+
+    def steps(self, name, **_kw):
+        raise invalid("steps (docs/reference/sessions.md §5.2) do not work with --remote in this version yet; run them against a local data directory")
+
     def backup(self, dest, **_kw):
         raise not_available("backup")
 

@@ -311,7 +311,9 @@ var contract_default = {
     },
     outcome_unknown: { exit: 7, http: null },
     rate_limited: { exit: 8, http: 429 },
-    timeout: { exit: 9, http: 408 }
+    timeout: { exit: 9, http: 408 },
+    not_approved: { exit: 10, http: 409 },
+    refused: { exit: 11, http: 409 }
   },
   shapes: {
     session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at"],
@@ -3765,6 +3767,17 @@ var schema_default = {
         "ALTER TABLE prompts ADD COLUMN start INTEGER NOT NULL DEFAULT 0;",
         "UPDATE prompts SET start = attempts;"
       ]
+    },
+    {
+      name: "step journal and bound requests",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS steps ( prompt_id INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, status TEXT NOT NULL, attempt INTEGER NOT NULL, token TEXT, renewed_at INTEGER, runs INTEGER NOT NULL DEFAULT 0, replays INTEGER NOT NULL DEFAULT 0, last_replay_attempt INTEGER, exit_status INTEGER, stdout BLOB, stdout_bytes INTEGER, output_too_large INTEGER NOT NULL DEFAULT 0, redacted INTEGER NOT NULL DEFAULT 0, call_id TEXT, args_sha256 TEXT, approval INTEGER, started_at INTEGER NOT NULL, ended_at INTEGER, PRIMARY KEY (prompt_id, key) );",
+        "ALTER TABLE requests ADD COLUMN call_id TEXT;",
+        "ALTER TABLE requests ADD COLUMN args TEXT;",
+        "ALTER TABLE requests ADD COLUMN args_sha256 TEXT;",
+        "ALTER TABLE requests ADD COLUMN approve TEXT;",
+        "ALTER TABLE requests ADD COLUMN approvers TEXT;"
+      ]
     }
   ],
   catch_up: [
@@ -4439,7 +4452,7 @@ function forkCopy(obj, r, where, bad) {
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
-  version: 6,
+  version: 7,
   max_time: 253402300799999,
   max_ttl: 31536e5,
   tables: {
@@ -4814,6 +4827,26 @@ var records_default = {
       answered_at: {
         check: "time",
         optional: true
+      },
+      call_id: {
+        check: "nonempty",
+        optional: true
+      },
+      args: {
+        check: "json",
+        optional: true
+      },
+      args_sha256: {
+        check: "nonempty",
+        optional: true
+      },
+      approve: {
+        check: "json",
+        optional: true
+      },
+      approvers: {
+        check: "json",
+        optional: true
       }
     },
     facts: {
@@ -4934,6 +4967,93 @@ var records_default = {
         check: "positive",
         optional: true
       }
+    },
+    steps: {
+      prompt_id: {
+        check: "positive",
+        optional: false
+      },
+      key: {
+        check: "nonempty",
+        optional: false
+      },
+      seq: {
+        check: "positive",
+        optional: false
+      },
+      status: {
+        check: "enum",
+        optional: false,
+        values: [
+          "running",
+          "done",
+          "abandoned"
+        ]
+      },
+      attempt: {
+        check: "count",
+        optional: false
+      },
+      token: {
+        check: "nonempty",
+        optional: true
+      },
+      renewed_at: {
+        check: "time",
+        optional: true
+      },
+      runs: {
+        check: "count",
+        optional: false
+      },
+      replays: {
+        check: "count",
+        optional: false
+      },
+      last_replay_attempt: {
+        check: "positive",
+        optional: true
+      },
+      exit_status: {
+        check: "int",
+        optional: true
+      },
+      stdout: {
+        check: "blob",
+        optional: true
+      },
+      stdout_bytes: {
+        check: "count",
+        optional: true
+      },
+      output_too_large: {
+        check: "flag",
+        optional: false
+      },
+      redacted: {
+        check: "flag",
+        optional: false
+      },
+      call_id: {
+        check: "nonempty",
+        optional: true
+      },
+      args_sha256: {
+        check: "nonempty",
+        optional: true
+      },
+      approval: {
+        check: "positive",
+        optional: true
+      },
+      started_at: {
+        check: "time",
+        optional: false
+      },
+      ended_at: {
+        check: "time",
+        optional: true
+      }
     }
   },
   keys: {
@@ -4958,6 +5078,10 @@ var records_default = {
     ],
     lg_mirrored: [
       "message_id"
+    ],
+    steps: [
+      "prompt_id",
+      "key"
     ]
   },
   adapter_tables: {
@@ -5063,7 +5187,12 @@ var records_default = {
       "answer",
       "comment",
       "answered_by",
-      "answered_at"
+      "answered_at",
+      "call_id",
+      "args",
+      "args_sha256",
+      "approve",
+      "approvers"
     ],
     facts: [
       "key",
@@ -5100,6 +5229,28 @@ var records_default = {
     lg_mirrored: [
       "message_id",
       "seq"
+    ],
+    steps: [
+      "prompt_id",
+      "key",
+      "seq",
+      "status",
+      "attempt",
+      "token",
+      "renewed_at",
+      "runs",
+      "replays",
+      "last_replay_attempt",
+      "exit_status",
+      "stdout",
+      "stdout_bytes",
+      "output_too_large",
+      "redacted",
+      "call_id",
+      "args_sha256",
+      "approval",
+      "started_at",
+      "ended_at"
     ]
   },
   real: {
@@ -5115,7 +5266,8 @@ var records_default = {
     ],
     lg_checkpoints: [],
     lg_writes: [],
-    lg_mirrored: []
+    lg_mirrored: [],
+    steps: []
   },
   tables_exported: [
     "object",
@@ -5128,7 +5280,8 @@ var records_default = {
     "buckets",
     "lg_checkpoints",
     "lg_writes",
-    "lg_mirrored"
+    "lg_mirrored",
+    "steps"
   ]
 };
 
