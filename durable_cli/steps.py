@@ -15,6 +15,7 @@ import threading
 import time
 
 from .core import steps as journal
+from .core.steps import parse_args  # noqa: F401 - `elicit ask --args` reads its JSON as a step's
 from .errors import DurableError, conflict, invalid
 
 RENEW_EVERY = 10.0  # seconds between renewals of a running step's reservation

@@ -479,7 +479,8 @@ class Tools:
         # input first (docs/reference/output.md §4), as `elicit ask`: exit 2 whether NAME exists or not, and nothing is touched
         timeout = _seconds(a, "timeout")
         args = seam.bind("ask", a["prompt"], choices=a.get("choices") or [], timeout_seconds=timeout,
-                         request_id=a.get("request_id"))
+                         request_id=a.get("request_id"), call_id=a.get("call_id"), args=a.get("args"),
+                         approve=a.get("approve"), approvers=a.get("approvers"))
         with self._open(a["name"]) as s:
             before = {r["id"] for r in s.requests(pending_only=True)} if a.get("request_id") is not None else set()
             request = s.run("ask", args)
@@ -494,9 +495,8 @@ class Tools:
         no longer pending (answered elsewhere, expired) is returned as it stands."""
         with self._open(name) as s:
             try:
-                if action == "accept":
-                    return s.answer(request_id, choice)
-                return s.decline(request_id, action)
+                # the person's answer, whatever the request's approvers (docs/reference/hitl.md §8)
+                return s.decline(request_id, action, choice=choice if action == "accept" else None)
             except DurableError as e:
                 if e.code != "conflict":
                     raise
