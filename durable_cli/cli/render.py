@@ -442,7 +442,10 @@ def elicit_table(requests) -> None:
             answer += f" ({r['answered_by']})"
         if r.get("comment"):
             answer += f": {r['comment']}"
-        cells.append([str(r["id"]), r["status"], _cell("prompt", r.get("prompt")), ", ".join(r.get("choices") or []),
+        question = r.get("prompt")
+        if r.get("call_id") is not None:  # the call a bound request approves, shown to whoever answers (docs/reference/hitl.md §8)
+            question = f"{question} [call {r['call_id']}: {_dumps(r.get('args'))}]"
+        cells.append([str(r["id"]), r["status"], _cell("prompt", question), ", ".join(r.get("choices") or []),
                       _cell("answer", answer), _when_request(r)])
     fitted(cols, cells)
 
