@@ -89,11 +89,13 @@ def test_concurrent_caller_waits_then_replays(durable, tmp_path):
 def test_kill_9_inside_the_step_runs_again_with_the_same_id(durable, tmp_path):
     started(durable)
     seen, go = tmp_path / "seen", tmp_path / "go"
-    cmd = ["sh", "-c", f"echo $DURABLE_STEP_ID >> {seen}; while [ ! -e {go} ]; do sleep 0.01; done; echo paid"]
+    pid = tmp_path / "pid"
+    cmd = ["sh", "-c", f"echo $$ > {pid}; echo $DURABLE_STEP_ID >> {seen}; while [ ! -e {go} ]; do sleep 0.01; done; echo paid"]
     victim = spawn("s", "charge", "--", *cmd)
     wait_until(lambda: seen.exists(), "CMD to start")
     victim.kill()  # kill -9 of `durable step` between the reservation and the commit
     victim.wait()
+    wait_until(lambda: not os.path.exists(f"/proc/{pid.read_text().strip()}"), "CMD to die with its parent (PR_SET_PDEATHSIG)")
     assert durable("session", "release", "s", "1").status == 0  # the worker's start is handed back ...
     assert durable("session", "next", "s", "--json").json()["start"] == 2  # ... and the prompt started again
     [before] = steps(durable)
@@ -253,3 +255,22 @@ def test_library_step(durable, tmp_path):
         store.step("s", "flaky", crash, prompt=1)
     assert store.step("s", "flaky", charge, prompt=1) == StepResult(b"ok", 0, False)
     assert [(s["key"], s["status"], s["runs"]) for s in steps(durable)] == [("charge", "done", 1), ("card", "done", 1), ("flaky", "done", 2)]
+
+
+def test_two_workers_on_one_queue_each_effect_once(durable, tmp_path):
+    durable("session", "create", "q")
+    for i in range(4):
+        durable("session", "prompt", "q", f"job {i}")
+    effects = tmp_path / "effects"
+    # each prompt's first run dies after its step committed; the retry (by either worker) replays the step
+    cmd = (f"out=$({PY} -m durable_cli step \"$DURABLE_SESSION\" effect -- sh -c 'echo $DURABLE_PROMPT_ID >> {effects}; echo ok')"
+           f" && if [ ! -e {tmp_path}/died-$DURABLE_PROMPT_ID ]; then touch {tmp_path}/died-$DURABLE_PROMPT_ID; exit 1; fi;"
+           " echo \"$out\"")
+    workers = [subprocess.Popen([PY, "-m", "durable_cli", "work", "q", "--command", cmd, "--wait", "4s", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    outs = [w.communicate(timeout=120)[0] for w in workers]
+    lines = [json.loads(x) for out in outs for x in out.splitlines()]
+    done = [x for x in lines if x["outcome"] == "completed"]
+    assert sorted(x["prompt"] for x in done) == [1, 2, 3, 4]
+    assert all(x["steps"] == {"ran": [], "replayed": ["effect"]} for x in done)
+    assert sorted(effects.read_text().split()) == ["1", "2", "3", "4"]  # one effect per prompt
