@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from durable_cli import StepFailed, StepResult, Store
-from tests.conftest import run_process
+from tests.conftest import run_inprocess, run_process
 from tests.waiting import wait_until
 
 PY = sys.executable
@@ -26,8 +26,9 @@ def started(durable, name="s", text="go"):
     return doc["id"]
 
 
-def step(*args, input=None, env=None):
-    return run_process("step", *args, input=input, env=env)
+def step(*args):
+    """`durable step ARGS` in this process (CMD is still a real process): fast, for text output."""
+    return run_inprocess("step", *args)
 
 
 def steps(durable, name="s"):
@@ -205,7 +206,7 @@ def test_binding_and_self_call(durable):
     assert step("s", "k", "--", "echo", "sent").status == 4
     [s] = steps(durable)
     assert s["args_sha256"] == hashlib.sha256(b'{"amount":42,"to":"a"}').hexdigest()
-    r = step("s", "inner", "--", PY, "-m", "durable_cli", "step", "s", "inner", "--", "echo")
+    r = run_process("step", "s", "inner", "--", PY, "-m", "durable_cli", "step", "s", "inner", "--", "echo")
     assert r.status == 4 and "already running in this process tree" in r.err
 
 
@@ -257,6 +258,7 @@ def test_library_step(durable, tmp_path):
     assert [(s["key"], s["status"], s["runs"]) for s in steps(durable)] == [("charge", "done", 1), ("card", "done", 1), ("flaky", "done", 2)]
 
 
+@pytest.mark.soak  # ~15 s; its short form in the suite: test_work_hands_the_prompt_and_reports_steps
 def test_two_workers_on_one_queue_each_effect_once(durable, tmp_path):
     durable("session", "create", "q")
     for i in range(4):
