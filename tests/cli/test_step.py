@@ -276,3 +276,14 @@ def test_two_workers_on_one_queue_each_effect_once(durable, tmp_path):
     assert sorted(x["prompt"] for x in done) == [1, 2, 3, 4]
     assert all(x["steps"] == {"ran": [], "replayed": ["effect"]} for x in done)
     assert sorted(effects.read_text().split()) == ["1", "2", "3", "4"]  # one effect per prompt
+
+
+def test_durable_grace_shortens_the_kill(durable, tmp_path):
+    started(durable)
+    up = tmp_path / "up"
+    # CMD ignores SIGTERM: only the kill after the grace ends it; DURABLE_GRACE=1 (work's --grace 1s) leaves it none
+    p = spawn("s", "k", "--", "sh", "-c", f"trap '' TERM; touch {up}; sleep 60", env={"DURABLE_GRACE": "1"})
+    wait_until(lambda: up.exists(), "CMD to start")
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=8) == 143  # without DURABLE_GRACE the group would keep its 10 s
+    assert steps(durable)[0]["status"] == "abandoned"
