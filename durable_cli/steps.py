@@ -115,8 +115,6 @@ class Call:
 
     def __init__(self, store, name, key, *, prompt=None, attempt=None, call_id=None, args=None, approval=None,
                  env=None, args_given=None, parsed=False):
-        if getattr(store, "url", None):
-            store.steps(name)  # the remote journal is not built yet: its refusal (exit 2)
         self.store, self.name = store, name
         self.key = journal.check_key(key)
         check_prompt(prompt)
@@ -133,6 +131,8 @@ class Call:
                        and self.env.get("DURABLE_SESSION") == name else None)
         self.token = secrets.token_hex(16)
         self.object_id = None
+        if getattr(store, "url", None):
+            store.steps(name)  # the journal is not on the Worker yet: after the input, NAME (3), then exit 2
 
     def begin(self, stopped=lambda: False):
         """("replay", step) or ("run", (prompt id, start)), waiting while another caller's run is live."""
