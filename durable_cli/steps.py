@@ -330,14 +330,18 @@ def step_library(store, name, key, fn, *, prompt=None, attempt=None, call_id=Non
         renewer.__dict__.update(call.__dict__)
         renewer.store = _fresh_store(store)
         last = time.monotonic()
-        while not done.is_set():
-            time.sleep(0.05)
-            if time.monotonic() - last >= RENEW_EVERY:
-                why = renewer.renew(prompt_id, start)
-                last = time.monotonic() if why != "busy" else last + 0.25
-                if why not in (None, "busy"):
-                    lost.append(why)
-                    return
+        try:
+            while not done.is_set():
+                time.sleep(0.05)
+                if time.monotonic() - last >= RENEW_EVERY:
+                    why = renewer.renew(prompt_id, start)
+                    last = time.monotonic() if why != "busy" else last + 0.25
+                    if why not in (None, "busy"):
+                        lost.append(why)
+                        return
+        finally:
+            if renewer.store is not store:
+                renewer.store.close()
 
     thread = threading.Thread(target=renewals, daemon=True)
     thread.start()
