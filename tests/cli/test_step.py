@@ -287,3 +287,31 @@ def test_durable_grace_shortens_the_kill(durable, tmp_path):
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=8) == 143  # without DURABLE_GRACE the group would keep its 10 s
     assert steps(durable)[0]["status"] == "abandoned"
+
+
+def test_renewals_keep_a_long_step_live(durable, monkeypatch):
+    """A step renewed while it runs stays live: a second caller waits and replays instead of running it again
+    (renewals every 50 ms here, a step not renewed for 1 s read as abandoned; the product's are 10 s and 30 s)."""
+    import threading
+    import time
+
+    from durable_cli import steps as runner
+    from durable_cli.core import steps as journal
+
+    monkeypatch.setattr(runner, "RENEW_EVERY", 0.05)
+    monkeypatch.setattr(journal, "LIVE_MS", 1000)
+    started(durable)
+    calls, inside, results = [], threading.Event(), []
+
+    def slow():
+        calls.append("first")
+        inside.set()
+        time.sleep(3)  # three times as long as an unrenewed step stays live
+        return "done"
+
+    first = threading.Thread(target=lambda: results.append(Store().step("s", "k", slow, prompt=1)))
+    first.start()
+    assert inside.wait(60)
+    second = Store().step("s", "k", lambda: calls.append("second") or "again", prompt=1)
+    first.join(60)
+    assert calls == ["first"] and second == StepResult(b"done", 0, True) and results == [StepResult(b"done", 0, False)]
