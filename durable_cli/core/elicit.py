@@ -37,7 +37,7 @@ def check_binding(choices, call_id, args, approve, approvers, max_bytes, prompt)
     """A request bound to one tool call (docs/reference/hitl.md §8): (choices, approve set, args text, args_sha256, approvers),
     or exit 2."""
     from ..config import valid_name
-    from .steps import check_binding as binding
+    from .binding import check_binding as binding
 
     approvers = list(approvers or [])
     if len(approvers) > MAX_APPROVERS:
