@@ -51,6 +51,8 @@ SESSION_COMMANDS = {
     "elicit list": [[]],
     "elicit answer": [["1", "--choice", "yes"]],
     "elicit wait": [["1"], ["1", "--wait", "1s"]],
+    "step": [["k", "--", "true"]],
+    "session steps": [[]],
 }
 CREATING = {("session create", ()), ("session prompt", ("hello",)), ("transcript append", ("hello", "--role", "user"))}
 # `import` creates from a file rather than a NAME argument; its visibility is Store.visible (see the report).
