@@ -23,6 +23,7 @@ MODULES = {
     "remote": "remote",
     "work": "work",
     "mcp": "mcp",
+    "ui": "ui",
 }
 
 
