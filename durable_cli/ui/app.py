@@ -196,6 +196,8 @@ class Pages:
     async def post(self, request: Request) -> Response:
         origin = request.headers.get("origin")
         site = request.headers.get("sec-fetch-site")
+        if origin == "null" and site == "same-origin":
+            origin = None  # Referrer-Policy: no-referrer makes Chromium send "Origin: null" on its own forms
         if (origin is not None and origin not in self.origins) or (site is not None and site != "same-origin"):
             return self.stale()
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()

@@ -126,6 +126,8 @@ def test_a_forged_post_changes_nothing(ui):
         (good, {"Origin": f"http://127.0.0.1:{ui.port + 1}"}),
         (good, {"Sec-Fetch-Site": "same-site"}),
         (good, {"Sec-Fetch-Site": "cross-site"}),
+        (good, {"Origin": "null", "Sec-Fetch-Site": None}),  # a sandboxed or file:// page
+        (good, {"Origin": "null", "Sec-Fetch-Site": "cross-site"}),
     ]
     for fields, headers in forged:
         r = ui.post("/session/answer", fields, headers=headers)
