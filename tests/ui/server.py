@@ -14,7 +14,7 @@ from tests.conftest import run_inprocess
 
 
 class UI:
-    def __init__(self, root, *args, user="alice", env=None):
+    def __init__(self, root, *args, user="alice", env=None, wait=True):
         self.root = str(root)
         self.env = {"DURABLE_HOME": os.path.join(self.root, "home"), "DURABLE_CONFIG": os.path.join(self.root, "config.toml"),
                     "DURABLE_USER": user}
@@ -23,13 +23,19 @@ class UI:
             full.pop(var, None)
         self.proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "ui", "--no-browser", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full, text=True)
+        self._csrf = None
+        if wait:
+            self.ready()
+
+    def ready(self):
+        """Wait for the one line (a server started with wait=False)."""
         line = self.proc.stdout.readline()
         if not line:
             raise AssertionError(f"durable ui printed no line: {self.proc.stderr.read()}")
         self.line = json.loads(line)
         self.port, self.token = self.line["port"], self.line["token"]
         self.cookie = f"durable_ui_{self.port}={self.token}"
-        self._csrf = None
+        return self
 
     def cli(self, *args, input=None, user=None):
         """`durable ARGS` in this process, on the server's data directory."""
@@ -89,10 +95,13 @@ class UI:
         return self.request("POST", path, headers={k: v for k, v in h.items() if v is not None}, body=urlencode(fields), **kw)
 
     def stop(self, sig=signal.SIGTERM) -> int:
+        """Send SIG, wait for the exit; the status (self.stderr: what it wrote there)."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
-            return self.proc.wait(timeout=15)
+            status = self.proc.wait(timeout=15)
+            self.stderr = self.proc.stderr.read()
+            return status
         finally:
             with contextlib.suppress(Exception):
                 self.proc.stdout.close()

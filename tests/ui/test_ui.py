@@ -24,7 +24,8 @@ pytest.importorskip("starlette", reason="the ui extra (pip install 'durable-cli[
 def ui(tmp_path_factory):
     server = UI(tmp_path_factory.mktemp("ui"))
     yield server
-    server.stop()
+    assert server.stop() == 143
+    assert server.stderr == ""  # nothing per request, and never the token
 
 
 def test_the_line_names_a_loopback_url_with_a_fresh_token(ui):
@@ -279,16 +280,43 @@ def test_live_stream_tells_an_open_session_page_of_a_new_row(ui):
 
 
 def test_signals_end_it_130_and_143_and_a_taken_port_is_4(tmp_path):
-    a = UI(tmp_path / "a")
+    a, b = UI(tmp_path / "a", wait=False), UI(tmp_path / "b", wait=False)
+    a.ready(), b.ready()
     taken = subprocess.run([sys.executable, "-m", "durable_cli", "ui", "--no-browser", "--port", str(a.port)],
                            capture_output=True, text=True, env=dict(os.environ, **a.env), timeout=60)
     assert taken.returncode == 4 and taken.stdout == ""
     assert taken.stderr == f"durable: error: port {a.port} is in use; leave out --port to get a free one\n"
     assert a.stop(signal.SIGINT) == 130
-    b = UI(tmp_path / "b")
     assert b.stop(signal.SIGTERM) == 143
     bad = subprocess.run([sys.executable, "-m", "durable_cli", "ui", "--port", "70000"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--port" in bad.stderr
+
+
+def test_at_most_32_live_streams(ui):
+    streams = []
+    try:
+        for _ in range(32):
+            conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)
+            conn.sendall(f"GET /live?page=list HTTP/1.1\r\nHost: 127.0.0.1:{ui.port}\r\nCookie: {ui.cookie}\r\n\r\n".encode())
+            got = b""
+            while b"retry:" not in got:
+                got += conn.recv(4096)
+            streams.append(conn)
+        r = ui.get("/live?page=list")
+        assert r.status == 503
+    finally:
+        for conn in streams:
+            conn.close()
+    wait_until(lambda: ui.get("/").status == 200 and _stream_opens(ui), "a stream to open again once the others closed")
+
+
+def _stream_opens(ui) -> bool:
+    conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)
+    try:
+        conn.sendall(f"GET /live?page=list HTTP/1.1\r\nHost: 127.0.0.1:{ui.port}\r\nCookie: {ui.cookie}\r\n\r\n".encode())
+        return conn.recv(4096).startswith(b"HTTP/1.1 200 ")
+    finally:
+        conn.close()
 
 
 def test_a_terminal_gets_a_browser_through_a_0600_launch_file(tmp_path):
