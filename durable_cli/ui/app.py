@@ -276,8 +276,8 @@ class Pages:
         elif e.code == "rate_limited":
             headers["Retry-After"] = str(getattr(e, "retry_after", None) or (e.document or {}).get("retry_after") or 1)
         hint = None
-        if e.code == "storage" and "corrupt" in e.message and "doctor" not in e.message:
-            hint = "durable doctor --repair"
+        if e.code == "storage" and ("corrupt" in e.message or "doctor" in e.message):
+            hint = "durable doctor --repair"  # docs/reference/ui.md §16.6: a corrupt object's page names the repair
         ctx = {"title": "Error", "message": e.message, "hint": hint}
         ctx.update(context or {})
         ctx["message"] = e.message

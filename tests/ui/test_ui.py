@@ -256,7 +256,7 @@ def test_a_corrupt_session_is_shown_never_a_500(ui):
     with open(path, "r+b") as f:
         f.write(b"not a database at all" * 200)
     r = ui.get("/session?name=broken")
-    assert r.status == 503 and 'role="alert"' in r.body and "durable doctor" in r.body
+    assert r.status == 503 and 'role="alert"' in r.body and "<code>durable doctor --repair</code>" in r.body
     assert ">broken</a>" in ui.get("/").body
 
 
