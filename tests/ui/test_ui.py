@@ -360,3 +360,16 @@ def test_a_terminal_gets_a_browser_through_a_0600_launch_file(tmp_path):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=15) == 143
         os.close(main)
+
+
+def test_a_tenant_object_is_addressed_by_name_and_org_and_hidden_from_others(ui):
+    ui.cli("--tenant", "acme", "session", "create", "incident/42?", user="bob")
+    path = "/session?name=incident%2F42%3F&tenant=acme"
+    hidden, missing = ui.get(path), ui.get("/session?name=incident%2F43%3F&tenant=acme")
+    assert hidden.status == missing.status == 404
+    assert hidden.body.replace("incident/42?", "X") == missing.body.replace("incident/43?", "X")
+    assert "incident/42?" not in ui.get("/?status=all").body
+    ui.cli("--tenant", "acme", "session", "invite", "incident/42?", "alice", user="bob")
+    listed = ui.get("/").body
+    assert 'href="/session?name=incident%2F42%3F&amp;tenant=acme">incident/42?</a> <span class="tag">tenant acme</span>' in listed
+    assert "<h1>incident/42?</h1>" in ui.get(path).body
