@@ -373,3 +373,13 @@ def test_a_tenant_object_is_addressed_by_name_and_org_and_hidden_from_others(ui)
     listed = ui.get("/").body
     assert 'href="/session?name=incident%2F42%3F&amp;tenant=acme">incident/42?</a> <span class="tag">tenant acme</span>' in listed
     assert "<h1>incident/42?</h1>" in ui.get(path).body
+
+
+def test_without_the_extra_it_names_the_install_command(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "starlette.py").write_text("raise ImportError('not installed here')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-m", "durable_cli", "ui", "--no-browser"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("durable: error: durable ui needs Starlette") and "pip install 'durable-cli[ui]'" in r.stderr
