@@ -383,3 +383,13 @@ def test_without_the_extra_it_names_the_install_command(tmp_path):
     r = subprocess.run([sys.executable, "-m", "durable_cli", "ui", "--no-browser"], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith("durable: error: durable ui needs Starlette") and "pip install 'durable-cli[ui]'" in r.stderr
+
+
+def test_summaries_say_what_they_cover_and_the_audit_view_shows_superseded_rows(ui):
+    for i in range(3):
+        ui.cli("transcript", "append", "summed", "--role", "user", f"message {i}")
+    seq = ui.cli("transcript", "summarize", "summed", "--through", "2", "--text", "the first two", "--json").json()["summary"]["seq"]
+    live = ui.get("/session?name=summed").body
+    assert "summary of #1–#2" in live and 'id="row-1"' not in live and ">Show superseded rows</a>" in live
+    audit = ui.get("/session?name=summed&superseded=1").body
+    assert 'id="row-1"' in audit and f"superseded by #{seq}" in audit and ">Hide superseded rows</a>" in audit
