@@ -307,9 +307,7 @@ class Pages:
         try:
             doc = views.session(store, name, tenant=tenant, before=before, superseded=superseded == "1",
                                 events_before=events_before, lock_timeout=self.s.read_timeout())
-        except DurableError as e:
-            if e.code in ("busy",):
-                e = DurableError(f"session \"{name}\" is busy (another process holds it); retry in a moment", "busy")
+        except DurableError as e:  # busy: the CLI's words ("... is busy: ...; retry, ..."), 503 with Retry-After
             return self.error_page(e, context={"title": name})
         finally:
             store.close()
