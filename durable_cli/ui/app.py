@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.concurrency import run_in_threadpool
@@ -43,8 +44,8 @@ class Settings:
     tenant: object = None
     lock_timeout: object = None
     remote: object = None
-    on_token: object = None
-    hub: object = field(default=None)
+    on_token: Any = None
+    hub: Any = field(default=None)
 
     def store(self):
         from ..library import Store
@@ -227,7 +228,7 @@ class Pages:
 
     async def get(self, request: Request, query) -> Response:
         path = request.url.path
-        params = {}
+        params: dict = {}
         for k, v in query:
             params.setdefault(k, []).append(v)
 

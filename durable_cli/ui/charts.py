@@ -15,8 +15,8 @@ def charts(rows, days) -> list:
     first = today - timedelta(days=days)
     day_list = [(first + timedelta(days=i)).isoformat() for i in range(days + 1)]
     models = sorted({r["model"] or "unknown" for r in rows})
-    tokens = {}
-    costs = {}
+    tokens: dict = {}
+    costs: dict = {}
     for r in rows:
         key = (r["day"], r["model"] or "unknown")
         tokens[key] = tokens.get(key, 0) + r["input_tokens"] + r["output_tokens"]

@@ -141,6 +141,8 @@ class _Server:
     """uvicorn's Server with the run's own SIGINT/SIGTERM handling: the first signal stops accepting and ends
     the live streams; the exit status is 128 + that signal."""
 
+    signum: "int | None"  # what the server made by __new__ holds (a subclass of uvicorn.Server)
+
     def __new__(cls, config, settings):
         import uvicorn
 

@@ -161,11 +161,11 @@ def _queue(s) -> dict:
 def thread(rows, elsewhere) -> list:
     """The page's rows as shown: each tool call with its result(s) nested under it; a result whose call is
     not on the page on its own."""
-    results = {}
+    results: dict = {}
     for r in rows + elsewhere:
         if r["role"] == "tool" and r["call_id"] is not None:
             results.setdefault(r["call_id"], []).append(r)
-    nested = set()
+    nested: set = set()
     for r in rows:
         calls = []
         for c in r["tool_calls"] or []:
