@@ -280,16 +280,18 @@ def test_live_stream_tells_an_open_session_page_of_a_new_row(ui):
 
 
 def test_signals_end_it_130_and_143_and_a_taken_port_is_4(tmp_path):
+    from tests.conftest import run_inprocess
+
     a, b = UI(tmp_path / "a", wait=False), UI(tmp_path / "b", wait=False)
     a.ready(), b.ready()
-    taken = subprocess.run([sys.executable, "-m", "durable_cli", "ui", "--no-browser", "--port", str(a.port)],
-                           capture_output=True, text=True, env=dict(os.environ, **a.env), timeout=60)
-    assert taken.returncode == 4 and taken.stdout == ""
-    assert taken.stderr == f"durable: error: port {a.port} is in use; leave out --port to get a free one\n"
+    taken = run_inprocess("ui", "--no-browser", "--port", a.port)
+    assert taken.status == 4 and taken.out == ""
+    assert taken.err == f"durable: error: port {a.port} is in use; leave out --port to get a free one\n"
     assert a.stop(signal.SIGINT) == 130
     assert b.stop(signal.SIGTERM) == 143
-    bad = subprocess.run([sys.executable, "-m", "durable_cli", "ui", "--port", "70000"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "--port" in bad.stderr
+    for port in ("0", "65536", "-1"):
+        bad = run_inprocess("ui", "--no-browser", "--port", port)
+        assert bad.status == 2 and "--port" in bad.err and bad.out == ""
 
 
 def test_at_most_32_live_streams(ui):
@@ -375,14 +377,13 @@ def test_a_tenant_object_is_addressed_by_name_and_org_and_hidden_from_others(ui)
     assert "<h1>incident/42?</h1>" in ui.get(path).body
 
 
-def test_without_the_extra_it_names_the_install_command(tmp_path):
-    blocker = tmp_path / "blocker"
-    blocker.mkdir()
-    (blocker / "starlette.py").write_text("raise ImportError('not installed here')\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, "-m", "durable_cli", "ui", "--no-browser"], capture_output=True, text=True, env=env, timeout=60)
-    assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.startswith("durable: error: durable ui needs Starlette") and "pip install 'durable-cli[ui]'" in r.stderr
+def test_without_the_extra_it_names_the_install_command(monkeypatch):
+    from tests.conftest import run_inprocess
+
+    monkeypatch.setitem(sys.modules, "starlette", None)  # `import starlette` raises ImportError
+    r = run_inprocess("ui", "--no-browser")
+    assert r.status == 2 and r.out == ""
+    assert r.err.startswith("durable: error: durable ui needs Starlette") and "pip install 'durable-cli[ui]'" in r.err
 
 
 def test_summaries_say_what_they_cover_and_the_audit_view_shows_superseded_rows(ui):
