@@ -394,3 +394,14 @@ def test_summaries_say_what_they_cover_and_the_audit_view_shows_superseded_rows(
     assert "summary of #1–#2" in live and 'id="row-1"' not in live and ">Show superseded rows</a>" in live
     audit = ui.get("/session?name=summed&superseded=1").body
     assert 'id="row-1"' in audit and f"superseded by #{seq}" in audit and ">Hide superseded rows</a>" in audit
+
+
+def test_what_ls_refuses_at_start_ui_refuses_alike(home, tmp_path, monkeypatch):
+    from tests.conftest import run_inprocess
+
+    assert run_inprocess("session", "create", "x").status == 0
+    link = tmp_path / "linked-home"
+    link.symlink_to(home)
+    monkeypatch.setenv("DURABLE_HOME", str(link))
+    ls, ui = run_inprocess("ls"), run_inprocess("ui", "--no-browser")
+    assert ls.status != 0 and (ui.status, ui.err, ui.out) == (ls.status, ls.err, "")
