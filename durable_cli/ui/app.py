@@ -177,7 +177,8 @@ class Pages:
                 if self.s.on_token is not None:
                     self.s.on_token()
                 rest = urlencode([(k, v) for k, v in query if k != "token"])
-                location = request.url.path + ("?" + rest if rest else "")
+                raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
+                location = "/" + raw.lstrip("/") + ("?" + rest if rest else "")  # never //host: no open redirect
                 response = Response(status_code=303, headers={"Location": location})
                 response.headers["Set-Cookie"] = f"{self.cookie}={self.s.token}; HttpOnly; SameSite=Strict; Path=/"
                 return response

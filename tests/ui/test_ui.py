@@ -83,6 +83,7 @@ def test_the_token_becomes_a_strict_httponly_cookie(ui):
     assert r.status == 303 and r.headers["location"] == "/session?name=a%2Fb"
     assert r.headers["set-cookie"] == f"durable_ui_{ui.port}={ui.token}; HttpOnly; SameSite=Strict; Path=/"
     assert ui.get("/").status == 200
+    assert ui.get(f"//evil.example/?token={ui.token}", cookie=False).headers["location"] == "/evil.example/"
 
 
 def test_every_response_carries_the_headers_and_never_the_token(ui):
