@@ -75,6 +75,7 @@ class Hub:
         self.event = asyncio.Event()
         self.task = None
         self._seen = None
+        self._told = False
 
     def start(self):
         self.event = asyncio.Event()
@@ -90,22 +91,31 @@ class Hub:
         store = self.settings.store()
         try:
             index = store.objects.index(create=False)
-            top = index.rows("SELECT max(updated_at) AS at, count(*) AS n FROM objects")[0]
-            seen = (top["at"], top["n"])
+            top = index.rows("SELECT max(updated_at) AS at, count(*) AS n FROM objects")
+            seen = (top[0]["at"], top[0]["n"]) if top else (None, 0)  # no index.db yet: no objects
             if self._seen is None or seen == self._seen:
                 return seen, set()
             if seen[1] != self._seen[1]:
                 return seen, None
             return seen, {r["id"] for r in index.rows("SELECT id FROM objects WHERE updated_at >= ?", (self._seen[0] or 0,))}
         except DurableError:
-            return self._seen, set()
+            return self._seen, set()  # index.db busy or unreadable: the next poll tries again
         finally:
             store.close()
 
     async def _loop(self):
         while not self.stopping:
             if self.streams:
-                seen, changed = await run_in_threadpool(self._read)
+                try:
+                    seen, changed = await run_in_threadpool(self._read)
+                except Exception as e:  # noqa: BLE001 - a bug here must not end every live page: say it once, keep polling
+                    if not self._told:
+                        self._told = True
+                        sys.stderr.write(f"durable: error: internal error: {type(e).__name__}: {e}; "
+                                         "run with DURABLE_DEBUG=1 for details\n")
+                        sys.stderr.flush()
+                    await asyncio.sleep(1)
+                    continue
                 first = self._seen is None
                 self._seen = seen
                 if not first and changed != set():
