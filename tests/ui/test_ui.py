@@ -169,6 +169,8 @@ def test_the_list_shows_sessions_badges_filter_and_no_other_users(ui):
     body = ui.get("/").body
     assert ">listed</a>" in body and "Fix the login" in body and "2 questions waiting" in body
     assert "bobs-secret" not in body
+    ui.cli("elicit", "answer", "listed", "1", "--choice", "y")
+    assert "1 question waiting" in ui.get("/").body.split(">listed</a>")[1].split("</tr>")[0]
     ui.cli("session", "cancel", "listed")
     assert ">listed</a>" in ui.get("/?status=cancelled").body
     assert ">listed</a>" not in ui.get("/?status=active").body
