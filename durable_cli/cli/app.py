@@ -24,6 +24,7 @@ MODULES = {
     "work": "work",
     "step": "step",
     "mcp": "mcp",
+    "ui": "ui",
 }
 
 

@@ -446,6 +446,12 @@ INDEX_MIGRATIONS = [
         # names; null: buried before they were kept, answered to a user-scoped thread's owner only)
         "ALTER TABLE tombstones ADD COLUMN members TEXT;",
     ),
+    (
+        "pending_requests",
+        # docs/reference/ui.md §16.3: the sessions list's "N questions waiting" badge, from index.db alone (the
+        # object's pending human-in-the-loop requests, counted at each write's sleep; 0 until the object is written)
+        "ALTER TABLE objects ADD COLUMN pending_requests INTEGER NOT NULL DEFAULT 0;",
+    ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)
 

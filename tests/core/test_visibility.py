@@ -59,7 +59,7 @@ CREATING = {("session create", ()), ("session prompt", ("hello",)), ("transcript
 NOT_BY_NAME = {"ls", "purge", "sweep", "forget", "import", "backup", "doctor", "config get", "config set",
                "config unset", "config list", "config path", "memory set", "memory get", "memory list",
                "memory confirm", "memory forget", "limit hit", "search", "usage", "remote dev",
-               "remote install", "remote token", "remote revoke", "remote reindex", "mcp"}
+               "remote install", "remote token", "remote revoke", "remote reindex", "mcp", "ui"}
 
 TENANT = ["--tenant", "acme"]
 HIDDEN = ("zkept", "zlocked", "zbroken")  # bob's objects, invisible to mallory
