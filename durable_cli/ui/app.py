@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 
 from .. import clock
+from ..contract.vocabulary import STATUSES
 from ..errors import DurableError
 from . import views
 
@@ -310,7 +311,7 @@ class Pages:
         next_query = urlencode([("status", v) for v in status_values] + [("after", doc["next"])]) if doc["next"] else None
         live = "/live?page=list" if after is None else None
         return self.page("list.html", {"title": "Sessions", "doc": doc, "chosen": chosen, "next_query": next_query,
-                                       "statuses": ("created", "active", "completed", "failed", "cancelled", "archived", "all"),
+                                       "statuses": (*STATUSES, "all"),
                                        "live": live, "now": clock.now()})
 
     def _session(self, name, tenant, before, superseded, events_before, *, error=None, entered=None, status=200):
