@@ -23,7 +23,9 @@ MODULES = {
     "search": "search", "usage": "search",
     "remote": "remote",
     "work": "work",
+    "step": "step",
     "mcp": "mcp",
+    "ui": "ui",
 }
 
 
@@ -196,6 +198,7 @@ def run(argv) -> int:
     started_ns = time.time_ns()
     argv = list(argv)
     G.home = G.user = G.tenant = G.lock_timeout = G.remote = G._store = None
+    G.argv = argv
     render.last_code = None
     command = None
     D.committing = D.exiting = False
@@ -233,7 +236,7 @@ def run(argv) -> int:
 
                 render.document(e.document, "json" if as_json else "plain")
             _flush()
-            error(e.message, e.code, e.exit_status, as_json)
+            error(e.message, e.code, e.exit_status, as_json, extra=getattr(e, "extra", None))
             status = e.exit_status
         except (PipeClosed, BrokenPipeError):
             status = 0  # `durable ls | head -1`: the reader has what it wanted
@@ -302,7 +305,7 @@ def _operation_span(argv, command, status: int, wakes, started_ns: int) -> None:
     except Exception:  # noqa: BLE001 - a config the command could not read was its own error to report
         return
     try:
-        from ..across import operation
+        from ..telemetry import operation
         from . import render
 
         remote = type(store).__name__ == "RemoteStore" or (store is None and bool(G.remote))

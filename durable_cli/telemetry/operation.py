@@ -1,7 +1,7 @@
 """One operation span per command run (docs/reference/traces.md §15.6), with `telemetry.traces = all`.
 
 Imported only after a run, and only when the switch is `all` (cli/app.py reads it from the run's own
-configuration); the span goes out through the live sender of across/otlp.py: within `telemetry.timeout`,
+configuration); the span goes out through the live sender of telemetry/otlp.py: within `telemetry.timeout`,
 one warning line when it is not accepted, never a change to the exit status or to stdout.
 """
 
