@@ -199,6 +199,7 @@ def run(argv) -> int:
     argv = list(argv)
     G.home = G.user = G.tenant = G.lock_timeout = G.remote = G._store = None
     G.argv = argv
+    G.span = None
     render.last_code = None
     command = None
     D.committing = D.exiting = False
@@ -310,7 +311,7 @@ def _operation_span(argv, command, status: int, wakes, started_ns: int) -> None:
 
         remote = type(store).__name__ == "RemoteStore" or (store is None and bool(G.remote))
         operation.emit(config, " ".join(_command_words(command, argv)), status, render.last_code, remote=remote,
-                       wakes=wakes, start_ns=started_ns)
+                       wakes=wakes, start_ns=started_ns, extra=G.span)
     except Exception:  # noqa: BLE001 - a trace backend never changes an outcome
         pass
 

@@ -5,7 +5,7 @@ import typer
 from ..contract.messages import say
 from ..errors import DurableError
 from . import render
-from .options import complete_choices, complete_name, mode, one_output, seconds, store
+from .options import complete_choices, complete_name, memory_span, mode, one_output, operation_spans, seconds, store
 from .signals import unless_interrupted
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
@@ -122,8 +122,13 @@ def memory_set(
     Example: durable memory set timezone Europe/Paris --source user --confirmed
     """
     expires_seconds = seconds(expires, what="--expires")
-    render.document(store().run_reserved("set_fact", key, value, source=source, confirmed=confirmed,
-                                         expires_seconds=expires_seconds, create=True), mode(json_out))
+    traced = operation_spans()  # a new key or an existing one: asked only for the operation span (traces.md §15.6)
+    existed = traced and _reserved(lambda m: m.get_fact(key, all_facts=True), empty=lambda: None) is not None
+    doc = store().run_reserved("set_fact", key, value, source=source, confirmed=confirmed,
+                               expires_seconds=expires_seconds, create=True)
+    if traced:
+        memory_span("update_memory" if existed else "create_memory", doc)
+    render.document(doc, mode(json_out))
 
 
 def _reserved(fn, *, empty=None):
@@ -162,7 +167,9 @@ def memory_confirm(key: str = typer.Argument(..., metavar="KEY", help="The fact'
 
     Example: durable memory confirm timezone
     """
-    render.document(_reserved(lambda m: m.confirm_fact(key)), mode(json_out))
+    doc = _reserved(lambda m: m.confirm_fact(key))
+    memory_span("update_memory", doc)
+    render.document(doc, mode(json_out))
 
 
 @memory_app.command("forget")
@@ -171,7 +178,9 @@ def memory_forget(key: str = typer.Argument(..., metavar="KEY", help="The fact's
 
     Example: durable memory forget timezone
     """
-    render.document(_reserved(lambda m: m.forget_fact(key)), mode(json_out))
+    doc = _reserved(lambda m: m.forget_fact(key))
+    memory_span("delete_memory", doc)
+    render.document(doc, mode(json_out))
 
 
 @limit_app.command("hit")

@@ -15,6 +15,7 @@ class Globals:
     lock_timeout = None
     remote = None
     argv = None  # this run's command line (`durable step` finds its `--` in it)
+    span = None  # attributes a command adds to its operation span (docs/reference/traces.md §15.6), or None
     _store = None
 
 
@@ -34,6 +35,27 @@ def store():
         guard.wakes = {}  # each object's wakes, for an operation span (docs/reference/traces.md §15.6)
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
     return G._store
+
+
+def operation_spans() -> bool:
+    """telemetry.traces = all for this run (docs/reference/traces.md §15.6), read from the Store's configuration."""
+    import os
+
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    return store().config.get("telemetry.traces") == "all"
+
+
+def memory_span(operation: str, doc: dict) -> None:
+    """A memory command's attributes of the conventions on its operation span (§15.6); the key and value only with
+    telemetry.content."""
+    if not isinstance(doc, dict) or not operation_spans():
+        return
+    G.span = {"gen_ai.operation.name": operation, "durable.memory.source": doc.get("source"),
+              "durable.memory.confirmed": bool(doc.get("confirmed"))}
+    if store().config.get("telemetry.content"):
+        G.span.update({"durable.memory.key": doc.get("key"), "durable.memory.value": doc.get("value")})
+    G.span = {k: v for k, v in G.span.items() if v is not None}
 
 
 def complete_name(incomplete: str):

@@ -29,7 +29,7 @@ def _size(path) -> int | None:
     return total
 
 
-def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int, end_ns: int) -> traces.Span:
+def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int, end_ns: int, extra=None) -> traces.Span:
     """The span of one run: COMMAND (`transcript append`), its exit STATUS and §4 CODE, the wakes of guard.wakes."""
     parent = _TRACEPARENT.match(os.environ.get("TRACEPARENT", "").strip().lower())
     if parent and int(parent.group(1), 16) and int(parent.group(2), 16):
@@ -58,15 +58,16 @@ def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int,
             size = _size(seen[0][0])
             if size is not None:
                 attributes["durable.object.size"] = size
+    attributes.update(extra or {})  # a memory operation's (§15.6)
     out = traces.Span(trace_id, span_id, parent_id, name, traces.INTERNAL, start_ns, max(end_ns, start_ns), attributes)
     if status in _FAULTS:
         out.status = traces.ERROR
     return out
 
 
-def emit(config, command: str, status: int, code, *, remote: bool, wakes, start_ns: int) -> None:
+def emit(config, command: str, status: int, code, *, remote: bool, wakes, start_ns: int, extra=None) -> None:
     """Send the run's span (never raises: a trace backend never changes an outcome)."""
     live = otlp.live(config)
     if live is None:
         return
-    live.send([span(command, status, code, remote=remote, wakes=wakes, start_ns=start_ns, end_ns=time.time_ns())])
+    live.send([span(command, status, code, remote=remote, wakes=wakes, start_ns=start_ns, end_ns=time.time_ns(), extra=extra)])

@@ -146,3 +146,25 @@ def test_a_down_endpoint_changes_no_outcome_one_warning(durable_proc, tmp_path):
     missing = durable_proc("transcript", "show", "nope", env=env)
     assert missing.status == 3 and missing.err.splitlines()[0].startswith("durable: error:")
     assert len(missing.err.splitlines()) == 2 and "traces not sent" in missing.err.splitlines()[1]
+
+
+def test_memory_commands_are_memory_operations(durable, receiver):
+    def one(*args):
+        assert durable(*args).status == 0
+        [span] = receiver.take()
+        return span.name, attrs(span)
+
+    name, a = one("memory", "set", "tz", "SECRET-VALUE", "--source", "model")
+    assert name == "durable memory set" and a["gen_ai.operation.name"] == "create_memory"
+    assert a["durable.memory.source"] == "model" and a["durable.memory.confirmed"] is False
+    assert "durable.memory.key" not in a and not any(b"SECRET" in body for body in receiver.bodies)
+    assert one("memory", "set", "tz", "other")[1]["gen_ai.operation.name"] == "update_memory"
+    name, a = one("memory", "confirm", "tz")
+    assert a["gen_ai.operation.name"] == "update_memory" and a["durable.memory.confirmed"] is True
+    assert one("memory", "forget", "tz")[1]["gen_ai.operation.name"] == "delete_memory"
+    assert "gen_ai.operation.name" not in one("memory", "list")[1]
+    # with telemetry.content, the key and value too
+    assert durable("config", "set", "telemetry.content", "true").status == 0
+    receiver.take()
+    a = one("memory", "set", "tz", "Europe/Paris")[1]
+    assert a["durable.memory.key"] == "tz" and a["durable.memory.value"] == "Europe/Paris"
