@@ -6,7 +6,7 @@ worker, args); durable_cli/seam.py `spec` parses one when first used.
 
 OPS = {
     "object": {
-        "create": '{"rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": {"title": {"type": "string", "default": null, "check": "title"}, "ttl_seconds": {"type": "integer", "min": 1, "max": 3153600000, "default": null}}}',
+        "create": '{"rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": {"title": {"type": "string", "default": null, "check": "title"}, "ttl_seconds": {"type": "integer", "min": 1, "max": 3153600000, "default": null}, "tags": {"type": "object", "default": null, "check": "tag_set"}}}',
         "show": '{"rule": "sessions.show", "write": false, "creates": false, "erases": false, "plain": true, "args": {}}',
         "prompt": '{"rule": "sessions.prompt", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": {"content": {"type": "string", "required": true}, "source": {"type": "string", "default": null}, "request_id": {"type": "string", "default": null, "check": "request_id"}, "created": {"type": "boolean", "default": false}, "waiting": {"type": "boolean", "default": false}}}',
         "next_prompt": '{"rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": {"lease_seconds": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "waiting": {"type": "boolean"}, "context": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "on_expiry": {"type": "string"}, "max_attempts": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}}',
@@ -18,6 +18,8 @@ OPS = {
         "archive": '{"rule": "sessions.archive", "write": true, "creates": false, "erases": false, "plain": true, "args": {}}',
         "unarchive": '{"rule": "sessions.unarchive", "write": true, "creates": false, "erases": false, "plain": true, "args": {}}',
         "set_title": '{"rule": "sessions.set_title", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["title"], "args": {"title": {"type": "string", "required": true, "check": "title"}}}',
+        "tag": '{"rule": "tags.tag", "write": true, "creates": false, "erases": false, "plain": true, "check": "tag_change", "args": {"set": {"type": "object", "default": null}, "untag": {"type": "array", "items": {"type": "string"}, "default": null}}}',
+        "tags": '{"rule": "tags.tags", "write": false, "creates": false, "erases": false, "plain": true, "args": {}}',
         "invite": '{"rule": "sessions.invite", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["user", "role"], "args": {"user": {"type": "string", "required": true, "check": "user"}, "role": {"type": "enum", "values": ["owner", "member"], "default": "member", "check": "participant_role"}}}',
         "dequeue": '{"rule": "sessions.dequeue", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}}',
         "queue": '{"rule": "sessions.queue", "write": false, "creates": false, "erases": false, "plain": true, "args": {"pending_only": {"type": "boolean", "default": false}}}',

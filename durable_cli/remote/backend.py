@@ -493,11 +493,11 @@ class RemoteStore(StoreOps):
     def open_reserved(self, user=None, *, create=False):
         yield RemoteSession(self, RemoteAddress("reserved", user, "", "reserved"), create)
 
-    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
+    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False, tags=None) -> dict:
         from ..backends import plan_create
 
-        address, title, ttl_seconds = plan_create(self, name, title, ttl_seconds, ephemeral)
-        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)  # type: ignore[attr-defined]
+        address, title, ttl_seconds, tags = plan_create(self, name, title, ttl_seconds, ephemeral, tags)
+        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds, tags=tags or None)  # type: ignore[attr-defined]
 
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
         """As the file backend's poll (the same loop, library.poll_loop): ATTEMPT(session, more) until

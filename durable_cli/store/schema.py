@@ -327,6 +327,10 @@ MIGRATIONS = [
         UPDATE prompts SET start = attempts;
         """,
     ),
+    (
+        "tags",  # docs/reference/sessions.md §5 Tags: KEY -> VALUE, the object's own labels (index.db keeps a copy)
+        "CREATE TABLE IF NOT EXISTS tags (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;",
+    ),
 ]
 # Steps the Worker's objects do not take (scripts/gen_worker_schema.py leaves them out): remote search reads
 # each object's own FTS5 index, which a local object no longer keeps.
@@ -422,6 +426,14 @@ INDEX_MIGRATIONS = [
         # docs/reference/integrations.md §12: a tombstone answers only the participants the thread had when deleted (JSON array of user
         # names; null: buried before they were kept, answered to a user-scoped thread's owner only)
         "ALTER TABLE tombstones ADD COLUMN members TEXT;",
+    ),
+    (
+        "tags",
+        # docs/reference/storage.md §3: each object's tags, one row per tag, copied from the object at each write's sleep;
+        # `ls --tag` and `usage --tag` find the tagged objects through (key, value) without opening them
+        "CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+        " PRIMARY KEY (object_id, key)) WITHOUT ROWID;"
+        " CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value);",
     ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)
