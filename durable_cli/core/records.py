@@ -27,11 +27,11 @@ EVENT_TYPES = frozenset((
     "prompt.queued", "prompt.started", "prompt.completed", "prompt.failed", "prompt.lease_expired",
     "prompt.dequeued", "transcript.summarized", "transcript.pruned", "transcript.redacted", "elicit.asked",
     "elicit.answered", "elicit.expired", "ttl.set", "transcript.popped", "transcript.cleared", "session.forked",
-    "prompt.released",
+    "prompt.released", "session.tagged",
 ))
 # Primary keys (rows are compared and listed in this order) and the AUTOINCREMENT tables among them.
 KEYS = {"participants": "user", "prompts": "id", "turns": "seq", "events": "seq", "requests": "id",
-        "facts": "key", "buckets": "key"}
+        "facts": "key", "buckets": "key", "tags": "key"}
 SEQUENCED = ("prompts", "turns", "events", "requests")
 # Tables keyed by several columns (an adapter's tables): rows are unique and listed in this order.
 COMPOSITE_KEYS = {"lg_checkpoints": ("checkpoint_ns", "checkpoint_id"),
@@ -96,6 +96,26 @@ def _time(v):
     if type(v) is not int or not 0 <= v <= MAX_TIME:
         raise Bad(say("record_time", max=MAX_TIME, value=v)[:300])
     return v
+
+
+def _tag_key(v):
+    from ..errors import DurableError
+    from .tags import valid_key
+
+    try:
+        return valid_key(v)
+    except DurableError as e:
+        raise Bad(e.message) from None
+
+
+def _tag_value(v):
+    from ..errors import DurableError
+    from .tags import valid_value
+
+    try:
+        return valid_value("", v)
+    except DurableError:
+        raise Bad("is not a tag VALUE: 1-256 printable characters with no blank at either end") from None
 
 
 def _ttl(v):
@@ -330,7 +350,10 @@ V5 = _extend(V4, prompts={"attempts": _count, "handed_back": opt(_positive), "no
 # their attempts as it
 V6 = _extend(V5, prompts={"start": _count})
 
-FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6}
+# version 7 (docs/reference/sessions.md §5 Tags): the object's tags; earlier versions import with none
+V7 = _extend(V6, tags={"key": _tag_key, "value": _tag_value})
+
+FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 
@@ -343,7 +366,8 @@ def describe(version=None) -> dict:
     worker/src/generated/records.json; the Worker checks an import with the same table)."""
     named = {_text: "text", _nonempty: "nonempty", _name: "name", _int: "int", _count: "count", _positive: "positive",
              _time: "time", _ttl: "ttl", _title: "title", _request_id: "request_id", _hex_id: "hex_id", _flag: "flag",
-             _number: "number", _json_object: "json_object", _choices: "choices", _one: "one", _blob: "blob"}
+             _number: "number", _json_object: "json_object", _choices: "choices", _one: "one", _blob: "blob",
+             _tag_key: "tag_key", _tag_value: "tag_value"}
     rules = {None: "json", _tool_calls: "json_tool_calls", _meta: "json_meta"}
 
     def one(check):
