@@ -32,7 +32,10 @@ def plan_create(store, name, title, ttl_seconds, ephemeral, tags=None):
     if title is not None:
         title = sessions.valid_title(title)  # input first: a rejected create makes nothing, not even a secret
     if len(tags) > store.config.get("tags.max"):
-        raise invalid(say("too_many_tags", what=address.what, count=len(tags), limit=store.config.get("tags.max")))
+        from .core.state import Address
+
+        what = Address(address.id_scope, address.owner, address.name, address.scope).what  # either backend's address
+        raise invalid(say("too_many_tags", what=what, count=len(tags), limit=store.config.get("tags.max")))
     return address, title, ttl_seconds, tags
 
 

@@ -91,7 +91,10 @@ def ls_where(store, *, statuses=(), all_objects=False, user=None, older_than=Non
 
 def ls_json(row) -> dict:
     out = {k: row[k] for k in LS_KEYS if k != "tags"}
-    out["tags"] = json.loads(row["tags_json"]) if row.get("tags_json") else {}
+    if "tags_json" in row:  # index.db's rows
+        out["tags"] = json.loads(row["tags_json"]) if row["tags_json"] else {}
+    else:  # the index shards' rows (remote): [KEY, VALUE] pairs, sorted by KEY
+        out["tags"] = dict(row.get("tags") or ())
     for k in ("created_at", "updated_at", "last_active_at", "expires_at"):
         out[k] = clock.iso(out[k])
     return out

@@ -115,7 +115,7 @@ def _tag_value(v):
     try:
         return valid_value("", v)
     except DurableError:
-        raise Bad("is not a tag VALUE: 1-256 printable characters with no blank at either end") from None
+        raise Bad(say("record_tag_value")) from None
 
 
 def _ttl(v):

@@ -468,7 +468,7 @@ class RemoteStore(StoreOps):
     def _config_doc(self) -> dict:
         return {"max_unfinished": self.config.get("queue.max_unfinished"),
                 "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
-                "token_budget": self.config.get("transcript.token_budget")}
+                "token_budget": self.config.get("transcript.token_budget"), "tags_max": self.config.get("tags.max")}
 
     def _call(self, address: RemoteAddress, op: str, args: dict, *, create: bool, write: bool):
         body = {
@@ -632,13 +632,14 @@ class RemoteStore(StoreOps):
             if before is None or (limit is not None and len(rows) >= limit):
                 return rows
 
-    def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
+    def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None, tags=()):
         from ..across.retention import ls_json
 
-        rows = self._pages("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
+        rows = self._pages("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects, user=user, older_than=older_than, limit=limit,
+                           **({"tags": [list(t) for t in tags]} if tags else {}))
         return [ls_json(r) for r in rows]
 
-    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
+    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session", tags=()) -> dict:
         from ..across.usage import FIELDS, GROUPINGS
 
         if by not in GROUPINGS:
@@ -664,7 +665,8 @@ class RemoteStore(StoreOps):
         groups, total, cursor = {}, dict.fromkeys(FIELDS, 0), None
         total["cost_usd"] = 0.0
         while True:
-            doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor)
+            doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor,
+                              **({"tags": [list(t) for t in tags]} if tags else {}))
             add(total, fields(doc["total"]))
             for g in doc["groups"]:
                 g = fields(g)
@@ -792,7 +794,7 @@ class RemoteStore(StoreOps):
             "actor": self.user, "create": create, "all_users": all_users,
             "config": {"max_unfinished": self.config.get("queue.max_unfinished"),
                        "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
-                       "token_budget": self.config.get("transcript.token_budget")},
+                       "token_budget": self.config.get("transcript.token_budget"), "tags_max": self.config.get("tags.max")},
         }
         return self._send(body, write=write)
 

@@ -74,10 +74,10 @@ export const OBJECT_OPS = {
 } as const satisfies Record<string, OpSpec>;
 
 export const INDEX_OPS = {
-  ls: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "all_objects": {"type": "boolean"}, "older_than": {"type": "integer", "min": 1, "max": 3153600000}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}}},
+  ls: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "all_objects": {"type": "boolean"}, "older_than": {"type": "integer", "min": 1, "max": 3153600000}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}, "tags": {"type": "array", "items": {"type": "array"}, "max_items": 100}}},
   rows: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "all": {"type": "boolean"}, "reserved": {"type": "boolean"}, "expired": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}}},
   pending: {"write": false, "creates": false, "erases": false, "args": {"limit": {"type": "integer", "min": 1, "max": 100}}},
-  usage: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "everyone": {"type": "boolean"}, "session": {"type": "string"}, "newer_day": {"type": "string"}, "by": {"type": "enum", "values": ["session", "day", "model"]}, "cursor": {"type": "json"}}},
+  usage: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "everyone": {"type": "boolean"}, "session": {"type": "string"}, "newer_day": {"type": "string"}, "by": {"type": "enum", "values": ["session", "day", "model"]}, "cursor": {"type": "json"}, "tags": {"type": "array", "items": {"type": "array"}, "max_items": 100}}},
   purge: {"write": true, "creates": false, "erases": true, "args": {"older_than": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
   sweep: {"write": true, "creates": false, "erases": true, "args": {"draft_expiry": {"type": "integer", "min": 1, "max": 3153600000}, "cursor": {"type": "json"}}},
   forget: {"write": true, "creates": false, "erases": true, "args": {"user": {"type": "string", "required": true}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
@@ -171,10 +171,10 @@ export type ObjectArgs = {
 
 /** The arguments of each index op as a call that passed checkArgs holds them (absent or null: the default). */
 export type IndexArgs = {
-  ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown };
+  ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown; tags?: unknown[][] | null };
   rows: { user?: string | null; all?: boolean | null; reserved?: boolean | null; expired?: boolean | null; limit?: number | null; before?: unknown };
   pending: { limit?: number | null };
-  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null; cursor?: unknown };
+  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null; cursor?: unknown; tags?: unknown[][] | null };
   purge: { older_than: number; user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; dry_run?: boolean | null; cursor?: unknown };
   sweep: { draft_expiry?: number | null; cursor?: unknown };
   forget: { user: string; dry_run?: boolean | null; cursor?: unknown };
