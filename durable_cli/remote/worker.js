@@ -6066,11 +6066,11 @@ var MAX_INT2 = 9223372036854775807n;
 var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT2;
 var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 function create(obj, a) {
+  const given = validSet(a.tags);
   if (obj.meta() !== null) {
     obj.requireVisible();
     throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
   }
-  const given = validSet(a.tags);
   createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
   put(obj, given);
   return sessionJson(obj);

@@ -17,11 +17,11 @@ const TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 
 
 export function create(obj: Opened, a: ObjectArgs["create"]) {
+  const given = validSet(a.tags); // input first (docs/reference/output.md §4)
   if (obj.meta() !== null) {
     obj.requireVisible();
     throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
   }
-  const given = validSet(a.tags);
   createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
   put(obj, given); // its tags in the same transaction (docs/reference/sessions.md §5)
   return sessionJson(obj);
