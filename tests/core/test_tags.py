@@ -82,15 +82,17 @@ BAD = [
 ]
 
 
+@pytest.mark.local_only("the client refuses before anything is sent; the Worker's own checks: tests/remote/test_remote_args.py, the vectors")
 def test_bad_tags_are_exit_2_and_change_nothing(durable):
     ok(durable("session", "create", "s", "--tag", "keep=1"))
     before = show(durable)
-    for args in BAD:
+    for i, args in enumerate(BAD):
         r = durable("session", "tag", "s", *args)
         assert r.status == 2, (args, r.out, r.err)
         assert r.err.startswith("durable: error: ") and r.err.count("\n") == 1 and "Traceback" not in r.err
-        assert durable("session", "tag", "missing", *args).status == 2  # input first: whether NAME exists or not
-        if "--untag" not in args:
+        if i % 4 == 0:
+            assert durable("session", "tag", "missing", *args).status == 2  # input first: whether NAME exists or not
+        if "--untag" not in args and i % 2 == 0:
             assert durable("session", "create", "t", *[x for a in args for x in ("--tag", a)]).status == 2, args
     assert show(durable) == before
     assert durable("session", "show", "t").status == 3
