@@ -13,7 +13,7 @@ import math
 
 from ..contract.messages import say
 from ..contract.text import printable, strip
-from ..contract.vocabulary import ROW_ROLES
+from ..contract.vocabulary import LIMITS, ROW_ROLES
 from ..errors import invalid
 from . import state, strict_json
 
@@ -562,6 +562,9 @@ def _check_relations(c, scope, owner, limit, where) -> None:
             if c.get(table):
                 where[:] = [table]
                 raise Bad(say("record_reserved_only"))
+    if len(c.get("tags") or ()) > LIMITS["tags"]:  # docs/reference/sessions.md §5 Tags
+        where[:] = ["tags"]
+        raise Bad(say("record_too_many_tags", limit=LIMITS["tags"]))
     adapter = c["object"].get("adapter")
     for table, owner_adapter in ADAPTER_TABLES.items():
         if c.get(table) and adapter != owner_adapter:

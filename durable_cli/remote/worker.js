@@ -147,6 +147,7 @@ var contract_default = {
     record_time: "must be a time in milliseconds since 1970 (an integer from 0 to {max}), not {value!r}",
     record_ttl: "is over 36,500 days",
     record_tag_value: "is not a tag VALUE: 1-256 printable characters with no blank at either end",
+    record_too_many_tags: "holds more than {limit} tags (tags.max is at most {limit})",
     record_title: "must be 1-200 printable characters with no leading or trailing white space",
     record_request_id: "must be 1-128 printable characters",
     record_hex_id: "must be 64 lowercase hex digits",
@@ -5846,6 +5847,10 @@ function relations(c, scope, owner, limit, at) {
       at(t);
       throw new Bad(say("record_reserved_only"));
     }
+  }
+  if ((c.tags?.length ?? 0) > CONSTANTS.limits.tags) {
+    at("tags");
+    throw new Bad(say("record_too_many_tags", { limit: CONSTANTS.limits.tags }));
   }
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
     if (c[t]?.length && c.object.adapter !== adapter) {

@@ -196,6 +196,10 @@ def test_export_import_restores_tags_fork_copies_none(durable, tmp_path):
     ok(durable("delete", "s", "--yes"))
     r = durable("import", str(path))
     assert r.status == 2 and "tags[0].key" in r.err
+    path.write_text(json.dumps(dict(record, tags=[{"key": f"k{i:02}", "value": "v"} for i in range(33)])) + "\n")
+    r = durable("import", str(path))
+    assert r.status == 2 and "more than 32 tags" in r.err
+    assert durable("session", "show", "s").status == 3
 
 
 @pytest.mark.local_only("reads a version 6 export record made of this installation's own ids")

@@ -316,6 +316,7 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) { at(t); throw new Bad(say("record_reserved_empty")); }
   }
   if (scope !== "reserved") for (const t of ["facts", "buckets"]) if (c[t].length) { at(t); throw new Bad(say("record_reserved_only")); }
+  if ((c.tags?.length ?? 0) > CONSTANTS.limits.tags) { at("tags"); throw new Bad(say("record_too_many_tags", { limit: CONSTANTS.limits.tags })); } // docs/reference/sessions.md §5 Tags
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
     if (c[t]?.length && c.object.adapter !== adapter) { at(t); throw new Bad(say("record_adapter_only", { adapter })); }
   }
