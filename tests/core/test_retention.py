@@ -47,7 +47,7 @@ def test_ls_order_filters_and_shape(durable):
         assert [r["name"] for r in durable("--as", "bob", "ls", "--user", "alice", "--json").json()] == ["new", "mid", "old"]
         assert durable("ls", "--status", "bogus").status == 2
         plain = durable("ls").out.splitlines()
-        assert plain[0].split("\t")[0] == "new" and len(plain[0].split("\t")) == 13
+        assert plain[0].split("\t")[0] == "new" and len(plain[0].split("\t")) == 14
 
 
 @pytest.mark.local_only("hides the object files from ls")
