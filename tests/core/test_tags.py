@@ -267,3 +267,21 @@ def test_library_tag_and_tags():
             s.tag(set={"a": ""})
         assert e.value.exit_status == 2
     assert [r["name"] for r in store.ls(tags=[("team", "auth")])] == ["s"]
+
+
+@pytest.mark.local_only("a terminal (script) running the CLI against files")
+def test_the_session_card_shows_the_tags(durable):
+    """`session show` on a terminal: the card has a tags line (KEY=VALUE, sorted), none when there are none."""
+    import re
+    import subprocess
+    import sys
+
+    ok(durable("session", "create", "card", "--tag", "team=auth", "--tag", "pr=42"))
+    ok(durable("session", "create", "bare"))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS",)}
+    env.update(PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"], TERM="xterm", NO_COLOR="1", COLUMNS="80")
+    r = subprocess.run(["script", "-qec", "durable session show card; durable session show bare", "/dev/null"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    screen = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", r.stdout).replace("\r", "")
+    assert "tags          pr=42 team=auth" in screen, screen
+    assert screen.count("tags ") == 1
