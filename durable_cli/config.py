@@ -31,6 +31,7 @@ KEYS = {
     "remote.url": ("url", None),
     "remote.token": ("text", None),
     "remote.timeout": ("duration", "10s"),
+    "tags.max": ("tags", 32),  # docs/reference/sessions.md §5 Tags: 1-32
     "work.model": ("text", None),
     # traces (docs/reference/traces.md §15.1)
     "telemetry.traces": ("choice:off,work,all", "off"),
@@ -86,6 +87,12 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
         raise invalid(f"unknown config key {key!r}; known keys: {', '.join(KEYS)}")
     kind = KEYS[key][0]
     where = f" in {origin}" if origin else ""
+    if kind == "tags":
+        if from_text and isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 32:
+            raise invalid(f"config {key}{where} must be an integer from 1 to 32, not {value!r}")
+        return value
     if kind in ("count", "positive"):
         if from_text and isinstance(value, str) and value.isascii() and value.isdigit():
             value = int(value)

@@ -563,7 +563,7 @@ class Supervisor:
 
     def _steps(self, taken) -> dict:
         """docs/reference/sessions.md §5.2: the steps this start committed (`ran`) and replayed (`replayed`), in seq order."""
-        none = {"ran": [], "replayed": []}
+        none: dict = {"ran": [], "replayed": []}
         if getattr(self.store, "url", None):
             return none  # the remote journal is not read here yet
         try:

@@ -19,7 +19,7 @@ from durable_cli.across import search
 from durable_cli.config import valid_name
 from durable_cli.contract import text
 from durable_cli.contract.messages import say
-from durable_cli.core import elicit, sessions, tokens, transcript
+from durable_cli.core import elicit, sessions, tags, tokens, transcript
 from durable_cli.core.transcript import row as transcript_row
 from durable_cli.errors import DurableError
 
@@ -35,6 +35,14 @@ NAMES = ["fix-login", "", "a" * 200, "a" * 201, "\U0001f600" * 200, "\U0001f600"
          " a", "a ", "x y z"] + [f"a{c}b" for c in TRICKY] + [f"{c}ab" for c in TRICKY] + [f"ab{c}" for c in TRICKY] + TRICKY
 TITLES = NAMES + ["  padded  ", "\x1cabc", "abc\x1f", "\ufeffabc", "\u0085abc", "\u3000abc\u3000", " " * 5,
                   " " + "a" * 200 + " ", "\u00a0" + "a" * 200]
+# docs/reference/sessions.md §5 Tags: (set, untag) of one change; KEY rules, VALUE rules (printable, strip), a KEY named twice
+TAG_CHANGES = [
+    [{"pr": "42", "team": "auth"}, ["old"]], [{"A-z.0_9:/x": "v=w"}, []], [{"k" * 64: "v" * 256}, None], [None, ["b", "a"]],
+    [{"k" * 65: "v"}, None], [{"": "v"}, None], [{"_k": "v"}, None], [{"k k": "v"}, None], [{"\u00e9": "v"}, None],
+    [{"k": ""}, None], [{"k": " v"}, None], [{"k": "v\u3000"}, None], [{"k": "a\x07"}, None], [{"k": "v" * 257}, None],
+    [{"k": "\U0001f600" * 256}, None], [{"k": "\ufeffv"}, None], [{"k": "a\u00a0b"}, None], [{"k": 7}, None],
+    [{"a": "1"}, ["a"]], [None, ["a", "a"]], [None, ["-a"]], [None, [""]], [[], None], [None, "a"],
+] + [[{"k": f"a{c}b"}, None] for c in TRICKY]
 REQUEST_IDS = ["r-1", "", "a" * 128, "a" * 129, " leading", "trailing ", "a b"] + [f"r{c}1" for c in TRICKY]
 QUOTES = ["it's not", "a\xa0b", 'say "hi"', "both ' and \"", "back\\slash", "\n\t\r", "\x00\x1b\x7f", "\u2028",
           "\U0001f6dc", "\U0001f600", "\ufeff", "\u65e5\u672c", "\ud800", "\U000e0001", "plain"]
@@ -305,6 +313,7 @@ def build() -> dict:
         "user": [{"args": [s, "user"], **outcome(lambda s=s: valid_name(s, "user"))} for s in NAMES],
         "title": [{"args": [s], **outcome(lambda s=s: sessions.valid_title(s))} for s in TITLES],
         "request_id": [{"args": [s], **outcome(lambda s=s: sessions.valid_request_id(s))} for s in REQUEST_IDS],
+        "tag_change": [{"args": a, **outcome(lambda a=a: list(tags.valid_change(*a)))} for a in TAG_CHANGES],
         "invite": [{"args": a, **outcome(lambda a=a: sessions.check_invite(*a))} for a in INVITES],
         "ask": [{"args": a, **outcome(lambda a=a: elicit.check_ask(*a))} for a in ASKS],
         "quote": [{"args": [s], "ok": text.quote(s)} for s in QUOTES],

@@ -98,6 +98,9 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
                 if "usage" in found[0] and [tuple(u.values()) for u in index.rows(_INDEXED_USAGE, (object_id,))] != \
                         [tuple(u) for u in found[0]["usage"]]:
                     differ.append("usage")
+                if "tags" in found[0] and [tuple(t.values()) for t in index.rows(
+                        "SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", (object_id,))] != [tuple(t) for t in found[0]["tags"]]:
+                    differ.append("tags")  # docs/reference/retention.md §7: index tags that disagree with their object
                 if not differ:
                     return
                 problem(object_id, "index_mismatch", "index disagrees on " + ", ".join(differ), repaired=repair)

@@ -17,14 +17,14 @@ _SUMS = ("count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_
          " sum(u.cost_usd)")
 
 
-def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
+def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by="session", tags=()) -> dict:
     """`{"groups": [...], "total": {...}}` of docs/reference/json.md §10 over the sessions `ls --all` lists for USER (the
     acting user by default; EVERYONE: the installation). NEWER_THAN counts whole UTC days."""
     if by not in GROUPINGS:
         raise invalid(f"invalid --by {by!r}: use one of {', '.join(GROUPINGS)}")
     if everyone and user is not None:
         raise invalid("give either --user U or --all, not both")
-    where, params = retention.ls_where(store, all_objects=True, user=user, everyone=everyone)
+    where, params = retention.ls_where(store, all_objects=True, user=user, everyone=everyone, tags=tags)
     if session is not None:
         where.append("o.name = ?")
         params.append(session)

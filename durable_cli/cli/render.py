@@ -579,6 +579,8 @@ def session_card(doc: dict) -> None:
             ("last active", ago(doc.get("last_active_at"))), ("created", ago(doc.get("created_at")))]
     if doc.get("expires_at"):
         rows.append(("expires", ago(doc["expires_at"])))
+    if doc.get("tags"):
+        rows.append(("tags", " ".join(f"{k}={v}" for k, v in doc["tags"].items())))
     if doc.get("scope") != "user":
         rows.append(("scope", doc["scope"] + ("" if doc.get("scope") == "session" else f" {doc['owner']}")))
     table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 2, 0, 0))

@@ -67,6 +67,7 @@ def usage(
     user: str = typer.Option(None, "--user", metavar="U", help="The sessions of user U (as 'ls --user U')."),
     all_users: bool = typer.Option(False, "--all", help="Every user's sessions: the whole installation (archived ones count either way)."),
     session: str = typer.Option(None, "--session", metavar="NAME", help="Only session NAME.", autocompletion=complete_name),
+    tag: list[str] = typer.Option(None, "--tag", metavar="KEY=VALUE|KEY", help="Only sessions with tag KEY (equal to VALUE when given); repeated, all must hold."),
     newer_than: str = typer.Option(None, "--newer-than", metavar="DUR", help="Only the UTC days within DUR (whole days)."),
     by: str = typer.Option("session", "--by", metavar="session|day|model", help="Group by session (default), UTC day or model.",
                            autocompletion=complete_choices(*GROUPINGS)),
@@ -83,7 +84,11 @@ def usage(
         from ..config import valid_name
 
         valid_name(session)
-    doc = store().usage(user=user, everyone=all_users, session=session, newer_than=seconds(newer_than, what="--newer-than"), by=by)
+    from .. import checks
+
+    tags = checks.tag_pairs(tag or (), values_required=False)
+    doc = store().usage(user=user, everyone=all_users, session=session, newer_than=seconds(newer_than, what="--newer-than"), by=by,
+                        **({"tags": tags} if tags else {}))
     if json_out:
         render.document(doc, "json")
         return

@@ -32,13 +32,17 @@ def create(
     title: str = typer.Option(None, "--title", metavar="T", help="A title (1-200 characters)."),
     ephemeral: bool = typer.Option(False, "--ephemeral", help="Make a fresh random NAME with a TTL (retention.ephemeral_ttl, 24h)."),
     ttl: str = typer.Option(None, "--ttl", metavar="DUR", help="Delete the session DUR after its last activity."),
+    tag: list[str] = typer.Option(None, "--tag", metavar="KEY=VALUE", help="Set a tag (repeatable; at most tags.max, 32)."),
     json_out: bool = JSON,
 ):
     """Create a session (status created); prints its NAME.
 
-    Example: durable session create fix-login --title "Login bug"
+    Example: durable session create fix-login --title "Login bug" --tag pr=42
     """
-    doc = store().create_session(name, title=title, ttl_seconds=seconds(ttl, what="--ttl"), ephemeral=ephemeral)
+    from .. import checks
+
+    tags = dict(checks.tag_pairs(tag or ()))
+    doc = store().create_session(name, title=title, ttl_seconds=seconds(ttl, what="--ttl"), ephemeral=ephemeral, tags=tags or None)
     if json_out:
         render.document(doc, "json")
     else:
@@ -231,6 +235,30 @@ def title(name: str = NAME, text: str = typer.Argument(..., metavar="TITLE", hel
     Example: durable session title fix-login "Login bug, take two"
     """
     render.document(store().run(name, "set_title", text), mode(json_out))  # the title checked first (docs/reference/output.md §4)
+
+
+@app.command()
+def tag(
+    name: str = NAME,
+    pairs: list[str] = typer.Argument(None, metavar="[KEY=VALUE]...", help="Set KEY to VALUE (replacing its value).", show_default=False),
+    untag: list[str] = typer.Option(None, "--untag", metavar="KEY", help="Remove the tag KEY (repeatable)."),
+    json_out: bool = JSON,
+):
+    """Set and remove a session's tags; prints its tags, one KEY=VALUE a line, sorted by KEY.
+
+    With neither KEY=VALUE nor --untag, prints the tags and changes nothing. A KEY is 1-64 characters
+    from A-Z a-z 0-9 . _ - : / (beginning with a letter or a digit); a VALUE 1-256 printable characters.
+    Example: durable session tag fix-login pr=42 team=auth --untag draft
+    """
+    from .. import checks
+
+    changes = dict(checks.tag_pairs(pairs or ()))
+    doc = store().run(name, "tag", set=changes, untag=list(untag or ()))  # checked before NAME is opened (docs/reference/output.md §4)
+    if json_out:
+        render.document(doc, "json")
+    else:
+        for key, value in doc["tags"].items():
+            render.out(f"{key}={value}")
 
 
 @app.command()

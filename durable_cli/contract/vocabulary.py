@@ -10,4 +10,4 @@ PARTICIPANT_ROLES = ("owner", "member")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens")
 ROW_INPUT_KEYS = ("role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens")
 ROW_OUTPUT_KEYS = ("seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from")
-LIMITS = {"name": 200, "title": 200, "request_id": 128, "row_tokens": 1_000_000_000, "duration_seconds": 36500 * 86400, "participants": 1000}
+LIMITS = {"name": 200, "title": 200, "request_id": 128, "row_tokens": 1_000_000_000, "duration_seconds": 36500 * 86400, "participants": 1000, "tag_key": 64, "tag_value": 256, "tags": 32}

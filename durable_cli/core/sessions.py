@@ -22,12 +22,16 @@ EXPIRY_POLICIES = ("fail", "retry")
 _TIMES = ("created_at", "started_at", "lease_expires_at", "completed_at")
 
 
-def create(obj, *, title=None, ttl_seconds=None) -> dict:
+def create(obj, *, title=None, ttl_seconds=None, tags=None) -> dict:
+    from . import tags as _tags
+
+    tags = _tags.valid_set(tags)
     with obj.handle.transaction():
         if obj.meta() is not None:
             obj.require_visible()
             raise conflict(say("session_exists", what=obj.what, name=obj.name))
         state.create_object(obj, "created", title=valid_title(title) if title is not None else None, ttl_seconds=ttl_seconds)
+        _tags.put(obj, tags)  # its tags in the same transaction (docs/reference/sessions.md §5)
     return state.session_json(obj)
 
 

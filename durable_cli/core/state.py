@@ -222,6 +222,7 @@ def index_row_and_meta(db):
         row["usage"] = db.execute(
             "SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key"
         ).fetchall()
+        row["tags"] = db.execute("SELECT key, value FROM tags ORDER BY key").fetchall()  # docs/reference/storage.md §3
     members = db.execute("SELECT user, role FROM participants").fetchall()
     return row, members, m
 
@@ -274,4 +275,5 @@ def session_json(obj: Opened) -> dict:
         "queue": {"pending": counts.get("pending", 0), "processing": counts.get("processing", 0)},
         "turns": m["live_turns"], "tokens": m["live_tokens"], "expires_at": clock.iso(m["expires_at"]),
         "ttl_seconds": m["ttl_seconds"], "external_id": m["external_id"],
+        "tags": dict(obj.db.execute("SELECT key, value FROM tags ORDER BY key").fetchall()),
     }

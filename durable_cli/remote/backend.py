@@ -468,7 +468,7 @@ class RemoteStore(StoreOps):
     def _config_doc(self) -> dict:
         return {"max_unfinished": self.config.get("queue.max_unfinished"),
                 "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
-                "token_budget": self.config.get("transcript.token_budget")}
+                "token_budget": self.config.get("transcript.token_budget"), "tags_max": self.config.get("tags.max")}
 
     def _call(self, address: RemoteAddress, op: str, args: dict, *, create: bool, write: bool):
         body = {
@@ -493,11 +493,11 @@ class RemoteStore(StoreOps):
     def open_reserved(self, user=None, *, create=False):
         yield RemoteSession(self, RemoteAddress("reserved", user, "", "reserved"), create)
 
-    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
+    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False, tags=None) -> dict:
         from ..backends import plan_create
 
-        address, title, ttl_seconds = plan_create(self, name, title, ttl_seconds, ephemeral)
-        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)  # type: ignore[attr-defined]
+        address, title, ttl_seconds, tags = plan_create(self, name, title, ttl_seconds, ephemeral, tags)
+        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds, tags=tags or None)  # type: ignore[attr-defined]
 
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
         """As the file backend's poll (the same loop, library.poll_loop): ATTEMPT(session, more) until
@@ -643,13 +643,14 @@ class RemoteStore(StoreOps):
             if before is None or (limit is not None and len(rows) >= limit):
                 return rows
 
-    def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
+    def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None, tags=()):
         from ..across.retention import ls_json
 
-        rows = self._pages("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
+        rows = self._pages("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects, user=user, older_than=older_than, limit=limit,
+                           **({"tags": [list(t) for t in tags]} if tags else {}))
         return [ls_json(r) for r in rows]
 
-    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
+    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session", tags=()) -> dict:
         from ..across.usage import FIELDS, GROUPINGS
 
         if by not in GROUPINGS:
@@ -675,7 +676,8 @@ class RemoteStore(StoreOps):
         groups, total, cursor = {}, dict.fromkeys(FIELDS, 0), None
         total["cost_usd"] = 0.0
         while True:
-            doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor)
+            doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor,
+                              **({"tags": [list(t) for t in tags]} if tags else {}))
             add(total, fields(doc["total"]))
             for g in doc["groups"]:
                 g = fields(g)
@@ -803,7 +805,7 @@ class RemoteStore(StoreOps):
             "actor": self.user, "create": create, "all_users": all_users,
             "config": {"max_unfinished": self.config.get("queue.max_unfinished"),
                        "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
-                       "token_budget": self.config.get("transcript.token_budget")},
+                       "token_budget": self.config.get("transcript.token_budget"), "tags_max": self.config.get("tags.max")},
         }
         return self._send(body, write=write)
 

@@ -16,6 +16,10 @@ var contract_default = {
   messages: {
     invalid_name: "invalid {what} {value!r}: use 1-200 printable characters with no leading or trailing white space",
     invalid_title: "invalid title: use 1-200 printable characters",
+    invalid_tag_key: "invalid tag key {key!r}: use 1-64 characters from A-Z a-z 0-9 . _ - : /, beginning with a letter or a digit",
+    invalid_tag_value: "invalid value for tag {key!r}: use 1-256 printable characters with no blank at either end (remove a tag with --untag {key})",
+    tag_twice: "tag {key!r} is named twice; name each KEY once (set it or --untag it)",
+    too_many_tags: "{what} would hold {count} tags, more than tags.max = {limit}; remove some with --untag KEY, or raise the cap with 'durable config set tags.max N' (at most 32)",
     invalid_request_id: "invalid --request-id: use 1-128 printable characters",
     invalid_participant_role: "invalid role {role!r}: use owner or member",
     empty_prompt: "empty --prompt: say what the person should decide",
@@ -145,6 +149,8 @@ var contract_default = {
     record_not_positive: "must be a positive integer",
     record_time: "must be a time in milliseconds since 1970 (an integer from 0 to {max}), not {value!r}",
     record_ttl: "is over 36,500 days",
+    record_tag_value: "is not a tag VALUE: 1-256 printable characters with no blank at either end",
+    record_too_many_tags: "holds more than {limit} tags (tags.max is at most {limit})",
     record_title: "must be 1-200 printable characters with no leading or trailing white space",
     record_request_id: "must be 1-128 printable characters",
     record_hex_id: "must be 64 lowercase hex digits",
@@ -194,7 +200,7 @@ var contract_default = {
     usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"],
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
-    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3 },
+    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3, tag_key: 64, tag_value: 256, tags: 32 },
     config_defaults: {
       "defaults.lock_timeout": "10s",
       "transcript.token_budget": 4e3,
@@ -206,13 +212,14 @@ var contract_default = {
       "queue.max_attempts": 3,
       "retention.draft_expiry": "8h",
       "retention.ephemeral_ttl": "24h",
-      "remote.timeout": "10s"
+      "remote.timeout": "10s",
+      "tags.max": 32
     }
   },
   ops_about: "Every operation of POST /v1/call by scope (object: one object's Durable Object; index: the commands across objects; auth: token revocation; objects: search; none: what the Worker answers of itself, the acting user and its limits). write: a request id is remembered and the call retried only with it; parts: the lists of its arguments a body over the Worker's DURABLE_MAX_BODY_BYTES is split along (the client sends it in parts with a `part` argument, worker/src/parts.ts); creates: may make the object; erases: deletes storage. Each argument: JSON type (integer, string, boolean, array, object, enum, json), range (min/max; max_items for arrays), required; absent or null means the default. The Worker checks every call against it before running the op (worker/src/generated/ops.ts, rules/args.ts): a crafted body is HTTP 400. rule (object ops): where the op's rule lives, module.function of durable_cli/core/ (library.Session's method of the op's name, its module imported on first use) and its twin in worker/src/rules/module.ts, the same function in camelCase (the Worker's handler): scripts/gen_worker_ops.py writes both tables from it. worker: a function of worker/src/rules/ only (the file backend composes that op in library.Store from core functions of its own). Neither: the Durable Object answers the op itself (worker/src/object.ts). check (an op's, or an argument's): the client check of durable_cli/checks.py the library runs first, on either backend (an op's gets all its arguments, before theirs) (exit 2 with that check's message); the Worker checks again with its own rules. plain: the library's method of the op takes exactly the contract's arguments (positional first) and both backends run it through one dispatcher (durable_cli/seam.py).",
   ops: {
     object: {
-      create: { rule: "sessions.create", write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null, check: "title" }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
+      create: { rule: "sessions.create", write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null, check: "title" }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null }, tags: { type: "object", default: null, check: "tag_set" } } },
       show: { rule: "sessions.show", write: false, creates: false, erases: false, plain: true, args: {} },
       prompt: { rule: "sessions.prompt", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null, check: "request_id" }, created: { type: "boolean", default: false }, waiting: { type: "boolean", default: false } } },
       next_prompt: { rule: "sessions.next_prompt", write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
@@ -224,6 +231,8 @@ var contract_default = {
       archive: { rule: "sessions.archive", write: true, creates: false, erases: false, plain: true, args: {} },
       unarchive: { rule: "sessions.unarchive", write: true, creates: false, erases: false, plain: true, args: {} },
       set_title: { rule: "sessions.set_title", write: true, creates: false, erases: false, plain: true, positional: ["title"], args: { title: { type: "string", required: true, check: "title" } } },
+      tag: { rule: "tags.tag", write: true, creates: false, erases: false, plain: true, check: "tag_change", args: { set: { type: "object", default: null }, untag: { type: "array", items: { type: "string" }, default: null } } },
+      tags: { rule: "tags.tags", write: false, creates: false, erases: false, plain: true, args: {} },
       invite: { rule: "sessions.invite", write: true, creates: false, erases: false, plain: true, positional: ["user", "role"], args: { user: { type: "string", required: true, check: "user" }, role: { type: "enum", values: ["owner", "member"], default: "member", check: "participant_role" } } },
       dequeue: { rule: "sessions.dequeue", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       queue: { rule: "sessions.queue", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
@@ -275,10 +284,10 @@ var contract_default = {
       delete_thread: { rule: "checkpoints.delete_thread", write: true, creates: false, erases: true, plain: true, args: {} }
     },
     index: {
-      ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
+      ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
       rows: { write: false, creates: false, erases: false, args: { user: { type: "string" }, all: { type: "boolean" }, reserved: { type: "boolean" }, expired: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
       pending: { write: false, creates: false, erases: false, args: { limit: { type: "integer", min: 1, max: 100 } } },
-      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] }, cursor: { type: "json" } } },
+      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] }, cursor: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
       purge: { write: true, creates: false, erases: true, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
       forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
@@ -319,7 +328,7 @@ var contract_default = {
     refused: { exit: 11, http: 409 }
   },
   shapes: {
-    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at"],
+    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "tags"],
     prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
     event: ["seq", "type", "actor", "data", "at"],
     participant: ["user", "role", "joined_at"],
@@ -1800,7 +1809,8 @@ var defaults = contract_default.constants.config_defaults;
 var DEFAULT_CONFIG = {
   max_unfinished: defaults["queue.max_unfinished"],
   max_turn_bytes: defaults["transcript.max_turn_bytes"],
-  token_budget: defaults["transcript.token_budget"]
+  token_budget: defaults["transcript.token_budget"],
+  tags_max: defaults["tags.max"]
 };
 var DurableError = class extends Error {
   constructor(message, code = "internal", document = void 0) {
@@ -2172,7 +2182,8 @@ function sessionJson(obj) {
     tokens: m.live_tokens,
     expires_at: iso(m.expires_at),
     ttl_seconds: m.ttl_seconds,
-    external_id: m.external_id ?? null
+    external_id: m.external_id ?? null,
+    tags: Object.fromEntries(obj.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]]))
   };
 }
 function validName(text4, what = "name") {
@@ -2474,6 +2485,116 @@ function integerLexeme(lexeme) {
   return lexeme === void 0 || !/[.eE]/.test(lexeme);
 }
 
+// src/rules/lifecycle.ts
+var TRANSITIONS = contract_default.transitions;
+function check(obj, command, status = null, noop = false) {
+  const { from, to, role } = TRANSITIONS[command];
+  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
+  if (noop) return null;
+  const current2 = status ?? obj.meta().status;
+  if (!from.includes(current2)) throw conflict(refusal(obj, command, current2));
+  return to ?? current2;
+}
+function refusal(obj, command, current2) {
+  const [what, name] = [obj.what, obj.name];
+  if (current2 === "archived") return say("refused_archived", { what, name });
+  if (current2 === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
+  if (current2 === "cancelled") return say("refused_cancelled", { what, name });
+  if (command === "unarchive") return say("refused_not_archived", { what, status: current2 });
+  return say(`cannot_${command}`, { what, status: current2 });
+}
+function requireSession(obj) {
+  const meta = obj.meta();
+  if (meta === null) throw notFound(obj.missing);
+  return meta;
+}
+function validTitle(title) {
+  const t = typeof title === "string" ? strip(title) : title;
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
+  return t;
+}
+function validRequestId(id) {
+  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
+    throw invalid(say("invalid_request_id"));
+  }
+  return id;
+}
+
+// src/rules/tags.ts
+var KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/;
+function validKey(key) {
+  if (typeof key !== "string" || key.length < 1 || key.length > CONSTANTS.limits.tag_key || !KEY.test(key)) {
+    throw invalid(say("invalid_tag_key", { key: typeof key === "string" ? key : String(key) }));
+  }
+  return key;
+}
+function validValue(key, value) {
+  const n = typeof value === "string" ? [...value].length : 0;
+  if (typeof value !== "string" || n < 1 || n > CONSTANTS.limits.tag_value || !printable(value) || value !== strip(value)) {
+    throw invalid(say("invalid_tag_value", { key }));
+  }
+  return value;
+}
+var byKey = (a, b) => a < b ? -1 : a > b ? 1 : 0;
+function validSet(tags2) {
+  if (tags2 == null) return {};
+  if (typeof tags2 !== "object" || Array.isArray(tags2)) throw invalid("tags must be a JSON object of KEY -> VALUE");
+  const out = {};
+  for (const k of Object.keys(tags2).sort(byKey)) out[validKey(k)] = validValue(k, tags2[k]);
+  return out;
+}
+function validChange(set, untag) {
+  const changes = validSet(set);
+  if (untag == null) untag = [];
+  if (!Array.isArray(untag)) throw invalid("untag must be a JSON array of KEYs");
+  const removed = [];
+  for (const key of untag) {
+    validKey(key);
+    if (Object.prototype.hasOwnProperty.call(changes, key) || removed.includes(key)) throw invalid(say("tag_twice", { key }));
+    removed.push(key);
+  }
+  return [changes, removed.sort(byKey)];
+}
+function current(obj) {
+  const out = {};
+  for (const [k, v] of obj.db.all("SELECT key, value FROM tags ORDER BY key")) out[k] = v;
+  return out;
+}
+function put(obj, tags2) {
+  const n = Object.keys(tags2).length;
+  if (n > obj.config.tags_max) throw invalid(say("too_many_tags", { what: obj.what, count: n, limit: obj.config.tags_max }));
+  if (!n) return;
+  for (const [k, v] of Object.entries(tags2)) obj.db.run("INSERT INTO tags (key, value) VALUES (?, ?)", k, v);
+  event(obj, "session.tagged", { set: tags2, unset: [] });
+}
+function tag(obj, a) {
+  const [changes, removed] = validChange(a.set, a.untag);
+  requireSession(obj);
+  obj.requireVisible();
+  const had = current(obj);
+  const changed = {};
+  for (const [k, v] of Object.entries(changes)) if (had[k] !== v) changed[k] = v;
+  const unset = removed.filter((k) => k in had);
+  const added = Object.keys(changed).filter((k) => !(k in had)).length;
+  if (Object.keys(changed).length || unset.length) {
+    const before = Object.keys(had).length;
+    const count = before + added - unset.length;
+    if (count > before && count > obj.config.tags_max) {
+      throw conflict(say("too_many_tags", { what: obj.what, count, limit: obj.config.tags_max }));
+    }
+    for (const [k, v] of Object.entries(changed)) obj.db.run("INSERT OR REPLACE INTO tags (key, value) VALUES (?, ?)", k, v);
+    for (const k of unset) obj.db.run("DELETE FROM tags WHERE key = ?", k);
+    event(obj, "session.tagged", { set: changed, unset });
+    touch(obj, false);
+  }
+  return sessionJson(obj);
+}
+function tags(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+  return current(obj);
+}
+
 // src/indexes.ts
 var ROOTS = "0123456789abcdef";
 var ROW_COLUMNS = [
@@ -2581,6 +2702,15 @@ function whereOf(f) {
     where.push("o.pending_at IS NOT NULL AND o.pending_at <= ?");
     params.push(f.pending_due);
   }
+  for (const [key, value] of f.tags ?? []) {
+    if (value == null) {
+      where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ?)");
+      params.push(key);
+    } else {
+      where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ? AND t.value = ?)");
+      params.push(key, value);
+    }
+  }
   if (f.draft_before != null) {
     where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'");
     params.push(f.draft_before);
@@ -2625,6 +2755,8 @@ var DurableIndex = class {
       this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER, tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      this.db.run("CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (object_id, key))");
+      this.db.run("CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
@@ -2821,6 +2953,8 @@ var DurableIndex = class {
     for (const [user, role] of has) {
       if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row3.id, user, role);
     }
+    this.db.run("DELETE FROM tags WHERE object_id = ?", row3.id);
+    for (const [k, v] of row3.tags ?? []) this.db.run("INSERT INTO tags (object_id, key, value) VALUES (?, ?, ?)", row3.id, k, v);
     this.db.run("DELETE FROM usage WHERE object_id = ?", row3.id);
     for (const u of row3.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row3.id, ...u);
   }
@@ -2835,7 +2969,7 @@ var DurableIndex = class {
   }
   drop(id) {
     this.ctx.storage.transactionSync(() => {
-      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "tags WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
     });
   }
   list(f) {
@@ -2851,6 +2985,7 @@ var DurableIndex = class {
       const row3 = {};
       ROW_COLUMNS.forEach((c, i) => row3[c] = r[i]);
       row3.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row3.id)].map((m) => [m[0], m[1]]);
+      row3.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row3.id)].map((t) => [t[0], t[1]]);
       rows.push(row3);
     }
     return rows;
@@ -3010,6 +3145,13 @@ function record(out, r) {
   if (r?.deleted) out.deleted.push(r.deleted);
   if (r?.changed) out.changed.push(r.changed);
 }
+function tagFilter(given) {
+  return (given ?? []).map((pair) => {
+    if (pair.length !== 2) throw invalid("a tag filter is [KEY, VALUE or null]");
+    const key = validKey(pair[0]);
+    return [key, pair[1] == null ? null : validValue(key, pair[1])];
+  });
+}
 async function across(env, who2, op, given) {
   const args = (_) => given;
   switch (op) {
@@ -3021,7 +3163,8 @@ async function across(env, who2, op, given) {
         all_objects: !!a.all_objects,
         older_than: a.older_than ?? null,
         tenant: who2.tenant,
-        limit: a.limit ?? null
+        limit: a.limit ?? null,
+        tags: tagFilter(a.tags)
       }, a.before ?? null);
     }
     case "rows": {
@@ -3088,7 +3231,7 @@ async function usage(env, who2, a) {
   const everyone = !!a.everyone;
   if (everyone) adminOnly(who2, "usage --all");
   const user = everyone ? null : asUser(who2, a.user);
-  const filter = { tenant: who2.tenant };
+  const filter = { tenant: who2.tenant, tags: tagFilter(a.tags) };
   const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant)).slice().sort();
   const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true };
   const given = a.cursor;
@@ -3296,7 +3439,7 @@ async function seed(env, who2, a) {
 
 // src/generated/ops.ts
 var OBJECT_OPS = {
-  create: { "rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null, "check": "title" }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
+  create: { "rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null, "check": "title" }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null }, "tags": { "type": "object", "default": null, "check": "tag_set" } } },
   show: { "rule": "sessions.show", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   prompt: { "rule": "sessions.prompt", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "created": { "type": "boolean", "default": false }, "waiting": { "type": "boolean", "default": false } } },
   next_prompt: { "rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
@@ -3308,6 +3451,8 @@ var OBJECT_OPS = {
   archive: { "rule": "sessions.archive", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
   unarchive: { "rule": "sessions.unarchive", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
   set_title: { "rule": "sessions.set_title", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["title"], "args": { "title": { "type": "string", "required": true, "check": "title" } } },
+  tag: { "rule": "tags.tag", "write": true, "creates": false, "erases": false, "plain": true, "check": "tag_change", "args": { "set": { "type": "object", "default": null }, "untag": { "type": "array", "items": { "type": "string" }, "default": null } } },
+  tags: { "rule": "tags.tags", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   invite: { "rule": "sessions.invite", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["user", "role"], "args": { "user": { "type": "string", "required": true, "check": "user" }, "role": { "type": "enum", "values": ["owner", "member"], "default": "member", "check": "participant_role" } } },
   dequeue: { "rule": "sessions.dequeue", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   queue: { "rule": "sessions.queue", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
@@ -3359,10 +3504,10 @@ var OBJECT_OPS = {
   delete_thread: { "rule": "checkpoints.delete_thread", "write": true, "creates": false, "erases": true, "plain": true, "args": {} }
 };
 var INDEX_OPS = {
-  ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
+  ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
   rows: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "all": { "type": "boolean" }, "reserved": { "type": "boolean" }, "expired": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
   pending: { "write": false, "creates": false, "erases": false, "args": { "limit": { "type": "integer", "min": 1, "max": 100 } } },
-  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] }, "cursor": { "type": "json" } } },
+  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] }, "cursor": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
   purge: { "write": true, "creates": false, "erases": true, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
   forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
@@ -3781,6 +3926,12 @@ var schema_default = {
         "ALTER TABLE requests ADD COLUMN approve TEXT;",
         "ALTER TABLE requests ADD COLUMN approvers TEXT;"
       ]
+    },
+    {
+      name: "tags",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS tags (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+      ]
     }
   ],
   catch_up: [
@@ -3790,41 +3941,6 @@ var schema_default = {
     "UPDATE turns_mark SET mark = ?2"
   ]
 };
-
-// src/rules/lifecycle.ts
-var TRANSITIONS = contract_default.transitions;
-function check(obj, command, status = null, noop = false) {
-  const { from, to, role } = TRANSITIONS[command];
-  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
-  if (noop) return null;
-  const current = status ?? obj.meta().status;
-  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
-  return to ?? current;
-}
-function refusal(obj, command, current) {
-  const [what, name] = [obj.what, obj.name];
-  if (current === "archived") return say("refused_archived", { what, name });
-  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
-  if (current === "cancelled") return say("refused_cancelled", { what, name });
-  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
-  return say(`cannot_${command}`, { what, status: current });
-}
-function requireSession(obj) {
-  const meta = obj.meta();
-  if (meta === null) throw notFound(obj.missing);
-  return meta;
-}
-function validTitle(title) {
-  const t = typeof title === "string" ? strip(title) : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
-  return t;
-}
-function validRequestId(id) {
-  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
-    throw invalid(say("invalid_request_id"));
-  }
-  return id;
-}
 
 // src/rules/tokens.ts
 function approx(text4) {
@@ -4792,6 +4908,7 @@ var records_default = {
           "session.created",
           "session.forked",
           "session.status",
+          "session.tagged",
           "session.title",
           "transcript.cleared",
           "transcript.popped",
@@ -5086,6 +5203,16 @@ var records_default = {
         check: "time",
         optional: true
       }
+    },
+    tags: {
+      key: {
+        check: "tag_key",
+        optional: false
+      },
+      value: {
+        check: "tag_value",
+        optional: false
+      }
     }
   },
   keys: {
@@ -5095,7 +5222,8 @@ var records_default = {
     events: "seq",
     requests: "id",
     facts: "key",
-    buckets: "key"
+    buckets: "key",
+    tags: "key"
   },
   composite_keys: {
     lg_checkpoints: [
@@ -5283,6 +5411,10 @@ var records_default = {
       "approval",
       "started_at",
       "ended_at"
+    ],
+    tags: [
+      "key",
+      "value"
     ]
   },
   real: {
@@ -5299,7 +5431,8 @@ var records_default = {
     lg_checkpoints: [],
     lg_writes: [],
     lg_mirrored: [],
-    steps: []
+    steps: [],
+    tags: []
   },
   tables_exported: [
     "object",
@@ -5313,7 +5446,8 @@ var records_default = {
     "lg_checkpoints",
     "lg_writes",
     "lg_mirrored",
-    "steps"
+    "steps",
+    "tags"
   ]
 };
 
@@ -5714,6 +5848,22 @@ var CHECKS = {
     const n = [...v].length;
     if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad(say("record_title"));
   },
+  tag_key: (v) => {
+    text2(v);
+    try {
+      validKey(v);
+    } catch (e) {
+      throw new Bad(e.message);
+    }
+  },
+  tag_value: (v) => {
+    text2(v);
+    try {
+      validValue("", v);
+    } catch {
+      throw new Bad(say("record_tag_value"));
+    }
+  },
   request_id: (v) => {
     text2(v);
     const n = [...v].length;
@@ -5839,7 +5989,7 @@ function checkContent(c, address, limit) {
     throw e;
   }
 }
-function row(r, spec, current, label2, at) {
+function row(r, spec, current2, label2, at) {
   at(label2);
   if (!plainObject(r)) throw new Bad(say("record_not_object"));
   for (const column of Object.keys(r)) {
@@ -5849,7 +5999,7 @@ function row(r, spec, current, label2, at) {
     }
   }
   const out = {};
-  for (const column of current) {
+  for (const column of current2) {
     const rule = spec[column];
     at(`${label2}.${column}`);
     const v = r[column] === void 0 ? null : r[column];
@@ -5882,6 +6032,10 @@ function relations(c, scope, owner, limit, at) {
       at(t);
       throw new Bad(say("record_reserved_only"));
     }
+  }
+  if ((c.tags?.length ?? 0) > CONSTANTS.limits.tags) {
+    at("tags");
+    throw new Bad(say("record_too_many_tags", { limit: CONSTANTS.limits.tags }));
   }
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
     if (c[t]?.length && c.object.adapter !== adapter) {
@@ -6102,11 +6256,13 @@ var MAX_INT2 = 9223372036854775807n;
 var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT2;
 var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 function create(obj, a) {
+  const given = validSet(a.tags);
   if (obj.meta() !== null) {
     obj.requireVisible();
     throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
   }
   createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
+  put(obj, given);
   return sessionJson(obj);
 }
 function show2(obj) {
@@ -6129,14 +6285,14 @@ function getPrompt(obj, a) {
   p.position = p.status === "pending" ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)[0] : null;
   return p;
 }
-function recompute(obj, current) {
+function recompute(obj, current2) {
   let to;
   if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
   else {
     const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
     to = last ? last[0] : "created";
   }
-  setStatus(obj, to, current);
+  setStatus(obj, to, current2);
 }
 function prompt(obj, a) {
   checkText(obj, a.content);
@@ -6221,9 +6377,9 @@ function processing(obj, id, doing, attempt = null) {
   obj.requireVisible();
   const r = promptRow(obj, id);
   if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current = r[PROMPT_COLUMNS.indexOf("start")];
-  if (attempt !== null && Number(attempt) !== Number(current)) {
-    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
+  const current2 = r[PROMPT_COLUMNS.indexOf("start")];
+  if (attempt !== null && Number(attempt) !== Number(current2)) {
+    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current: current2, attempt, doing }));
   }
 }
 function renew(obj, a) {
@@ -6359,12 +6515,12 @@ function invite(obj, a) {
   obj.requireVisible();
   check(obj, "invite");
   if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
-  const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
-  if (!current) {
+  const current2 = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current2) {
     const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
     if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
   }
-  if (!current || current[0] !== role) {
+  if (!current2 || current2[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
     event(obj, "participant.added", { user: a.user, role });
     touch(obj, false);
@@ -7095,6 +7251,8 @@ var RULES = {
   archive,
   unarchive,
   set_title: setTitle,
+  tag,
+  tags,
   invite,
   dequeue,
   queue,
@@ -7632,7 +7790,9 @@ var DurableObjectSession = class {
       next_alarm_at: nextAlarmAt(this.db),
       external_id: external_id ?? null,
       pending_at: pendingAt(this.db),
-      members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]])
+      members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]]),
+      tags: this.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]])
+      // docs/reference/storage.md §3
     };
     if (scope !== "reserved") {
       row3.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT), CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd FROM usage_totals ORDER BY key");
@@ -7879,7 +8039,8 @@ function callConfig(cap, c) {
   return {
     max_unfinished: positive(c.max_unfinished, DEFAULT_CONFIG.max_unfinished),
     max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
-    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget)
+    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget),
+    tags_max: Math.min(positive(c.tags_max, DEFAULT_CONFIG.tags_max), DEFAULT_CONFIG.tags_max)
   };
 }
 var keyCache = null;

@@ -350,6 +350,10 @@ MIGRATIONS = [
         ALTER TABLE requests ADD COLUMN approvers TEXT;
         """,
     ),
+    (
+        "tags",  # docs/reference/sessions.md §5 Tags: KEY -> VALUE, the object's own labels (index.db keeps a copy)
+        "CREATE TABLE IF NOT EXISTS tags (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;",
+    ),
 ]
 # Steps the Worker's objects do not take (scripts/gen_worker_schema.py leaves them out): remote search reads
 # each object's own FTS5 index, which a local object no longer keeps.
@@ -451,6 +455,14 @@ INDEX_MIGRATIONS = [
         # docs/reference/ui.md §16.3: the sessions list's "N questions waiting" badge, from index.db alone (the
         # object's pending human-in-the-loop requests, counted at each write's sleep; 0 until the object is written)
         "ALTER TABLE objects ADD COLUMN pending_requests INTEGER NOT NULL DEFAULT 0;",
+    ),
+    (
+        "tags",
+        # docs/reference/storage.md §3: each object's tags, one row per tag, copied from the object at each write's sleep;
+        # `ls --tag` and `usage --tag` find the tagged objects through (key, value) without opening them
+        "CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+        " PRIMARY KEY (object_id, key)) WITHOUT ROWID;"
+        " CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value);",
     ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)

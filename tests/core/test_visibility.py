@@ -31,6 +31,7 @@ SESSION_COMMANDS = {
     "session archive": [[]],
     "session unarchive": [[]],
     "session title": [["A title"]],
+    "session tag": [["k=v"], []],
     "session invite": [["carol"]],
     "session dequeue": [["1"]],
     "session fork": [["copy"], ["copy", "--at", "1"]],

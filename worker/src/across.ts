@@ -5,6 +5,7 @@ import { devRevocationFault } from "./auth";
 import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
 import type { IndexArgs } from "./generated/ops";
+import { validKey, validValue } from "./rules/tags";
 import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, memberLists, memberShards, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
@@ -115,6 +116,16 @@ function record(out: Receipt, r: Outcome) {
   if (r?.changed) out.changed.push(r.changed);
 }
 
+/** `ls --tag`, `usage --tag` (docs/reference/retention.md §7): [KEY, VALUE or null] pairs, each KEY and VALUE checked with the client's
+ *  rules (rules/tags.ts; a crafted body is 400 -> exit 2). */
+function tagFilter(given: unknown[][] | null | undefined): [string, string | null][] {
+  return (given ?? []).map((pair) => {
+    if (pair.length !== 2) throw invalid("a tag filter is [KEY, VALUE or null]");
+    const key = validKey(pair[0]);
+    return [key, pair[1] == null ? null : validValue(key, pair[1])];
+  });
+}
+
 /** OP of the index scope with its arguments A, checked against the contract (rules/args.ts) by index.ts. */
 export async function across(env: IndexEnv, who: Who, op: string, given: unknown): Promise<unknown> {
   const args = <Op extends keyof IndexArgs>(_: Op) => given as IndexArgs[Op];
@@ -123,7 +134,7 @@ export async function across(env: IndexEnv, who: Who, op: string, given: unknown
       const a = args("ls");
       const user = asUser(who, a.user);
       return select(env, { user }, { statuses: a.statuses ?? [], all_objects: !!a.all_objects, older_than: a.older_than ?? null,
-        tenant: who.tenant, limit: a.limit ?? null }, (a.before ?? null) as Before);
+        tenant: who.tenant, limit: a.limit ?? null, tags: tagFilter(a.tags) }, (a.before ?? null) as Before);
     }
     case "rows": { // RemoteStore._index_rows: what `ls --all` lists (or every object, admin), one page
       const a = args("rows");
@@ -187,7 +198,7 @@ async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
   const everyone = !!a.everyone;
   if (everyone) adminOnly(who, "usage --all");
   const user = everyone ? null : asUser(who, a.user);
-  const filter: Filter = { tenant: who.tenant };
+  const filter: Filter = { tenant: who.tenant, tags: tagFilter(a.tags) };
   // the root shards hold a copy of every home row; a user's rows are in their shard and their tenants' (memberShards)
   const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user!, who.tenant)).slice().sort();
   const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true });

@@ -30,7 +30,7 @@ export type IndexRow = {
   id: string; scope: string; owner: string; name: string; title: string | null; status: string;
   created_at: number; updated_at: number; last_active_at: number; turns: number; tokens: number;
   expires_at: number | null; next_alarm_at: number | null; external_id: string | null; pending_at?: number | null;
-  members: [string, string][]; usage?: unknown[][];
+  members: [string, string][]; usage?: unknown[][]; tags?: [string, string][];
 };
 
 export const ROOTS = "0123456789abcdef";
@@ -89,6 +89,7 @@ export type Filter = {
   after_id?: string | null; // with it: in id order, ids after this one (pages in id order)
   before?: [number, string] | null; // newest first, rows after this (last_active_at, id) key (pages of ls)
   pending_due?: number | null; // with it: objects with a startable pending prompt by then, oldest first (`work --all`)
+  tags?: [string, string | null][] | null; // each a tag the object has (with that value unless null): `ls --tag`, `usage --tag`
 };
 
 function whereOf(f: Filter): [string[], unknown[]] {
@@ -113,6 +114,10 @@ function whereOf(f: Filter): [string[], unknown[]] {
   if (f.after_id != null) { where.push("o.id > ?"); params.push(f.after_id); }
   if (f.before != null) { where.push("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))"); params.push(f.before[0], f.before[0], f.before[1]); }
   if (f.pending_due != null) { where.push("o.pending_at IS NOT NULL AND o.pending_at <= ?"); params.push(f.pending_due); }
+  for (const [key, value] of f.tags ?? []) {
+    if (value == null) { where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ?)"); params.push(key); }
+    else { where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ? AND t.value = ?)"); params.push(key, value); }
+  }
   if (f.draft_before != null) { where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'"); params.push(f.draft_before); }
   if (!where.length) where.push("1");
   return [where, params];
@@ -167,6 +172,9 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER," +
         " tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      // each object's tags, one row per tag, found by key and value (docs/reference/remote.md §13: `ls --tag`, `usage --tag`)
+      this.db.run("CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (object_id, key))");
+      this.db.run("CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value, object_id)");
       // a user shard: the tenant objects its user participates in, and the shard that holds each one's row
       this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
@@ -343,6 +351,8 @@ export class DurableIndex {
     for (const [user, role] of has) {
       if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row.id, user, role);
     }
+    this.db.run("DELETE FROM tags WHERE object_id = ?", row.id);
+    for (const [k, v] of row.tags ?? []) this.db.run("INSERT INTO tags (object_id, key, value) VALUES (?, ?, ?)", row.id, k, v);
     this.db.run("DELETE FROM usage WHERE object_id = ?", row.id);
     for (const u of row.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row.id, ...u);
   }
@@ -359,7 +369,7 @@ export class DurableIndex {
 
   private drop(id: string) {
     this.ctx.storage.transactionSync(() => {
-      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "tags WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
     });
   }
 
@@ -373,6 +383,7 @@ export class DurableIndex {
       const row: Record<string, unknown> = {};
       ROW_COLUMNS.forEach((c, i) => (row[c] = r[i]));
       row.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row.id)].map((m) => [m[0], m[1]]);
+      row.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row.id)].map((t) => [t[0], t[1]]);
       rows.push(row as IndexRow);
     }
     return rows;

@@ -430,6 +430,7 @@ export class DurableObjectSession {
       id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at,
       next_alarm_at: nextAlarmAt(this.db), external_id: external_id ?? null, pending_at: pendingAt(this.db),
       members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]] as [string, string]),
+      tags: this.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]] as [string, string]), // docs/reference/storage.md §3
     };
     if (scope !== "reserved") {
       // counts as text: a JS number would round a total past 2^53 (docs/reference/transcript.md §6: totals carried exactly)

@@ -11,6 +11,7 @@ import * as retention from "../rules/retention";
 import * as rights from "../rules/rights";
 import * as sessions from "../rules/sessions";
 import * as state from "../rules/state";
+import * as tags from "../rules/tags";
 import * as transcript from "../rules/transcript";
 
 export const RULES = {
@@ -26,6 +27,8 @@ export const RULES = {
   archive: sessions.archive,
   unarchive: sessions.unarchive,
   set_title: sessions.setTitle,
+  tag: tags.tag,
+  tags: tags.tags,
   invite: sessions.invite,
   dequeue: sessions.dequeue,
   queue: sessions.queue,

@@ -3,6 +3,7 @@
 import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName, Row, DictRow } from "./state";
 import * as transcript from "./transcript";
 import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
+import { put, validSet } from "./tags";
 import type { Lazy, ObjectArgs } from "../generated/ops";
 
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
@@ -16,11 +17,13 @@ const TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 
 
 export function create(obj: Opened, a: ObjectArgs["create"]) {
+  const given = validSet(a.tags); // input first (docs/reference/output.md §4)
   if (obj.meta() !== null) {
     obj.requireVisible();
     throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
   }
   createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
+  put(obj, given); // its tags in the same transaction (docs/reference/sessions.md §5)
   return sessionJson(obj);
 }
 
