@@ -20,7 +20,7 @@ COLUMNS = (
 _UPSERT = (
     f"INSERT OR REPLACE INTO objects ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
-USAGE_COLUMNS = ("day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd")
+USAGE_COLUMNS = ("day", "model", *schema.TOTAL_COLUMNS)
 
 
 def _put_usage(db, row) -> None:

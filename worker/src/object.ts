@@ -434,7 +434,10 @@ export class DurableObjectSession {
     if (scope !== "reserved") {
       // counts as text: a JS number would round a total past 2^53 (docs/reference/transcript.md §6: totals carried exactly)
       row.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT)," +
-        " CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd FROM usage_totals ORDER BY key");
+        " CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd," +
+        // docs/reference/retention.md §7 usage, Cost: cache reads and writes, and the sums the client prices (schema PRICED_COLUMNS)
+        " CAST(cache_read_tokens AS TEXT), CAST(cache_write_tokens AS TEXT), CAST(uncosted_rows AS TEXT), CAST(uncosted_base AS TEXT)," +
+        " CAST(uncosted_cache_read AS TEXT), CAST(uncosted_cache_write AS TEXT), CAST(uncosted_output AS TEXT) FROM usage_totals ORDER BY key");
     }
     return row;
   }
