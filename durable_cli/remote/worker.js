@@ -188,7 +188,7 @@ var contract_default = {
     row_roles: ["system", "developer", "user", "assistant", "tool"],
     pinned_roles: ["system", "developer"],
     participant_roles: ["owner", "member"],
-    usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"],
+    usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"],
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
     limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3 },
