@@ -20,9 +20,9 @@ GROUPINGS = ("session", "day", "model")
 FIELDS = ("sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens",
           "cache_write_tokens", "cost_given_usd", "cost_computed_usd", "priced_turns", "unpriced_turns")
 COST_FIELDS = ("cost_usd", "cost_given_usd", "cost_computed_usd")
-# the sums read per group: the counts, and the given cost (cost_usd of the totals)
-_SUMMED = ("sessions", "turns", "tokens", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-           "cost_given_usd")
+# the sums read per group (in _SUMS's order): the counts, then the given cost (cost_usd of the totals)
+COUNTS = (*FIELDS[:5], *FIELDS[6:8])
+_SUMMED = (*COUNTS, "cost_given_usd")
 _SUMS = ("count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_tokens), sum(u.output_tokens),"
          " sum(u.cache_read_tokens), sum(u.cache_write_tokens), sum(u.cost_usd)")
 # what is priced, per group and model: rows with meta.usage and no cost_usd, and their token sums

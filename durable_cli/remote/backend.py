@@ -642,6 +642,7 @@ class RemoteStore(StoreOps):
         """docs/reference/remote.md §13: the index answers the same sums as index.db, in pages, the sums of the rows
         without a given cost per group and model among them; the client prices those with its own table
         (across/usage.py finish), as the file backend does."""
+        from ..across.usage import COUNTS as summed
         from ..across.usage import GROUPINGS, finish
 
         if by not in GROUPINGS:
@@ -653,7 +654,6 @@ class RemoteStore(StoreOps):
 
             prices = _prices.load(self.config)
         newer_day = clock.iso(clock.now() - newer_than * 1000)[:10] if newer_than is not None else None
-        summed = ("sessions", "turns", "tokens", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
         def fields(group):
             out = {k: group[k] for k in ("key", "name", "owner", "last_active_at") if k in group}
