@@ -670,9 +670,10 @@ class RemoteStore(StoreOps):
 
         # the Worker answers one page of groups a request (docs/reference/remote.md §13); the pages' groups are disjoint by
         # session, and summed by day or model
-        groups, priced, cursor = {}, [], None
-        total = dict.fromkeys(summed, 0)
-        total["cost_given_usd"] = 0.0
+        groups: dict = {}
+        priced: list = []
+        cursor = None
+        total: dict = {**dict.fromkeys(summed, 0), "cost_given_usd": 0.0}
         while True:
             doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor)
             add(total, fields(doc["total"]))
