@@ -186,3 +186,18 @@ def test_doctor_checks_the_priced_sums(durable, home):
     db.close()
     assert "usage_totals" in {p["kind"] for p in durable("doctor", "--json").json()["problems"]}
     assert durable("doctor", "--repair").status == 0 and durable("doctor").status == 0
+
+
+@pytest.mark.local_only("the table's footer is the client's rendering: one backend shows it")
+def test_the_terminal_table_says_how_old_computed_prices_are(durable, tmp_path, monkeypatch):
+    from durable_cli.cli import render
+
+    monkeypatch.setenv("DURABLE_PRICES", str(write(tmp_path / "mine.toml", MINE)))
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setattr(render, "pretty", lambda: True)  # as on a terminal
+    append(durable, "a", {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 1}, "cost_usd": 0.5})
+    assert "prices drift" not in durable("usage").out  # only given costs: nothing was computed
+    append(durable, "a", {"model": "house-model", "usage": {"input_tokens": 1000, "output_tokens": 1}})
+    out = durable("usage").out
+    dates = usage(durable)["prices"]
+    assert out.splitlines()[-1] == f"computed from prices as of {dates[0]['as_of']}, 2026-11-01; prices drift"
