@@ -29,6 +29,7 @@ class Table:
     def __init__(self, sources, models):
         self.sources = sources
         self.models = models
+        self._found: dict = {}  # model -> find's answer (a report looks the same model up once per group)
 
     def find(self, model):
         """(KEY, entry) of MODEL's price, or None: the first of these keys the table has: the model as recorded,
@@ -36,10 +37,9 @@ class Table:
         the last `/`). Keys are compared exactly."""
         if not isinstance(model, str) or not model:
             return None
-        for key in candidates(model):
-            if key in self.models:
-                return key, self.models[key]
-        return None
+        if model not in self._found:
+            self._found[model] = next(((k, self.models[k]) for k in candidates(model) if k in self.models), None)
+        return self._found[model]
 
     def document(self) -> dict:
         """`usage --show-prices --json` (docs/reference/json.md §10)."""

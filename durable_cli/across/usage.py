@@ -13,6 +13,7 @@ those rows alone (schema.PRICED_COLUMNS): a changed table changes every past rep
 from .. import clock
 from ..contract.messages import say
 from ..errors import invalid, not_found
+from ..prices import cost as _cost
 from . import retention
 
 GROUPINGS = ("session", "day", "model")
@@ -69,7 +70,8 @@ def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by
         groups.append(group)
         keyed[group["key"]] = group
     total = dict(zip(_SUMMED, (_tuples(index, f"SELECT {_SUMS} {source}", params) or [(0,) * len(_SUMMED)])[0]))
-    priced = _tuples(index, f"SELECT {column} AS g, u.model AS m, {_PRICED} {source} GROUP BY {column}, u.model", params)
+    priced = _tuples(index, f"SELECT {column} AS g, u.model AS m, {_PRICED} {source} AND u.uncosted_rows > 0"
+                     f" GROUP BY {column}, u.model", params)
     return finish(groups, total, [(keyed[r[0]], r[1], r[2:]) for r in priced if r[0] in keyed], prices, by)
 
 
@@ -89,7 +91,7 @@ def finish(groups, total, priced, prices, by) -> dict:
             group["unpriced_turns"] += rows
             total["unpriced_turns"] += rows
             continue
-        cost = _prices_cost(found[1], base or 0, cache_read or 0, cache_write or 0, output or 0)
+        cost = _cost(found[1], base or 0, cache_read or 0, cache_write or 0, output or 0)
         for into in (group, total):
             into["cost_computed_usd"] += cost
             into["priced_turns"] += rows
@@ -124,12 +126,6 @@ def refresh_stale(store) -> None:
             continue
 
 
-def _prices_cost(entry, base, cache_read, cache_write, output) -> float:
-    from ..prices import cost
-
-    return cost(entry, base, cache_read, cache_write, output)
-
-
 def _price(prices, model):
     """A --by model group's price: the entry its model matched, or null."""
     found = prices.find(model)
@@ -145,10 +141,7 @@ def _tuples(index, sql, params):
 
 
 def _fields(group) -> dict:
-    out = {k: group.get(k) or 0 for k in FIELDS}
     given = float(group.get("cost_given_usd") or 0)
     computed = float(group.get("cost_computed_usd") or 0)
-    out["cost_usd"] = round(given + computed, 10)
-    out["cost_given_usd"] = round(given, 10)
-    out["cost_computed_usd"] = round(computed, 10)
-    return {k: out[k] for k in FIELDS}
+    costs = {"cost_usd": round(given + computed, 10), "cost_given_usd": round(given, 10), "cost_computed_usd": round(computed, 10)}
+    return {k: costs[k] if k in costs else group.get(k) or 0 for k in FIELDS}
