@@ -12,7 +12,7 @@ those rows alone (schema.PRICED_COLUMNS): a changed table changes every past rep
 
 from .. import clock
 from ..contract.messages import say
-from ..errors import invalid, not_found
+from ..errors import invalid, not_found, storage
 from ..prices import cost as _cost
 from . import retention
 
@@ -54,25 +54,46 @@ def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by
     refresh_stale(store)
     source = f"FROM usage u JOIN objects o ON o.id = u.object_id WHERE {' AND '.join(where)}"
     index = store.objects.index(create=False)
-    if by == "session":
-        column = "u.object_id"
-        sql = (f"SELECT u.object_id, o.name, o.owner, {_SUMS} {source} GROUP BY u.object_id"
-               " ORDER BY max(o.last_active_at) DESC, u.object_id")
-    else:
-        column = "u.day" if by == "day" else "u.model"
-        sql = f"SELECT {column}, {_SUMS} {source} GROUP BY {column} ORDER BY {column} IS NULL, {column}"
-    groups, keyed = [], {}
-    for row in _tuples(index, sql, params):
+    # one scan, per group and model: the sums, and those of the rows without a given cost (priced per model)
+    column = {"session": "u.object_id", "day": "u.day", "model": "u.model"}[by]
+    head = "u.object_id, o.name, o.owner, max(o.last_active_at)" if by == "session" else f"{column} AS g"
+    rows = _tuples(index, f"SELECT {head}, u.model AS m, {_SUMS}, {_PRICED} {source} GROUP BY {column}, u.model", params)
+    width, n = (4 if by == "session" else 1), len(_SUMMED)
+    keyed: dict = {}
+    priced = []
+    for row in rows:
+        key = row[0]
+        group = keyed.get(key)
+        if group is None:
+            group = keyed[key] = [row, [0] * n]
+        sums = group[1]
+        for i, value in enumerate(row[width + 1:width + 1 + n]):
+            sums[i] += value or 0
+        if row[width + 1 + n]:
+            priced.append((key, row[width], row[width + 1 + n:]))
+    groups, totals = [], [0] * n
+    for key, (first, sums) in keyed.items():
+        group = {"key": key, **dict(zip(_SUMMED, sums))}
         if by == "session":
-            group = {"key": row[0], "name": row[1], "owner": row[2], **dict(zip(_SUMMED, row[3:]))}
-        else:
-            group = {"key": row[0], **dict(zip(_SUMMED, row[1:]))}
+            group.update(name=first[1], owner=first[2], last_active_at=first[3], sessions=1)
+        keyed[key] = group
         groups.append(group)
-        keyed[group["key"]] = group
-    total = dict(zip(_SUMMED, (_tuples(index, f"SELECT {_SUMS} {source}", params) or [(0,) * len(_SUMMED)])[0]))
-    priced = _tuples(index, f"SELECT {column} AS g, u.model AS m, {_PRICED} {source} AND u.uncosted_rows > 0"
-                     f" GROUP BY {column}, u.model", params)
-    return finish(groups, total, [(keyed[r[0]], r[1], r[2:]) for r in priced if r[0] in keyed], prices, by)
+        for i, value in enumerate(sums):
+            totals[i] += value
+    if any(v > 2**63 - 1 for v in totals[1:-1]):  # the counts (sums of non-negative counts: the total is the largest)
+        raise storage("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session"
+                      " or --newer-than")
+    total = dict(zip(_SUMMED, totals))
+    if by == "session":
+        groups.sort(key=lambda g: (-(g.pop("last_active_at") or 0), g["key"]))
+        total["sessions"] = len(groups)
+    else:
+        groups.sort(key=lambda g: (g["key"] is None, g["key"] or ""))
+        if by == "day":  # a session counts once a day, whatever its models
+            for key, count in _tuples(index, f"SELECT u.day, count(DISTINCT u.object_id) {source} GROUP BY u.day", params):
+                keyed[key]["sessions"] = count
+        total["sessions"] = _tuples(index, f"SELECT count(DISTINCT u.object_id) {source}", params)[0][0] if groups else 0
+    return finish(groups, total, [(keyed[key], model, sums) for key, model, sums in priced], prices, by)
 
 
 def finish(groups, total, priced, prices, by) -> dict:
@@ -137,7 +158,7 @@ def _price(prices, model):
 
 
 def _tuples(index, sql, params):
-    return [tuple(r.values()) for r in index.rows(sql, params)]
+    return index.tuples(sql, params)
 
 
 def _fields(group) -> dict:

@@ -215,6 +215,12 @@ class Index:
 
         return self._run(query)
 
+    def tuples(self, sql: str, params=()) -> list:
+        """rows() as plain tuples (a report over many rows: no dict per row); [] when there is no index yet."""
+        if not self.connect(create=False):
+            return []
+        return self._run(lambda db: db.execute(sql, params).fetchall())
+
     def execute_many(self, sql: str, params) -> None:
         """One write transaction of SQL over PARAMS (a no-op when there is no index yet)."""
         if not self.connect(create=False):
