@@ -129,7 +129,9 @@ export class DurableObjectSession {
       if (version > schema.migrations.length) {
         throw new DurableError(`this object was written by a newer durable Worker (schema ${version}, this one knows ${schema.migrations.length}); deploy the newer Worker`, "storage");
       }
-      for (const step of schema.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
+      // a step that recomputes from the rows (the usage totals' backfill) reads a chunked meta whole, once the chunks exist
+      const chunked = !!this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_chunks'");
+      for (const step of schema.migrations.slice(version)) for (const s of step.statements) this.db.run(chunked ? USAGE_WHOLE.catchUp(s) : s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema.migrations.length);
       for (const s of CHUNK_SCHEMA) this.db.run(s); // values over a Cloudflare row, in parts (rules/state.ts)
       if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
