@@ -812,7 +812,7 @@ class RemoteStore(StoreOps):
         }
         return self._send(body, write=write)
 
-    def export(self, *, name=None, user=None, all_objects=False, progress=None):
+    def export(self, *, name=None, user=None, all_objects=False, progress=None, updated_since=None):
         """As across/rights.export: one record per object (a generator), each the object's DO's own dump, exactly
         the local export's form. NAME: one object; USER: the objects USER owns, their memory included (another
         user's: admin token); ALL_OBJECTS: every object the index knows (admin token). A busy or unreadable
@@ -836,6 +836,8 @@ class RemoteStore(StoreOps):
         rows = self._index_rows(user=None if all_objects else user, all_users=all_objects, reserved=True)
         if not all_objects:
             rows = [r for r in rows if r["owner"] == user and r["scope"] in ("user", "session", "reserved")]
+        if updated_since is not None:  # export --format otlp --since (docs/reference/traces.md §15.3)
+            rows = [r for r in rows if not isinstance(r.get("updated_at"), int) or r["updated_at"] >= updated_since]
         out = receipt()
         memory = None
         if not all_objects and not any(r["scope"] == "reserved" for r in rows):

@@ -87,6 +87,9 @@ var contract_default = {
     meta_usage: "meta.usage must be an object with input_tokens and output_tokens",
     meta_usage_count: "meta.usage.{key} must be an integer from 0 to 10^12",
     meta_cost: "meta.cost_usd must be a finite number from 0 to 10^9",
+    meta_times_both: "meta.started_at and meta.ended_at go together: give both or neither",
+    meta_time: "meta.{key} must be an RFC 3339 time with a zone, e.g. 2026-12-05T10:00:03.120Z",
+    meta_times_order: "meta.ended_at must not be before meta.started_at",
     invalid_row_role: "invalid role {role!r}: use one of {roles}",
     content_not_string: "content must be a string",
     tool_calls_not_assistant: "tool calls belong on assistant rows, not {role} rows",
@@ -3966,7 +3969,36 @@ function metaProblem(v, lexemes) {
     }
   }
   if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return say("meta_cost");
+  if ("started_at" in v || "ended_at" in v) {
+    if (!("started_at" in v) || !("ended_at" in v)) return say("meta_times_both");
+    const start = timeNs(v.started_at), end = timeNs(v.ended_at);
+    if (start === null || end === null) return say("meta_time", { key: start === null ? "started_at" : "ended_at" });
+    if (end < start) return say("meta_times_order");
+  }
   return null;
+}
+var TIME = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))$/;
+var DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+function timeNs(text4) {
+  if (typeof text4 !== "string") return null;
+  const m = TIME.exec(text4);
+  if (m === null) return null;
+  const [y, mo, d, h, mi, sec] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  if (!(y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= DAYS[mo - 1] + (mo === 2 && leap ? 1 : 0) && h <= 23 && mi <= 59 && sec <= 59)) return null;
+  let offset2 = 0;
+  if (m[9]) {
+    const oh = Number(m[10]), om = Number(m[11]);
+    if (oh > 23 || om > 59) return null;
+    offset2 = (oh * 60 + om) * 60 * (m[9] === "+" ? 1 : -1);
+  }
+  const yy = y - (mo <= 2 ? 1 : 0);
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const days = era * 146097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719468;
+  const seconds = days * 86400 + h * 3600 + mi * 60 + sec - offset2;
+  return BigInt(seconds) * 1000000000n + BigInt((m[7] ?? "").padEnd(9, "0"));
 }
 function checkMeta(v, where, lexemes) {
   const problem = metaProblem(v, lexemes);
