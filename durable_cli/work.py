@@ -79,7 +79,7 @@ class Settings:
         self.traces = config.get("telemetry.traces") != "off"
         self.live = None
         if self.traces:
-            from .across import otlp
+            from .telemetry import otlp
 
             self.live = otlp.live(config)
 
@@ -412,7 +412,7 @@ class Supervisor:
         for key in ("DURABLE_TENANT", "DURABLE_REMOTE", "DURABLE_TOKEN", "DURABLE_HOME"):
             env.pop(key, None)
         env.update(DURABLE_SESSION=taken.name, DURABLE_PROMPT_ID=str(taken.id), DURABLE_ATTEMPT=str(taken.attempt),
-                   DURABLE_USER=self._user())
+                   DURABLE_USER=self._user(), DURABLE_GRACE=str(int(self.s.grace)))
         remote = getattr(self.store, "url", None)
         if remote:
             env["DURABLE_REMOTE"] = remote
@@ -426,7 +426,7 @@ class Supervisor:
         if self.s.traces:  # CMD's own spans join the prompt's trace; an inherited TRACEPARENT is not passed on
             env.pop("TRACEPARENT", None)
             if self.s.live is not None and taken.object_id is not None:
-                from .across.traces import traceparent
+                from .telemetry.traces import traceparent
 
                 env["TRACEPARENT"] = traceparent(taken.object_id, taken.id)
         return env
@@ -559,7 +559,19 @@ class Supervisor:
     def _report(self, taken, outcome, attempts, rows, error, note=None, recorded=True):
         self.recorded = recorded and outcome != "lost"
         self.report({"name": taken.name, "prompt": taken.id, "outcome": outcome, "attempts": attempts, "rows": rows,
-                     "error": error}, note)
+                     "steps": self._steps(taken), "error": error}, note)
+
+    def _steps(self, taken) -> dict:
+        """docs/reference/sessions.md §5.2: the steps this start committed (`ran`) and replayed (`replayed`), in seq order."""
+        none = {"ran": [], "replayed": []}
+        if getattr(self.store, "url", None):
+            return none  # the remote journal is not read here yet
+        try:
+            from .core.steps import of_start
+
+            return self._on(taken, lambda session: of_start(session, taken.id, taken.attempt), tries=2)
+        except DurableError:
+            return none  # the session went away meanwhile: its outcome line still goes out
 
 
 def _record(session) -> dict:

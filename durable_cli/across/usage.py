@@ -166,3 +166,34 @@ def _fields(group) -> dict:
     computed = float(group.get("cost_computed_usd") or 0)
     costs = {"cost_usd": round(given + computed, 10), "cost_given_usd": round(given, 10), "cost_computed_usd": round(computed, 10)}
     return {k: costs[k] if k in costs else group.get(k) or 0 for k in FIELDS}
+
+
+def by_day_and_model(store, days: int, prices=None) -> dict:
+    """`durable ui`'s usage page (docs/reference/ui.md §16.3): the acting user's figures per UTC day and model over
+    the last DAYS UTC days (today included), costs priced as `usage` prices them (PRICES: the table in force by
+    default), and their total (equal to `usage --newer-than DAYSd`'s)."""
+    if prices is None:
+        from .. import prices as _prices
+
+        prices = _prices.load(store.config)
+    where, params = retention.ls_where(store, all_objects=True)
+    where.append("u.day >= ?")
+    params.append(clock.iso(clock.now() - days * 86400 * 1000)[:10])
+    refresh_stale(store)
+    source = f"FROM usage u JOIN objects o ON o.id = u.object_id WHERE {' AND '.join(where)}"
+    index = store.objects.index(create=False)
+    n = len(_SUMMED)
+    groups, priced, totals = [], [], [0] * n
+    for r in _tuples(index, f"SELECT u.day, u.model, {_SUMS}, {_PRICED} {source} GROUP BY u.day, u.model"
+                            " ORDER BY u.day, u.model IS NULL, u.model", params):
+        group = {"key": (r[0], r[1]), **{k: v or 0 for k, v in zip(_SUMMED, r[2:2 + n])}}
+        groups.append(group)
+        if r[2 + n]:
+            priced.append((group, r[1], r[2 + n:]))
+        for i, k in enumerate(_SUMMED):
+            totals[i] += group[k]
+    total = dict(zip(_SUMMED, totals))
+    total["sessions"] = _tuples(index, f"SELECT count(DISTINCT u.object_id) {source}", params)[0][0] if groups else 0
+    doc = finish(groups, total, priced, prices, "day")
+    rows = [{"day": g["key"][0], "model": g["key"][1], **{k: v for k, v in g.items() if k != "key"}} for g in doc["groups"]]
+    return {"rows": rows, "total": doc["total"], "prices": doc["prices"]}

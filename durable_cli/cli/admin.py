@@ -206,7 +206,7 @@ def _otlp_settings(output, since, content, endpoint, send) -> dict:
     if endpoint is not None and send:
         raise DurableError("give --endpoint URL or --send, not both", "invalid_input")
     since_ns = _since_ns(since, clock.now()) if since is not None else None
-    from ..across import otlp
+    from ..telemetry import otlp
 
     url = None
     if endpoint is not None:
@@ -230,7 +230,7 @@ def _otlp_settings(output, since, content, endpoint, send) -> dict:
 def _since_ns(text: str, now_ms: int) -> int:
     """--since: a duration back from now, or an RFC 3339 time with a zone, as epoch nanoseconds; else exit 2."""
     from .. import durations
-    from ..across import traces
+    from ..telemetry import traces
 
     at = traces.rfc3339_ns(text)
     if at is not None:
@@ -242,7 +242,7 @@ def _since_ns(text: str, now_ms: int) -> int:
 
 
 def _spans_of(record, settings, counts) -> list:
-    from ..across import traces
+    from ..telemetry import traces
 
     spans = traces.session_spans(record, content=settings["content"], since_ns=settings["since_ns"])
     counts["spans"] += len(spans)
@@ -254,7 +254,7 @@ def _otlp_lines(record, settings, counts):
     """The OTLP/JSON lines of one session: one ExportTraceServiceRequest per 10,000 spans, none without spans."""
     import json
 
-    from ..across import otlp
+    from ..telemetry import otlp
 
     spans = _spans_of(record, settings, counts)
     builder = settings["builder"]
@@ -264,7 +264,7 @@ def _otlp_lines(record, settings, counts):
 
 def _send_otlp(records, settings, exported, counts):
     """Every session's spans to the endpoint, BATCH a request; the first request not accepted is exit 7."""
-    from ..across import otlp
+    from ..telemetry import otlp
 
     sender = otlp.Sender(settings["builder"], settings["url"], settings["timeout"])
     failure = None

@@ -59,6 +59,9 @@ def work(
             what += f", {line['rows']} row{'s' if line['rows'] != 1 else ''})" if line["outcome"] == "completed" else ")"
             if line["error"]:
                 what += f": {note or line['error']}"
+            ran, replayed = len(line["steps"]["ran"]), len(line["steps"]["replayed"])
+            if ran or replayed:
+                what += f", {ran} step{'s' if ran != 1 else ''} ran, {replayed} replayed"
             _note(what)
 
     return Supervisor(s, settings, name=name, everywhere=everywhere, report=report).run()

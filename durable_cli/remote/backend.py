@@ -572,6 +572,17 @@ class RemoteStore(StoreOps):
     def path(self, name=None):
         raise not_available("path")
 
+    def step(self, name, key, fn, **_kw):
+        self.steps(name)
+
+    def steps(self, name, **_kw):
+        """The step journal is not on the Worker yet: NAME's existence and visibility answered first (exit 3, as
+        every command's), then exit 2."""
+        with self.open(name) as session:
+            session.show()
+        raise invalid("steps (docs/reference/sessions.md §5.2) do not work with --remote in this version yet; run them against a "
+                      "local data directory")
+
     def backup(self, dest, **_kw):
         raise not_available("backup")
 

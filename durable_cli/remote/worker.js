@@ -250,8 +250,8 @@ var contract_default = {
       fork_plan: { worker: "fork.forkPlan", write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
       fork_create: { worker: "fork.forkCreate", write: true, creates: true, erases: false, parts: ["rows"], args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" }, part: { type: "object" } } },
       delete: { worker: "retention.remove", write: true, creates: false, erases: true, args: {} },
-      ask: { rule: "elicit.ask", write: true, creates: false, erases: false, plain: true, positional: ["prompt"], args: { prompt: { type: "string", required: true, check: "prompt_text" }, choices: { type: "array", items: { type: "string" }, max_items: 1e3, default: [], check: "choices" }, timeout_seconds: { type: "integer", min: 1, max: 31536e5, default: null }, request_id: { type: "string", default: null, check: "request_id" } } },
-      decline: { rule: "elicit.decline", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true } } },
+      ask: { rule: "elicit.ask", write: true, creates: false, erases: false, plain: true, positional: ["prompt"], args: { prompt: { type: "string", required: true, check: "prompt_text" }, choices: { type: "array", items: { type: "string" }, max_items: 1e3, default: [], check: "choices" }, timeout_seconds: { type: "integer", min: 1, max: 31536e5, default: null }, request_id: { type: "string", default: null, check: "request_id" }, call_id: { type: "string", default: null }, args: { type: "json", default: null }, approve: { type: "array", items: { type: "string" }, max_items: 1e3, default: null }, approvers: { type: "array", items: { type: "string" }, max_items: 1e3, default: null } } },
+      decline: { rule: "elicit.decline", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true }, choice: { type: "string", default: null } } },
       requests: { rule: "elicit.list_requests", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
       request: { rule: "elicit.get", write: false, creates: false, erases: false, plain: true, positional: ["request_id"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       answer: { rule: "elicit.answer", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "choice"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, choice: { type: "string", required: true }, comment: { type: "string", default: null } } },
@@ -314,7 +314,9 @@ var contract_default = {
     },
     outcome_unknown: { exit: 7, http: null },
     rate_limited: { exit: 8, http: 429 },
-    timeout: { exit: 9, http: 408 }
+    timeout: { exit: 9, http: 408 },
+    not_approved: { exit: 10, http: 409 },
+    refused: { exit: 11, http: 409 }
   },
   shapes: {
     session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at"],
@@ -323,7 +325,7 @@ var contract_default = {
     participant: ["user", "role", "joined_at"],
     row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
     window: ["turns", "tokens", "budget"],
-    request: ["id", "status", "prompt", "choices", "created_at", "expires_at", "answer", "comment", "answered_by", "answered_at"],
+    request: ["id", "status", "prompt", "choices", "created_at", "expires_at", "answer", "comment", "answered_by", "answered_at", "approvers", "call_id", "args", "args_sha256", "approve", "approved"],
     fact: ["key", "value", "source", "confirmed", "created_at", "confirmed_at", "expires_at"],
     limit: ["key", "allowed", "remaining", "retry_after"],
     ttl: ["name", "ttl_seconds", "expires_at"]
@@ -3362,8 +3364,8 @@ var OBJECT_OPS = {
   fork_plan: { "worker": "fork.forkPlan", "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
   fork_create: { "worker": "fork.forkCreate", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" }, "part": { "type": "object" } } },
   delete: { "worker": "retention.remove", "write": true, "creates": false, "erases": true, "args": {} },
-  ask: { "rule": "elicit.ask", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt"], "args": { "prompt": { "type": "string", "required": true, "check": "prompt_text" }, "choices": { "type": "array", "items": { "type": "string" }, "max_items": 1e3, "default": [], "check": "choices" }, "timeout_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" } } },
-  decline: { "rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true } } },
+  ask: { "rule": "elicit.ask", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt"], "args": { "prompt": { "type": "string", "required": true, "check": "prompt_text" }, "choices": { "type": "array", "items": { "type": "string" }, "max_items": 1e3, "default": [], "check": "choices" }, "timeout_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "call_id": { "type": "string", "default": null }, "args": { "type": "json", "default": null }, "approve": { "type": "array", "items": { "type": "string" }, "max_items": 1e3, "default": null }, "approvers": { "type": "array", "items": { "type": "string" }, "max_items": 1e3, "default": null } } },
+  decline: { "rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true }, "choice": { "type": "string", "default": null } } },
   requests: { "rule": "elicit.list_requests", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
   request: { "rule": "elicit.get", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["request_id"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   answer: { "rule": "elicit.answer", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "choice": { "type": "string", "required": true }, "comment": { "type": "string", "default": null } } },
@@ -3797,6 +3799,17 @@ var schema_default = {
       statements: [
         "ALTER TABLE prompts ADD COLUMN start INTEGER NOT NULL DEFAULT 0;",
         "UPDATE prompts SET start = attempts;"
+      ]
+    },
+    {
+      name: "step journal and bound requests",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS steps ( prompt_id INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, status TEXT NOT NULL, attempt INTEGER NOT NULL, token TEXT, renewed_at INTEGER, runs INTEGER NOT NULL DEFAULT 0, replays INTEGER NOT NULL DEFAULT 0, last_replay_attempt INTEGER, exit_status INTEGER, stdout BLOB, stdout_bytes INTEGER, output_too_large INTEGER NOT NULL DEFAULT 0, redacted INTEGER NOT NULL DEFAULT 0, call_id TEXT, args_sha256 TEXT, approval INTEGER, started_at INTEGER NOT NULL, ended_at INTEGER, PRIMARY KEY (prompt_id, key) );",
+        "ALTER TABLE requests ADD COLUMN call_id TEXT;",
+        "ALTER TABLE requests ADD COLUMN args TEXT;",
+        "ALTER TABLE requests ADD COLUMN args_sha256 TEXT;",
+        "ALTER TABLE requests ADD COLUMN approve TEXT;",
+        "ALTER TABLE requests ADD COLUMN approvers TEXT;"
       ]
     },
     {
@@ -4521,7 +4534,7 @@ function forkCopy(obj, r, where, bad) {
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
-  version: 6,
+  version: 7,
   max_time: 253402300799999,
   max_ttl: 31536e5,
   tables: {
@@ -4896,6 +4909,26 @@ var records_default = {
       answered_at: {
         check: "time",
         optional: true
+      },
+      call_id: {
+        check: "nonempty",
+        optional: true
+      },
+      args: {
+        check: "json",
+        optional: true
+      },
+      args_sha256: {
+        check: "nonempty",
+        optional: true
+      },
+      approve: {
+        check: "json",
+        optional: true
+      },
+      approvers: {
+        check: "json",
+        optional: true
       }
     },
     facts: {
@@ -5016,6 +5049,93 @@ var records_default = {
         check: "positive",
         optional: true
       }
+    },
+    steps: {
+      prompt_id: {
+        check: "positive",
+        optional: false
+      },
+      key: {
+        check: "nonempty",
+        optional: false
+      },
+      seq: {
+        check: "positive",
+        optional: false
+      },
+      status: {
+        check: "enum",
+        optional: false,
+        values: [
+          "running",
+          "done",
+          "abandoned"
+        ]
+      },
+      attempt: {
+        check: "count",
+        optional: false
+      },
+      token: {
+        check: "nonempty",
+        optional: true
+      },
+      renewed_at: {
+        check: "time",
+        optional: true
+      },
+      runs: {
+        check: "count",
+        optional: false
+      },
+      replays: {
+        check: "count",
+        optional: false
+      },
+      last_replay_attempt: {
+        check: "positive",
+        optional: true
+      },
+      exit_status: {
+        check: "int",
+        optional: true
+      },
+      stdout: {
+        check: "blob",
+        optional: true
+      },
+      stdout_bytes: {
+        check: "count",
+        optional: true
+      },
+      output_too_large: {
+        check: "flag",
+        optional: false
+      },
+      redacted: {
+        check: "flag",
+        optional: false
+      },
+      call_id: {
+        check: "nonempty",
+        optional: true
+      },
+      args_sha256: {
+        check: "nonempty",
+        optional: true
+      },
+      approval: {
+        check: "positive",
+        optional: true
+      },
+      started_at: {
+        check: "time",
+        optional: false
+      },
+      ended_at: {
+        check: "time",
+        optional: true
+      }
     }
   },
   keys: {
@@ -5040,6 +5160,10 @@ var records_default = {
     ],
     lg_mirrored: [
       "message_id"
+    ],
+    steps: [
+      "prompt_id",
+      "key"
     ]
   },
   adapter_tables: {
@@ -5145,7 +5269,12 @@ var records_default = {
       "answer",
       "comment",
       "answered_by",
-      "answered_at"
+      "answered_at",
+      "call_id",
+      "args",
+      "args_sha256",
+      "approve",
+      "approvers"
     ],
     facts: [
       "key",
@@ -5182,6 +5311,28 @@ var records_default = {
     lg_mirrored: [
       "message_id",
       "seq"
+    ],
+    steps: [
+      "prompt_id",
+      "key",
+      "seq",
+      "status",
+      "attempt",
+      "token",
+      "renewed_at",
+      "runs",
+      "replays",
+      "last_replay_attempt",
+      "exit_status",
+      "stdout",
+      "stdout_bytes",
+      "output_too_large",
+      "redacted",
+      "call_id",
+      "args_sha256",
+      "approval",
+      "started_at",
+      "ended_at"
     ]
   },
   real: {
@@ -5197,7 +5348,8 @@ var records_default = {
     ],
     lg_checkpoints: [],
     lg_writes: [],
-    lg_mirrored: []
+    lg_mirrored: [],
+    steps: []
   },
   tables_exported: [
     "object",
@@ -5210,7 +5362,8 @@ var records_default = {
     "buckets",
     "lg_checkpoints",
     "lg_writes",
-    "lg_mirrored"
+    "lg_mirrored",
+    "steps"
   ]
 };
 
@@ -6317,19 +6470,72 @@ function expireLeases(obj, t) {
 }
 
 // src/rules/elicit.ts
-var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
-var requestJson = (r) => ({
-  id: r[0],
-  status: r[1],
-  prompt: r[2],
-  choices: JSON.parse(r[3]),
-  created_at: iso(r[4]),
-  expires_at: iso(r[5]),
-  answer: r[6],
-  comment: r[7],
-  answered_by: r[8],
-  answered_at: iso(r[9])
-});
+import { createHash as createHash3 } from "node:crypto";
+var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at, approvers, call_id, args, args_sha256, approve";
+var MAX_APPROVERS = 32;
+var requestJson = (r) => {
+  const approve = r[14] === null || r[14] === void 0 ? null : JSON.parse(r[14]);
+  let approved = null;
+  if (r[11] !== null && r[11] !== void 0 && r[1] === "answered") approved = r[6] !== null && approve.includes(r[6]);
+  else if (r[11] !== null && r[11] !== void 0 && r[1] === "expired") approved = false;
+  return {
+    id: r[0],
+    status: r[1],
+    prompt: r[2],
+    choices: JSON.parse(r[3]),
+    created_at: iso(r[4]),
+    expires_at: iso(r[5]),
+    answer: r[6],
+    comment: r[7],
+    answered_by: r[8],
+    answered_at: iso(r[9]),
+    approvers: r[10] === null || r[10] === void 0 ? [] : JSON.parse(r[10]),
+    call_id: r[11] ?? null,
+    args: r[12] === null || r[12] === void 0 ? null : JSON.parse(r[12]),
+    args_sha256: r[13] ?? null,
+    approve,
+    approved
+  };
+};
+function canonical2(value) {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return "[" + value.map(canonical2).join(",") + "]";
+  const o = value;
+  return "{" + Object.keys(o).sort().map((k) => JSON.stringify(k) + ":" + canonical2(o[k])).join(",") + "}";
+}
+var argsSha256 = (value) => createHash3("sha256").update(canonical2(value)).digest("hex");
+function checkBinding(obj, a, choices) {
+  const approvers = [...new Set(a.approvers ?? [])];
+  if ((a.approvers ?? []).length > MAX_APPROVERS) throw invalid(`at most ${MAX_APPROVERS} --approver users may be named`);
+  for (const u of approvers) validName(u, "user");
+  let approve = [...a.approve ?? []];
+  const callId = a.call_id ?? null;
+  const hasArgs = a.args !== null && a.args !== void 0;
+  if (callId === null !== !hasArgs) throw invalid("--call-id and --args go together: give both, or neither");
+  if (callId === null) {
+    if (approve.length) throw invalid("--approve needs --call-id and --args: it names the choices that approve a tool call");
+    return { choices, approve: null, argsText: null, sha: null, approvers };
+  }
+  if (typeof callId !== "string" || [...callId].length < 1 || [...callId].length > 128 || !printable(callId)) {
+    throw invalid("invalid --call-id: use 1-128 printable characters");
+  }
+  if (!choices.length) {
+    choices = ["approve", "decline"];
+    if (!approve.length) approve = ["approve"];
+  } else if (!approve.length) throw invalid("say which choices approve the call with --approve");
+  for (const c of approve) {
+    if (!choices.includes(c)) throw invalid(say("choice_not_offered", { choice: c, choices: choices.join(", ") }));
+  }
+  approve = [...new Set(approve)];
+  const argsText = JSON.stringify(a.args);
+  const enc = new TextEncoder();
+  const size = enc.encode(a.prompt).length + enc.encode(pyJson(choices)).length + enc.encode(argsText).length;
+  const limit = obj.config.max_turn_bytes;
+  if (size > limit) {
+    throw invalid(`the request is ${size} bytes with its choices and arguments, more than transcript.max_turn_bytes (${limit})`);
+  }
+  return { choices, approve, argsText, sha: argsSha256(a.args), approvers };
+}
 function visible(obj) {
   requireSession(obj);
   obj.requireVisible();
@@ -6353,13 +6559,15 @@ function checkAsk(prompt2, choices) {
 }
 function ask2(obj, a) {
   const key = validRequestId(a.request_id) ?? null;
-  const choices = checkAsk(a.prompt, a.choices ?? []);
+  const b = checkBinding(obj, a, checkAsk(a.prompt, a.choices ?? []));
+  const choices = b.choices;
   visible(obj);
   if (key !== null) {
     const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
     if (made) {
       const asked = get(obj, { request_id: made[0] });
-      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices)) {
+      const sameApprovers = JSON.stringify([...asked.approvers].sort()) === JSON.stringify([...b.approvers].sort());
+      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices) || asked.call_id !== (a.call_id ?? null) || asked.args_sha256 !== b.sha || !sameApprovers) {
         throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
       }
       return asked;
@@ -6368,28 +6576,44 @@ function ask2(obj, a) {
   const t = now();
   check(obj, "write");
   const id = obj.db.one(
-    "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?) RETURNING id",
+    "INSERT INTO requests (status, prompt, choices, created_at, expires_at, approvers, call_id, args, args_sha256, approve) VALUES ('pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     a.prompt,
     pyJson(choices),
     t,
-    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null
+    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null,
+    b.approvers.length ? pyJson(b.approvers) : null,
+    a.call_id ?? null,
+    b.argsText,
+    b.sha,
+    b.approve === null ? null : pyJson(b.approve)
   )[0];
   event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
   touch(obj);
   return get(obj, { request_id: id });
 }
 function decline(obj, a) {
-  if (a.action !== "decline" && a.action !== "cancel") throw invalid(say("invalid_elicit_action", { action: a.action }));
+  if (a.action !== "decline" && a.action !== "cancel" && a.action !== "accept") {
+    throw invalid(say("invalid_elicit_action", { action: a.action }));
+  }
   const request = get(obj, a);
+  const choice = a.choice ?? null;
+  if (a.action === "accept") {
+    if (!choice) throw invalid(say("empty_choice"));
+    if (request.choices.length && !request.choices.includes(choice)) {
+      throw invalid(say("choice_not_offered", { choice, choices: request.choices.join(", ") }));
+    }
+  }
   if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
+  const [answer3, comment] = a.action === "accept" ? [choice, null] : [null, a.action];
   obj.db.run(
-    "UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
-    a.action,
-    obj.actor,
+    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    answer3,
+    comment,
+    request.approvers.length ? request.approvers[0] : obj.actor,
     now(),
     a.request_id
   );
-  event(obj, "elicit.answered", { request_id: a.request_id, answer: null });
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: answer3 });
   touch(obj);
   return get(obj, a);
 }
@@ -6404,6 +6628,9 @@ function answer2(obj, a) {
     throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
   }
   if (!a.choice) throw invalid(say("empty_choice"));
+  if (request.approvers.length && !request.approvers.includes(obj.actor)) {
+    throw denied(`${obj.actor} may not answer request ${a.request_id} of ${obj.what}: only ${request.approvers.join(", ")} may (its --approver)`);
+  }
   if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
   obj.db.run(
     "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",

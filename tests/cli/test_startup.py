@@ -11,7 +11,7 @@ heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic',
                or m in ('durable_cli.across.search', 'durable_cli.across.usage') or m.startswith('durable_cli.remote')
                or m.startswith('durable_cli.integrations') or m == 'http.client'
                or m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'opentelemetry', 'google')
-               or m in ('durable_cli.across.otlp', 'durable_cli.across.traces'))
+               or m in ('durable_cli.telemetry.otlp', 'durable_cli.telemetry.traces'))
 print(status, ",".join(heavy))
 """
 

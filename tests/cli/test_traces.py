@@ -320,8 +320,8 @@ def test_content_over_64_kib_is_cut_and_its_span_says_so(durable):
 
 
 def test_the_otlp_json_is_protobufs_own_json_of_the_sdk_encoding(durable):
-    """across/otlp.py renders OTLP/JSON itself (json_format is 4x slower): equal to json_format's, ids in hex."""
-    from durable_cli.across import otlp, traces
+    """telemetry/otlp.py renders OTLP/JSON itself (json_format is 4x slower): equal to json_format's, ids in hex."""
+    from durable_cli.telemetry import otlp, traces
 
     make_session(durable)
     durable("elicit", "ask", "s1", "--prompt", "q", "--choice", "a", "--timeout", "1s")  # an elicitation of its own

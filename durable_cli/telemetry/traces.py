@@ -2,7 +2,7 @@
 
 Pure Python over one export record (core/rights.py `dump`, or the Worker's paged export): no
 OpenTelemetry import here, so the ids and the shape are the same in batch, live and remote export.
-across/otlp.py turns these spans into the SDK's own spans and sends or writes them.
+telemetry/otlp.py turns these spans into the SDK's own spans and sends or writes them.
 """
 
 import hashlib
