@@ -20,7 +20,6 @@ GROUPINGS = ("session", "day", "model")
 # a group's fields (docs/reference/json.md §10), in plain output's order: the old ones, then the new ones
 FIELDS = ("sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens",
           "cache_write_tokens", "cost_given_usd", "cost_computed_usd", "priced_turns", "unpriced_turns")
-COST_FIELDS = ("cost_usd", "cost_given_usd", "cost_computed_usd")
 # the sums read per group (in _SUMS's order): the counts, then the given cost (cost_usd of the totals)
 COUNTS = (*FIELDS[:5], *FIELDS[6:8])
 _SUMMED = (*COUNTS, "cost_given_usd")
