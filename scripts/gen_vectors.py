@@ -99,6 +99,9 @@ ROWS = [
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": True, "output_tokens": 0}}},
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 0.5, "output_tokens": 0}}},
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 1, "output_tokens": 0, "reasoning_tokens": 10**12 + 1}}},
+    # docs/reference/transcript.md §6 token convention: cache writes are a part of input_tokens, checked as the other counts
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 9, "output_tokens": 0, "cache_write_tokens": 4}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 9, "output_tokens": 0, "cache_write_tokens": 1.5}}},
     {"role": "user", "content": "x", "meta": {"cost_usd": 10**9 + 1}},
     {"role": "user", "content": "x", "meta": {"cost_usd": 1e308}},
     {"role": "user", "content": "x", "meta": {"cost_usd": "1"}},

@@ -433,6 +433,9 @@ def usage_table(doc: dict, by: str) -> None:
             row.append(_money(value) if k == "cost_usd" else ("" if value is None else str(value)))
         cells.append(row)
     fitted([Col(label, rank, flex=flex, right=k not in ("key", "owner")) for k, label, rank, flex in spec], cells)
+    if doc["total"].get("priced_turns"):  # docs/reference/retention.md §7: a computed cost says how old its prices are
+        dates = ", ".join(dict.fromkeys(s["as_of"] for s in doc.get("prices", []) if s.get("as_of"))) or "an undated table"
+        out(f"computed from prices as of {dates}; prices drift")
 
 
 def _when_request(r) -> str:

@@ -11,6 +11,7 @@ from ..contract.messages import say
 from ..contract.vocabulary import PARTICIPANT_ROLES as ROLES  # noqa: F401 - the rules' names for them
 from ..contract.vocabulary import STATUSES  # noqa: F401 - the rules' names for them
 from ..errors import denied, not_found
+from ..store import schema
 
 
 class Address:
@@ -198,6 +199,9 @@ _INDEX_ROW = (
 )
 
 
+_USAGE_TOTALS = f"SELECT day, model, {', '.join(schema.TOTAL_COLUMNS)} FROM usage_totals ORDER BY key"
+
+
 def index_row(db):
     """(row, members) for index.db, read from the object's own connection."""
     found = index_row_and_meta(db)
@@ -220,8 +224,7 @@ def index_row_and_meta(db):
     }
     if m["scope"] != "reserved":  # docs/reference/retention.md §7 usage: the object's totals per UTC day and model
         row["usage"] = db.execute(
-            "SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key"
-        ).fetchall()
+            _USAGE_TOTALS).fetchall()
         row["tags"] = db.execute("SELECT key, value FROM tags ORDER BY key").fetchall()  # docs/reference/storage.md §3
     members = db.execute("SELECT user, role FROM participants").fetchall()
     return row, members, m

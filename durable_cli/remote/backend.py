@@ -650,41 +650,54 @@ class RemoteStore(StoreOps):
                            **({"tags": [list(t) for t in tags]} if tags else {}))
         return [ls_json(r) for r in rows]
 
-    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session", tags=()) -> dict:
-        from ..across.usage import FIELDS, GROUPINGS
+    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session", tags=(), prices=None) -> dict:
+        """docs/reference/remote.md §13: the index answers the same sums as index.db, in pages, the sums of the rows
+        without a given cost per group and model among them; the client prices those with its own table
+        (across/usage.py finish), as the file backend does."""
+        from ..across.usage import COUNTS as summed
+        from ..across.usage import GROUPINGS, finish
 
         if by not in GROUPINGS:
             raise invalid(f"invalid --by {by!r}: use one of {', '.join(GROUPINGS)}")
         if everyone and user is not None:
             raise invalid("give either --user U or --all, not both")
+        if prices is None:
+            from .. import prices as _prices
+
+            prices = _prices.load(self.config)
         newer_day = clock.iso(clock.now() - newer_than * 1000)[:10] if newer_than is not None else None
 
         def fields(group):
-            for k in FIELDS:
-                group[k] = float(group[k] or 0) if k == "cost_usd" else int(group[k] or 0)
-            return group
+            out = {k: group[k] for k in ("key", "name", "owner", "last_active_at") if k in group}
+            out.update({k: int(group.get(k) or 0) for k in summed})
+            out["cost_given_usd"] = float(group.get("cost_usd") or 0)
+            return out
 
         def add(into, group):
-            for k in FIELDS:
+            for k in (*summed, "cost_given_usd"):
                 into[k] += group[k]
-                if k != "cost_usd" and into[k] > 2**63 - 1:  # as the Worker and SQLite: never a float
+                if k != "cost_given_usd" and into[k] > 2**63 - 1:  # as the Worker and SQLite: never a float
                     raise DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with"
                                        " --user, --session or --newer-than", "storage")
 
         # the Worker answers one page of groups a request (docs/reference/remote.md §13); the pages' groups are disjoint by
         # session, and summed by day or model
-        groups, total, cursor = {}, dict.fromkeys(FIELDS, 0), None
-        total["cost_usd"] = 0.0
+        groups: dict = {}
+        priced: list = []
+        cursor = None
+        total: dict = {**dict.fromkeys(summed, 0), "cost_given_usd": 0.0}
         while True:
             doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor,
                               **({"tags": [list(t) for t in tags]} if tags else {}))
             add(total, fields(doc["total"]))
             for g in doc["groups"]:
+                entries = g.get("priced") or []
                 g = fields(g)
                 if g["key"] in groups and by != "session":
                     add(groups[g["key"]], g)
                 else:
                     groups[g["key"]] = g
+                priced.extend((g["key"], e[0], tuple(int(v or 0) for v in e[1:6])) for e in entries)
             cursor = doc["next"]
             if cursor is None:
                 break
@@ -694,9 +707,12 @@ class RemoteStore(StoreOps):
             ordered = sorted(groups.values(), key=lambda g: (g["key"] is None, g["key"] or ""))
         for g in ordered:
             g.pop("last_active_at", None)
-            g["cost_usd"] = round(g["cost_usd"], 10)
-        total["cost_usd"] = round(total["cost_usd"], 10)
-        return {"groups": ordered, "total": total}
+        # one entry per group and model, as locally (a model's pages summed): the price is applied to whole sums
+        merged: dict = {}
+        for key, model, sums in priced:
+            before = merged.get((key, model), (0,) * 5)
+            merged[(key, model)] = tuple(a + b for a, b in zip(before, sums))
+        return finish(ordered, total, [(groups[k], m, sums) for (k, m), sums in merged.items()], prices, by)
 
     def startable(self, limit=8) -> list:
         """`work --all`: the index rows (the acting user's shard) of sessions `ls` lists whose oldest pending

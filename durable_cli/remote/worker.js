@@ -197,7 +197,7 @@ var contract_default = {
     row_roles: ["system", "developer", "user", "assistant", "tool"],
     pinned_roles: ["system", "developer"],
     participant_roles: ["owner", "member"],
-    usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"],
+    usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"],
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
     limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3, tag_key: 64, tag_value: 256, tags: 32 },
@@ -2614,7 +2614,16 @@ var ROW_COLUMNS = [
   "external_id",
   "pending_at"
 ];
-var USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+var PRICED_COLUMNS = [
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "uncosted_rows",
+  "uncosted_base",
+  "uncosted_cache_read",
+  "uncosted_cache_write",
+  "uncosted_output"
+];
+var USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", ...PRICED_COLUMNS];
 function homeShard(scope, owner) {
   return scope === "tenant" ? `tenant:${owner}` : `user:${owner}`;
 }
@@ -2720,8 +2729,9 @@ function whereOf(f) {
 }
 var PAGE_MEMORY_MS = 864e5;
 var PAGE_ABANDONED_MS = 6e4;
-var SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(u.tokens) AS TEXT), CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd)";
-var FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+var SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(u.tokens) AS TEXT), CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd), CAST(coalesce(sum(u.cache_read_tokens), 0) AS TEXT), CAST(coalesce(sum(u.cache_write_tokens), 0) AS TEXT)";
+var FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens", "cache_write_tokens"];
+var PRICED = "CAST(sum(u.uncosted_rows) AS TEXT), CAST(sum(u.uncosted_base) AS TEXT), CAST(sum(u.uncosted_cache_read) AS TEXT), CAST(sum(u.uncosted_cache_write) AS TEXT), CAST(sum(u.uncosted_output) AS TEXT)";
 var MAX_TOTAL = (1n << 63n) - 1n;
 function overflow() {
   return new DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session or --newer-than", "storage");
@@ -2757,6 +2767,9 @@ var DurableIndex = class {
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (object_id, key))");
       this.db.run("CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value, object_id)");
+      for (const c of PRICED_COLUMNS) {
+        if (!this.db.one("SELECT 1 FROM pragma_table_info('usage') WHERE name = ?", c)) this.db.run(`ALTER TABLE usage ADD COLUMN ${c} INTEGER`);
+      }
       this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
@@ -3009,11 +3022,16 @@ var DurableIndex = class {
     if (newerDay !== null) params.push(newerDay);
     const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups;
+    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : "u.model";
     if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params).map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
     } else {
-      const column = by === "day" ? "u.day" : "u.model";
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
+    }
+    const byKey2 = new Map(groups.map((g) => [g.key, g]));
+    for (const g of groups) g.priced = [];
+    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${column}, u.model HAVING sum(u.uncosted_rows) > 0`, ...params)) {
+      byKey2.get(r[0])?.priced.push(r.slice(1).map((v, i) => i === 0 ? v : String(v ?? 0)));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
     return { groups, total: fields(total ?? []), objects: Number(objects), last };
@@ -3262,7 +3280,16 @@ async function usage(env, who2, a) {
     else [i, after] = [i + 1, ""];
   }
   const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
-  const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
+  const total = {
+    sessions: 0,
+    turns: "0",
+    tokens: "0",
+    input_tokens: "0",
+    output_tokens: "0",
+    cost_usd: 0,
+    cache_read_tokens: "0",
+    cache_write_tokens: "0"
+  };
   const add = (into, from) => {
     for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
   };
@@ -3274,14 +3301,17 @@ async function usage(env, who2, a) {
     const merged = /* @__PURE__ */ new Map();
     for (const g of parts.flatMap((p) => p.groups)) {
       const m = merged.get(g.key);
-      if (!m) merged.set(g.key, { ...g });
-      else add(m, g);
+      if (!m) merged.set(g.key, { ...g, priced: [...g.priced ?? []] });
+      else {
+        add(m, g);
+        m.priced.push(...g.priced ?? []);
+      }
     }
     groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
   return { groups, total, next };
 }
-var USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+var USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens", "cache_write_tokens"];
 async function purge(env, who2, a) {
   const user = a.user ?? null;
   if (user === null) adminOnly(who2, "purge without --user");
@@ -3429,7 +3459,7 @@ async function seed(env, who2, a) {
       turns: 1,
       tokens: 5,
       members: [[user, "owner"]],
-      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 1e-3]]
+      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 1e-3, 0, 0, 0, 0, 0, 0, 0]]
     });
     per.get(`root:${id[0]}`).rows.push(row3);
   }
@@ -3932,12 +3962,32 @@ var schema_default = {
       statements: [
         "CREATE TABLE IF NOT EXISTS tags (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
       ]
+    },
+    {
+      name: "usage totals priced at answer time",
+      statements: [
+        "ALTER TABLE usage_totals ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_rows INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_base INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_cache_read INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_cache_write INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_output INTEGER NOT NULL DEFAULT 0;",
+        "DROP TRIGGER IF EXISTS usage_delete_counted;",
+        "DROP TRIGGER IF EXISTS usage_update_old_counted;",
+        "DROP TRIGGER IF EXISTS usage_update_new_counted;",
+        "CREATE TRIGGER IF NOT EXISTS usage_delete_counted AFTER DELETE ON turns WHEN OLD.forked_from IS NULL AND OLD.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, -1, -turns, -tokens, -input_tokens, -output_tokens, -cost_usd, -cache_read_tokens, -cache_write_tokens, -uncosted, -(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)), -(uncosted * cache_read_tokens), -(uncosted * cache_write_tokens), -(uncosted * output_tokens) FROM (SELECT strftime('%Y-%m-%d', OLD.created_at / 1000.0, 'unixepoch') AS day, json_extract(OLD.meta, '$.model') AS model, OLD.kind = 'turn' AS turns, OLD.tokens AS tokens, coalesce(json_extract(OLD.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(OLD.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(OLD.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(OLD.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(OLD.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(OLD.meta, '$.usage') = 'object' AND json_type(OLD.meta, '$.cost_usd') IS NULL, 0) AS uncosted) WHERE OLD.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = uncosted_base + excluded.uncosted_base, uncosted_cache_read = uncosted_cache_read + excluded.uncosted_cache_read, uncosted_cache_write = uncosted_cache_write + excluded.uncosted_cache_write, uncosted_output = uncosted_output + excluded.uncosted_output; DELETE FROM usage_totals WHERE rows <= 0; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_update_old_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN OLD.forked_from IS NULL AND OLD.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, -1, -turns, -tokens, -input_tokens, -output_tokens, -cost_usd, -cache_read_tokens, -cache_write_tokens, -uncosted, -(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)), -(uncosted * cache_read_tokens), -(uncosted * cache_write_tokens), -(uncosted * output_tokens) FROM (SELECT strftime('%Y-%m-%d', OLD.created_at / 1000.0, 'unixepoch') AS day, json_extract(OLD.meta, '$.model') AS model, OLD.kind = 'turn' AS turns, OLD.tokens AS tokens, coalesce(json_extract(OLD.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(OLD.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(OLD.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(OLD.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(OLD.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(OLD.meta, '$.usage') = 'object' AND json_type(OLD.meta, '$.cost_usd') IS NULL, 0) AS uncosted) WHERE OLD.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = uncosted_base + excluded.uncosted_base, uncosted_cache_read = uncosted_cache_read + excluded.uncosted_cache_read, uncosted_cache_write = uncosted_cache_write + excluded.uncosted_cache_write, uncosted_output = uncosted_output + excluded.uncosted_output; DELETE FROM usage_totals WHERE rows <= 0; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_update_new_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN NEW.forked_from IS NULL AND NEW.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, +1, +turns, +tokens, +input_tokens, +output_tokens, +cost_usd, +cache_read_tokens, +cache_write_tokens, +uncosted, +(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)), +(uncosted * cache_read_tokens), +(uncosted * cache_write_tokens), +(uncosted * output_tokens) FROM (SELECT strftime('%Y-%m-%d', NEW.created_at / 1000.0, 'unixepoch') AS day, json_extract(NEW.meta, '$.model') AS model, NEW.kind = 'turn' AS turns, NEW.tokens AS tokens, coalesce(json_extract(NEW.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(NEW.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(NEW.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(NEW.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(NEW.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(NEW.meta, '$.usage') = 'object' AND json_type(NEW.meta, '$.cost_usd') IS NULL, 0) AS uncosted) WHERE NEW.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = uncosted_base + excluded.uncosted_base, uncosted_cache_read = uncosted_cache_read + excluded.uncosted_cache_read, uncosted_cache_write = uncosted_cache_write + excluded.uncosted_cache_write, uncosted_output = uncosted_output + excluded.uncosted_output; END;",
+        "DELETE FROM usage_totals;",
+        "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output FROM (SELECT day || coalesce('=' || model, '') AS key, day, model, count(*) AS rows, sum(turns) AS turns, sum(tokens) AS tokens, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens, sum(uncosted) AS uncosted_rows, sum(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)) AS uncosted_base, sum(uncosted * cache_read_tokens) AS uncosted_cache_read, sum(uncosted * cache_write_tokens) AS uncosted_cache_write, sum(uncosted * output_tokens) AS uncosted_output FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(turns.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(turns.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(turns.meta, '$.usage') = 'object' AND json_type(turns.meta, '$.cost_usd') IS NULL, 0) AS uncosted FROM turns WHERE forked_from IS NULL AND seq <= (SELECT mark FROM turns_mark)) GROUP BY day, model);"
+      ]
     }
   ],
   catch_up: [
     "SELECT mark, (SELECT max(seq) FROM turns) FROM turns_mark",
     "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, CASE WHEN tool_calls IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(turns.tool_calls)) END FROM turns WHERE seq > ?1",
-    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, count(*), sum(turns), sum(tokens), sum(input_tokens), sum(output_tokens), sum(cost_usd) FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd FROM turns WHERE seq > ?1 AND forked_from IS NULL) WHERE true GROUP BY day, model ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = CASE WHEN typeof(input_tokens + excluded.input_tokens) = 'integer' THEN input_tokens + excluded.input_tokens ELSE abs(-9223372036854775807 - 1) END, output_tokens = CASE WHEN typeof(output_tokens + excluded.output_tokens) = 'integer' THEN output_tokens + excluded.output_tokens ELSE abs(-9223372036854775807 - 1) END, cost_usd = cost_usd + excluded.cost_usd",
+    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, count(*) AS rows, sum(turns) AS turns, sum(tokens) AS tokens, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens, sum(uncosted) AS uncosted_rows, sum(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)) AS uncosted_base, sum(uncosted * cache_read_tokens) AS uncosted_cache_read, sum(uncosted * cache_write_tokens) AS uncosted_cache_write, sum(uncosted * output_tokens) AS uncosted_output FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(turns.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(turns.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(turns.meta, '$.usage') = 'object' AND json_type(turns.meta, '$.cost_usd') IS NULL, 0) AS uncosted FROM turns WHERE seq > ?1 AND forked_from IS NULL) WHERE true GROUP BY day, model ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = CASE WHEN typeof(input_tokens + excluded.input_tokens) = 'integer' THEN input_tokens + excluded.input_tokens ELSE abs(-9223372036854775807 - 1) END, output_tokens = CASE WHEN typeof(output_tokens + excluded.output_tokens) = 'integer' THEN output_tokens + excluded.output_tokens ELSE abs(-9223372036854775807 - 1) END, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = CASE WHEN typeof(cache_read_tokens + excluded.cache_read_tokens) = 'integer' THEN cache_read_tokens + excluded.cache_read_tokens ELSE abs(-9223372036854775807 - 1) END, cache_write_tokens = CASE WHEN typeof(cache_write_tokens + excluded.cache_write_tokens) = 'integer' THEN cache_write_tokens + excluded.cache_write_tokens ELSE abs(-9223372036854775807 - 1) END, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = CASE WHEN typeof(uncosted_base + excluded.uncosted_base) = 'integer' THEN uncosted_base + excluded.uncosted_base ELSE abs(-9223372036854775807 - 1) END, uncosted_cache_read = CASE WHEN typeof(uncosted_cache_read + excluded.uncosted_cache_read) = 'integer' THEN uncosted_cache_read + excluded.uncosted_cache_read ELSE abs(-9223372036854775807 - 1) END, uncosted_cache_write = CASE WHEN typeof(uncosted_cache_write + excluded.uncosted_cache_write) = 'integer' THEN uncosted_cache_write + excluded.uncosted_cache_write ELSE abs(-9223372036854775807 - 1) END, uncosted_output = CASE WHEN typeof(uncosted_output + excluded.uncosted_output) = 'integer' THEN uncosted_output + excluded.uncosted_output ELSE abs(-9223372036854775807 - 1) END",
     "UPDATE turns_mark SET mark = ?2"
   ]
 };
@@ -7492,7 +7542,8 @@ var DurableObjectSession = class {
       if (version > schema_default.migrations.length) {
         throw new DurableError(`this object was written by a newer durable Worker (schema ${version}, this one knows ${schema_default.migrations.length}); deploy the newer Worker`, "storage");
       }
-      for (const step of schema_default.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
+      const chunked = !!this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_chunks'");
+      for (const step of schema_default.migrations.slice(version)) for (const s of step.statements) this.db.run(chunked ? USAGE_WHOLE.catchUp(s) : s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema_default.migrations.length);
       for (const s of CHUNK_SCHEMA) this.db.run(s);
       if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
@@ -7795,7 +7846,7 @@ var DurableObjectSession = class {
       // docs/reference/storage.md §3
     };
     if (scope !== "reserved") {
-      row3.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT), CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd FROM usage_totals ORDER BY key");
+      row3.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT), CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd, CAST(cache_read_tokens AS TEXT), CAST(cache_write_tokens AS TEXT), CAST(uncosted_rows AS TEXT), CAST(uncosted_base AS TEXT), CAST(uncosted_cache_read AS TEXT), CAST(uncosted_cache_write AS TEXT), CAST(uncosted_output AS TEXT) FROM usage_totals ORDER BY key");
     }
     return row3;
   }

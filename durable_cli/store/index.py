@@ -21,7 +21,7 @@ COLUMNS = (
 _UPSERT = (
     f"INSERT OR REPLACE INTO objects ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
-USAGE_COLUMNS = ("day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd")
+USAGE_COLUMNS = ("day", "model", *schema.TOTAL_COLUMNS)
 
 
 def _put_usage(db, row) -> None:
@@ -223,6 +223,12 @@ class Index:
             return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
         return self._run(query)
+
+    def tuples(self, sql: str, params=()) -> list:
+        """rows() as plain tuples (a report over many rows: no dict per row); [] when there is no index yet."""
+        if not self.connect(create=False):
+            return []
+        return self._run(lambda db: db.execute(sql, params).fetchall())
 
     def execute_many(self, sql: str, params) -> None:
         """One write transaction of SQL over PARAMS (a no-op when there is no index yet)."""

@@ -36,7 +36,11 @@ export type IndexRow = {
 export const ROOTS = "0123456789abcdef";
 export const ROW_COLUMNS = ["id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
   "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "pending_at"] as const;
-const USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+// docs/reference/retention.md §7 usage, Cost: after the cost, the cache reads and writes and the sums of the rows without a
+// given cost that the client prices with its own table (durable_cli/store/schema.py PRICED_COLUMNS)
+const PRICED_COLUMNS = ["cache_read_tokens", "cache_write_tokens", "uncosted_rows", "uncosted_base", "uncosted_cache_read",
+  "uncosted_cache_write", "uncosted_output"];
+const USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", ...PRICED_COLUMNS];
 
 export function homeShard(scope: string, owner: string): string {
   return scope === "tenant" ? `tenant:${owner}` : `user:${owner}`;
@@ -129,8 +133,12 @@ const PAGE_ABANDONED_MS = 60000; // a claimed page with no answer this long is r
 // The counts are summed as 64-bit integers by SQLite (sum() fails past 2^63-1 rather than turn to a float) and
 // carried as decimal text, never through a JS number (exact past 2^53); cost_usd is a double.
 const SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(u.tokens) AS TEXT)," +
-  " CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd)";
-const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+  " CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd)," +
+  " CAST(coalesce(sum(u.cache_read_tokens), 0) AS TEXT), CAST(coalesce(sum(u.cache_write_tokens), 0) AS TEXT)";
+const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens", "cache_write_tokens"];
+// per group and model, what the client prices: [model, rows, base, cache reads, cache writes, output] (counts as text)
+const PRICED = "CAST(sum(u.uncosted_rows) AS TEXT), CAST(sum(u.uncosted_base) AS TEXT), CAST(sum(u.uncosted_cache_read) AS TEXT)," +
+  " CAST(sum(u.uncosted_cache_write) AS TEXT), CAST(sum(u.uncosted_output) AS TEXT)";
 const MAX_TOTAL = (1n << 63n) - 1n;
 
 /** docs/reference/transcript.md §6: a usage total past 2^63-1 is exit 7, never a float (across/usage.py says the same). */
@@ -175,6 +183,9 @@ export class DurableIndex {
       // each object's tags, one row per tag, found by key and value (docs/reference/remote.md §13: `ls --tag`, `usage --tag`)
       this.db.run("CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (object_id, key))");
       this.db.run("CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value, object_id)");
+      for (const c of PRICED_COLUMNS) { // a shard made before these columns gains them (null until its objects send their rows again)
+        if (!this.db.one("SELECT 1 FROM pragma_table_info('usage') WHERE name = ?", c)) this.db.run(`ALTER TABLE usage ADD COLUMN ${c} INTEGER`);
+      }
       // a user shard: the tenant objects its user participates in, and the shard that holds each one's row
       this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
@@ -409,12 +420,17 @@ export class DurableIndex {
     if (newerDay !== null) params.push(newerDay);
     const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups: any[];
+    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : "u.model";
     if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params)
         .map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
     } else {
-      const column = by === "day" ? "u.day" : "u.model";
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
+    }
+    const byKey = new Map(groups.map((g) => [g.key, g]));
+    for (const g of groups) g.priced = [];
+    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${column}, u.model HAVING sum(u.uncosted_rows) > 0`, ...params)) {
+      byKey.get(r[0])?.priced.push(r.slice(1).map((v, i) => (i === 0 ? v : String(v ?? 0))));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
     return { groups, total: fields(total ?? []), objects: Number(objects), last };
