@@ -62,14 +62,23 @@ def prompt(
     request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: a retry with the same ID stores nothing new."),
     wait: str = typer.Option(None, "--wait", metavar="DUR", help="When the queue is full, wait up to DUR for room (the lock is not held while waiting)."),
     no_create: bool = typer.Option(False, "--no-create", help="Exit 3 instead of creating a missing session."),
+    at: str = typer.Option(None, "--at", metavar="TIME", help="Schedule it instead: once at TIME (RFC 3339 with an offset), or the first time of --every."),
+    after: str = typer.Option(None, "--in", metavar="DUR", help="Schedule it instead: once, DUR from now."),
+    every: str = typer.Option(None, "--every", metavar="DUR", help="Schedule it instead: every DUR (at least 1m), the first time DUR from now or at --at TIME."),
+    cron: str = typer.Option(None, "--cron", metavar="EXPR", help="Schedule it instead: at the times the five-field cron EXPR names (or @hourly, @daily, ...)."),
+    tz: str = typer.Option(None, "--tz", metavar="TZ", help="The IANA time zone of --cron (default UTC), e.g. Europe/Paris."),
     json_out: bool = JSON,
 ):
-    """Queue a prompt (creates the session if needed); prints the prompt id.
+    """Queue a prompt (creates the session if needed); prints the prompt id. With --at, --in, --every or
+    --cron, stores a schedule instead (nothing is queued now); prints the schedule's id.
 
     Example: echo "Summarize the logs" | durable session prompt ops -
     """
     from .. import checks, seam
 
+    if any(v is not None for v in (at, after, every, cron, tz)):
+        return _schedule(name, text, source=source, request_id=request_id, wait=wait, no_create=no_create, at=at,
+                         after=after, every=every, cron=cron, tz=tz, json_out=json_out)
     wait_seconds = seconds(wait, allow_zero=True, what="--wait") or 0
     content = read_content(text)
     checks.text(store().config, content)  # input first: a rejected prompt creates nothing
@@ -270,6 +279,49 @@ def fork(
     """
     doc = store().fork(name, new, at=at, title=title)
     render.document(doc, "json") if json_out else render.out(doc["name"])
+
+
+def _schedule(name, text, *, source, request_id, wait, no_create, at, after, every, cron, tz, json_out):
+    """`session prompt ... --at/--in/--every/--cron` (docs/reference/sessions.md §5.3): every input is checked
+    before NAME is opened, so a bad one stores nothing and creates no session."""
+    from .. import checks, clock
+    from ..core import schedules
+
+    if wait is not None:
+        raise DurableError("--wait is for queueing now, not with --at, --in, --every or --cron", "invalid_input")
+    content = read_content(text)
+    checks.text(store().config, content)
+    schedules.plan(clock.now(), at=at, after=after, every=every, cron=cron, tz=tz)
+    doc = store().run(name, "schedule", content, source=source, request_id=request_id, at=at, after=after, every=every,
+                      cron=cron, tz=tz, created=not no_create, create=not no_create)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+
+
+@app.command()
+def schedules(
+    name: str = NAME,
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """List the session's schedules, oldest first.
+
+    Example: durable session schedules nightly --json | jq '.[].next_at'
+    """
+    render.listing(store().run(name, "schedules"), mode(json_out, jsonl))
+
+
+@app.command()
+def unschedule(
+    name: str = NAME,
+    schedule_id: int = typer.Argument(..., metavar="ID", help="The schedule's id (see 'durable session schedules')."),
+    json_out: bool = JSON,
+):
+    """Delete a schedule (the prompts it already queued stay); its author or an owner.
+
+    Example: durable session unschedule nightly 3
+    """
+    doc = store().run(name, "unschedule", schedule_id)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
 
 
 @app.command()

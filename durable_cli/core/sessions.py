@@ -13,7 +13,7 @@ from .transcript.row import _loads
 
 PROMPT_COLUMNS = (
     "id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
-    "lease_expires_at", "completed_at", "error",
+    "lease_expires_at", "completed_at", "error", "schedule_id",
 )
 # Queue order (docs/reference/sessions.md §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
 ORDER_KEY = "coalesce(handed_back, 9223372036854775807)"
@@ -81,6 +81,8 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
     While WAITING (`prompt --wait`), a full queue means "not yet": None, and nothing is stored."""
     transcript.check_content(obj, content)
     valid_request_id(request_id)
+    if request_id is not None and request_id.startswith("schedule:"):  # docs/reference/sessions.md §5.3: the schedules' own
+        raise invalid(say("reserved_request_id", request_id=request_id))
     with obj.handle.transaction():
         meta = obj.meta()
         if meta is None:
@@ -464,8 +466,8 @@ def expire_draft(obj, cutoff: int) -> bool:
     meta = obj.meta()
     if meta is None or meta["status"] != "created" or meta["updated_at"] >= cutoff:
         return False
-    if obj.db.execute("SELECT 1 FROM prompts LIMIT 1").fetchone():
-        return False
+    if obj.db.execute("SELECT 1 FROM prompts UNION ALL SELECT 1 FROM schedules LIMIT 1").fetchone():
+        return False  # a session holding a schedule is not a draft (docs/reference/sessions.md §5)
     with obj.handle.transaction():
         obj.db.execute("UPDATE object SET status = 'archived'")
         state.event(obj, "session.status", {"from": "created", "to": "archived", "reason": "draft expired"}, actor=None)

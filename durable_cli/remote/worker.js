@@ -45,6 +45,10 @@ var contract_default = {
     prompt_not_found: "prompt {id} not found in {what}; see 'durable session queue {name}'",
     prompt_request_id_reused: "request id {request_id!r} was already used with other content in {what}",
     queue_full: "the queue of {what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'",
+    schedule_not_found: "no schedule {id} in {what}; see 'durable session schedules {name}'",
+    unschedule_denied: "only the author of schedule {id} or an owner of {what} can unschedule it",
+    schedules_remote: "schedules are not available on a remote store yet: create them on a local one",
+    reserved_request_id: "--request-id {request_id!r}: ids starting with 'schedule:' are reserved for the prompts schedules queue",
     invalid_on_lease_expiry: "invalid queue.on_lease_expiry {value!r}: use fail or retry",
     invalid_max_attempts: "invalid queue.max_attempts {value!r}: use a positive integer",
     invalid_attempt: 'invalid --attempt {attempt!r}: use the positive start number the start gave (its "start")',
@@ -212,6 +216,9 @@ var contract_default = {
       create: { rule: "sessions.create", write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null, check: "title" }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
       show: { rule: "sessions.show", write: false, creates: false, erases: false, plain: true, args: {} },
       prompt: { rule: "sessions.prompt", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null, check: "request_id" }, created: { type: "boolean", default: false }, waiting: { type: "boolean", default: false } } },
+      schedule: { rule: "schedules.create", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null, check: "request_id" }, at: { type: "string", default: null }, after: { type: "string", default: null }, every: { type: "string", default: null }, cron: { type: "string", default: null }, tz: { type: "string", default: null }, created: { type: "boolean", default: false } } },
+      schedules: { rule: "schedules.schedules", write: false, creates: false, erases: false, plain: true, args: {} },
+      unschedule: { rule: "schedules.unschedule", write: true, creates: false, erases: false, plain: true, positional: ["schedule_id"], args: { schedule_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       next_prompt: { rule: "sessions.next_prompt", write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       renew: { rule: "sessions.renew", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null, check: "attempt" } } },
       finish: { rule: "sessions.finish", write: true, creates: false, erases: false, parts: ["rows"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, check: "attempt" }, part: { type: "object" } } },
@@ -314,8 +321,9 @@ var contract_default = {
     timeout: { exit: 9, http: 408 }
   },
   shapes: {
-    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at"],
-    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
+    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "schedules", "hooks"],
+    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error", "schedule_id"],
+    schedule: ["id", "kind", "content", "source", "author", "at", "every", "cron", "tz", "next_at", "last_fired_at", "last_prompt_id", "fired", "missed", "request_id", "created_at"],
     event: ["seq", "type", "actor", "data", "at"],
     participant: ["user", "role", "joined_at"],
     row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
@@ -2167,7 +2175,9 @@ function sessionJson(obj) {
     tokens: m.live_tokens,
     expires_at: iso(m.expires_at),
     ttl_seconds: m.ttl_seconds,
-    external_id: m.external_id ?? null
+    external_id: m.external_id ?? null,
+    schedules: Number(obj.db.one("SELECT count(*) FROM schedules")[0]),
+    hooks: Number(obj.db.one("SELECT count(*) FROM hooks")[0])
   };
 }
 function validName(text4, what = "name") {
@@ -3294,6 +3304,9 @@ var OBJECT_OPS = {
   create: { "rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null, "check": "title" }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
   show: { "rule": "sessions.show", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   prompt: { "rule": "sessions.prompt", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "created": { "type": "boolean", "default": false }, "waiting": { "type": "boolean", "default": false } } },
+  schedule: { "rule": "schedules.create", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "at": { "type": "string", "default": null }, "after": { "type": "string", "default": null }, "every": { "type": "string", "default": null }, "cron": { "type": "string", "default": null }, "tz": { "type": "string", "default": null }, "created": { "type": "boolean", "default": false } } },
+  schedules: { "rule": "schedules.schedules", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  unschedule: { "rule": "schedules.unschedule", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["schedule_id"], "args": { "schedule_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   next_prompt: { "rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   renew: { "rule": "sessions.renew", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null, "check": "attempt" } } },
   finish: { "rule": "sessions.finish", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "check": "attempt" }, "part": { "type": "object" } } },
@@ -3764,6 +3777,18 @@ var schema_default = {
       statements: [
         "ALTER TABLE prompts ADD COLUMN start INTEGER NOT NULL DEFAULT 0;",
         "UPDATE prompts SET start = attempts;"
+      ]
+    },
+    {
+      name: "schedules, hooks and deliveries",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS schedules ( id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, content TEXT NOT NULL, source TEXT, author TEXT, at INTEGER, every INTEGER, cron TEXT, tz TEXT, next_at INTEGER NOT NULL, last_fired_at INTEGER, last_prompt_id INTEGER, fired INTEGER NOT NULL DEFAULT 0, missed INTEGER NOT NULL DEFAULT 0, request_id TEXT UNIQUE, request_hash TEXT, created_at INTEGER NOT NULL );",
+        "CREATE INDEX IF NOT EXISTS schedules_by_next ON schedules (next_at);",
+        "ALTER TABLE prompts ADD COLUMN schedule_id INTEGER;",
+        "CREATE TABLE IF NOT EXISTS hooks ( id INTEGER PRIMARY KEY AUTOINCREMENT, url TEXT NOT NULL, events TEXT NOT NULL, include_reply INTEGER NOT NULL DEFAULT 0, secret TEXT NOT NULL, author TEXT, created_at INTEGER NOT NULL );",
+        "CREATE TABLE IF NOT EXISTS deliveries ( id INTEGER PRIMARY KEY AUTOINCREMENT, hook_id INTEGER NOT NULL, webhook_id TEXT NOT NULL, type TEXT NOT NULL, prompt_id INTEGER NOT NULL, body TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, last_attempt_at INTEGER, next_attempt_at INTEGER, delivered_at INTEGER, last_response INTEGER, last_error TEXT );",
+        "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';",
+        "CREATE INDEX IF NOT EXISTS deliveries_by_hook ON deliveries (hook_id, id);"
       ]
     }
   ],
@@ -5909,7 +5934,8 @@ var PROMPT_COLUMNS = [
   "started_at",
   "lease_expires_at",
   "completed_at",
-  "error"
+  "error",
+  "schedule_id"
 ];
 var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
 var QUEUE_ORDER = `${ORDER_KEY}, id`;
@@ -5956,6 +5982,7 @@ function recompute(obj, current) {
 function prompt(obj, a) {
   checkText(obj, a.content);
   validRequestId(a.request_id);
+  if (typeof a.request_id === "string" && a.request_id.startsWith("schedule:")) throw invalid(say("reserved_request_id", { request_id: a.request_id }));
   let meta = obj.meta();
   if (meta === null) {
     if (!a.created) throw notFound(obj.missing);
@@ -6822,11 +6849,61 @@ function remove(obj) {
   return { deleted: [{ id: meta.id, owner: meta.owner, name: meta.name }], skipped: [], changed: [], dry_run: false };
 }
 
+// src/rules/schedules.ts
+var COLUMNS2 = [
+  "id",
+  "kind",
+  "content",
+  "source",
+  "author",
+  "at",
+  "every",
+  "cron",
+  "tz",
+  "next_at",
+  "last_fired_at",
+  "last_prompt_id",
+  "fired",
+  "missed",
+  "request_id",
+  "created_at"
+];
+var TIMES2 = ["at", "next_at", "last_fired_at", "created_at"];
+function scheduleJson(r) {
+  const s = {};
+  COLUMNS2.forEach((k, i) => s[k] = r[i]);
+  for (const k of TIMES2) s[k] = iso(s[k]);
+  return s;
+}
+function create2(_obj, _a) {
+  throw invalid(say("schedules_remote", {}));
+}
+function schedules(obj, _a) {
+  requireSession(obj);
+  obj.requireVisible();
+  return obj.db.all(`SELECT ${COLUMNS2.join(", ")} FROM schedules ORDER BY id`).map(scheduleJson);
+}
+function unschedule(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const r = obj.db.one(`SELECT ${COLUMNS2.join(", ")} FROM schedules WHERE id = ?`, a.schedule_id);
+  if (!r) throw notFound(say("schedule_not_found", { id: a.schedule_id, what: obj.what, name: obj.name }));
+  const found = scheduleJson(r);
+  if (found.author !== obj.actor && obj.role() !== "owner") throw denied(say("unschedule_denied", { id: a.schedule_id, what: obj.what }));
+  obj.db.run("DELETE FROM schedules WHERE id = ?", a.schedule_id);
+  event(obj, "schedule.deleted", { schedule_id: a.schedule_id });
+  touch(obj);
+  return found;
+}
+
 // src/generated/handlers.ts
 var RULES = {
   create,
   show: show2,
   prompt,
+  schedule: create2,
+  schedules,
+  unschedule,
   next_prompt: nextPrompt,
   renew,
   finish,

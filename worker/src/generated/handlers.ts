@@ -9,6 +9,7 @@ import * as limits from "../rules/limits";
 import * as memory from "../rules/memory";
 import * as retention from "../rules/retention";
 import * as rights from "../rules/rights";
+import * as schedules from "../rules/schedules";
 import * as sessions from "../rules/sessions";
 import * as state from "../rules/state";
 import * as transcript from "../rules/transcript";
@@ -17,6 +18,9 @@ export const RULES = {
   create: sessions.create,
   show: sessions.show,
   prompt: sessions.prompt,
+  schedule: schedules.create,
+  schedules: schedules.schedules,
+  unschedule: schedules.unschedule,
   next_prompt: sessions.nextPrompt,
   renew: sessions.renew,
   finish: sessions.finish,

@@ -411,6 +411,8 @@ export function sessionJson(obj: Opened) {
     participants, queue: { pending: counts.pending ?? 0, processing: counts.processing ?? 0 },
     turns: m.live_turns, tokens: m.live_tokens, expires_at: iso(m.expires_at), ttl_seconds: m.ttl_seconds,
     external_id: m.external_id ?? null,
+    schedules: Number(obj.db.one("SELECT count(*) FROM schedules")![0]),
+    hooks: Number(obj.db.one("SELECT count(*) FROM hooks")![0]),
   };
 }
 
