@@ -27,12 +27,13 @@ EVENT_TYPES = frozenset((
     "prompt.queued", "prompt.started", "prompt.completed", "prompt.failed", "prompt.lease_expired",
     "prompt.dequeued", "transcript.summarized", "transcript.pruned", "transcript.redacted", "elicit.asked",
     "elicit.answered", "elicit.expired", "ttl.set", "transcript.popped", "transcript.cleared", "session.forked",
-    "prompt.released",
+    "prompt.released", "schedule.created", "schedule.fired", "schedule.missed", "schedule.deleted", "hook.created",
+    "hook.deleted", "delivery.failed",
 ))
 # Primary keys (rows are compared and listed in this order) and the AUTOINCREMENT tables among them.
 KEYS = {"participants": "user", "prompts": "id", "turns": "seq", "events": "seq", "requests": "id",
-        "facts": "key", "buckets": "key"}
-SEQUENCED = ("prompts", "turns", "events", "requests")
+        "facts": "key", "buckets": "key", "schedules": "id", "hooks": "id"}
+SEQUENCED = ("prompts", "turns", "events", "requests", "schedules", "hooks")
 # Tables keyed by several columns (an adapter's tables): rows are unique and listed in this order.
 COMPOSITE_KEYS = {"lg_checkpoints": ("checkpoint_ns", "checkpoint_id"),
                   "lg_writes": ("checkpoint_ns", "checkpoint_id", "task_id", "idx"), "lg_mirrored": ("message_id",)}
@@ -330,7 +331,20 @@ V5 = _extend(V4, prompts={"attempts": _count, "handed_back": opt(_positive), "no
 # their attempts as it
 V6 = _extend(V5, prompts={"start": _count})
 
-FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6}
+# version 7 (docs/reference/sessions.md §5.3): the schedule that queued a prompt, the schedules and the hooks (secrets
+# included; deliveries are not exported)
+V7 = _extend(
+    V6,
+    prompts={"schedule_id": opt(_positive)},
+    schedules={"id": _positive, "kind": enum("at", "every", "cron"), "content": _text, "source": opt(_text),
+               "author": opt(_name), "at": opt(_time), "every": opt(_positive), "cron": opt(_nonempty), "tz": opt(_nonempty),
+               "next_at": _time, "last_fired_at": opt(_time), "last_prompt_id": opt(_positive), "fired": _count,
+               "missed": _count, "request_id": opt(_request_id), "request_hash": opt(_nonempty), "created_at": _time},
+    hooks={"id": _positive, "url": _nonempty, "events": _json_text(), "include_reply": _flag, "secret": _nonempty,
+           "author": opt(_name), "created_at": _time},
+)
+
+FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 

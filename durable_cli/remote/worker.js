@@ -47,7 +47,6 @@ var contract_default = {
     queue_full: "the queue of {what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'",
     schedule_not_found: "no schedule {id} in {what}; see 'durable session schedules {name}'",
     unschedule_denied: "only the author of schedule {id} or an owner of {what} can unschedule it",
-    schedules_remote: "schedules are not available on a remote store yet: create them on a local one",
     reserved_request_id: "--request-id {request_id!r}: ids starting with 'schedule:' are reserved for the prompts schedules queue",
     invalid_on_lease_expiry: "invalid queue.on_lease_expiry {value!r}: use fail or retry",
     invalid_max_attempts: "invalid queue.max_attempts {value!r}: use a positive integer",
@@ -4464,7 +4463,7 @@ function forkCopy(obj, r, where, bad) {
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
-  version: 6,
+  version: 7,
   max_time: 253402300799999,
   max_ttl: 31536e5,
   tables: {
@@ -4653,6 +4652,10 @@ var records_default = {
       start: {
         check: "count",
         optional: false
+      },
+      schedule_id: {
+        check: "positive",
+        optional: true
       }
     },
     turns: {
@@ -4757,9 +4760,12 @@ var records_default = {
         check: "enum",
         optional: false,
         values: [
+          "delivery.failed",
           "elicit.answered",
           "elicit.asked",
           "elicit.expired",
+          "hook.created",
+          "hook.deleted",
           "participant.added",
           "participant.removed",
           "prompt.completed",
@@ -4769,6 +4775,10 @@ var records_default = {
           "prompt.queued",
           "prompt.released",
           "prompt.started",
+          "schedule.created",
+          "schedule.deleted",
+          "schedule.fired",
+          "schedule.missed",
           "session.created",
           "session.forked",
           "session.status",
@@ -4959,6 +4969,111 @@ var records_default = {
         check: "positive",
         optional: true
       }
+    },
+    schedules: {
+      id: {
+        check: "positive",
+        optional: false
+      },
+      kind: {
+        check: "enum",
+        optional: false,
+        values: [
+          "at",
+          "every",
+          "cron"
+        ]
+      },
+      content: {
+        check: "text",
+        optional: false
+      },
+      source: {
+        check: "text",
+        optional: true
+      },
+      author: {
+        check: "name",
+        optional: true
+      },
+      at: {
+        check: "time",
+        optional: true
+      },
+      every: {
+        check: "positive",
+        optional: true
+      },
+      cron: {
+        check: "nonempty",
+        optional: true
+      },
+      tz: {
+        check: "nonempty",
+        optional: true
+      },
+      next_at: {
+        check: "time",
+        optional: false
+      },
+      last_fired_at: {
+        check: "time",
+        optional: true
+      },
+      last_prompt_id: {
+        check: "positive",
+        optional: true
+      },
+      fired: {
+        check: "count",
+        optional: false
+      },
+      missed: {
+        check: "count",
+        optional: false
+      },
+      request_id: {
+        check: "request_id",
+        optional: true
+      },
+      request_hash: {
+        check: "nonempty",
+        optional: true
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      }
+    },
+    hooks: {
+      id: {
+        check: "positive",
+        optional: false
+      },
+      url: {
+        check: "nonempty",
+        optional: false
+      },
+      events: {
+        check: "json",
+        optional: false
+      },
+      include_reply: {
+        check: "flag",
+        optional: false
+      },
+      secret: {
+        check: "nonempty",
+        optional: false
+      },
+      author: {
+        check: "name",
+        optional: true
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      }
     }
   },
   keys: {
@@ -4968,7 +5083,9 @@ var records_default = {
     events: "seq",
     requests: "id",
     facts: "key",
-    buckets: "key"
+    buckets: "key",
+    schedules: "id",
+    hooks: "id"
   },
   composite_keys: {
     lg_checkpoints: [
@@ -4994,7 +5111,9 @@ var records_default = {
     "prompts",
     "turns",
     "events",
-    "requests"
+    "requests",
+    "schedules",
+    "hooks"
   ],
   derived: {
     object: [
@@ -5048,7 +5167,8 @@ var records_default = {
       "not_before",
       "on_expiry",
       "max_attempts",
-      "start"
+      "start",
+      "schedule_id"
     ],
     turns: [
       "seq",
@@ -5125,6 +5245,34 @@ var records_default = {
     lg_mirrored: [
       "message_id",
       "seq"
+    ],
+    schedules: [
+      "id",
+      "kind",
+      "content",
+      "source",
+      "author",
+      "at",
+      "every",
+      "cron",
+      "tz",
+      "next_at",
+      "last_fired_at",
+      "last_prompt_id",
+      "fired",
+      "missed",
+      "request_id",
+      "request_hash",
+      "created_at"
+    ],
+    hooks: [
+      "id",
+      "url",
+      "events",
+      "include_reply",
+      "secret",
+      "author",
+      "created_at"
     ]
   },
   real: {
@@ -5140,7 +5288,9 @@ var records_default = {
     ],
     lg_checkpoints: [],
     lg_writes: [],
-    lg_mirrored: []
+    lg_mirrored: [],
+    schedules: [],
+    hooks: []
   },
   tables_exported: [
     "object",
@@ -5153,7 +5303,9 @@ var records_default = {
     "buckets",
     "lg_checkpoints",
     "lg_writes",
-    "lg_mirrored"
+    "lg_mirrored",
+    "schedules",
+    "hooks"
   ]
 };
 
@@ -5471,7 +5623,7 @@ function exportObject(obj, a) {
       if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c.highs } };
     }
   }
-  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
   return { ...out, next: null };
 }
 function blobText(v) {
@@ -6876,7 +7028,7 @@ function scheduleJson(r) {
   return s;
 }
 function create2(_obj, _a) {
-  throw invalid(say("schedules_remote", {}));
+  throw invalid("schedules are not available on a remote store yet: create them on a local one");
 }
 function schedules(obj, _a) {
   requireSession(obj);

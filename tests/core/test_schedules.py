@@ -290,3 +290,22 @@ def test_work_takes_a_prompt_that_comes_due_while_it_waits(home):
     assert line["outcome"] == "completed"
     reply = durable("transcript", "show", "w", "--json").json()[-1]["content"]
     assert float(reply) >= due - 0.05  # not before it was due
+
+
+def test_export_and_import_carry_schedules_exactly_and_fork_copies_none(home):
+    with freeze_time("2026-12-05T10:00:00Z"):
+        durable("session", "prompt", "n", "daily", "--cron", "0 9 * * *", "--tz", "Europe/Paris", "--request-id", "k")
+        durable("session", "prompt", "n", "hourly", "--every", "1h")
+        durable("session", "unschedule", "n", "1")
+        before = durable("session", "schedules", "n", "--json").json()
+        dump = durable("export", "n").out
+        assert json.loads(dump)["version"] == 7
+        assert durable("session", "fork", "n", "f").status == 0
+        assert durable("session", "schedules", "f", "--json").json() == []
+        durable("delete", "n", "--yes")
+        assert durable("import", "-", input=dump).status == 0
+        assert durable("session", "schedules", "n", "--json").json() == before
+        assert durable("session", "prompt", "n", "next", "--in", "1h", "--json").json()["id"] == 3  # ids never reused
+    with freeze_time("2026-12-05T13:30:00Z"):  # a schedule already due fires under the catch-up rule at the next wake
+        assert {p["request_id"] for p in durable("session", "queue", "n", "--json").json()} == {
+            "schedule:2:2026-12-05T13:00:00.000Z", "schedule:3:2026-12-05T11:00:00.000Z"}

@@ -16,7 +16,7 @@ function scheduleJson(r: unknown[]) {
 }
 
 export function create(_obj: Opened, _a: ObjectArgs["schedule"]): never {
-  throw invalid(say("schedules_remote", {}));
+  throw invalid("schedules are not available on a remote store yet: create them on a local one");
 }
 
 export function schedules(obj: Opened, _a: ObjectArgs["schedules"]) {
