@@ -309,3 +309,22 @@ def test_export_and_import_carry_schedules_exactly_and_fork_copies_none(home):
     with freeze_time("2026-12-05T13:30:00Z"):  # a schedule already due fires under the catch-up rule at the next wake
         assert {p["request_id"] for p in durable("session", "queue", "n", "--json").json()} == {
             "schedule:2:2026-12-05T13:00:00.000Z", "schedule:3:2026-12-05T11:00:00.000Z"}
+
+
+def test_forget_user_deletes_the_schedules_they_made_in_tenant_sessions_that_stay(home, monkeypatch):
+    with freeze_time("2026-12-05T10:00:00Z"):
+        monkeypatch.setenv("DURABLE_TENANT", "acme")
+        durable("session", "create", "t")
+        durable("session", "invite", "t", "bob")
+        monkeypatch.setenv("DURABLE_USER", "bob")
+        durable("session", "prompt", "t", "secret plan of bob", "--every", "1h")
+        monkeypatch.setenv("DURABLE_USER", "alice")
+        durable("session", "prompt", "t", "alice's", "--every", "1h")
+        monkeypatch.delenv("DURABLE_TENANT")
+        r = durable("forget", "bob", "--yes", "--json")
+        assert r.status == 0, r.err
+        assert [c["what"] for c in r.json()["changed"]] == ["participant removed, schedules"]
+        monkeypatch.setenv("DURABLE_TENANT", "acme")
+        assert [s["content"] for s in durable("session", "schedules", "t", "--json").json()] == ["alice's"]
+    data = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    assert b"secret plan of bob" not in data
