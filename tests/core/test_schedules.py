@@ -279,10 +279,11 @@ def test_faketime_moves_schedules_in_real_processes(home):
     assert [p["schedule_id"] for p in json.loads(proc.stdout)] == [1]
 
 
-def test_work_takes_a_prompt_that_comes_due_while_it_waits(home):
-    assert durable("session", "prompt", "w", "ping", "--in", "2s").status == 0
-    due = time.time() + 2
-    proc = subprocess.run([sys.executable, "-m", "durable_cli", "work", "w", "--once", "--wait", "30s", "--json",
+@pytest.mark.parametrize("which", [["w"], ["--all"]])
+def test_work_takes_a_prompt_that_comes_due_while_it_waits(home, which):
+    assert durable("session", "prompt", "w", "ping", "--in", "1s").status == 0
+    due = time.time() + 1
+    proc = subprocess.run([sys.executable, "-m", "durable_cli", "work", *which, "--once", "--wait", "30s", "--json",
                            "--command", "cat >/dev/null; date +%s.%N"], capture_output=True, text=True,
                           env=dict(os.environ), timeout=60)
     assert proc.returncode == 0, proc.stderr
