@@ -5,11 +5,18 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# What runs outside a test's own `home` (a session-scoped fixture, a call at import) still never reaches the
+# user's own data directory or config: a throwaway one for the whole run (each test sets its own below).
+_OUTSIDE = os.path.join(tempfile.mkdtemp(prefix="durable-tests-"), "outside")
+os.environ["DURABLE_HOME"] = os.path.join(_OUTSIDE, "home")
+os.environ["DURABLE_CONFIG"] = os.path.join(_OUTSIDE, "config.toml")
 
 # pydantic keys its table of known types by datetime.datetime when pydantic._internal._generate_schema is
 # first imported. Import it before any test freezes the clock (freezegun swaps datetime.datetime for its

@@ -101,12 +101,26 @@ def document(doc, mode: str = "plain") -> None:
         table.add_column(style="bold cyan")
         table.add_column()
         for k, v in doc.items():  # Text: user text is never read as rich markup
-            table.add_row(k, Text("" if v is None else (_dumps(v) if isinstance(v, (dict, list)) else str(v))))
+            table.add_row(k, Text(_record_cell(k, v)))
         console().print(table)
     elif isinstance(doc, dict):
         out(tsv(doc))
     else:
         out(field(doc))
+
+
+def _record_cell(key, value) -> str:
+    """A value of a record as a person reads it on a terminal: yes/no, a time relative with its exact value beside it
+    (a record is where one copies it from), nested JSON as JSON, text whole."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (dict, list)):
+        return _dumps(value)
+    if (key.endswith("_at") or key == "at") and _is_time(value):
+        return f"{ago(value)} ({value})"
+    return str(value)
 
 
 def listing(items, mode: str = "plain", columns=None, table=None) -> None:

@@ -290,3 +290,16 @@ def test_a_confirmation_answered_no_is_exit_0_and_deletes_nothing(durable):
     assert r.status == 2 and "--yes" in r.err and "--dry-run" not in r.err
     status, out, screen = answered(["delete", "keep"], b"y\r")
     assert status == 0 and out.startswith("deleted\t")
+
+
+def test_a_record_on_a_terminal_says_yes_no_and_how_long_ago_beside_the_exact_time(durable):
+    """`memory set` (any one record) on a terminal: no `False`, no bare RFC 3339 a person must work out; piped it
+    stays one TSV row of the raw values."""
+    status, screen = on_terminal("durable memory set tz Europe/Paris --expires 2h", COLUMNS="100")
+    assert status == 0
+    lines = {line.split()[0]: line.split(None, 1)[1].strip() if len(line.split()) > 1 else "" for line in screen.splitlines() if line.strip()}
+    assert lines["confirmed"] == "no" and lines["value"] == "Europe/Paris"
+    assert re.fullmatch(r"just now \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\)", lines["created_at"]), lines
+    assert re.fullmatch(r"in 1h \(\d{4}-.*Z\)", lines["expires_at"]), lines
+    piped = durable("memory", "set", "tz", "Europe/Paris").out.rstrip("\n").split("\t")
+    assert piped[:4] == ["tz", "Europe/Paris", "user", "false"] and re.fullmatch(r"\d{4}-.*Z", piped[4])

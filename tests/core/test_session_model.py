@@ -136,7 +136,7 @@ class SessionModel(RuleBasedStateMachine):
 
 
 TestSessionModel = SessionModel.TestCase
-TestSessionModel.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+TestSessionModel.settings = settings(max_examples=25, stateful_step_count=25, deadline=None)
 
 
 REMOTE = {}
@@ -163,4 +163,4 @@ class RemoteSessionModel(SessionModel):
 
 
 TestRemoteSessionModel = pytest.mark.usefixtures("remote_worker")(RemoteSessionModel.TestCase)
-TestRemoteSessionModel.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
+TestRemoteSessionModel.settings = settings(max_examples=20, stateful_step_count=25, deadline=None)

@@ -178,7 +178,7 @@ def test_kill_summarize(durable):
 
 
 def test_kill_purge(durable, home):
-    purge(durable, home, SHORT)
+    purge(durable, home, SHORT // 2)  # unlinks 1, 6, ..., 46: every object's window
 
 
 def test_kill_forget(durable, home):
@@ -186,7 +186,7 @@ def test_kill_forget(durable, home):
 
 
 def test_kill_import(durable, home, tmp_path):
-    import_(durable, home, tmp_path, SHORT)
+    import_(durable, home, tmp_path, SHORT // 2)
 
 
 @pytest.mark.soak
