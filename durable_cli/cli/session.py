@@ -325,6 +325,70 @@ def unschedule(
 
 
 @app.command()
+def hook(
+    name: str = NAME,
+    url: str = typer.Option(..., "--url", metavar="URL", help="Where each outcome is POSTed (http or https)."),
+    events: str = typer.Option(None, "--events", metavar="LIST", help="Comma-separated: completed, failed, cancelled (default all three)."),
+    include_reply: bool = typer.Option(False, "--include-reply", help="Put the reply that ended the turn in the body (up to 64 KiB)."),
+    secret_file: str = typer.Option(None, "--secret-file", metavar="F", help="The signing secret (whsec_...) from file F instead of a new random one."),
+    json_out: bool = JSON,
+):
+    """Tell URL about each prompt's outcome (Standard Webhooks, signed); owners only. Prints the hook's id
+    (--json: the hook, its secret included).
+
+    Example: durable session hook fix-login --url https://example.com/done --events completed,failed
+    """
+    secret = None
+    if secret_file is not None:
+        try:
+            with open(secret_file, encoding="utf-8") as f:
+                secret = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise DurableError(f"cannot read --secret-file {secret_file}: {getattr(e, 'strerror', None) or e}", "invalid_input") from None
+        secret = secret[:-1] if secret.endswith("\n") else secret
+    doc = store().run(name, "hook", url, events=events, include_reply=include_reply, secret=secret)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+
+
+@app.command()
+def hooks(name: str = NAME, json_out: bool = JSON, jsonl: bool = JSONL):
+    """List the session's hooks, oldest first; owners only.
+
+    Example: durable session hooks fix-login --json
+    """
+    render.listing(store().run(name, "hooks"), mode(json_out, jsonl))
+
+
+@app.command()
+def unhook(
+    name: str = NAME,
+    hook_id: int = typer.Argument(..., metavar="ID", help="The hook's id (see 'durable session hooks')."),
+    json_out: bool = JSON,
+):
+    """Delete a hook and its deliveries (pending ones are never sent); owners only.
+
+    Example: durable session unhook fix-login 1
+    """
+    doc = store().run(name, "unhook", hook_id)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+
+
+@app.command()
+def deliveries(
+    name: str = NAME,
+    hook_id: int = typer.Option(None, "--hook", metavar="ID", help="Only hook ID's deliveries."),
+    status: str = typer.Option(None, "--status", metavar="STATUS", help="Only pending, delivered or failed ones."),
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """List the outcome deliveries of the session's hooks, oldest first; owners only.
+
+    Example: durable session deliveries fix-login --status failed
+    """
+    render.listing(store().run(name, "deliveries", hook_id=hook_id, status=status), mode(json_out, jsonl))
+
+
+@app.command()
 def queue(
     name: str = NAME,
     pending: bool = typer.Option(False, "--pending", help="Only pending prompts."),

@@ -254,6 +254,7 @@ def finish(obj, prompt_id: int, *, reply=None, failed=False, error=None, meta=No
         )
         state.event(obj, "prompt.failed" if failed else "prompt.completed",
                     {"prompt_id": prompt_id, **({"error": error} if failed else {})})
+        _outcome(obj, prompt_id, "failed" if failed else "completed")
         recompute(obj, meta["status"])
         state.touch(obj)
     return get_prompt(obj, prompt_id)
@@ -287,7 +288,16 @@ def release(obj, prompt_id: int, *, delay_seconds: int = 0, not_an_attempt: bool
     return get_prompt(obj, prompt_id)
 
 
-def fail_processing(obj, error: str, event_type: str = "prompt.failed", *, where="status = 'processing'", params=(), actor="__actor__") -> int:
+def _outcome(obj, prompt_id, kind) -> None:
+    """docs/reference/sessions.md §5.3: the outcome's deliveries, in its own transaction (only when the object has hooks)."""
+    if obj.db.execute("SELECT 1 FROM hooks LIMIT 1").fetchone():
+        from . import hooks
+
+        hooks.outcome(obj, prompt_id, kind)
+
+
+def fail_processing(obj, error: str, event_type: str = "prompt.failed", *, where="status = 'processing'", params=(), actor="__actor__",
+                    kind="failed") -> int:
     """Fail the processing (or matching) prompts with ERROR; returns how many (inside a transaction)."""
     now = clock.now()
     ids = [r[0] for r in obj.db.execute(f"SELECT id FROM prompts WHERE {where} ORDER BY id", params)]
@@ -297,6 +307,7 @@ def fail_processing(obj, error: str, event_type: str = "prompt.failed", *, where
             (now, error, prompt_id),
         )
         state.event(obj, event_type, {"prompt_id": prompt_id, "error": error}, actor=actor)
+        _outcome(obj, prompt_id, kind)
     return len(ids)
 
 
@@ -306,7 +317,7 @@ def stop(obj) -> dict:
     if obj.db.execute("SELECT 1 FROM prompts WHERE status = 'processing'").fetchone() is None:
         return state.session_json(obj)
     with obj.handle.transaction():
-        fail_processing(obj, "stopped")
+        fail_processing(obj, "stopped", kind="cancelled")
         recompute(obj, meta["status"])
         state.touch(obj)
     return state.session_json(obj)
@@ -317,7 +328,7 @@ def cancel(obj) -> dict:
     obj.require_visible()
     to = check(obj, "cancel", status=meta["status"])
     with obj.handle.transaction():
-        fail_processing(obj, "cancelled", where="status IN ('pending', 'processing')")
+        fail_processing(obj, "cancelled", where="status IN ('pending', 'processing')", kind="cancelled")
         state.set_status(obj, to, meta["status"])
         state.touch(obj)
     return state.session_json(obj)

@@ -171,7 +171,8 @@ NEXT_ALARM_AT = (
     "SELECT min(t) FROM (SELECT expires_at AS t FROM object"
     " UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing'"
     " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending'"
-    " UNION ALL SELECT min(next_at) FROM schedules)"
+    " UNION ALL SELECT min(next_at) FROM schedules"
+    " UNION ALL SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending')"
 )
 
 

@@ -218,6 +218,10 @@ var contract_default = {
       schedule: { rule: "schedules.create", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null, check: "request_id" }, at: { type: "string", default: null }, after: { type: "string", default: null }, every: { type: "string", default: null }, cron: { type: "string", default: null }, tz: { type: "string", default: null }, created: { type: "boolean", default: false } } },
       schedules: { rule: "schedules.schedules", write: false, creates: false, erases: false, plain: true, args: {} },
       unschedule: { rule: "schedules.unschedule", write: true, creates: false, erases: false, plain: true, positional: ["schedule_id"], args: { schedule_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      hook: { rule: "hooks.create", write: true, creates: false, erases: false, plain: true, positional: ["url"], args: { url: { type: "string", required: true }, events: { type: "string", default: null }, include_reply: { type: "boolean", default: false }, secret: { type: "string", default: null } } },
+      hooks: { rule: "hooks.hooks", write: false, creates: false, erases: false, plain: true, args: {} },
+      unhook: { rule: "hooks.unhook", write: true, creates: false, erases: false, plain: true, positional: ["hook_id"], args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      deliveries: { rule: "hooks.deliveries", write: false, creates: false, erases: false, plain: true, args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, status: { type: "string", default: null } } },
       next_prompt: { rule: "sessions.next_prompt", write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       renew: { rule: "sessions.renew", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null, check: "attempt" } } },
       finish: { rule: "sessions.finish", write: true, creates: false, erases: false, parts: ["rows"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, check: "attempt" }, part: { type: "object" } } },
@@ -323,6 +327,8 @@ var contract_default = {
     session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "schedules", "hooks"],
     prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error", "schedule_id"],
     schedule: ["id", "kind", "content", "source", "author", "at", "every", "cron", "tz", "next_at", "last_fired_at", "last_prompt_id", "fired", "missed", "request_id", "created_at"],
+    hook: ["id", "url", "events", "include_reply", "secret", "author", "created_at"],
+    delivery: ["id", "hook_id", "webhook_id", "type", "prompt_id", "status", "attempts", "created_at", "last_attempt_at", "next_attempt_at", "delivered_at", "last_response", "last_error"],
     event: ["seq", "type", "actor", "data", "at"],
     participant: ["user", "role", "joined_at"],
     row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
@@ -3306,6 +3312,10 @@ var OBJECT_OPS = {
   schedule: { "rule": "schedules.create", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "at": { "type": "string", "default": null }, "after": { "type": "string", "default": null }, "every": { "type": "string", "default": null }, "cron": { "type": "string", "default": null }, "tz": { "type": "string", "default": null }, "created": { "type": "boolean", "default": false } } },
   schedules: { "rule": "schedules.schedules", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   unschedule: { "rule": "schedules.unschedule", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["schedule_id"], "args": { "schedule_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  hook: { "rule": "hooks.create", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["url"], "args": { "url": { "type": "string", "required": true }, "events": { "type": "string", "default": null }, "include_reply": { "type": "boolean", "default": false }, "secret": { "type": "string", "default": null } } },
+  hooks: { "rule": "hooks.hooks", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  unhook: { "rule": "hooks.unhook", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["hook_id"], "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  deliveries: { "rule": "hooks.deliveries", "write": false, "creates": false, "erases": false, "plain": true, "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "status": { "type": "string", "default": null } } },
   next_prompt: { "rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   renew: { "rule": "sessions.renew", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null, "check": "attempt" } } },
   finish: { "rule": "sessions.finish", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "check": "attempt" }, "part": { "type": "object" } } },
@@ -6959,6 +6969,21 @@ function deleteThread(obj) {
   return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner, members };
 }
 
+// src/rules/hooks.ts
+var NOT_YET = "hooks are not available on a remote store yet: add them on a local one";
+function create2(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function hooks(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function unhook(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function deliveries(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+
 // src/rules/limits.ts
 function hit(obj, a) {
   validName(a.key, "limit key");
@@ -7027,7 +7052,7 @@ function scheduleJson(r) {
   for (const k of TIMES2) s[k] = iso(s[k]);
   return s;
 }
-function create2(_obj, _a) {
+function create3(_obj, _a) {
   throw invalid("schedules are not available on a remote store yet: create them on a local one");
 }
 function schedules(obj, _a) {
@@ -7053,9 +7078,13 @@ var RULES = {
   create,
   show: show2,
   prompt,
-  schedule: create2,
+  schedule: create3,
   schedules,
   unschedule,
+  hook: create2,
+  hooks,
+  unhook,
+  deliveries,
   next_prompt: nextPrompt,
   renew,
   finish,

@@ -5,6 +5,7 @@ import type { Given, ObjectArgs } from "./ops";
 import * as checkpoints from "../rules/checkpoints";
 import * as elicit from "../rules/elicit";
 import * as fork from "../rules/fork";
+import * as hooks from "../rules/hooks";
 import * as limits from "../rules/limits";
 import * as memory from "../rules/memory";
 import * as retention from "../rules/retention";
@@ -21,6 +22,10 @@ export const RULES = {
   schedule: schedules.create,
   schedules: schedules.schedules,
   unschedule: schedules.unschedule,
+  hook: hooks.create,
+  hooks: hooks.hooks,
+  unhook: hooks.unhook,
+  deliveries: hooks.deliveries,
   next_prompt: sessions.nextPrompt,
   renew: sessions.renew,
   finish: sessions.finish,
