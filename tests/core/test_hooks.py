@@ -171,3 +171,31 @@ def test_a_commit_whose_process_sent_nothing_is_sent_later_once(home, receiver):
     assert durable("session", "deliveries", "s", "--json").json()[0]["status"] == "delivered"
     assert len(receiver.requests) == 1  # once
     assert json.loads(receiver.requests[0][1])["data"]["reply"] is None  # no --include-reply
+
+
+def test_a_slow_receiver_holds_the_command_at_most_the_bound(home, receiver):
+    import time
+
+    durable("session", "create", "s")
+    durable("session", "hook", "s", "--url", receiver.url)
+    durable("session", "prompt", "s", "x")
+    durable("session", "next", "s")
+    gate = threading.Event()
+    handler = receiver.server.RequestHandlerClass
+    original = handler.do_POST
+
+    def slow(self):
+        gate.wait(30)  # answers only when the test is done
+        original(self)
+
+    handler.do_POST = slow
+    try:
+        started = time.monotonic()
+        r = durable("session", "finish", "s", "1", "--reply", "done")
+        took = time.monotonic() - started
+    finally:
+        gate.set()
+    assert r.status == 0 and r.out.startswith("1")  # the output and status never depend on a delivery
+    assert took < 4.5, took  # 2 s of sending at most (an attempt's own timeout is 5 s)
+    [d] = durable("session", "deliveries", "s", "--json").json()
+    assert (d["status"], d["attempts"], d["last_error"]) == ("pending", 1, "timeout")
