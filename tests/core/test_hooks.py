@@ -199,3 +199,45 @@ def test_a_slow_receiver_holds_the_command_at_most_the_bound(home, receiver):
     assert took < 4.5, took  # 2 s of sending at most (an attempt's own timeout is 5 s)
     [d] = durable("session", "deliveries", "s", "--json").json()
     assert (d["status"], d["attempts"], d["last_error"]) == ("pending", 1, "timeout")
+
+
+def test_a_process_killed_while_it_sends_leaves_the_delivery_to_a_later_sweep(home, receiver):
+    import os
+    import signal
+    import subprocess
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    durable("session", "create", "s")
+    secret = durable("session", "hook", "s", "--url", receiver.url, "--json").json()["secret"]
+    durable("session", "prompt", "s", "x")
+    durable("session", "next", "s")
+    arrived, gate = threading.Event(), threading.Event()
+    handler = receiver.server.RequestHandlerClass
+    original = handler.do_POST
+
+    def held(self):
+        arrived.set()
+        gate.wait(30)  # the first attempt never gets an answer: its process is killed meanwhile
+
+    handler.do_POST = held
+    proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "session", "finish", "s", "1", "--reply", "ok"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+    try:
+        assert arrived.wait(60), "the finish never sent its delivery"
+        assert proc.stdout.readline().startswith(b"1\tcompleted")  # its stdout came before the delivery
+        os.kill(proc.pid, signal.SIGKILL)  # after the commit and the claim, before the result is recorded
+        proc.wait(30)
+    finally:
+        gate.set()
+        proc.stdout.close()
+        proc.stderr.close()
+    handler.do_POST = original
+    [d] = durable("session", "deliveries", "s", "--json").json()
+    assert (d["status"], d["attempts"]) == ("pending", 1)  # claimed, never recorded
+    with freeze_time(datetime.now(timezone.utc) + timedelta(seconds=11)):  # past the claim's hold
+        durable("sweep")
+    [d] = durable("session", "deliveries", "s", "--json").json()
+    assert (d["status"], d["attempts"]) == ("delivered", 2)
+    [body] = verified(receiver, secret)
+    assert body["data"]["prompt_id"] == 1 and body["type"] == "prompt.completed"
