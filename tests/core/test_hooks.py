@@ -241,3 +241,24 @@ def test_a_process_killed_while_it_sends_leaves_the_delivery_to_a_later_sweep(ho
     assert (d["status"], d["attempts"]) == ("delivered", 2)
     [body] = verified(receiver, secret)
     assert body["data"]["prompt_id"] == 1 and body["type"] == "prompt.completed"
+
+
+def test_unhook_drops_its_pending_deliveries_unsent(home, receiver):
+    receiver.status = 503
+    durable("session", "create", "s")
+    durable("session", "hook", "s", "--url", receiver.url)
+    run_prompt("s", "--reply", "x")
+    assert len(receiver.requests) == 1
+    assert [d["status"] for d in durable("session", "deliveries", "s", "--hook", "1", "--json").json()] == ["pending"]
+    assert durable("session", "deliveries", "s", "--hook", "2").status == 3
+    assert durable("session", "deliveries", "s", "--status", "lost").status == 2
+    assert durable("session", "unhook", "s", "1").status == 0
+    assert durable("session", "deliveries", "s", "--json").json() == []
+    receiver.status = 204
+    from datetime import datetime, timedelta, timezone
+
+    with freeze_time(datetime.now(timezone.utc) + timedelta(hours=1)):
+        durable("sweep")
+    assert len(receiver.requests) == 1  # never sent again
+    assert [e["data"] for e in durable("session", "events", "s", "--json").json() if e["type"] == "hook.deleted"] == [
+        {"hook_id": 1}]
