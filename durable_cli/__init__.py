@@ -10,7 +10,11 @@ def __getattr__(name):
         from .library import Store
 
         return Store
+    if name in ("StepFailed", "StepResult"):  # docs/reference/sessions.md §5.2: the library's steps
+        from . import steps
+
+        return getattr(steps, name)
     raise AttributeError(name)
 
 
-__all__ = ["Store", "DurableError", "__version__"]
+__all__ = ["Store", "DurableError", "StepFailed", "StepResult", "__version__"]

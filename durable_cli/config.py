@@ -31,6 +31,12 @@ KEYS = {
     "remote.url": ("url", None),
     "remote.token": ("text", None),
     "remote.timeout": ("duration", "10s"),
+    "work.model": ("text", None),
+    # traces (docs/reference/traces.md §15.1)
+    "telemetry.traces": ("choice:off,work,all", "off"),
+    "telemetry.endpoint": ("url", None),
+    "telemetry.content": ("bool", False),
+    "telemetry.timeout": ("duration10", "1s"),
 }
 
 ENVIRONMENT = {
@@ -39,6 +45,7 @@ ENVIRONMENT = {
     "defaults.lock_timeout": "DURABLE_LOCK_TIMEOUT",
     "remote.url": "DURABLE_REMOTE",
     "remote.token": "DURABLE_TOKEN",
+    "telemetry.traces": "DURABLE_TRACES",
 }
 
 
@@ -85,6 +92,12 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
         if isinstance(value, bool) or not isinstance(value, int) or value < (1 if kind == "positive" else 0):
             raise invalid(f"config {key}{where} must be a {'positive' if kind == 'positive' else 'non-negative'} integer, not {value!r}")
         return value
+    if kind == "bool":
+        if from_text and value in ("true", "false"):
+            value = value == "true"
+        if not isinstance(value, bool):
+            raise invalid(f"config {key}{where} must be true or false, not {value!r}")
+        return value
     if not isinstance(value, str):
         raise invalid(f"config {key}{where} must be a string, not {value!r}")
     if kind.startswith("choice:"):
@@ -93,6 +106,9 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
             raise invalid(f"config {key}{where} must be one of {', '.join(choices)}, not {value!r}")
     elif kind == "duration":
         durations.parse(value, what=f"duration for {key}")
+    elif kind == "duration10":
+        if durations.parse(value, what=f"duration for {key}") > 10:
+            raise invalid(f"config {key}{where} must be at most 10s, not {value!r}")
     elif kind == "duration0":
         durations.parse(value, allow_zero=True, what=f"duration for {key}")
     elif kind == "name":

@@ -12,6 +12,8 @@ EXIT_CODES = {
     "outcome_unknown": 7,  # remote mode: a write whose outcome is unknown after the retries (docs/reference/remote.md §13)
     "rate_limited": 8,
     "timeout": 9,
+    "not_approved": 10,  # durable step --approval: the request does not approve this call (docs/reference/sessions.md §5.2)
+    "refused": 11,  # durable step --approval: the request was declined or expired (docs/reference/sessions.md §5.2)
 }
 
 

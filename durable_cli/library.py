@@ -378,6 +378,25 @@ class Store(StoreOps):
         with self.open(address=state.Address("user", self.user, new, "user"), create=True) as session:
             return fork.write_fork(session, copy, title=title)
 
+    def step(self, name, key, fn, *, prompt=None, attempt=None, call_id=None, args=None, approval=None):
+        """docs/reference/sessions.md §5.2: run FN() at most once per (prompt, KEY) of session NAME as long as a run reaches its
+        commit, and replay its result afterwards: a StepResult(stdout, exit_status, replayed). FN runs without the
+        lock and returns bytes or str (exit status 0), or raises durable_cli.StepFailed(exit_status, stdout) to
+        record a failure; any other exception records nothing (the step abandoned) and propagates. The prompt
+        and start come from PROMPT/ATTEMPT, else (only when PROMPT is None) DURABLE_PROMPT_ID/DURABLE_ATTEMPT as
+        `durable step` reads them, else NAME's processing prompt. ARGS: the tool call's arguments (a JSON value)."""
+        from .steps import step_library
+
+        return step_library(self, name, key, fn, prompt=prompt, attempt=attempt, call_id=call_id, args=args,
+                            approval=approval)
+
+    def steps(self, name, *, prompt=None) -> list:
+        """`session steps`: NAME's step journal (docs/reference/sessions.md §5.2), by prompt id then seq; PROMPT keeps one prompt's."""
+        from .core import steps
+
+        with self.open(name) as session:
+            return steps.listing(session, prompt_id=prompt)
+
     def path(self, name=None) -> str:
         """The data directory, or NAME's object file (exit 3 when NAME is missing or not visible)."""
         if name is None:

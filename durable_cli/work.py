@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 
+from . import clock
 from .errors import DurableError, invalid
 
 OUTPUTS = ("auto", "text", "rows")
@@ -39,7 +40,7 @@ class Settings:
     """The checked options of one `work` run (exit 2 before anything is touched)."""
 
     def __init__(self, store, *, command, context=None, format=None, lease=None, wait=None, once=False,  # noqa: A002
-                 attempts=None, grace=None, output=None):
+                 attempts=None, grace=None, output=None, model=None):
         from . import durations
 
         config = store.config
@@ -69,6 +70,18 @@ class Settings:
 
         valid_policy(self.on_expiry, self.attempts)
         self.max_output = config.get("transcript.max_turn_bytes")
+        self.model = model if model is not None else config.get("work.model")
+        if self.model is not None:
+            from .config import valid_name
+
+            valid_name(self.model, "--model")
+        # live spans (docs/reference/traces.md §15.5): the setting is read here; nothing is imported unless traces are on
+        self.traces = config.get("telemetry.traces") != "off"
+        self.live = None
+        if self.traces:
+            from .telemetry import otlp
+
+            self.live = otlp.live(config)
 
 
 class Stop:
@@ -102,6 +115,7 @@ class Taken:
         self.name, self.address, self.doc, self.tenant = name, address, doc, tenant
         # docs/reference/sessions.md §5: the start is named by its start number (never lowered); attempts counts against --attempts
         self.id, self.attempt, self.attempts = doc["id"], doc["start"], doc["attempts"]
+        self.object_id = None  # asked only when live spans are sent (docs/reference/traces.md §15.5)
 
 
 class Run:
@@ -222,8 +236,9 @@ def backoff(attempts: int) -> int:
     return min(2 ** max(attempts - 1, 0), BACKOFF_CAP)
 
 
-def turn_of(settings, store, raw: bytes):
-    """CMD's stdout as the turn: (rows for finish, how many) or raise DurableError with the refusal."""
+def turn_of(settings, store, raw: bytes, ran=None):
+    """CMD's stdout as the turn: (rows for finish, how many) or raise DurableError with the refusal. A text
+    reply's meta holds RAN (started_at, ended_at: CMD's run) and the model of --model (docs/reference/traces.md §15.5)."""
     from .core import sessions, transcript
 
     if len(raw) > settings.max_output * OUTPUT_CAP_FACTOR:
@@ -241,7 +256,12 @@ def turn_of(settings, store, raw: bytes):
     reply = text[:-1] if text.endswith("\n") else text
     if not reply:
         raise invalid("the command wrote nothing on stdout: an empty reply is not a turn")
-    turn = sessions.plan_finish(store.config, reply=reply)
+    meta = {}
+    if settings.model is not None:
+        meta["model"] = settings.model
+    if ran is not None:
+        meta["started_at"], meta["ended_at"] = ran
+    turn = sessions.plan_finish(store.config, reply=reply, meta=meta or None)
     return turn, 1
 
 
@@ -394,7 +414,7 @@ class Supervisor:
         for key in ("DURABLE_TENANT", "DURABLE_REMOTE", "DURABLE_TOKEN", "DURABLE_HOME"):
             env.pop(key, None)
         env.update(DURABLE_SESSION=taken.name, DURABLE_PROMPT_ID=str(taken.id), DURABLE_ATTEMPT=str(taken.attempt),
-                   DURABLE_USER=self._user())
+                   DURABLE_USER=self._user(), DURABLE_GRACE=str(int(self.s.grace)))
         remote = getattr(self.store, "url", None)
         if remote:
             env["DURABLE_REMOTE"] = remote
@@ -405,6 +425,12 @@ class Supervisor:
             env["DURABLE_HOME"] = self.store.home
         if taken.tenant:
             env["DURABLE_TENANT"] = taken.tenant
+        if self.s.traces:  # CMD's own spans join the prompt's trace; an inherited TRACEPARENT is not passed on
+            env.pop("TRACEPARENT", None)
+            if self.s.live is not None and taken.object_id is not None:
+                from .telemetry.traces import traceparent
+
+                env["TRACEPARENT"] = traceparent(taken.object_id, taken.id)
         return env
 
     def _user(self) -> str:
@@ -417,11 +443,15 @@ class Supervisor:
         """Run CMD on TAKEN and record the outcome (or nothing, when the start was lost)."""
         if self.stop.status is not None:  # a signal came while the prompt was being taken
             return self._handed_back(taken, "stopped before the command started")
+        if self.s.live is not None and taken.object_id is None:
+            taken.object_id = self._on(taken, lambda session: session.meta()["id"])
+        started = clock.iso(clock.now())
         try:
             run = Run(self.s, taken, self.environment(taken), self.stop)
         except OSError as e:
             return self._failed(taken, f"the command could not be started: {e.strerror or e}")
         lost = self._supervise(run, taken)
+        ended = clock.iso(clock.now())
         self.stop.group = None
         run.finish()
         if lost is not None:
@@ -436,7 +466,7 @@ class Supervisor:
             reason = run.last_err or (f"command killed by signal {-code}" if code < 0 else f"command exited {code}")
             return self._failed(taken, reason)
         try:
-            turn, count = turn_of(self.s, self.store, run.stdout)
+            turn, count = turn_of(self.s, self.store, run.stdout, ran=(started, ended))
         except DurableError as e:
             # plan_finish speaks of `finish --reply`, an option the user of `work` never gave
             return self._failed(taken, "the reply" + e.message[len("--reply"):] if e.message.startswith("--reply:") else e.message)
@@ -449,6 +479,18 @@ class Supervisor:
                 return self._failed(taken, e.message)
             raise
         self._report(taken, "completed", done["attempts"], count, None)
+        self._send_spans(taken)
+
+    def _send_spans(self, taken) -> None:
+        """A finished prompt's spans, right after the commit that finished it (docs/reference/traces.md §15.5)."""
+        if self.s.live is None:
+            return
+        try:
+            record = self._on(taken, _record)
+        except DurableError as e:
+            self.s.live.warn(e.message)
+            return
+        self.s.live.send_prompt(record, taken.id)
 
     def _supervise(self, run, taken):
         """Wait for CMD, renewing the lease every third of it; a renewal that finds the start gone stops CMD
@@ -513,11 +555,37 @@ class Supervisor:
                 return self._report(taken, "lost", taken.attempts, 0, e.message)
             raise
         self._report(taken, outcome, doc["attempts"], 0, reason, note=note)
+        if outcome == "failed":
+            self._send_spans(taken)
 
     def _report(self, taken, outcome, attempts, rows, error, note=None, recorded=True):
         self.recorded = recorded and outcome != "lost"
         self.report({"name": taken.name, "prompt": taken.id, "outcome": outcome, "attempts": attempts, "rows": rows,
-                     "error": error}, note)
+                     "steps": self._steps(taken), "error": error}, note)
+
+    def _steps(self, taken) -> dict:
+        """docs/reference/sessions.md §5.2: the steps this start committed (`ran`) and replayed (`replayed`), in seq order."""
+        none = {"ran": [], "replayed": []}
+        if getattr(self.store, "url", None):
+            return none  # the remote journal is not read here yet
+        try:
+            from .core.steps import of_start
+
+            return self._on(taken, lambda session: of_start(session, taken.id, taken.attempt), tries=2)
+        except DurableError:
+            return none  # the session went away meanwhile: its outcome line still goes out
+
+
+def _record(session) -> dict:
+    """The object's export record (what batch export reads), locally or from the Worker."""
+    db = getattr(session, "db", None)
+    if db is not None:
+        from .core.rights import dump
+
+        return dump(db)
+    from .remote.backend import _floats, _joined
+
+    return _floats(_joined(lambda cursor: session._call("export", cursor=cursor)))
 
 
 def _note(text: str) -> None:

@@ -45,9 +45,12 @@ MEANINGS = {
     "outcome_unknown": "with --remote: a write whose outcome is unknown after the retries (retry it with the request id given)",
     "rate_limited": "durable limit hit refused",
     "timeout": "a --wait ended with nothing (session next, elicit wait)",
+    "not_approved": "durable step --approval: the request does not approve this call (pending, unbound, another call or arguments, used by another step)",
+    "refused": "durable step --approval: the request was declined or expired",
 }
 SUCCESS = (0, None, "success; also a confirmation answered no (nothing deleted, said on stderr)")
-SIGNALS = [(130, None, "interrupted by SIGINT; nothing changed"), (143, None, "interrupted by SIGTERM; nothing changed")]
+SIGNALS = [(75, None, "durable step: CMD exited 75 (or 128+N: was ended by signal N); nothing recorded, the step abandoned"),
+           (130, None, "interrupted by SIGINT; nothing changed"), (143, None, "interrupted by SIGTERM; nothing changed")]
 
 ENVIRONMENT = [
     ("DURABLE_HOME", "Data directory (below --home, above config defaults.home; default: the platform's user data directory, e.g. ~/.local/share/durable)."),

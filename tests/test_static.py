@@ -117,4 +117,7 @@ def test_the_largest_rules_have_unit_tests_beside_them():
     missing = [os.path.relpath(p, WORKER) for p in largest if not os.path.exists(p[:-3] + ".test.ts")]
     assert missing == [], f"no unit test beside: {', '.join(missing)}"
     with open(os.path.join(WORKER, "package.json"), encoding="utf-8") as f:
-        assert "src/rules/*.test.ts src/rules/transcript/*.test.ts" in f.read()  # npm test builds and runs them
+        assert '"test": "node test/run.mjs"' in f.read()
+    with open(os.path.join(WORKER, "test", "run.mjs"), encoding="utf-8") as f:
+        runner = f.read()  # npm test bundles every *.test.ts it finds under test/ and src/ and runs them
+    assert 'walk("src")' in runner and 'endsWith(".test.ts")' in runner

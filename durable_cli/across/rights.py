@@ -186,7 +186,7 @@ def _finish_leaving(store, handle, obj, row, out) -> None:
 
 # -- export / import --------------------------------------------------------------------------------
 
-def export(store, *, name=None, user=None, all_objects=False, progress=None):
+def export(store, *, name=None, user=None, all_objects=False, progress=None, updated_since=None):
     """Versioned JSONL records, one per object with all its rows (a generator). Each record is read
     under its object's lock and yielded after the lock is released (a slow reader blocks no writer).
     Objects the index does not know are found as forget finds them; a busy or corrupt object is
@@ -198,6 +198,8 @@ def export(store, *, name=None, user=None, all_objects=False, progress=None):
         return
     out = receipt()
     rows = find_objects(store, out, owner=None if all_objects else user)
+    if updated_since is not None:  # export --format otlp --since: an object last updated before it is not opened
+        rows = [r for r in rows if r.get("updated_at") is None or r["updated_at"] >= updated_since]
 
     def job(row):
         with store.objects.open(row["id"], create=False, what=address_of(row).what) as handle:

@@ -59,3 +59,17 @@ def _fields(values) -> dict:
     out = dict(zip(FIELDS, (v or 0 for v in values)))
     out["cost_usd"] = round(float(out["cost_usd"]), 10)
     return out
+
+
+def by_day_and_model(store, days: int) -> dict:
+    """`durable ui`'s usage page (docs/reference/ui.md §16.3): the acting user's figures per UTC day and model over
+    the last DAYS UTC days (today included), and their total (equal to `usage --newer-than DAYSd`'s)."""
+    where, params = retention.ls_where(store, all_objects=True)
+    where.append("u.day >= ?")
+    params.append(clock.iso(clock.now() - days * 86400 * 1000)[:10])
+    source = f"FROM usage u JOIN objects o ON o.id = u.object_id WHERE {' AND '.join(where)}"
+    index = store.objects.index(create=False)
+    rows = [{"day": r[0], "model": r[1], **_fields(r[2:])} for r in _tuples(
+        index, f"SELECT u.day, u.model, {_SUMS} {source} GROUP BY u.day, u.model ORDER BY u.day, u.model IS NULL, u.model", params)]
+    total = _tuples(index, f"SELECT {_SUMS} {source}", params)
+    return {"rows": rows, "total": _fields(total[0] if total else (0,) * len(FIELDS))}

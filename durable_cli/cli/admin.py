@@ -66,83 +66,225 @@ def _nothing_of(user, doc, json_out) -> bool:
 
 
 def export(
-    name: str = typer.Argument(None, metavar="[NAME]", help="Session NAME (or --user / --all).", autocompletion=complete_name, show_default=False),
+    names: list[str] = typer.Argument(None, metavar="[NAME]...", help="Session NAMEs (or --user / --all).", autocompletion=complete_name, show_default=False),
     user: str = typer.Option(None, "--user", metavar="U", help="Every object user U owns, their memory included."),
     all_objects: bool = typer.Option(False, "--all", help="Every object of every user and tenant: the whole installation."),
+    format_: str = typer.Option("durable", "--format", metavar="durable|otlp", help="durable: versioned JSONL records; otlp: OpenTelemetry GenAI traces (needs the otel extra)."),
     output: str = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to FILE (mode 0600, not inside the data directory), renamed into place when complete, instead of stdout."),
+    since: str = typer.Option(None, "--since", metavar="DUR|TIME", help="otlp: only the turns that ended at or after this (a duration back from now, or an RFC 3339 time)."),
+    content: bool = typer.Option(None, "--content/--no-content", help="otlp: record text, arguments, results, names and users in the spans (default: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)."),
+    endpoint: str = typer.Option(None, "--endpoint", metavar="URL", help="otlp: send the spans by OTLP/HTTP to URL (as is) instead of writing them."),
+    send: bool = typer.Option(False, "--send", help="otlp: send the spans to the configured endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, telemetry.endpoint)."),
     json_out: bool = typer.Option(False, "--json", help="Also print the receipt (what was exported or skipped) as JSON on stderr."),
 ):
-    """Export objects as versioned JSONL, one record per object with all its rows.
+    """Export objects as versioned JSONL, one record per object with all its rows, or as OTLP traces.
 
     Example: durable export --user alice --output alice.jsonl
     """
     import json
-    import os
 
-    if sum(x is not None and x is not False for x in (name, user, all_objects)) != 1:
+    names = list(names or [])
+    if sum(x for x in (bool(names), user is not None, bool(all_objects))) != 1:
         raise DurableError("give exactly one of NAME, --user U or --all", "invalid_input")
+    if format_ not in ("durable", "otlp"):
+        raise DurableError(f"unknown --format {format_!r}: use durable or otlp", "invalid_input")
+    otlp = format_ == "otlp"
+    if not otlp:
+        given = [o for o, v in (("--since", since is not None), ("--content/--no-content", content is not None),
+                                ("--endpoint", endpoint is not None), ("--send", send)) if v]
+        if given:
+            raise DurableError(f"{given[0]} needs --format otlp", "invalid_input")
+    settings: dict = _otlp_settings(output, since, content, endpoint, send) if otlp else {}
     if user is not None:
         from ..config import valid_name
 
         valid_name(user, "user")
-    target = _export_target(output) if output is not None else None  # before anything is read
+    sending = otlp and settings["url"] is not None
+    target = _export_target(output) if output is not None and not sending else None  # before anything is read
     bar = render.progress("export")
-    records = store().export(name=name, user=user, all_objects=all_objects, progress=bar)
-    tmp = None
+    if len(names) > 1 or (otlp and names):  # every NAME is resolved (read) before anything is written or sent
+        records = [r for n in names for r in store().export(name=n)]
+    else:
+        cut = {"updated_since": settings["since_ns"] // 1_000_000} if otlp and settings["since_ns"] is not None else {}
+        records = store().export(name=names[0] if names else None, user=user, all_objects=all_objects, progress=bar, **cut)
+    failure = None
+    exported: list = []
+    counts = {"spans": 0, "traces": 0}
     try:
-        if output is None:
-            stream = sys.stdout
-        elif target is None:  # a pipe, a terminal, /dev/stdout: written directly
-            try:
-                stream = open(output, "w", encoding="utf-8")
-            except OSError as e:
-                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input") from e
-        else:  # a regular file: written beside itself, renamed into place when complete
-            tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.durable-export-{os.urandom(6).hex()}")
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except OSError as e:
-                tmp = None
-                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input") from e
-            stream = os.fdopen(fd, "w", encoding="utf-8")
-        failure = None
-        exported = []
-        try:
-            for record in records:
-                line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-                render.out(line) if output is None else stream.write(line + "\n")
-                exported.append({"id": record["id"], "owner": record["owner"], "name": record["name"], "what": "exported"})
-        except DurableError as e:
-            if not getattr(e, "after_output", False):
-                raise
-            failure = e  # busy or corrupt objects skipped: the others are written, then the exit says so
-        if tmp is not None:
-            stream.flush()
-            os.fsync(stream.fileno())
-            stream.close()
-            try:
-                os.replace(tmp, target)
-            except OSError as e:
-                os.unlink(tmp)
-                tmp = None
-                raise DurableError(f"cannot write --output {output}: {e.strerror}", "invalid_input") from e
-            tmp = None
-        elif output is not None:
-            stream.close()
+        if sending:
+            failure = _send_otlp(records, settings, exported, counts)
+        else:
+            with _Output(output, target) as write:
+                try:
+                    for record in records:
+                        if otlp:
+                            for line in _otlp_lines(record, settings, counts):
+                                write(line)
+                        else:
+                            write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+                        exported.append({"id": record["id"], "owner": record["owner"], "name": record["name"], "what": "exported"})
+                except DurableError as e:
+                    if not getattr(e, "after_output", False):
+                        raise
+                    failure = e  # busy or corrupt objects skipped: the others are written, then the exit says so
         if json_out:  # stdout holds the records: the receipt goes to stderr (docs/reference/json.md §10)
             skipped = getattr(failure, "receipt", None) or {}
-            sys.stderr.write(json.dumps({"deleted": [], "skipped": skipped.get("skipped", []), "changed": exported,
-                                         "dry_run": False}, ensure_ascii=False, separators=(",", ":")) + "\n")
+            doc = {"deleted": [], "skipped": skipped.get("skipped", []), "changed": exported, "dry_run": False}
+            if otlp:
+                doc.update(counts)
+            sys.stderr.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
         if failure is not None:
             raise failure
     finally:
         bar.stop()
-        if tmp is not None:
+
+
+class _Output:
+    """Where export writes its lines: stdout, a pipe or device written directly, or a regular file written
+    beside itself and renamed into place when complete (mode 0600; docs/reference/retention.md §7)."""
+
+    def __init__(self, output, target):
+        self.output, self.target, self.tmp, self.stream = output, target, None, None
+
+    def __enter__(self):
+        import os
+
+        output, target = self.output, self.target
+        if output is None:
+            return render.out
+        if target is None:  # a pipe, a terminal, /dev/stdout: written directly
+            try:
+                self.stream = open(output, "w", encoding="utf-8")
+            except OSError as e:
+                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input") from e
+        else:
+            tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.durable-export-{os.urandom(6).hex()}")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except OSError as e:
+                raise DurableError(f"cannot write --output {output!r}: {e.strerror}", "invalid_input") from e
+            self.tmp = tmp
+            self.stream = os.fdopen(fd, "w", encoding="utf-8")
+        stream = self.stream
+        return lambda line: stream.write(line + "\n")
+
+    def __exit__(self, kind, error, tb):
+        import os
+
+        stream, tmp = self.stream, self.tmp
+        if stream is None:
+            return False
+        if kind is not None:
             if not stream.closed:
                 stream.close()
-            os.unlink(tmp)
-        elif output is not None and target is None and "stream" in locals() and not stream.closed:
+            if tmp is not None:
+                os.unlink(tmp)
+            return False
+        if tmp is None:
             stream.close()
+            return False
+        stream.flush()
+        os.fsync(stream.fileno())
+        stream.close()
+        try:
+            os.replace(tmp, self.target)
+        except OSError as e:
+            os.unlink(tmp)
+            raise DurableError(f"cannot write --output {self.output}: {e.strerror}", "invalid_input") from e
+        return False
+
+
+def _otlp_settings(output, since, content, endpoint, send) -> dict:
+    """Every check of `export --format otlp` that needs no object (docs/reference/traces.md §15.3): exit 2 before
+    anything is read or sent."""
+    import os
+
+    from .. import clock
+
+    if output is not None and (endpoint is not None or send):
+        raise DurableError("--output cannot be combined with --endpoint or --send", "invalid_input")
+    if endpoint is not None and send:
+        raise DurableError("give --endpoint URL or --send, not both", "invalid_input")
+    since_ns = _since_ns(since, clock.now()) if since is not None else None
+    from ..telemetry import otlp
+
+    url = None
+    if endpoint is not None:
+        url = otlp.check_url(endpoint, "--endpoint")
+    elif send:
+        url = otlp.configured_endpoint(store().config)
+        if not url:
+            raise DurableError("--send needs an endpoint: set OTEL_EXPORTER_OTLP_ENDPOINT (or "
+                               "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or config telemetry.endpoint)", "invalid_input")
+        otlp.check_url(url, "the OTLP endpoint")
+    if url is not None:
+        otlp.check_protocol()
+    if content is None:
+        flag = os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower()
+        content = flag in ("true", "span_only", "span_and_event")
+    builder = otlp.Builder()  # exit 2 naming the extra when the SDK is missing, before anything is read
+    return {"url": url, "since_ns": since_ns, "content": content, "builder": builder,
+            "timeout": otlp.request_timeout() if url is not None else None}
+
+
+def _since_ns(text: str, now_ms: int) -> int:
+    """--since: a duration back from now, or an RFC 3339 time with a zone, as epoch nanoseconds; else exit 2."""
+    from .. import durations
+    from ..telemetry import traces
+
+    at = traces.rfc3339_ns(text)
+    if at is not None:
+        return at
+    if text and text[0].isdigit() and not text.isdigit() and "-" not in text and ":" not in text:
+        return (now_ms - durations.parse(text, what="--since duration") * 1000) * 1_000_000
+    raise DurableError(f"invalid --since {text!r}: use a duration back from now (30m, 7d) or an RFC 3339 time "
+                       "with a zone (2026-12-01T09:00:00Z)", "invalid_input")
+
+
+def _spans_of(record, settings, counts) -> list:
+    from ..telemetry import traces
+
+    spans = traces.session_spans(record, content=settings["content"], since_ns=settings["since_ns"])
+    counts["spans"] += len(spans)
+    counts["traces"] += sum(1 for s in spans if s.parent_id is None)
+    return spans
+
+
+def _otlp_lines(record, settings, counts):
+    """The OTLP/JSON lines of one session: one ExportTraceServiceRequest per 10,000 spans, none without spans."""
+    import json
+
+    from ..telemetry import otlp
+
+    spans = _spans_of(record, settings, counts)
+    builder = settings["builder"]
+    for i in range(0, len(spans), otlp.LINE):
+        yield json.dumps(builder.json_line(builder(spans[i:i + otlp.LINE])), ensure_ascii=False, separators=(",", ":"))
+
+
+def _send_otlp(records, settings, exported, counts):
+    """Every session's spans to the endpoint, BATCH a request; the first request not accepted is exit 7."""
+    from ..telemetry import otlp
+
+    sender = otlp.Sender(settings["builder"], settings["url"], settings["timeout"])
+    failure = None
+    try:
+        try:
+            for record in records:
+                spans = _spans_of(record, settings, counts)
+                try:
+                    sender.send(spans)
+                except otlp.NotSent as e:
+                    counts["spans"] = sender.sent
+                    raise otlp.storage_error(settings["url"], str(e), sender.sent) from None
+                exported.append({"id": record["id"], "owner": record["owner"], "name": record["name"], "what": "exported"})
+        except DurableError as e:
+            if not getattr(e, "after_output", False):
+                raise
+            failure = e
+    finally:
+        sender.close()
+    return failure
 
 
 def _export_target(output: str):

@@ -22,7 +22,9 @@ MODULES = {
     "search": "search", "usage": "search",
     "remote": "remote",
     "work": "work",
+    "step": "step",
     "mcp": "mcp",
+    "ui": "ui",
 }
 
 
@@ -193,6 +195,7 @@ def run(argv) -> int:
 
     argv = list(argv)
     G.home = G.user = G.tenant = G.lock_timeout = G.remote = G._store = None
+    G.argv = argv
     D.committing = D.exiting = False
     D.pending = D.requested = None
     if "durable_cli.deliver" in sys.modules:
@@ -230,7 +233,7 @@ def run(argv) -> int:
 
                 render.document(e.document, "json" if as_json else "plain")
             _flush()
-            error(e.message, e.code, e.exit_status, as_json)
+            error(e.message, e.code, e.exit_status, as_json, extra=getattr(e, "extra", None))
             status = e.exit_status
         except (PipeClosed, BrokenPipeError):
             status = 0  # `durable ls | head -1`: the reader has what it wanted

@@ -30,6 +30,10 @@ def ask(
     choice: list[str] = typer.Option(None, "--choice", metavar="C", help="An allowed answer (repeatable)."),
     timeout: str = typer.Option(None, "--timeout", metavar="DUR", help="Expire the request after DUR."),
     request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: the same ID and question returns the request it made, asking nothing again."),
+    approver: list[str] = typer.Option(None, "--approver", metavar="USER", help="Only USER may answer (repeatable; at most 32)."),
+    call_id: str = typer.Option(None, "--call-id", metavar="ID", help="Bind the request to this tool call (with --args), for 'durable step --approval'."),
+    args: str = typer.Option(None, "--args", metavar="JSON", help="The tool call's arguments (with --call-id)."),
+    approve: list[str] = typer.Option(None, "--approve", metavar="C", help="A choice that approves the call (repeatable; default: approve)."),
     json_out: bool = JSON,
 ):
     """Ask a person something; prints the request id.
@@ -37,8 +41,14 @@ def ask(
     Example: id=$(durable elicit ask deploy --prompt "Ship v2?" --choice yes --choice no --timeout 1h)
     """
     timeout_seconds = seconds(timeout, what="--timeout")
+    value = None
+    if args is not None:
+        from ..steps import parse_args
+
+        value = parse_args(args)
     # input first (docs/reference/output.md §4): the question, choices and --request-id are checked before NAME is looked for
-    doc = store().run(name, "ask", prompt, choices=choice or [], timeout_seconds=timeout_seconds, request_id=request_id)
+    doc = store().run(name, "ask", prompt, choices=choice or [], timeout_seconds=timeout_seconds, request_id=request_id,
+                      call_id=call_id, args=value, approve=approve or None, approvers=approver or None)
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))
 
 

@@ -14,6 +14,7 @@ class Globals:
     tenant = None
     lock_timeout = None
     remote = None
+    argv = None  # this run's command line (`durable step` finds its `--` in it)
     _store = None
 
 

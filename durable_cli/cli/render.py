@@ -204,12 +204,13 @@ def text_turns(turns) -> None:
         out_console.print(Padding(Text(line), (0, 0, 0, indent)) if indent else Text(line))
 
 
-def error(message: str, code: str, exit_status: int, as_json: bool) -> None:
+def error(message: str, code: str, exit_status: int, as_json: bool, extra=None) -> None:
+    """The one-line error of docs/reference/output.md §4; EXTRA: fields the JSON form adds (`reason`, `request` of a step's approval)."""
     if sys.stderr is None:
         return
     try:
         if as_json:
-            sys.stderr.write(_dumps({"error": {"code": code, "message": message, "exit_status": exit_status}}) + "\n")
+            sys.stderr.write(_dumps({"error": {"code": code, "message": message, "exit_status": exit_status, **(extra or {})}}) + "\n")
         else:
             sys.stderr.write(f"durable: error: {message}\n")
         sys.stderr.flush()
@@ -455,7 +456,10 @@ def elicit_table(requests) -> None:
             answer += f" ({r['answered_by']})"
         if r.get("comment"):
             answer += f": {r['comment']}"
-        cells.append([str(r["id"]), r["status"], _cell("prompt", r.get("prompt")), ", ".join(r.get("choices") or []),
+        question = r.get("prompt")
+        if r.get("call_id") is not None:  # the call a bound request approves, shown to whoever answers (docs/reference/hitl.md §8)
+            question = f"{question} [call {r['call_id']}: {_dumps(r.get('args'))}]"
+        cells.append([str(r["id"]), r["status"], _cell("prompt", question), ", ".join(r.get("choices") or []),
                       _cell("answer", answer), _when_request(r)])
     fitted(cols, cells)
 

@@ -403,6 +403,23 @@ def queue(
 
 
 @app.command()
+def steps(
+    name: str = NAME,
+    prompt: int = typer.Option(None, "--prompt", metavar="ID", help="Only this prompt's steps."),
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """List the session's step journal: every step by prompt, then in the order each KEY was first reserved.
+
+    Example: durable session steps fix-login --jsonl | jq -r '.key + " " + .status'
+    """
+    items = store().steps(name, prompt=prompt)
+    if mode(json_out, jsonl) == "plain":
+        items = [{**i, "stdout": None, "stdout_base64": None} for i in items]  # the stdout fields are read with --json
+    render.listing(items, mode(json_out, jsonl))
+
+
+@app.command()
 def events(
     name: str = NAME,
     since: int = typer.Option(0, "--since", metavar="SEQ", help="Only events after SEQ."),

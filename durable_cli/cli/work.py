@@ -27,6 +27,7 @@ def work(
     grace: str = typer.Option(None, "--grace", metavar="DUR", help="After a signal or a lost lease, how long CMD has before it is killed (default 10s)."),
     output: str = typer.Option(None, "--output", metavar="[auto|text|rows]", help="CMD's stdout: text (the reply), rows (JSONL rows) or auto (default).",
                                autocompletion=complete_choices("auto", "text", "rows")),
+    model: str = typer.Option(None, "--model", metavar="NAME", help="The model of a text reply, in its meta (default config work.model): usage --by model and traces name it."),
     json_out: bool = typer.Option(False, "--json", help="One JSON line per prompt handled on stdout.", callback=one_output),
 ):
     """Work on a session's prompt queue: take each prompt, run CMD on it, record its turn.
@@ -46,7 +47,7 @@ def work(
         raise DurableError("give a session NAME or --all (one of them)", "invalid_input")
     s = store()
     settings = Settings(s, command=command, context=context, format=fmt, lease=lease, wait=wait, once=once,
-                        attempts=attempts, grace=grace, output=output)
+                        attempts=attempts, grace=grace, output=output, model=model)
     def report(line, note=None):
         if json_out:
             render.out(json.dumps(line, ensure_ascii=False, separators=(",", ":")))  # compact, as every --json (docs/reference/output.md §4)
@@ -58,6 +59,9 @@ def work(
             what += f", {line['rows']} row{'s' if line['rows'] != 1 else ''})" if line["outcome"] == "completed" else ")"
             if line["error"]:
                 what += f": {note or line['error']}"
+            ran, replayed = len(line["steps"]["ran"]), len(line["steps"]["replayed"])
+            if ran or replayed:
+                what += f", {ran} step{'s' if ran != 1 else ''} ran, {replayed} replayed"
             _note(what)
 
     return Supervisor(s, settings, name=name, everywhere=everywhere, report=report).run()

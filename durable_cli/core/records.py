@@ -36,7 +36,8 @@ KEYS = {"participants": "user", "prompts": "id", "turns": "seq", "events": "seq"
 SEQUENCED = ("prompts", "turns", "events", "requests", "schedules", "hooks")
 # Tables keyed by several columns (an adapter's tables): rows are unique and listed in this order.
 COMPOSITE_KEYS = {"lg_checkpoints": ("checkpoint_ns", "checkpoint_id"),
-                  "lg_writes": ("checkpoint_ns", "checkpoint_id", "task_id", "idx"), "lg_mirrored": ("message_id",)}
+                  "lg_writes": ("checkpoint_ns", "checkpoint_id", "task_id", "idx"), "lg_mirrored": ("message_id",),
+                  "steps": ("prompt_id", "key")}
 # Tables only a LangGraph thread's object holds (docs/reference/integrations.md §12: object.adapter = "langgraph").
 ADAPTER_TABLES = {"lg_checkpoints": "langgraph", "lg_writes": "langgraph", "lg_mirrored": "langgraph"}
 # Columns a record may carry but import recomputes (a cache, or a generated column).
@@ -331,10 +332,23 @@ V5 = _extend(V4, prompts={"attempts": _count, "handed_back": opt(_positive), "no
 # their attempts as it
 V6 = _extend(V5, prompts={"start": _count})
 
-# version 7 (docs/reference/sessions.md §5.3): the schedule that queued a prompt, the schedules and the hooks (secrets
-# included; deliveries are not exported)
+# version 7 (docs/reference/sessions.md §5.2): each object's step journal (stdout as base64 text), and the tool call an elicit request
+# is bound to (its arguments, their RFC 8785 hash, the approve set) and who may answer it
 V7 = _extend(
     V6,
+    steps={"prompt_id": _positive, "key": _nonempty, "seq": _positive, "status": enum("running", "done", "abandoned"),
+           "attempt": _count, "token": opt(_nonempty), "renewed_at": opt(_time), "runs": _count, "replays": _count,
+           "last_replay_attempt": opt(_positive), "exit_status": opt(_int), "stdout": opt(_blob),
+           "stdout_bytes": opt(_count), "output_too_large": _flag, "redacted": _flag, "call_id": opt(_nonempty),
+           "args_sha256": opt(_nonempty), "approval": opt(_positive), "started_at": _time, "ended_at": opt(_time)},
+    requests={"call_id": opt(_nonempty), "args": opt(_json_text()), "args_sha256": opt(_nonempty),
+              "approve": opt(_json_text()), "approvers": opt(_json_text())},
+)
+
+# version 8 (docs/reference/sessions.md §5.3): the schedule that queued a prompt, the schedules and the hooks (secrets
+# included; deliveries are not exported)
+V8 = _extend(
+    V7,
     prompts={"schedule_id": opt(_positive)},
     schedules={"id": _positive, "kind": enum("at", "every", "cron"), "content": _text, "source": opt(_text),
                "author": opt(_name), "at": opt(_time), "every": opt(_positive), "cron": opt(_nonempty), "tz": opt(_nonempty),
@@ -344,7 +358,7 @@ V7 = _extend(
            "author": opt(_name), "created_at": _time},
 )
 
-FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7}
+FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7, 8: V8}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 
@@ -543,7 +557,7 @@ def _check_relations(c, scope, owner, limit, where) -> None:
         if not any(p["role"] == "owner" for p in people):
             raise Bad(say("record_tenant_owner"))
     else:
-        for table in ("participants", "prompts", "turns", "events", "requests"):
+        for table in ("participants", "prompts", "turns", "events", "requests", "steps"):
             if c.get(table):
                 where[:] = [table]
                 raise Bad(say("record_reserved_empty"))
@@ -604,6 +618,14 @@ def _check_relations(c, scope, owner, limit, where) -> None:
                 raise Bad(say("record_answer", answer=r["answer"]))
         elif r["answer"] is not None:
             raise Bad(say("record_answer_null", status=r["status"]))
+    prompt_ids = {p["id"] for p in c["prompts"]}
+    for i, st in enumerate(c.get("steps", [])):
+        where[:] = [f"steps[{i}].prompt_id"]
+        if st["prompt_id"] not in prompt_ids:
+            raise Bad(f"names prompt {st['prompt_id']}, which the record does not hold")
+        where[:] = [f"steps[{i}].stdout"]
+        if st["stdout"] is not None and len(st["stdout"]) > 1_048_576:
+            raise Bad("holds more than the 1 MiB a step keeps")
     for i, e in enumerate(c["events"]):
         where[:] = [f"events[{i}].data"]
         _too_large(len(e["data"].encode("utf-8")), limit)

@@ -13,9 +13,9 @@ from . import records as _records
 from . import state
 
 FORMAT = "durable-export"
-VERSION = 7  # 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter; 4: LangGraph tables; 5: prompt attempts, hand-back order, delay, lease policy; 6: prompt start numbers; 7: schedules, hooks, prompt schedule_id
+VERSION = 8  # 8: schedules, hooks, prompt schedule_id; 7: each object's step journal, elicit requests' binding and approvers; 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter; 4: LangGraph tables; 5: prompt attempts, hand-back order, delay, lease policy; 6: prompt start numbers
 TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets",
-          "lg_checkpoints", "lg_writes", "lg_mirrored", "schedules", "hooks")  # not deliveries (docs/reference/sessions.md §5.3)
+          "lg_checkpoints", "lg_writes", "lg_mirrored", "steps", "schedules", "hooks")  # not deliveries (docs/reference/sessions.md §5.3)
 
 
 def dump(db) -> dict:

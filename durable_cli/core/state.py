@@ -195,7 +195,8 @@ def pending_at(db):
 # The object's row with what index.db derives from the rest (next alarm, newest seq, oldest startable prompt),
 # in one statement: index_row runs after every write
 _INDEX_ROW = (
-    "SELECT " + ", ".join(META_COLUMNS) + ", (" + NEXT_ALARM_AT + "), (SELECT coalesce(max(seq), 0) FROM turns), (" + PENDING_AT + ") FROM object"
+    "SELECT " + ", ".join(META_COLUMNS) + ", (" + NEXT_ALARM_AT + "), (SELECT coalesce(max(seq), 0) FROM turns), (" + PENDING_AT + "),"
+    " (SELECT count(*) FROM requests WHERE status = 'pending') FROM object"
 )
 
 
@@ -211,13 +212,13 @@ def index_row_and_meta(db):
     if found is None:
         return None
     m = dict(zip(META_COLUMNS, found))
-    alarm, seq_max, pending = found[len(META_COLUMNS):]
+    alarm, seq_max, pending, questions = found[len(META_COLUMNS):]
     row = {
         "id": m["id"], "scope": m["scope"], "owner": m["owner"], "name": m["name"], "title": m["title"],
         "status": m["status"], "created_at": m["created_at"], "updated_at": m["updated_at"],
         "last_active_at": m["last_active_at"], "turns": m["live_turns"], "tokens": m["live_tokens"],
         "expires_at": m["expires_at"], "next_alarm_at": alarm, "external_id": m["external_id"],
-        "seq_max": seq_max, "pending_at": pending,
+        "seq_max": seq_max, "pending_at": pending, "pending_requests": questions,
     }
     if m["scope"] != "reserved":  # docs/reference/retention.md §7 usage: the object's totals per UTC day and model
         row["usage"] = db.execute(

@@ -137,7 +137,8 @@ TOOLS = {
         "Ask the person a question (stored in the session first); returns the request, answered when the client "
         "could ask, else pending (answerable with 'durable elicit answer'). The same request_id returns the same request.",
         {"name": NAME, "prompt": _arg("ask", "prompt"), "choices": _arg("ask", "choices"), "timeout": DURATION,
-         "request_id": _arg("ask", "request_id")},
+         "request_id": _arg("ask", "request_id"), "call_id": _arg("ask", "call_id"), "args": _arg("ask", "args"),
+         "approve": _arg("ask", "approve"), "approvers": _arg("ask", "approvers")},
         ["name", "prompt"], result="request"),
     "limit_hit": _tool(
         "Take one token from the user's rate-limit bucket KEY (rate N/DUR, e.g. 5/1m); refused: error rate_limited.",
@@ -479,7 +480,8 @@ class Tools:
         # input first (docs/reference/output.md §4), as `elicit ask`: exit 2 whether NAME exists or not, and nothing is touched
         timeout = _seconds(a, "timeout")
         args = seam.bind("ask", a["prompt"], choices=a.get("choices") or [], timeout_seconds=timeout,
-                         request_id=a.get("request_id"))
+                         request_id=a.get("request_id"), call_id=a.get("call_id"), args=a.get("args"),
+                         approve=a.get("approve"), approvers=a.get("approvers"))
         with self._open(a["name"]) as s:
             before = {r["id"] for r in s.requests(pending_only=True)} if a.get("request_id") is not None else set()
             request = s.run("ask", args)
@@ -494,9 +496,8 @@ class Tools:
         no longer pending (answered elsewhere, expired) is returned as it stands."""
         with self._open(name) as s:
             try:
-                if action == "accept":
-                    return s.answer(request_id, choice)
-                return s.decline(request_id, action)
+                # the person's answer, whatever the request's approvers (docs/reference/hitl.md §8)
+                return s.decline(request_id, action, choice=choice if action == "accept" else None)
             except DurableError as e:
                 if e.code != "conflict":
                     raise
@@ -1061,7 +1062,10 @@ class DurableMCP:
         request, made_now = await self.run_sync(self.tools.ask, a)
         if not made_now or not self.can_elicit(ctx):
             return ok(unanswered(request))
-        question = types.ElicitRequestFormParams(message=request["prompt"], requested_schema=self.answer_schema(request["choices"]))
+        message = request["prompt"]
+        if request.get("call_id") is not None:  # the person sees the very call they approve (docs/reference/hitl.md §8)
+            message += f"\n\ntool call {request['call_id']}, arguments: {json.dumps(request['args'], ensure_ascii=False)}"
+        question = types.ElicitRequestFormParams(message=message, requested_schema=self.answer_schema(request["choices"]))
         if self.modern(ctx):
             return types.InputRequiredResult(
                 input_requests={"answer": types.ElicitRequest(params=question)},

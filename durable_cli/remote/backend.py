@@ -572,6 +572,17 @@ class RemoteStore(StoreOps):
     def path(self, name=None):
         raise not_available("path")
 
+    def step(self, name, key, fn, **_kw):
+        self.steps(name)
+
+    def steps(self, name, **_kw):
+        """The step journal is not on the Worker yet: NAME's existence and visibility answered first (exit 3, as
+        every command's), then exit 2."""
+        with self.open(name) as session:
+            session.show()
+        raise invalid("steps (docs/reference/sessions.md §5.2) do not work with --remote in this version yet; run them against a "
+                      "local data directory")
+
     def backup(self, dest, **_kw):
         raise not_available("backup")
 
@@ -796,7 +807,7 @@ class RemoteStore(StoreOps):
         }
         return self._send(body, write=write)
 
-    def export(self, *, name=None, user=None, all_objects=False, progress=None):
+    def export(self, *, name=None, user=None, all_objects=False, progress=None, updated_since=None):
         """As across/rights.export: one record per object (a generator), each the object's DO's own dump, exactly
         the local export's form. NAME: one object; USER: the objects USER owns, their memory included (another
         user's: admin token); ALL_OBJECTS: every object the index knows (admin token). A busy or unreadable
@@ -820,6 +831,8 @@ class RemoteStore(StoreOps):
         rows = self._index_rows(user=None if all_objects else user, all_users=all_objects, reserved=True)
         if not all_objects:
             rows = [r for r in rows if r["owner"] == user and r["scope"] in ("user", "session", "reserved")]
+        if updated_since is not None:  # export --format otlp --since (docs/reference/traces.md §15.3)
+            rows = [r for r in rows if not isinstance(r.get("updated_at"), int) or r["updated_at"] >= updated_since]
         out = receipt()
         memory = None
         if not all_objects and not any(r["scope"] == "reserved" for r in rows):

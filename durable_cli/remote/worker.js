@@ -90,6 +90,9 @@ var contract_default = {
     meta_usage: "meta.usage must be an object with input_tokens and output_tokens",
     meta_usage_count: "meta.usage.{key} must be an integer from 0 to 10^12",
     meta_cost: "meta.cost_usd must be a finite number from 0 to 10^9",
+    meta_times_both: "meta.started_at and meta.ended_at go together: give both or neither",
+    meta_time: "meta.{key} must be an RFC 3339 time with a zone, e.g. 2026-12-05T10:00:03.120Z",
+    meta_times_order: "meta.ended_at must not be before meta.started_at",
     invalid_row_role: "invalid role {role!r}: use one of {roles}",
     content_not_string: "content must be a string",
     tool_calls_not_assistant: "tool calls belong on assistant rows, not {role} rows",
@@ -257,8 +260,8 @@ var contract_default = {
       fork_plan: { worker: "fork.forkPlan", write: false, creates: false, erases: false, args: { at: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, cursor: { type: "json" } } },
       fork_create: { worker: "fork.forkCreate", write: true, creates: true, erases: false, parts: ["rows"], args: { source: { type: "object", required: true }, rows: { type: "array", required: true }, title: { type: "string" }, part: { type: "object" } } },
       delete: { worker: "retention.remove", write: true, creates: false, erases: true, args: {} },
-      ask: { rule: "elicit.ask", write: true, creates: false, erases: false, plain: true, positional: ["prompt"], args: { prompt: { type: "string", required: true, check: "prompt_text" }, choices: { type: "array", items: { type: "string" }, max_items: 1e3, default: [], check: "choices" }, timeout_seconds: { type: "integer", min: 1, max: 31536e5, default: null }, request_id: { type: "string", default: null, check: "request_id" } } },
-      decline: { rule: "elicit.decline", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true } } },
+      ask: { rule: "elicit.ask", write: true, creates: false, erases: false, plain: true, positional: ["prompt"], args: { prompt: { type: "string", required: true, check: "prompt_text" }, choices: { type: "array", items: { type: "string" }, max_items: 1e3, default: [], check: "choices" }, timeout_seconds: { type: "integer", min: 1, max: 31536e5, default: null }, request_id: { type: "string", default: null, check: "request_id" }, call_id: { type: "string", default: null }, args: { type: "json", default: null }, approve: { type: "array", items: { type: "string" }, max_items: 1e3, default: null }, approvers: { type: "array", items: { type: "string" }, max_items: 1e3, default: null } } },
+      decline: { rule: "elicit.decline", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true }, choice: { type: "string", default: null } } },
       requests: { rule: "elicit.list_requests", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
       request: { rule: "elicit.get", write: false, creates: false, erases: false, plain: true, positional: ["request_id"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       answer: { rule: "elicit.answer", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "choice"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, choice: { type: "string", required: true }, comment: { type: "string", default: null } } },
@@ -321,7 +324,9 @@ var contract_default = {
     },
     outcome_unknown: { exit: 7, http: null },
     rate_limited: { exit: 8, http: 429 },
-    timeout: { exit: 9, http: 408 }
+    timeout: { exit: 9, http: 408 },
+    not_approved: { exit: 10, http: 409 },
+    refused: { exit: 11, http: 409 }
   },
   shapes: {
     session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "schedules", "hooks"],
@@ -333,7 +338,7 @@ var contract_default = {
     participant: ["user", "role", "joined_at"],
     row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
     window: ["turns", "tokens", "budget"],
-    request: ["id", "status", "prompt", "choices", "created_at", "expires_at", "answer", "comment", "answered_by", "answered_at"],
+    request: ["id", "status", "prompt", "choices", "created_at", "expires_at", "answer", "comment", "answered_by", "answered_at", "approvers", "call_id", "args", "args_sha256", "approve", "approved"],
     fact: ["key", "value", "source", "confirmed", "created_at", "confirmed_at", "expires_at"],
     limit: ["key", "allowed", "remaining", "retry_after"],
     ttl: ["name", "ttl_seconds", "expires_at"]
@@ -3351,8 +3356,8 @@ var OBJECT_OPS = {
   fork_plan: { "worker": "fork.forkPlan", "write": false, "creates": false, "erases": false, "args": { "at": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "cursor": { "type": "json" } } },
   fork_create: { "worker": "fork.forkCreate", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "source": { "type": "object", "required": true }, "rows": { "type": "array", "required": true }, "title": { "type": "string" }, "part": { "type": "object" } } },
   delete: { "worker": "retention.remove", "write": true, "creates": false, "erases": true, "args": {} },
-  ask: { "rule": "elicit.ask", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt"], "args": { "prompt": { "type": "string", "required": true, "check": "prompt_text" }, "choices": { "type": "array", "items": { "type": "string" }, "max_items": 1e3, "default": [], "check": "choices" }, "timeout_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" } } },
-  decline: { "rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true } } },
+  ask: { "rule": "elicit.ask", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt"], "args": { "prompt": { "type": "string", "required": true, "check": "prompt_text" }, "choices": { "type": "array", "items": { "type": "string" }, "max_items": 1e3, "default": [], "check": "choices" }, "timeout_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "call_id": { "type": "string", "default": null }, "args": { "type": "json", "default": null }, "approve": { "type": "array", "items": { "type": "string" }, "max_items": 1e3, "default": null }, "approvers": { "type": "array", "items": { "type": "string" }, "max_items": 1e3, "default": null } } },
+  decline: { "rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true }, "choice": { "type": "string", "default": null } } },
   requests: { "rule": "elicit.list_requests", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
   request: { "rule": "elicit.get", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["request_id"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   answer: { "rule": "elicit.answer", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "choice": { "type": "string", "required": true }, "comment": { "type": "string", "default": null } } },
@@ -3789,6 +3794,17 @@ var schema_default = {
       ]
     },
     {
+      name: "step journal and bound requests",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS steps ( prompt_id INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, status TEXT NOT NULL, attempt INTEGER NOT NULL, token TEXT, renewed_at INTEGER, runs INTEGER NOT NULL DEFAULT 0, replays INTEGER NOT NULL DEFAULT 0, last_replay_attempt INTEGER, exit_status INTEGER, stdout BLOB, stdout_bytes INTEGER, output_too_large INTEGER NOT NULL DEFAULT 0, redacted INTEGER NOT NULL DEFAULT 0, call_id TEXT, args_sha256 TEXT, approval INTEGER, started_at INTEGER NOT NULL, ended_at INTEGER, PRIMARY KEY (prompt_id, key) );",
+        "ALTER TABLE requests ADD COLUMN call_id TEXT;",
+        "ALTER TABLE requests ADD COLUMN args TEXT;",
+        "ALTER TABLE requests ADD COLUMN args_sha256 TEXT;",
+        "ALTER TABLE requests ADD COLUMN approve TEXT;",
+        "ALTER TABLE requests ADD COLUMN approvers TEXT;"
+      ]
+    },
+    {
       name: "schedules, hooks and deliveries",
       statements: [
         "CREATE TABLE IF NOT EXISTS schedules ( id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, content TEXT NOT NULL, source TEXT, author TEXT, at INTEGER, every INTEGER, cron TEXT, tz TEXT, next_at INTEGER NOT NULL, last_fired_at INTEGER, last_prompt_id INTEGER, fired INTEGER NOT NULL DEFAULT 0, missed INTEGER NOT NULL DEFAULT 0, request_id TEXT UNIQUE, request_hash TEXT, created_at INTEGER NOT NULL );",
@@ -3950,7 +3966,36 @@ function metaProblem(v, lexemes) {
     }
   }
   if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return say("meta_cost");
+  if ("started_at" in v || "ended_at" in v) {
+    if (!("started_at" in v) || !("ended_at" in v)) return say("meta_times_both");
+    const start = timeNs(v.started_at), end = timeNs(v.ended_at);
+    if (start === null || end === null) return say("meta_time", { key: start === null ? "started_at" : "ended_at" });
+    if (end < start) return say("meta_times_order");
+  }
   return null;
+}
+var TIME = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))$/;
+var DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+function timeNs(text4) {
+  if (typeof text4 !== "string") return null;
+  const m = TIME.exec(text4);
+  if (m === null) return null;
+  const [y, mo, d, h, mi, sec] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  if (!(y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= DAYS[mo - 1] + (mo === 2 && leap ? 1 : 0) && h <= 23 && mi <= 59 && sec <= 59)) return null;
+  let offset2 = 0;
+  if (m[9]) {
+    const oh = Number(m[10]), om = Number(m[11]);
+    if (oh > 23 || om > 59) return null;
+    offset2 = (oh * 60 + om) * 60 * (m[9] === "+" ? 1 : -1);
+  }
+  const yy = y - (mo <= 2 ? 1 : 0);
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const days = era * 146097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719468;
+  const seconds = days * 86400 + h * 3600 + mi * 60 + sec - offset2;
+  return BigInt(seconds) * 1000000000n + BigInt((m[7] ?? "").padEnd(9, "0"));
 }
 function checkMeta(v, where, lexemes) {
   const problem = metaProblem(v, lexemes);
@@ -4473,7 +4518,7 @@ function forkCopy(obj, r, where, bad) {
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
-  version: 7,
+  version: 8,
   max_time: 253402300799999,
   max_ttl: 31536e5,
   tables: {
@@ -4859,6 +4904,26 @@ var records_default = {
       answered_at: {
         check: "time",
         optional: true
+      },
+      call_id: {
+        check: "nonempty",
+        optional: true
+      },
+      args: {
+        check: "json",
+        optional: true
+      },
+      args_sha256: {
+        check: "nonempty",
+        optional: true
+      },
+      approve: {
+        check: "json",
+        optional: true
+      },
+      approvers: {
+        check: "json",
+        optional: true
       }
     },
     facts: {
@@ -4977,6 +5042,93 @@ var records_default = {
       },
       seq: {
         check: "positive",
+        optional: true
+      }
+    },
+    steps: {
+      prompt_id: {
+        check: "positive",
+        optional: false
+      },
+      key: {
+        check: "nonempty",
+        optional: false
+      },
+      seq: {
+        check: "positive",
+        optional: false
+      },
+      status: {
+        check: "enum",
+        optional: false,
+        values: [
+          "running",
+          "done",
+          "abandoned"
+        ]
+      },
+      attempt: {
+        check: "count",
+        optional: false
+      },
+      token: {
+        check: "nonempty",
+        optional: true
+      },
+      renewed_at: {
+        check: "time",
+        optional: true
+      },
+      runs: {
+        check: "count",
+        optional: false
+      },
+      replays: {
+        check: "count",
+        optional: false
+      },
+      last_replay_attempt: {
+        check: "positive",
+        optional: true
+      },
+      exit_status: {
+        check: "int",
+        optional: true
+      },
+      stdout: {
+        check: "blob",
+        optional: true
+      },
+      stdout_bytes: {
+        check: "count",
+        optional: true
+      },
+      output_too_large: {
+        check: "flag",
+        optional: false
+      },
+      redacted: {
+        check: "flag",
+        optional: false
+      },
+      call_id: {
+        check: "nonempty",
+        optional: true
+      },
+      args_sha256: {
+        check: "nonempty",
+        optional: true
+      },
+      approval: {
+        check: "positive",
+        optional: true
+      },
+      started_at: {
+        check: "time",
+        optional: false
+      },
+      ended_at: {
+        check: "time",
         optional: true
       }
     },
@@ -5110,6 +5262,10 @@ var records_default = {
     ],
     lg_mirrored: [
       "message_id"
+    ],
+    steps: [
+      "prompt_id",
+      "key"
     ]
   },
   adapter_tables: {
@@ -5218,7 +5374,12 @@ var records_default = {
       "answer",
       "comment",
       "answered_by",
-      "answered_at"
+      "answered_at",
+      "call_id",
+      "args",
+      "args_sha256",
+      "approve",
+      "approvers"
     ],
     facts: [
       "key",
@@ -5255,6 +5416,28 @@ var records_default = {
     lg_mirrored: [
       "message_id",
       "seq"
+    ],
+    steps: [
+      "prompt_id",
+      "key",
+      "seq",
+      "status",
+      "attempt",
+      "token",
+      "renewed_at",
+      "runs",
+      "replays",
+      "last_replay_attempt",
+      "exit_status",
+      "stdout",
+      "stdout_bytes",
+      "output_too_large",
+      "redacted",
+      "call_id",
+      "args_sha256",
+      "approval",
+      "started_at",
+      "ended_at"
     ],
     schedules: [
       "id",
@@ -5299,6 +5482,7 @@ var records_default = {
     lg_checkpoints: [],
     lg_writes: [],
     lg_mirrored: [],
+    steps: [],
     schedules: [],
     hooks: []
   },
@@ -5314,6 +5498,7 @@ var records_default = {
     "lg_checkpoints",
     "lg_writes",
     "lg_mirrored",
+    "steps",
     "schedules",
     "hooks"
   ]
@@ -6424,19 +6609,72 @@ function expireLeases(obj, t) {
 }
 
 // src/rules/elicit.ts
-var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at";
-var requestJson = (r) => ({
-  id: r[0],
-  status: r[1],
-  prompt: r[2],
-  choices: JSON.parse(r[3]),
-  created_at: iso(r[4]),
-  expires_at: iso(r[5]),
-  answer: r[6],
-  comment: r[7],
-  answered_by: r[8],
-  answered_at: iso(r[9])
-});
+import { createHash as createHash3 } from "node:crypto";
+var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at, approvers, call_id, args, args_sha256, approve";
+var MAX_APPROVERS = 32;
+var requestJson = (r) => {
+  const approve = r[14] === null || r[14] === void 0 ? null : JSON.parse(r[14]);
+  let approved = null;
+  if (r[11] !== null && r[11] !== void 0 && r[1] === "answered") approved = r[6] !== null && approve.includes(r[6]);
+  else if (r[11] !== null && r[11] !== void 0 && r[1] === "expired") approved = false;
+  return {
+    id: r[0],
+    status: r[1],
+    prompt: r[2],
+    choices: JSON.parse(r[3]),
+    created_at: iso(r[4]),
+    expires_at: iso(r[5]),
+    answer: r[6],
+    comment: r[7],
+    answered_by: r[8],
+    answered_at: iso(r[9]),
+    approvers: r[10] === null || r[10] === void 0 ? [] : JSON.parse(r[10]),
+    call_id: r[11] ?? null,
+    args: r[12] === null || r[12] === void 0 ? null : JSON.parse(r[12]),
+    args_sha256: r[13] ?? null,
+    approve,
+    approved
+  };
+};
+function canonical2(value) {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return "[" + value.map(canonical2).join(",") + "]";
+  const o = value;
+  return "{" + Object.keys(o).sort().map((k) => JSON.stringify(k) + ":" + canonical2(o[k])).join(",") + "}";
+}
+var argsSha256 = (value) => createHash3("sha256").update(canonical2(value)).digest("hex");
+function checkBinding(obj, a, choices) {
+  const approvers = [...new Set(a.approvers ?? [])];
+  if ((a.approvers ?? []).length > MAX_APPROVERS) throw invalid(`at most ${MAX_APPROVERS} --approver users may be named`);
+  for (const u of approvers) validName(u, "user");
+  let approve = [...a.approve ?? []];
+  const callId = a.call_id ?? null;
+  const hasArgs = a.args !== null && a.args !== void 0;
+  if (callId === null !== !hasArgs) throw invalid("--call-id and --args go together: give both, or neither");
+  if (callId === null) {
+    if (approve.length) throw invalid("--approve needs --call-id and --args: it names the choices that approve a tool call");
+    return { choices, approve: null, argsText: null, sha: null, approvers };
+  }
+  if (typeof callId !== "string" || [...callId].length < 1 || [...callId].length > 128 || !printable(callId)) {
+    throw invalid("invalid --call-id: use 1-128 printable characters");
+  }
+  if (!choices.length) {
+    choices = ["approve", "decline"];
+    if (!approve.length) approve = ["approve"];
+  } else if (!approve.length) throw invalid("say which choices approve the call with --approve");
+  for (const c of approve) {
+    if (!choices.includes(c)) throw invalid(say("choice_not_offered", { choice: c, choices: choices.join(", ") }));
+  }
+  approve = [...new Set(approve)];
+  const argsText = JSON.stringify(a.args);
+  const enc = new TextEncoder();
+  const size = enc.encode(a.prompt).length + enc.encode(pyJson(choices)).length + enc.encode(argsText).length;
+  const limit = obj.config.max_turn_bytes;
+  if (size > limit) {
+    throw invalid(`the request is ${size} bytes with its choices and arguments, more than transcript.max_turn_bytes (${limit})`);
+  }
+  return { choices, approve, argsText, sha: argsSha256(a.args), approvers };
+}
 function visible(obj) {
   requireSession(obj);
   obj.requireVisible();
@@ -6460,13 +6698,15 @@ function checkAsk(prompt2, choices) {
 }
 function ask2(obj, a) {
   const key = validRequestId(a.request_id) ?? null;
-  const choices = checkAsk(a.prompt, a.choices ?? []);
+  const b = checkBinding(obj, a, checkAsk(a.prompt, a.choices ?? []));
+  const choices = b.choices;
   visible(obj);
   if (key !== null) {
     const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
     if (made) {
       const asked = get(obj, { request_id: made[0] });
-      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices)) {
+      const sameApprovers = JSON.stringify([...asked.approvers].sort()) === JSON.stringify([...b.approvers].sort());
+      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices) || asked.call_id !== (a.call_id ?? null) || asked.args_sha256 !== b.sha || !sameApprovers) {
         throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
       }
       return asked;
@@ -6475,28 +6715,44 @@ function ask2(obj, a) {
   const t = now();
   check(obj, "write");
   const id = obj.db.one(
-    "INSERT INTO requests (status, prompt, choices, created_at, expires_at) VALUES ('pending', ?, ?, ?, ?) RETURNING id",
+    "INSERT INTO requests (status, prompt, choices, created_at, expires_at, approvers, call_id, args, args_sha256, approve) VALUES ('pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     a.prompt,
     pyJson(choices),
     t,
-    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null
+    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null,
+    b.approvers.length ? pyJson(b.approvers) : null,
+    a.call_id ?? null,
+    b.argsText,
+    b.sha,
+    b.approve === null ? null : pyJson(b.approve)
   )[0];
   event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
   touch(obj);
   return get(obj, { request_id: id });
 }
 function decline(obj, a) {
-  if (a.action !== "decline" && a.action !== "cancel") throw invalid(say("invalid_elicit_action", { action: a.action }));
+  if (a.action !== "decline" && a.action !== "cancel" && a.action !== "accept") {
+    throw invalid(say("invalid_elicit_action", { action: a.action }));
+  }
   const request = get(obj, a);
+  const choice = a.choice ?? null;
+  if (a.action === "accept") {
+    if (!choice) throw invalid(say("empty_choice"));
+    if (request.choices.length && !request.choices.includes(choice)) {
+      throw invalid(say("choice_not_offered", { choice, choices: request.choices.join(", ") }));
+    }
+  }
   if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
+  const [answer3, comment] = a.action === "accept" ? [choice, null] : [null, a.action];
   obj.db.run(
-    "UPDATE requests SET status = 'answered', answer = NULL, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
-    a.action,
-    obj.actor,
+    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    answer3,
+    comment,
+    request.approvers.length ? request.approvers[0] : obj.actor,
     now(),
     a.request_id
   );
-  event(obj, "elicit.answered", { request_id: a.request_id, answer: null });
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: answer3 });
   touch(obj);
   return get(obj, a);
 }
@@ -6511,6 +6767,9 @@ function answer2(obj, a) {
     throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
   }
   if (!a.choice) throw invalid(say("empty_choice"));
+  if (request.approvers.length && !request.approvers.includes(obj.actor)) {
+    throw denied(`${obj.actor} may not answer request ${a.request_id} of ${obj.what}: only ${request.approvers.join(", ")} may (its --approver)`);
+  }
   if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
   obj.db.run(
     "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",

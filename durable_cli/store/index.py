@@ -16,6 +16,7 @@ from . import paths as _paths
 COLUMNS = (
     "id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
     "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "seq_max", "pending_at",
+    "pending_requests",
 )
 _UPSERT = (
     f"INSERT OR REPLACE INTO objects ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"

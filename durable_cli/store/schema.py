@@ -328,6 +328,29 @@ MIGRATIONS = [
         """,
     ),
     (
+        "step journal and bound requests",  # docs/reference/sessions.md §5.2: one row per (prompt, KEY); requests bound to a call
+        # status running|done|abandoned (a running row reads abandoned once its start ended or it was not
+        # renewed for 30 s); token: the reservation's; attempt: the start that holds or committed it; seq: the
+        # order in which the prompt's KEYs were first reserved. requests: the call a request approves (call_id,
+        # args as JSON text, args_sha256), its approve set and approvers (JSON arrays).
+        """
+        CREATE TABLE IF NOT EXISTS steps (
+            prompt_id INTEGER NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, status TEXT NOT NULL,
+            attempt INTEGER NOT NULL, token TEXT, renewed_at INTEGER,
+            runs INTEGER NOT NULL DEFAULT 0, replays INTEGER NOT NULL DEFAULT 0, last_replay_attempt INTEGER,
+            exit_status INTEGER, stdout BLOB, stdout_bytes INTEGER, output_too_large INTEGER NOT NULL DEFAULT 0,
+            redacted INTEGER NOT NULL DEFAULT 0, call_id TEXT, args_sha256 TEXT, approval INTEGER,
+            started_at INTEGER NOT NULL, ended_at INTEGER,
+            PRIMARY KEY (prompt_id, key)
+        );
+        ALTER TABLE requests ADD COLUMN call_id TEXT;
+        ALTER TABLE requests ADD COLUMN args TEXT;
+        ALTER TABLE requests ADD COLUMN args_sha256 TEXT;
+        ALTER TABLE requests ADD COLUMN approve TEXT;
+        ALTER TABLE requests ADD COLUMN approvers TEXT;
+        """,
+    ),
+    (
         "schedules, hooks and deliveries",  # docs/reference/sessions.md §5.3: prompts that enqueue themselves later, URLs told of
         # each outcome, and the outbox of those outcomes (a delivery written in the outcome's own transaction).
         # Times in ms; schedules.every in seconds; request_hash: the creating request's, for --request-id.
@@ -449,6 +472,12 @@ INDEX_MIGRATIONS = [
         # docs/reference/integrations.md §12: a tombstone answers only the participants the thread had when deleted (JSON array of user
         # names; null: buried before they were kept, answered to a user-scoped thread's owner only)
         "ALTER TABLE tombstones ADD COLUMN members TEXT;",
+    ),
+    (
+        "pending_requests",
+        # docs/reference/ui.md §16.3: the sessions list's "N questions waiting" badge, from index.db alone (the
+        # object's pending human-in-the-loop requests, counted at each write's sleep; 0 until the object is written)
+        "ALTER TABLE objects ADD COLUMN pending_requests INTEGER NOT NULL DEFAULT 0;",
     ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)

@@ -120,10 +120,11 @@ def test_a_prompt_started_before_start_numbers_keeps_its_attempts_as_its_start(d
     durable("session", "prompt", "s", "x")
     take(durable, "s")
     path = durable("path", "s").out.strip()
+    from tests.helpers import downgrade_to
+
     db = sqlite3.connect(path)
-    db.execute("ALTER TABLE prompts DROP COLUMN start")
-    db.execute(f"PRAGMA user_version={schema.VERSION - 1}")
-    db.commit()
+    before = [name for name, _ in schema.MIGRATIONS].index("prompt start numbers")  # what later steps add goes too
+    downgrade_to(db, "".join(sql for _, sql in schema.MIGRATIONS[:before]), before)
     db.close()
     p = j(durable("session", "queue", "s", "--json"))[0]
     assert (p["attempts"], p["start"]) == (1, 1)  # its holder was told 1

@@ -10,7 +10,8 @@ status = run(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'hashlib', '_hashlib', 'tomllib', 'platformdirs', 'dataclasses')
                or m in ('durable_cli.across.search', 'durable_cli.across.usage') or m.startswith('durable_cli.remote')
                or m.startswith('durable_cli.integrations') or m == 'http.client'
-               or m.split('.')[0] in ('mcp', 'mcp_types', 'anyio'))
+               or m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'opentelemetry', 'google')
+               or m in ('durable_cli.telemetry.otlp', 'durable_cli.telemetry.traces'))
 print(status, ",".join(heavy))
 """
 
@@ -31,6 +32,12 @@ def test_hot_commands_import_no_rich_no_pydantic(durable):
     assert probe("transcript", "recent", "hot", "--limit", "20", "--json") == (0, "")
     assert probe("session", "prompt", "hot", "hi") == (0, "")
     assert probe("ls", "--json") == (0, "")
+
+
+def test_work_imports_no_opentelemetry_while_traces_are_off(durable):
+    """docs/reference/traces.md §15.1: the SDK (and protobuf) only in commands that send or write spans."""
+    assert probe("session", "prompt", "hot", "hi") == (0, "")
+    assert probe("work", "hot", "--once", "--command", "echo ok") == (0, "")
 
 
 def test_piped_output_has_no_ansi(durable_proc):

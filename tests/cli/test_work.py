@@ -51,8 +51,8 @@ def test_text_reply_input_and_environment(durable, tmp_path):
            " echo 'the answer'")
     r = work("s", "--command", cmd, "--wait", "0", "--json", "--context", "500")
     assert r.status == 0, r.err
-    assert lines(r.out) == [{"name": "s", "prompt": 1, "outcome": "completed", "attempts": 1, "rows": 1, "error": None}]
-    assert r.out == '{"name":"s","prompt":1,"outcome":"completed","attempts":1,"rows":1,"error":null}\n'  # compact (docs/reference/output.md §4)
+    assert lines(r.out) == [{"name": "s", "prompt": 1, "outcome": "completed", "attempts": 1, "rows": 1, "steps": {"ran": [], "replayed": []}, "error": None}]
+    assert r.out == '{"name":"s","prompt":1,"outcome":"completed","attempts":1,"rows":1,"steps":{"ran":[],"replayed":[]},"error":null}\n'  # compact (docs/reference/output.md §4)
     expected = "remote" if os.environ.get("DURABLE_REMOTE") else "home"
     assert seen.read_text().split() == ["s", "1", "1", "alice", expected]
     doc = json.loads((tmp_path / "seen.json").read_text())

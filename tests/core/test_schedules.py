@@ -300,7 +300,7 @@ def test_export_and_import_carry_schedules_exactly_and_fork_copies_none(home):
         durable("session", "unschedule", "n", "1")
         before = durable("session", "schedules", "n", "--json").json()
         dump = durable("export", "n").out
-        assert json.loads(dump)["version"] == 7
+        assert json.loads(dump)["version"] == 8
         assert durable("session", "fork", "n", "f").status == 0
         assert durable("session", "schedules", "f", "--json").json() == []
         durable("delete", "n", "--yes")

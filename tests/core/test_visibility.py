@@ -51,13 +51,15 @@ SESSION_COMMANDS = {
     "elicit list": [[]],
     "elicit answer": [["1", "--choice", "yes"]],
     "elicit wait": [["1"], ["1", "--wait", "1s"]],
+    "step": [["k", "--", "true"]],
+    "session steps": [[]],
 }
 CREATING = {("session create", ()), ("session prompt", ("hello",)), ("transcript append", ("hello", "--role", "user"))}
 # `import` creates from a file rather than a NAME argument; its visibility is Store.visible (see the report).
 NOT_BY_NAME = {"ls", "purge", "sweep", "forget", "import", "backup", "doctor", "config get", "config set",
                "config unset", "config list", "config path", "memory set", "memory get", "memory list",
                "memory confirm", "memory forget", "limit hit", "search", "usage", "remote dev",
-               "remote install", "remote token", "remote revoke", "remote reindex", "mcp"}
+               "remote install", "remote token", "remote revoke", "remote reindex", "mcp", "ui"}
 
 TENANT = ["--tenant", "acme"]
 HIDDEN = ("zkept", "zlocked", "zbroken")  # bob's objects, invisible to mallory
@@ -67,7 +69,7 @@ def test_every_command_that_takes_a_name_is_covered():
     seen = {" ".join(path) for path, _ in leaf_commands()}
     assert seen == set(SESSION_COMMANDS) | NOT_BY_NAME, "a new command: add it to SESSION_COMMANDS or NOT_BY_NAME"
     for path, cmd in leaf_commands():
-        assert any(p.name == "name" for p in cmd.params) == (" ".join(path) in SESSION_COMMANDS), path
+        assert any(p.name in ("name", "names") for p in cmd.params) == (" ".join(path) in SESSION_COMMANDS), path
 
 
 def _bob_makes(durable, name):

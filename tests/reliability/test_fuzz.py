@@ -16,7 +16,7 @@ DOCUMENTED = {0, 2, 3, 4, 5, 6, 7, 8, 9}
 # What runs until something happens or a signal comes (a server; `work`, `--follow` and `--wait`, waiting for
 # ever or for a drawn `1h`): a drawn run of one hung the suite (`remote dev`, hypothesis's pick). Their own
 # bad input is tested where they are (tests/remote/, tests/cli/test_work.py, test_follow.py).
-LONG_RUNNING = {("remote", "dev"), ("work",)}
+LONG_RUNNING = {("remote", "dev"), ("work",), ("ui",)}
 WAITING = {"--follow", "-f", "--wait"}
 
 

@@ -17,7 +17,7 @@ NOT_TARGETED = {"command", "help"}
 
 # A server runs until it is signalled: `remote dev` with a value that passes would never return here
 # (its own bad input is tested in tests/remote/).
-SERVERS = {("remote", "dev")}
+SERVERS = {("remote", "dev"), ("ui",)}
 
 
 def commands():

@@ -146,6 +146,9 @@ def prune(obj, *, older_than: int, dry_run: bool = False) -> dict:
         return {"deleted": len(doomed), "dry_run": dry_run}
     with obj.handle.transaction():
         gone = sorted(doomed)
+        # docs/reference/sessions.md §5.2: the steps of the finished prompts whose text goes, all of a prompt's steps at once
+        obj.db.executemany("DELETE FROM steps WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ?"
+                           " AND status NOT IN ('pending', 'processing'))", [(s,) for s in gone])
         obj.db.executemany("DELETE FROM turns WHERE seq = ?", [(s,) for s in gone])
         obj.db.executemany("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", [(PRUNED, s) for s in gone])
         live = obj.db.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL").fetchone()
@@ -176,6 +179,9 @@ def redact(obj, seq: int) -> dict:
         if row[SUPERSEDED] is None:
             obj.db.execute("UPDATE object SET live_tokens = live_tokens - ? + ?", (row[TOKENS], count))
         obj.db.execute("UPDATE prompts SET content = ? WHERE turn_seq = ?", (REDACTED, seq))
+        # docs/reference/sessions.md §5.2: a prompt's user turn redacted redacts its steps' stdout (key, status, exit status stay)
+        obj.db.execute("UPDATE steps SET stdout = NULL, redacted = 1 WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ?)",
+                       (seq,))
         _drop_removed_tokens(obj)
         state.event(obj, "transcript.redacted", {"seq": seq})
         state.touch(obj)  # a redaction is activity (docs/reference/storage.md §3)

@@ -145,7 +145,52 @@ def _meta(value, where):
         cost = value["cost_usd"]
         if type(cost) not in (int, float) or not 0 <= cost <= MAX_COST:  # NaN fails the comparison
             raise invalid(where + say("meta_cost"))
+    if "started_at" in value or "ended_at" in value:  # when the model call ran (docs/reference/traces.md §15.2)
+        if "started_at" not in value or "ended_at" not in value:
+            raise invalid(where + say("meta_times_both"))
+        start, end = time_ns(value["started_at"]), time_ns(value["ended_at"])
+        if start is None or end is None:
+            raise invalid(where + say("meta_time", key="started_at" if start is None else "ended_at"))
+        if end < start:
+            raise invalid(where + say("meta_times_order"))
     return value
+
+
+_TIME = None
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def time_ns(text):
+    """An RFC 3339 time with a zone (`2026-12-05T10:00:03.120Z`, fractions to nanoseconds, offsets) as epoch
+    nanoseconds, or None when TEXT is not one (a bad date, a 60th second, no zone). The twin of row.ts timeNs."""
+    global _TIME
+    if type(text) is not str:
+        return None
+    if _TIME is None:
+        import re
+
+        _TIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))", re.ASCII)
+    m = _TIME.fullmatch(text)
+    if m is None:
+        return None
+    y, mo, d, h, mi, sec = (int(m.group(i)) for i in range(1, 7))
+    leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+    if not (1 <= y and 1 <= mo <= 12 and 1 <= d <= _DAYS[mo - 1] + (mo == 2 and leap) and h <= 23 and mi <= 59 and sec <= 59):
+        return None
+    offset = 0
+    if m.group(9):
+        oh, om = int(m.group(10)), int(m.group(11))
+        if oh > 23 or om > 59:
+            return None
+        offset = (oh * 60 + om) * 60 * (1 if m.group(9) == "+" else -1)
+    # days from the civil date (Howard Hinnant's algorithm), exact in integers on both runtimes
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    seconds = days * 86400 + h * 3600 + mi * 60 + sec - offset
+    return seconds * 1_000_000_000 + int((m.group(7) or "").ljust(9, "0"))
 
 
 _PLAIN_ROLES = ROLES[:4]  # every role but `tool` (a tuple: `in` must not hash what the input holds)

@@ -53,8 +53,8 @@ export const OBJECT_OPS = {
   fork_plan: {"worker": "fork.forkPlan", "write": false, "creates": false, "erases": false, "args": {"at": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "cursor": {"type": "json"}}},
   fork_create: {"worker": "fork.forkCreate", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": {"source": {"type": "object", "required": true}, "rows": {"type": "array", "required": true}, "title": {"type": "string"}, "part": {"type": "object"}}},
   delete: {"worker": "retention.remove", "write": true, "creates": false, "erases": true, "args": {}},
-  ask: {"rule": "elicit.ask", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt"], "args": {"prompt": {"type": "string", "required": true, "check": "prompt_text"}, "choices": {"type": "array", "items": {"type": "string"}, "max_items": 1000, "default": [], "check": "choices"}, "timeout_seconds": {"type": "integer", "min": 1, "max": 3153600000, "default": null}, "request_id": {"type": "string", "default": null, "check": "request_id"}}},
-  decline: {"rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": {"request_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "action": {"type": "string", "required": true}}},
+  ask: {"rule": "elicit.ask", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt"], "args": {"prompt": {"type": "string", "required": true, "check": "prompt_text"}, "choices": {"type": "array", "items": {"type": "string"}, "max_items": 1000, "default": [], "check": "choices"}, "timeout_seconds": {"type": "integer", "min": 1, "max": 3153600000, "default": null}, "request_id": {"type": "string", "default": null, "check": "request_id"}, "call_id": {"type": "string", "default": null}, "args": {"type": "json", "default": null}, "approve": {"type": "array", "items": {"type": "string"}, "max_items": 1000, "default": null}, "approvers": {"type": "array", "items": {"type": "string"}, "max_items": 1000, "default": null}}},
+  decline: {"rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": {"request_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "action": {"type": "string", "required": true}, "choice": {"type": "string", "default": null}}},
   requests: {"rule": "elicit.list_requests", "write": false, "creates": false, "erases": false, "plain": true, "args": {"pending_only": {"type": "boolean", "default": false}}},
   request: {"rule": "elicit.get", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["request_id"], "args": {"request_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   answer: {"rule": "elicit.answer", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": {"request_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "choice": {"type": "string", "required": true}, "comment": {"type": "string", "default": null}}},
@@ -154,8 +154,8 @@ export type ObjectArgs = {
   fork_plan: { at?: number | null; cursor?: unknown };
   fork_create: { source: Record<string, unknown>; rows: unknown[]; title?: string | null; part?: Record<string, unknown> | null };
   delete: Record<never, never>;
-  ask: { prompt: string; choices?: string[] | null; timeout_seconds?: number | null; request_id?: string | null };
-  decline: { request_id: number; action: string };
+  ask: { prompt: string; choices?: string[] | null; timeout_seconds?: number | null; request_id?: string | null; call_id?: string | null; args?: unknown; approve?: string[] | null; approvers?: string[] | null };
+  decline: { request_id: number; action: string; choice?: string | null };
   requests: { pending_only?: boolean | null };
   request: { request_id: number };
   answer: { request_id: number; choice: string; comment?: string | null };

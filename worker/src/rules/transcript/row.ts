@@ -67,7 +67,39 @@ export function metaProblem(v: any, lexemes?: Map<string, string>): string | nul
     }
   }
   if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return say("meta_cost");
+  if ("started_at" in v || "ended_at" in v) { // when the model call ran (docs/reference/traces.md §15.2)
+    if (!("started_at" in v) || !("ended_at" in v)) return say("meta_times_both");
+    const start = timeNs(v.started_at), end = timeNs(v.ended_at);
+    if (start === null || end === null) return say("meta_time", { key: start === null ? "started_at" : "ended_at" });
+    if (end < start) return say("meta_times_order");
+  }
   return null;
+}
+
+const TIME = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))$/;
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** core/transcript/row.py time_ns: an RFC 3339 time with a zone as epoch nanoseconds (a BigInt), or null. */
+export function timeNs(text: unknown): bigint | null {
+  if (typeof text !== "string") return null;
+  const m = TIME.exec(text);
+  if (m === null) return null;
+  const [y, mo, d, h, mi, sec] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  if (!(y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= DAYS[mo - 1] + (mo === 2 && leap ? 1 : 0) && h <= 23 && mi <= 59 && sec <= 59)) return null;
+  let offset = 0;
+  if (m[9]) {
+    const oh = Number(m[10]), om = Number(m[11]);
+    if (oh > 23 || om > 59) return null;
+    offset = (oh * 60 + om) * 60 * (m[9] === "+" ? 1 : -1);
+  }
+  const yy = y - (mo <= 2 ? 1 : 0);
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const days = era * 146097 + yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy - 719468;
+  const seconds = days * 86400 + h * 3600 + mi * 60 + sec - offset;
+  return BigInt(seconds) * 1000000000n + BigInt((m[7] ?? "").padEnd(9, "0"));
 }
 
 function checkMeta(v: any, where: string, lexemes?: Map<string, string>) {
