@@ -159,3 +159,6 @@ def sweep(json_out: bool = JSON):
     finally:
         bar.stop()
     render.receipt(doc, mode(json_out))
+    if "durable_cli.deliver" in sys.modules:  # docs/reference/sessions.md §5.3: every due delivery the sweep's wakes found
+        render.flush()
+        sys.modules["durable_cli.deliver"].after_commit(budget=300.0)

@@ -27,12 +27,13 @@ EVENT_TYPES = frozenset((
     "prompt.queued", "prompt.started", "prompt.completed", "prompt.failed", "prompt.lease_expired",
     "prompt.dequeued", "transcript.summarized", "transcript.pruned", "transcript.redacted", "elicit.asked",
     "elicit.answered", "elicit.expired", "ttl.set", "transcript.popped", "transcript.cleared", "session.forked",
-    "prompt.released", "session.tagged",
+    "prompt.released", "schedule.created", "schedule.fired", "schedule.missed", "schedule.deleted", "hook.created",
+    "hook.deleted", "delivery.failed", "session.tagged",
 ))
 # Primary keys (rows are compared and listed in this order) and the AUTOINCREMENT tables among them.
 KEYS = {"participants": "user", "prompts": "id", "turns": "seq", "events": "seq", "requests": "id",
-        "facts": "key", "buckets": "key", "tags": "key"}
-SEQUENCED = ("prompts", "turns", "events", "requests")
+        "facts": "key", "buckets": "key", "tags": "key", "schedules": "id", "hooks": "id"}
+SEQUENCED = ("prompts", "turns", "events", "requests", "schedules", "hooks")
 # Tables keyed by several columns (an adapter's tables): rows are unique and listed in this order.
 COMPOSITE_KEYS = {"lg_checkpoints": ("checkpoint_ns", "checkpoint_id"),
                   "lg_writes": ("checkpoint_ns", "checkpoint_id", "task_id", "idx"), "lg_mirrored": ("message_id",),
@@ -365,7 +366,20 @@ V7 = _extend(
     tags={"key": _tag_key, "value": _tag_value},  # docs/reference/sessions.md §5 Tags: earlier versions import with none
 )
 
-FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7}
+# version 8 (docs/reference/sessions.md §5.3): the schedule that queued a prompt, the schedules and the hooks (secrets
+# included; deliveries are not exported)
+V8 = _extend(
+    V7,
+    prompts={"schedule_id": opt(_positive)},
+    schedules={"id": _positive, "kind": enum("at", "every", "cron"), "content": _text, "source": opt(_text),
+               "author": opt(_name), "at": opt(_time), "every": opt(_positive), "cron": opt(_nonempty), "tz": opt(_nonempty),
+               "next_at": _time, "last_fired_at": opt(_time), "last_prompt_id": opt(_positive), "fired": _count,
+               "missed": _count, "request_id": opt(_request_id), "request_hash": opt(_nonempty), "created_at": _time},
+    hooks={"id": _positive, "url": _nonempty, "events": _json_text(), "include_reply": _flag, "secret": _nonempty,
+           "author": opt(_name), "created_at": _time},
+)
+
+FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7, 8: V8}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 

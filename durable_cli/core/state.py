@@ -171,7 +171,9 @@ def set_status(obj: Opened, new: str, old: str) -> None:
 NEXT_ALARM_AT = (
     "SELECT min(t) FROM (SELECT expires_at AS t FROM object"
     " UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing'"
-    " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')"
+    " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending'"
+    " UNION ALL SELECT min(next_at) FROM schedules"
+    " UNION ALL SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending')"
 )
 
 
@@ -279,4 +281,6 @@ def session_json(obj: Opened) -> dict:
         "turns": m["live_turns"], "tokens": m["live_tokens"], "expires_at": clock.iso(m["expires_at"]),
         "ttl_seconds": m["ttl_seconds"], "external_id": m["external_id"],
         "tags": dict(obj.db.execute("SELECT key, value FROM tags ORDER BY key").fetchall()),
+        "schedules": obj.db.execute("SELECT count(*) FROM schedules").fetchone()[0],
+        "hooks": obj.db.execute("SELECT count(*) FROM hooks").fetchone()[0],
     }

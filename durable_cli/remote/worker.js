@@ -49,6 +49,9 @@ var contract_default = {
     prompt_not_found: "prompt {id} not found in {what}; see 'durable session queue {name}'",
     prompt_request_id_reused: "request id {request_id!r} was already used with other content in {what}",
     queue_full: "the queue of {what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'",
+    schedule_not_found: "no schedule {id} in {what}; see 'durable session schedules {name}'",
+    unschedule_denied: "only the author of schedule {id} or an owner of {what} can unschedule it",
+    reserved_request_id: "--request-id {request_id!r}: ids starting with 'schedule:' are reserved for the prompts schedules queue",
     invalid_on_lease_expiry: "invalid queue.on_lease_expiry {value!r}: use fail or retry",
     invalid_max_attempts: "invalid queue.max_attempts {value!r}: use a positive integer",
     invalid_attempt: 'invalid --attempt {attempt!r}: use the positive start number the start gave (its "start")',
@@ -222,6 +225,13 @@ var contract_default = {
       create: { rule: "sessions.create", write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null, check: "title" }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null }, tags: { type: "object", default: null, check: "tag_set" } } },
       show: { rule: "sessions.show", write: false, creates: false, erases: false, plain: true, args: {} },
       prompt: { rule: "sessions.prompt", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null, check: "request_id" }, created: { type: "boolean", default: false }, waiting: { type: "boolean", default: false } } },
+      schedule: { rule: "schedules.create", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null, check: "request_id" }, at: { type: "string", default: null }, after: { type: "string", default: null }, every: { type: "string", default: null }, cron: { type: "string", default: null }, tz: { type: "string", default: null }, created: { type: "boolean", default: false } } },
+      schedules: { rule: "schedules.schedules", write: false, creates: false, erases: false, plain: true, args: {} },
+      unschedule: { rule: "schedules.unschedule", write: true, creates: false, erases: false, plain: true, positional: ["schedule_id"], args: { schedule_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      hook: { rule: "hooks.create", write: true, creates: false, erases: false, plain: true, positional: ["url"], args: { url: { type: "string", required: true }, events: { type: "string", default: null }, include_reply: { type: "boolean", default: false }, secret: { type: "string", default: null } } },
+      hooks: { rule: "hooks.hooks", write: false, creates: false, erases: false, plain: true, args: {} },
+      unhook: { rule: "hooks.unhook", write: true, creates: false, erases: false, plain: true, positional: ["hook_id"], args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      deliveries: { rule: "hooks.deliveries", write: false, creates: false, erases: false, plain: true, args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, status: { type: "string", default: null } } },
       next_prompt: { rule: "sessions.next_prompt", write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       renew: { rule: "sessions.renew", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null, check: "attempt" } } },
       finish: { rule: "sessions.finish", write: true, creates: false, erases: false, parts: ["rows"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, check: "attempt" }, part: { type: "object" } } },
@@ -328,8 +338,11 @@ var contract_default = {
     refused: { exit: 11, http: 409 }
   },
   shapes: {
-    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "tags"],
-    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
+    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "tags", "schedules", "hooks"],
+    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error", "schedule_id"],
+    schedule: ["id", "kind", "content", "source", "author", "at", "every", "cron", "tz", "next_at", "last_fired_at", "last_prompt_id", "fired", "missed", "request_id", "created_at"],
+    hook: ["id", "url", "events", "include_reply", "secret", "author", "created_at"],
+    delivery: ["id", "hook_id", "webhook_id", "type", "prompt_id", "status", "attempts", "created_at", "last_attempt_at", "next_attempt_at", "delivered_at", "last_response", "last_error"],
     event: ["seq", "type", "actor", "data", "at"],
     participant: ["user", "role", "joined_at"],
     row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
@@ -2183,7 +2196,9 @@ function sessionJson(obj) {
     expires_at: iso(m.expires_at),
     ttl_seconds: m.ttl_seconds,
     external_id: m.external_id ?? null,
-    tags: Object.fromEntries(obj.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]]))
+    tags: Object.fromEntries(obj.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]])),
+    schedules: Number(obj.db.one("SELECT count(*) FROM schedules")[0]),
+    hooks: Number(obj.db.one("SELECT count(*) FROM hooks")[0])
   };
 }
 function validName(text4, what = "name") {
@@ -3472,6 +3487,13 @@ var OBJECT_OPS = {
   create: { "rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null, "check": "title" }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null }, "tags": { "type": "object", "default": null, "check": "tag_set" } } },
   show: { "rule": "sessions.show", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   prompt: { "rule": "sessions.prompt", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "created": { "type": "boolean", "default": false }, "waiting": { "type": "boolean", "default": false } } },
+  schedule: { "rule": "schedules.create", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "at": { "type": "string", "default": null }, "after": { "type": "string", "default": null }, "every": { "type": "string", "default": null }, "cron": { "type": "string", "default": null }, "tz": { "type": "string", "default": null }, "created": { "type": "boolean", "default": false } } },
+  schedules: { "rule": "schedules.schedules", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  unschedule: { "rule": "schedules.unschedule", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["schedule_id"], "args": { "schedule_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  hook: { "rule": "hooks.create", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["url"], "args": { "url": { "type": "string", "required": true }, "events": { "type": "string", "default": null }, "include_reply": { "type": "boolean", "default": false }, "secret": { "type": "string", "default": null } } },
+  hooks: { "rule": "hooks.hooks", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  unhook: { "rule": "hooks.unhook", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["hook_id"], "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  deliveries: { "rule": "hooks.deliveries", "write": false, "creates": false, "erases": false, "plain": true, "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "status": { "type": "string", "default": null } } },
   next_prompt: { "rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   renew: { "rule": "sessions.renew", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null, "check": "attempt" } } },
   finish: { "rule": "sessions.finish", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "check": "attempt" }, "part": { "type": "object" } } },
@@ -3981,6 +4003,18 @@ var schema_default = {
         "CREATE TRIGGER IF NOT EXISTS usage_update_new_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN NEW.forked_from IS NULL AND NEW.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, +1, +turns, +tokens, +input_tokens, +output_tokens, +cost_usd, +cache_read_tokens, +cache_write_tokens, +uncosted, +(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)), +(uncosted * cache_read_tokens), +(uncosted * cache_write_tokens), +(uncosted * output_tokens) FROM (SELECT strftime('%Y-%m-%d', NEW.created_at / 1000.0, 'unixepoch') AS day, json_extract(NEW.meta, '$.model') AS model, NEW.kind = 'turn' AS turns, NEW.tokens AS tokens, coalesce(json_extract(NEW.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(NEW.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(NEW.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(NEW.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(NEW.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(NEW.meta, '$.usage') = 'object' AND json_type(NEW.meta, '$.cost_usd') IS NULL, 0) AS uncosted) WHERE NEW.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = uncosted_base + excluded.uncosted_base, uncosted_cache_read = uncosted_cache_read + excluded.uncosted_cache_read, uncosted_cache_write = uncosted_cache_write + excluded.uncosted_cache_write, uncosted_output = uncosted_output + excluded.uncosted_output; END;",
         "DELETE FROM usage_totals;",
         "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output FROM (SELECT day || coalesce('=' || model, '') AS key, day, model, count(*) AS rows, sum(turns) AS turns, sum(tokens) AS tokens, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens, sum(uncosted) AS uncosted_rows, sum(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)) AS uncosted_base, sum(uncosted * cache_read_tokens) AS uncosted_cache_read, sum(uncosted * cache_write_tokens) AS uncosted_cache_write, sum(uncosted * output_tokens) AS uncosted_output FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(turns.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(turns.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(turns.meta, '$.usage') = 'object' AND json_type(turns.meta, '$.cost_usd') IS NULL, 0) AS uncosted FROM turns WHERE forked_from IS NULL AND seq <= (SELECT mark FROM turns_mark)) GROUP BY day, model);"
+      ]
+    },
+    {
+      name: "schedules, hooks and deliveries",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS schedules ( id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, content TEXT NOT NULL, source TEXT, author TEXT, at INTEGER, every INTEGER, cron TEXT, tz TEXT, next_at INTEGER NOT NULL, last_fired_at INTEGER, last_prompt_id INTEGER, fired INTEGER NOT NULL DEFAULT 0, missed INTEGER NOT NULL DEFAULT 0, request_id TEXT UNIQUE, request_hash TEXT, created_at INTEGER NOT NULL );",
+        "CREATE INDEX IF NOT EXISTS schedules_by_next ON schedules (next_at);",
+        "ALTER TABLE prompts ADD COLUMN schedule_id INTEGER;",
+        "CREATE TABLE IF NOT EXISTS hooks ( id INTEGER PRIMARY KEY AUTOINCREMENT, url TEXT NOT NULL, events TEXT NOT NULL, include_reply INTEGER NOT NULL DEFAULT 0, secret TEXT NOT NULL, author TEXT, created_at INTEGER NOT NULL );",
+        "CREATE TABLE IF NOT EXISTS deliveries ( id INTEGER PRIMARY KEY AUTOINCREMENT, hook_id INTEGER NOT NULL, webhook_id TEXT NOT NULL, type TEXT NOT NULL, prompt_id INTEGER NOT NULL, body TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, last_attempt_at INTEGER, next_attempt_at INTEGER, delivered_at INTEGER, last_response INTEGER, last_error TEXT );",
+        "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';",
+        "CREATE INDEX IF NOT EXISTS deliveries_by_hook ON deliveries (hook_id, id);"
       ]
     }
   ],
@@ -4650,7 +4684,7 @@ function forkCopy(obj, r, where, bad) {
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
-  version: 7,
+  version: 8,
   max_time: 253402300799999,
   max_ttl: 31536e5,
   tables: {
@@ -4839,6 +4873,10 @@ var records_default = {
       start: {
         check: "count",
         optional: false
+      },
+      schedule_id: {
+        check: "positive",
+        optional: true
       }
     },
     turns: {
@@ -4943,9 +4981,12 @@ var records_default = {
         check: "enum",
         optional: false,
         values: [
+          "delivery.failed",
           "elicit.answered",
           "elicit.asked",
           "elicit.expired",
+          "hook.created",
+          "hook.deleted",
           "participant.added",
           "participant.removed",
           "prompt.completed",
@@ -4955,6 +4996,10 @@ var records_default = {
           "prompt.queued",
           "prompt.released",
           "prompt.started",
+          "schedule.created",
+          "schedule.deleted",
+          "schedule.fired",
+          "schedule.missed",
           "session.created",
           "session.forked",
           "session.status",
@@ -5263,6 +5308,111 @@ var records_default = {
         check: "tag_value",
         optional: false
       }
+    },
+    schedules: {
+      id: {
+        check: "positive",
+        optional: false
+      },
+      kind: {
+        check: "enum",
+        optional: false,
+        values: [
+          "at",
+          "every",
+          "cron"
+        ]
+      },
+      content: {
+        check: "text",
+        optional: false
+      },
+      source: {
+        check: "text",
+        optional: true
+      },
+      author: {
+        check: "name",
+        optional: true
+      },
+      at: {
+        check: "time",
+        optional: true
+      },
+      every: {
+        check: "positive",
+        optional: true
+      },
+      cron: {
+        check: "nonempty",
+        optional: true
+      },
+      tz: {
+        check: "nonempty",
+        optional: true
+      },
+      next_at: {
+        check: "time",
+        optional: false
+      },
+      last_fired_at: {
+        check: "time",
+        optional: true
+      },
+      last_prompt_id: {
+        check: "positive",
+        optional: true
+      },
+      fired: {
+        check: "count",
+        optional: false
+      },
+      missed: {
+        check: "count",
+        optional: false
+      },
+      request_id: {
+        check: "request_id",
+        optional: true
+      },
+      request_hash: {
+        check: "nonempty",
+        optional: true
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      }
+    },
+    hooks: {
+      id: {
+        check: "positive",
+        optional: false
+      },
+      url: {
+        check: "nonempty",
+        optional: false
+      },
+      events: {
+        check: "json",
+        optional: false
+      },
+      include_reply: {
+        check: "flag",
+        optional: false
+      },
+      secret: {
+        check: "nonempty",
+        optional: false
+      },
+      author: {
+        check: "name",
+        optional: true
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      }
     }
   },
   keys: {
@@ -5273,7 +5423,9 @@ var records_default = {
     requests: "id",
     facts: "key",
     buckets: "key",
-    tags: "key"
+    tags: "key",
+    schedules: "id",
+    hooks: "id"
   },
   composite_keys: {
     lg_checkpoints: [
@@ -5303,7 +5455,9 @@ var records_default = {
     "prompts",
     "turns",
     "events",
-    "requests"
+    "requests",
+    "schedules",
+    "hooks"
   ],
   derived: {
     object: [
@@ -5357,7 +5511,8 @@ var records_default = {
       "not_before",
       "on_expiry",
       "max_attempts",
-      "start"
+      "start",
+      "schedule_id"
     ],
     turns: [
       "seq",
@@ -5465,6 +5620,34 @@ var records_default = {
     tags: [
       "key",
       "value"
+    ],
+    schedules: [
+      "id",
+      "kind",
+      "content",
+      "source",
+      "author",
+      "at",
+      "every",
+      "cron",
+      "tz",
+      "next_at",
+      "last_fired_at",
+      "last_prompt_id",
+      "fired",
+      "missed",
+      "request_id",
+      "request_hash",
+      "created_at"
+    ],
+    hooks: [
+      "id",
+      "url",
+      "events",
+      "include_reply",
+      "secret",
+      "author",
+      "created_at"
     ]
   },
   real: {
@@ -5482,7 +5665,9 @@ var records_default = {
     lg_writes: [],
     lg_mirrored: [],
     steps: [],
-    tags: []
+    tags: [],
+    schedules: [],
+    hooks: []
   },
   tables_exported: [
     "object",
@@ -5497,7 +5682,9 @@ var records_default = {
     "lg_writes",
     "lg_mirrored",
     "steps",
-    "tags"
+    "tags",
+    "schedules",
+    "hooks"
   ]
 };
 
@@ -5815,7 +6002,7 @@ function exportObject(obj, a) {
       if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c.highs } };
     }
   }
-  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
   return { ...out, next: null };
 }
 function blobText(v) {
@@ -6298,7 +6485,8 @@ var PROMPT_COLUMNS = [
   "started_at",
   "lease_expires_at",
   "completed_at",
-  "error"
+  "error",
+  "schedule_id"
 ];
 var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
 var QUEUE_ORDER = `${ORDER_KEY}, id`;
@@ -6347,6 +6535,7 @@ function recompute(obj, current2) {
 function prompt(obj, a) {
   checkText(obj, a.content);
   validRequestId(a.request_id);
+  if (typeof a.request_id === "string" && a.request_id.startsWith("schedule:")) throw invalid(say("reserved_request_id", { request_id: a.request_id }));
   let meta = obj.meta();
   if (meta === null) {
     if (!a.created) throw notFound(obj.missing);
@@ -7245,6 +7434,21 @@ function deleteThread(obj) {
   return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner, members };
 }
 
+// src/rules/hooks.ts
+var NOT_YET = "hooks are not available on a remote store yet: add them on a local one";
+function create2(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function hooks(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function unhook(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function deliveries(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+
 // src/rules/limits.ts
 function hit(obj, a) {
   validName(a.key, "limit key");
@@ -7287,11 +7491,65 @@ function remove(obj) {
   return { deleted: [{ id: meta.id, owner: meta.owner, name: meta.name }], skipped: [], changed: [], dry_run: false };
 }
 
+// src/rules/schedules.ts
+var COLUMNS2 = [
+  "id",
+  "kind",
+  "content",
+  "source",
+  "author",
+  "at",
+  "every",
+  "cron",
+  "tz",
+  "next_at",
+  "last_fired_at",
+  "last_prompt_id",
+  "fired",
+  "missed",
+  "request_id",
+  "created_at"
+];
+var TIMES2 = ["at", "next_at", "last_fired_at", "created_at"];
+function scheduleJson(r) {
+  const s = {};
+  COLUMNS2.forEach((k, i) => s[k] = r[i]);
+  for (const k of TIMES2) s[k] = iso(s[k]);
+  return s;
+}
+function create3(_obj, _a) {
+  throw invalid("schedules are not available on a remote store yet: create them on a local one");
+}
+function schedules(obj, _a) {
+  requireSession(obj);
+  obj.requireVisible();
+  return obj.db.all(`SELECT ${COLUMNS2.join(", ")} FROM schedules ORDER BY id`).map(scheduleJson);
+}
+function unschedule(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const r = obj.db.one(`SELECT ${COLUMNS2.join(", ")} FROM schedules WHERE id = ?`, a.schedule_id);
+  if (!r) throw notFound(say("schedule_not_found", { id: a.schedule_id, what: obj.what, name: obj.name }));
+  const found = scheduleJson(r);
+  if (found.author !== obj.actor && obj.role() !== "owner") throw denied(say("unschedule_denied", { id: a.schedule_id, what: obj.what }));
+  obj.db.run("DELETE FROM schedules WHERE id = ?", a.schedule_id);
+  event(obj, "schedule.deleted", { schedule_id: a.schedule_id });
+  touch(obj);
+  return found;
+}
+
 // src/generated/handlers.ts
 var RULES = {
   create,
   show: show2,
   prompt,
+  schedule: create3,
+  schedules,
+  unschedule,
+  hook: create2,
+  hooks,
+  unhook,
+  deliveries,
   next_prompt: nextPrompt,
   renew,
   finish,

@@ -421,6 +421,33 @@ MIGRATIONS = [
             "WHERE forked_from IS NULL", "WHERE forked_from IS NULL AND seq <= (SELECT mark FROM turns_mark)")});
         """,
     ),
+    (
+        "schedules, hooks and deliveries",  # docs/reference/sessions.md §5.3: prompts that enqueue themselves later, URLs told of
+        # each outcome, and the outbox of those outcomes (a delivery written in the outcome's own transaction).
+        # Times in ms; schedules.every in seconds; request_hash: the creating request's, for --request-id.
+        """
+        CREATE TABLE IF NOT EXISTS schedules (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, content TEXT NOT NULL, source TEXT,
+            author TEXT, at INTEGER, every INTEGER, cron TEXT, tz TEXT, next_at INTEGER NOT NULL,
+            last_fired_at INTEGER, last_prompt_id INTEGER, fired INTEGER NOT NULL DEFAULT 0,
+            missed INTEGER NOT NULL DEFAULT 0, request_id TEXT UNIQUE, request_hash TEXT, created_at INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS schedules_by_next ON schedules (next_at);
+        ALTER TABLE prompts ADD COLUMN schedule_id INTEGER;
+        CREATE TABLE IF NOT EXISTS hooks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, url TEXT NOT NULL, events TEXT NOT NULL,
+            include_reply INTEGER NOT NULL DEFAULT 0, secret TEXT NOT NULL, author TEXT, created_at INTEGER NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS deliveries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, hook_id INTEGER NOT NULL, webhook_id TEXT NOT NULL,
+            type TEXT NOT NULL, prompt_id INTEGER NOT NULL, body TEXT NOT NULL, status TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, last_attempt_at INTEGER,
+            next_attempt_at INTEGER, delivered_at INTEGER, last_response INTEGER, last_error TEXT
+        );
+        CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+        CREATE INDEX IF NOT EXISTS deliveries_by_hook ON deliveries (hook_id, id);
+        """,
+    ),
 ]
 # Steps the Worker's objects do not take (scripts/gen_worker_schema.py leaves them out): remote search reads
 # each object's own FTS5 index, which a local object no longer keeps.

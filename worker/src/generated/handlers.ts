@@ -5,10 +5,12 @@ import type { Given, ObjectArgs } from "./ops";
 import * as checkpoints from "../rules/checkpoints";
 import * as elicit from "../rules/elicit";
 import * as fork from "../rules/fork";
+import * as hooks from "../rules/hooks";
 import * as limits from "../rules/limits";
 import * as memory from "../rules/memory";
 import * as retention from "../rules/retention";
 import * as rights from "../rules/rights";
+import * as schedules from "../rules/schedules";
 import * as sessions from "../rules/sessions";
 import * as state from "../rules/state";
 import * as tags from "../rules/tags";
@@ -18,6 +20,13 @@ export const RULES = {
   create: sessions.create,
   show: sessions.show,
   prompt: sessions.prompt,
+  schedule: schedules.create,
+  schedules: schedules.schedules,
+  unschedule: schedules.unschedule,
+  hook: hooks.create,
+  hooks: hooks.hooks,
+  unhook: hooks.unhook,
+  deliveries: hooks.deliveries,
   next_prompt: sessions.nextPrompt,
   renew: sessions.renew,
   finish: sessions.finish,

@@ -101,7 +101,7 @@ export function exportObject(obj: Opened, a: ObjectArgs["export"] & Given) {
       if (rows >= EXPORT_PAGE_ROWS || bytes >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c.highs } };
     }
   }
-  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
   return { ...out, next: null };
 }
 
@@ -124,7 +124,7 @@ const withBlobsAsText = (rows: Record<string, unknown>[]) => rows.map((r) => Obj
 export function dump(obj: Opened) {
   const rec: DictRow = {};
   for (const table of EXPORTED) rec[table] = withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`));
-  rec.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  rec.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
   const meta = rec.object[0];
   delete rec.object;
   delete meta.one;

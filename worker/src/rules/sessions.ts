@@ -7,7 +7,7 @@ import { put, validSet } from "./tags";
 import type { Lazy, ObjectArgs } from "../generated/ops";
 
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
-  "lease_expires_at", "completed_at", "error"];
+  "lease_expires_at", "completed_at", "error", "schedule_id"];
 // Queue order (docs/reference/sessions.md §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
 const ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
 const QUEUE_ORDER = `${ORDER_KEY}, id`;
@@ -66,6 +66,8 @@ export function recompute(obj: Opened, current: string) {
 export function prompt(obj: Opened, a: ObjectArgs["prompt"]) {
   transcript.checkText(obj, a.content);
   validRequestId(a.request_id);
+  // docs/reference/sessions.md §5.3: the schedules' own request ids
+  if (typeof a.request_id === "string" && a.request_id.startsWith("schedule:")) throw invalid(say("reserved_request_id", { request_id: a.request_id }));
   let meta = obj.meta();
   if (meta === null) {
     if (!a.created) throw notFound(obj.missing);

@@ -412,6 +412,8 @@ export function sessionJson(obj: Opened) {
     turns: m.live_turns, tokens: m.live_tokens, expires_at: iso(m.expires_at), ttl_seconds: m.ttl_seconds,
     external_id: m.external_id ?? null,
     tags: Object.fromEntries(obj.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]])),
+    schedules: Number(obj.db.one("SELECT count(*) FROM schedules")![0]),
+    hooks: Number(obj.db.one("SELECT count(*) FROM hooks")![0]),
   };
 }
 
