@@ -6,10 +6,15 @@ from .core import sessions
 from .errors import DurableError
 
 
-def plan_create(store, name, title, ttl_seconds, ephemeral):
+def plan_create(store, name, title, ttl_seconds, ephemeral, tags=None):
     """What `session create` makes, checked before anything is (either backend): the address (a fresh
-    random NAME with retention.ephemeral_ttl for --ephemeral), the valid title and the TTL."""
+    random NAME with retention.ephemeral_ttl for --ephemeral), the valid title, the TTL and the tags (each
+    KEY and VALUE, at most tags.max of them: exit 2)."""
+    from .contract.messages import say
+    from .core.tags import valid_set
     from .errors import invalid
+
+    tags = valid_set(tags)
 
     if ephemeral:
         if name is not None:
@@ -26,7 +31,12 @@ def plan_create(store, name, title, ttl_seconds, ephemeral):
         address = store.address(name)
     if title is not None:
         title = sessions.valid_title(title)  # input first: a rejected create makes nothing, not even a secret
-    return address, title, ttl_seconds
+    if len(tags) > store.config.get("tags.max"):
+        from .core.state import Address
+
+        what = Address(address.id_scope, address.owner, address.name, address.scope).what  # either backend's address
+        raise invalid(say("too_many_tags", what=what, count=len(tags), limit=store.config.get("tags.max")))
+    return address, title, ttl_seconds, tags
 
 
 GIVE_UP = object()  # what a poll answers to end the wait with None (the deadline came while it waited)

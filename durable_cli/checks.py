@@ -25,6 +25,8 @@ _CHECKS = {
     "json_option": ("core.transcript", "parse_json"),  # --meta, --data, --tool-calls: RFC 8259, exit 2 naming it
     "row": ("core.transcript", "prepare"),  # one row of `transcript append`
     "rows": ("core.transcript", "prepare_batch"),  # the JSONL lines of `append --batch` and `finish --rows`
+    "tag_set": ("core.tags", "valid_set"),  # the tags of `session create --tag`
+    "tag_pairs": ("core.tags", "parse_pairs"),  # KEY=VALUE arguments; `ls --tag`, `usage --tag` filters (KEY alone too)
 }
 
 
@@ -72,6 +74,13 @@ def participant_role(value):
     if value not in ROLES:
         raise invalid(say("invalid_participant_role", role=value))
     return value
+
+
+def tag_change(args: dict) -> None:
+    """`session tag`'s KEY=VALUE and --untag KEY together: each KEY and VALUE, no KEY named twice."""
+    from .core.tags import valid_change
+
+    args["set"], args["untag"] = valid_change(args.get("set"), args.get("untag"))
 
 
 def prompt_text(value):

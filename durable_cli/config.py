@@ -31,7 +31,10 @@ KEYS = {
     "remote.url": ("url", None),
     "remote.token": ("text", None),
     "remote.timeout": ("duration", "10s"),
+    "tags.max": ("tags", 32),  # docs/reference/sessions.md §5 Tags: 1-32
     "work.model": ("text", None),
+    # docs/reference/retention.md §7 Prices: the user's price table (a TOML file), read by `usage` only
+    "usage.prices": ("path", None),
     # traces (docs/reference/traces.md §15.1)
     "telemetry.traces": ("choice:off,work,all", "off"),
     "telemetry.endpoint": ("url", None),
@@ -45,6 +48,7 @@ ENVIRONMENT = {
     "defaults.lock_timeout": "DURABLE_LOCK_TIMEOUT",
     "remote.url": "DURABLE_REMOTE",
     "remote.token": "DURABLE_TOKEN",
+    "usage.prices": "DURABLE_PRICES",
     "telemetry.traces": "DURABLE_TRACES",
 }
 
@@ -86,6 +90,12 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
         raise invalid(f"unknown config key {key!r}; known keys: {', '.join(KEYS)}")
     kind = KEYS[key][0]
     where = f" in {origin}" if origin else ""
+    if kind == "tags":
+        if from_text and isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 32:
+            raise invalid(f"config {key}{where} must be an integer from 1 to 32, not {value!r}")
+        return value
     if kind in ("count", "positive"):
         if from_text and isinstance(value, str) and value.isascii() and value.isdigit():
             value = int(value)
@@ -130,6 +140,17 @@ def _loads(tokenizer: str) -> None:
         estimator(tokenizer)
     except DurableError as e:
         raise invalid(f"cannot set transcript.tokenizer: {e.message}; the config file was not changed") from None
+
+
+def _prices_read(value: str, base: str) -> None:
+    """docs/reference/retention.md §7 Prices: `config set usage.prices` checks the file (relative: to the config file's
+    directory) is a valid price table before it writes the value: exit 2 naming the file and the key."""
+    from .prices import check_file, resolve
+
+    try:
+        check_file(resolve(value, base))
+    except DurableError as e:
+        raise invalid(f"cannot set usage.prices: {e.message}; the config file was not changed") from None
 
 
 class Config:
@@ -218,6 +239,8 @@ class Config:
             values[key] = check_value(key, value, from_text=True)
             if key == "transcript.tokenizer":
                 _loads(values[key])
+            if key == "usage.prices":
+                _prices_read(values[key], os.path.dirname(os.path.abspath(self.path)))
         nested: dict = {}
         for k, v in sorted(values.items()):
             section, name = k.split(".", 1)

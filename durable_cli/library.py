@@ -199,11 +199,12 @@ class Store(StoreOps):
         owner = valid_name(user, "user") if user is not None else self.user
         return state.Address("user", owner, name, scope or "user")
 
-    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
-        """`session create`: NAME, or (ephemeral) a fresh random NAME with retention.ephemeral_ttl."""
-        address, title, ttl_seconds = plan_create(self, name, title, ttl_seconds, ephemeral)
+    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False, tags=None) -> dict:
+        """`session create`: NAME, or (ephemeral) a fresh random NAME with retention.ephemeral_ttl; TAGS
+        (KEY -> VALUE) set in the same transaction."""
+        address, title, ttl_seconds, tags = plan_create(self, name, title, ttl_seconds, ephemeral, tags)
         with self.open(address=address, create=True) as session:
-            return session.create(title=title, ttl_seconds=ttl_seconds)
+            return session.create(title=title, ttl_seconds=ttl_seconds, tags=tags or None)
 
     def reserved_address(self, user=None) -> state.Address:
         return state.Address("reserved", valid_name(user, "user") if user else self.user, "", "reserved")

@@ -389,6 +389,7 @@ class Supervisor:
                 raise
             first = False
             if taken is None:
+                _deliver()  # docs/reference/sessions.md §5.3: what this poll's wake found due
                 self._waiting(True)
                 if self.s.wait is not None and time.monotonic() - idle_since >= self.s.wait:
                     return 0 if self.handled else 9
@@ -399,6 +400,7 @@ class Supervisor:
             self.recorded = False
             self.handle(taken)
             self.handled += 1
+            _deliver()  # the outcome's deliveries, at most 2 s before the next take
             if self.stop.status is not None:
                 # docs/reference/sessions.md §5.1: a signal during or after the commit of the outcome of the prompt in hand does not undo it;
                 # 130/143 never follow a recorded outcome: no further prompt is taken, and the exit is 0
@@ -563,7 +565,7 @@ class Supervisor:
 
     def _steps(self, taken) -> dict:
         """docs/reference/sessions.md §5.2: the steps this start committed (`ran`) and replayed (`replayed`), in seq order."""
-        none = {"ran": [], "replayed": []}
+        none: dict = {"ran": [], "replayed": []}
         if getattr(self.store, "url", None):
             return none  # the remote journal is not read here yet
         try:
@@ -592,6 +594,11 @@ def _note(text: str) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def _deliver() -> None:
+    if "durable_cli.deliver" in sys.modules:
+        sys.modules["durable_cli.deliver"].after_commit()
 
 
 def _sleep(seconds, stop):

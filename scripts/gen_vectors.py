@@ -14,12 +14,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from durable_cli import durations
+from durable_cli import clock, durations
 from durable_cli.across import search
 from durable_cli.config import valid_name
 from durable_cli.contract import text
 from durable_cli.contract.messages import say
-from durable_cli.core import elicit, sessions, tokens, transcript
+from durable_cli.core import elicit, schedules, sessions, tags, tokens, transcript
 from durable_cli.core.transcript import row as transcript_row
 from durable_cli.errors import DurableError
 
@@ -35,6 +35,14 @@ NAMES = ["fix-login", "", "a" * 200, "a" * 201, "\U0001f600" * 200, "\U0001f600"
          " a", "a ", "x y z"] + [f"a{c}b" for c in TRICKY] + [f"{c}ab" for c in TRICKY] + [f"ab{c}" for c in TRICKY] + TRICKY
 TITLES = NAMES + ["  padded  ", "\x1cabc", "abc\x1f", "\ufeffabc", "\u0085abc", "\u3000abc\u3000", " " * 5,
                   " " + "a" * 200 + " ", "\u00a0" + "a" * 200]
+# docs/reference/sessions.md §5 Tags: (set, untag) of one change; KEY rules, VALUE rules (printable, strip), a KEY named twice
+TAG_CHANGES = [
+    [{"pr": "42", "team": "auth"}, ["old"]], [{"A-z.0_9:/x": "v=w"}, []], [{"k" * 64: "v" * 256}, None], [None, ["b", "a"]],
+    [{"k" * 65: "v"}, None], [{"": "v"}, None], [{"_k": "v"}, None], [{"k k": "v"}, None], [{"\u00e9": "v"}, None],
+    [{"k": ""}, None], [{"k": " v"}, None], [{"k": "v\u3000"}, None], [{"k": "a\x07"}, None], [{"k": "v" * 257}, None],
+    [{"k": "\U0001f600" * 256}, None], [{"k": "\ufeffv"}, None], [{"k": "a\u00a0b"}, None], [{"k": 7}, None],
+    [{"a": "1"}, ["a"]], [None, ["a", "a"]], [None, ["-a"]], [None, [""]], [[], None], [None, "a"],
+] + [[{"k": f"a{c}b"}, None] for c in TRICKY]
 REQUEST_IDS = ["r-1", "", "a" * 128, "a" * 129, " leading", "trailing ", "a b"] + [f"r{c}1" for c in TRICKY]
 QUOTES = ["it's not", "a\xa0b", 'say "hi"', "both ' and \"", "back\\slash", "\n\t\r", "\x00\x1b\x7f", "\u2028",
           "\U0001f6dc", "\U0001f600", "\ufeff", "\u65e5\u672c", "\ud800", "\U000e0001", "plain"]
@@ -45,6 +53,45 @@ ASKS = [["ok?", []], ["ok?", ["yes", "no"]], ["\ufeff", []], ["\x1c", []], ["\u0
 APPROX = ["", "hello", "hello world", "a\ufeffb", "\ufeff", "a\u200bb", "a\x1cb", "a\u0085b", "a\u00a0b",
           "a\u3000b c", "\U0001f600\U0001f600\U0001f600\U0001f600\U0001f600", "one two three four five six seven",
           "x" * 41, "word " * 40, "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f \x85\xa0"]
+# docs/reference/sessions.md §5.3 cron: (EXPR, TZ, after) -> the next five due times, both daylight-saving days of
+# Europe/Paris and America/New_York among them, or the refusal
+CRONS = [(e, tz, t) for e, tz, t in [
+    ("* * * * *", "UTC", "2026-12-05T10:00:30Z"), ("*/15 * * * *", "UTC", "2026-12-05T10:00:00Z"),
+    ("0 * * * *", "UTC", "2026-12-05T10:00:00Z"), ("30 2 * * *", "Europe/Paris", "2027-03-26T12:00:00Z"),
+    ("30 2 * * *", "Europe/Paris", "2027-10-29T12:00:00Z"), ("30 2 * * *", "America/New_York", "2027-03-12T12:00:00Z"),
+    ("30 1 * * *", "America/New_York", "2027-11-05T12:00:00Z"), ("30 * * * *", "Europe/Paris", "2027-10-30T23:00:00Z"),
+    ("30 * * * *", "America/New_York", "2027-11-07T04:00:00Z"), ("0 * * * *", "Europe/Paris", "2027-03-28T00:00:00Z"),
+    ("0 9 * * MON-FRI", "Europe/Paris", "2026-12-05T10:00:00Z"), ("0 9 * * 1-5", "America/New_York", "2026-12-05T10:00:00Z"),
+    ("0 0 1 * *", "UTC", "2026-12-05T10:00:00Z"), ("0 0 1 1 *", "UTC", "2026-12-05T10:00:00Z"),
+    ("0 0 13 * 5", "UTC", "2026-12-05T10:00:00Z"), ("0 0 * * 0", "UTC", "2026-12-05T10:00:00Z"),
+    ("0 0 * * 7", "UTC", "2026-12-05T10:00:00Z"), ("0 12 1-10/3 * *", "UTC", "2026-12-05T10:00:00Z"),
+    ("0 0 * jan,Jul sun", "UTC", "2026-12-05T10:00:00Z"), ("5,35 8-10 * * *", "Asia/Kolkata", "2026-12-05T10:00:00Z"),
+    ("0 0 29 2 *", "UTC", "2026-12-05T10:00:00Z"), ("0 0 31 * *", "UTC", "2026-12-05T10:00:00Z"),
+    ("@yearly", "UTC", "2026-12-05T10:00:00Z"), ("@annually", "UTC", "2026-12-05T10:00:00Z"),
+    ("@monthly", "Europe/Paris", "2026-12-05T10:00:00Z"), ("@weekly", "UTC", "2026-12-05T10:00:00Z"),
+    ("@daily", "America/New_York", "2027-03-13T00:00:00Z"), ("@midnight", "UTC", "2026-12-05T10:00:00Z"),
+    ("@hourly", "Australia/Lord_Howe", "2027-04-03T14:00:00Z"), ("15 10 * * *", "Pacific/Chatham", "2026-12-05T10:00:00Z"),
+    ("0 0 30 2 *", "UTC", "2026-12-05T10:00:00Z"), ("0 9 * * * *", "UTC", "2026-12-05T10:00:00Z"),
+    ("@reboot", "UTC", "2026-12-05T10:00:00Z"), ("0 9 L * *", "UTC", "2026-12-05T10:00:00Z"),
+    ("0 9 * * 1#2", "UTC", "2026-12-05T10:00:00Z"), ("0 9 ? * *", "UTC", "2026-12-05T10:00:00Z"),
+    ("60 * * * *", "UTC", "2026-12-05T10:00:00Z"), ("0 9 * * 8", "UTC", "2026-12-05T10:00:00Z"),
+]]
+
+
+def cron_outcome(expr, tz, after):
+    """The next five due times after AFTER of EXPR in TZ (§4's UTC form), or the refusal."""
+    import itertools
+
+    def run():
+        fields, zone = schedules.valid_cron(expr), schedules.valid_tz(tz)
+        times = list(itertools.islice(schedules.cron_times(fields, zone, schedules.parse_time(after)), 5))
+        if not times or times[0] > schedules.parse_time(after) + schedules.CRON_HORIZON_DAYS * 86400 * 1000:
+            raise sessions.invalid("no due time in the next 10 years")
+        return [clock.iso(t) for t in times]
+
+    return outcome(run)
+
+
 DURATIONS = ["90d", "1h30m", "45s", "1w2d3h4m5s", "36500d", "36501d", "5200w", "5215w", "30", "0s", "05m", "1.5h",
              "-5d", "30x", "0", "", "1d1d", "1m1h", " 1d", "1d ", "1\u00a0d", "\u0661d", "9999999999999d"]
 ROWS = [
@@ -91,6 +138,9 @@ ROWS = [
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": True, "output_tokens": 0}}},
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 0.5, "output_tokens": 0}}},
     {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 1, "output_tokens": 0, "reasoning_tokens": 10**12 + 1}}},
+    # docs/reference/transcript.md §6 token convention: cache writes are a part of input_tokens, checked as the other counts
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 9, "output_tokens": 0, "cache_write_tokens": 4}}},
+    {"role": "user", "content": "x", "meta": {"usage": {"input_tokens": 9, "output_tokens": 0, "cache_write_tokens": 1.5}}},
     {"role": "user", "content": "x", "meta": {"cost_usd": 10**9 + 1}},
     {"role": "user", "content": "x", "meta": {"cost_usd": 1e308}},
     {"role": "user", "content": "x", "meta": {"cost_usd": "1"}},
@@ -305,6 +355,7 @@ def build() -> dict:
         "user": [{"args": [s, "user"], **outcome(lambda s=s: valid_name(s, "user"))} for s in NAMES],
         "title": [{"args": [s], **outcome(lambda s=s: sessions.valid_title(s))} for s in TITLES],
         "request_id": [{"args": [s], **outcome(lambda s=s: sessions.valid_request_id(s))} for s in REQUEST_IDS],
+        "tag_change": [{"args": a, **outcome(lambda a=a: list(tags.valid_change(*a)))} for a in TAG_CHANGES],
         "invite": [{"args": a, **outcome(lambda a=a: sessions.check_invite(*a))} for a in INVITES],
         "ask": [{"args": a, **outcome(lambda a=a: elicit.check_ask(*a))} for a in ASKS],
         "quote": [{"args": [s], "ok": text.quote(s)} for s in QUOTES],
@@ -316,6 +367,8 @@ def build() -> dict:
         "search_query": [{"args": [q], **outcome(lambda q=q: search.check_query(q))} for q in SEARCH_QUERIES],
         # Python only: the Worker is sent seconds, never a duration's text
         "duration": [{"args": [s], **outcome(lambda s=s: durations.parse(s))} for s in DURATIONS],
+        # Python only so far (the Worker does not make schedules yet): cronsim's due times
+        "cron": [{"args": list(a), **cron_outcome(*a)} for a in CRONS],
         # approx("a" + chr(c) + "b") for every code point to U+FFFF: 6 where c joins a and b, 7 where it
         # separates them (white space), as runs [first, last, tokens]
         "approx_code_points": code_point_runs(lambda c: tokens.approx("a" + chr(c) + "b")),

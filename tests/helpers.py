@@ -63,10 +63,17 @@ def downgrade_to(db, sql: str, version: int) -> None:
         # sorted: a virtual table (turns_fts) goes before its shadow tables (turns_fts_data, ...), which go with it
         for name in sorted(kinds(db, kind) - kinds(old, kind)):
             db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+    # a trigger a later step made again (over columns it added) goes back to the early definition
+    defined = lambda c, name: c.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone()[0]
+    redefined = [defined(old, n) for n in sorted(kinds(db, "trigger") & kinds(old, "trigger")) if defined(db, n) != defined(old, n)]
+    for name in sorted(n for n in kinds(db, "trigger") & kinds(old, "trigger") if defined(db, n) != defined(old, n)):
+        db.execute(f'DROP TRIGGER "{name}"')
     for table in kinds(old, "table"):
         columns = lambda c: [r[1] for r in c.execute(f'PRAGMA table_xinfo("{table}")')]
         for column in [c for c in columns(db) if c not in columns(old)]:
             db.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+    for sql in redefined:
+        db.execute(sql)
     old.close()
     db.execute(f"PRAGMA user_version={version}")
     db.commit()

@@ -14,7 +14,7 @@ from ..core import state
 from ..errors import DurableError
 from ..store import paths as _paths
 from ..store.lock import ObjectLock, try_lock
-from ..store.schema import USAGE_FROM_ROWS, catch_up
+from ..store.schema import PRICED_FROM_ROWS, TOTAL_COLUMNS, catch_up
 from .retention import address_of, finish_journal, receipt, run_each
 
 COMPARED = ("scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
@@ -98,6 +98,9 @@ def doctor(store, *, repair=False, purge_quarantine=False, progress=None) -> dic
                 if "usage" in found[0] and [tuple(u.values()) for u in index.rows(_INDEXED_USAGE, (object_id,))] != \
                         [tuple(u) for u in found[0]["usage"]]:
                     differ.append("usage")
+                if "tags" in found[0] and [tuple(t.values()) for t in index.rows(
+                        "SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", (object_id,))] != [tuple(t) for t in found[0]["tags"]]:
+                    differ.append("tags")  # docs/reference/retention.md §7: index tags that disagree with their object
                 if not differ:
                     return
                 problem(object_id, "index_mismatch", "index disagrees on " + ", ".join(differ), repaired=repair)
@@ -189,24 +192,23 @@ def _check_object(store, handle, problem, repair):
             with handle.transaction() as db:
                 catch_up(db)  # rows written since the last commit (an outside writer): indexed, then counted once
                 db.execute("DELETE FROM usage_totals")
-                db.execute("INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens,"
-                           " cost_usd) " + USAGE_FROM_ROWS)
+                db.execute(f"INSERT INTO usage_totals (key, day, model, {', '.join(TOTAL_COLUMNS)}) " + PRICED_FROM_ROWS)
             found = state.index_row(handle.db)
     address_of(found[0])
     return found
 
 
-_INDEXED_USAGE = ("SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage"
+_INDEXED_USAGE = (f"SELECT day, model, {', '.join(TOTAL_COLUMNS)} FROM usage"
                   " WHERE object_id = ? ORDER BY day || coalesce('=' || model, '')")
 
 
 def _usage_totals_differ(handle) -> bool:
     """usage_totals (kept at each commit) against the same totals recomputed from the rows; costs (doubles, added
     a batch at a time as they were written, so rounded in another order than one sum) within 1e-9 of their size."""
-    kept = handle.rows("SELECT key, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key")
-    fresh = handle.rows("SELECT key, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM ("
-                        + USAGE_FROM_ROWS + ") ORDER BY key")
-    return len(kept) != len(fresh) or any(a[:6] != b[:6] or abs(a[6] - b[6]) > 1e-9 * max(1.0, abs(a[6]), abs(b[6]))
+    columns = ("key", *(c for c in TOTAL_COLUMNS if c != "cost_usd"), "cost_usd")  # the cost last
+    kept = handle.rows(f"SELECT {', '.join(columns)} FROM usage_totals ORDER BY key")
+    fresh = handle.rows(f"SELECT {', '.join(columns)} FROM ({PRICED_FROM_ROWS}) ORDER BY key")
+    return len(kept) != len(fresh) or any(a[:-1] != b[:-1] or abs(a[-1] - b[-1]) > 1e-9 * max(1.0, abs(a[-1]), abs(b[-1]))
                                           for a, b in zip(kept, fresh))
 
 

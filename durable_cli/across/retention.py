@@ -6,6 +6,7 @@ stale) and journaled in index.db before any file is unlinked, so a crash at any 
 the next purge (or `doctor --repair`) and never leaves a row pointing at nothing or a file nobody finds.
 """
 
+import json
 import os
 
 from .. import clock
@@ -13,7 +14,7 @@ from ..core import alarms, sessions, state
 from ..errors import DurableError
 
 LS_KEYS = ("name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at",
-           "turns", "tokens", "expires_at", "external_id")
+           "turns", "tokens", "expires_at", "external_id", "tags")
 
 
 def receipt(dry_run=False) -> dict:
@@ -31,10 +32,17 @@ def address_of(row) -> state.Address:
     return state.Address(id_scope, row["owner"], row["name"], scope)
 
 
-def ls(store, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
-    """Objects the user participates in, newest activity first, from index.db alone."""
-    for row in ls_rows(store, statuses=statuses, all_objects=all_objects, user=user, older_than=older_than, limit=limit):
+def ls(store, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None, tags=()):
+    """Objects the user participates in, newest activity first, from index.db alone; TAGS: (KEY, VALUE or None)
+    filters that must all hold."""
+    for row in ls_rows(store, statuses=statuses, all_objects=all_objects, user=user, older_than=older_than, limit=limit,
+                       tags=tags):
         yield ls_json(row)
+
+
+# Each listed row's tags as one JSON object, keys sorted (docs/reference/storage.md §3: index.db's copy, read per row listed)
+_TAGS_OF_ROW = ("(SELECT json_group_object(key, value) FROM (SELECT key, value FROM tags t WHERE t.object_id = o.id"
+                " ORDER BY key)) AS tags_json")
 
 
 def ls_rows(store, *, limit=None, extra=(), extra_params=(), order="o.last_active_at DESC, o.id DESC", **filters):
@@ -42,16 +50,18 @@ def ls_rows(store, *, limit=None, extra=(), extra_params=(), order="o.last_activ
     where, params = ls_where(store, **filters)
     where += extra
     params += list(extra_params)
-    sql = f"SELECT * FROM objects o WHERE {' AND '.join(where)} ORDER BY {order}"
+    sql = f"SELECT o.*, {_TAGS_OF_ROW} FROM objects o WHERE {' AND '.join(where)} ORDER BY {order}"
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
     return store.objects.index(create=False).rows(sql, params)
 
 
-def ls_where(store, *, statuses=(), all_objects=False, user=None, older_than=None, everyone=False):
+def ls_where(store, *, statuses=(), all_objects=False, user=None, older_than=None, everyone=False, tags=()):
     """The conditions (on index.db's `objects o`) and parameters of what `ls` lists; EVERYONE: every
-    user's objects (installation-wide commands), not only those USER participates in."""
+    user's objects (installation-wide commands), not only those USER participates in; TAGS: (KEY, VALUE or
+    None) pairs, each a tag the object must have (with that VALUE unless None), found through index.db's
+    tags_by_key (docs/reference/retention.md §7)."""
     now = clock.now()
     where = ["o.scope != 'reserved'", "(o.expires_at IS NULL OR o.expires_at > ?)"]
     params = [now]
@@ -69,11 +79,22 @@ def ls_where(store, *, statuses=(), all_objects=False, user=None, older_than=Non
     if store.tenant is not None:
         where.append("o.scope = 'tenant' AND o.owner = ?")
         params.append(store.tenant)
+    for key, value in tags:
+        if value is None:
+            where.append("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ?)")
+            params.append(key)
+        else:
+            where.append("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ? AND t.value = ?)")
+            params += [key, value]
     return where, params
 
 
 def ls_json(row) -> dict:
-    out = {k: row[k] for k in LS_KEYS}
+    out = {k: row[k] for k in LS_KEYS if k != "tags"}
+    if "tags_json" in row:  # index.db's rows
+        out["tags"] = json.loads(row["tags_json"]) if row["tags_json"] else {}
+    else:  # the index shards' rows (remote): [KEY, VALUE] pairs, sorted by KEY
+        out["tags"] = dict(row.get("tags") or ())
     for k in ("created_at", "updated_at", "last_active_at", "expires_at"):
         out[k] = clock.iso(out[k])
     return out

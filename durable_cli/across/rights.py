@@ -150,6 +150,12 @@ def _leave_tenant(store, row, user, out) -> None:
             db.execute("DELETE FROM participants WHERE user = ?", (user,))
             for table, column in (("turns", "author"), ("prompts", "author"), ("events", "actor"), ("requests", "answered_by")):
                 db.execute(f"UPDATE {table} SET {column} = NULL WHERE {column} = ?", (user,))
+            # docs/reference/sessions.md §5.3: the schedules and hooks USER made go (a hook's deliveries with it)
+            gone = [what for what, table in (("schedules", "schedules"), ("hooks", "hooks"))
+                    if db.execute(f"SELECT 1 FROM {table} WHERE author = ? LIMIT 1", (user,)).fetchone()]
+            db.execute("DELETE FROM schedules WHERE author = ?", (user,))
+            db.execute("DELETE FROM deliveries WHERE hook_id IN (SELECT id FROM hooks WHERE author = ?)", (user,))
+            db.execute("DELETE FROM hooks WHERE author = ?", (user,))
             db.execute(
                 "UPDATE events SET data = '{}' WHERE type IN ('participant.added', 'participant.removed')"
                 " AND json_extract(data, '$.user') = ?",
@@ -164,7 +170,7 @@ def _leave_tenant(store, row, user, out) -> None:
             out["deleted"].append(entry(row))
             return
         handle.checkpoint()
-        out["changed"].append(entry(row, what="participant removed"))
+        out["changed"].append(entry(row, what=", ".join(["participant removed", *gone])))
 
 
 def _finish_leaving(store, handle, obj, row, out) -> None:

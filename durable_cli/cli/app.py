@@ -204,6 +204,8 @@ def run(argv) -> int:
     command = None
     D.committing = D.exiting = False
     D.pending = D.requested = None
+    if "durable_cli.deliver" in sys.modules:
+        sys.modules["durable_cli.deliver"]._NOTED.clear()  # what an earlier run in this process (a test's) left
     os.umask(0o077)  # files SQLite creates (WAL, SHM) are 0600 whatever the caller's umask
     as_json = "--json" in argv or "--jsonl" in argv
     completing = os.environ.get("_DURABLE_COMPLETE")
@@ -274,6 +276,12 @@ def run(argv) -> int:
             wakes = sys.modules["durable_cli.guard"].wakes
             vars(sys.modules["durable_cli.guard"]).update(commit_guard=None, poll_settled=None, signals_deferred=None,
                                                           wakes=None)
+        if "durable_cli.deliver" in sys.modules:  # docs/reference/sessions.md §5.3: after the work, commit and stdout
+            try:
+                _flush()
+                sys.modules["durable_cli.deliver"].after_commit()
+            except Exception:  # noqa: BLE001 - a delivery never changes the status or the output
+                pass
         if G._store is not None:
             try:
                 if G._store._objects is not None:

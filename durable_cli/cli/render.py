@@ -438,6 +438,9 @@ def usage_table(doc: dict, by: str) -> None:
             row.append(_money(value) if k == "cost_usd" else ("" if value is None else str(value)))
         cells.append(row)
     fitted([Col(label, rank, flex=flex, right=k not in ("key", "owner")) for k, label, rank, flex in spec], cells)
+    if doc["total"].get("priced_turns"):  # docs/reference/retention.md §7: a computed cost says how old its prices are
+        dates = ", ".join(dict.fromkeys(s["as_of"] for s in doc.get("prices", []) if s.get("as_of"))) or "an undated table"
+        out(f"computed from prices as of {dates}; prices drift")
 
 
 def _when_request(r) -> str:
@@ -584,6 +587,8 @@ def session_card(doc: dict) -> None:
             ("last active", ago(doc.get("last_active_at"))), ("created", ago(doc.get("created_at")))]
     if doc.get("expires_at"):
         rows.append(("expires", ago(doc["expires_at"])))
+    if doc.get("tags"):
+        rows.append(("tags", " ".join(f"{k}={v}" for k, v in doc["tags"].items())))
     if doc.get("scope") != "user":
         rows.append(("scope", doc["scope"] + ("" if doc.get("scope") == "session" else f" {doc['owner']}")))
     table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 2, 0, 0))

@@ -11,6 +11,7 @@ from .options import complete_choices, complete_name, mode, one_output, seconds,
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.", callback=one_output)
 JSONL = typer.Option(False, "--jsonl", help="Print one JSON object per line.", callback=one_output)
+TAG = typer.Option(None, "--tag", metavar="KEY=VALUE|KEY", help="Only sessions with tag KEY (equal to VALUE when given); repeated, all must hold.")
 STATUS = typer.Option(None, "--status", metavar="[created|active|completed|failed|cancelled|archived]", help="Only this status (repeatable).", autocompletion=complete_choices(*STATUSES))
 
 
@@ -31,6 +32,7 @@ def register(app: typer.Typer) -> None:
 
 def ls(
     status: list[str] = STATUS,
+    tag: list[str] = TAG,
     all_objects: bool = typer.Option(False, "--all", help="Archived sessions too (here --all widens the statuses listed, not the users: see --user)."),
     user: str = typer.Option(None, "--user", metavar="U", help="Sessions of user U instead of the acting user."),
     older_than: str = typer.Option(None, "--older-than", metavar="DUR", help="Only sessions idle for longer than DUR."),
@@ -51,7 +53,10 @@ def ls(
         from ..config import valid_name
 
         valid_name(user, "user")
-    rows = store().ls(statuses=statuses, all_objects=all_objects, user=user, older_than=older, limit=limit)
+    from .. import checks
+
+    tags = checks.tag_pairs(tag or (), values_required=False)
+    rows = store().ls(statuses=statuses, all_objects=all_objects, user=user, older_than=older, limit=limit, **({"tags": tags} if tags else {}))
     if mode(json_out, jsonl) == "plain" and render.pretty():
         render.session_table(list(rows), wide=wide)
     else:
@@ -154,3 +159,6 @@ def sweep(json_out: bool = JSON):
     finally:
         bar.stop()
     render.receipt(doc, mode(json_out))
+    if "durable_cli.deliver" in sys.modules:  # docs/reference/sessions.md §5.3: every due delivery the sweep's wakes found
+        render.flush()
+        sys.modules["durable_cli.deliver"].after_commit(budget=300.0)

@@ -67,28 +67,51 @@ def usage(
     user: str = typer.Option(None, "--user", metavar="U", help="The sessions of user U (as 'ls --user U')."),
     all_users: bool = typer.Option(False, "--all", help="Every user's sessions: the whole installation (archived ones count either way)."),
     session: str = typer.Option(None, "--session", metavar="NAME", help="Only session NAME.", autocompletion=complete_name),
+    tag: list[str] = typer.Option(None, "--tag", metavar="KEY=VALUE|KEY", help="Only sessions with tag KEY (equal to VALUE when given); repeated, all must hold."),
     newer_than: str = typer.Option(None, "--newer-than", metavar="DUR", help="Only the UTC days within DUR (whole days)."),
     by: str = typer.Option("session", "--by", metavar="session|day|model", help="Group by session (default), UTC day or model.",
                            autocompletion=complete_choices(*GROUPINGS)),
+    show_prices: bool = typer.Option(False, "--show-prices", help="Print the price table in force (shipped, and your usage.prices file) and exit."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ):
     """Turns, tokens, input/output tokens and cost of your sessions, from index.db (no session is opened).
 
+    A row's meta.cost_usd is its cost as given; a row with meta.usage and no cost is priced from the
+    price table in force (shipped with durable, under your own file: config usage.prices or
+    DURABLE_PRICES), cache reads and writes at their own prices.
     Plain output: one row per group (key, then name and owner with --by session, then sessions, turns,
-    tokens, input_tokens, output_tokens, cost_usd), then a row whose key is "total".
+    tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, cost_given_usd,
+    cost_computed_usd, priced_turns, unpriced_turns), then a row whose key is "total".
+    --show-prices: one line per model (key, input, output, cache_read, cache_write, source, as_of), USD
+    per million tokens.
     Example: durable usage --by day --newer-than 7d --json | jq -r '.groups[] | "\\(.key)\\t\\(.cost_usd)"'
     """
+    from .. import prices
+
+    if show_prices:
+        table = prices.load(store().config)
+        if json_out:
+            render.document(table.document(), "json")
+            return
+        render.listing([{"key": k, **v} for k, v in table.models.items()], "plain")
+        return
     _user(user)
     if session is not None:
         from ..config import valid_name
 
         valid_name(session)
-    doc = store().usage(user=user, everyone=all_users, session=session, newer_than=seconds(newer_than, what="--newer-than"), by=by)
+    from .. import checks
+
+    tags = checks.tag_pairs(tag or (), values_required=False)
+    table = prices.load(store().config)
+    doc = store().usage(user=user, everyone=all_users, session=session, newer_than=seconds(newer_than, what="--newer-than"), by=by,
+                        prices=table, **({"tags": tags} if tags else {}))
     if json_out:
         render.document(doc, "json")
         return
     if render.pretty():
         render.usage_table(doc, by)
         return
-    rows = doc["groups"] + [{"key": "total", **({"name": None, "owner": None} if by == "session" else {}), **doc["total"]}]
+    rows = [{k: v for k, v in g.items() if k != "price"} for g in doc["groups"]]
+    rows.append({"key": "total", **({"name": None, "owner": None} if by == "session" else {}), **doc["total"]})
     render.listing(rows, "plain")

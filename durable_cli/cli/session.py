@@ -32,13 +32,17 @@ def create(
     title: str = typer.Option(None, "--title", metavar="T", help="A title (1-200 characters)."),
     ephemeral: bool = typer.Option(False, "--ephemeral", help="Make a fresh random NAME with a TTL (retention.ephemeral_ttl, 24h)."),
     ttl: str = typer.Option(None, "--ttl", metavar="DUR", help="Delete the session DUR after its last activity."),
+    tag: list[str] = typer.Option(None, "--tag", metavar="KEY=VALUE", help="Set a tag (repeatable; at most tags.max, 32)."),
     json_out: bool = JSON,
 ):
     """Create a session (status created); prints its NAME.
 
-    Example: durable session create fix-login --title "Login bug"
+    Example: durable session create fix-login --title "Login bug" --tag pr=42
     """
-    doc = store().create_session(name, title=title, ttl_seconds=seconds(ttl, what="--ttl"), ephemeral=ephemeral)
+    from .. import checks
+
+    tags = dict(checks.tag_pairs(tag or ()))
+    doc = store().create_session(name, title=title, ttl_seconds=seconds(ttl, what="--ttl"), ephemeral=ephemeral, tags=tags or None)
     if json_out:
         render.document(doc, "json")
     else:
@@ -62,14 +66,23 @@ def prompt(
     request_id: str = typer.Option(None, "--request-id", metavar="ID", help="Idempotency key: a retry with the same ID stores nothing new."),
     wait: str = typer.Option(None, "--wait", metavar="DUR", help="When the queue is full, wait up to DUR for room (the lock is not held while waiting)."),
     no_create: bool = typer.Option(False, "--no-create", help="Exit 3 instead of creating a missing session."),
+    at: str = typer.Option(None, "--at", metavar="TIME", help="Schedule it instead: once at TIME (RFC 3339 with an offset), or the first time of --every."),
+    after: str = typer.Option(None, "--in", metavar="DUR", help="Schedule it instead: once, DUR from now."),
+    every: str = typer.Option(None, "--every", metavar="DUR", help="Schedule it instead: every DUR (at least 1m), the first time DUR from now or at --at TIME."),
+    cron: str = typer.Option(None, "--cron", metavar="EXPR", help="Schedule it instead: at the times the five-field cron EXPR names (or @hourly, @daily, ...)."),
+    tz: str = typer.Option(None, "--tz", metavar="TZ", help="The IANA time zone of --cron (default UTC), e.g. Europe/Paris."),
     json_out: bool = JSON,
 ):
-    """Queue a prompt (creates the session if needed); prints the prompt id.
+    """Queue a prompt (creates the session if needed); prints the prompt id. With --at, --in, --every or
+    --cron, stores a schedule instead (nothing is queued now); prints the schedule's id.
 
     Example: echo "Summarize the logs" | durable session prompt ops -
     """
     from .. import checks, seam
 
+    if any(v is not None for v in (at, after, every, cron, tz)):
+        return _schedule(name, text, source=source, request_id=request_id, wait=wait, no_create=no_create, at=at,
+                         after=after, every=every, cron=cron, tz=tz, json_out=json_out)
     wait_seconds = seconds(wait, allow_zero=True, what="--wait") or 0
     content = read_content(text)
     checks.text(store().config, content)  # input first: a rejected prompt creates nothing
@@ -234,6 +247,30 @@ def title(name: str = NAME, text: str = typer.Argument(..., metavar="TITLE", hel
 
 
 @app.command()
+def tag(
+    name: str = NAME,
+    pairs: list[str] = typer.Argument(None, metavar="[KEY=VALUE]...", help="Set KEY to VALUE (replacing its value).", show_default=False),
+    untag: list[str] = typer.Option(None, "--untag", metavar="KEY", help="Remove the tag KEY (repeatable)."),
+    json_out: bool = JSON,
+):
+    """Set and remove a session's tags; prints its tags, one KEY=VALUE a line, sorted by KEY.
+
+    With neither KEY=VALUE nor --untag, prints the tags and changes nothing. A KEY is 1-64 characters
+    from A-Z a-z 0-9 . _ - : / (beginning with a letter or a digit); a VALUE 1-256 printable characters.
+    Example: durable session tag fix-login pr=42 team=auth --untag draft
+    """
+    from .. import checks
+
+    changes = dict(checks.tag_pairs(pairs or ()))
+    doc = store().run(name, "tag", set=changes, untag=list(untag or ()))  # checked before NAME is opened (docs/reference/output.md §4)
+    if json_out:
+        render.document(doc, "json")
+    else:
+        for key, value in doc["tags"].items():
+            render.out(f"{key}={value}")
+
+
+@app.command()
 def invite(
     name: str = NAME,
     user: str = typer.Argument(..., metavar="USER", help="The user to add."),
@@ -270,6 +307,113 @@ def fork(
     """
     doc = store().fork(name, new, at=at, title=title)
     render.document(doc, "json") if json_out else render.out(doc["name"])
+
+
+def _schedule(name, text, *, source, request_id, wait, no_create, at, after, every, cron, tz, json_out):
+    """`session prompt ... --at/--in/--every/--cron` (docs/reference/sessions.md §5.3): every input is checked
+    before NAME is opened, so a bad one stores nothing and creates no session."""
+    from .. import checks, clock
+    from ..core import schedules
+
+    if wait is not None:
+        raise DurableError("--wait is for queueing now, not with --at, --in, --every or --cron", "invalid_input")
+    content = read_content(text)
+    checks.text(store().config, content)
+    schedules.plan(clock.now(), at=at, after=after, every=every, cron=cron, tz=tz)
+    doc = store().run(name, "schedule", content, source=source, request_id=request_id, at=at, after=after, every=every,
+                      cron=cron, tz=tz, created=not no_create, create=not no_create)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+
+
+@app.command()
+def schedules(
+    name: str = NAME,
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """List the session's schedules, oldest first.
+
+    Example: durable session schedules nightly --json | jq '.[].next_at'
+    """
+    render.listing(store().run(name, "schedules"), mode(json_out, jsonl))
+
+
+@app.command()
+def unschedule(
+    name: str = NAME,
+    schedule_id: int = typer.Argument(..., metavar="ID", help="The schedule's id (see 'durable session schedules')."),
+    json_out: bool = JSON,
+):
+    """Delete a schedule (the prompts it already queued stay); its author or an owner.
+
+    Example: durable session unschedule nightly 3
+    """
+    doc = store().run(name, "unschedule", schedule_id)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+
+
+@app.command()
+def hook(
+    name: str = NAME,
+    url: str = typer.Option(..., "--url", metavar="URL", help="Where each outcome is POSTed (http or https)."),
+    events: str = typer.Option(None, "--events", metavar="LIST", help="Comma-separated: completed, failed, cancelled (default all three)."),
+    include_reply: bool = typer.Option(False, "--include-reply", help="Put the reply that ended the turn in the body (up to 64 KiB)."),
+    secret_file: str = typer.Option(None, "--secret-file", metavar="F", help="The signing secret (whsec_...) from file F instead of a new random one."),
+    json_out: bool = JSON,
+):
+    """Tell URL about each prompt's outcome (Standard Webhooks, signed); owners only. Prints the hook's id
+    (--json: the hook, its secret included).
+
+    Example: durable session hook fix-login --url https://example.com/done --events completed,failed
+    """
+    secret = None
+    if secret_file is not None:
+        try:
+            with open(secret_file, encoding="utf-8") as f:
+                secret = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise DurableError(f"cannot read --secret-file {secret_file}: {getattr(e, 'strerror', None) or e}", "invalid_input") from None
+        secret = secret[:-1] if secret.endswith("\n") else secret
+    doc = store().run(name, "hook", url, events=events, include_reply=include_reply, secret=secret)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+
+
+@app.command()
+def hooks(name: str = NAME, json_out: bool = JSON, jsonl: bool = JSONL):
+    """List the session's hooks, oldest first; owners only.
+
+    Example: durable session hooks fix-login --json
+    """
+    render.listing(store().run(name, "hooks"), mode(json_out, jsonl))
+
+
+@app.command()
+def unhook(
+    name: str = NAME,
+    hook_id: int = typer.Argument(..., metavar="ID", help="The hook's id (see 'durable session hooks')."),
+    json_out: bool = JSON,
+):
+    """Delete a hook and its deliveries (pending ones are never sent); owners only.
+
+    Example: durable session unhook fix-login 1
+    """
+    doc = store().run(name, "unhook", hook_id)
+    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+
+
+@app.command()
+def deliveries(
+    name: str = NAME,
+    hook_id: int = typer.Option(None, "--hook", metavar="ID", help="Only hook ID's deliveries."),
+    status: str = typer.Option(None, "--status", metavar="STATUS", help="Only pending, delivered or failed ones."),
+    json_out: bool = JSON,
+    jsonl: bool = JSONL,
+):
+    """List the outcome deliveries of the session's hooks, oldest first; owners only.
+
+    Example: durable session deliveries fix-login --status failed
+    """
+    render.listing(store().run(name, "deliveries", hook_id=hook_id, status=status), mode(json_out, jsonl))
 
 
 @app.command()

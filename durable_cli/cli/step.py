@@ -30,7 +30,7 @@ def step(
     """
     from ..steps import Abandoned, step_command
 
-    argv = G.argv or []
+    argv: list = G.argv or []
     if "--" not in argv:
         raise invalid("durable step needs '--' before CMD (durable step NAME KEY -- CMD [ARG]...)")
     if not cmd:

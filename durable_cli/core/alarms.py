@@ -28,4 +28,12 @@ def fire_due(obj) -> str:
     with obj.handle.transaction():
         sessions.expire_leases(obj, now)
         elicit.expire(obj, now)
+        if obj.db.execute("SELECT 1 FROM schedules WHERE next_at <= ? LIMIT 1", (now,)).fetchone():
+            from . import schedules  # docs/reference/sessions.md §5.3: imported only when one is due
+
+            schedules.fire_due(obj, now)
+    if obj.db.execute("SELECT 1 FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1", (now,)).fetchone():
+        from .. import deliver  # docs/reference/sessions.md §5.3: the command that woke it sends them after its own work
+
+        deliver.note(obj.handle)
     return "fired"

@@ -21,7 +21,7 @@ def request_json(r) -> dict:
     approve = json.loads(r[14]) if r[14] is not None else None
     approved = None  # docs/reference/hitl.md §8: null while pending or when not bound to a call
     if r[11] is not None and r[1] == "answered":
-        approved = r[6] is not None and r[6] in approve
+        approved = r[6] is not None and approve is not None and r[6] in approve
     elif r[11] is not None and r[1] == "expired":
         approved = False
     return {

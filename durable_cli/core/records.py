@@ -13,7 +13,7 @@ import math
 
 from ..contract.messages import say
 from ..contract.text import printable, strip
-from ..contract.vocabulary import ROW_ROLES
+from ..contract.vocabulary import LIMITS, ROW_ROLES
 from ..errors import invalid
 from . import state, strict_json
 
@@ -27,12 +27,13 @@ EVENT_TYPES = frozenset((
     "prompt.queued", "prompt.started", "prompt.completed", "prompt.failed", "prompt.lease_expired",
     "prompt.dequeued", "transcript.summarized", "transcript.pruned", "transcript.redacted", "elicit.asked",
     "elicit.answered", "elicit.expired", "ttl.set", "transcript.popped", "transcript.cleared", "session.forked",
-    "prompt.released",
+    "prompt.released", "schedule.created", "schedule.fired", "schedule.missed", "schedule.deleted", "hook.created",
+    "hook.deleted", "delivery.failed", "session.tagged",
 ))
 # Primary keys (rows are compared and listed in this order) and the AUTOINCREMENT tables among them.
 KEYS = {"participants": "user", "prompts": "id", "turns": "seq", "events": "seq", "requests": "id",
-        "facts": "key", "buckets": "key"}
-SEQUENCED = ("prompts", "turns", "events", "requests")
+        "facts": "key", "buckets": "key", "tags": "key", "schedules": "id", "hooks": "id"}
+SEQUENCED = ("prompts", "turns", "events", "requests", "schedules", "hooks")
 # Tables keyed by several columns (an adapter's tables): rows are unique and listed in this order.
 COMPOSITE_KEYS = {"lg_checkpoints": ("checkpoint_ns", "checkpoint_id"),
                   "lg_writes": ("checkpoint_ns", "checkpoint_id", "task_id", "idx"), "lg_mirrored": ("message_id",),
@@ -97,6 +98,26 @@ def _time(v):
     if type(v) is not int or not 0 <= v <= MAX_TIME:
         raise Bad(say("record_time", max=MAX_TIME, value=v)[:300])
     return v
+
+
+def _tag_key(v):
+    from ..errors import DurableError
+    from .tags import valid_key
+
+    try:
+        return valid_key(v)
+    except DurableError as e:
+        raise Bad(e.message) from None
+
+
+def _tag_value(v):
+    from ..errors import DurableError
+    from .tags import valid_value
+
+    try:
+        return valid_value("", v)
+    except DurableError:
+        raise Bad(say("record_tag_value")) from None
 
 
 def _ttl(v):
@@ -332,7 +353,7 @@ V5 = _extend(V4, prompts={"attempts": _count, "handed_back": opt(_positive), "no
 V6 = _extend(V5, prompts={"start": _count})
 
 # version 7 (docs/reference/sessions.md §5.2): each object's step journal (stdout as base64 text), and the tool call an elicit request
-# is bound to (its arguments, their RFC 8785 hash, the approve set) and who may answer it
+# is bound to (its arguments, their RFC 8785 hash, the approve set) and who may answer it; the object's tags
 V7 = _extend(
     V6,
     steps={"prompt_id": _positive, "key": _nonempty, "seq": _positive, "status": enum("running", "done", "abandoned"),
@@ -342,9 +363,23 @@ V7 = _extend(
            "args_sha256": opt(_nonempty), "approval": opt(_positive), "started_at": _time, "ended_at": opt(_time)},
     requests={"call_id": opt(_nonempty), "args": opt(_json_text()), "args_sha256": opt(_nonempty),
               "approve": opt(_json_text()), "approvers": opt(_json_text())},
+    tags={"key": _tag_key, "value": _tag_value},  # docs/reference/sessions.md §5 Tags: earlier versions import with none
 )
 
-FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7}
+# version 8 (docs/reference/sessions.md §5.3): the schedule that queued a prompt, the schedules and the hooks (secrets
+# included; deliveries are not exported)
+V8 = _extend(
+    V7,
+    prompts={"schedule_id": opt(_positive)},
+    schedules={"id": _positive, "kind": enum("at", "every", "cron"), "content": _text, "source": opt(_text),
+               "author": opt(_name), "at": opt(_time), "every": opt(_positive), "cron": opt(_nonempty), "tz": opt(_nonempty),
+               "next_at": _time, "last_fired_at": opt(_time), "last_prompt_id": opt(_positive), "fired": _count,
+               "missed": _count, "request_id": opt(_request_id), "request_hash": opt(_nonempty), "created_at": _time},
+    hooks={"id": _positive, "url": _nonempty, "events": _json_text(), "include_reply": _flag, "secret": _nonempty,
+           "author": opt(_name), "created_at": _time},
+)
+
+FIELDS = {1: V1, 2: V2, 3: V3, 4: V4, 5: V5, 6: V6, 7: V7, 8: V8}
 TOP_LEVEL = ("format", "version", "id", "scope", "owner", "name", "object", "sequences")
 
 
@@ -357,7 +392,8 @@ def describe(version=None) -> dict:
     worker/src/generated/records.json; the Worker checks an import with the same table)."""
     named = {_text: "text", _nonempty: "nonempty", _name: "name", _int: "int", _count: "count", _positive: "positive",
              _time: "time", _ttl: "ttl", _title: "title", _request_id: "request_id", _hex_id: "hex_id", _flag: "flag",
-             _number: "number", _json_object: "json_object", _choices: "choices", _one: "one", _blob: "blob"}
+             _number: "number", _json_object: "json_object", _choices: "choices", _one: "one", _blob: "blob",
+             _tag_key: "tag_key", _tag_value: "tag_value"}
     rules = {None: "json", _tool_calls: "json_tool_calls", _meta: "json_meta"}
 
     def one(check):
@@ -552,6 +588,9 @@ def _check_relations(c, scope, owner, limit, where) -> None:
             if c.get(table):
                 where[:] = [table]
                 raise Bad(say("record_reserved_only"))
+    if len(c.get("tags") or ()) > LIMITS["tags"]:  # docs/reference/sessions.md §5 Tags
+        where[:] = ["tags"]
+        raise Bad(say("record_too_many_tags", limit=LIMITS["tags"]))
     adapter = c["object"].get("adapter")
     for table, owner_adapter in ADAPTER_TABLES.items():
         if c.get(table) and adapter != owner_adapter:

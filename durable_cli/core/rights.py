@@ -13,9 +13,9 @@ from . import records as _records
 from . import state
 
 FORMAT = "durable-export"
-VERSION = 7  # 7: each object's step journal, elicit requests' binding and approvers; 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter; 4: LangGraph tables; 5: prompt attempts, hand-back order, delay, lease policy; 6: prompt start numbers
+VERSION = 8  # 8: schedules, hooks, prompt schedule_id; 7: each object's step journal, elicit requests' binding and approvers, tags; 2: turns carry tool_calls, name, meta, data, forked_from, request_hash, request_last; 3: object external_id, adapter; 4: LangGraph tables; 5: prompt attempts, hand-back order, delay, lease policy; 6: prompt start numbers
 TABLES = ("object", "participants", "prompts", "turns", "events", "requests", "facts", "buckets",
-          "lg_checkpoints", "lg_writes", "lg_mirrored", "steps")
+          "lg_checkpoints", "lg_writes", "lg_mirrored", "steps", "tags", "schedules", "hooks")  # not deliveries (docs/reference/sessions.md §5.3)
 
 
 def dump(db) -> dict:
@@ -26,7 +26,7 @@ def dump(db) -> dict:
         columns = [c[0] for c in cur.description]
         record[table] = [{c: _records.blob_text(v) if isinstance(v, bytes) else v for c, v in zip(columns, r)}
                          for r in cur.fetchall()]
-    record["sequences"] = dict(db.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
+    record["sequences"] = {t: n for t, n in db.execute("SELECT name, seq FROM sqlite_sequence") if t in _records.SEQUENCED}
     meta = record.pop("object")[0]
     meta.pop("one", None)
     return {"format": FORMAT, "version": VERSION, "id": meta["id"], "scope": meta["scope"], "owner": meta["owner"],

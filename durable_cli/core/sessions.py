@@ -13,7 +13,7 @@ from .transcript.row import _loads
 
 PROMPT_COLUMNS = (
     "id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
-    "lease_expires_at", "completed_at", "error",
+    "lease_expires_at", "completed_at", "error", "schedule_id",
 )
 # Queue order (docs/reference/sessions.md §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
 ORDER_KEY = "coalesce(handed_back, 9223372036854775807)"
@@ -22,12 +22,16 @@ EXPIRY_POLICIES = ("fail", "retry")
 _TIMES = ("created_at", "started_at", "lease_expires_at", "completed_at")
 
 
-def create(obj, *, title=None, ttl_seconds=None) -> dict:
+def create(obj, *, title=None, ttl_seconds=None, tags=None) -> dict:
+    from . import tags as _tags
+
+    tags = _tags.valid_set(tags)
     with obj.handle.transaction():
         if obj.meta() is not None:
             obj.require_visible()
             raise conflict(say("session_exists", what=obj.what, name=obj.name))
         state.create_object(obj, "created", title=valid_title(title) if title is not None else None, ttl_seconds=ttl_seconds)
+        _tags.put(obj, tags)  # its tags in the same transaction (docs/reference/sessions.md §5)
     return state.session_json(obj)
 
 
@@ -81,6 +85,8 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
     While WAITING (`prompt --wait`), a full queue means "not yet": None, and nothing is stored."""
     transcript.check_content(obj, content)
     valid_request_id(request_id)
+    if request_id is not None and request_id.startswith("schedule:"):  # docs/reference/sessions.md §5.3: the schedules' own
+        raise invalid(say("reserved_request_id", request_id=request_id))
     with obj.handle.transaction():
         meta = obj.meta()
         if meta is None:
@@ -252,6 +258,7 @@ def finish(obj, prompt_id: int, *, reply=None, failed=False, error=None, meta=No
         )
         state.event(obj, "prompt.failed" if failed else "prompt.completed",
                     {"prompt_id": prompt_id, **({"error": error} if failed else {})})
+        _outcome(obj, prompt_id, "failed" if failed else "completed")
         recompute(obj, meta["status"])
         state.touch(obj)
     return get_prompt(obj, prompt_id)
@@ -285,7 +292,16 @@ def release(obj, prompt_id: int, *, delay_seconds: int = 0, not_an_attempt: bool
     return get_prompt(obj, prompt_id)
 
 
-def fail_processing(obj, error: str, event_type: str = "prompt.failed", *, where="status = 'processing'", params=(), actor="__actor__") -> int:
+def _outcome(obj, prompt_id, kind) -> None:
+    """docs/reference/sessions.md §5.3: the outcome's deliveries, in its own transaction (only when the object has hooks)."""
+    if obj.db.execute("SELECT 1 FROM hooks LIMIT 1").fetchone():
+        from . import hooks
+
+        hooks.outcome(obj, prompt_id, kind)
+
+
+def fail_processing(obj, error: str, event_type: str = "prompt.failed", *, where="status = 'processing'", params=(), actor="__actor__",
+                    kind="failed") -> int:
     """Fail the processing (or matching) prompts with ERROR; returns how many (inside a transaction)."""
     now = clock.now()
     ids = [r[0] for r in obj.db.execute(f"SELECT id FROM prompts WHERE {where} ORDER BY id", params)]
@@ -295,6 +311,7 @@ def fail_processing(obj, error: str, event_type: str = "prompt.failed", *, where
             (now, error, prompt_id),
         )
         state.event(obj, event_type, {"prompt_id": prompt_id, "error": error}, actor=actor)
+        _outcome(obj, prompt_id, kind)
     return len(ids)
 
 
@@ -304,7 +321,7 @@ def stop(obj) -> dict:
     if obj.db.execute("SELECT 1 FROM prompts WHERE status = 'processing'").fetchone() is None:
         return state.session_json(obj)
     with obj.handle.transaction():
-        fail_processing(obj, "stopped")
+        fail_processing(obj, "stopped", kind="cancelled")
         recompute(obj, meta["status"])
         state.touch(obj)
     return state.session_json(obj)
@@ -315,7 +332,7 @@ def cancel(obj) -> dict:
     obj.require_visible()
     to = check(obj, "cancel", status=meta["status"])
     with obj.handle.transaction():
-        fail_processing(obj, "cancelled", where="status IN ('pending', 'processing')")
+        fail_processing(obj, "cancelled", where="status IN ('pending', 'processing')", kind="cancelled")
         state.set_status(obj, to, meta["status"])
         state.touch(obj)
     return state.session_json(obj)
@@ -464,8 +481,8 @@ def expire_draft(obj, cutoff: int) -> bool:
     meta = obj.meta()
     if meta is None or meta["status"] != "created" or meta["updated_at"] >= cutoff:
         return False
-    if obj.db.execute("SELECT 1 FROM prompts LIMIT 1").fetchone():
-        return False
+    if obj.db.execute("SELECT 1 FROM prompts UNION ALL SELECT 1 FROM schedules LIMIT 1").fetchone():
+        return False  # a session holding a schedule is not a draft (docs/reference/sessions.md §5)
     with obj.handle.transaction():
         obj.db.execute("UPDATE object SET status = 'archived'")
         state.event(obj, "session.status", {"from": "created", "to": "archived", "reason": "draft expired"}, actor=None)

@@ -11,6 +11,7 @@ from ..contract.messages import say
 from ..contract.vocabulary import PARTICIPANT_ROLES as ROLES  # noqa: F401 - the rules' names for them
 from ..contract.vocabulary import STATUSES  # noqa: F401 - the rules' names for them
 from ..errors import denied, not_found
+from ..store import schema
 
 
 class Address:
@@ -170,7 +171,9 @@ def set_status(obj: Opened, new: str, old: str) -> None:
 NEXT_ALARM_AT = (
     "SELECT min(t) FROM (SELECT expires_at AS t FROM object"
     " UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing'"
-    " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')"
+    " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending'"
+    " UNION ALL SELECT min(next_at) FROM schedules"
+    " UNION ALL SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending')"
 )
 
 
@@ -198,6 +201,9 @@ _INDEX_ROW = (
 )
 
 
+_USAGE_TOTALS = f"SELECT day, model, {', '.join(schema.TOTAL_COLUMNS)} FROM usage_totals ORDER BY key"
+
+
 def index_row(db):
     """(row, members) for index.db, read from the object's own connection."""
     found = index_row_and_meta(db)
@@ -220,8 +226,8 @@ def index_row_and_meta(db):
     }
     if m["scope"] != "reserved":  # docs/reference/retention.md §7 usage: the object's totals per UTC day and model
         row["usage"] = db.execute(
-            "SELECT day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd FROM usage_totals ORDER BY key"
-        ).fetchall()
+            _USAGE_TOTALS).fetchall()
+        row["tags"] = db.execute("SELECT key, value FROM tags ORDER BY key").fetchall()  # docs/reference/storage.md §3
     members = db.execute("SELECT user, role FROM participants").fetchall()
     return row, members, m
 
@@ -274,4 +280,7 @@ def session_json(obj: Opened) -> dict:
         "queue": {"pending": counts.get("pending", 0), "processing": counts.get("processing", 0)},
         "turns": m["live_turns"], "tokens": m["live_tokens"], "expires_at": clock.iso(m["expires_at"]),
         "ttl_seconds": m["ttl_seconds"], "external_id": m["external_id"],
+        "tags": dict(obj.db.execute("SELECT key, value FROM tags ORDER BY key").fetchall()),
+        "schedules": obj.db.execute("SELECT count(*) FROM schedules").fetchone()[0],
+        "hooks": obj.db.execute("SELECT count(*) FROM hooks").fetchone()[0],
     }

@@ -76,6 +76,15 @@ ROW_PROPERTIES = {
 }
 
 
+# Tags (docs/reference/sessions.md §5): a KEY is 1-64 characters from A-Z a-z 0-9 . _ - : /, beginning with a letter or a
+# digit; a VALUE 1-256 printable characters with no blank at either end (the library checks it: invalid_input)
+TAG_KEY = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"}
+TAGS = {"type": "object", "propertyNames": TAG_KEY, "additionalProperties": dict(NAME_SCHEMA, maxLength=256),
+        "description": "Tags, KEY -> VALUE."}
+TAG_FILTER = {"type": "array", "items": {"type": "string"},
+              "description": 'Only sessions with each tag: "KEY=VALUE" (that value) or "KEY" (any value), as `ls --tag`.'}
+
+
 def _tool(description, properties=None, required=(), result=None):
     return {"description": description, "properties": properties or {}, "required": list(required), "result": result}
 
@@ -88,11 +97,15 @@ TOOLS = {
     "sessions_list": _tool(
         "List your sessions, newest activity first (as `durable ls`; archived ones only with all).",
         {"status": {k: v for k, v in _arg("ls", "statuses", "index").items() if k != "maxItems"}, "all": {"type": "boolean"},  # repeats are one
-         "older_than": DURATION, "limit": COUNT}, result="object*"),  # `ls` rows, not sessions
+         "older_than": DURATION, "limit": COUNT, "tag": TAG_FILTER}, result="object*"),  # `ls` rows, not sessions
     "session_create": _tool(
         "Create a session (status created); the session object. Without name, ephemeral makes a random one.",
-        {"name": NAME, "title": _arg("create", "title"), "ephemeral": {"type": "boolean"}, "ttl": DURATION},
+        {"name": NAME, "title": _arg("create", "title"), "ephemeral": {"type": "boolean"}, "ttl": DURATION, "tags": TAGS},
         result="session"),
+    "session_tag": _tool(
+        "Set tags (tags: KEY -> VALUE, replacing a KEY's value) and remove tags (untag: KEYs) of a session; the session "
+        "object. With neither, changes nothing.",
+        {"name": NAME, "tags": TAGS, "untag": {"type": "array", "items": TAG_KEY}}, ["name"], result="session"),
     "session_show": _tool("Show a session: status, queue, turns, tokens, participants.", {"name": NAME}, ["name"],
                           result="session"),
     "session_prompt": _tool(
@@ -317,13 +330,22 @@ class Tools:
 
     def sessions_list(self, a):
         older = _seconds(a, "older_than")
+        from .. import checks
+
+        tags = checks.tag_pairs(a.get("tag") or (), values_required=False)
         rows = list(self.store.ls(statuses=tuple(a.get("status") or ()), all_objects=a.get("all", False),
-                                  older_than=older, limit=a.get("limit")))
+                                  older_than=older, limit=a.get("limit"), **({"tags": tags} if tags else {})))
         return {"result": rows}
 
     def session_create(self, a):
         return self.store.create_session(a.get("name"), title=a.get("title"), ttl_seconds=_seconds(a, "ttl"),
-                                         ephemeral=a.get("ephemeral", False))
+                                         ephemeral=a.get("ephemeral", False), tags=a.get("tags"))
+
+    def session_tag(self, a):
+        from ..config import valid_name
+
+        valid_name(a["name"])
+        return self.store.run(a["name"], "tag", set=a.get("tags"), untag=a.get("untag"))
 
     def session_show(self, a):
         with self._open(a["name"]) as s:

@@ -468,7 +468,7 @@ class RemoteStore(StoreOps):
     def _config_doc(self) -> dict:
         return {"max_unfinished": self.config.get("queue.max_unfinished"),
                 "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
-                "token_budget": self.config.get("transcript.token_budget")}
+                "token_budget": self.config.get("transcript.token_budget"), "tags_max": self.config.get("tags.max")}
 
     def _call(self, address: RemoteAddress, op: str, args: dict, *, create: bool, write: bool):
         body = {
@@ -493,11 +493,11 @@ class RemoteStore(StoreOps):
     def open_reserved(self, user=None, *, create=False):
         yield RemoteSession(self, RemoteAddress("reserved", user, "", "reserved"), create)
 
-    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False) -> dict:
+    def create_session(self, name=None, *, title=None, ttl_seconds=None, ephemeral=False, tags=None) -> dict:
         from ..backends import plan_create
 
-        address, title, ttl_seconds = plan_create(self, name, title, ttl_seconds, ephemeral)
-        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds)  # type: ignore[attr-defined]
+        address, title, ttl_seconds, tags = plan_create(self, name, title, ttl_seconds, ephemeral, tags)
+        return RemoteSession(self, address, True).create(title=title, ttl_seconds=ttl_seconds, tags=tags or None)  # type: ignore[attr-defined]
 
     def poll(self, name, attempt, *, wait_seconds: int, **open_args):
         """As the file backend's poll (the same loop, library.poll_loop): ATTEMPT(session, more) until
@@ -643,46 +643,61 @@ class RemoteStore(StoreOps):
             if before is None or (limit is not None and len(rows) >= limit):
                 return rows
 
-    def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None):
+    def ls(self, *, statuses=(), all_objects=False, user=None, older_than=None, limit=None, tags=()):
         from ..across.retention import ls_json
 
-        rows = self._pages("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects, user=user, older_than=older_than, limit=limit)
+        rows = self._pages("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects, user=user, older_than=older_than, limit=limit,
+                           **({"tags": [list(t) for t in tags]} if tags else {}))
         return [ls_json(r) for r in rows]
 
-    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session") -> dict:
-        from ..across.usage import FIELDS, GROUPINGS
+    def usage(self, *, user=None, everyone=False, session=None, newer_than=None, by="session", tags=(), prices=None) -> dict:
+        """docs/reference/remote.md §13: the index answers the same sums as index.db, in pages, the sums of the rows
+        without a given cost per group and model among them; the client prices those with its own table
+        (across/usage.py finish), as the file backend does."""
+        from ..across.usage import COUNTS as summed
+        from ..across.usage import GROUPINGS, finish
 
         if by not in GROUPINGS:
             raise invalid(f"invalid --by {by!r}: use one of {', '.join(GROUPINGS)}")
         if everyone and user is not None:
             raise invalid("give either --user U or --all, not both")
+        if prices is None:
+            from .. import prices as _prices
+
+            prices = _prices.load(self.config)
         newer_day = clock.iso(clock.now() - newer_than * 1000)[:10] if newer_than is not None else None
 
         def fields(group):
-            for k in FIELDS:
-                group[k] = float(group[k] or 0) if k == "cost_usd" else int(group[k] or 0)
-            return group
+            out = {k: group[k] for k in ("key", "name", "owner", "last_active_at") if k in group}
+            out.update({k: int(group.get(k) or 0) for k in summed})
+            out["cost_given_usd"] = float(group.get("cost_usd") or 0)
+            return out
 
         def add(into, group):
-            for k in FIELDS:
+            for k in (*summed, "cost_given_usd"):
                 into[k] += group[k]
-                if k != "cost_usd" and into[k] > 2**63 - 1:  # as the Worker and SQLite: never a float
+                if k != "cost_given_usd" and into[k] > 2**63 - 1:  # as the Worker and SQLite: never a float
                     raise DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with"
                                        " --user, --session or --newer-than", "storage")
 
         # the Worker answers one page of groups a request (docs/reference/remote.md §13); the pages' groups are disjoint by
         # session, and summed by day or model
-        groups, total, cursor = {}, dict.fromkeys(FIELDS, 0), None
-        total["cost_usd"] = 0.0
+        groups: dict = {}
+        priced: list = []
+        cursor = None
+        total: dict = {**dict.fromkeys(summed, 0), "cost_given_usd": 0.0}
         while True:
-            doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor)
+            doc = self._index("usage", user=user, everyone=everyone, session=session, newer_day=newer_day, by=by, cursor=cursor,
+                              **({"tags": [list(t) for t in tags]} if tags else {}))
             add(total, fields(doc["total"]))
             for g in doc["groups"]:
+                entries = g.get("priced") or []
                 g = fields(g)
                 if g["key"] in groups and by != "session":
                     add(groups[g["key"]], g)
                 else:
                     groups[g["key"]] = g
+                priced.extend((g["key"], e[0], tuple(int(v or 0) for v in e[1:6])) for e in entries)
             cursor = doc["next"]
             if cursor is None:
                 break
@@ -692,9 +707,12 @@ class RemoteStore(StoreOps):
             ordered = sorted(groups.values(), key=lambda g: (g["key"] is None, g["key"] or ""))
         for g in ordered:
             g.pop("last_active_at", None)
-            g["cost_usd"] = round(g["cost_usd"], 10)
-        total["cost_usd"] = round(total["cost_usd"], 10)
-        return {"groups": ordered, "total": total}
+        # one entry per group and model, as locally (a model's pages summed): the price is applied to whole sums
+        merged: dict = {}
+        for key, model, sums in priced:
+            before = merged.get((key, model), (0,) * 5)
+            merged[(key, model)] = tuple(a + b for a, b in zip(before, sums))
+        return finish(ordered, total, [(groups[k], m, sums) for (k, m), sums in merged.items()], prices, by)
 
     def startable(self, limit=8) -> list:
         """`work --all`: the index rows (the acting user's shard) of sessions `ls` lists whose oldest pending
@@ -803,7 +821,7 @@ class RemoteStore(StoreOps):
             "actor": self.user, "create": create, "all_users": all_users,
             "config": {"max_unfinished": self.config.get("queue.max_unfinished"),
                        "max_turn_bytes": self.config.get("transcript.max_turn_bytes"),
-                       "token_budget": self.config.get("transcript.token_budget")},
+                       "token_budget": self.config.get("transcript.token_budget"), "tags_max": self.config.get("tags.max")},
         }
         return self._send(body, write=write)
 

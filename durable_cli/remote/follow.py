@@ -61,7 +61,7 @@ def follow_rows(store, name, *, all_rows=False, since=0, last=None, interval=Non
             "args": {"since": high},
             "config": {"max_unfinished": store.config.get("queue.max_unfinished"),
                        "max_turn_bytes": store.config.get("transcript.max_turn_bytes"),
-                       "token_budget": store.config.get("transcript.token_budget")}}
+                       "token_budget": store.config.get("transcript.token_budget"), "tags_max": store.config.get("tags.max")}}
     failing_since = None  # when the connection was lost (reconnects go on until remote.timeout after it)
     attempt = 0
     why = ""

@@ -16,6 +16,10 @@ var contract_default = {
   messages: {
     invalid_name: "invalid {what} {value!r}: use 1-200 printable characters with no leading or trailing white space",
     invalid_title: "invalid title: use 1-200 printable characters",
+    invalid_tag_key: "invalid tag key {key!r}: use 1-64 characters from A-Z a-z 0-9 . _ - : /, beginning with a letter or a digit",
+    invalid_tag_value: "invalid value for tag {key!r}: use 1-256 printable characters with no blank at either end (remove a tag with --untag {key})",
+    tag_twice: "tag {key!r} is named twice; name each KEY once (set it or --untag it)",
+    too_many_tags: "{what} would hold {count} tags, more than tags.max = {limit}; remove some with --untag KEY, or raise the cap with 'durable config set tags.max N' (at most 32)",
     invalid_request_id: "invalid --request-id: use 1-128 printable characters",
     invalid_participant_role: "invalid role {role!r}: use owner or member",
     empty_prompt: "empty --prompt: say what the person should decide",
@@ -45,6 +49,9 @@ var contract_default = {
     prompt_not_found: "prompt {id} not found in {what}; see 'durable session queue {name}'",
     prompt_request_id_reused: "request id {request_id!r} was already used with other content in {what}",
     queue_full: "the queue of {what} is full ({unfinished} unfinished prompts, queue.max_unfinished = {limit}); wait for room with --wait DUR, dequeue one, or raise the cap with 'durable config set queue.max_unfinished N'",
+    schedule_not_found: "no schedule {id} in {what}; see 'durable session schedules {name}'",
+    unschedule_denied: "only the author of schedule {id} or an owner of {what} can unschedule it",
+    reserved_request_id: "--request-id {request_id!r}: ids starting with 'schedule:' are reserved for the prompts schedules queue",
     invalid_on_lease_expiry: "invalid queue.on_lease_expiry {value!r}: use fail or retry",
     invalid_max_attempts: "invalid queue.max_attempts {value!r}: use a positive integer",
     invalid_attempt: 'invalid --attempt {attempt!r}: use the positive start number the start gave (its "start")',
@@ -145,6 +152,8 @@ var contract_default = {
     record_not_positive: "must be a positive integer",
     record_time: "must be a time in milliseconds since 1970 (an integer from 0 to {max}), not {value!r}",
     record_ttl: "is over 36,500 days",
+    record_tag_value: "is not a tag VALUE: 1-256 printable characters with no blank at either end",
+    record_too_many_tags: "holds more than {limit} tags (tags.max is at most {limit})",
     record_title: "must be 1-200 printable characters with no leading or trailing white space",
     record_request_id: "must be 1-128 printable characters",
     record_hex_id: "must be 64 lowercase hex digits",
@@ -191,10 +200,10 @@ var contract_default = {
     row_roles: ["system", "developer", "user", "assistant", "tool"],
     pinned_roles: ["system", "developer"],
     participant_roles: ["owner", "member"],
-    usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"],
+    usage_keys: ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"],
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
-    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3 },
+    limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3, tag_key: 64, tag_value: 256, tags: 32 },
     config_defaults: {
       "defaults.lock_timeout": "10s",
       "transcript.token_budget": 4e3,
@@ -206,15 +215,23 @@ var contract_default = {
       "queue.max_attempts": 3,
       "retention.draft_expiry": "8h",
       "retention.ephemeral_ttl": "24h",
-      "remote.timeout": "10s"
+      "remote.timeout": "10s",
+      "tags.max": 32
     }
   },
   ops_about: "Every operation of POST /v1/call by scope (object: one object's Durable Object; index: the commands across objects; auth: token revocation; objects: search; none: what the Worker answers of itself, the acting user and its limits). write: a request id is remembered and the call retried only with it; parts: the lists of its arguments a body over the Worker's DURABLE_MAX_BODY_BYTES is split along (the client sends it in parts with a `part` argument, worker/src/parts.ts); creates: may make the object; erases: deletes storage. Each argument: JSON type (integer, string, boolean, array, object, enum, json), range (min/max; max_items for arrays), required; absent or null means the default. The Worker checks every call against it before running the op (worker/src/generated/ops.ts, rules/args.ts): a crafted body is HTTP 400. rule (object ops): where the op's rule lives, module.function of durable_cli/core/ (library.Session's method of the op's name, its module imported on first use) and its twin in worker/src/rules/module.ts, the same function in camelCase (the Worker's handler): scripts/gen_worker_ops.py writes both tables from it. worker: a function of worker/src/rules/ only (the file backend composes that op in library.Store from core functions of its own). Neither: the Durable Object answers the op itself (worker/src/object.ts). check (an op's, or an argument's): the client check of durable_cli/checks.py the library runs first, on either backend (an op's gets all its arguments, before theirs) (exit 2 with that check's message); the Worker checks again with its own rules. plain: the library's method of the op takes exactly the contract's arguments (positional first) and both backends run it through one dispatcher (durable_cli/seam.py).",
   ops: {
     object: {
-      create: { rule: "sessions.create", write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null, check: "title" }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
+      create: { rule: "sessions.create", write: true, creates: true, erases: false, plain: true, args: { title: { type: "string", default: null, check: "title" }, ttl_seconds: { type: "integer", min: 1, max: 31536e5, default: null }, tags: { type: "object", default: null, check: "tag_set" } } },
       show: { rule: "sessions.show", write: false, creates: false, erases: false, plain: true, args: {} },
       prompt: { rule: "sessions.prompt", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null, check: "request_id" }, created: { type: "boolean", default: false }, waiting: { type: "boolean", default: false } } },
+      schedule: { rule: "schedules.create", write: true, creates: true, erases: false, plain: true, positional: ["content"], args: { content: { type: "string", required: true }, source: { type: "string", default: null }, request_id: { type: "string", default: null, check: "request_id" }, at: { type: "string", default: null }, after: { type: "string", default: null }, every: { type: "string", default: null }, cron: { type: "string", default: null }, tz: { type: "string", default: null }, created: { type: "boolean", default: false } } },
+      schedules: { rule: "schedules.schedules", write: false, creates: false, erases: false, plain: true, args: {} },
+      unschedule: { rule: "schedules.unschedule", write: true, creates: false, erases: false, plain: true, positional: ["schedule_id"], args: { schedule_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      hook: { rule: "hooks.create", write: true, creates: false, erases: false, plain: true, positional: ["url"], args: { url: { type: "string", required: true }, events: { type: "string", default: null }, include_reply: { type: "boolean", default: false }, secret: { type: "string", default: null } } },
+      hooks: { rule: "hooks.hooks", write: false, creates: false, erases: false, plain: true, args: {} },
+      unhook: { rule: "hooks.unhook", write: true, creates: false, erases: false, plain: true, positional: ["hook_id"], args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      deliveries: { rule: "hooks.deliveries", write: false, creates: false, erases: false, plain: true, args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, status: { type: "string", default: null } } },
       next_prompt: { rule: "sessions.next_prompt", write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       renew: { rule: "sessions.renew", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null, check: "attempt" } } },
       finish: { rule: "sessions.finish", write: true, creates: false, erases: false, parts: ["rows"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, check: "attempt" }, part: { type: "object" } } },
@@ -224,6 +241,8 @@ var contract_default = {
       archive: { rule: "sessions.archive", write: true, creates: false, erases: false, plain: true, args: {} },
       unarchive: { rule: "sessions.unarchive", write: true, creates: false, erases: false, plain: true, args: {} },
       set_title: { rule: "sessions.set_title", write: true, creates: false, erases: false, plain: true, positional: ["title"], args: { title: { type: "string", required: true, check: "title" } } },
+      tag: { rule: "tags.tag", write: true, creates: false, erases: false, plain: true, check: "tag_change", args: { set: { type: "object", default: null }, untag: { type: "array", items: { type: "string" }, default: null } } },
+      tags: { rule: "tags.tags", write: false, creates: false, erases: false, plain: true, args: {} },
       invite: { rule: "sessions.invite", write: true, creates: false, erases: false, plain: true, positional: ["user", "role"], args: { user: { type: "string", required: true, check: "user" }, role: { type: "enum", values: ["owner", "member"], default: "member", check: "participant_role" } } },
       dequeue: { rule: "sessions.dequeue", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       queue: { rule: "sessions.queue", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
@@ -275,10 +294,10 @@ var contract_default = {
       delete_thread: { rule: "checkpoints.delete_thread", write: true, creates: false, erases: true, plain: true, args: {} }
     },
     index: {
-      ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
+      ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
       rows: { write: false, creates: false, erases: false, args: { user: { type: "string" }, all: { type: "boolean" }, reserved: { type: "boolean" }, expired: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
       pending: { write: false, creates: false, erases: false, args: { limit: { type: "integer", min: 1, max: 100 } } },
-      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] }, cursor: { type: "json" } } },
+      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] }, cursor: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
       purge: { write: true, creates: false, erases: true, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
       forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
@@ -319,8 +338,11 @@ var contract_default = {
     refused: { exit: 11, http: 409 }
   },
   shapes: {
-    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at"],
-    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
+    session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "tags", "schedules", "hooks"],
+    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error", "schedule_id"],
+    schedule: ["id", "kind", "content", "source", "author", "at", "every", "cron", "tz", "next_at", "last_fired_at", "last_prompt_id", "fired", "missed", "request_id", "created_at"],
+    hook: ["id", "url", "events", "include_reply", "secret", "author", "created_at"],
+    delivery: ["id", "hook_id", "webhook_id", "type", "prompt_id", "status", "attempts", "created_at", "last_attempt_at", "next_attempt_at", "delivered_at", "last_response", "last_error"],
     event: ["seq", "type", "actor", "data", "at"],
     participant: ["user", "role", "joined_at"],
     row: ["seq", "role", "content", "tool_calls", "call_id", "name", "meta", "data", "forked_from", "tokens", "author", "created_at", "kind", "superseded_by", "covers"],
@@ -1800,7 +1822,8 @@ var defaults = contract_default.constants.config_defaults;
 var DEFAULT_CONFIG = {
   max_unfinished: defaults["queue.max_unfinished"],
   max_turn_bytes: defaults["transcript.max_turn_bytes"],
-  token_budget: defaults["transcript.token_budget"]
+  token_budget: defaults["transcript.token_budget"],
+  tags_max: defaults["tags.max"]
 };
 var DurableError = class extends Error {
   constructor(message, code = "internal", document = void 0) {
@@ -2172,7 +2195,10 @@ function sessionJson(obj) {
     tokens: m.live_tokens,
     expires_at: iso(m.expires_at),
     ttl_seconds: m.ttl_seconds,
-    external_id: m.external_id ?? null
+    external_id: m.external_id ?? null,
+    tags: Object.fromEntries(obj.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]])),
+    schedules: Number(obj.db.one("SELECT count(*) FROM schedules")[0]),
+    hooks: Number(obj.db.one("SELECT count(*) FROM hooks")[0])
   };
 }
 function validName(text4, what = "name") {
@@ -2474,6 +2500,116 @@ function integerLexeme(lexeme) {
   return lexeme === void 0 || !/[.eE]/.test(lexeme);
 }
 
+// src/rules/lifecycle.ts
+var TRANSITIONS = contract_default.transitions;
+function check(obj, command, status = null, noop = false) {
+  const { from, to, role } = TRANSITIONS[command];
+  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
+  if (noop) return null;
+  const current2 = status ?? obj.meta().status;
+  if (!from.includes(current2)) throw conflict(refusal(obj, command, current2));
+  return to ?? current2;
+}
+function refusal(obj, command, current2) {
+  const [what, name] = [obj.what, obj.name];
+  if (current2 === "archived") return say("refused_archived", { what, name });
+  if (current2 === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
+  if (current2 === "cancelled") return say("refused_cancelled", { what, name });
+  if (command === "unarchive") return say("refused_not_archived", { what, status: current2 });
+  return say(`cannot_${command}`, { what, status: current2 });
+}
+function requireSession(obj) {
+  const meta = obj.meta();
+  if (meta === null) throw notFound(obj.missing);
+  return meta;
+}
+function validTitle(title) {
+  const t = typeof title === "string" ? strip(title) : title;
+  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
+  return t;
+}
+function validRequestId(id) {
+  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
+    throw invalid(say("invalid_request_id"));
+  }
+  return id;
+}
+
+// src/rules/tags.ts
+var KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/;
+function validKey(key) {
+  if (typeof key !== "string" || key.length < 1 || key.length > CONSTANTS.limits.tag_key || !KEY.test(key)) {
+    throw invalid(say("invalid_tag_key", { key: typeof key === "string" ? key : String(key) }));
+  }
+  return key;
+}
+function validValue(key, value) {
+  const n = typeof value === "string" ? [...value].length : 0;
+  if (typeof value !== "string" || n < 1 || n > CONSTANTS.limits.tag_value || !printable(value) || value !== strip(value)) {
+    throw invalid(say("invalid_tag_value", { key }));
+  }
+  return value;
+}
+var byKey = (a, b) => a < b ? -1 : a > b ? 1 : 0;
+function validSet(tags2) {
+  if (tags2 == null) return {};
+  if (typeof tags2 !== "object" || Array.isArray(tags2)) throw invalid("tags must be a JSON object of KEY -> VALUE");
+  const out = {};
+  for (const k of Object.keys(tags2).sort(byKey)) out[validKey(k)] = validValue(k, tags2[k]);
+  return out;
+}
+function validChange(set, untag) {
+  const changes = validSet(set);
+  if (untag == null) untag = [];
+  if (!Array.isArray(untag)) throw invalid("untag must be a JSON array of KEYs");
+  const removed = [];
+  for (const key of untag) {
+    validKey(key);
+    if (Object.prototype.hasOwnProperty.call(changes, key) || removed.includes(key)) throw invalid(say("tag_twice", { key }));
+    removed.push(key);
+  }
+  return [changes, removed.sort(byKey)];
+}
+function current(obj) {
+  const out = {};
+  for (const [k, v] of obj.db.all("SELECT key, value FROM tags ORDER BY key")) out[k] = v;
+  return out;
+}
+function put(obj, tags2) {
+  const n = Object.keys(tags2).length;
+  if (n > obj.config.tags_max) throw invalid(say("too_many_tags", { what: obj.what, count: n, limit: obj.config.tags_max }));
+  if (!n) return;
+  for (const [k, v] of Object.entries(tags2)) obj.db.run("INSERT INTO tags (key, value) VALUES (?, ?)", k, v);
+  event(obj, "session.tagged", { set: tags2, unset: [] });
+}
+function tag(obj, a) {
+  const [changes, removed] = validChange(a.set, a.untag);
+  requireSession(obj);
+  obj.requireVisible();
+  const had = current(obj);
+  const changed = {};
+  for (const [k, v] of Object.entries(changes)) if (had[k] !== v) changed[k] = v;
+  const unset = removed.filter((k) => k in had);
+  const added = Object.keys(changed).filter((k) => !(k in had)).length;
+  if (Object.keys(changed).length || unset.length) {
+    const before = Object.keys(had).length;
+    const count = before + added - unset.length;
+    if (count > before && count > obj.config.tags_max) {
+      throw conflict(say("too_many_tags", { what: obj.what, count, limit: obj.config.tags_max }));
+    }
+    for (const [k, v] of Object.entries(changed)) obj.db.run("INSERT OR REPLACE INTO tags (key, value) VALUES (?, ?)", k, v);
+    for (const k of unset) obj.db.run("DELETE FROM tags WHERE key = ?", k);
+    event(obj, "session.tagged", { set: changed, unset });
+    touch(obj, false);
+  }
+  return sessionJson(obj);
+}
+function tags(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+  return current(obj);
+}
+
 // src/indexes.ts
 var ROOTS = "0123456789abcdef";
 var ROW_COLUMNS = [
@@ -2493,7 +2629,16 @@ var ROW_COLUMNS = [
   "external_id",
   "pending_at"
 ];
-var USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+var PRICED_COLUMNS = [
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "uncosted_rows",
+  "uncosted_base",
+  "uncosted_cache_read",
+  "uncosted_cache_write",
+  "uncosted_output"
+];
+var USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", ...PRICED_COLUMNS];
 function homeShard(scope, owner) {
   return scope === "tenant" ? `tenant:${owner}` : `user:${owner}`;
 }
@@ -2581,6 +2726,15 @@ function whereOf(f) {
     where.push("o.pending_at IS NOT NULL AND o.pending_at <= ?");
     params.push(f.pending_due);
   }
+  for (const [key, value] of f.tags ?? []) {
+    if (value == null) {
+      where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ?)");
+      params.push(key);
+    } else {
+      where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ? AND t.value = ?)");
+      params.push(key, value);
+    }
+  }
   if (f.draft_before != null) {
     where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'");
     params.push(f.draft_before);
@@ -2590,8 +2744,9 @@ function whereOf(f) {
 }
 var PAGE_MEMORY_MS = 864e5;
 var PAGE_ABANDONED_MS = 6e4;
-var SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(u.tokens) AS TEXT), CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd)";
-var FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+var SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(u.tokens) AS TEXT), CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd), CAST(coalesce(sum(u.cache_read_tokens), 0) AS TEXT), CAST(coalesce(sum(u.cache_write_tokens), 0) AS TEXT)";
+var FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens", "cache_write_tokens"];
+var PRICED = "CAST(sum(u.uncosted_rows) AS TEXT), CAST(sum(u.uncosted_base) AS TEXT), CAST(sum(u.uncosted_cache_read) AS TEXT), CAST(sum(u.uncosted_cache_write) AS TEXT), CAST(sum(u.uncosted_output) AS TEXT)";
 var MAX_TOTAL = (1n << 63n) - 1n;
 function overflow() {
   return new DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session or --newer-than", "storage");
@@ -2625,6 +2780,11 @@ var DurableIndex = class {
       this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER, tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      this.db.run("CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (object_id, key))");
+      this.db.run("CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value, object_id)");
+      for (const c of PRICED_COLUMNS) {
+        if (!this.db.one("SELECT 1 FROM pragma_table_info('usage') WHERE name = ?", c)) this.db.run(`ALTER TABLE usage ADD COLUMN ${c} INTEGER`);
+      }
       this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
       this.db.run("CREATE TABLE IF NOT EXISTS registry (id TEXT PRIMARY KEY, home TEXT NOT NULL)");
@@ -2821,6 +2981,8 @@ var DurableIndex = class {
     for (const [user, role] of has) {
       if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row3.id, user, role);
     }
+    this.db.run("DELETE FROM tags WHERE object_id = ?", row3.id);
+    for (const [k, v] of row3.tags ?? []) this.db.run("INSERT INTO tags (object_id, key, value) VALUES (?, ?, ?)", row3.id, k, v);
     this.db.run("DELETE FROM usage WHERE object_id = ?", row3.id);
     for (const u of row3.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row3.id, ...u);
   }
@@ -2835,7 +2997,7 @@ var DurableIndex = class {
   }
   drop(id) {
     this.ctx.storage.transactionSync(() => {
-      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "tags WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
     });
   }
   list(f) {
@@ -2851,6 +3013,7 @@ var DurableIndex = class {
       const row3 = {};
       ROW_COLUMNS.forEach((c, i) => row3[c] = r[i]);
       row3.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row3.id)].map((m) => [m[0], m[1]]);
+      row3.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row3.id)].map((t) => [t[0], t[1]]);
       rows.push(row3);
     }
     return rows;
@@ -2874,11 +3037,16 @@ var DurableIndex = class {
     if (newerDay !== null) params.push(newerDay);
     const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups;
+    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : "u.model";
     if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params).map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
     } else {
-      const column = by === "day" ? "u.day" : "u.model";
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
+    }
+    const byKey2 = new Map(groups.map((g) => [g.key, g]));
+    for (const g of groups) g.priced = [];
+    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${column}, u.model HAVING sum(u.uncosted_rows) > 0`, ...params)) {
+      byKey2.get(r[0])?.priced.push(r.slice(1).map((v, i) => i === 0 ? v : String(v ?? 0)));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
     return { groups, total: fields(total ?? []), objects: Number(objects), last };
@@ -3010,6 +3178,13 @@ function record(out, r) {
   if (r?.deleted) out.deleted.push(r.deleted);
   if (r?.changed) out.changed.push(r.changed);
 }
+function tagFilter(given) {
+  return (given ?? []).map((pair) => {
+    if (pair.length !== 2) throw invalid("a tag filter is [KEY, VALUE or null]");
+    const key = validKey(pair[0]);
+    return [key, pair[1] == null ? null : validValue(key, pair[1])];
+  });
+}
 async function across(env, who2, op, given) {
   const args = (_) => given;
   switch (op) {
@@ -3021,7 +3196,8 @@ async function across(env, who2, op, given) {
         all_objects: !!a.all_objects,
         older_than: a.older_than ?? null,
         tenant: who2.tenant,
-        limit: a.limit ?? null
+        limit: a.limit ?? null,
+        tags: tagFilter(a.tags)
       }, a.before ?? null);
     }
     case "rows": {
@@ -3088,7 +3264,7 @@ async function usage(env, who2, a) {
   const everyone = !!a.everyone;
   if (everyone) adminOnly(who2, "usage --all");
   const user = everyone ? null : asUser(who2, a.user);
-  const filter = { tenant: who2.tenant };
+  const filter = { tenant: who2.tenant, tags: tagFilter(a.tags) };
   const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant)).slice().sort();
   const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true };
   const given = a.cursor;
@@ -3119,7 +3295,16 @@ async function usage(env, who2, a) {
     else [i, after] = [i + 1, ""];
   }
   const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
-  const total = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
+  const total = {
+    sessions: 0,
+    turns: "0",
+    tokens: "0",
+    input_tokens: "0",
+    output_tokens: "0",
+    cost_usd: 0,
+    cache_read_tokens: "0",
+    cache_write_tokens: "0"
+  };
   const add = (into, from) => {
     for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
   };
@@ -3131,14 +3316,17 @@ async function usage(env, who2, a) {
     const merged = /* @__PURE__ */ new Map();
     for (const g of parts.flatMap((p) => p.groups)) {
       const m = merged.get(g.key);
-      if (!m) merged.set(g.key, { ...g });
-      else add(m, g);
+      if (!m) merged.set(g.key, { ...g, priced: [...g.priced ?? []] });
+      else {
+        add(m, g);
+        m.priced.push(...g.priced ?? []);
+      }
     }
     groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
   return { groups, total, next };
 }
-var USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+var USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens", "cache_write_tokens"];
 async function purge(env, who2, a) {
   const user = a.user ?? null;
   if (user === null) adminOnly(who2, "purge without --user");
@@ -3286,7 +3474,7 @@ async function seed(env, who2, a) {
       turns: 1,
       tokens: 5,
       members: [[user, "owner"]],
-      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 1e-3]]
+      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 1e-3, 0, 0, 0, 0, 0, 0, 0]]
     });
     per.get(`root:${id[0]}`).rows.push(row3);
   }
@@ -3296,9 +3484,16 @@ async function seed(env, who2, a) {
 
 // src/generated/ops.ts
 var OBJECT_OPS = {
-  create: { "rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null, "check": "title" }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
+  create: { "rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": { "title": { "type": "string", "default": null, "check": "title" }, "ttl_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null }, "tags": { "type": "object", "default": null, "check": "tag_set" } } },
   show: { "rule": "sessions.show", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   prompt: { "rule": "sessions.prompt", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "created": { "type": "boolean", "default": false }, "waiting": { "type": "boolean", "default": false } } },
+  schedule: { "rule": "schedules.create", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": { "content": { "type": "string", "required": true }, "source": { "type": "string", "default": null }, "request_id": { "type": "string", "default": null, "check": "request_id" }, "at": { "type": "string", "default": null }, "after": { "type": "string", "default": null }, "every": { "type": "string", "default": null }, "cron": { "type": "string", "default": null }, "tz": { "type": "string", "default": null }, "created": { "type": "boolean", "default": false } } },
+  schedules: { "rule": "schedules.schedules", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  unschedule: { "rule": "schedules.unschedule", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["schedule_id"], "args": { "schedule_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  hook: { "rule": "hooks.create", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["url"], "args": { "url": { "type": "string", "required": true }, "events": { "type": "string", "default": null }, "include_reply": { "type": "boolean", "default": false }, "secret": { "type": "string", "default": null } } },
+  hooks: { "rule": "hooks.hooks", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
+  unhook: { "rule": "hooks.unhook", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["hook_id"], "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  deliveries: { "rule": "hooks.deliveries", "write": false, "creates": false, "erases": false, "plain": true, "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "status": { "type": "string", "default": null } } },
   next_prompt: { "rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   renew: { "rule": "sessions.renew", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null, "check": "attempt" } } },
   finish: { "rule": "sessions.finish", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "check": "attempt" }, "part": { "type": "object" } } },
@@ -3308,6 +3503,8 @@ var OBJECT_OPS = {
   archive: { "rule": "sessions.archive", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
   unarchive: { "rule": "sessions.unarchive", "write": true, "creates": false, "erases": false, "plain": true, "args": {} },
   set_title: { "rule": "sessions.set_title", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["title"], "args": { "title": { "type": "string", "required": true, "check": "title" } } },
+  tag: { "rule": "tags.tag", "write": true, "creates": false, "erases": false, "plain": true, "check": "tag_change", "args": { "set": { "type": "object", "default": null }, "untag": { "type": "array", "items": { "type": "string" }, "default": null } } },
+  tags: { "rule": "tags.tags", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   invite: { "rule": "sessions.invite", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["user", "role"], "args": { "user": { "type": "string", "required": true, "check": "user" }, "role": { "type": "enum", "values": ["owner", "member"], "default": "member", "check": "participant_role" } } },
   dequeue: { "rule": "sessions.dequeue", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   queue: { "rule": "sessions.queue", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
@@ -3359,10 +3556,10 @@ var OBJECT_OPS = {
   delete_thread: { "rule": "checkpoints.delete_thread", "write": true, "creates": false, "erases": true, "plain": true, "args": {} }
 };
 var INDEX_OPS = {
-  ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
+  ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
   rows: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "all": { "type": "boolean" }, "reserved": { "type": "boolean" }, "expired": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
   pending: { "write": false, "creates": false, "erases": false, "args": { "limit": { "type": "integer", "min": 1, "max": 100 } } },
-  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] }, "cursor": { "type": "json" } } },
+  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] }, "cursor": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
   purge: { "write": true, "creates": false, "erases": true, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
   forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
@@ -3781,50 +3978,53 @@ var schema_default = {
         "ALTER TABLE requests ADD COLUMN approve TEXT;",
         "ALTER TABLE requests ADD COLUMN approvers TEXT;"
       ]
+    },
+    {
+      name: "tags",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS tags (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+      ]
+    },
+    {
+      name: "usage totals priced at answer time",
+      statements: [
+        "ALTER TABLE usage_totals ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_rows INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_base INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_cache_read INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_cache_write INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE usage_totals ADD COLUMN uncosted_output INTEGER NOT NULL DEFAULT 0;",
+        "DROP TRIGGER IF EXISTS usage_delete_counted;",
+        "DROP TRIGGER IF EXISTS usage_update_old_counted;",
+        "DROP TRIGGER IF EXISTS usage_update_new_counted;",
+        "CREATE TRIGGER IF NOT EXISTS usage_delete_counted AFTER DELETE ON turns WHEN OLD.forked_from IS NULL AND OLD.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, -1, -turns, -tokens, -input_tokens, -output_tokens, -cost_usd, -cache_read_tokens, -cache_write_tokens, -uncosted, -(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)), -(uncosted * cache_read_tokens), -(uncosted * cache_write_tokens), -(uncosted * output_tokens) FROM (SELECT strftime('%Y-%m-%d', OLD.created_at / 1000.0, 'unixepoch') AS day, json_extract(OLD.meta, '$.model') AS model, OLD.kind = 'turn' AS turns, OLD.tokens AS tokens, coalesce(json_extract(OLD.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(OLD.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(OLD.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(OLD.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(OLD.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(OLD.meta, '$.usage') = 'object' AND json_type(OLD.meta, '$.cost_usd') IS NULL, 0) AS uncosted) WHERE OLD.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = uncosted_base + excluded.uncosted_base, uncosted_cache_read = uncosted_cache_read + excluded.uncosted_cache_read, uncosted_cache_write = uncosted_cache_write + excluded.uncosted_cache_write, uncosted_output = uncosted_output + excluded.uncosted_output; DELETE FROM usage_totals WHERE rows <= 0; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_update_old_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN OLD.forked_from IS NULL AND OLD.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, -1, -turns, -tokens, -input_tokens, -output_tokens, -cost_usd, -cache_read_tokens, -cache_write_tokens, -uncosted, -(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)), -(uncosted * cache_read_tokens), -(uncosted * cache_write_tokens), -(uncosted * output_tokens) FROM (SELECT strftime('%Y-%m-%d', OLD.created_at / 1000.0, 'unixepoch') AS day, json_extract(OLD.meta, '$.model') AS model, OLD.kind = 'turn' AS turns, OLD.tokens AS tokens, coalesce(json_extract(OLD.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(OLD.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(OLD.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(OLD.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(OLD.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(OLD.meta, '$.usage') = 'object' AND json_type(OLD.meta, '$.cost_usd') IS NULL, 0) AS uncosted) WHERE OLD.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = uncosted_base + excluded.uncosted_base, uncosted_cache_read = uncosted_cache_read + excluded.uncosted_cache_read, uncosted_cache_write = uncosted_cache_write + excluded.uncosted_cache_write, uncosted_output = uncosted_output + excluded.uncosted_output; DELETE FROM usage_totals WHERE rows <= 0; END;",
+        "CREATE TRIGGER IF NOT EXISTS usage_update_new_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from ON turns WHEN NEW.forked_from IS NULL AND NEW.seq <= (SELECT mark FROM turns_mark) BEGIN INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, +1, +turns, +tokens, +input_tokens, +output_tokens, +cost_usd, +cache_read_tokens, +cache_write_tokens, +uncosted, +(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)), +(uncosted * cache_read_tokens), +(uncosted * cache_write_tokens), +(uncosted * output_tokens) FROM (SELECT strftime('%Y-%m-%d', NEW.created_at / 1000.0, 'unixepoch') AS day, json_extract(NEW.meta, '$.model') AS model, NEW.kind = 'turn' AS turns, NEW.tokens AS tokens, coalesce(json_extract(NEW.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(NEW.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(NEW.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(NEW.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(NEW.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(NEW.meta, '$.usage') = 'object' AND json_type(NEW.meta, '$.cost_usd') IS NULL, 0) AS uncosted) WHERE NEW.seq <= (SELECT mark FROM turns_mark) ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = uncosted_base + excluded.uncosted_base, uncosted_cache_read = uncosted_cache_read + excluded.uncosted_cache_read, uncosted_cache_write = uncosted_cache_write + excluded.uncosted_cache_write, uncosted_output = uncosted_output + excluded.uncosted_output; END;",
+        "DELETE FROM usage_totals;",
+        "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output FROM (SELECT day || coalesce('=' || model, '') AS key, day, model, count(*) AS rows, sum(turns) AS turns, sum(tokens) AS tokens, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens, sum(uncosted) AS uncosted_rows, sum(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)) AS uncosted_base, sum(uncosted * cache_read_tokens) AS uncosted_cache_read, sum(uncosted * cache_write_tokens) AS uncosted_cache_write, sum(uncosted * output_tokens) AS uncosted_output FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(turns.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(turns.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(turns.meta, '$.usage') = 'object' AND json_type(turns.meta, '$.cost_usd') IS NULL, 0) AS uncosted FROM turns WHERE forked_from IS NULL AND seq <= (SELECT mark FROM turns_mark)) GROUP BY day, model);"
+      ]
+    },
+    {
+      name: "schedules, hooks and deliveries",
+      statements: [
+        "CREATE TABLE IF NOT EXISTS schedules ( id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, content TEXT NOT NULL, source TEXT, author TEXT, at INTEGER, every INTEGER, cron TEXT, tz TEXT, next_at INTEGER NOT NULL, last_fired_at INTEGER, last_prompt_id INTEGER, fired INTEGER NOT NULL DEFAULT 0, missed INTEGER NOT NULL DEFAULT 0, request_id TEXT UNIQUE, request_hash TEXT, created_at INTEGER NOT NULL );",
+        "CREATE INDEX IF NOT EXISTS schedules_by_next ON schedules (next_at);",
+        "ALTER TABLE prompts ADD COLUMN schedule_id INTEGER;",
+        "CREATE TABLE IF NOT EXISTS hooks ( id INTEGER PRIMARY KEY AUTOINCREMENT, url TEXT NOT NULL, events TEXT NOT NULL, include_reply INTEGER NOT NULL DEFAULT 0, secret TEXT NOT NULL, author TEXT, created_at INTEGER NOT NULL );",
+        "CREATE TABLE IF NOT EXISTS deliveries ( id INTEGER PRIMARY KEY AUTOINCREMENT, hook_id INTEGER NOT NULL, webhook_id TEXT NOT NULL, type TEXT NOT NULL, prompt_id INTEGER NOT NULL, body TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, last_attempt_at INTEGER, next_attempt_at INTEGER, delivered_at INTEGER, last_response INTEGER, last_error TEXT );",
+        "CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';",
+        "CREATE INDEX IF NOT EXISTS deliveries_by_hook ON deliveries (hook_id, id);"
+      ]
     }
   ],
   catch_up: [
     "SELECT mark, (SELECT max(seq) FROM turns) FROM turns_mark",
     "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, CASE WHEN tool_calls IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(turns.tool_calls)) END FROM turns WHERE seq > ?1",
-    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd) SELECT day || coalesce('=' || model, ''), day, model, count(*), sum(turns), sum(tokens), sum(input_tokens), sum(output_tokens), sum(cost_usd) FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd FROM turns WHERE seq > ?1 AND forked_from IS NULL) WHERE true GROUP BY day, model ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = CASE WHEN typeof(input_tokens + excluded.input_tokens) = 'integer' THEN input_tokens + excluded.input_tokens ELSE abs(-9223372036854775807 - 1) END, output_tokens = CASE WHEN typeof(output_tokens + excluded.output_tokens) = 'integer' THEN output_tokens + excluded.output_tokens ELSE abs(-9223372036854775807 - 1) END, cost_usd = cost_usd + excluded.cost_usd",
+    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd, cache_read_tokens, cache_write_tokens, uncosted_rows, uncosted_base, uncosted_cache_read, uncosted_cache_write, uncosted_output) SELECT day || coalesce('=' || model, ''), day, model, count(*) AS rows, sum(turns) AS turns, sum(tokens) AS tokens, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(cache_read_tokens) AS cache_read_tokens, sum(cache_write_tokens) AS cache_write_tokens, sum(uncosted) AS uncosted_rows, sum(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)) AS uncosted_base, sum(uncosted * cache_read_tokens) AS uncosted_cache_read, sum(uncosted * cache_write_tokens) AS uncosted_cache_write, sum(uncosted * output_tokens) AS uncosted_output FROM (SELECT strftime('%Y-%m-%d', turns.created_at / 1000.0, 'unixepoch') AS day, json_extract(turns.meta, '$.model') AS model, turns.kind = 'turn' AS turns, turns.tokens AS tokens, coalesce(json_extract(turns.meta, '$.usage.input_tokens'), 0) AS input_tokens, coalesce(json_extract(turns.meta, '$.usage.output_tokens'), 0) AS output_tokens, coalesce(json_extract(turns.meta, '$.cost_usd'), 0) AS cost_usd, coalesce(json_extract(turns.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens, coalesce(json_extract(turns.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens, coalesce(json_type(turns.meta, '$.usage') = 'object' AND json_type(turns.meta, '$.cost_usd') IS NULL, 0) AS uncosted FROM turns WHERE seq > ?1 AND forked_from IS NULL) WHERE true GROUP BY day, model ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns, tokens = tokens + excluded.tokens, input_tokens = CASE WHEN typeof(input_tokens + excluded.input_tokens) = 'integer' THEN input_tokens + excluded.input_tokens ELSE abs(-9223372036854775807 - 1) END, output_tokens = CASE WHEN typeof(output_tokens + excluded.output_tokens) = 'integer' THEN output_tokens + excluded.output_tokens ELSE abs(-9223372036854775807 - 1) END, cost_usd = cost_usd + excluded.cost_usd, cache_read_tokens = CASE WHEN typeof(cache_read_tokens + excluded.cache_read_tokens) = 'integer' THEN cache_read_tokens + excluded.cache_read_tokens ELSE abs(-9223372036854775807 - 1) END, cache_write_tokens = CASE WHEN typeof(cache_write_tokens + excluded.cache_write_tokens) = 'integer' THEN cache_write_tokens + excluded.cache_write_tokens ELSE abs(-9223372036854775807 - 1) END, uncosted_rows = uncosted_rows + excluded.uncosted_rows, uncosted_base = CASE WHEN typeof(uncosted_base + excluded.uncosted_base) = 'integer' THEN uncosted_base + excluded.uncosted_base ELSE abs(-9223372036854775807 - 1) END, uncosted_cache_read = CASE WHEN typeof(uncosted_cache_read + excluded.uncosted_cache_read) = 'integer' THEN uncosted_cache_read + excluded.uncosted_cache_read ELSE abs(-9223372036854775807 - 1) END, uncosted_cache_write = CASE WHEN typeof(uncosted_cache_write + excluded.uncosted_cache_write) = 'integer' THEN uncosted_cache_write + excluded.uncosted_cache_write ELSE abs(-9223372036854775807 - 1) END, uncosted_output = CASE WHEN typeof(uncosted_output + excluded.uncosted_output) = 'integer' THEN uncosted_output + excluded.uncosted_output ELSE abs(-9223372036854775807 - 1) END",
     "UPDATE turns_mark SET mark = ?2"
   ]
 };
-
-// src/rules/lifecycle.ts
-var TRANSITIONS = contract_default.transitions;
-function check(obj, command, status = null, noop = false) {
-  const { from, to, role } = TRANSITIONS[command];
-  if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
-  if (noop) return null;
-  const current = status ?? obj.meta().status;
-  if (!from.includes(current)) throw conflict(refusal(obj, command, current));
-  return to ?? current;
-}
-function refusal(obj, command, current) {
-  const [what, name] = [obj.what, obj.name];
-  if (current === "archived") return say("refused_archived", { what, name });
-  if (current === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
-  if (current === "cancelled") return say("refused_cancelled", { what, name });
-  if (command === "unarchive") return say("refused_not_archived", { what, status: current });
-  return say(`cannot_${command}`, { what, status: current });
-}
-function requireSession(obj) {
-  const meta = obj.meta();
-  if (meta === null) throw notFound(obj.missing);
-  return meta;
-}
-function validTitle(title) {
-  const t = typeof title === "string" ? strip(title) : title;
-  if (typeof t !== "string" || [...t].length < 1 || [...t].length > 200 || !printable(t)) throw invalid(say("invalid_title"));
-  return t;
-}
-function validRequestId(id) {
-  if (id != null && (typeof id !== "string" || id.length < 1 || [...id].length > 128 || !printable(id))) {
-    throw invalid(say("invalid_request_id"));
-  }
-  return id;
-}
 
 // src/rules/tokens.ts
 function approx(text4) {
@@ -4484,7 +4684,7 @@ function forkCopy(obj, r, where, bad) {
 // src/generated/records.json
 var records_default = {
   format: "durable-export",
-  version: 7,
+  version: 8,
   max_time: 253402300799999,
   max_ttl: 31536e5,
   tables: {
@@ -4673,6 +4873,10 @@ var records_default = {
       start: {
         check: "count",
         optional: false
+      },
+      schedule_id: {
+        check: "positive",
+        optional: true
       }
     },
     turns: {
@@ -4777,9 +4981,12 @@ var records_default = {
         check: "enum",
         optional: false,
         values: [
+          "delivery.failed",
           "elicit.answered",
           "elicit.asked",
           "elicit.expired",
+          "hook.created",
+          "hook.deleted",
           "participant.added",
           "participant.removed",
           "prompt.completed",
@@ -4789,9 +4996,14 @@ var records_default = {
           "prompt.queued",
           "prompt.released",
           "prompt.started",
+          "schedule.created",
+          "schedule.deleted",
+          "schedule.fired",
+          "schedule.missed",
           "session.created",
           "session.forked",
           "session.status",
+          "session.tagged",
           "session.title",
           "transcript.cleared",
           "transcript.popped",
@@ -5086,6 +5298,121 @@ var records_default = {
         check: "time",
         optional: true
       }
+    },
+    tags: {
+      key: {
+        check: "tag_key",
+        optional: false
+      },
+      value: {
+        check: "tag_value",
+        optional: false
+      }
+    },
+    schedules: {
+      id: {
+        check: "positive",
+        optional: false
+      },
+      kind: {
+        check: "enum",
+        optional: false,
+        values: [
+          "at",
+          "every",
+          "cron"
+        ]
+      },
+      content: {
+        check: "text",
+        optional: false
+      },
+      source: {
+        check: "text",
+        optional: true
+      },
+      author: {
+        check: "name",
+        optional: true
+      },
+      at: {
+        check: "time",
+        optional: true
+      },
+      every: {
+        check: "positive",
+        optional: true
+      },
+      cron: {
+        check: "nonempty",
+        optional: true
+      },
+      tz: {
+        check: "nonempty",
+        optional: true
+      },
+      next_at: {
+        check: "time",
+        optional: false
+      },
+      last_fired_at: {
+        check: "time",
+        optional: true
+      },
+      last_prompt_id: {
+        check: "positive",
+        optional: true
+      },
+      fired: {
+        check: "count",
+        optional: false
+      },
+      missed: {
+        check: "count",
+        optional: false
+      },
+      request_id: {
+        check: "request_id",
+        optional: true
+      },
+      request_hash: {
+        check: "nonempty",
+        optional: true
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      }
+    },
+    hooks: {
+      id: {
+        check: "positive",
+        optional: false
+      },
+      url: {
+        check: "nonempty",
+        optional: false
+      },
+      events: {
+        check: "json",
+        optional: false
+      },
+      include_reply: {
+        check: "flag",
+        optional: false
+      },
+      secret: {
+        check: "nonempty",
+        optional: false
+      },
+      author: {
+        check: "name",
+        optional: true
+      },
+      created_at: {
+        check: "time",
+        optional: false
+      }
     }
   },
   keys: {
@@ -5095,7 +5422,10 @@ var records_default = {
     events: "seq",
     requests: "id",
     facts: "key",
-    buckets: "key"
+    buckets: "key",
+    tags: "key",
+    schedules: "id",
+    hooks: "id"
   },
   composite_keys: {
     lg_checkpoints: [
@@ -5125,7 +5455,9 @@ var records_default = {
     "prompts",
     "turns",
     "events",
-    "requests"
+    "requests",
+    "schedules",
+    "hooks"
   ],
   derived: {
     object: [
@@ -5179,7 +5511,8 @@ var records_default = {
       "not_before",
       "on_expiry",
       "max_attempts",
-      "start"
+      "start",
+      "schedule_id"
     ],
     turns: [
       "seq",
@@ -5283,6 +5616,38 @@ var records_default = {
       "approval",
       "started_at",
       "ended_at"
+    ],
+    tags: [
+      "key",
+      "value"
+    ],
+    schedules: [
+      "id",
+      "kind",
+      "content",
+      "source",
+      "author",
+      "at",
+      "every",
+      "cron",
+      "tz",
+      "next_at",
+      "last_fired_at",
+      "last_prompt_id",
+      "fired",
+      "missed",
+      "request_id",
+      "request_hash",
+      "created_at"
+    ],
+    hooks: [
+      "id",
+      "url",
+      "events",
+      "include_reply",
+      "secret",
+      "author",
+      "created_at"
     ]
   },
   real: {
@@ -5299,7 +5664,10 @@ var records_default = {
     lg_checkpoints: [],
     lg_writes: [],
     lg_mirrored: [],
-    steps: []
+    steps: [],
+    tags: [],
+    schedules: [],
+    hooks: []
   },
   tables_exported: [
     "object",
@@ -5313,7 +5681,10 @@ var records_default = {
     "lg_checkpoints",
     "lg_writes",
     "lg_mirrored",
-    "steps"
+    "steps",
+    "tags",
+    "schedules",
+    "hooks"
   ]
 };
 
@@ -5631,7 +6002,7 @@ function exportObject(obj, a) {
       if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c.highs } };
     }
   }
-  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
   return { ...out, next: null };
 }
 function blobText(v) {
@@ -5713,6 +6084,22 @@ var CHECKS = {
     text2(v);
     const n = [...v].length;
     if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad(say("record_title"));
+  },
+  tag_key: (v) => {
+    text2(v);
+    try {
+      validKey(v);
+    } catch (e) {
+      throw new Bad(e.message);
+    }
+  },
+  tag_value: (v) => {
+    text2(v);
+    try {
+      validValue("", v);
+    } catch {
+      throw new Bad(say("record_tag_value"));
+    }
   },
   request_id: (v) => {
     text2(v);
@@ -5839,7 +6226,7 @@ function checkContent(c, address, limit) {
     throw e;
   }
 }
-function row(r, spec, current, label2, at) {
+function row(r, spec, current2, label2, at) {
   at(label2);
   if (!plainObject(r)) throw new Bad(say("record_not_object"));
   for (const column of Object.keys(r)) {
@@ -5849,7 +6236,7 @@ function row(r, spec, current, label2, at) {
     }
   }
   const out = {};
-  for (const column of current) {
+  for (const column of current2) {
     const rule = spec[column];
     at(`${label2}.${column}`);
     const v = r[column] === void 0 ? null : r[column];
@@ -5882,6 +6269,10 @@ function relations(c, scope, owner, limit, at) {
       at(t);
       throw new Bad(say("record_reserved_only"));
     }
+  }
+  if ((c.tags?.length ?? 0) > CONSTANTS.limits.tags) {
+    at("tags");
+    throw new Bad(say("record_too_many_tags", { limit: CONSTANTS.limits.tags }));
   }
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
     if (c[t]?.length && c.object.adapter !== adapter) {
@@ -6094,7 +6485,8 @@ var PROMPT_COLUMNS = [
   "started_at",
   "lease_expires_at",
   "completed_at",
-  "error"
+  "error",
+  "schedule_id"
 ];
 var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
 var QUEUE_ORDER = `${ORDER_KEY}, id`;
@@ -6102,11 +6494,13 @@ var MAX_INT2 = 9223372036854775807n;
 var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT2;
 var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 function create(obj, a) {
+  const given = validSet(a.tags);
   if (obj.meta() !== null) {
     obj.requireVisible();
     throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
   }
   createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
+  put(obj, given);
   return sessionJson(obj);
 }
 function show2(obj) {
@@ -6129,18 +6523,19 @@ function getPrompt(obj, a) {
   p.position = p.status === "pending" ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)[0] : null;
   return p;
 }
-function recompute(obj, current) {
+function recompute(obj, current2) {
   let to;
   if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
   else {
     const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
     to = last ? last[0] : "created";
   }
-  setStatus(obj, to, current);
+  setStatus(obj, to, current2);
 }
 function prompt(obj, a) {
   checkText(obj, a.content);
   validRequestId(a.request_id);
+  if (typeof a.request_id === "string" && a.request_id.startsWith("schedule:")) throw invalid(say("reserved_request_id", { request_id: a.request_id }));
   let meta = obj.meta();
   if (meta === null) {
     if (!a.created) throw notFound(obj.missing);
@@ -6221,9 +6616,9 @@ function processing(obj, id, doing, attempt = null) {
   obj.requireVisible();
   const r = promptRow(obj, id);
   if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current = r[PROMPT_COLUMNS.indexOf("start")];
-  if (attempt !== null && Number(attempt) !== Number(current)) {
-    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current, attempt, doing }));
+  const current2 = r[PROMPT_COLUMNS.indexOf("start")];
+  if (attempt !== null && Number(attempt) !== Number(current2)) {
+    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current: current2, attempt, doing }));
   }
 }
 function renew(obj, a) {
@@ -6359,12 +6754,12 @@ function invite(obj, a) {
   obj.requireVisible();
   check(obj, "invite");
   if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
-  const current = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
-  if (!current) {
+  const current2 = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current2) {
     const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
     if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
   }
-  if (!current || current[0] !== role) {
+  if (!current2 || current2[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
     event(obj, "participant.added", { user: a.user, role });
     touch(obj, false);
@@ -7039,6 +7434,21 @@ function deleteThread(obj) {
   return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner, members };
 }
 
+// src/rules/hooks.ts
+var NOT_YET = "hooks are not available on a remote store yet: add them on a local one";
+function create2(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function hooks(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function unhook(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+function deliveries(_obj, _a) {
+  throw invalid(NOT_YET);
+}
+
 // src/rules/limits.ts
 function hit(obj, a) {
   validName(a.key, "limit key");
@@ -7081,11 +7491,65 @@ function remove(obj) {
   return { deleted: [{ id: meta.id, owner: meta.owner, name: meta.name }], skipped: [], changed: [], dry_run: false };
 }
 
+// src/rules/schedules.ts
+var COLUMNS2 = [
+  "id",
+  "kind",
+  "content",
+  "source",
+  "author",
+  "at",
+  "every",
+  "cron",
+  "tz",
+  "next_at",
+  "last_fired_at",
+  "last_prompt_id",
+  "fired",
+  "missed",
+  "request_id",
+  "created_at"
+];
+var TIMES2 = ["at", "next_at", "last_fired_at", "created_at"];
+function scheduleJson(r) {
+  const s = {};
+  COLUMNS2.forEach((k, i) => s[k] = r[i]);
+  for (const k of TIMES2) s[k] = iso(s[k]);
+  return s;
+}
+function create3(_obj, _a) {
+  throw invalid("schedules are not available on a remote store yet: create them on a local one");
+}
+function schedules(obj, _a) {
+  requireSession(obj);
+  obj.requireVisible();
+  return obj.db.all(`SELECT ${COLUMNS2.join(", ")} FROM schedules ORDER BY id`).map(scheduleJson);
+}
+function unschedule(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const r = obj.db.one(`SELECT ${COLUMNS2.join(", ")} FROM schedules WHERE id = ?`, a.schedule_id);
+  if (!r) throw notFound(say("schedule_not_found", { id: a.schedule_id, what: obj.what, name: obj.name }));
+  const found = scheduleJson(r);
+  if (found.author !== obj.actor && obj.role() !== "owner") throw denied(say("unschedule_denied", { id: a.schedule_id, what: obj.what }));
+  obj.db.run("DELETE FROM schedules WHERE id = ?", a.schedule_id);
+  event(obj, "schedule.deleted", { schedule_id: a.schedule_id });
+  touch(obj);
+  return found;
+}
+
 // src/generated/handlers.ts
 var RULES = {
   create,
   show: show2,
   prompt,
+  schedule: create3,
+  schedules,
+  unschedule,
+  hook: create2,
+  hooks,
+  unhook,
+  deliveries,
   next_prompt: nextPrompt,
   renew,
   finish,
@@ -7095,6 +7559,8 @@ var RULES = {
   archive,
   unarchive,
   set_title: setTitle,
+  tag,
+  tags,
   invite,
   dequeue,
   queue,
@@ -7334,7 +7800,8 @@ var DurableObjectSession = class {
       if (version > schema_default.migrations.length) {
         throw new DurableError(`this object was written by a newer durable Worker (schema ${version}, this one knows ${schema_default.migrations.length}); deploy the newer Worker`, "storage");
       }
-      for (const step of schema_default.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
+      const chunked = !!this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_chunks'");
+      for (const step of schema_default.migrations.slice(version)) for (const s of step.statements) this.db.run(chunked ? USAGE_WHOLE.catchUp(s) : s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema_default.migrations.length);
       for (const s of CHUNK_SCHEMA) this.db.run(s);
       if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
@@ -7632,10 +8099,12 @@ var DurableObjectSession = class {
       next_alarm_at: nextAlarmAt(this.db),
       external_id: external_id ?? null,
       pending_at: pendingAt(this.db),
-      members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]])
+      members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]]),
+      tags: this.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]])
+      // docs/reference/storage.md §3
     };
     if (scope !== "reserved") {
-      row3.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT), CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd FROM usage_totals ORDER BY key");
+      row3.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT), CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd, CAST(cache_read_tokens AS TEXT), CAST(cache_write_tokens AS TEXT), CAST(uncosted_rows AS TEXT), CAST(uncosted_base AS TEXT), CAST(uncosted_cache_read AS TEXT), CAST(uncosted_cache_write AS TEXT), CAST(uncosted_output AS TEXT) FROM usage_totals ORDER BY key");
     }
     return row3;
   }
@@ -7879,7 +8348,8 @@ function callConfig(cap, c) {
   return {
     max_unfinished: positive(c.max_unfinished, DEFAULT_CONFIG.max_unfinished),
     max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
-    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget)
+    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget),
+    tags_max: Math.min(positive(c.tags_max, DEFAULT_CONFIG.tags_max), DEFAULT_CONFIG.tags_max)
   };
 }
 var keyCache = null;

@@ -21,7 +21,7 @@ COLUMNS = (
 _UPSERT = (
     f"INSERT OR REPLACE INTO objects ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 )
-USAGE_COLUMNS = ("day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd")
+USAGE_COLUMNS = ("day", "model", *schema.TOTAL_COLUMNS)
 
 
 def _put_usage(db, row) -> None:
@@ -31,6 +31,14 @@ def _put_usage(db, row) -> None:
     db.execute("DELETE FROM usage WHERE object_id = ?", (row["id"],))
     db.executemany(f"INSERT INTO usage (object_id, {', '.join(USAGE_COLUMNS)}) VALUES (?{', ?' * len(USAGE_COLUMNS)})",
                    [(row["id"], *u) for u in row["usage"]])
+
+
+def _put_tags(db, row) -> None:
+    """The object's tags (a row's "tags": (key, value) pairs) replace what index.db had (docs/reference/storage.md §3)."""
+    if "tags" not in row:
+        return
+    db.execute("DELETE FROM tags WHERE object_id = ?", (row["id"],))
+    db.executemany("INSERT INTO tags (object_id, key, value) VALUES (?, ?, ?)", [(row["id"], k, v) for k, v in row["tags"]])
 
 
 def _update(db, object_id, values, before) -> bool:
@@ -160,7 +168,7 @@ class Index:
             db = self.db if self.connect(create=False) else None
             if db is not None:
                 tables = [r[0] for r in db.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('objects', 'members', 'usage')"
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('objects', 'members', 'usage', 'tags')"
                     " AND name NOT LIKE 'sqlite_%'")]
                 for table in tables:
                     try:
@@ -216,6 +224,12 @@ class Index:
 
         return self._run(query)
 
+    def tuples(self, sql: str, params=()) -> list:
+        """rows() as plain tuples (a report over many rows: no dict per row); [] when there is no index yet."""
+        if not self.connect(create=False):
+            return []
+        return self._run(lambda db: db.execute(sql, params).fetchall())
+
     def execute_many(self, sql: str, params) -> None:
         """One write transaction of SQL over PARAMS (a no-op when there is no index yet)."""
         if not self.connect(create=False):
@@ -235,6 +249,7 @@ class Index:
         values = [row.get(c) for c in COLUMNS]
         members = [tuple(m) for m in members]
         usage = [tuple(u) for u in row["usage"]] if "usage" in row else None
+        tags = [tuple(t) for t in row["tags"]] if "tags" in row else None
 
         def work(db):
             db.execute("BEGIN IMMEDIATE")
@@ -248,13 +263,15 @@ class Index:
             if before is None or usage != before[2]:
                 if before is None or usage is None or not _update_usage(db, object_id, usage, before[2]):
                     _put_usage(db, row)
+            if before is None or tags != before[3]:
+                _put_tags(db, row)
             if before is None or members != before[1]:
                 db.execute("DELETE FROM members WHERE object_id = ?", (object_id,))
                 db.executemany("INSERT OR REPLACE INTO members (user, object_id, role) VALUES (?, ?, ?)",
                                [(user, object_id, role) for user, role in members])
             db.execute("COMMIT")
             self._version = version  # our own commit does not change it
-            self._written[object_id] = (values, members, usage)
+            self._written[object_id] = (values, members, usage, tags)
 
         self.connect(create=True)
         self._run(work)
@@ -270,6 +287,7 @@ class Index:
             db.execute("DELETE FROM objects WHERE id = ?", (object_id,))
             db.execute("DELETE FROM members WHERE object_id = ?", (object_id,))
             db.execute("DELETE FROM usage WHERE object_id = ?", (object_id,))
+            db.execute("DELETE FROM tags WHERE object_id = ?", (object_id,))
             db.execute("DELETE FROM purge_journal WHERE id = ?", (object_id,))
             db.execute("COMMIT")
 
@@ -359,9 +377,11 @@ class Index:
             db.execute("DELETE FROM objects")
             db.execute("DELETE FROM members")
             db.execute("DELETE FROM usage")
+            db.execute("DELETE FROM tags")
             for row, members in rows_and_members:
                 db.execute(_UPSERT, [row.get(c) for c in COLUMNS])
                 _put_usage(db, row)
+                _put_tags(db, row)
                 db.executemany(
                     "INSERT OR REPLACE INTO members (user, object_id, role) VALUES (?, ?, ?)",
                     [(user, row["id"], role) for user, role in members],

@@ -57,6 +57,52 @@ _USAGE_ADD_COUNTED = (
 # fails instead (abs() of the smallest integer is SQLite's "integer overflow" error, as sum() gives): exit 7 (docs/reference/transcript.md §6).
 _EXACT = ("CASE WHEN typeof({0} + excluded.{0}) = 'integer' THEN {0} + excluded.{0}"
           " ELSE abs(-9223372036854775807 - 1) END")
+# Since the step "usage totals priced at answer time" (docs/reference/retention.md §7 usage, Cost): the totals also
+# keep the cache reads and writes of every row, and, for the rows with `meta.usage` but no `meta.cost_usd`
+# (those `usage` prices with the table in force when it answers), their count and their token sums as
+# priced: base = max(0, input - cache reads - cache writes), cache reads, cache writes, output.
+PRICED_COLUMNS = ("cache_read_tokens", "cache_write_tokens", "uncosted_rows", "uncosted_base", "uncosted_cache_read",
+                  "uncosted_cache_write", "uncosted_output")
+TOTAL_COLUMNS = ("rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", *PRICED_COLUMNS)
+_PRICED_ROW = (
+    _USAGE_ROW + ","
+    " coalesce(json_extract({row}.meta, '$.usage.cache_read_tokens'), 0) AS cache_read_tokens,"
+    " coalesce(json_extract({row}.meta, '$.usage.cache_write_tokens'), 0) AS cache_write_tokens,"
+    " coalesce(json_type({row}.meta, '$.usage') = 'object' AND json_type({row}.meta, '$.cost_usd') IS NULL, 0) AS uncosted"
+)
+# one row's values in TOTAL_COLUMNS order (after key, day, model), from the row select above
+_PRICED_VALUES = (
+    "{sign}1, {sign}turns, {sign}tokens, {sign}input_tokens, {sign}output_tokens, {sign}cost_usd,"
+    " {sign}cache_read_tokens, {sign}cache_write_tokens, {sign}uncosted,"
+    " {sign}(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)), {sign}(uncosted * cache_read_tokens),"
+    " {sign}(uncosted * cache_write_tokens), {sign}(uncosted * output_tokens)"
+)
+_TOTALS_INSERT = "INSERT INTO usage_totals (key, day, model, " + ", ".join(TOTAL_COLUMNS) + ")"
+_TOTALS_ADD = " ON CONFLICT (key) DO UPDATE SET " + ", ".join(
+    f"{c} = {c} + excluded.{c}" for c in TOTAL_COLUMNS)
+_TOTALS_ADD_EXACT = " ON CONFLICT (key) DO UPDATE SET " + ", ".join(
+    f"{c} = {c} + excluded.{c}" if c in ("rows", "turns", "tokens", "cost_usd", "uncosted_rows") else f"{c} = " + _EXACT.format(c)
+    for c in TOTAL_COLUMNS)
+_PRICED_ADD_COUNTED = (
+    _TOTALS_INSERT + " SELECT day || coalesce('=' || model, ''), day, model, " + _PRICED_VALUES +
+    " FROM (SELECT " + _PRICED_ROW + ") WHERE " + _COUNTED + _TOTALS_ADD + ";"
+)
+# usage_totals recomputed from the rows (the step's backfill; doctor compares and repairs with it), in TOTAL_COLUMNS order
+_SUMMED = ("count(*) AS rows, sum(turns) AS turns, sum(tokens) AS tokens, sum(input_tokens) AS input_tokens,"
+           " sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd, sum(cache_read_tokens) AS cache_read_tokens,"
+           " sum(cache_write_tokens) AS cache_write_tokens, sum(uncosted) AS uncosted_rows,"
+           " sum(uncosted * max(0, input_tokens - cache_read_tokens - cache_write_tokens)) AS uncosted_base,"
+           " sum(uncosted * cache_read_tokens) AS uncosted_cache_read, sum(uncosted * cache_write_tokens) AS uncosted_cache_write,"
+           " sum(uncosted * output_tokens) AS uncosted_output")
+PRICED_FROM_ROWS = (
+    "SELECT day || coalesce('=' || model, '') AS key, day, model, " + _SUMMED + " FROM (SELECT "
+    + _PRICED_ROW.format(row="turns") + " FROM turns WHERE forked_from IS NULL) GROUP BY day, model"
+)
+_PRICED_CATCH_UP = (
+    _TOTALS_INSERT + " SELECT day || coalesce('=' || model, ''), day, model, " + _SUMMED
+    + " FROM (SELECT " + _PRICED_ROW.format(row="turns") + " FROM turns WHERE seq > ?1 AND forked_from IS NULL)"
+    " WHERE true GROUP BY day, model" + _TOTALS_ADD_EXACT
+)
 # The catch-up: the rows above the mark (bound as ?1) into the search index, then into the totals, one
 # upsert per (day, model); then the mark moves to the last row (?2).
 _CATCH_UP_CHECK = "SELECT mark, (SELECT max(seq) FROM turns) FROM turns_mark"
@@ -65,13 +111,7 @@ _INDEXED_ARGUMENTS = "CASE WHEN {row}.tool_calls IS NULL THEN NULL ELSE " + _ARG
 _CATCH_UP = (
     "INSERT INTO turns_fts (rowid, content, arguments) SELECT seq, content, CASE WHEN tool_calls IS NULL THEN NULL"
     " ELSE " + _ARGUMENTS.format(row="turns") + " END FROM turns WHERE seq > ?1",
-    "INSERT INTO usage_totals (key, day, model, rows, turns, tokens, input_tokens, output_tokens, cost_usd)"
-    " SELECT day || coalesce('=' || model, ''), day, model, count(*), sum(turns), sum(tokens), sum(input_tokens),"
-    " sum(output_tokens), sum(cost_usd) FROM (SELECT " + _USAGE_ROW.format(row="turns") + " FROM turns"
-    " WHERE seq > ?1 AND forked_from IS NULL) WHERE true GROUP BY day, model"
-    " ON CONFLICT (key) DO UPDATE SET rows = rows + excluded.rows, turns = turns + excluded.turns,"
-    " tokens = tokens + excluded.tokens, input_tokens = " + _EXACT.format("input_tokens") + ","
-    " output_tokens = " + _EXACT.format("output_tokens") + ", cost_usd = cost_usd + excluded.cost_usd",
+    _PRICED_CATCH_UP,
     "UPDATE turns_mark SET mark = ?2",
 )
 # The common case without a sort: every new row of one UTC day and without meta (no model, no usage
@@ -350,6 +390,64 @@ MIGRATIONS = [
         ALTER TABLE requests ADD COLUMN approvers TEXT;
         """,
     ),
+    (
+        "tags",  # docs/reference/sessions.md §5 Tags: KEY -> VALUE, the object's own labels (index.db keeps a copy)
+        "CREATE TABLE IF NOT EXISTS tags (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;",
+    ),
+    (
+        "usage totals priced at answer time",  # docs/reference/retention.md §7 usage, Cost: cache reads and writes, and the sums
+        # `usage` prices with the table in force (PRICED_COLUMNS); the counted triggers take them away too. The totals
+        # are recomputed from the rows counted so far (up to the mark).
+        "".join(f"ALTER TABLE usage_totals ADD COLUMN {c} INTEGER NOT NULL DEFAULT 0;\n" for c in PRICED_COLUMNS) + f"""
+        DROP TRIGGER IF EXISTS usage_delete_counted;
+        DROP TRIGGER IF EXISTS usage_update_old_counted;
+        DROP TRIGGER IF EXISTS usage_update_new_counted;
+        CREATE TRIGGER IF NOT EXISTS usage_delete_counted AFTER DELETE ON turns
+        WHEN OLD.forked_from IS NULL AND {_COUNTED.format(row="OLD")} BEGIN
+            {_PRICED_ADD_COUNTED.format(row="OLD", sign="-")}
+            DELETE FROM usage_totals WHERE rows <= 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS usage_update_old_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from
+        ON turns WHEN OLD.forked_from IS NULL AND {_COUNTED.format(row="OLD")} BEGIN
+            {_PRICED_ADD_COUNTED.format(row="OLD", sign="-")}
+            DELETE FROM usage_totals WHERE rows <= 0;
+        END;
+        CREATE TRIGGER IF NOT EXISTS usage_update_new_counted AFTER UPDATE OF tokens, meta, created_at, kind, forked_from
+        ON turns WHEN NEW.forked_from IS NULL AND {_COUNTED.format(row="NEW")} BEGIN
+            {_PRICED_ADD_COUNTED.format(row="NEW", sign="+")}
+        END;
+        DELETE FROM usage_totals;
+        {_TOTALS_INSERT} SELECT key, day, model, {", ".join(TOTAL_COLUMNS)} FROM ({PRICED_FROM_ROWS.replace(
+            "WHERE forked_from IS NULL", "WHERE forked_from IS NULL AND seq <= (SELECT mark FROM turns_mark)")});
+        """,
+    ),
+    (
+        "schedules, hooks and deliveries",  # docs/reference/sessions.md §5.3: prompts that enqueue themselves later, URLs told of
+        # each outcome, and the outbox of those outcomes (a delivery written in the outcome's own transaction).
+        # Times in ms; schedules.every in seconds; request_hash: the creating request's, for --request-id.
+        """
+        CREATE TABLE IF NOT EXISTS schedules (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, content TEXT NOT NULL, source TEXT,
+            author TEXT, at INTEGER, every INTEGER, cron TEXT, tz TEXT, next_at INTEGER NOT NULL,
+            last_fired_at INTEGER, last_prompt_id INTEGER, fired INTEGER NOT NULL DEFAULT 0,
+            missed INTEGER NOT NULL DEFAULT 0, request_id TEXT UNIQUE, request_hash TEXT, created_at INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS schedules_by_next ON schedules (next_at);
+        ALTER TABLE prompts ADD COLUMN schedule_id INTEGER;
+        CREATE TABLE IF NOT EXISTS hooks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, url TEXT NOT NULL, events TEXT NOT NULL,
+            include_reply INTEGER NOT NULL DEFAULT 0, secret TEXT NOT NULL, author TEXT, created_at INTEGER NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS deliveries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, hook_id INTEGER NOT NULL, webhook_id TEXT NOT NULL,
+            type TEXT NOT NULL, prompt_id INTEGER NOT NULL, body TEXT NOT NULL, status TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, last_attempt_at INTEGER,
+            next_attempt_at INTEGER, delivered_at INTEGER, last_response INTEGER, last_error TEXT
+        );
+        CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
+        CREATE INDEX IF NOT EXISTS deliveries_by_hook ON deliveries (hook_id, id);
+        """,
+    ),
 ]
 # Steps the Worker's objects do not take (scripts/gen_worker_schema.py leaves them out): remote search reads
 # each object's own FTS5 index, which a local object no longer keeps.
@@ -451,6 +549,22 @@ INDEX_MIGRATIONS = [
         # docs/reference/ui.md §16.3: the sessions list's "N questions waiting" badge, from index.db alone (the
         # object's pending human-in-the-loop requests, counted at each write's sleep; 0 until the object is written)
         "ALTER TABLE objects ADD COLUMN pending_requests INTEGER NOT NULL DEFAULT 0;",
+    ),
+    (
+        "tags",
+        # docs/reference/storage.md §3: each object's tags, one row per tag, copied from the object at each write's sleep;
+        # `ls --tag` and `usage --tag` find the tagged objects through (key, value) without opening them
+        "CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+        " PRIMARY KEY (object_id, key)) WITHOUT ROWID;"
+        " CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value);",
+    ),
+    (
+        "usage priced at answer time",
+        # docs/reference/retention.md §7 usage, Cost: each object's cache reads and writes and the sums `usage` prices
+        # (PRICED_COLUMNS), copied with the rest at each write's sleep. Null until the object's totals are copied
+        # again: `usage` then reads those objects once (across/usage.py refresh_stale).
+        "".join(f"ALTER TABLE usage ADD COLUMN {c} INTEGER;" for c in PRICED_COLUMNS)
+        + " CREATE INDEX IF NOT EXISTS usage_stale ON usage (object_id) WHERE uncosted_rows IS NULL;",
     ),
 ]
 INDEX_VERSION = len(INDEX_MIGRATIONS)

@@ -50,7 +50,9 @@ def test_usage_by_session_day_and_model(durable):
     a = by_name["a"]
     assert (a["sessions"], a["turns"], a["tokens"], a["input_tokens"], a["output_tokens"], a["cost_usd"]) == (1, 3, 35, 107, 53, 0.75)
     assert a["owner"] == "alice" and len(a["key"]) == 64
-    assert doc["total"] == {"sessions": 2, "turns": 4, "tokens": 36, "input_tokens": 108, "output_tokens": 54, "cost_usd": 0.875}
+    assert doc["total"] == {"sessions": 2, "turns": 4, "tokens": 36, "input_tokens": 108, "output_tokens": 54, "cost_usd": 0.875,
+                            "cache_read_tokens": 0, "cache_write_tokens": 0, "cost_given_usd": 0.875, "cost_computed_usd": 0.0,
+                            "priced_turns": 0, "unpriced_turns": 0}
     days = usage(durable, "--by", "day")["groups"]
     assert [(g["key"], g["sessions"], g["turns"], g["tokens"]) for g in days] == [("2026-03-01", 1, 2, 30), ("2026-03-02", 2, 2, 6)]
     models = usage(durable, "--by", "model")["groups"]
@@ -61,7 +63,7 @@ def test_usage_by_session_day_and_model(durable):
     assert durable("usage", "--by", "week").status == 2
     assert durable("usage", "--all", "--user", "bob").status == 2
     plain = durable("usage", "--by", "day").out.splitlines()
-    assert plain[0].split("\t") == ["2026-03-01", "1", "2", "30", "100", "50", "0.25"]
+    assert plain[0].split("\t") == ["2026-03-01", "1", "2", "30", "100", "50", "0.25", "0", "0", "0.25", "0.0", "0", "0"]
     assert plain[-1].split("\t")[0] == "total"
 
 

@@ -31,6 +31,7 @@ SESSION_COMMANDS = {
     "session archive": [[]],
     "session unarchive": [[]],
     "session title": [["A title"]],
+    "session tag": [["k=v"], []],
     "session invite": [["carol"]],
     "session dequeue": [["1"]],
     "session fork": [["copy"], ["copy", "--at", "1"]],
@@ -53,6 +54,12 @@ SESSION_COMMANDS = {
     "elicit wait": [["1"], ["1", "--wait", "1s"]],
     "step": [["k", "--", "true"]],
     "session steps": [[]],
+    "session schedules": [[]],
+    "session unschedule": [["1"]],
+    "session hook": [["--url", "https://example.com/hook"]],
+    "session hooks": [[]],
+    "session unhook": [["1"]],
+    "session deliveries": [[]],
 }
 CREATING = {("session create", ()), ("session prompt", ("hello",)), ("transcript append", ("hello", "--role", "user"))}
 # `import` creates from a file rather than a NAME argument; its visibility is Store.visible (see the report).

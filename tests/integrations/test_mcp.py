@@ -103,7 +103,8 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == {"sessions_list", "session_create", "session_show", "session_prompt", "session_next",
                                   "session_finish", "transcript_append", "transcript_recent", "transcript_search",
-                                  "memory_set", "memory_get", "memory_list", "memory_confirm", "ask_human", "limit_hit"}
+                                  "memory_set", "memory_get", "memory_list", "memory_confirm", "ask_human", "limit_hit",
+                                  "session_tag"}
             for t in tools.values():  # no tool acts for another user
                 assert t.input_schema["type"] == "object" and not {"user", "as", "as_user"} & set(t.input_schema["properties"])
                 assert t.annotations.read_only_hint == (t.name in {"sessions_list", "session_show", "transcript_recent",
@@ -635,6 +636,38 @@ def test_calls_that_wait_do_not_starve_the_call_that_ends_their_wait():
     run(main)
 
 
+def test_tags_over_mcp():
+    """docs/reference/mcp.md §14: session_create with tags, session_tag (tags, untag: the session object), sessions_list with
+    tag (AND, as `ls --tag`); bad tags are the §4 JSON error with code invalid_input, and change nothing."""
+    async def main():
+        async with client("legacy") as c:
+            bad, s = await call(c, "session_create", name="pr42", tags={"pr": "42", "team": "auth"})
+            assert not bad and s["tags"] == {"pr": "42", "team": "auth"}, s
+            assert not (await call(c, "session_create", name="other", tags={"team": "auth"}))[0]
+            bad, s = await call(c, "session_tag", name="pr42", tags={"state": "review"}, untag=["team"])
+            assert not bad and s["tags"] == {"pr": "42", "state": "review"} and s["name"] == "pr42", s
+
+            async def listed(*tags):
+                bad, doc = await call(c, "sessions_list", tag=list(tags))
+                assert not bad, doc
+                return sorted(r["name"] for r in doc["result"])
+
+            assert await listed("pr=42") == ["pr42"]
+            assert await listed("team") == ["other"]
+            assert await listed("pr", "state=review") == ["pr42"]
+            assert await listed("pr", "team") == []
+            for arguments in ({"tags": {"x": ""}}, {"tags": {"_x": "1"}}, {"tags": {"a": "1"}, "untag": ["a"]},
+                              {"untag": ["a", "a"]}, {"tags": {"x": "1\n"}}):
+                assert error_of(await call(c, "session_tag", name="pr42", **arguments), "invalid_input")["exit_status"] == 2
+            error_of(await call(c, "session_create", name="bad", tags={"k": " v"}), "invalid_input")
+            error_of(await call(c, "sessions_list", tag=["_k"]), "invalid_input")
+            error_of(await call(c, "sessions_list", tag=["k="]), "invalid_input")
+            assert (await call(c, "session_show", name="pr42"))[1]["tags"] == {"pr": "42", "state": "review"}
+
+    run(main)
+    assert cli("session", "show", "bad").returncode == 3
+
+
 def test_the_advertised_schemas_are_as_strict_as_the_server_and_every_result_has_one():
     """Each tool's input schema comes from the contract's args (and the checks they name): what it admits
     the server takes, and what the server refuses as bad input (exit 2) the schema refuses too (an empty or
@@ -660,6 +693,9 @@ def test_the_advertised_schemas_are_as_strict_as_the_server_and_every_result_has
         ("limit_hit", {"key": "k", "rate": "5/1m"}), ("transcript_search", {"query": "hi", "newer_than": "1 day"}),
         ("transcript_search", {"query": " "}), ("transcript_search", {"query": "PROJ-123"}),
         ("transcript_recent", {"name": "ok", "tokens": 100}),
+        ("session_tag", {"name": "ok", "tags": {"_x": "1"}}), ("session_tag", {"name": "ok", "tags": {"x": " 1"}}),
+        ("session_tag", {"name": "ok", "tags": {"x": ""}}), ("session_tag", {"name": "ok", "untag": ["-x"]}),
+        ("session_tag", {"name": "ok", "tags": {"pr": "42"}, "untag": ["old"]}),
     ]
 
     async def main():
@@ -673,7 +709,7 @@ def test_the_advertised_schemas_are_as_strict_as_the_server_and_every_result_has
                 refused = is_error and doc["error"]["code"] == "invalid_input"
                 outcomes.append((tool, arguments, admitted, not refused))
             assert [o for o in outcomes if o[2] != o[3]] == []
-            assert sum(o[2] for o in outcomes) == 8  # both kinds were tried
+            assert sum(o[2] for o in outcomes) == 9  # both kinds were tried
 
     run(main)
 

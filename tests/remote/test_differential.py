@@ -98,6 +98,18 @@ def test_names_and_titles(both, title, name):
 
 
 @SETTINGS
+@given(key=argv_text(max_size=8), value=argv_text())
+def test_tags(both, key, value):
+    """docs/reference/sessions.md §5 Tags: a KEY and a VALUE from the command line, set and removed, answered alike."""
+    n = fresh()
+    same_both_ways(both, ["session", "create", n, "--tag", f"{key}={value}", "--json"],
+                   ["session", "create", n + "t", "--json"],
+                   ["session", "tag", n + "t", f"k={value}", f"{key}=v", "--json"],
+                   ["session", "tag", n + "t", "--untag", key, "--untag", "k"],
+                   ["ls", "--tag", f"{key}={value}", "--tag", "k"])
+
+
+@SETTINGS
 @given(prompt=argv_text(), choice=argv_text(), answer=argv_text(), request_id=argv_text(min_size=1, max_size=6))
 def test_prompts_requests_and_choices(both, prompt, choice, answer, request_id):
     n = fresh()

@@ -31,6 +31,13 @@ CRAFTED = [
     dict(USER, op="put_checkpoint", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "metadata": "{}", "mirror": [["m1"]]}),
     dict(USER, op="put_checkpoint_writes", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "writes": [["t", "", 0, "c", "t", "@@@"]]}),
     dict(USER, op="put_checkpoint_writes", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "writes": [["t"]]}),
+    # tags (docs/reference/remote.md §13): KEY, VALUE and the count checked with the client's rules
+    dict(USER, op="tag", args={"set": {"_bad": "v"}}),
+    dict(USER, op="tag", args={"set": {"k": " v"}, "untag": ["x"]}),
+    dict(USER, op="tag", args={"set": {"k": "v"}, "untag": ["k"]}),
+    dict(USER, name="crafted-tags", op="create", create=True, args={"tags": {f"k{i}": "v" for i in range(33)}}, config={"tags_max": 1000}),
+    {"op": "ls", "scope": "index", "actor": "alice", "args": {"tags": [["k", ""]]}},
+    {"op": "usage", "scope": "index", "actor": "alice", "args": {"tags": [["-k", None]]}},
     {"op": "ls", "scope": "index", "actor": "alice", "args": {"statuses": ["active"] * 101}},
     {"op": "ls", "scope": "index", "actor": "alice", "args": {"limit": "abc"}},
     {"op": "ls", "scope": "index", "actor": "alice", "args": {"statuses": ["done"]}},

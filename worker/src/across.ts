@@ -5,6 +5,7 @@ import { devRevocationFault } from "./auth";
 import { DurableError, denied, invalid, notFound, now, say } from "./rules/state";
 import { takeMaxSubrequests, takeServed } from "./subrequests";
 import type { IndexArgs } from "./generated/ops";
+import { validKey, validValue } from "./rules/tags";
 import { Filter, IndexEnv, IndexRow, LIST_PAGE, addCount, ask, memberLists, memberShards, select, shardsOf, system, ROOTS, ROOT_SHARDS, homeShard, rootOf, rootsPage } from "./indexes";
 
 export type Who = { actor: string; admin: boolean; token_user: string; tenant: string | null; reservedId: (user: string) => Promise<string>;
@@ -115,6 +116,16 @@ function record(out: Receipt, r: Outcome) {
   if (r?.changed) out.changed.push(r.changed);
 }
 
+/** `ls --tag`, `usage --tag` (docs/reference/retention.md §7): [KEY, VALUE or null] pairs, each KEY and VALUE checked with the client's
+ *  rules (rules/tags.ts; a crafted body is 400 -> exit 2). */
+function tagFilter(given: unknown[][] | null | undefined): [string, string | null][] {
+  return (given ?? []).map((pair) => {
+    if (pair.length !== 2) throw invalid("a tag filter is [KEY, VALUE or null]");
+    const key = validKey(pair[0]);
+    return [key, pair[1] == null ? null : validValue(key, pair[1])];
+  });
+}
+
 /** OP of the index scope with its arguments A, checked against the contract (rules/args.ts) by index.ts. */
 export async function across(env: IndexEnv, who: Who, op: string, given: unknown): Promise<unknown> {
   const args = <Op extends keyof IndexArgs>(_: Op) => given as IndexArgs[Op];
@@ -123,7 +134,7 @@ export async function across(env: IndexEnv, who: Who, op: string, given: unknown
       const a = args("ls");
       const user = asUser(who, a.user);
       return select(env, { user }, { statuses: a.statuses ?? [], all_objects: !!a.all_objects, older_than: a.older_than ?? null,
-        tenant: who.tenant, limit: a.limit ?? null }, (a.before ?? null) as Before);
+        tenant: who.tenant, limit: a.limit ?? null, tags: tagFilter(a.tags) }, (a.before ?? null) as Before);
     }
     case "rows": { // RemoteStore._index_rows: what `ls --all` lists (or every object, admin), one page
       const a = args("rows");
@@ -187,7 +198,7 @@ async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
   const everyone = !!a.everyone;
   if (everyone) adminOnly(who, "usage --all");
   const user = everyone ? null : asUser(who, a.user);
-  const filter: Filter = { tenant: who.tenant };
+  const filter: Filter = { tenant: who.tenant, tags: tagFilter(a.tags) };
   // the root shards hold a copy of every home row; a user's rows are in their shard and their tenants' (memberShards)
   const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user!, who.tenant)).slice().sort();
   const scoped = (f: Filter): Filter => (everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true });
@@ -216,7 +227,8 @@ async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
     else [i, after] = [i + 1, ""];
   }
   const next = i < shardsToAsk.length ? { shard: shardsToAsk[i], after } : null;
-  const total: Usage = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0 };
+  const total: Usage = { sessions: 0, turns: "0", tokens: "0", input_tokens: "0", output_tokens: "0", cost_usd: 0,
+    cache_read_tokens: "0", cache_write_tokens: "0" };
   const add = (into: Usage, from: Usage) => {
     for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k] as string, from[k] as string) : (into[k] as number) + (from[k] as number);
   };
@@ -228,8 +240,11 @@ async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
     const merged = new Map<string | null, Group>();
     for (const g of parts.flatMap((p) => p.groups)) {
       const m = merged.get(g.key);
-      if (!m) merged.set(g.key, { ...g });
-      else add(m, g);
+      if (!m) merged.set(g.key, { ...g, priced: [...(g.priced ?? [])] });
+      else {
+        add(m, g);
+        m.priced!.push(...(g.priced ?? [])); // the client sums them per model as it prices them
+      }
     }
     groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
   }
@@ -239,9 +254,10 @@ async function usage(env: IndexEnv, who: Who, a: IndexArgs["usage"]) {
 type Paged = Receipt & { next: unknown };
 type Before = [number, string] | null; // the next of an ls page: [last_active_at, id] (indexes.ts select)
 // The sums an index shard's usage answers (indexes.ts): counts past 2^53 as decimal text (addCount).
-const USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"] as const;
+const USAGE = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens", "cache_write_tokens"] as const;
 type Usage = Record<(typeof USAGE)[number], number | string>;
-type Group = Usage & { key: string | null; last_active_at?: number };
+// priced: [model, rows, base, cache reads, cache writes, output] of the rows without a given cost (the client prices them)
+type Group = Usage & { key: string | null; last_active_at?: number; priced?: unknown[][] };
 
 /** One page (PAGE objects in id order after the cursor); the cutoff is the first page's, carried by the cursor. */
 async function purge(env: IndexEnv, who: Who, a: IndexArgs["purge"]): Promise<Paged> {
@@ -387,7 +403,7 @@ async function seed(env: IndexEnv, who: Who, a: IndexArgs["seed"]) {
     const row: IndexRow = { id, scope: "reserved", owner: user, name: "", title: null, status: "active", created_at: t,
       updated_at: t, last_active_at: t, turns: 0, tokens: 0, expires_at: null, next_alarm_at: null, external_id: null, members: [] };
     if (a.usage) Object.assign(row, { scope: "user", name: "s", turns: 1, tokens: 5, members: [[user, "owner"]],
-      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 0.001]] });
+      usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 0.001, 0, 0, 0, 0, 0, 0, 0]] });
     per.get(`root:${id[0]}`)!.rows.push(row);
   }
   await Promise.all([...per].map(([s, v]) => ask(env, s, "seed", v)));

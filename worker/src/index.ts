@@ -39,7 +39,8 @@ function callConfig(cap: number, c: Record<string, number>) {
   // default, a queue of 10 where the file store allowed any number); no count reaches 2^53, so it is taken at most that
   const positive = (v: unknown, fallback: number) => (Number.isInteger(v) && (v as number) > 0 ? Math.min(v as number, Number.MAX_SAFE_INTEGER) : fallback);
   return { max_unfinished: positive(c.max_unfinished, DEFAULT_CONFIG.max_unfinished), max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
-    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget) };
+    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget),
+    tags_max: Math.min(positive(c.tags_max, DEFAULT_CONFIG.tags_max), DEFAULT_CONFIG.tags_max) }; // tags.max: 1-32 (docs/reference/sessions.md §5)
 }
 
 // owner: another user's user-scoped object or memory, for an admin's installation-wide command only

@@ -30,13 +30,17 @@ export type IndexRow = {
   id: string; scope: string; owner: string; name: string; title: string | null; status: string;
   created_at: number; updated_at: number; last_active_at: number; turns: number; tokens: number;
   expires_at: number | null; next_alarm_at: number | null; external_id: string | null; pending_at?: number | null;
-  members: [string, string][]; usage?: unknown[][];
+  members: [string, string][]; usage?: unknown[][]; tags?: [string, string][];
 };
 
 export const ROOTS = "0123456789abcdef";
 export const ROW_COLUMNS = ["id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
   "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "pending_at"] as const;
-const USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+// docs/reference/retention.md §7 usage, Cost: after the cost, the cache reads and writes and the sums of the rows without a
+// given cost that the client prices with its own table (durable_cli/store/schema.py PRICED_COLUMNS)
+const PRICED_COLUMNS = ["cache_read_tokens", "cache_write_tokens", "uncosted_rows", "uncosted_base", "uncosted_cache_read",
+  "uncosted_cache_write", "uncosted_output"];
+const USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", ...PRICED_COLUMNS];
 
 export function homeShard(scope: string, owner: string): string {
   return scope === "tenant" ? `tenant:${owner}` : `user:${owner}`;
@@ -89,6 +93,7 @@ export type Filter = {
   after_id?: string | null; // with it: in id order, ids after this one (pages in id order)
   before?: [number, string] | null; // newest first, rows after this (last_active_at, id) key (pages of ls)
   pending_due?: number | null; // with it: objects with a startable pending prompt by then, oldest first (`work --all`)
+  tags?: [string, string | null][] | null; // each a tag the object has (with that value unless null): `ls --tag`, `usage --tag`
 };
 
 function whereOf(f: Filter): [string[], unknown[]] {
@@ -113,6 +118,10 @@ function whereOf(f: Filter): [string[], unknown[]] {
   if (f.after_id != null) { where.push("o.id > ?"); params.push(f.after_id); }
   if (f.before != null) { where.push("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))"); params.push(f.before[0], f.before[0], f.before[1]); }
   if (f.pending_due != null) { where.push("o.pending_at IS NOT NULL AND o.pending_at <= ?"); params.push(f.pending_due); }
+  for (const [key, value] of f.tags ?? []) {
+    if (value == null) { where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ?)"); params.push(key); }
+    else { where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ? AND t.value = ?)"); params.push(key, value); }
+  }
   if (f.draft_before != null) { where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'"); params.push(f.draft_before); }
   if (!where.length) where.push("1");
   return [where, params];
@@ -124,8 +133,12 @@ const PAGE_ABANDONED_MS = 60000; // a claimed page with no answer this long is r
 // The counts are summed as 64-bit integers by SQLite (sum() fails past 2^63-1 rather than turn to a float) and
 // carried as decimal text, never through a JS number (exact past 2^53); cost_usd is a double.
 const SUMS = "count(DISTINCT u.object_id), CAST(sum(u.turns) AS TEXT), CAST(sum(u.tokens) AS TEXT)," +
-  " CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd)";
-const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd"];
+  " CAST(sum(u.input_tokens) AS TEXT), CAST(sum(u.output_tokens) AS TEXT), sum(u.cost_usd)," +
+  " CAST(coalesce(sum(u.cache_read_tokens), 0) AS TEXT), CAST(coalesce(sum(u.cache_write_tokens), 0) AS TEXT)";
+const FIELDS = ["sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", "cache_read_tokens", "cache_write_tokens"];
+// per group and model, what the client prices: [model, rows, base, cache reads, cache writes, output] (counts as text)
+const PRICED = "CAST(sum(u.uncosted_rows) AS TEXT), CAST(sum(u.uncosted_base) AS TEXT), CAST(sum(u.uncosted_cache_read) AS TEXT)," +
+  " CAST(sum(u.uncosted_cache_write) AS TEXT), CAST(sum(u.uncosted_output) AS TEXT)";
 const MAX_TOTAL = (1n << 63n) - 1n;
 
 /** docs/reference/transcript.md §6: a usage total past 2^63-1 is exit 7, never a float (across/usage.py says the same). */
@@ -167,6 +180,12 @@ export class DurableIndex {
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER," +
         " tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
+      // each object's tags, one row per tag, found by key and value (docs/reference/remote.md §13: `ls --tag`, `usage --tag`)
+      this.db.run("CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (object_id, key))");
+      this.db.run("CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value, object_id)");
+      for (const c of PRICED_COLUMNS) { // a shard made before these columns gains them (null until its objects send their rows again)
+        if (!this.db.one("SELECT 1 FROM pragma_table_info('usage') WHERE name = ?", c)) this.db.run(`ALTER TABLE usage ADD COLUMN ${c} INTEGER`);
+      }
       // a user shard: the tenant objects its user participates in, and the shard that holds each one's row
       this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
@@ -343,6 +362,8 @@ export class DurableIndex {
     for (const [user, role] of has) {
       if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row.id, user, role);
     }
+    this.db.run("DELETE FROM tags WHERE object_id = ?", row.id);
+    for (const [k, v] of row.tags ?? []) this.db.run("INSERT INTO tags (object_id, key, value) VALUES (?, ?, ?)", row.id, k, v);
     this.db.run("DELETE FROM usage WHERE object_id = ?", row.id);
     for (const u of row.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row.id, ...u);
   }
@@ -359,7 +380,7 @@ export class DurableIndex {
 
   private drop(id: string) {
     this.ctx.storage.transactionSync(() => {
-      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
+      for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "tags WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
     });
   }
 
@@ -373,6 +394,7 @@ export class DurableIndex {
       const row: Record<string, unknown> = {};
       ROW_COLUMNS.forEach((c, i) => (row[c] = r[i]));
       row.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row.id)].map((m) => [m[0], m[1]]);
+      row.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row.id)].map((t) => [t[0], t[1]]);
       rows.push(row as IndexRow);
     }
     return rows;
@@ -398,12 +420,17 @@ export class DurableIndex {
     if (newerDay !== null) params.push(newerDay);
     const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups: any[];
+    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : "u.model";
     if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params)
         .map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
     } else {
-      const column = by === "day" ? "u.day" : "u.model";
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
+    }
+    const byKey = new Map(groups.map((g) => [g.key, g]));
+    for (const g of groups) g.priced = [];
+    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${column}, u.model HAVING sum(u.uncosted_rows) > 0`, ...params)) {
+      byKey.get(r[0])?.priced.push(r.slice(1).map((v, i) => (i === 0 ? v : String(v ?? 0))));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
     return { groups, total: fields(total ?? []), objects: Number(objects), last };

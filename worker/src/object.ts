@@ -129,7 +129,9 @@ export class DurableObjectSession {
       if (version > schema.migrations.length) {
         throw new DurableError(`this object was written by a newer durable Worker (schema ${version}, this one knows ${schema.migrations.length}); deploy the newer Worker`, "storage");
       }
-      for (const step of schema.migrations.slice(version)) for (const s of step.statements) this.db.run(s);
+      // a step that recomputes from the rows (the usage totals' backfill) reads a chunked meta whole, once the chunks exist
+      const chunked = !!this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_chunks'");
+      for (const step of schema.migrations.slice(version)) for (const s of step.statements) this.db.run(chunked ? USAGE_WHOLE.catchUp(s) : s);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema.migrations.length);
       for (const s of CHUNK_SCHEMA) this.db.run(s); // values over a Cloudflare row, in parts (rules/state.ts)
       if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
@@ -430,11 +432,15 @@ export class DurableObjectSession {
       id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at,
       next_alarm_at: nextAlarmAt(this.db), external_id: external_id ?? null, pending_at: pendingAt(this.db),
       members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]] as [string, string]),
+      tags: this.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]] as [string, string]), // docs/reference/storage.md §3
     };
     if (scope !== "reserved") {
       // counts as text: a JS number would round a total past 2^53 (docs/reference/transcript.md §6: totals carried exactly)
       row.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT)," +
-        " CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd FROM usage_totals ORDER BY key");
+        " CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd," +
+        // docs/reference/retention.md §7 usage, Cost: cache reads and writes, and the sums the client prices (schema PRICED_COLUMNS)
+        " CAST(cache_read_tokens AS TEXT), CAST(cache_write_tokens AS TEXT), CAST(uncosted_rows AS TEXT), CAST(uncosted_base AS TEXT)," +
+        " CAST(uncosted_cache_read AS TEXT), CAST(uncosted_cache_write AS TEXT), CAST(uncosted_output AS TEXT) FROM usage_totals ORDER BY key");
     }
     return row;
   }

@@ -12,6 +12,7 @@ import { COLS, choose, metaProblem, pinnedPrefix, prepare } from "../src/rules/t
 import { field } from "../src/rules/verbatim";
 import { quote, strip } from "../src/rules/text";
 import { searchMatch } from "../src/rules/rights";
+import { validChange } from "../src/rules/tags";
 
 type Vector = { args: any[]; ok?: unknown; error?: string; message?: string };
 
@@ -31,6 +32,7 @@ const RULES: Record<string, (...a: any[]) => unknown> = {
   user: (s, what) => validName(s, what),
   title: (s) => validTitle(s),
   request_id: (s) => validRequestId(s),
+  tag_change: (set, untag) => validChange(set, untag),
   invite: (user, role) => checkInvite(user, role),
   ask: (prompt, choices) => checkAsk(prompt, choices),
   quote: (s) => quote(s),

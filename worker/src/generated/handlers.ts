@@ -5,18 +5,28 @@ import type { Given, ObjectArgs } from "./ops";
 import * as checkpoints from "../rules/checkpoints";
 import * as elicit from "../rules/elicit";
 import * as fork from "../rules/fork";
+import * as hooks from "../rules/hooks";
 import * as limits from "../rules/limits";
 import * as memory from "../rules/memory";
 import * as retention from "../rules/retention";
 import * as rights from "../rules/rights";
+import * as schedules from "../rules/schedules";
 import * as sessions from "../rules/sessions";
 import * as state from "../rules/state";
+import * as tags from "../rules/tags";
 import * as transcript from "../rules/transcript";
 
 export const RULES = {
   create: sessions.create,
   show: sessions.show,
   prompt: sessions.prompt,
+  schedule: schedules.create,
+  schedules: schedules.schedules,
+  unschedule: schedules.unschedule,
+  hook: hooks.create,
+  hooks: hooks.hooks,
+  unhook: hooks.unhook,
+  deliveries: hooks.deliveries,
   next_prompt: sessions.nextPrompt,
   renew: sessions.renew,
   finish: sessions.finish,
@@ -26,6 +36,8 @@ export const RULES = {
   archive: sessions.archive,
   unarchive: sessions.unarchive,
   set_title: sessions.setTitle,
+  tag: tags.tag,
+  tags: tags.tags,
   invite: sessions.invite,
   dequeue: sessions.dequeue,
   queue: sessions.queue,

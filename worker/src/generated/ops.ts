@@ -8,9 +8,16 @@ export type OpSpec = { write: boolean; creates: boolean; erases: boolean; plain?
   args: Record<string, ArgSpec> };
 
 export const OBJECT_OPS = {
-  create: {"rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": {"title": {"type": "string", "default": null, "check": "title"}, "ttl_seconds": {"type": "integer", "min": 1, "max": 3153600000, "default": null}}},
+  create: {"rule": "sessions.create", "write": true, "creates": true, "erases": false, "plain": true, "args": {"title": {"type": "string", "default": null, "check": "title"}, "ttl_seconds": {"type": "integer", "min": 1, "max": 3153600000, "default": null}, "tags": {"type": "object", "default": null, "check": "tag_set"}}},
   show: {"rule": "sessions.show", "write": false, "creates": false, "erases": false, "plain": true, "args": {}},
   prompt: {"rule": "sessions.prompt", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": {"content": {"type": "string", "required": true}, "source": {"type": "string", "default": null}, "request_id": {"type": "string", "default": null, "check": "request_id"}, "created": {"type": "boolean", "default": false}, "waiting": {"type": "boolean", "default": false}}},
+  schedule: {"rule": "schedules.create", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["content"], "args": {"content": {"type": "string", "required": true}, "source": {"type": "string", "default": null}, "request_id": {"type": "string", "default": null, "check": "request_id"}, "at": {"type": "string", "default": null}, "after": {"type": "string", "default": null}, "every": {"type": "string", "default": null}, "cron": {"type": "string", "default": null}, "tz": {"type": "string", "default": null}, "created": {"type": "boolean", "default": false}}},
+  schedules: {"rule": "schedules.schedules", "write": false, "creates": false, "erases": false, "plain": true, "args": {}},
+  unschedule: {"rule": "schedules.unschedule", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["schedule_id"], "args": {"schedule_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
+  hook: {"rule": "hooks.create", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["url"], "args": {"url": {"type": "string", "required": true}, "events": {"type": "string", "default": null}, "include_reply": {"type": "boolean", "default": false}, "secret": {"type": "string", "default": null}}},
+  hooks: {"rule": "hooks.hooks", "write": false, "creates": false, "erases": false, "plain": true, "args": {}},
+  unhook: {"rule": "hooks.unhook", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["hook_id"], "args": {"hook_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
+  deliveries: {"rule": "hooks.deliveries", "write": false, "creates": false, "erases": false, "plain": true, "args": {"hook_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": null}, "status": {"type": "string", "default": null}}},
   next_prompt: {"rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": {"lease_seconds": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "waiting": {"type": "boolean"}, "context": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "on_expiry": {"type": "string"}, "max_attempts": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
   renew: {"rule": "sessions.renew", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "lease_seconds": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "attempt": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": null, "check": "attempt"}}},
   finish: {"rule": "sessions.finish", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "reply": {"type": "string"}, "rows": {"type": "array", "items": {"type": "object"}}, "failed": {"type": "boolean"}, "error": {"type": "string"}, "attempt": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "check": "attempt"}, "part": {"type": "object"}}},
@@ -20,6 +27,8 @@ export const OBJECT_OPS = {
   archive: {"rule": "sessions.archive", "write": true, "creates": false, "erases": false, "plain": true, "args": {}},
   unarchive: {"rule": "sessions.unarchive", "write": true, "creates": false, "erases": false, "plain": true, "args": {}},
   set_title: {"rule": "sessions.set_title", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["title"], "args": {"title": {"type": "string", "required": true, "check": "title"}}},
+  tag: {"rule": "tags.tag", "write": true, "creates": false, "erases": false, "plain": true, "check": "tag_change", "args": {"set": {"type": "object", "default": null}, "untag": {"type": "array", "items": {"type": "string"}, "default": null}}},
+  tags: {"rule": "tags.tags", "write": false, "creates": false, "erases": false, "plain": true, "args": {}},
   invite: {"rule": "sessions.invite", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["user", "role"], "args": {"user": {"type": "string", "required": true, "check": "user"}, "role": {"type": "enum", "values": ["owner", "member"], "default": "member", "check": "participant_role"}}},
   dequeue: {"rule": "sessions.dequeue", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   queue: {"rule": "sessions.queue", "write": false, "creates": false, "erases": false, "plain": true, "args": {"pending_only": {"type": "boolean", "default": false}}},
@@ -72,10 +81,10 @@ export const OBJECT_OPS = {
 } as const satisfies Record<string, OpSpec>;
 
 export const INDEX_OPS = {
-  ls: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "all_objects": {"type": "boolean"}, "older_than": {"type": "integer", "min": 1, "max": 3153600000}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}}},
+  ls: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "all_objects": {"type": "boolean"}, "older_than": {"type": "integer", "min": 1, "max": 3153600000}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}, "tags": {"type": "array", "items": {"type": "array"}, "max_items": 100}}},
   rows: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "all": {"type": "boolean"}, "reserved": {"type": "boolean"}, "expired": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}}},
   pending: {"write": false, "creates": false, "erases": false, "args": {"limit": {"type": "integer", "min": 1, "max": 100}}},
-  usage: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "everyone": {"type": "boolean"}, "session": {"type": "string"}, "newer_day": {"type": "string"}, "by": {"type": "enum", "values": ["session", "day", "model"]}, "cursor": {"type": "json"}}},
+  usage: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "everyone": {"type": "boolean"}, "session": {"type": "string"}, "newer_day": {"type": "string"}, "by": {"type": "enum", "values": ["session", "day", "model"]}, "cursor": {"type": "json"}, "tags": {"type": "array", "items": {"type": "array"}, "max_items": 100}}},
   purge: {"write": true, "creates": false, "erases": true, "args": {"older_than": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
   sweep: {"write": true, "creates": false, "erases": true, "args": {"draft_expiry": {"type": "integer", "min": 1, "max": 3153600000}, "cursor": {"type": "json"}}},
   forget: {"write": true, "creates": false, "erases": true, "args": {"user": {"type": "string", "required": true}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
@@ -102,9 +111,16 @@ export const NONE_OPS = {
 
 /** The arguments of each object op as a call that passed checkArgs holds them (absent or null: the default). */
 export type ObjectArgs = {
-  create: { title?: string | null; ttl_seconds?: number | null };
+  create: { title?: string | null; ttl_seconds?: number | null; tags?: Record<string, unknown> | null };
   show: Record<never, never>;
   prompt: { content: string; source?: string | null; request_id?: string | null; created?: boolean | null; waiting?: boolean | null };
+  schedule: { content: string; source?: string | null; request_id?: string | null; at?: string | null; after?: string | null; every?: string | null; cron?: string | null; tz?: string | null; created?: boolean | null };
+  schedules: Record<never, never>;
+  unschedule: { schedule_id: number };
+  hook: { url: string; events?: string | null; include_reply?: boolean | null; secret?: string | null };
+  hooks: Record<never, never>;
+  unhook: { hook_id: number };
+  deliveries: { hook_id?: number | null; status?: string | null };
   next_prompt: { lease_seconds: number; waiting?: boolean | null; context?: number | null; on_expiry?: string | null; max_attempts?: number | null };
   renew: { prompt_id: number; lease_seconds: number; attempt?: number | null };
   finish: { prompt_id: number; reply?: string | null; rows?: Record<string, unknown>[] | null; failed?: boolean | null; error?: string | null; attempt?: number | null; part?: Record<string, unknown> | null };
@@ -114,6 +130,8 @@ export type ObjectArgs = {
   archive: Record<never, never>;
   unarchive: Record<never, never>;
   set_title: { title: string };
+  tag: { set?: Record<string, unknown> | null; untag?: string[] | null };
+  tags: Record<never, never>;
   invite: { user: string; role?: "owner" | "member" | null };
   dequeue: { prompt_id: number };
   queue: { pending_only?: boolean | null };
@@ -167,10 +185,10 @@ export type ObjectArgs = {
 
 /** The arguments of each index op as a call that passed checkArgs holds them (absent or null: the default). */
 export type IndexArgs = {
-  ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown };
+  ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown; tags?: unknown[][] | null };
   rows: { user?: string | null; all?: boolean | null; reserved?: boolean | null; expired?: boolean | null; limit?: number | null; before?: unknown };
   pending: { limit?: number | null };
-  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null; cursor?: unknown };
+  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null; cursor?: unknown; tags?: unknown[][] | null };
   purge: { older_than: number; user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; dry_run?: boolean | null; cursor?: unknown };
   sweep: { draft_expiry?: number | null; cursor?: unknown };
   forget: { user: string; dry_run?: boolean | null; cursor?: unknown };

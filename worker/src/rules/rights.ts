@@ -7,6 +7,7 @@ import { CONSTANTS, DictRow, DurableError, Opened, conflict, denied, invalid, no
 import { plainQuery, printable, strip } from "./text";
 import * as strict from "./strict";
 import { metaProblem, toolCalls } from "./transcript";
+import { validKey, validValue } from "./tags";
 import type { ObjectArgs, Given } from "../generated/ops";
 
 type Rule = { check: string; optional: boolean; values?: string[] };
@@ -100,7 +101,7 @@ export function exportObject(obj: Opened, a: ObjectArgs["export"] & Given) {
       if (rows >= EXPORT_PAGE_ROWS || bytes >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c.highs } };
     }
   }
-  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
   return { ...out, next: null };
 }
 
@@ -123,7 +124,7 @@ const withBlobsAsText = (rows: Record<string, unknown>[]) => rows.map((r) => Obj
 export function dump(obj: Opened) {
   const rec: DictRow = {};
   for (const table of EXPORTED) rec[table] = withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`));
-  rec.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").map((r) => [r[0], r[1]]));
+  rec.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
   const meta = rec.object[0];
   delete rec.object;
   delete meta.one;
@@ -187,6 +188,8 @@ const CHECKS: Record<string, (v: any, rule: Rule) => void> = {
     const n = [...v].length;
     if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad(say("record_title"));
   },
+  tag_key: (v) => { text(v); try { validKey(v); } catch (e) { throw new Bad((e as Error).message); } },
+  tag_value: (v) => { text(v); try { validValue("", v); } catch { throw new Bad(say("record_tag_value")); } },
   request_id: (v) => { text(v); const n = [...v].length; if (n < 1 || n > 128 || !printable(v)) throw new Bad(say("record_request_id")); },
   hex_id: (v) => { text(v); if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad(say("record_hex_id")); },
   flag: (v) => { if (v !== 0 && v !== 1) throw new Bad(say("record_flag")); },
@@ -313,6 +316,7 @@ function relations(c: Content, scope: string, owner: string, limit: number, at: 
     for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) { at(t); throw new Bad(say("record_reserved_empty")); }
   }
   if (scope !== "reserved") for (const t of ["facts", "buckets"]) if (c[t].length) { at(t); throw new Bad(say("record_reserved_only")); }
+  if ((c.tags?.length ?? 0) > CONSTANTS.limits.tags) { at("tags"); throw new Bad(say("record_too_many_tags", { limit: CONSTANTS.limits.tags })); } // docs/reference/sessions.md §5 Tags
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
     if (c[t]?.length && c.object.adapter !== adapter) { at(t); throw new Bad(say("record_adapter_only", { adapter })); }
   }

@@ -3,10 +3,11 @@
 import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFound, say, sessionJson, setStatus, touch, now, validName, Row, DictRow } from "./state";
 import * as transcript from "./transcript";
 import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
+import { put, validSet } from "./tags";
 import type { Lazy, ObjectArgs } from "../generated/ops";
 
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
-  "lease_expires_at", "completed_at", "error"];
+  "lease_expires_at", "completed_at", "error", "schedule_id"];
 // Queue order (docs/reference/sessions.md §5): released and retried prompts first, in the order they were handed back, then FIFO by id.
 const ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
 const QUEUE_ORDER = `${ORDER_KEY}, id`;
@@ -16,11 +17,13 @@ const TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
 
 
 export function create(obj: Opened, a: ObjectArgs["create"]) {
+  const given = validSet(a.tags); // input first (docs/reference/output.md §4)
   if (obj.meta() !== null) {
     obj.requireVisible();
     throw conflict(say("session_exists", { what: obj.what, name: obj.name }));
   }
   createObject(obj, "created", a.title != null ? validTitle(a.title) : null, a.ttl_seconds ?? null);
+  put(obj, given); // its tags in the same transaction (docs/reference/sessions.md §5)
   return sessionJson(obj);
 }
 
@@ -63,6 +66,8 @@ export function recompute(obj: Opened, current: string) {
 export function prompt(obj: Opened, a: ObjectArgs["prompt"]) {
   transcript.checkText(obj, a.content);
   validRequestId(a.request_id);
+  // docs/reference/sessions.md §5.3: the schedules' own request ids
+  if (typeof a.request_id === "string" && a.request_id.startsWith("schedule:")) throw invalid(say("reserved_request_id", { request_id: a.request_id }));
   let meta = obj.meta();
   if (meta === null) {
     if (!a.created) throw notFound(obj.missing);

@@ -3,7 +3,7 @@ import contract from "../../../durable_cli/contract/contract.json";
 import { printable, quote, strip } from "./text";
 
 export type Address = { id_scope: string; owner: string; name: string; scope: string };
-export type Config = { max_unfinished: number; max_turn_bytes: number; token_budget: number };
+export type Config = { max_unfinished: number; max_turn_bytes: number; token_budget: number; tags_max: number };
 
 /** The names and numbers both runtimes hold (durable_cli/contract/contract.json "constants"; durable_cli/contract/vocabulary.py). */
 export const CONSTANTS = contract.constants;
@@ -16,7 +16,7 @@ export function say(code: MessageKey, values: Record<string, unknown> = {}): str
 }
 const defaults = contract.constants.config_defaults;
 export const DEFAULT_CONFIG: Config = { max_unfinished: defaults["queue.max_unfinished"],
-  max_turn_bytes: defaults["transcript.max_turn_bytes"], token_budget: defaults["transcript.token_budget"] };
+  max_turn_bytes: defaults["transcript.max_turn_bytes"], token_budget: defaults["transcript.token_budget"], tags_max: defaults["tags.max"] };
 
 export class DurableError extends Error {
   constructor(message: string, public code: string = "internal", public document: unknown = undefined) {
@@ -411,6 +411,9 @@ export function sessionJson(obj: Opened) {
     participants, queue: { pending: counts.pending ?? 0, processing: counts.processing ?? 0 },
     turns: m.live_turns, tokens: m.live_tokens, expires_at: iso(m.expires_at), ttl_seconds: m.ttl_seconds,
     external_id: m.external_id ?? null,
+    tags: Object.fromEntries(obj.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]])),
+    schedules: Number(obj.db.one("SELECT count(*) FROM schedules")![0]),
+    hooks: Number(obj.db.one("SELECT count(*) FROM hooks")![0]),
   };
 }
 

@@ -1,0 +1,162 @@
+"""Sending the outbox (docs/reference/sessions.md §5.3): a delivery is claimed under the object's lock, sent
+without it, and its result recorded under the lock again.
+
+A process whose commit wrote deliveries (or whose wake found due ones) notes the object; after its own work,
+commit and stdout it sends what is due there, within 2 s in all (`after_commit`). `sweep` and `work` send
+through the same function. A process killed anywhere after the commit leaves a pending (or claimed) delivery
+that a later wake, `sweep` or `work` sends: at least once, with one `webhook-id` and one body for every attempt.
+"""
+
+import base64
+import hashlib
+import hmac
+import time
+
+from . import __version__, clock
+
+# docs/reference/sessions.md §5.3 "Attempts": attempt n+1 is due this many seconds after attempt n (the Standard Webhooks
+# schedule, no jitter); 8 attempts in all
+DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
+ATTEMPTS = len(DELAYS) + 1
+CLAIM_FLOOR = 10  # a claimed attempt is not sent by another process for at least this long
+TIMEOUT = 5.0
+INLINE_BUDGET = 2.0
+READ_LIMIT = 64 * 1024
+
+_NOTED: dict = {}  # object id -> its ObjectStore: objects whose outbox this process should send after its commit
+
+
+def note(handle) -> None:
+    _NOTED[handle.id] = handle.store
+
+
+def after_commit(budget: float = INLINE_BUDGET) -> None:
+    """Send the due deliveries of the objects this process noted, within BUDGET seconds in all."""
+    if not _NOTED:
+        return
+    noted = list(_NOTED.items())
+    _NOTED.clear()
+    deadline = time.monotonic() + budget
+    for object_id, objects in noted:
+        if time.monotonic() >= deadline:
+            break
+        try:
+            send_due(objects, object_id, deadline)
+        except Exception:  # a delivery never changes a command's status or output
+            if __import__("os").environ.get("DURABLE_DEBUG") == "1":
+                raise
+
+
+def send_due(objects, object_id: str, deadline: float) -> int:
+    """Claim, send and record the object's due deliveries one at a time until none is due or DEADLINE
+    (time.monotonic()) passes; returns how many were attempted."""
+    sent = 0
+    while time.monotonic() < deadline:
+        claimed = _claim(objects, object_id)
+        if claimed is None:
+            return sent
+        delivery_id, attempt, started, url, secret, webhook_id, body = claimed
+        left = max(0.05, min(TIMEOUT, deadline - time.monotonic()))
+        status, error = post(url, secret, webhook_id, body, timeout=left)
+        _record(objects, object_id, delivery_id, attempt, started, status, error)
+        sent += 1
+    return sent
+
+
+def _claim(objects, object_id):
+    from .core import state
+
+    with objects.open(object_id, create=False, what="session", lock_timeout=1.0) as handle:
+        handle.on_sleep = state.sync_index
+        with handle.transaction() as db:
+            now = clock.now()
+            row = db.execute(
+                "SELECT d.id, d.attempts, h.url, h.secret, d.webhook_id, d.body FROM deliveries d JOIN hooks h ON h.id = d.hook_id"
+                " WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at, d.id LIMIT 1", (now,)).fetchone()
+            if row is None:
+                return None
+            delivery_id, attempts, url, secret, webhook_id, body = row
+            attempt = attempts + 1
+            delay = DELAYS[attempt - 1] if attempt <= len(DELAYS) else 0
+            db.execute("UPDATE deliveries SET attempts = ?, last_attempt_at = ?, next_attempt_at = ? WHERE id = ?",
+                       (attempt, now, now + max(delay, CLAIM_FLOOR) * 1000, delivery_id))
+    return delivery_id, attempt, now, url, secret, webhook_id, body
+
+
+def _record(objects, object_id, delivery_id, attempt, started, status, error) -> None:
+    from .core import state
+
+    with objects.open(object_id, create=False, what="session", lock_timeout=5.0) as handle:
+        handle.on_sleep = state.sync_index
+        with handle.transaction() as db:
+            row = db.execute("SELECT hook_id, prompt_id, attempts, status FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
+            if row is None or row[2] != attempt or row[3] != "pending":
+                return  # unhooked, or another process went on with it meanwhile
+            hook_id, prompt_id = row[0], row[1]
+            now = clock.now()
+            if error is None:
+                db.execute("UPDATE deliveries SET status = 'delivered', delivered_at = ?, next_attempt_at = NULL,"
+                           " last_response = ?, last_error = NULL WHERE id = ?", (now, status, delivery_id))
+            elif attempt >= ATTEMPTS:
+                db.execute("UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_response = ?,"
+                           " last_error = ? WHERE id = ?", (status, error, delivery_id))
+                db.execute("INSERT INTO events (type, actor, data, at) VALUES ('delivery.failed', NULL, ?, ?)",
+                           (_json({"delivery_id": delivery_id, "hook_id": hook_id, "prompt_id": prompt_id,
+                                   "attempts": attempt, "error": error}), now))
+            else:
+                db.execute("UPDATE deliveries SET next_attempt_at = ?, last_response = ?, last_error = ? WHERE id = ?",
+                           (started + DELAYS[attempt - 1] * 1000, status, error, delivery_id))
+            # a session keeps its 100 newest finished deliveries per hook
+            db.execute("DELETE FROM deliveries WHERE hook_id = ? AND status IN ('delivered', 'failed') AND id NOT IN"
+                       " (SELECT id FROM deliveries WHERE hook_id = ? AND status IN ('delivered', 'failed')"
+                       " ORDER BY id DESC LIMIT 100)", (hook_id, hook_id))
+
+
+def _json(value) -> str:
+    import json
+
+    return json.dumps(value, separators=(",", ":"))
+
+
+def sign(secret: str, webhook_id: str, timestamp: int, body: str) -> str:
+    """`v1,<base64 of HMAC-SHA256(key, "<id>.<timestamp>.<body>")>`, the key being the secret's base64 after whsec_."""
+    key = base64.b64decode(secret[len("whsec_"):])
+    mac = hmac.new(key, f"{webhook_id}.{timestamp}.{body}".encode(), hashlib.sha256).digest()
+    return "v1," + base64.b64encode(mac).decode()
+
+
+def post(url: str, secret: str, webhook_id: str, body: str, *, timeout: float):
+    """One attempt: (HTTP status or None, None when delivered else a short reason)."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    timestamp = int(time.time())
+    request = urllib.request.Request(url, data=body.encode("utf-8"), method="POST", headers={
+        "content-type": "application/json", "user-agent": f"durable/{__version__}", "webhook-id": webhook_id,
+        "webhook-timestamp": str(timestamp), "webhook-signature": sign(secret, webhook_id, timestamp, body)})
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=timeout) as answer:
+            answer.read(READ_LIMIT)
+            code = answer.status
+    except urllib.error.HTTPError as e:
+        code = e.code
+    except (TimeoutError, socket.timeout):
+        return None, "timeout"
+    except urllib.error.URLError as e:
+        reason = e.reason
+        if isinstance(reason, ConnectionRefusedError):
+            return None, "connection refused"
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            return None, "timeout"
+        return None, str(reason)[:200]
+    except (OSError, ValueError) as e:
+        return None, (str(e) or type(e).__name__)[:200]
+    if 200 <= code < 300:
+        return code, None
+    return code, f"HTTP {code}"
