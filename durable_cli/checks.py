@@ -27,6 +27,7 @@ _CHECKS = {
     "rows": ("core.transcript", "prepare_batch"),  # the JSONL lines of `append --batch` and `finish --rows`
     "tag_set": ("core.tags", "valid_set"),  # the tags of `session create --tag`
     "tag_pairs": ("core.tags", "parse_pairs"),  # KEY=VALUE arguments; `ls --tag`, `usage --tag` filters (KEY alone too)
+    "schedule": ("core.schedules", "plan"),  # --at, --in, --every, --cron and --tz of `session prompt`
 }
 
 

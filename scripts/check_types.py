@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 
-BASELINE = 39  # mypy 1.x/2.x errors in durable_cli outside core/ and store/ (120 when the check came in, issue 24)
+BASELINE = 38  # mypy 1.x/2.x errors in durable_cli outside core/ and store/ (120 when the check came in, issue 24)
 CLEAN = ("durable_cli/core/", "durable_cli/store/")  # held at 0 errors: the rules and the bytes on disk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -185,7 +185,7 @@ def by_day_and_model(store, days: int, prices=None) -> dict:
     groups, priced, totals = [], [], [0] * n
     for r in _tuples(index, f"SELECT u.day, u.model, {_SUMS}, {_PRICED} {source} GROUP BY u.day, u.model"
                             " ORDER BY u.day, u.model IS NULL, u.model", params):
-        group = {"key": (r[0], r[1]), **{k: v or 0 for k, v in zip(_SUMMED, r[2:2 + n])}}
+        group: dict = {"key": (r[0], r[1]), **{k: v or 0 for k, v in zip(_SUMMED, r[2:2 + n])}}
         groups.append(group)
         if r[2 + n]:
             priced.append((group, r[1], r[2 + n:]))

@@ -15,7 +15,7 @@ class Globals:
     lock_timeout = None
     remote = None
     argv = None  # this run's command line (`durable step` finds its `--` in it)
-    span = None  # attributes a command adds to its operation span (docs/reference/traces.md §15.6), or None
+    span: dict | None = None  # attributes a command adds to its operation span (docs/reference/traces.md §15.6), or None
     _store = None
 
 

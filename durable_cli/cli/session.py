@@ -313,13 +313,12 @@ def _schedule(name, text, *, source, request_id, wait, no_create, at, after, eve
     """`session prompt ... --at/--in/--every/--cron` (docs/reference/sessions.md §5.3): every input is checked
     before NAME is opened, so a bad one stores nothing and creates no session."""
     from .. import checks, clock
-    from ..core import schedules
 
     if wait is not None:
         raise DurableError("--wait is for queueing now, not with --at, --in, --every or --cron", "invalid_input")
     content = read_content(text)
     checks.text(store().config, content)
-    schedules.plan(clock.now(), at=at, after=after, every=every, cron=cron, tz=tz)
+    checks.schedule(clock.now(), at=at, after=after, every=every, cron=cron, tz=tz)
     doc = store().run(name, "schedule", content, source=source, request_id=request_id, at=at, after=after, every=every,
                       cron=cron, tz=tz, created=not no_create, create=not no_create)
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))

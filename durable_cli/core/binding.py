@@ -1,7 +1,6 @@
 """A tool call's binding (docs/reference/sessions.md §5.2, hitl.md §8): `--call-id ID --args JSON`, and the SHA-256 of the arguments'
 RFC 8785 (JCS) canonical form that a step and an elicit request record. Both core/steps.py and core/elicit.py read it."""
 
-import hashlib
 import json
 
 from ..contract.messages import say
@@ -32,6 +31,7 @@ def args_sha256(value) -> str:
         canonical = rfc8785.dumps(_ecmascript_numbers(value))
     except (rfc8785.CanonicalizationError, ValueError) as e:
         raise invalid(f"--args cannot be put in RFC 8785 form ({e})") from None
+    import hashlib  # here, not at import: `work` loads this module for every prompt (start-up)
     return hashlib.sha256(canonical).hexdigest()
 
 

@@ -164,16 +164,14 @@ def _cut(text, limit):
     return data[:limit - 3].decode("utf-8", "ignore") + "…"
 
 
-def outcome(obj, prompt_id: int, kind: str) -> int:
+def outcome(obj, p: dict, kind: str) -> int:
     """Inside the outcome's own transaction: one pending delivery per hook subscribed to KIND (completed,
-    failed or cancelled) for prompt PROMPT_ID, its body fixed now. Returns how many."""
+    failed or cancelled) for prompt P (its JSON, core/sessions.get_prompt), its body fixed now. Returns how many."""
     hooks_ = obj.db.execute("SELECT id, events, include_reply FROM hooks ORDER BY id").fetchall()
     subscribed = [(h, r) for h, ev, r in hooks_ if kind in json.loads(ev)]
     if not subscribed:
         return 0
-    from .sessions import get_prompt
-
-    p = get_prompt(obj, prompt_id)
+    prompt_id = p["id"]
     meta = obj.meta()
     reply = None
     if kind == "completed" and p["turn_seq"] is not None:

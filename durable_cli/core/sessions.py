@@ -297,7 +297,7 @@ def _outcome(obj, prompt_id, kind) -> None:
     if obj.db.execute("SELECT 1 FROM hooks LIMIT 1").fetchone():
         from . import hooks
 
-        hooks.outcome(obj, prompt_id, kind)
+        hooks.outcome(obj, get_prompt(obj, prompt_id), kind)
 
 
 def fail_processing(obj, error: str, event_type: str = "prompt.failed", *, where="status = 'processing'", params=(), actor="__actor__",

@@ -8,7 +8,6 @@ within LIVE_MS; otherwise it reads as `abandoned`.
 """
 
 import base64
-import hashlib
 import json
 
 from .. import clock
@@ -28,6 +27,7 @@ _SELECT = f"SELECT {', '.join(COLUMNS)} FROM steps"
 
 def step_id(object_id: str, prompt_id: int, key: str) -> str:
     """DURABLE_STEP_ID: the same in every start of the prompt, another for another prompt, KEY or object."""
+    import hashlib  # here, not at import: `work` loads this module for every prompt (start-up)
     return hashlib.sha256(f"{object_id}\n{prompt_id}\n{key}".encode()).hexdigest()[:32]
 
 

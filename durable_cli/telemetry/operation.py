@@ -14,7 +14,7 @@ from . import otlp, traces
 
 _TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$")
 _FAULTS = (1, 6, 7)  # status ERROR; every other exit status is UNSET
-_CODE_OF = {}
+_CODE_OF: dict = {}
 for _code, _status in EXIT_CODES.items():
     _CODE_OF.setdefault(_status, _code)
 
