@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 from freezegun import freeze_time
 
-from tests.helpers import hold_lock
+from tests.helpers import downgrade_to, hold_lock
 
 # every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
 pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]
@@ -258,13 +258,8 @@ def test_an_object_made_before_the_index_existed_is_indexed_when_it_wakes(durabl
     db.execute("DROP TABLE IF EXISTS turns_fts")
     db.execute("DROP VIEW IF EXISTS turns_fts_source")
     step = next(i for i, (name, _) in enumerate(schema.MIGRATIONS) if name == "full-text search index")
-    import re
-
-    for _, sql in schema.MIGRATIONS[step:]:  # columns later steps add: not there yet in a file that old
-        for table, column in re.findall(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", sql):
-            db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    db.execute(f"PRAGMA user_version={step}")  # later steps are idempotent (IF NOT EXISTS, totals recomputed)
-    db.commit()
+    # what later steps add (columns, tables, triggers): not there yet in a file that old
+    downgrade_to(db, "".join(sql for _, sql in schema.MIGRATIONS[:step]), step)
     db.close()
     assert [h["name"] for h in search(durable, "papaya")] == ["old"]
     assert _own_index(path) == []  # the per-object index its upgrade made on the way is dropped again
@@ -285,9 +280,8 @@ def test_an_object_with_its_own_index_loses_it_when_it_wakes_and_is_still_found(
         if not statement.startswith("DROP"):
             db.execute(statement)
     names = [name for name, _ in schema.MIGRATIONS]
-    db.execute("ALTER TABLE prompts DROP COLUMN start")  # the later step "prompt start numbers", undone
-    db.execute(f"PRAGMA user_version={names.index('search index in the side files only')}")
-    db.commit()
+    version = names.index("search index in the side files only")  # what later steps add, undone
+    downgrade_to(db, "".join(sql for _, sql in schema.MIGRATIONS[:version]), version)
     assert db.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'guava'").fetchone()[0] == 2
     db.close()
     assert sorted(h["seq"] for h in search(durable, "guava")) == [1, 2]
