@@ -121,3 +121,22 @@ def test_the_largest_rules_have_unit_tests_beside_them():
     with open(os.path.join(WORKER, "test", "run.mjs"), encoding="utf-8") as f:
         runner = f.read()  # npm test bundles every *.test.ts it finds under test/ and src/ and runs them
     assert 'walk("src")' in runner and 'endsWith(".test.ts")' in runner
+
+
+def test_every_package_and_data_file_is_in_the_wheel():
+    """pyproject.toml lists the packages a `pip install .` ships (not `-e`, which reads the tree): a package added
+    under durable_cli/ and not listed imports in every test and fails for every user (durable_cli.telemetry did)."""
+    import tomllib
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        setuptools = tomllib.load(f)["tool"]["setuptools"]
+    packages = {os.path.relpath(base, ROOT).replace(os.sep, ".") for base, _, names in os.walk(os.path.join(ROOT, "durable_cli"))
+                if "__init__.py" in names}
+    assert packages == set(setuptools["packages"]), packages ^ set(setuptools["packages"])
+    import glob
+
+    data = {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "durable_cli", "**", "*"), recursive=True)
+            if os.path.isfile(p) and not p.endswith((".py", ".pyc")) and "__pycache__" not in p}
+    shipped = {os.path.relpath(p, ROOT) for package, patterns in setuptools["package-data"].items() for pattern in patterns
+               for p in glob.glob(os.path.join(ROOT, *package.split("."), pattern))}
+    assert data <= shipped, sorted(data - shipped)
