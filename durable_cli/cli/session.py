@@ -324,6 +324,15 @@ def _schedule(name, text, *, source, request_id, wait, no_create, at, after, eve
     render.document(doc, "json") if json_out else render.out(str(doc["id"]))
 
 
+# `session schedules` on a terminal: what a person looks for first (what, when next) before how it was made; a
+# narrow terminal leaves out the last ones (--json has every field)
+SCHEDULE_COLUMNS = ("id", "content", "kind", "next_at", "cron", "every", "at", "tz", "fired", "missed", "last_fired_at",
+                    "source", "author")
+# `session deliveries` on a terminal: which outcome, whether it arrived, and when it is tried next
+DELIVERY_COLUMNS = ("id", "type", "prompt_id", "status", "attempts", "next_attempt_at", "last_response", "last_error",
+                    "delivered_at", "hook_id", "webhook_id", "created_at", "last_attempt_at")
+
+
 @app.command()
 def schedules(
     name: str = NAME,
@@ -334,7 +343,7 @@ def schedules(
 
     Example: durable session schedules nightly --json | jq '.[].next_at'
     """
-    render.listing(store().run(name, "schedules"), mode(json_out, jsonl))
+    render.listing(store().run(name, "schedules"), mode(json_out, jsonl), columns=SCHEDULE_COLUMNS)
 
 
 @app.command()
@@ -412,7 +421,7 @@ def deliveries(
 
     Example: durable session deliveries fix-login --status failed
     """
-    render.listing(store().run(name, "deliveries", hook_id=hook_id, status=status), mode(json_out, jsonl))
+    render.listing(store().run(name, "deliveries", hook_id=hook_id, status=status), mode(json_out, jsonl), columns=DELIVERY_COLUMNS)
 
 
 @app.command()
