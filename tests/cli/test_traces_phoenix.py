@@ -93,7 +93,7 @@ def project(monkeypatch):
     return name
 
 
-def spans_in(phoenix, project, want, timeout=60):
+def spans_in(phoenix, project, want, timeout=180):
     """Phoenix ingests asynchronously: the project's spans once there are WANT of them (or what is there at the end)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -144,6 +144,7 @@ def test_content_reaches_phoenix_only_when_asked(durable, phoenix, project, monk
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", phoenix)  # --send: the standard variable, /v1/traces appended
     assert durable("export", "s1", "--format", "otlp", "--send", "--content").status == 0
     spans = spans_in(phoenix, project, 7)
+    assert len(spans) == 7, [(s["name"], s["attributes"].get("durable.prompt.id")) for s in spans]
     tool = next(s for s in spans if s["name"] == "execute_tool ls")
     assert tool["attributes"]["gen_ai.tool.call.result"] == "SECRET-RESULT"
     first = next(s for s in spans if s["name"] == "invoke_agent" and s["attributes"].get("durable.prompt.id") == 1)
