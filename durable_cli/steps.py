@@ -204,28 +204,14 @@ def _pdeathsig():
     return preexec
 
 
-class Stop:
-    """SIGINT/SIGTERM while CMD runs: remembered (the first wins) and passed on to CMD's group."""
-
-    def __init__(self):
-        self.status, self.group = None, None
-
-    def __call__(self, signum, _frame):
-        if self.status is None:
-            self.status = 128 + signum
-        if self.group is not None:
-            try:
-                os.killpg(self.group, signum)
-            except OSError:
-                pass
-
-
 def run_command(call, program, argv, prompt_id, start):
     """Run CMD (no shell, its own process group, stdin inherited, stdout kept up to 1 MiB, stderr passed through),
     renewing the reservation; returns (status or None, stdout, size, lost reason, signal status)."""
     env = dict(call.env)
     env.update(DURABLE_SESSION=call.name, DURABLE_PROMPT_ID=str(prompt_id), DURABLE_ATTEMPT=str(start),
                DURABLE_STEP_KEY=call.key, DURABLE_STEP_ID=call.step_id(prompt_id))
+    from .work import Stop  # SIGINT/SIGTERM while CMD runs: remembered, and passed on to CMD's group, as `work` does
+
     stop = Stop()
     saved = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -85,3 +85,15 @@ def valid_request_id(request_id):
     if request_id is not None and (not 1 <= len(request_id) <= 128 or not printable(request_id)):
         raise invalid(say("invalid_request_id"))
     return request_id
+
+
+# docs/reference/sessions.md §5.3: the request ids a schedule reserves for its prompts (schedule:ID:DUE); no caller's own
+RESERVED_PREFIX = "schedule:"
+
+
+def valid_own_request_id(request_id):
+    """A --request-id a caller gives (a prompt's, a schedule's): valid, and not one the schedules reserve."""
+    valid_request_id(request_id)
+    if request_id is not None and request_id.startswith(RESERVED_PREFIX):
+        raise invalid(say("reserved_request_id", request_id=request_id))
+    return request_id

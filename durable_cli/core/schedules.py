@@ -16,7 +16,7 @@ from .. import clock, durations
 from ..contract.messages import say
 from ..errors import conflict, denied, invalid, not_found
 from . import state
-from .lifecycle import check, require_session, valid_request_id
+from .lifecycle import RESERVED_PREFIX, check, require_session, valid_own_request_id
 
 COLUMNS = ("id", "kind", "content", "source", "author", "at", "every", "cron", "tz", "next_at", "last_fired_at",
            "last_prompt_id", "fired", "missed", "request_id", "created_at")
@@ -25,7 +25,6 @@ MAX_SCHEDULES = 20
 MIN_EVERY = 60  # seconds: `--every` is at least 1m
 MAX_AHEAD_MS = 36500 * 86400 * 1000
 CRON_HORIZON_DAYS = 3653  # "no due time in the next 10 years" is exit 2
-RESERVED_PREFIX = "schedule:"
 DEFAULT_SOURCE = "schedule"
 
 # RFC 3339 with an explicit offset (docs/reference/sessions.md §5.3 TIME): a date and a time, fractional seconds
@@ -197,9 +196,7 @@ def create(obj, content: str, *, source=None, request_id=None, at=None, after=No
     from .transcript import check_content
 
     check_content(obj, content)
-    valid_request_id(request_id)
-    if request_id is not None and request_id.startswith(RESERVED_PREFIX):
-        raise invalid(say("reserved_request_id", request_id=request_id))
+    valid_own_request_id(request_id)
     now = clock.now()
     planned = plan(now, at=at, after=after, every=every, cron=cron, tz=tz)
     digest = _request_hash(content, source, at, after, every, cron, tz)

@@ -8,7 +8,7 @@ from ..contract.messages import say
 from ..contract.vocabulary import LIMITS
 from ..errors import conflict, invalid, not_found
 from . import state, transcript
-from .lifecycle import ANY, LIVE, TRANSITIONS, check, refusal, require_session, valid_request_id, valid_title  # noqa: F401 - the lifecycle's API, as before
+from .lifecycle import ANY, LIVE, TRANSITIONS, check, refusal, require_session, valid_own_request_id, valid_request_id, valid_title  # noqa: F401 - the lifecycle's API, as before
 from .transcript.row import _loads
 
 PROMPT_COLUMNS = (
@@ -84,9 +84,7 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
 
     While WAITING (`prompt --wait`), a full queue means "not yet": None, and nothing is stored."""
     transcript.check_content(obj, content)
-    valid_request_id(request_id)
-    if request_id is not None and request_id.startswith("schedule:"):  # docs/reference/sessions.md §5.3: the schedules' own
-        raise invalid(say("reserved_request_id", request_id=request_id))
+    valid_own_request_id(request_id)  # docs/reference/sessions.md §5.3: not one of the schedules' own
     with obj.handle.transaction():
         meta = obj.meta()
         if meta is None:
