@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from tests.cli.test_traces import make_session
+from tests.cli.test_traces import _make_session
 
 pytestmark = pytest.mark.soak
 if os.environ.get("CI") != "true":  # in CI the otel extra is installed: a missing one fails collection
@@ -86,6 +86,12 @@ def phoenix(tmp_path_factory):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def fresh_session(durable):
+    """The session of tests/cli/test_traces.py made anew in this test's home: never its per-worker copy (same secret,
+    same object id, so the same span ids), which Phoenix would take for spans it already holds in another project."""
+    return _make_session(durable, "s1")
+
+
 @pytest.fixture
 def project(monkeypatch):
     name = f"t-{uuid.uuid4().hex[:12]}"
@@ -107,7 +113,7 @@ def spans_in(phoenix, project, want, timeout=180):
 
 
 def test_exported_sessions_are_phoenix_sessions(durable, phoenix, project):
-    make_session(durable)
+    fresh_session(durable)
     oid = durable("export", "s1").lines()[0]["id"]
     r = durable("export", "s1", "--format", "otlp", "--endpoint", f"{phoenix}/v1/traces", "--json")
     assert r.status == 0, r.err
@@ -140,7 +146,7 @@ def test_exported_sessions_are_phoenix_sessions(durable, phoenix, project):
 
 
 def test_content_reaches_phoenix_only_when_asked(durable, phoenix, project, monkeypatch):
-    make_session(durable)
+    fresh_session(durable)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", phoenix)  # --send: the standard variable, /v1/traces appended
     assert durable("export", "s1", "--format", "otlp", "--send", "--content").status == 0
     spans = spans_in(phoenix, project, 7)
