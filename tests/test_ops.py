@@ -145,3 +145,89 @@ def test_either_backend_refuses_an_argument_against_the_contract_before_anything
             session.show_transcript(last="3")
         assert e.value.message == ("invalid argument last of show_transcript: '3' is not an integer from "
                                    "-9223372036854775808 to 9223372036854775807")
+
+
+def _hand_written_remote_ops() -> list:
+    """The contract's object ops written by hand in remote/ (issue 35 counts them): each method (or class
+    attribute) of a class of durable_cli/remote/ that is a Session of the seam (it derives from Ops) and has
+    an op's name. A plain op is the seam's dispatcher and a shaped one remote/shapes.py's data: neither counts."""
+    import ast
+
+    names = set(ops()["object"])
+    found = []
+    folder = os.path.join(ROOT, "durable_cli", "remote")
+    for file in sorted(os.listdir(folder)):
+        if not file.endswith(".py"):
+            continue
+        with open(os.path.join(folder, file), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            if not any(isinstance(b, ast.Name) and b.id in ("Ops", "RemoteSession") for b in cls.bases):
+                continue
+            for item in cls.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    defined = [item.name]
+                elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                    targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                    defined = [t.id for t in targets if isinstance(t, ast.Name)]
+                else:
+                    continue
+                found += [f"{file}:{cls.name}.{n}" for n in defined if n in names]
+    return found
+
+
+def test_at_most_8_object_ops_are_written_by_hand_in_remote():
+    """A ratchet (issue 35): the ops the remote client writes by hand are those that follow pages; an op whose
+    client logic is only shaping is declared in remote/shapes.py, a plain one is the seam's dispatcher."""
+    found = _hand_written_remote_ops()
+    assert len(found) <= 8, f"{len(found)} object ops written by hand in remote/ (at most 8): {found}"
+
+
+def test_a_shaped_op_is_an_op_with_a_rule_and_its_remote_method_takes_the_rules_arguments():
+    from durable_cli.remote import shapes
+
+    table = ops()["object"]
+    for op, shape in shapes.SHAPES.items():
+        assert op in table and not table[op].get("plain"), op
+        assert set(shape) <= {"refuse", "before", "args", "rename", "after", "absent"}, op
+        assert all(t in shapes.ARGS for t in shape.get("args", {}).values()), op
+        assert shape.get("before", "lease_policy") in shapes.BEFORE and shape.get("after", "window_in_format") in shapes.AFTER
+        assert not isinstance(vars(RemoteSession)[op], type(lambda: 0)), f"{op}: shaped, and written by hand too"
+
+
+def test_a_shaped_method_sends_the_workers_arguments_and_shapes_its_answer():
+    """What the declared transforms do, request by request (nothing listens: _send_op is the Worker here)."""
+    from durable_cli.config import Config
+    from durable_cli.errors import DurableError
+
+    sent, answers = [], []
+
+    class Fake(RemoteSession):
+        def __init__(self):
+            self.store = type("S", (), {"config": Config()})()
+
+        def _send_op(self, op, args, write):
+            sent.append((op, args))
+            answer = answers.pop(0)
+            if isinstance(answer, DurableError):
+                raise answer
+            return answer
+
+    answers += [{"ok": True}, {"allowed": True}, {"id": 1, "window": {"turns": [{"role": "user", "content": "hi"}]}}]
+    Fake().put_checkpoint(external_id=None, ns="", checkpoint_id="c1", parent_id=None, type_="msgpack", blob=b"\x00\x01",
+                          metadata={"step": 1}, mirror=[("m1", lambda: None)])
+    answers.insert(0, DurableError("no such object", "not_found"))
+    assert Fake().meta() is None
+    Fake().hit("k", rate="5/1m")
+    doc = Fake().next_prompt(lease_seconds=30, context=100, format="messages")
+    assert [op for op, _ in sent] == ["put_checkpoint", "meta", "hit", "next_prompt"]
+    assert sent[0][1] == {"external_id": None, "ns": "", "checkpoint_id": "c1", "parent_id": None, "type": "msgpack",
+                          "blob": "AAE=", "metadata": {"step": 1}, "mirror": [], "keep": None}
+    assert sent[2][1] == {"key": "k", "rate": "5/1m", "n": 5, "per": 60, "burst": None}
+    assert sent[3][1]["on_expiry"] == "fail" and "format" not in sent[3][1]  # the config's default, sent
+    assert doc["window"] == [{"role": "user", "content": "hi"}]
+    with pytest.raises(DurableError) as e:
+        Fake().summarize(through=3, command="sum")
+    assert "call Store.summarize(name, ..., command=CMD)" in e.value.message and len(sent) == 4
+    with pytest.raises(TypeError):
+        Fake().hit("k", "5/1m")  # keyword-only, as the rule's

@@ -15,6 +15,7 @@ from ..config import Config, valid_name
 from ..contract.messages import say
 from ..errors import DurableError, invalid
 from ..seam import Ops, StoreOps, check, install, spec, spec_or_none
+from .shapes import _fields
 
 NO_REMOTE_MEANING = "'{}' is about the local data directory and is not available with --remote"
 
@@ -28,14 +29,6 @@ class RemoteAddress:
 
     def __init__(self, id_scope, owner, name, scope):
         self.id_scope, self.owner, self.name, self.scope = id_scope, owner, name, scope
-
-
-def _fields(row) -> dict:
-    """A prepared row (core.transcript.Prepared) as the input fields the Worker takes: its JSON fields as the
-    text the file backend would store (`tool_calls_json`, `meta_json`, `data_json`), which the Worker checks and
-    stores as given, so they come back verbatim (docs/reference/transcript.md §6; worker/src/rules/verbatim.ts)."""
-    return {"role": row.role, "content": row.content, "tool_calls_json": row.tool_calls, "call_id": row.call_id,
-            "name": row.name, "meta_json": row.meta, "data_json": row.data, "tokens": row.given_tokens}
 
 
 PART_MARGIN = 4096  # a part's request around its items: op, address, config, request id, the part itself
@@ -100,12 +93,6 @@ def _shares(args: dict, patterns, limit: int, stated: int) -> list:
     return shares
 
 
-def _b64(blob):
-    import base64
-
-    return None if blob is None else base64.b64encode(bytes(blob)).decode("ascii")
-
-
 def _unb64(text):
     import base64
 
@@ -130,8 +117,9 @@ def _joined(page_of) -> dict:
 class RemoteSession(Ops):
     """An object served by the Worker; the methods of library.Session, each one request. The ops the
     contract marks `plain` are the seam's dispatcher (durable_cli/seam.py: arguments checked against the
-    contract, then `run`, one request); the others hold client logic of their own (parts, pages, a
-    conversion)."""
+    contract, then `run`, one request); an op whose client logic is only shaping its arguments or its answer
+    is declared in remote/shapes.py SHAPES (parts are RemoteStore._send's, from the contract's `parts`); the
+    methods written here are the ops whose client follows pages."""
 
     def __init__(self, store, address: RemoteAddress, create: bool):
         self.store = store
@@ -160,35 +148,6 @@ class RemoteSession(Ops):
         if write is None:
             write = spec(op)["write"] and not args.get("dry_run")
         return self.store._call(self.address, op, args, create=self._create, write=write)
-
-    # sessions (docs/reference/sessions.md §5)
-
-    def next_prompt(self, *, lease_seconds, waiting=False, context=None, format="messages", on_expiry=None,  # noqa: A002
-                    max_attempts=None):
-        from .. import checks
-
-        config = self.store.config
-        on_expiry, max_attempts = checks.lease_policy(
-            on_expiry if on_expiry is not None else config.get("queue.on_lease_expiry"),
-            max_attempts if max_attempts is not None else config.get("queue.max_attempts"))
-        doc = self._call("next_prompt", lease_seconds=lease_seconds, waiting=waiting, context=context,
-                         on_expiry=on_expiry, max_attempts=max_attempts)
-        if doc is not None and context is not None and format != "json":
-            from ..core import formats
-
-            doc["window"] = formats.render(doc["window"]["turns"], format)
-        return doc
-
-    def finish(self, prompt_id, *, reply=None, failed=False, error=None, meta=None, rows=None, attempt=None):
-        """As core/sessions.finish: the turn's rows are checked here first (plan_finish) and sent as the
-        Worker's append takes them; the Worker appends them and finishes in one transaction."""
-        from .. import checks
-
-        checks.attempt(attempt)
-        failed = failed or error is not None
-        turn = checks.finish(self.store.config, reply=reply, meta=meta, rows=rows, failed=failed)
-        return self._call("finish", prompt_id=prompt_id, rows=[_fields(r) for r in turn], failed=failed,
-                          error=error, attempt=attempt)
 
     # transcript (docs/reference/transcript.md §6)
     def append(self, content="", *, role, tool_calls=None, call_id=None, name=None, meta=None, data=None, tokens=None,
@@ -222,15 +181,6 @@ class RemoteSession(Ops):
             seqs = self._call("append_many", rows=fields, **dict(extra, seqs_only=True))
         rows = self._pages_of_show([], None, all_rows=True, since=seqs[0] - 1, last=None)
         return [r for r in rows if r["seq"] <= seqs[-1]]
-
-    def replace_tail(self, expected, rows, *, origin=None):
-        """As core/transcript.replace_tail, in one request (one transaction in the object): ROWS are checked
-        here first, as append_many's, and sent as the text the file backend would store."""
-        from .. import checks
-
-        fields = [_fields(checks.row(self.store.config, r, where=f"item {i}: ")) for i, r in enumerate(rows, 1)]
-        return self._call("replace_tail", expected=list(expected), rows=fields,
-                          origin=list(origin) if origin is not None else None)
 
     def stored_rows(self, *, last=None):
         """As core/transcript.stored_rows: the live rows (LAST: the newest N) as (data, role, kind, content,
@@ -284,43 +234,7 @@ class RemoteSession(Ops):
 
         return formats.render(doc["turns"], format)
 
-    def summarize(self, *, through, text=None, command=None, input_format="text", timeout=120):
-        """Summarize with TEXT in one request (as core/transcript.summarize; a COMMAND goes through Store.summarize)."""
-        if command is not None:
-            raise invalid("a summarizer command runs without the object's lock: call Store.summarize(name, ..., command=CMD)")
-        return self._call("summarize", through=through, text=text)
-
-    def compact(self, *, max_tokens, keep_tokens, text=None, command=None, input_format="text", timeout=120):
-        if command is not None:
-            raise invalid("a summarizer command runs without the object's lock: call Store.compact(name, ..., command=CMD)")
-        return self._call("compact", max_tokens=max_tokens, keep_tokens=keep_tokens, text=text)
-
     # docs/reference/integrations.md §12: a LangGraph thread's checkpoints (worker/src/rules/checkpoints.ts); serialized values go base64
-    def meta(self):
-        """The object's row (library.Session.meta), or None when there is none."""
-        try:
-            return self._call("meta")
-        except DurableError as e:
-            if e.code == "not_found":
-                return None
-            raise
-
-    def put_checkpoint(self, *, external_id, ns, checkpoint_id, parent_id, type_, blob, metadata, mirror=(), keep=None):
-        """As core/checkpoints.put_checkpoint, in one request; the Worker also refuses a late put (a parent from
-        before a delete_thread) by the tombstone, as the adapter does locally before its transaction."""
-        from .. import checks
-
-        return self._call("put_checkpoint", external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
-                          parent_id=parent_id, type=type_, blob=_b64(blob), metadata=metadata,
-                          mirror=[[mid, _fields(checks.row(self.store.config, fields))] for mid, fields in
-                                  ((mid, fields() if callable(fields) else fields) for mid, fields in mirror)
-                                  if fields is not None], keep=keep)
-
-    def put_checkpoint_writes(self, *, external_id, ns, checkpoint_id, writes, replace):
-        return self._call("put_checkpoint_writes", external_id=external_id, ns=ns, checkpoint_id=checkpoint_id,
-                          writes=[[task, path, idx, channel, type_, _b64(blob)] for task, path, idx, channel, type_, blob in writes],
-                          replace=replace)
-
     def checkpoint_rows(self, *, ns=None, checkpoint_id=None, before=None, limit=None):
         """As core/checkpoints.checkpoint_rows; each checkpoint's pending writes come in the same request and
         `checkpoint_writes` answers from them (one request for what the adapter reads). The Worker answers in pages
@@ -351,20 +265,11 @@ class RemoteSession(Ops):
             known = self._call("checkpoint_writes", ns=ns, checkpoint_id=checkpoint_id)
         return [(w[0], w[1], w[2], _unb64(w[3]), w[4], w[5]) for w in known]
 
-    # human in the loop, memory, limits (docs/reference/hitl.md §8)
-    def hit(self, key, *, rate, burst=None):
-        from .. import checks
-
-        valid_name(key, "limit key")
-        n, per = checks.rate(rate)
-        from ..durations import format as shown
-
-        return self._call("hit", key=key, rate=f"{n}/{shown(per)}", n=n, per=per, burst=burst)
-
-
 def _install() -> None:
     from ..core.rules import PLAIN
+    from . import shapes
 
+    shapes.install(RemoteSession)
     install(RemoteSession, PLAIN)
 
 
