@@ -25,9 +25,31 @@ WIDTHS = (80, 120)
 
 
 @pytest.fixture
-def scene(durable, home):
+def scene(_scene, home):
     """A data directory with a known secret, a worked session, a conversation with tool calls and a
-    summary, a dozen idle sessions, and one stale lock file for doctor."""
+    summary, a dozen idle sessions, and one stale lock file for doctor: the module's one, copied to this
+    test's DURABLE_HOME (a test may change its copy; made once, ~40 commands, not once per screen)."""
+    shutil.copytree(_scene, home, symlinks=True)
+    return home
+
+
+@pytest.fixture(scope="module")
+def _scene(tmp_path_factory):
+    from tests.conftest import run_inprocess as durable
+
+    where = tmp_path_factory.mktemp("scene")
+    home = where / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DURABLE_HOME", str(home))
+        mp.setenv("DURABLE_CONFIG", str(where / "config.toml"))
+        mp.setenv("DURABLE_USER", "alice")
+        for var in ("DURABLE_TENANT", "DURABLE_LOCK_TIMEOUT", "DURABLE_DEBUG", "NO_COLOR", "DURABLE_REMOTE", "DURABLE_TOKEN"):
+            mp.delenv(var, raising=False)
+        _make_scene(durable, home)
+    return home
+
+
+def _make_scene(durable, home):
     from freezegun import freeze_time
 
     os.makedirs(home, mode=0o700)
