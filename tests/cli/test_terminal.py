@@ -33,8 +33,9 @@ def test_usage_lines_name_arguments_and_options_show_their_choices():
     from durable_cli.cli.app import build_app
     from tests.helpers import leaf_commands
 
+    root = typer.main.get_command(build_app(full=True))  # once: making a context does not change it
     for path, cmd in leaf_commands():
-        ctx = typer.main.get_command(build_app(full=True)).make_context("durable", list(path) + ["--help"], resilient_parsing=True)
+        ctx = root.make_context("durable", list(path) + ["--help"], resilient_parsing=True)
         usage = cmd.get_usage(ctx)
         assert not re.search(r"[{}]", usage), usage
         text = cmd.get_help(ctx)
