@@ -119,3 +119,33 @@ def prose() -> str:
 
     pages = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
     return "\n".join(open(p, encoding="utf-8").read() for p in pages)
+
+
+# the variables tests/conftest.py's `home` fixture sets or clears for every test
+HOME_CLEARED = ("DURABLE_TENANT", "DURABLE_LOCK_TIMEOUT", "DURABLE_DEBUG", "NO_COLOR", "DURABLE_REMOTE", "DURABLE_TOKEN")
+
+
+def home_made_once(tmp_path_factory, make):
+    """A data directory for a module-scoped fixture: MAKE(home) runs once, in this process, with DURABLE_HOME,
+    DURABLE_CONFIG and DURABLE_USER=alice set as `home` sets them for a test; returns (home, what MAKE
+    answered). A test takes its own copy (`copy_home`): the cost of making it is paid once, not per test."""
+    import pytest
+
+    where = tmp_path_factory.mktemp("made-once")
+    home = where / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DURABLE_HOME", str(home))
+        mp.setenv("DURABLE_CONFIG", str(where / "config.toml"))
+        mp.setenv("DURABLE_USER", "alice")
+        for var in HOME_CLEARED:
+            mp.delenv(var, raising=False)
+        made = make(home)
+    return home, made
+
+
+def copy_home(made, home):
+    """A copy of a data directory made once (home_made_once) as this test's HOME (its files as they are)."""
+    import shutil
+
+    shutil.copytree(made, home, symlinks=True)
+    return home

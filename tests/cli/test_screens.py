@@ -17,7 +17,7 @@ import pytest
 
 from tests.cli.tools import require
 from tests.conftest import ROOT
-from tests.helpers import faketime_env
+from tests.helpers import copy_home, faketime_env, home_made_once
 
 SCREENS = os.path.join(ROOT, "tests", "cli", "screens")
 NOW = "2026-01-02 12:00:00"
@@ -29,24 +29,14 @@ def scene(_scene, home):
     """A data directory with a known secret, a worked session, a conversation with tool calls and a
     summary, a dozen idle sessions, and one stale lock file for doctor: the module's one, copied to this
     test's DURABLE_HOME (a test may change its copy; made once, ~40 commands, not once per screen)."""
-    shutil.copytree(_scene, home, symlinks=True)
-    return home
+    return copy_home(_scene, home)
 
 
 @pytest.fixture(scope="module")
 def _scene(tmp_path_factory):
-    from tests.conftest import run_inprocess as durable
+    from tests.conftest import run_inprocess
 
-    where = tmp_path_factory.mktemp("scene")
-    home = where / "home"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DURABLE_HOME", str(home))
-        mp.setenv("DURABLE_CONFIG", str(where / "config.toml"))
-        mp.setenv("DURABLE_USER", "alice")
-        for var in ("DURABLE_TENANT", "DURABLE_LOCK_TIMEOUT", "DURABLE_DEBUG", "NO_COLOR", "DURABLE_REMOTE", "DURABLE_TOKEN"):
-            mp.delenv(var, raising=False)
-        _make_scene(durable, home)
-    return home
+    return home_made_once(tmp_path_factory, lambda home: _make_scene(run_inprocess, home))[0]
 
 
 def _make_scene(durable, home):

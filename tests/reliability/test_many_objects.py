@@ -14,6 +14,7 @@ import time
 import pytest
 from freezegun import freeze_time
 
+from tests.helpers import copy_home, home_made_once
 from tests.reliability.stats import count
 
 CMD = [sys.executable, "-m", "durable_cli"]
@@ -70,8 +71,22 @@ needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="needs 
 
 
 @pytest.fixture
-def one_corrupt(durable, home):
-    """alice owns `bad` (truncated), `good1` and `good2`, all idle since January."""
+def one_corrupt(_one_corrupt, home):
+    """alice owns `bad` (truncated), `good1` and `good2`, all idle since January: the module's data directory
+    (90 appends, made once), copied to this test's. The id of `bad`."""
+    made, bad_id = _one_corrupt
+    copy_home(made, home)
+    return bad_id
+
+
+@pytest.fixture(scope="module")
+def _one_corrupt(tmp_path_factory):
+    from tests.conftest import run_inprocess
+
+    return home_made_once(tmp_path_factory, lambda home: _make_one_corrupt(run_inprocess, home))
+
+
+def _make_one_corrupt(durable, home):
     with freeze_time("2026-01-01"):
         for name in ("bad", "good1", "good2"):
             for i in range(30):
