@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.cli.tools import require
 from tests.reliability.stats import count
 
@@ -31,6 +33,17 @@ def seeded():
 
 
 def test_sigterm_at_random_moments_of_append():
+    """40 random moments (CI ran 100: the moments that matter, each sync of the commit, are every one tried by
+    the test below); 300 in the soak."""
+    sigterm_at_random_moments(40)
+
+
+@pytest.mark.soak
+def test_soak_sigterm_at_random_moments_of_append():
+    sigterm_at_random_moments(300)
+
+
+def sigterm_at_random_moments(runs):
     seeded()
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "durable_cli", "--version"], capture_output=True, check=True)
@@ -39,7 +52,6 @@ def test_sigterm_at_random_moments_of_append():
     subprocess.run(APPEND + ["timing"], capture_output=True, check=True)
     one_run = time.monotonic() - started
     rng = random.Random(os.environ.get("DURABLE_SIGNAL_SEED", 13))
-    runs = 100 if os.environ.get("CI") == "true" else 40
     outcomes = {}
     for i in range(runs):
         proc = subprocess.Popen(APPEND + [f"turn-{i}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
