@@ -91,9 +91,23 @@ def seeded(durable, home, tmp_path, monkeypatch):
     return home
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
+
+
+@settings(max_examples=120, **FUZZ)  # a new draw each run (CI runs it every time); 1,000 in the soak below
 @given(args=hostile_argv())
 def test_hostile_values_in_every_parameter(durable, seeded, args):
+    hostile(durable, seeded, args)
+
+
+@pytest.mark.soak
+@settings(max_examples=1000, **FUZZ)
+@given(args=hostile_argv())
+def test_soak_hostile_values_in_every_parameter(durable, seeded, args):
+    hostile(durable, seeded, args)
+
+
+def hostile(durable, seeded, args):
     before_files, before = set(files_under(seeded)), export_snapshot(seeded)
     r = durable(*args)
     shown = [a if a.isprintable() and len(a) < 80 else repr(a[:80]) for a in args]
