@@ -82,6 +82,7 @@ class Settings:
             from .telemetry import otlp
 
             self.live = otlp.live(config)
+        self.units = None  # with telemetry.traces = all: a `durable work` span per prompt handled (traces.md §15.6)
 
 
 class Stop:
@@ -289,6 +290,7 @@ class Supervisor:
         self.status_shown = False  # the waiting line is on the terminal
         self.recorded = False  # the outcome of the prompt in hand was committed (not a hand-back after a signal)
         self.broken = {}  # --all: the sessions found corrupt (exit 7) -> when to try them again (monotonic)
+        self.outcome = None  # the last prompt's outcome and attempts, for its operation span
 
     # -- taking ---------------------------------------------------------------------------------------
 
@@ -381,6 +383,7 @@ class Supervisor:
         while True:
             if self.stop.status is not None:
                 return self.stop.status
+            unit = self._unit()
             try:
                 taken = self.take()
             except DurableError as e:
@@ -398,7 +401,7 @@ class Supervisor:
                 continue
             self._waiting(False)
             self.recorded = False
-            self.handle(taken)
+            self._handle(taken, unit)
             self.handled += 1
             _deliver()  # the outcome's deliveries, at most 2 s before the next take
             if self.stop.status is not None:
@@ -408,6 +411,36 @@ class Supervisor:
             if self.s.once:
                 return 0
             idle_since, delay = time.monotonic(), 0.02
+
+    def _unit(self):
+        """With operation spans (docs/reference/traces.md §15.6), a new prompt's wakes and start: (wakes, start ns)."""
+        if self.s.units is None:
+            return None
+        from . import guard
+
+        return guard.wakes.unit(), time.time_ns()
+
+    def _handle(self, taken, unit) -> None:
+        """handle(TAKEN), then its `durable work` span (from the take to the finish or release) when UNIT."""
+        if unit is None:
+            return self.handle(taken)
+        self.outcome = None
+        status = code = None
+        try:
+            self.handle(taken)
+            status = 0
+        except BaseException as e:
+            from .telemetry.operation import code_status
+
+            status, code = code_status(e) if isinstance(e, Exception) else (None, None)
+            raise
+        finally:
+            if status is not None:
+                extra = {"durable.prompt.id": taken.id}
+                if self.outcome is not None:
+                    extra["durable.prompt.outcome"] = self.outcome["outcome"]
+                    extra["durable.prompt.attempts"] = self.outcome["attempts"]
+                self.s.units.send_now("work", status, code, wakes=unit[0], start_ns=unit[1], extra=extra)
 
     def environment(self, taken) -> dict:
         env = dict(os.environ)
@@ -560,6 +593,7 @@ class Supervisor:
 
     def _report(self, taken, outcome, attempts, rows, error, note=None, recorded=True):
         self.recorded = recorded and outcome != "lost"
+        self.outcome = {"outcome": outcome, "attempts": attempts}
         self.report({"name": taken.name, "prompt": taken.id, "outcome": outcome, "attempts": attempts, "rows": rows,
                      "steps": self._steps(taken), "error": error}, note)
 
