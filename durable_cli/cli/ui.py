@@ -3,7 +3,7 @@
 import typer
 
 from ..errors import DurableError
-from .options import G, store
+from .options import G, store, units
 
 EXTRA_MISSING = ("durable ui needs Starlette, uvicorn and Jinja2, which are not installed; "
                  "install them with: pip install 'durable-cli[ui]'")
@@ -41,4 +41,5 @@ def ui(
         raise DurableError(EXTRA_MISSING, "invalid_input") from None
     from ..ui.server import serve
 
+    units()  # G.units: a span per POST with telemetry.traces = all (docs/reference/traces.md §15.6)
     return serve(store(), G, port=port, no_browser=no_browser)

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -47,6 +48,7 @@ class Settings:
     remote: object = None
     on_token: Any = None
     hub: Any = field(default=None)
+    units: Any = None  # with telemetry.traces = all: a `durable ui` span per POST (docs/reference/traces.md §15.6)
 
     def store(self):
         from ..library import Store
@@ -165,6 +167,15 @@ def make_app(settings: Settings):
     return app
 
 
+_FAILURE: ContextVar = ContextVar("durable_ui_post_failure", default=None)  # a traced POST's refusal, by its §4 code
+
+
+def _failed(e: DurableError) -> None:
+    box = _FAILURE.get()
+    if box is not None:
+        box.setdefault("code", e.code)
+
+
 class Pages:
     def __init__(self, settings: Settings, env):
         self.s = settings
@@ -198,7 +209,7 @@ class Pages:
         if not hmac.compare_digest(cookie.encode(), self.s.token.encode()):
             return self.forbidden()
         if request.method == "POST":
-            return await self.post(request)
+            return await (self.post(request) if self.s.units is None else self.traced_post(request))
         if request.method not in ("GET", "HEAD"):
             return PlainTextResponse("Method Not Allowed\n", status_code=405, headers={"Allow": "GET, POST"})
         return await self.get(request, query)
@@ -234,6 +245,24 @@ class Pages:
         if path == "/memory/confirm":
             return await self.write(self._confirm, form)
         return self.not_found_page()
+
+    async def traced_post(self, request: Request) -> Response:
+        """post(REQUEST), then its span: exit status 0 for a write done, else the §4 status of its refusal."""
+        from .. import guard
+        from ..errors import EXIT_CODES
+
+        wakes, started, failure = guard.wakes.unit(), time.time_ns(), {}
+        _FAILURE.set(failure)
+        try:
+            response = await self.post(request)
+        except Exception:
+            self.s.units.span("ui", 1, "internal", wakes=wakes, start_ns=started)
+            raise
+        code = failure.get("code")
+        if code is None and response.status_code >= 400:
+            code = {403: "permission_denied", 404: "not_found"}.get(response.status_code, "invalid_input")
+        self.s.units.span("ui", EXIT_CODES[code] if code else 0, code, wakes=wakes, start_ns=started)
+        return response
 
     def stale(self) -> Response:
         return self.page("error.html", {"title": "Stale form", "message": STALE}, status=403)
@@ -282,6 +311,7 @@ class Pages:
         return HTMLResponse(self.env.get_template(template).render(**base), status_code=status, headers=headers)
 
     def error_page(self, e: DurableError, template="error.html", context=None) -> Response:
+        _failed(e)
         status = HTTP_STATUS.get(e.code, 500)
         headers = {}
         if e.code == "busy":
@@ -383,6 +413,7 @@ class Pages:
         try:
             views.answer(store, form)
         except DurableError as e:
+            _failed(e)
             if not name:
                 return self.error_page(e)
             entered = {form.get("request", ""): {"choice": form.get("choice", ""), "comment": form.get("comment", "")}}
@@ -407,6 +438,7 @@ class Pages:
         try:
             views.confirm(store, form)
         except DurableError as e:
+            _failed(e)
             return self._memory(error=e.message, status=HTTP_STATUS.get(e.code, 500))
         finally:
             store.close()

@@ -105,7 +105,7 @@ def serve(store, options, *, port=None, no_browser=False) -> int:
     launch = LaunchFile()
     settings = Settings(port=port, token=token, csrf=csrf, user=store.user, home=options.home, as_user=options.user,
                         tenant=options.tenant, lock_timeout=options.lock_timeout, remote=None,
-                        on_token=launch.remove)
+                        on_token=launch.remove, units=getattr(options, "units", None))
     app = make_app(settings)
     _quiet_logs()
     config = uvicorn.Config(app, http="h11", ws="none", lifespan="off", log_config=None, access_log=False,
