@@ -195,3 +195,5 @@ def test_operation_spans_of_durable_calls_inside_work_join_the_prompt(durable, d
     assert ok["attributes"]["durable.object.id"] == durable("export", "w").lines()[0]["id"]
     failed = next(s for s in shows if s["attributes"]["durable.exit_status"] == 3)
     assert failed["attributes"]["error.type"] == "not_found" and failed["status_code"] == "UNSET"
+    work = next(s for s in spans if s["name"] == "durable work")  # the prompt's own span, not the run's (§15.6)
+    assert work["attributes"]["durable.prompt.id"] == 1 and work["attributes"]["durable.prompt.outcome"] == "completed"
