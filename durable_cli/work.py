@@ -416,9 +416,9 @@ class Supervisor:
         """With operation spans (docs/reference/traces.md §15.6), a new prompt's wakes and start: (wakes, start ns)."""
         if self.s.units is None:
             return None
-        from . import guard
+        from .telemetry.operation import unit
 
-        return guard.wakes.unit(), time.time_ns()
+        return unit(), time.time_ns()
 
     def _handle(self, taken, unit) -> None:
         """handle(TAKEN), then its `durable work` span (from the take to the finish or release) when UNIT."""

@@ -1011,9 +1011,9 @@ class DurableMCP:
             return await self.call(ctx, params)
         import time
 
-        from .. import guard as _guard
+        from ..telemetry.operation import unit
 
-        wakes, started = _guard.wakes.unit(), time.time_ns()
+        wakes, started = unit(), time.time_ns()
         existed = None
         if params.name == "memory_set" and isinstance(params.arguments, dict):  # a new key or an existing one
             existed = await self.run_sync(self.tools.exists, params.arguments.get("key"))

@@ -53,9 +53,9 @@ def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int,
     if status != 0:
         attributes["error.type"] = code if code and EXIT_CODES.get(code) == status else _CODE_OF.get(status, "internal")
     wakes = dict(wakes) if isinstance(wakes, dict) else {}  # a Routed one: its units had the wakes
-    remote = wakes.pop(REMOTE, None)
-    if remote is not None:  # the run's requests to the Worker, in seconds (remote/client.py)
-        attributes["durable.remote.duration"] = float(remote[1])
+    requests = wakes.pop(REMOTE, None)
+    if requests is not None:  # the run's requests to the Worker, in seconds (remote/client.py)
+        attributes["durable.remote.duration"] = float(requests[1])
     if len(wakes) == 1:
         attributes["durable.object.id"] = next(iter(wakes))
     elif len(wakes) > 1:
@@ -103,6 +103,14 @@ class Routed:
         return wakes
 
 
+def unit() -> dict:
+    """A new unit's wakes (guard.wakes routed by `units()` of cli/options.py), for this context and its threads."""
+    from .. import guard
+
+    routed = guard.wakes
+    return routed.unit() if isinstance(routed, Routed) else {}
+
+
 class Units:
     """The spans of a long-running command, one per unit (`durable mcp memory_set`, `durable ui`, `durable work`):
     queued and sent in order by one daemon thread through one Live sender (one warning per run of failures);
@@ -114,10 +122,10 @@ class Units:
         self.timeout = float(config.seconds("telemetry.timeout"))
         self.queue: list = []
         self.ready = threading.Condition()
-        self.thread = None
+        self.thread: threading.Thread | None = None
         self.busy = False  # a batch is being sent
         self.sent = 0  # spans handed to the sender: cli/app.py then sends no span of the whole run
-        self.last_status = None  # the exit status the last unit's span carried
+        self.last_status: int | None = None  # the exit status the last unit's span carried
 
     def span(self, command: str, status: int, code, *, wakes, start_ns: int, extra=None) -> None:
         if self.live is None:
@@ -128,8 +136,8 @@ class Units:
         with self.ready:
             self.queue.append(out)
             if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="durable-spans", daemon=True)
-                self.thread.start()
+                thread = self.thread = threading.Thread(target=self._run, name="durable-spans", daemon=True)
+                thread.start()
             self.ready.notify()
 
     def send_now(self, command: str, status: int, code, *, wakes, start_ns: int, extra=None) -> None:

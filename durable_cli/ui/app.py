@@ -248,10 +248,11 @@ class Pages:
 
     async def traced_post(self, request: Request) -> Response:
         """post(REQUEST), then its span: exit status 0 for a write done, else the §4 status of its refusal."""
-        from .. import guard
         from ..errors import EXIT_CODES
+        from ..telemetry.operation import unit
 
-        wakes, started, failure = guard.wakes.unit(), time.time_ns(), {}
+        failure: dict = {}
+        wakes, started = unit(), time.time_ns()
         _FAILURE.set(failure)
         try:
             response = await self.post(request)
