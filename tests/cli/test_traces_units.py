@@ -40,6 +40,11 @@ def test_work_sends_one_span_per_prompt_and_none_for_the_run(durable, receiver):
     assert first.trace_id != second.trace_id
     # the prompts' own GenAI traces went out too (telemetry.traces = all includes work's live spans)
     assert sorted(s.name for s in spans if s.name == "invoke_agent") == ["invoke_agent", "invoke_agent"]
+    # a run that handled no prompt sends its run's span, as every command does
+    receiver.take()  # object_id's export
+    assert durable("work", "w", "--command", cmd, "--wait", "0").status == 9
+    [idle] = receiver.take()
+    assert idle.name == "durable work" and attrs(idle)["error.type"] == "timeout" and "durable.prompt.id" not in attrs(idle)
 
 
 def test_a_wake_counts_the_alarms_it_fired(durable, receiver):  # noqa: F811
