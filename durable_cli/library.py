@@ -524,6 +524,43 @@ class Store(StoreOps):
 
         return usage.usage(self, **kw)
 
+    def usage_by_day_and_model(self, days: int) -> dict:
+        """`durable ui`'s usage page (docs/reference/ui.md §16.3): `{"rows": [{day, model, ...§10 group fields}],
+        "total", "prices"}` over the last DAYS UTC days, from index.db alone (across/usage.py)."""
+        from .across import usage
+
+        return usage.by_day_and_model(self, days)
+
+    def sessions_page(self, *, statuses=(), all_objects=False, after=None, limit=100) -> dict:
+        """`durable ui`'s sessions list (docs/reference/ui.md §16.3): one page of what `ls` lists, newest activity first,
+        keyset-paged after AFTER ([last_active_at, id] of the previous page's last row), from index.db alone:
+        `{"rows": [index rows (times in ms) with `cost_given_usd` and `pending_requests`], "next": AFTER or None}`."""
+        from .across import retention
+        from .errors import DurableError
+
+        extra, params = [], []
+        if after is not None:
+            extra.append("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))")
+            params += [after[0], after[0], after[1]]
+        try:
+            rows = list(retention.ls_rows(self, statuses=statuses, all_objects=all_objects, extra=extra,
+                                          extra_params=params, limit=limit + 1))
+        except DurableError as e:
+            if e.code != "not_found":  # no index.db yet: no sessions
+                raise
+            rows = []
+        more = len(rows) > limit
+        rows = [dict(r) for r in rows[:limit]]
+        if rows:
+            marks = ",".join("?" * len(rows))
+            costs = {r["object_id"]: r["cost"] for r in self.objects.index(create=False).rows(
+                f"SELECT object_id, total(cost_usd) AS cost FROM usage WHERE object_id IN ({marks}) GROUP BY object_id",
+                [r["id"] for r in rows])}
+            for r in rows:
+                r["cost_given_usd"] = costs.get(r["id"], 0.0)
+                r["pending_requests"] = r.get("pending_requests") or 0
+        return {"rows": rows, "next": [rows[-1]["last_active_at"], rows[-1]["id"]] if more else None}
+
     def reindex(self) -> dict:
         """`remote reindex` (docs/reference/remote.md §13) has no local meaning: `doctor --repair` rebuilds index.db."""
         from .errors import invalid
