@@ -4397,7 +4397,10 @@ function rowsBefore(obj, a) {
   }
   const seqs = new Set(rows.map((r) => r.seq));
   const ids = /* @__PURE__ */ new Set();
-  for (const r of rows) for (const c of r.tool_calls ?? []) if (c && typeof c === "object" && typeof c.id === "string") ids.add(c.id);
+  for (const r of rows) {
+    const given = r.tool_calls instanceof Raw ? r.tool_calls.value : null;
+    for (const c of Array.isArray(given) ? given : []) if (c && typeof c === "object" && typeof c.id === "string") ids.add(c.id);
+  }
   const calls = [...ids].sort();
   const results = [];
   for (let i = 0; i < calls.length; i += IN_LIST) {

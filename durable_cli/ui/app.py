@@ -363,6 +363,8 @@ class Pages:
             doc = views.session(store, name, tenant=tenant, before=before, superseded=superseded == "1",
                                 events_before=events_before, lock_timeout=self.s.read_timeout())
         except DurableError as e:  # busy: the CLI's words ("... is busy: ...; retry, ..."), 503 with Retry-After
+            if error is not None:
+                raise  # the page after a failed write cannot be read: the write's own error is shown (_answer)
             return self.error_page(e, context={"title": name})
         finally:
             store.close()
@@ -436,8 +438,8 @@ class Pages:
                 return self.error_page(e)
             if response.status_code != HTTP_STATUS.get(e.code, 500):
                 return self.error_page(e)
-            if e.code == "busy":
-                response.headers["Retry-After"] = "1"
+            if e.code in ("busy", "rate_limited"):
+                response.headers["Retry-After"] = self.error_page(e).headers["Retry-After"]
             return response
         finally:
             store.close()

@@ -2,6 +2,7 @@
 import { Opened, invalid, say, DictRow, Row } from "../state";
 import { CALLS, COLS, CONTENT, DATA, META, POS, SEQ, isInt, marks, requireVisible, rowJson } from "./row";
 import type { ObjectArgs } from "../../generated/ops";
+import { Raw } from "../verbatim";
 
 export const PAGE_ROWS = 1000; // a page of `show` holds at most this many rows
 export const PAGE_BYTES = 524288; // ... and stops at the row that reaches this many bytes of text (one row alone may be up to 2 MiB)
@@ -176,7 +177,10 @@ export function rowsBefore(obj: Opened, a: ObjectArgs["rows_before"]) {
   }
   const seqs = new Set(rows.map((r) => r.seq));
   const ids = new Set<string>();
-  for (const r of rows) for (const c of (r.tool_calls as any[] | null) ?? []) if (c && typeof c === "object" && typeof c.id === "string") ids.add(c.id);
+  for (const r of rows) {
+    const given = r.tool_calls instanceof Raw ? r.tool_calls.value : null; // the stored text, parsed here only to read the ids
+    for (const c of Array.isArray(given) ? given : []) if (c && typeof c === "object" && typeof c.id === "string") ids.add(c.id);
+  }
   const calls = [...ids].sort();
   const results: DictRow[] = [];
   for (let i = 0; i < calls.length; i += IN_LIST) {
