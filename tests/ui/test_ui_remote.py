@@ -30,14 +30,25 @@ def remote_dev(request):
 
 @pytest.fixture(scope="module")
 def shared(request, tmp_path_factory):
-    """One `durable ui --remote` for the tests that neither revoke its token nor bend its connection: (Worker, ui)."""
+    """One `durable ui --remote` for the tests that do not revoke its token: (Worker, ui, proxy). It talks to the
+    Worker through a proxy that passes everything unless a test makes it misbehave; its CLI calls go straight."""
+    from tests.remote.proxy import Proxy
+
     require_workerd()
     dev = request.getfixturevalue("_remote_pool").take()
+    proxy = Proxy(dev.url, "pass")
     tok = token("uira")
-    ui = remote_ui(tmp_path_factory.mktemp("ui-remote"), dev, tok)
+
+    class Via:
+        url = proxy.url
+
+    ui = remote_ui(tmp_path_factory.mktemp("ui-remote"), Via, tok, config='[remote]\ntimeout = "2s"\n')
+    ui.env["DURABLE_REMOTE"] = dev.url
     ui.remote_token = tok
-    yield dev, ui
+    yield dev, ui, proxy
+    proxy.mode = "pass"
     ui.stop()
+    proxy.close()
 
 
 def remote_ui(tmp_path, dev, tok, *args, config=None):
@@ -66,9 +77,9 @@ def stream(server, path):
 
 
 def test_pages_and_writes_go_to_the_worker_and_its_token_never_to_the_browser(shared):
-    remote_dev, ui = shared
+    _, ui, proxy = shared
     tok = ui.remote_token
-    assert (ui.line["user"], ui.line["remote"]) == ("uira", remote_dev.url)
+    assert (ui.line["user"], ui.line["remote"]) == ("uira", proxy.url)
     name = unique("deploy/a?b")  # a NAME with / and ?: addressed in the query string
     rows = [{"role": "user", "content": "Ship the fix?"},
             {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "run_tests", "arguments": '{"all": true}'}]},
@@ -122,7 +133,7 @@ def test_pages_and_writes_go_to_the_worker_and_its_token_never_to_the_browser(sh
 
 
 def test_a_page_of_200_rows_pages_back_and_big_rows_come_in_several_requests(shared):
-    _, ui = shared
+    _, ui, _ = shared
     name = unique("long")
     batch = "\n".join(json.dumps({"role": "user", "content": f"row {i}"}) for i in range(1, 251))
     assert ui.cli("transcript", "append", name, "--batch", "-", input=batch).status == 0
@@ -140,33 +151,21 @@ def test_a_page_of_200_rows_pages_back_and_big_rows_come_in_several_requests(sha
     assert page.status == 200 and all(f'id="row-{seq}"' in page.body for seq in (1, 2, 3)), page.body[:500]
 
 
-def test_an_unknown_outcome_says_so_with_its_request_id_and_the_write_is_applied_once(remote_dev, tmp_path):
-    from tests.remote.proxy import Proxy
-
-    proxy = Proxy(remote_dev.url, "pass")
-    tok = token("uirc")
-
-    class Via:
-        url = proxy.url
-
-    ui = remote_ui(tmp_path, Via, tok, config='[remote]\ntimeout = "1s"\n')
+def test_an_unknown_outcome_says_so_with_its_request_id_and_the_write_is_applied_once(shared):
+    _, ui, proxy = shared
+    name = unique("flaky")
+    assert ui.cli("session", "create", name).status == 0
+    assert ui.cli("elicit", "ask", name, "--prompt", "Go?", "--choice", "yes", "--choice", "no").status == 0
+    csrf = re.search(r'name="csrf" value="([^"]+)"', ui.get(f"/session?name={name}").body).group(1)
+    proxy.mode, proxy.delay = "delay", 2.5  # every answer held past remote.timeout: the write commits, its answer is lost
     try:
-        name = unique("flaky")
-        ui.env["DURABLE_REMOTE"] = remote_dev.url  # the CLI calls go straight to the Worker
-        assert ui.cli("session", "create", name).status == 0
-        assert ui.cli("elicit", "ask", name, "--prompt", "Go?", "--choice", "yes", "--choice", "no").status == 0
-        csrf = re.search(r'name="csrf" value="([^"]+)"', ui.get(f"/session?name={name}").body).group(1)
-        proxy.mode, proxy.delay = "delay", 1.5  # every answer held past remote.timeout: the write commits, its answer is lost
         sent = ui.post("/session/answer", {"name": name, "tenant": "", "request": "1", "choice": "yes", "csrf": csrf})
-        proxy.mode = "pass"
-        assert sent.status == 503 and 'role="alert"' in sent.body, sent.body
-        assert "outcome of the write is unknown" in sent.body and re.search(r"request id [0-9a-f]{32}", sent.body)
-        got = ui.cli("elicit", "list", name, "--json").json()
-        assert [(r["status"], r["answer"]) for r in got] == [("answered", "yes")]
     finally:
         proxy.mode = "pass"
-        ui.stop()
-        proxy.close()
+    assert sent.status == 503 and 'role="alert"' in sent.body, sent.body
+    assert "outcome of the write is unknown" in sent.body and re.search(r"request id [0-9a-f]{32}", sent.body)
+    got = ui.cli("elicit", "list", name, "--json").json()
+    assert [(r["status"], r["answer"]) for r in got] == [("answered", "yes")]
 
 
 def test_a_revoked_token_makes_every_page_the_403_and_ends_the_live_streams(remote_dev, tmp_path):
@@ -199,7 +198,7 @@ def test_a_revoked_token_makes_every_page_the_403_and_ends_the_live_streams(remo
 def test_a_person_answers_in_a_browser_and_the_cli_sees_it(browser, shared):  # noqa: F811
     from selenium.webdriver.common.by import By
 
-    _, ui = shared
+    _, ui, _ = shared
     name = unique("browse")
     assert ui.cli("transcript", "append", name, "--role", "user", "Ready to ship.").status == 0
     assert ui.cli("elicit", "ask", name, "--prompt", "Ship it now?", "--choice", "yes", "--choice", "no").status == 0
@@ -247,3 +246,22 @@ def test_the_session_page_ops_answer_the_same_json_on_both_backends(remote_dev, 
     assert [r["seq"] for r in doc[3]["results"]] == list(range(50, 98))  # row 2's call: its results not on the page
     assert doc[4]["later"] is None and [r["key"] for r in doc[4]["rows"]] == [59, 58, 57, 56, 55]
     assert doc[1]["events"][0]["seq"] == 2 and doc[0]["pending"][0]["prompt"] == "Go on?"
+
+
+def test_over_the_tokens_rate_limit_a_page_is_429_with_retry_after(tmp_path_factory, tmp_path):
+    from tests.remote.conftest import start_dev
+
+    dev = start_dev(tmp_path_factory, "--rate-limit", "3")  # 3 requests a minute, one back every 20 s
+    try:
+        ui = remote_ui(tmp_path, dev, token("uirg"))  # its start takes two (ls, whoami)
+        try:
+            pages = [ui.get("/") for _ in range(3)]
+            refused = [p for p in pages if p.status == 429]
+            assert refused and all(p.status in (200, 429) for p in pages), [p.status for p in pages]
+            page = refused[0]
+            assert 'role="alert"' in page.body and "rate limit" in page.body
+            assert 5 <= int(page.headers["retry-after"]) <= 60  # the Worker's retry_after (a request back every 20 s)
+        finally:
+            ui.stop()
+    finally:
+        dev.stop()
