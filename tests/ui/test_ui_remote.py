@@ -191,6 +191,11 @@ def test_a_revoked_token_makes_every_page_the_403_and_ends_the_live_streams(remo
                 assert time.monotonic() - started < 30
         conn.close()
         conn2.close()
+        again = UI(tmp_path / "again", user="uird", env={"DURABLE_REMOTE": remote_dev.url, "DURABLE_TOKEN": tok}, wait=False)
+        assert again.proc.wait(timeout=60) == 5  # refused before serving, as `ls` would be: no line, one error
+        assert again.proc.stdout.read() == "" and again.proc.stderr.read().startswith("durable: error: ")
+        again.proc.stdout.close()
+        again.proc.stderr.close()
     finally:
         ui.stop()
 
