@@ -722,7 +722,7 @@ class RemoteStore(StoreOps):
         rows = []
         for r in page["rows"]:
             r = dict(r)
-            r["cost_given_usd"] = float(r.pop("cost_usd", 0) or 0)
+            r["cost_given_usd"] = float(r.get("cost_given_usd") or 0)
             r["pending_requests"] = r.get("pending_requests") or 0
             rows.append(r)
         return {"rows": rows, "next": page["next"]}

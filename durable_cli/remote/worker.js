@@ -3016,7 +3016,7 @@ var DurableIndex = class {
     for (const r of this.db.iter(sql, ...params)) {
       const row3 = {};
       ROW_COLUMNS.forEach((c, i) => row3[c] = r[i]);
-      row3.cost_usd = r[ROW_COLUMNS.length] ?? 0;
+      row3.cost_given_usd = r[ROW_COLUMNS.length] ?? 0;
       row3.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row3.id)].map((m) => [m[0], m[1]]);
       row3.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row3.id)].map((t) => [t[0], t[1]]);
       rows.push(row3);

@@ -30,7 +30,7 @@ export type IndexRow = {
   id: string; scope: string; owner: string; name: string; title: string | null; status: string;
   created_at: number; updated_at: number; last_active_at: number; turns: number; tokens: number;
   expires_at: number | null; next_alarm_at: number | null; external_id: string | null; pending_at?: number | null;
-  pending_requests?: number | null; cost_usd?: number; // the questions waiting; (ls) the given cost of its usage rows (docs/reference/ui.md §16.3)
+  pending_requests?: number | null; cost_given_usd?: number; // the questions waiting; (list) the given cost of its usage rows (`ls`, docs/reference/ui.md §16.3)
   members: [string, string][]; usage?: unknown[][]; tags?: [string, string][];
 };
 
@@ -398,7 +398,7 @@ export class DurableIndex {
     for (const r of this.db.iter(sql, ...params)) { // the page's rows only, each with its own members (by primary key)
       const row: Record<string, unknown> = {};
       ROW_COLUMNS.forEach((c, i) => (row[c] = r[i]));
-      row.cost_usd = r[ROW_COLUMNS.length] ?? 0;
+      row.cost_given_usd = r[ROW_COLUMNS.length] ?? 0;
       row.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row.id)].map((m) => [m[0], m[1]]);
       row.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row.id)].map((t) => [t[0], t[1]]);
       rows.push(row as IndexRow);
