@@ -91,6 +91,8 @@ def test_pages_and_writes_go_to_the_worker_and_its_token_never_to_the_browser(sh
     assert ui.cli("memory", "set", "region", "eu-west", "--source", "model").status == 0
     bodies = []
 
+    listed = [r for r in ui.cli("ls", "--json").json() if r["name"] == name]  # what the index shard keeps, as index.db
+    assert [(r["pending_requests"], r["cost_given_usd"]) for r in listed] == [(1, 0.25)]
     listing = ui.get("/")
     bodies.append(listing)
     assert listing.status == 200 and "1 question waiting" in listing.body and "$0.25" in listing.body
