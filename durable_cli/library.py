@@ -544,21 +544,16 @@ class Store(StoreOps):
             params += [after[0], after[0], after[1]]
         try:
             rows = list(retention.ls_rows(self, statuses=statuses, all_objects=all_objects, extra=extra,
-                                          extra_params=params, limit=limit + 1))
+                                          extra_params=params, limit=limit + 1, cost=True))
         except DurableError as e:
             if e.code != "not_found":  # no index.db yet: no sessions
                 raise
             rows = []
         more = len(rows) > limit
         rows = [dict(r) for r in rows[:limit]]
-        if rows:
-            marks = ",".join("?" * len(rows))
-            costs = {r["object_id"]: r["cost"] for r in self.objects.index(create=False).rows(
-                f"SELECT object_id, total(cost_usd) AS cost FROM usage WHERE object_id IN ({marks}) GROUP BY object_id",
-                [r["id"] for r in rows])}
-            for r in rows:
-                r["cost_given_usd"] = costs.get(r["id"], 0.0)
-                r["pending_requests"] = r.get("pending_requests") or 0
+        for r in rows:
+            r["cost_given_usd"] = float(r["cost_given_usd"] or 0)
+            r["pending_requests"] = r.get("pending_requests") or 0
         return {"rows": rows, "next": [rows[-1]["last_active_at"], rows[-1]["id"]] if more else None}
 
     def reindex(self) -> dict:
