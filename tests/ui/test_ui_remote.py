@@ -255,6 +255,7 @@ def test_the_session_page_ops_answer_the_same_json_on_both_backends(remote_dev, 
     assert doc[1]["events"][0]["seq"] == 2 and doc[0]["pending"][0]["prompt"] == "Go on?"
 
 
+@pytest.mark.soak  # a workerd of its own (a rate limit): ~5 s; run with -m soak
 def test_over_the_tokens_rate_limit_a_page_is_429_with_retry_after(tmp_path_factory, tmp_path):
     from tests.remote.conftest import start_dev
 
