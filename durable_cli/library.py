@@ -534,7 +534,9 @@ class Store(StoreOps):
     def sessions_page(self, *, statuses=(), all_objects=False, after=None, limit=100) -> dict:
         """`durable ui`'s sessions list (docs/reference/ui.md §16.3): one page of what `ls` lists, newest activity first,
         keyset-paged after AFTER ([last_active_at, id] of the previous page's last row), from index.db alone:
-        `{"rows": [index rows (times in ms) with `cost_given_usd` and `pending_requests`], "next": AFTER or None}`."""
+        `{"rows": [index rows (times in ms) with `cost_given_usd`, `cost_usd` (given + computed, as `usage --by session`)
+        and `pending_requests`], "next": AFTER or None, "prices_unread": why the price table could not be read (then
+        `cost_usd` is the given cost) or None}`."""
         from .across import retention
         from .errors import DurableError
 
@@ -551,10 +553,19 @@ class Store(StoreOps):
             rows = []
         more = len(rows) > limit
         rows = [dict(r) for r in rows[:limit]]
+        from . import prices as _prices
+        from .across import usage
+
+        unread = None
+        try:
+            priced = usage.costs(self, [r["id"] for r in rows], _prices.load(self.config))
+        except DurableError as e:  # the price table cannot be read: the recorded costs, and the reason
+            priced, unread = None, e.message
         for r in rows:
             r["cost_given_usd"] = float(r["cost_given_usd"] or 0)
+            r["cost_usd"] = r["cost_given_usd"] if priced is None else priced.get(r["id"], 0.0)
             r["pending_requests"] = r.get("pending_requests") or 0
-        return {"rows": rows, "next": [rows[-1]["last_active_at"], rows[-1]["id"]] if more else None}
+        return {"rows": rows, "next": [rows[-1]["last_active_at"], rows[-1]["id"]] if more else None, "prices_unread": unread}
 
     def reindex(self) -> dict:
         """`remote reindex` (docs/reference/remote.md §13) has no local meaning: `doctor --repair` rebuilds index.db."""

@@ -723,9 +723,10 @@ class RemoteStore(StoreOps):
         for r in page["rows"]:
             r = dict(r)
             r["cost_given_usd"] = float(r.get("cost_given_usd") or 0)
+            r["cost_usd"] = r["cost_given_usd"]  # the index shards keep no priced sums per session: the given cost
             r["pending_requests"] = r.get("pending_requests") or 0
             rows.append(r)
-        return {"rows": rows, "next": page["next"]}
+        return {"rows": rows, "next": page["next"], "prices_unread": None}
 
     def usage_by_day_and_model(self, days: int) -> dict:
         """As library.Store.usage_by_day_and_model, from the index Durable Objects' usage pages grouped by day and

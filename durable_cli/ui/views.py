@@ -31,11 +31,11 @@ def sessions(store, *, statuses=(), all_objects=False, after=None) -> dict:
     for r in page["rows"]:
         out.append({
             "name": r["name"], "tenant": r["owner"] if r["scope"] == "tenant" else None, "status": r["status"],
-            "title": r["title"], "turns": r["turns"], "tokens": r["tokens"], "cost": r["cost_given_usd"],
+            "title": r["title"], "turns": r["turns"], "tokens": r["tokens"], "cost": r["cost_usd"],
             "last_active_at": clock.iso(r["last_active_at"]), "pending": r["pending_requests"],
         })
     after = f"{page['next'][0]}:{page['next'][1]}" if page["next"] else None
-    return {"sessions": out, "next": after}
+    return {"sessions": out, "next": after, "prices_unread": page.get("prices_unread")}
 
 
 def parse_after(text):
