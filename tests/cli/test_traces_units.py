@@ -70,6 +70,14 @@ def test_a_remote_command_has_the_time_of_its_requests(durable, backend, receive
     assert a["durable.backend"] == "remote" and isinstance(a["durable.remote.duration"], float)
     assert 0 < a["durable.remote.duration"] <= (span.end_time_unix_nano - span.start_time_unix_nano) / 1e9
     assert "durable.wake.duration" not in a  # no local object was woken
+    # work's span of a prompt holds that prompt's requests (the take, renewals, the finish), routed per unit
+    assert durable("session", "prompt", "r", "go").status == 0
+    receiver.take()
+    assert durable("work", "r", "--once", "--command", "cat >/dev/null; echo ok").status == 0
+    [work] = [s for s in receiver.take() if s.name == "durable work"]
+    a = attrs(work)
+    assert a["durable.backend"] == "remote" and a["durable.prompt.outcome"] == "completed"
+    assert 0 < a["durable.remote.duration"] <= (work.end_time_unix_nano - work.start_time_unix_nano) / 1e9
 
 
 @pytest.mark.soak  # a real server process: about 8 s on a loaded machine; the short form below runs in the suite
