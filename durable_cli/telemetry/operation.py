@@ -124,6 +124,7 @@ class Units:
         self.ready = threading.Condition()
         self.thread: threading.Thread | None = None
         self.busy = False  # a batch is being sent
+        self.closed = False  # close() was called: the thread ends once the queue is sent
         self.sent = 0  # spans handed to the sender: cli/app.py then sends no span of the whole run
         self.last_status: int | None = None  # the exit status the last unit's span carried
 
@@ -151,8 +152,11 @@ class Units:
     def _run(self) -> None:
         while True:
             with self.ready:
-                while not self.queue:
+                while not self.queue and not self.closed:
                     self.ready.wait()
+                if not self.queue:
+                    self.thread = None
+                    return
                 batch, self.queue, self.busy = self.queue, [], True
             self.live.send(batch)
             with self.ready:
@@ -160,12 +164,12 @@ class Units:
                 self.ready.notify_all()
 
     def close(self) -> None:
-        """What is queued goes out, within telemetry.timeout."""
-        if self.thread is None:
-            return
+        """What is queued goes out, within telemetry.timeout; then the thread ends."""
         end = time.monotonic() + self.timeout
         with self.ready:
-            while (self.queue or self.busy) and time.monotonic() < end:
+            self.closed = True
+            self.ready.notify_all()
+            while self.thread is not None and (self.queue or self.busy) and time.monotonic() < end:
                 self.ready.wait(max(0.0, end - time.monotonic()))
 
 
