@@ -566,12 +566,8 @@ class Supervisor:
     def _steps(self, taken) -> dict:
         """docs/reference/sessions.md §5.2: the steps this start committed (`ran`) and replayed (`replayed`), in seq order."""
         none: dict = {"ran": [], "replayed": []}
-        if getattr(self.store, "url", None):
-            return none  # the remote journal is not read here yet
         try:
-            from .core.steps import of_start
-
-            return self._on(taken, lambda session: of_start(session, taken.id, taken.attempt), tries=2)
+            return self._on(taken, lambda session: session.step_report(prompt_id=taken.id, start=taken.attempt), tries=2)
         except DurableError:
             return none  # the session went away meanwhile: its outcome line still goes out
 
