@@ -14,7 +14,7 @@ import json
 from .. import clock
 from ..contract.text import printable, strip
 from ..errors import DurableError, conflict, invalid, not_found
-from .binding import args_sha256, check_binding, parse_args  # noqa: F401 - a step's binding (the library's names for them)
+from .binding import check_binding, parse_args  # noqa: F401 - a step's binding (the library's names for them)
 
 LIVE_MS = 30_000  # a running step not renewed for this long reads as abandoned
 MAX_STDOUT = 1_048_576  # bytes of CMD's stdout a step keeps
