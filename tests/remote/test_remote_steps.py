@@ -1,0 +1,75 @@
+"""The step journal in a session's Durable Object on real workerd (docs/reference/sessions.md §5.2 "Remote"): a commit over
+1 MiB not marked output_too_large is HTTP 400 (a body crafted with curl) and exit 2 through the client, and changes
+nothing; a commit retried under its request id is applied once and answered from storage, so a redaction since
+leaves no stdout in the remembered answer; abandonment by time is the object's."""
+
+import base64
+import json
+import subprocess
+
+from durable_cli import DurableError, Store
+from tests.remote.conftest import post_call, token, unique
+
+TOKEN = "0123456789abcdef" * 2
+
+
+def reserved(dev):
+    """A session of alice with prompt 1 started and step `k` reserved under TOKEN: (store, name)."""
+    store = Store(remote=dev.url, token=token("alice"), user="alice")
+    name = unique("steps")
+    store.create_session(name)
+    with store.open(name) as s:
+        s.prompt("charge the card")
+        s.next_prompt(lease_seconds=600)
+        doc = s.step_begin(key="k", token=TOKEN)
+    assert (doc["action"], doc["prompt"], doc["start"]) == ("run", 1, 1)
+    return store, name
+
+
+def commit_body(name, stdout: bytes, size=None):
+    args = {"prompt_id": 1, "key": "k", "token": TOKEN, "start": 1, "exit_status": 0,
+            "stdout_bytes": len(stdout) if size is None else size, "stdout": base64.b64encode(stdout).decode()}
+    return {"op": "step_commit", "args": args, "scope": "user", "name": name, "actor": "alice"}
+
+
+def test_a_commit_over_one_mib_not_marked_is_400_and_exit_2(remote_dev, tmp_path):
+    store, name = reserved(remote_dev)
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps(commit_body(name, b"x" * 1_048_577)))
+    out = tmp_path / "answer.json"
+    status = subprocess.run(["curl", "-sS", "-o", str(out), "-w", "%{http_code}", "-H", f"authorization: Bearer {token('alice')}",
+                             "-H", "content-type: application/json", "--data-binary", f"@{body}", f"{remote_dev.url}/v1/call"],
+                            capture_output=True, text=True, timeout=60, check=True).stdout
+    error = json.loads(out.read_text())["error"]
+    assert status == "400" and error["code"] == "invalid_input", error
+    assert "1048577 bytes, more than the 1 MiB a step keeps" in error["message"]
+    with store.open(name) as s:  # through the client: exit 2, as the file backend
+        try:
+            s.step_commit(**commit_body(name, b"x" * 1_048_577)["args"])
+        except DurableError as e:
+            assert e.exit_status == 2
+        else:
+            raise AssertionError("a commit over 1 MiB was taken")
+        [step] = s.steps()["rows"]
+        assert (step["status"], step["exit_status"], step["stdout_bytes"]) == ("running", None, None)  # nothing changed
+        marked = dict(commit_body(name, b"", size=1_048_577)["args"], stdout=None, output_too_large=True)
+        done = s.step_commit(**marked)
+    assert (done["status"], done["output_too_large"], done["stdout_bytes"], done["stdout_base64"]) == ("done", True, 1_048_577, None)
+
+
+def test_a_retried_commit_is_applied_once_and_answered_from_storage(remote_dev):
+    store, name = reserved(remote_dev)
+    first_body = dict(commit_body(name, b"card-4242 charged\n"), request_id="commit-1")
+    status, first = post_call(remote_dev.url, token("alice"), first_body)
+    assert status == 200 and first["result"]["stdout"] == "card-4242 charged\n"
+    status, again = post_call(remote_dev.url, token("alice"), first_body)  # the client's retry: the same request id
+    assert (status, again) == (200, first)
+    status, other = post_call(remote_dev.url, token("alice"), dict(first_body, request_id="commit-2"))
+    assert status == 409 and "the start was lost while step 'k' ran" in other["error"]["message"]  # not a second commit
+    with store.open(name) as s:
+        [step] = s.steps()["rows"]
+        assert (step["runs"], step["status"], step["ended_at"]) == (1, "done", first["result"]["ended_at"])
+        s.redact(s.get_prompt(1)["turn_seq"])
+    status, late = post_call(remote_dev.url, token("alice"), first_body)
+    assert status == 200 and late["result"]["redacted"] is True and late["result"]["stdout"] is None
+    assert "card-4242" not in json.dumps(late)  # the remembered answer held the step's key, not its stdout
