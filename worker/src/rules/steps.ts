@@ -245,7 +245,7 @@ export function renew(obj: Opened, a: ObjectArgs["step_renew"]) {
 
 /** The bytes a commit stores (null for a step over the cap): more than MAX_STDOUT not marked output_too_large is
  *  exit 2 (HTTP 400), as is a size that does not match (core/steps.py _stdout_of). */
-function stdoutOf(key: string, stdout: string | null, size: number, tooBig: boolean): Uint8Array | null {
+export function stdoutOf(key: string, stdout: string | null, size: number, tooBig: boolean): Uint8Array | null {
   if (stdout !== null && !isBase64(stdout)) throw invalid(`the stdout of step ${quote(key)} is not base64`);
   const data = stdout === null ? new Uint8Array(0) : bytesFrom(stdout);
   if (tooBig) {
