@@ -308,7 +308,7 @@ def abandon(obj, *, prompt_id: int, key: str, token: str) -> dict | None:
 
 
 PAGE_ROWS = 1000  # a page of `session steps` holds at most this many steps
-PAGE_BYTES = 4 * 1024 * 1024  # ... and ends with the step that reaches this many bytes of stdout (a step keeps at most 1 MiB)
+PAGE_BYTES = 1024 * 1024  # ... and ends with the step that reaches this many bytes of stdout (a step keeps at most 1 MiB)
 
 
 def listing(obj, *, prompt_id=None, cursor=None) -> dict:

@@ -7098,7 +7098,7 @@ var LIVE_MS = 3e4;
 var MAX_STDOUT = 1048576;
 var MAX_KEY = 200;
 var PAGE_ROWS2 = 1e3;
-var PAGE_BYTES2 = 4 * 1024 * 1024;
+var PAGE_BYTES2 = 1024 * 1024;
 var COLUMNS2 = [
   "prompt_id",
   "key",

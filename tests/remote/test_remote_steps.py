@@ -73,3 +73,23 @@ def test_a_retried_commit_is_applied_once_and_answered_from_storage(remote_dev):
     status, late = post_call(remote_dev.url, token("alice"), first_body)
     assert status == 200 and late["result"]["redacted"] is True and late["result"]["stdout"] is None
     assert "card-4242" not in json.dumps(late)  # the remembered answer held the step's key, not its stdout
+
+
+def test_session_steps_answers_in_pages(remote_dev):
+    """A page ends with the step that reaches 1 MiB of stdout (a request holds one page: docs/reference/remote.md §13);
+    `session steps` follows the pages."""
+    store = Store(remote=remote_dev.url, token=token("alice"), user="alice")
+    name = unique("pages")
+    store.create_session(name)
+    with store.open(name) as s:
+        s.prompt("three steps")
+        s.next_prompt(lease_seconds=600)
+    big = b"\xff" * 1_048_576  # not UTF-8: stdout_base64 only
+    for key, out in (("one", big), ("two", big), ("three", b"small\n")):
+        store.step(name, key, lambda out=out: out, prompt=1)
+    with store.open(name) as s:
+        first = s.steps()
+    assert [r["key"] for r in first["rows"]] == ["one"] and first["next"] == [1, 1]
+    listed = store.steps(name)
+    assert [(r["key"], r["stdout_bytes"]) for r in listed] == [("one", 1_048_576), ("two", 1_048_576), ("three", 6)]
+    assert base64.b64decode(listed[1]["stdout_base64"]) == big and listed[2]["stdout"] == "small\n"

@@ -15,7 +15,7 @@ export const LIVE_MS = 30_000; // a running step not renewed for this long reads
 export const MAX_STDOUT = 1_048_576; // bytes of CMD's stdout a step keeps
 const MAX_KEY = 200;
 export const PAGE_ROWS = 1000; // a page of `session steps` holds at most this many steps
-export const PAGE_BYTES = 4 * 1024 * 1024; // ... and ends with the step that reaches this many bytes of stdout
+export const PAGE_BYTES = 1024 * 1024; // ... and ends with the step that reaches this many bytes of stdout
 
 const COLUMNS = ["prompt_id", "key", "seq", "status", "attempt", "token", "renewed_at", "runs", "replays", "last_replay_attempt",
   "exit_status", "stdout", "stdout_bytes", "output_too_large", "redacted", "call_id", "args_sha256", "approval",
