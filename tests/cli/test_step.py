@@ -144,6 +144,7 @@ def test_start_lost_while_cmd_runs_records_nothing(durable, tmp_path):
     assert s["status"] == "abandoned" and s["exit_status"] is None
 
 
+@pytest.mark.both_backends
 def test_tempfail_and_signals_record_nothing(durable, tmp_path):
     started(durable)
     r = step("s", "k", "--json", "--", "sh", "-c", "exit 75")
