@@ -332,3 +332,20 @@ def test_renewals_keep_a_long_step_live(durable, monkeypatch):
     second = Store().step("s", "k", lambda: calls.append("second") or "again", prompt=1)
     first.join(60)
     assert calls == ["first"] and second == StepResult(b"done", 0, True) and results == [StepResult(b"done", 0, False)]
+
+
+@pytest.mark.both_backends
+def test_a_renewal_that_finds_the_start_gone_stops_cmd(durable, monkeypatch, tmp_path):
+    """Renewals reach the object while CMD runs (one request each, remotely): the first one after the start was
+    released sends CMD's group SIGTERM, and nothing is recorded (renewals every 50 ms here; the product's: 10 s)."""
+    from durable_cli import steps as runner
+
+    monkeypatch.setattr(runner, "RENEW_EVERY", 0.05)
+    started(durable)
+    mark = tmp_path / "mark"
+    r = step("s", "k", "--", "sh", "-c", f"trap 'echo got-term > {mark}; exit 1' TERM; {PY} -m durable_cli session release s 1"
+             " >/dev/null; echo late; i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done")
+    assert r.status == 4 and r.out == "" and "the start was lost while step 'k' ran" in r.err
+    assert mark.read_text() == "got-term\n"
+    [s] = steps(durable)
+    assert s["status"] == "abandoned" and s["exit_status"] is None
