@@ -245,7 +245,7 @@ def run_command(call, program, argv, prompt_id, start):
     env = dict(call.env)
     env.update(DURABLE_SESSION=call.name, DURABLE_PROMPT_ID=str(prompt_id), DURABLE_ATTEMPT=str(start),
                DURABLE_STEP_KEY=call.key, DURABLE_STEP_ID=call.step_id(prompt_id))
-    from .work import Stop  # SIGINT/SIGTERM while CMD runs: remembered, and passed on to CMD's group, as `work` does
+    from .stop import Stop  # SIGINT/SIGTERM while CMD runs: remembered, and passed on to CMD's group, as `work` does
 
     stop = Stop()
     saved = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
