@@ -134,7 +134,8 @@ class Call:
 
     def begin(self, stopped=lambda: False):
         """("replay", step) or ("run", (prompt id, start)), waiting while another caller's run is live. Each try is
-        one op of the session (step_begin: one transaction locally, one request to the Durable Object remotely)."""
+        one op of the session (step_begin: one transaction locally, one request to the Durable Object remotely); the
+        polls of a wait only read (step_live)."""
         while True:
             with self.store.open(self.name) as session:
                 doc = _approval_error(lambda: session.step_begin(
@@ -146,9 +147,13 @@ class Call:
             if doc["action"] == "run":
                 return "run", (doc["prompt"], doc["start"])
             self.prompt, self.attempt = doc["prompt"], doc["start"]  # this call's own start: when it ends, the wait ends with exit 4
-            time.sleep(POLL)
-            if stopped():
-                return "stopped", None
+            while True:  # polls that only read (step_live), then begin again
+                time.sleep(POLL)
+                if stopped():
+                    return "stopped", None
+                with self.store.open(self.name) as session:
+                    if not session.step_live(prompt_id=self.prompt, key=self.key):
+                        break
 
     def step_id(self, prompt_id) -> str:
         return self.step_ids[prompt_id]

@@ -2,8 +2,8 @@
 a run reaches its commit, and replayed from the journal afterwards.
 
 The rules here work on an opened object (its lock held): `begin` (the start checked, then replay, wait, or a
-reservation), `renew`, `commit`, `abandon`, `listing` and `of_start`: the ops step_begin, step_renew, step_commit,
-step_abandon, steps and step_report of the contract, whose twins are worker/src/rules/steps.ts. The run itself (CMD without the lock, the renewals,
+reservation), `still_live`, `renew`, `commit`, `abandon`, `listing` and `of_start`: the ops step_begin, step_live, step_renew,
+step_commit, step_abandon, steps and step_report of the contract, whose twins are worker/src/rules/steps.ts. The run itself (CMD without the lock, the renewals,
 the signals) is durable_cli/steps.py's. A `running` step is live while its start is current and it was renewed
 within LIVE_MS; otherwise it reads as `abandoned`.
 """
@@ -225,6 +225,14 @@ def begin(obj, *, key, token, prompt_id=None, attempt=None, call_id=None, args_s
 
         state.touch(obj, active=False)
     return answer("run")
+
+
+def still_live(obj, *, prompt_id: int, key: str) -> bool:
+    """Whether step KEY of PROMPT_ID is running and live: what a caller that got "wait" from `begin` polls, reading
+    only, until it is not (then `begin` again replays, reserves, or says the caller's start is gone)."""
+    _require(obj)
+    step = _step(obj, prompt_id, key)
+    return step is not None and live(obj, step, clock.now())
 
 
 def too_large(key: str, size) -> str:

@@ -279,6 +279,7 @@ var contract_default = {
       step_abandon: { rule: "steps.abandon", write: true, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, key: { type: "string", required: true }, token: { type: "string", required: true } } },
       steps: { rule: "steps.listing", write: false, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, default: null }, cursor: { type: "array", items: { type: "integer", min: 0, max: 9223372036854776e3 }, max_items: 2, default: null } } },
       step_report: { rule: "steps.of_start", write: false, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, start: { type: "integer", min: 1, max: 9223372036854776e3, required: true } } },
+      step_live: { rule: "steps.still_live", write: false, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, key: { type: "string", required: true } } },
       answer: { rule: "elicit.answer", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "choice"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, choice: { type: "string", required: true }, comment: { type: "string", default: null } } },
       set_fact: { rule: "memory.set_fact", write: true, creates: true, erases: false, plain: true, positional: ["key", "value"], check: "fact", args: { key: { type: "string", required: true }, value: { type: "string", required: true }, source: { type: "enum", values: ["user", "model", "external"], default: "user" }, confirmed: { type: "boolean", default: false }, expires_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
       get_fact: { rule: "memory.get_fact", write: false, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true }, all_facts: { type: "boolean", default: false } } },
@@ -3547,6 +3548,7 @@ var OBJECT_OPS = {
   step_abandon: { "rule": "steps.abandon", "write": true, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "key": { "type": "string", "required": true }, "token": { "type": "string", "required": true } } },
   steps: { "rule": "steps.listing", "write": false, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "default": null }, "cursor": { "type": "array", "items": { "type": "integer", "min": 0, "max": 9223372036854776e3 }, "max_items": 2, "default": null } } },
   step_report: { "rule": "steps.of_start", "write": false, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "start": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true } } },
+  step_live: { "rule": "steps.still_live", "write": false, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "key": { "type": "string", "required": true } } },
   answer: { "rule": "elicit.answer", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "choice": { "type": "string", "required": true }, "comment": { "type": "string", "default": null } } },
   set_fact: { "rule": "memory.set_fact", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["key", "value"], "check": "fact", "args": { "key": { "type": "string", "required": true }, "value": { "type": "string", "required": true }, "source": { "type": "enum", "values": ["user", "model", "external"], "default": "user" }, "confirmed": { "type": "boolean", "default": false }, "expires_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
   get_fact: { "rule": "memory.get_fact", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true }, "all_facts": { "type": "boolean", "default": false } } },
@@ -7330,6 +7332,11 @@ function begin(obj, a) {
   touch(obj, false);
   return answer3("run");
 }
+function stillLive(obj, a) {
+  visible3(obj);
+  const s = stepOf(obj, a.prompt_id, a.key);
+  return s !== null && live(obj, s, now());
+}
 function held(obj, promptId, key, token, start) {
   const s = stepOf(obj, promptId, key);
   return s !== null && s.status === "running" && s.token === token && s.attempt === start && current2(obj, promptId) === start;
@@ -7957,6 +7964,7 @@ var RULES = {
   step_abandon: abandon,
   steps: listing,
   step_report: ofStart,
+  step_live: stillLive,
   answer: answer2,
   set_fact: setFact,
   get_fact: getFact,

@@ -75,6 +75,7 @@ export const RULES = {
   step_abandon: steps.abandon,
   steps: steps.listing,
   step_report: steps.ofStart,
+  step_live: steps.stillLive,
   answer: elicit.answer,
   set_fact: memory.setFact,
   get_fact: memory.getFact,

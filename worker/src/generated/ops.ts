@@ -65,6 +65,7 @@ export const OBJECT_OPS = {
   step_abandon: {"rule": "steps.abandon", "write": true, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "key": {"type": "string", "required": true}, "token": {"type": "string", "required": true}}},
   steps: {"rule": "steps.listing", "write": false, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "default": null}, "cursor": {"type": "array", "items": {"type": "integer", "min": 0, "max": 9223372036854775807}, "max_items": 2, "default": null}}},
   step_report: {"rule": "steps.of_start", "write": false, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "start": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}}},
+  step_live: {"rule": "steps.still_live", "write": false, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "key": {"type": "string", "required": true}}},
   answer: {"rule": "elicit.answer", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": {"request_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "choice": {"type": "string", "required": true}, "comment": {"type": "string", "default": null}}},
   set_fact: {"rule": "memory.set_fact", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["key", "value"], "check": "fact", "args": {"key": {"type": "string", "required": true}, "value": {"type": "string", "required": true}, "source": {"type": "enum", "values": ["user", "model", "external"], "default": "user"}, "confirmed": {"type": "boolean", "default": false}, "expires_seconds": {"type": "integer", "min": 1, "max": 3153600000, "default": null}}},
   get_fact: {"rule": "memory.get_fact", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": {"key": {"type": "string", "required": true}, "all_facts": {"type": "boolean", "default": false}}},
@@ -174,6 +175,7 @@ export type ObjectArgs = {
   step_abandon: { prompt_id: number; key: string; token: string };
   steps: { prompt_id?: number | null; cursor?: number[] | null };
   step_report: { prompt_id: number; start: number };
+  step_live: { prompt_id: number; key: string };
   answer: { request_id: number; choice: string; comment?: string | null };
   set_fact: { key: string; value: string; source?: "user" | "model" | "external" | null; confirmed?: boolean | null; expires_seconds?: number | null };
   get_fact: { key: string; all_facts?: boolean | null };

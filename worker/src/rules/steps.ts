@@ -230,6 +230,13 @@ export function begin(obj: Opened, a: ObjectArgs["step_begin"]) {
   return answer("run");
 }
 
+/** Whether step KEY of PROMPT_ID is running and live: what a caller that got "wait" polls, reading only. */
+export function stillLive(obj: Opened, a: ObjectArgs["step_live"]): boolean {
+  visible(obj);
+  const s = stepOf(obj, a.prompt_id, a.key);
+  return s !== null && live(obj, s, now());
+}
+
 function held(obj: Opened, promptId: number, key: string, token: string, start: number): boolean {
   const s = stepOf(obj, promptId, key);
   return s !== null && s.status === "running" && s.token === token && s.attempt === start && current(obj, promptId) === start;
