@@ -9,6 +9,7 @@ import subprocess
 
 from durable_cli import DurableError, Store
 from tests.remote.conftest import post_call, token, unique
+from tests.remote.proxy import Proxy
 
 TOKEN = "0123456789abcdef" * 2
 
@@ -93,3 +94,24 @@ def test_session_steps_answers_in_pages(remote_dev):
     listed = store.steps(name)
     assert [(r["key"], r["stdout_bytes"]) for r in listed] == [("one", 1_048_576), ("two", 1_048_576), ("three", 6)]
     assert base64.b64decode(listed[1]["stdout_base64"]) == big and listed[2]["stdout"] == "small\n"
+
+
+def test_a_commit_whose_answer_was_lost_is_retried_and_applied_once(remote_dev):
+    """The client's own retry (the same request id) after the commit's answer was dropped: the step is recorded
+    once, and fn ran once."""
+    proxy = Proxy(remote_dev.url, "drop_nth", match=b'"op":"step_commit"')
+    try:
+        store = Store(remote=proxy.url, token=token("alice"), user="alice")
+        name = unique("retried")
+        store.create_session(name)
+        with store.open(name) as s:
+            s.prompt("pay")
+            s.next_prompt(lease_seconds=600)
+        calls = []
+        result = store.step(name, "pay", lambda: calls.append(1) or "paid\n", prompt=1)
+        assert proxy.dropped == 1 and calls == [1] and (result.stdout, result.exit_status) == (b"paid\n", 0)
+        [step] = store.steps(name)
+        assert (step["status"], step["runs"], step["stdout"]) == ("done", 1, "paid\n")
+        assert store.step(name, "pay", lambda: calls.append(2) or "again", prompt=1).replayed and calls == [1]
+    finally:
+        proxy.close()
