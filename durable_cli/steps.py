@@ -159,13 +159,14 @@ class Call:
         return self.step_ids[prompt_id]
 
     def renew(self, prompt_id, start) -> str | None:
-        """One renewal without waiting for a lock another process holds: None, "busy", or why the start is gone."""
+        """One renewal without waiting for a lock another process holds: None, "busy" (also a Worker that did not
+        answer: the network's blip is no reason to stop CMD), or why the start is gone."""
         try:
             with self.store.open(self.name, lock_timeout=0) as session:
                 session.step_renew(prompt_id=prompt_id, key=self.key, token=self.token, start=start)
         except DurableError as e:
-            if e.code == "busy":
-                return "busy"
+            if e.code == "busy" or (getattr(self.store, "url", None) and e.code in ("outcome_unknown", "storage", "rate_limited")):
+                return "busy"  # tried again shortly; a Worker out of reach for 30 s makes the step abandoned by its clock
             if e.code in ("conflict", "not_found"):
                 return e.message
             raise

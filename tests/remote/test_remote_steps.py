@@ -115,3 +115,26 @@ def test_a_commit_whose_answer_was_lost_is_retried_and_applied_once(remote_dev):
         assert store.step(name, "pay", lambda: calls.append(2) or "again", prompt=1).replayed and calls == [1]
     finally:
         proxy.close()
+
+
+def test_a_renewal_the_worker_did_not_answer_is_tried_again(remote_dev, tmp_path, monkeypatch):
+    """A renewal lost on the way (remote.timeout ran out: outcome unknown) does not end the step: the next one
+    goes through and CMD's result is recorded (renewals every 50 ms here; the product's: 10 s)."""
+    from durable_cli import steps as runner
+    from tests.conftest import run_inprocess
+
+    monkeypatch.setattr(runner, "RENEW_EVERY", 0.05)
+    config = tmp_path / "config.toml"
+    config.write_text('[remote]\ntimeout = "1s"\n')
+    monkeypatch.setenv("DURABLE_CONFIG", str(config))
+    monkeypatch.setenv("DURABLE_TOKEN", token("alice"))
+    name = unique("renewal")
+    proxy = Proxy(remote_dev.url, "hold_nth", match=b'"op":"step_renew"')
+    try:
+        for args in (("session", "create", name), ("session", "prompt", name, "go"), ("session", "next", name)):
+            assert run_inprocess("--remote", remote_dev.url, *args).status == 0
+        r = run_inprocess("--remote", proxy.url, "step", name, "k", "--", "sh", "-c", "sleep 2; echo done")
+        assert proxy.held.is_set() and (r.status, r.out) == (0, "done\n"), r.err
+    finally:
+        proxy.go.set()
+        proxy.close()
