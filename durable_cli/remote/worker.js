@@ -247,6 +247,8 @@ var contract_default = {
       dequeue: { rule: "sessions.dequeue", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       queue: { rule: "sessions.queue", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
       events: { rule: "sessions.events", write: false, creates: false, erases: false, plain: true, args: { since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 0 } } },
+      session_page: { rule: "sessions.session_page", write: false, creates: false, erases: false, plain: true, args: { events_before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null } } },
+      rows_before: { rule: "transcript.rows_before", write: false, creates: false, erases: false, plain: true, args: { before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, superseded: { type: "boolean", default: false }, limit: { type: "integer", min: 1, max: 200, default: 200 } } },
       participants: { rule: "sessions.participants", write: false, creates: false, erases: false, plain: true, args: {} },
       get_prompt: { rule: "sessions.get_prompt", write: false, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       append_many: { rule: "transcript.append_many", write: true, creates: true, erases: false, parts: ["rows"], args: { rows: { type: "array", items: { type: "object" }, required: true }, request_id: { type: "string", check: "request_id" }, create: { type: "boolean" }, one: { type: "boolean" }, seqs_only: { type: "boolean" }, origin: { type: "array", items: { type: "string" }, max_items: 2 }, part: { type: "object" } } },
@@ -304,7 +306,7 @@ var contract_default = {
       ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
       rows: { write: false, creates: false, erases: false, args: { user: { type: "string" }, all: { type: "boolean" }, reserved: { type: "boolean" }, expired: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
       pending: { write: false, creates: false, erases: false, args: { limit: { type: "integer", min: 1, max: 100 } } },
-      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] }, cursor: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
+      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model", "day_model"] }, cursor: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
       purge: { write: true, creates: false, erases: true, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
       forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
@@ -2634,7 +2636,8 @@ var ROW_COLUMNS = [
   "expires_at",
   "next_alarm_at",
   "external_id",
-  "pending_at"
+  "pending_at",
+  "pending_requests"
 ];
 var PRICED_COLUMNS = [
   "cache_read_tokens",
@@ -2783,6 +2786,7 @@ var DurableIndex = class {
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_alarm ON objects (next_alarm_at) WHERE next_alarm_at IS NOT NULL");
       if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_at'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_at INTEGER");
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL");
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_requests'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_requests INTEGER");
       this.db.run("CREATE TABLE IF NOT EXISTS members (object_id TEXT NOT NULL, user TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (object_id, user))");
       this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER, tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
@@ -3010,7 +3014,7 @@ var DurableIndex = class {
   list(f) {
     const [where, params] = whereOf(f);
     const order = f.after_id != null ? "o.id" : f.pending_due != null ? "o.pending_at, o.id" : "o.last_active_at DESC, o.id DESC";
-    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
+    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")}, (SELECT total(u.cost_usd) FROM usage u WHERE u.object_id = o.id) FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
     if (f.limit != null) {
       sql += " LIMIT ?";
       params.push(f.limit);
@@ -3019,6 +3023,7 @@ var DurableIndex = class {
     for (const r of this.db.iter(sql, ...params)) {
       const row3 = {};
       ROW_COLUMNS.forEach((c, i) => row3[c] = r[i]);
+      row3.cost_given_usd = r[ROW_COLUMNS.length] ?? 0;
       row3.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row3.id)].map((m) => [m[0], m[1]]);
       row3.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row3.id)].map((t) => [t[0], t[1]]);
       rows.push(row3);
@@ -3044,16 +3049,21 @@ var DurableIndex = class {
     if (newerDay !== null) params.push(newerDay);
     const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups;
-    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : "u.model";
-    if (by === "session") {
+    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : by === "model" ? "u.model" : "u.day, u.model";
+    const keyOf = (r) => by === "day_model" ? [JSON.stringify([r[0], r[1] ?? null]), 2] : [r[0], 1];
+    if (by === "day_model") {
+      groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: keyOf(r)[0], ...fields(r.slice(2)) }));
+    } else if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params).map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
     } else {
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
     }
     const byKey2 = new Map(groups.map((g) => [g.key, g]));
     for (const g of groups) g.priced = [];
-    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${column}, u.model HAVING sum(u.uncosted_rows) > 0`, ...params)) {
-      byKey2.get(r[0])?.priced.push(r.slice(1).map((v, i) => i === 0 ? v : String(v ?? 0)));
+    const grouped = by === "day_model" ? column : `${column}, u.model`;
+    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${grouped} HAVING sum(u.uncosted_rows) > 0`, ...params)) {
+      const [k, width] = keyOf(r);
+      byKey2.get(k)?.priced.push(r.slice(width).map((v, i) => i === 0 ? v : String(v ?? 0)));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
     return { groups, total: fields(total ?? []), objects: Number(objects), last };
@@ -3516,6 +3526,8 @@ var OBJECT_OPS = {
   dequeue: { "rule": "sessions.dequeue", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   queue: { "rule": "sessions.queue", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
   events: { "rule": "sessions.events", "write": false, "creates": false, "erases": false, "plain": true, "args": { "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 0 } } },
+  session_page: { "rule": "sessions.session_page", "write": false, "creates": false, "erases": false, "plain": true, "args": { "events_before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null } } },
+  rows_before: { "rule": "transcript.rows_before", "write": false, "creates": false, "erases": false, "plain": true, "args": { "before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "superseded": { "type": "boolean", "default": false }, "limit": { "type": "integer", "min": 1, "max": 200, "default": 200 } } },
   participants: { "rule": "sessions.participants", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   get_prompt: { "rule": "sessions.get_prompt", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   append_many: { "rule": "transcript.append_many", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "rows": { "type": "array", "items": { "type": "object" }, "required": true }, "request_id": { "type": "string", "check": "request_id" }, "create": { "type": "boolean" }, "one": { "type": "boolean" }, "seqs_only": { "type": "boolean" }, "origin": { "type": "array", "items": { "type": "string" }, "max_items": 2 }, "part": { "type": "object" } } },
@@ -3573,7 +3585,7 @@ var INDEX_OPS = {
   ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
   rows: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "all": { "type": "boolean" }, "reserved": { "type": "boolean" }, "expired": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
   pending: { "write": false, "creates": false, "erases": false, "args": { "limit": { "type": "integer", "min": 1, "max": 100 } } },
-  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] }, "cursor": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
+  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model", "day_model"] }, "cursor": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
   purge: { "write": true, "creates": false, "erases": true, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
   forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
@@ -4368,6 +4380,51 @@ function rowsAfter(obj, a) {
 }
 function* rowsSince(obj, seq) {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
+}
+var UI_ROWS = 200;
+var IN_LIST = 90;
+function rowsBefore(obj, a) {
+  requireVisible(obj);
+  const [key, index] = a.superseded ? ["seq", SEQ] : ["pos", POS];
+  const live2 = a.superseded ? "" : "superseded_by IS NULL AND ";
+  const limit = a.limit ?? UI_ROWS;
+  const bounded = a.before != null;
+  const rows = [];
+  let bytes2 = 0;
+  let going = null;
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE ${live2}${bounded ? `${key} < ?` : "1"} ORDER BY ${key} DESC LIMIT ?`, ...bounded ? [a.before] : [], limit)) {
+    const row3 = rowJson(r);
+    row3.key = r[index];
+    rows.push(row3);
+    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+    if (bytes2 >= PAGE_BYTES && rows.length < limit) {
+      going = r[index];
+      break;
+    }
+  }
+  const low = rows.length ? rows[rows.length - 1].key : bounded ? a.before : null;
+  const earlier = low === null ? false : !!obj.db.one(`SELECT 1 FROM turns WHERE ${live2}${key} < ? LIMIT 1`, low);
+  let later = null;
+  if (bounded) {
+    const found = obj.db.one(`SELECT ${key} FROM turns WHERE ${live2}${key} >= ? ORDER BY ${key} LIMIT 1 OFFSET ?`, a.before, UI_ROWS);
+    later = found ? found[0] : null;
+  }
+  const seqs = new Set(rows.map((r) => r.seq));
+  const ids = /* @__PURE__ */ new Set();
+  for (const r of rows) {
+    const given = r.tool_calls instanceof Raw ? r.tool_calls.value : null;
+    for (const c of Array.isArray(given) ? given : []) if (c && typeof c === "object" && typeof c.id === "string") ids.add(c.id);
+  }
+  const calls = [...ids].sort();
+  const results = [];
+  for (let i = 0; i < calls.length; i += IN_LIST) {
+    const chunk = calls.slice(i, i + IN_LIST);
+    for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE ${live2}call_id IN (${marks(chunk.length)}) ORDER BY seq`, ...chunk)) {
+      if (!seqs.has(r[SEQ])) results.push(rowJson(r));
+    }
+  }
+  results.sort((x, y) => x.seq - y.seq);
+  return { rows, next: earlier ? going : null, earlier, later, results };
 }
 
 // src/rules/transcript/summaries.ts
@@ -6486,6 +6543,191 @@ function searchObject(obj, a) {
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
 }
 
+// src/rules/elicit.ts
+import { createHash as createHash3 } from "node:crypto";
+var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at, approvers, call_id, args, args_sha256, approve";
+var MAX_APPROVERS = 32;
+var requestJson = (r) => {
+  const approve2 = r[14] === null || r[14] === void 0 ? null : JSON.parse(r[14]);
+  let approved = null;
+  if (r[11] !== null && r[11] !== void 0 && r[1] === "answered") approved = r[6] !== null && approve2.includes(r[6]);
+  else if (r[11] !== null && r[11] !== void 0 && r[1] === "expired") approved = false;
+  return {
+    id: r[0],
+    status: r[1],
+    prompt: r[2],
+    choices: JSON.parse(r[3]),
+    created_at: iso(r[4]),
+    expires_at: iso(r[5]),
+    answer: r[6],
+    comment: r[7],
+    answered_by: r[8],
+    answered_at: iso(r[9]),
+    approvers: r[10] === null || r[10] === void 0 ? [] : JSON.parse(r[10]),
+    call_id: r[11] ?? null,
+    args: r[12] === null || r[12] === void 0 ? null : JSON.parse(r[12]),
+    args_sha256: r[13] ?? null,
+    approve: approve2,
+    approved
+  };
+};
+function canonical2(value) {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return "[" + value.map(canonical2).join(",") + "]";
+  const o = value;
+  return "{" + Object.keys(o).sort().map((k) => JSON.stringify(k) + ":" + canonical2(o[k])).join(",") + "}";
+}
+var argsSha256 = (value) => createHash3("sha256").update(canonical2(value)).digest("hex");
+function checkBinding(obj, a, choices) {
+  const approvers = [...new Set(a.approvers ?? [])];
+  if ((a.approvers ?? []).length > MAX_APPROVERS) throw invalid(`at most ${MAX_APPROVERS} --approver users may be named`);
+  for (const u of approvers) validName(u, "user");
+  let approve2 = [...a.approve ?? []];
+  const callId = a.call_id ?? null;
+  const hasArgs = a.args !== null && a.args !== void 0;
+  if (callId === null !== !hasArgs) throw invalid("--call-id and --args go together: give both, or neither");
+  if (callId === null) {
+    if (approve2.length) throw invalid("--approve needs --call-id and --args: it names the choices that approve a tool call");
+    return { choices, approve: null, argsText: null, sha: null, approvers };
+  }
+  if (typeof callId !== "string" || [...callId].length < 1 || [...callId].length > 128 || !printable(callId)) {
+    throw invalid("invalid --call-id: use 1-128 printable characters");
+  }
+  if (!choices.length) {
+    choices = ["approve", "decline"];
+    if (!approve2.length) approve2 = ["approve"];
+  } else if (!approve2.length) throw invalid("say which choices approve the call with --approve");
+  for (const c of approve2) {
+    if (!choices.includes(c)) throw invalid(say("choice_not_offered", { choice: c, choices: choices.join(", ") }));
+  }
+  approve2 = [...new Set(approve2)];
+  const argsText = JSON.stringify(a.args);
+  const enc = new TextEncoder();
+  const size = enc.encode(a.prompt).length + enc.encode(pyJson(choices)).length + enc.encode(argsText).length;
+  const limit = obj.config.max_turn_bytes;
+  if (size > limit) {
+    throw invalid(`the request is ${size} bytes with its choices and arguments, more than transcript.max_turn_bytes (${limit})`);
+  }
+  return { choices, approve: approve2, argsText, sha: argsSha256(a.args), approvers };
+}
+function visible(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+}
+function get(obj, a) {
+  visible(obj);
+  const r = obj.db.one(`SELECT ${COLS2} FROM requests WHERE id = ?`, a.request_id);
+  if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
+  return requestJson(r);
+}
+function pyJson(items) {
+  const str2 = (s) => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  return "[" + items.map(str2).join(", ") + "]";
+}
+function checkAsk(prompt2, choices) {
+  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid(say("empty_prompt"));
+  if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
+  for (const c of choices) if (typeof c !== "string" || !c) throw invalid(say("empty_choice"));
+  if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
+  return choices;
+}
+function ask2(obj, a) {
+  const key = validRequestId(a.request_id) ?? null;
+  const b = checkBinding(obj, a, checkAsk(a.prompt, a.choices ?? []));
+  const choices = b.choices;
+  visible(obj);
+  if (key !== null) {
+    const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
+    if (made) {
+      const asked = get(obj, { request_id: made[0] });
+      const sameApprovers = JSON.stringify([...asked.approvers].sort()) === JSON.stringify([...b.approvers].sort());
+      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices) || asked.call_id !== (a.call_id ?? null) || asked.args_sha256 !== b.sha || !sameApprovers) {
+        throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
+      }
+      return asked;
+    }
+  }
+  const t = now();
+  check(obj, "write");
+  const id = obj.db.one(
+    "INSERT INTO requests (status, prompt, choices, created_at, expires_at, approvers, call_id, args, args_sha256, approve) VALUES ('pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    a.prompt,
+    pyJson(choices),
+    t,
+    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null,
+    b.approvers.length ? pyJson(b.approvers) : null,
+    a.call_id ?? null,
+    b.argsText,
+    b.sha,
+    b.approve === null ? null : pyJson(b.approve)
+  )[0];
+  event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
+  touch(obj);
+  return get(obj, { request_id: id });
+}
+function decline(obj, a) {
+  if (a.action !== "decline" && a.action !== "cancel" && a.action !== "accept") {
+    throw invalid(say("invalid_elicit_action", { action: a.action }));
+  }
+  const request = get(obj, a);
+  const choice = a.choice ?? null;
+  if (a.action === "accept") {
+    if (!choice) throw invalid(say("empty_choice"));
+    if (request.choices.length && !request.choices.includes(choice)) {
+      throw invalid(say("choice_not_offered", { choice, choices: request.choices.join(", ") }));
+    }
+  }
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
+  const [answer3, comment] = a.action === "accept" ? [choice, null] : [null, a.action];
+  obj.db.run(
+    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    answer3,
+    comment,
+    request.approvers.length ? request.approvers[0] : obj.actor,
+    now(),
+    a.request_id
+  );
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: answer3 });
+  touch(obj);
+  return get(obj, a);
+}
+function listRequests(obj, a) {
+  visible(obj);
+  const where = a.pending_only ? "WHERE status = 'pending'" : "";
+  return obj.db.all(`SELECT ${COLS2} FROM requests ${where} ORDER BY id`).map(requestJson);
+}
+function answer2(obj, a) {
+  const request = get(obj, a);
+  if (request.choices.length && !request.choices.includes(a.choice)) {
+    throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
+  }
+  if (!a.choice) throw invalid(say("empty_choice"));
+  if (request.approvers.length && !request.approvers.includes(obj.actor)) {
+    throw denied(`${obj.actor} may not answer request ${a.request_id} of ${obj.what}: only ${request.approvers.join(", ")} may (its --approver)`);
+  }
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
+  obj.db.run(
+    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    a.choice,
+    a.comment ?? null,
+    obj.actor,
+    now(),
+    a.request_id
+  );
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });
+  touch(obj);
+  return get(obj, a);
+}
+function expire(obj, t) {
+  const ids = obj.db.all("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", t).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE requests SET status = 'expired' WHERE id = ?", id);
+    event(obj, "elicit.expired", { request_id: id }, null);
+  }
+  if (ids.length) touch(obj, false);
+  return ids.length;
+}
+
 // src/rules/sessions.ts
 var PROMPT_COLUMNS = [
   "id",
@@ -6810,6 +7052,35 @@ function events(obj, a) {
   obj.requireVisible();
   return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
 }
+var UI_EVENTS = 50;
+var UI_FINISHED = 20;
+function sessionPage(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const pending = obj.db.all(`SELECT ${COLS2} FROM requests WHERE status = 'pending' ORDER BY id`).map(requestJson);
+  const answered = obj.db.all(`SELECT ${COLS2} FROM requests WHERE status != 'pending' ORDER BY id DESC LIMIT ?`, UI_FINISHED).map(requestJson);
+  const columns = PROMPT_COLUMNS.join(", ");
+  const active = obj.db.all(`SELECT ${columns} FROM prompts WHERE status = 'processing' ORDER BY id`).map(promptJson);
+  obj.db.all(`SELECT ${columns} FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => {
+    const p = promptJson(r);
+    p.position = i + 1;
+    active.push(p);
+  });
+  const finished = obj.db.all(`SELECT ${columns} FROM prompts WHERE status NOT IN ('pending', 'processing') ORDER BY id DESC LIMIT ?`, UI_FINISHED).map(promptJson);
+  const where = a.events_before != null ? "WHERE seq < ?" : "";
+  const params = a.events_before != null ? [a.events_before] : [];
+  let events2 = obj.db.all(`SELECT seq, type, actor, data, at FROM events ${where} ORDER BY seq DESC LIMIT ?`, ...params, UI_EVENTS + 1).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
+  const more = events2.length > UI_EVENTS;
+  events2 = events2.slice(0, UI_EVENTS);
+  return {
+    info: sessionJson(obj),
+    pending,
+    answered,
+    queue: { active, finished },
+    events: events2,
+    events_before: more ? events2[events2.length - 1].seq : null
+  };
+}
 function participants(obj) {
   requireSession(obj);
   obj.requireVisible();
@@ -6828,191 +7099,6 @@ function expireLeases(obj, t) {
     touch(obj, false);
   }
   return n;
-}
-
-// src/rules/elicit.ts
-import { createHash as createHash3 } from "node:crypto";
-var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at, approvers, call_id, args, args_sha256, approve";
-var MAX_APPROVERS = 32;
-var requestJson = (r) => {
-  const approve2 = r[14] === null || r[14] === void 0 ? null : JSON.parse(r[14]);
-  let approved = null;
-  if (r[11] !== null && r[11] !== void 0 && r[1] === "answered") approved = r[6] !== null && approve2.includes(r[6]);
-  else if (r[11] !== null && r[11] !== void 0 && r[1] === "expired") approved = false;
-  return {
-    id: r[0],
-    status: r[1],
-    prompt: r[2],
-    choices: JSON.parse(r[3]),
-    created_at: iso(r[4]),
-    expires_at: iso(r[5]),
-    answer: r[6],
-    comment: r[7],
-    answered_by: r[8],
-    answered_at: iso(r[9]),
-    approvers: r[10] === null || r[10] === void 0 ? [] : JSON.parse(r[10]),
-    call_id: r[11] ?? null,
-    args: r[12] === null || r[12] === void 0 ? null : JSON.parse(r[12]),
-    args_sha256: r[13] ?? null,
-    approve: approve2,
-    approved
-  };
-};
-function canonical2(value) {
-  if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return "[" + value.map(canonical2).join(",") + "]";
-  const o = value;
-  return "{" + Object.keys(o).sort().map((k) => JSON.stringify(k) + ":" + canonical2(o[k])).join(",") + "}";
-}
-var argsSha256 = (value) => createHash3("sha256").update(canonical2(value)).digest("hex");
-function checkBinding(obj, a, choices) {
-  const approvers = [...new Set(a.approvers ?? [])];
-  if ((a.approvers ?? []).length > MAX_APPROVERS) throw invalid(`at most ${MAX_APPROVERS} --approver users may be named`);
-  for (const u of approvers) validName(u, "user");
-  let approve2 = [...a.approve ?? []];
-  const callId = a.call_id ?? null;
-  const hasArgs = a.args !== null && a.args !== void 0;
-  if (callId === null !== !hasArgs) throw invalid("--call-id and --args go together: give both, or neither");
-  if (callId === null) {
-    if (approve2.length) throw invalid("--approve needs --call-id and --args: it names the choices that approve a tool call");
-    return { choices, approve: null, argsText: null, sha: null, approvers };
-  }
-  if (typeof callId !== "string" || [...callId].length < 1 || [...callId].length > 128 || !printable(callId)) {
-    throw invalid("invalid --call-id: use 1-128 printable characters");
-  }
-  if (!choices.length) {
-    choices = ["approve", "decline"];
-    if (!approve2.length) approve2 = ["approve"];
-  } else if (!approve2.length) throw invalid("say which choices approve the call with --approve");
-  for (const c of approve2) {
-    if (!choices.includes(c)) throw invalid(say("choice_not_offered", { choice: c, choices: choices.join(", ") }));
-  }
-  approve2 = [...new Set(approve2)];
-  const argsText = JSON.stringify(a.args);
-  const enc = new TextEncoder();
-  const size = enc.encode(a.prompt).length + enc.encode(pyJson(choices)).length + enc.encode(argsText).length;
-  const limit = obj.config.max_turn_bytes;
-  if (size > limit) {
-    throw invalid(`the request is ${size} bytes with its choices and arguments, more than transcript.max_turn_bytes (${limit})`);
-  }
-  return { choices, approve: approve2, argsText, sha: argsSha256(a.args), approvers };
-}
-function visible(obj) {
-  requireSession(obj);
-  obj.requireVisible();
-}
-function get(obj, a) {
-  visible(obj);
-  const r = obj.db.one(`SELECT ${COLS2} FROM requests WHERE id = ?`, a.request_id);
-  if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
-  return requestJson(r);
-}
-function pyJson(items) {
-  const str2 = (s) => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
-  return "[" + items.map(str2).join(", ") + "]";
-}
-function checkAsk(prompt2, choices) {
-  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid(say("empty_prompt"));
-  if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
-  for (const c of choices) if (typeof c !== "string" || !c) throw invalid(say("empty_choice"));
-  if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
-  return choices;
-}
-function ask2(obj, a) {
-  const key = validRequestId(a.request_id) ?? null;
-  const b = checkBinding(obj, a, checkAsk(a.prompt, a.choices ?? []));
-  const choices = b.choices;
-  visible(obj);
-  if (key !== null) {
-    const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
-    if (made) {
-      const asked = get(obj, { request_id: made[0] });
-      const sameApprovers = JSON.stringify([...asked.approvers].sort()) === JSON.stringify([...b.approvers].sort());
-      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices) || asked.call_id !== (a.call_id ?? null) || asked.args_sha256 !== b.sha || !sameApprovers) {
-        throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
-      }
-      return asked;
-    }
-  }
-  const t = now();
-  check(obj, "write");
-  const id = obj.db.one(
-    "INSERT INTO requests (status, prompt, choices, created_at, expires_at, approvers, call_id, args, args_sha256, approve) VALUES ('pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    a.prompt,
-    pyJson(choices),
-    t,
-    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null,
-    b.approvers.length ? pyJson(b.approvers) : null,
-    a.call_id ?? null,
-    b.argsText,
-    b.sha,
-    b.approve === null ? null : pyJson(b.approve)
-  )[0];
-  event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
-  touch(obj);
-  return get(obj, { request_id: id });
-}
-function decline(obj, a) {
-  if (a.action !== "decline" && a.action !== "cancel" && a.action !== "accept") {
-    throw invalid(say("invalid_elicit_action", { action: a.action }));
-  }
-  const request = get(obj, a);
-  const choice = a.choice ?? null;
-  if (a.action === "accept") {
-    if (!choice) throw invalid(say("empty_choice"));
-    if (request.choices.length && !request.choices.includes(choice)) {
-      throw invalid(say("choice_not_offered", { choice, choices: request.choices.join(", ") }));
-    }
-  }
-  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
-  const [answer3, comment] = a.action === "accept" ? [choice, null] : [null, a.action];
-  obj.db.run(
-    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
-    answer3,
-    comment,
-    request.approvers.length ? request.approvers[0] : obj.actor,
-    now(),
-    a.request_id
-  );
-  event(obj, "elicit.answered", { request_id: a.request_id, answer: answer3 });
-  touch(obj);
-  return get(obj, a);
-}
-function listRequests(obj, a) {
-  visible(obj);
-  const where = a.pending_only ? "WHERE status = 'pending'" : "";
-  return obj.db.all(`SELECT ${COLS2} FROM requests ${where} ORDER BY id`).map(requestJson);
-}
-function answer2(obj, a) {
-  const request = get(obj, a);
-  if (request.choices.length && !request.choices.includes(a.choice)) {
-    throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
-  }
-  if (!a.choice) throw invalid(say("empty_choice"));
-  if (request.approvers.length && !request.approvers.includes(obj.actor)) {
-    throw denied(`${obj.actor} may not answer request ${a.request_id} of ${obj.what}: only ${request.approvers.join(", ")} may (its --approver)`);
-  }
-  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
-  obj.db.run(
-    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
-    a.choice,
-    a.comment ?? null,
-    obj.actor,
-    now(),
-    a.request_id
-  );
-  event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });
-  touch(obj);
-  return get(obj, a);
-}
-function expire(obj, t) {
-  const ids = obj.db.all("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", t).map((r) => r[0]);
-  for (const id of ids) {
-    obj.db.run("UPDATE requests SET status = 'expired' WHERE id = ?", id);
-    event(obj, "elicit.expired", { request_id: id }, null);
-  }
-  if (ids.length) touch(obj, false);
-  return ids.length;
 }
 
 // src/rules/alarms.ts
@@ -7932,6 +8018,8 @@ var RULES = {
   dequeue,
   queue,
   events,
+  session_page: sessionPage,
+  rows_before: rowsBefore,
   participants,
   get_prompt: getPrompt,
   append_many: appendMany,
@@ -8473,6 +8561,8 @@ var DurableObjectSession = class {
       next_alarm_at: nextAlarmAt(this.db),
       external_id: external_id ?? null,
       pending_at: pendingAt(this.db),
+      pending_requests: Number(this.db.one("SELECT count(*) FROM requests WHERE status = 'pending'")[0]),
+      // the list's badge (docs/reference/ui.md §16.3)
       members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]]),
       tags: this.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]])
       // docs/reference/storage.md §3

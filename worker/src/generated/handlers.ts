@@ -43,6 +43,8 @@ export const RULES = {
   dequeue: sessions.dequeue,
   queue: sessions.queue,
   events: sessions.events,
+  session_page: sessions.sessionPage,
+  rows_before: transcript.rowsBefore,
   participants: sessions.participants,
   get_prompt: sessions.getPrompt,
   append_many: transcript.appendMany,
