@@ -393,10 +393,9 @@ class Store(StoreOps):
 
     def steps(self, name, *, prompt=None) -> list:
         """`session steps`: NAME's step journal (docs/reference/sessions.md §5.2), by prompt id then seq; PROMPT keeps one prompt's."""
-        from .core import steps
+        from .steps import listing
 
-        with self.open(name) as session:
-            return steps.listing(session, prompt_id=prompt)
+        return listing(self, name, prompt)
 
     def path(self, name=None) -> str:
         """The data directory, or NAME's object file (exit 3 when NAME is missing or not visible)."""

@@ -572,16 +572,19 @@ class RemoteStore(StoreOps):
     def path(self, name=None):
         raise not_available("path")
 
-    def step(self, name, key, fn, **_kw):
-        self.steps(name)
+    def step(self, name, key, fn, *, prompt=None, attempt=None, call_id=None, args=None, approval=None):
+        """docs/reference/sessions.md §5.2 "Remote": as the file backend's (durable_cli/steps.py runs FN here, without
+        holding anything); the reservation, each renewal and the commit are each one request to the object."""
+        from ..steps import step_library
 
-    def steps(self, name, **_kw):
-        """The step journal is not on the Worker yet: NAME's existence and visibility answered first (exit 3, as
-        every command's), then exit 2."""
-        with self.open(name) as session:
-            session.show()
-        raise invalid("steps (docs/reference/sessions.md §5.2) do not work with --remote in this version yet; run them against a "
-                      "local data directory")
+        return step_library(self, name, key, fn, prompt=prompt, attempt=attempt, call_id=call_id, args=args,
+                            approval=approval)
+
+    def steps(self, name, *, prompt=None) -> list:
+        """`session steps`: the journal in the object's storage, read a page a request (docs/reference/remote.md §13)."""
+        from ..steps import listing
+
+        return listing(self, name, prompt)
 
     def backup(self, dest, **_kw):
         raise not_available("backup")
