@@ -333,7 +333,8 @@ def listing(obj, *, prompt_id=None, cursor=None) -> dict:
     where, params = "WHERE (prompt_id > ? OR (prompt_id = ? AND seq > ?))", [after[0], after[0], after[1]]
     if prompt_id is not None:
         where, params = where + " AND prompt_id = ?", params + [prompt_id]
-    rows, size = [], 0
+    rows: list = []
+    size = 0
     for r in obj.db.execute(f"{_SELECT} {where} ORDER BY prompt_id, seq", params):
         if len(rows) >= PAGE_ROWS or size >= PAGE_BYTES:
             last = rows[-1]
