@@ -20,6 +20,8 @@ EXIT_CODES = {
 class DurableError(Exception):
     """A failure a user can act on: a message naming the thing and the way out, a code, an exit status."""
 
+    retry_after: float | None = None  # a remote rate_limited refusal's wait in seconds (durable ui's Retry-After)
+
     def __init__(self, message: str, code: str = "internal", document=None):
         super().__init__(message)
         self.message = message

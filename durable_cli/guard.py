@@ -17,5 +17,7 @@ poll_settled = None
 signals_deferred = None
 
 # A dict the CLI sets for one run (docs/reference/traces.md §15.6, operation spans): object id -> [file path, wakes,
-# lock wait, wake, work, commit seconds], summed over the run's wakes of that object. None in the library.
+# lock wait, wake, work, commit seconds, alarms fired], summed over the run's wakes of that object, and "remote" ->
+# [requests, seconds] of the requests to a Worker. None in the library. `mcp` and `ui` route it per call
+# (telemetry/operation.py Routed): only its setdefault is used.
 wakes = None

@@ -20,6 +20,7 @@ import time
 
 from . import clock
 from .errors import DurableError, invalid
+from .stop import Stop
 
 OUTPUTS = ("auto", "text", "rows")
 FORMATS = ("messages", "responses", "anthropic", "gemini", "json")
@@ -82,30 +83,7 @@ class Settings:
             from .telemetry import otlp
 
             self.live = otlp.live(config)
-
-
-class Stop:
-    """SIGINT/SIGTERM as `work` takes them: remembered (first one wins), and sent on to CMD's group."""
-
-    def __init__(self):
-        self.status = None
-        self.group = None  # CMD's process group while it runs
-
-    def __call__(self, signum, _frame):
-        if self.status is None:
-            self.status = 128 + signum
-        if self.group is not None:
-            try:
-                os.killpg(self.group, signum)
-            except OSError:
-                pass
-
-    def install(self):
-        self.saved = {s: signal.signal(s, self) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def restore(self):
-        for s, handler in self.saved.items():
-            signal.signal(s, handler)
+        self.units = None  # with telemetry.traces = all: a `durable work` span per prompt handled (traces.md §15.6)
 
 
 class Taken:
@@ -289,6 +267,7 @@ class Supervisor:
         self.status_shown = False  # the waiting line is on the terminal
         self.recorded = False  # the outcome of the prompt in hand was committed (not a hand-back after a signal)
         self.broken = {}  # --all: the sessions found corrupt (exit 7) -> when to try them again (monotonic)
+        self.outcome = None  # the last prompt's outcome and attempts, for its operation span
 
     # -- taking ---------------------------------------------------------------------------------------
 
@@ -381,6 +360,7 @@ class Supervisor:
         while True:
             if self.stop.status is not None:
                 return self.stop.status
+            unit = self._unit()
             try:
                 taken = self.take()
             except DurableError as e:
@@ -398,7 +378,7 @@ class Supervisor:
                 continue
             self._waiting(False)
             self.recorded = False
-            self.handle(taken)
+            self._handle(taken, unit)
             self.handled += 1
             _deliver()  # the outcome's deliveries, at most 2 s before the next take
             if self.stop.status is not None:
@@ -408,6 +388,36 @@ class Supervisor:
             if self.s.once:
                 return 0
             idle_since, delay = time.monotonic(), 0.02
+
+    def _unit(self):
+        """With operation spans (docs/reference/traces.md §15.6), a new prompt's wakes and start: (wakes, start ns)."""
+        if self.s.units is None:
+            return None
+        from .telemetry.operation import unit
+
+        return unit(), time.time_ns()
+
+    def _handle(self, taken, unit) -> None:
+        """handle(TAKEN), then its `durable work` span (from the take to the finish or release) when UNIT."""
+        if unit is None:
+            return self.handle(taken)
+        self.outcome = None
+        status = code = None
+        try:
+            self.handle(taken)
+            status = 0
+        except BaseException as e:
+            from .telemetry.operation import code_status
+
+            status, code = code_status(e) if isinstance(e, Exception) else (None, None)
+            raise
+        finally:
+            if status is not None:
+                extra = {"durable.prompt.id": taken.id}
+                if self.outcome is not None:
+                    extra["durable.prompt.outcome"] = self.outcome["outcome"]
+                    extra["durable.prompt.attempts"] = self.outcome["attempts"]
+                self.s.units.send_now("work", status, code, wakes=unit[0], start_ns=unit[1], extra=extra)
 
     def environment(self, taken) -> dict:
         env = dict(os.environ)
@@ -560,18 +570,15 @@ class Supervisor:
 
     def _report(self, taken, outcome, attempts, rows, error, note=None, recorded=True):
         self.recorded = recorded and outcome != "lost"
+        self.outcome = {"outcome": outcome, "attempts": attempts}
         self.report({"name": taken.name, "prompt": taken.id, "outcome": outcome, "attempts": attempts, "rows": rows,
                      "steps": self._steps(taken), "error": error}, note)
 
     def _steps(self, taken) -> dict:
         """docs/reference/sessions.md §5.2: the steps this start committed (`ran`) and replayed (`replayed`), in seq order."""
         none: dict = {"ran": [], "replayed": []}
-        if getattr(self.store, "url", None):
-            return none  # the remote journal is not read here yet
         try:
-            from .core.steps import of_start
-
-            return self._on(taken, lambda session: of_start(session, taken.id, taken.attempt), tries=2)
+            return self._on(taken, lambda session: session.step_report(prompt_id=taken.id, start=taken.attempt), tries=2)
         except DurableError:
             return none  # the session went away meanwhile: its outcome line still goes out
 

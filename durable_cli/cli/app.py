@@ -199,7 +199,7 @@ def run(argv) -> int:
     argv = list(argv)
     G.home = G.user = G.tenant = G.lock_timeout = G.remote = G._store = None
     G.argv = argv
-    G.span = None
+    G.span = G.units = None
     render.last_code = None
     command = None
     D.committing = D.exiting = False
@@ -292,6 +292,14 @@ def run(argv) -> int:
                 pass
     if D.requested is not None and not D.committing:
         status = D.requested  # interrupted, though the Interrupted itself was swallowed: nothing committed
+    units, G.units = G.units, None
+    if units is not None:  # work, mcp, ui: one span per prompt, tool call or POST (docs/reference/traces.md §15.6)
+        try:
+            units.close()
+        except Exception:  # noqa: BLE001 - a trace backend never changes an outcome
+            pass
+        if units.sent and status in (0, units.last_status):
+            return status  # the run's spans were its units'; a failure none of them carried still sends its own
     if status not in (130, 143) and not completing:
         _operation_span(argv, command, status, wakes, started_ns)
     return status

@@ -3,7 +3,7 @@
 import typer
 
 from ..errors import DurableError
-from .options import store
+from .options import store, units
 
 SDK_MISSING = ("durable mcp needs the MCP Python SDK (mcp >= 2.3), which is not installed; "
                "install it with: pip install 'durable-cli[mcp]'")
@@ -56,4 +56,4 @@ def mcp(
         raise DurableError(SDK_MISSING, "invalid_input") from None
     from ..integrations.mcp import serve
 
-    return serve(store())
+    return serve(store(), units())  # units: a span per tool call with telemetry.traces = all

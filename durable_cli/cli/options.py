@@ -16,6 +16,7 @@ class Globals:
     remote = None
     argv = None  # this run's command line (`durable step` finds its `--` in it)
     span: dict | None = None  # attributes a command adds to its operation span (docs/reference/traces.md §15.6), or None
+    units = None  # work, mcp, ui: their spans per prompt, tool call or POST (telemetry/operation.py Units), or None
     _store = None
 
 
@@ -44,6 +45,20 @@ def operation_spans() -> bool:
     if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return False
     return store().config.get("telemetry.traces") == "all"
+
+
+def units(live=None):
+    """With telemetry.traces = all, the sender of a long-running command's spans, one per unit of its work
+    (docs/reference/traces.md §15.6: a prompt of `work`, a tool call of `mcp`, a POST of `ui`); else None, and
+    nothing imported. Its wakes are then routed per unit (operation.Routed)."""
+    if G.units is None and operation_spans():
+        from .. import guard
+        from ..telemetry import operation
+
+        s = store()
+        G.units = operation.Units(s.config, remote=type(s).__name__ == "RemoteStore", live=live)
+        guard.wakes = operation.Routed()
+    return G.units
 
 
 def memory_span(operation: str, doc: dict) -> None:

@@ -6,7 +6,7 @@ import typer
 
 from ..errors import DurableError
 from . import render
-from .options import complete_choices, complete_name, one_output, store
+from .options import complete_choices, complete_name, one_output, store, units
 
 
 def register(app: typer.Typer) -> None:
@@ -48,6 +48,7 @@ def work(
     s = store()
     settings = Settings(s, command=command, context=context, format=fmt, lease=lease, wait=wait, once=once,
                         attempts=attempts, grace=grace, output=output, model=model)
+    settings.units = units(live=settings.live)  # a span per prompt with telemetry.traces = all (traces.md §15.6)
     def report(line, note=None):
         if json_out:
             render.out(json.dumps(line, ensure_ascii=False, separators=(",", ":")))  # compact, as every --json (docs/reference/output.md §4)

@@ -24,14 +24,15 @@ def fire_due(obj) -> str:
         return "ok"
     if meta["expires_at"] is not None and meta["expires_at"] <= now:
         obj.handle.delete(owner=meta["owner"], name=meta["name"], created_at=meta["created_at"])  # via the intent journal
+        obj.handle.alarms_fired += 1
         return "expired"
     with obj.handle.transaction():
-        sessions.expire_leases(obj, now)
-        elicit.expire(obj, now)
+        fired = sessions.expire_leases(obj, now) + elicit.expire(obj, now)
         if obj.db.execute("SELECT 1 FROM schedules WHERE next_at <= ? LIMIT 1", (now,)).fetchone():
             from . import schedules  # docs/reference/sessions.md §5.3: imported only when one is due
 
-            schedules.fire_due(obj, now)
+            fired += schedules.fire_due(obj, now)
+    obj.handle.alarms_fired += fired  # an operation span's durable.alarms.fired (docs/reference/traces.md §15.6)
     if obj.db.execute("SELECT 1 FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1", (now,)).fetchone():
         from .. import deliver  # docs/reference/sessions.md §5.3: the command that woke it sends them after its own work
 

@@ -461,6 +461,13 @@ class Tools:
                 return empty()
             raise
 
+    def exists(self, key) -> bool:
+        """Whether fact KEY is stored (confirmed or not): only asked for an operation span (traces.md §15.6)."""
+        try:
+            return self._reserved(lambda m: m.get_fact(key, all_facts=True), empty=lambda: None) is not None
+        except DurableError:
+            return False
+
     def memory_get(self, a):
         return self._reserved(lambda m: m.get_fact(a["key"]))
 
@@ -945,10 +952,11 @@ class _Server(Server):
 
 
 class DurableMCP:
-    def __init__(self, store):
+    def __init__(self, store, units=None):
         from .. import __version__
 
         self.store = store
+        self.units = units  # with telemetry.traces = all: a `durable mcp <tool>` span per call (docs/reference/traces.md §15.6)
         self.tools = Tools(store)
         self.remote = not hasattr(store, "objects")
         self.bus = InMemorySubscriptionBus()
@@ -999,6 +1007,40 @@ class DurableMCP:
             for name, spec in TOOLS.items()])
 
     async def call_tool(self, ctx, params):
+        if self.units is None:
+            return await self.call(ctx, params)
+        import time
+
+        from ..telemetry.operation import unit
+
+        wakes, started = unit(), time.time_ns()
+        existed = None
+        if params.name == "memory_set" and isinstance(params.arguments, dict):  # a new key or an existing one
+            existed = await self.run_sync(self.tools.exists, params.arguments.get("key"))
+        result = await self.call(ctx, params)
+        status, code, extra = 0, None, {}
+        if getattr(result, "is_error", False):
+            error = (result.structured_content or {}).get("error") or {}
+            status, code = error.get("exit_status", 1), error.get("code")
+        else:
+            extra = self.memory_span(params.name, getattr(result, "structured_content", None), existed)
+        self.units.span(f"mcp {params.name}" if params.name in TOOLS else "mcp", status, code, wakes=wakes,
+                        start_ns=started, extra=extra)
+        return result
+
+    def memory_span(self, tool, doc, existed) -> dict:
+        """memory_set and memory_confirm are memory operations of the conventions (docs/reference/traces.md §15.6)."""
+        if tool not in ("memory_set", "memory_confirm") or not isinstance(doc, dict):
+            return {}
+        if tool == "memory_confirm" and not doc.get("confirmed"):
+            return {}  # the person did not confirm: nothing was written
+        out = {"gen_ai.operation.name": "update_memory" if existed or tool == "memory_confirm" else "create_memory",
+               "durable.memory.source": doc.get("source"), "durable.memory.confirmed": bool(doc.get("confirmed"))}
+        if self.store.config.get("telemetry.content"):
+            out.update({"durable.memory.key": doc.get("key"), "durable.memory.value": doc.get("value")})
+        return {k: v for k, v in out.items() if v is not None}
+
+    async def call(self, ctx, params):
         try:
             arguments = held_arguments(params.arguments)
             if params.name not in TOOLS:
@@ -1331,7 +1373,7 @@ async def _serve(app: DurableMCP, guard: Guard) -> int:
     return status
 
 
-def serve(store) -> int:
+def serve(store, units=None) -> int:
     """Serve MCP on stdin/stdout until stdin closes (exit 0) or SIGINT/SIGTERM (130/143: the call in hand
     either committed before the signal, or changed nothing)."""
     from .. import guard as _guard
@@ -1339,7 +1381,7 @@ def serve(store) -> int:
     guard = Guard()
     _guard.commit_guard = guard
     Wire.closing = False
-    app = DurableMCP(store)
+    app = DurableMCP(store, units)
     status_line(store)
     try:
         return anyio.run(_serve, app, guard)

@@ -72,7 +72,18 @@ class RemoteClient:
         """
         from .. import guard as _guard
 
-        guard = _guard.commit_guard if write else None
+        wakes = _guard.wakes
+        if wakes is not None:  # an operation span's durable.remote.duration (docs/reference/traces.md §15.6)
+            began = time.perf_counter()
+            try:
+                return self._guarded(body, write=write, guard=_guard.commit_guard if write else None)
+            finally:
+                seen = wakes.setdefault("remote", [0, 0.0])
+                seen[0] += 1
+                seen[1] += time.perf_counter() - began
+        return self._guarded(body, write=write, guard=_guard.commit_guard if write else None)
+
+    def _guarded(self, body: dict, *, write: bool, guard) -> object:
         if guard is None:
             return self._call(body, write=write)
         unknown = None
@@ -138,8 +149,11 @@ class RemoteClient:
                         and time.monotonic() + wait < deadline:
                     time.sleep(wait)
                     continue
-                raise DurableError(err.get("message", "the Worker refused the request"), err.get("code", "internal"),
-                                   document=err.get("document"))
+                refused = DurableError(err.get("message", "the Worker refused the request"), err.get("code", "internal"),
+                                       document=err.get("document"))
+                if isinstance(wait, (int, float)):
+                    refused.retry_after = wait  # a rate_limited error's wait (durable ui's Retry-After)
+                raise refused
             if attempt < len(RETRY_DELAYS):
                 time.sleep(min(RETRY_DELAYS[attempt], max(deadline - time.monotonic(), 0)))
         if write and sent:

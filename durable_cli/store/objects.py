@@ -176,6 +176,7 @@ class ObjectHandle:
         self.before_commit = None
         self.ahead = None
         self.commit_seconds = 0.0  # COMMITs and the index update at sleep (an operation span's, §15.6)
+        self.alarms_fired = 0  # what core/alarms.py fired in this wake (an operation span's, §15.6)
 
     def row(self, sql: str, params=()):
         try:
@@ -605,13 +606,14 @@ class ObjectStore:
             else:
                 handle.lock.release()
             if _guard.wakes is not None:  # docs/reference/traces.md §15.6: lock wait, wake, work, commit
-                seen = _guard.wakes.setdefault(object_id, [None, 0, 0.0, 0.0, 0.0, 0.0])
+                seen = _guard.wakes.setdefault(object_id, [None, 0, 0.0, 0.0, 0.0, 0.0, 0])
                 seen[0] = None if handle.deleted else handle.path
                 seen[1] += 1
                 seen[2] += locked - began
                 seen[3] += max(0.0, woken - locked)
                 seen[4] += max(0.0, done - woken - in_work)
                 seen[5] += handle.commit_seconds
+                seen[6] += handle.alarms_fired
 
     def read_kept(self, object_id: str, what: str, read):
         """READ(db) in one read transaction on the connection a former run of this kept-open store left open

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -47,8 +48,14 @@ class Settings:
     remote: object = None
     on_token: Any = None
     hub: Any = field(default=None)
+    shared: Any = None  # --remote: the run's RemoteStore (one kept-alive connection per thread), shared by every request
+    units: Any = None  # with telemetry.traces = all: a `durable ui` span per POST (docs/reference/traces.md §15.6)
 
     def store(self):
+        """A Store for one request: the run's remote one (docs/reference/ui.md §16.8: the token stays in this
+        process), or a file-backed one of its own, closed after the request."""
+        if self.shared is not None:
+            return _Kept(self.shared)
         from ..library import Store
 
         return Store(self.home, user=self.as_user, tenant=self.tenant, lock_timeout=self.lock_timeout)
@@ -63,6 +70,20 @@ class Settings:
         return min(config.seconds("defaults.lock_timeout"), 2.0)
 
 
+class _Kept:
+    """The run's remote Store as one request's: the same object, but `close` (each request's end) keeps its
+    connections for the next request."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def close(self) -> None:
+        pass
+
+
 class Hub:
     """The live streams' one poller: index.db's updated_at read at most every 0.25 s for all streams
     together (and only while a stream is open); each change wakes every stream with the ids that changed."""
@@ -71,6 +92,9 @@ class Hub:
         self.settings = settings
         self.streams = 0
         self.stopping = False
+        self.refused = None  # --remote: the Worker's refusal of the run's token (revoked, expired): every stream ends
+        # the index Durable Objects are polled at most once a second for all streams (docs/reference/ui.md §16.8)
+        self.interval = 1.0 if settings.shared is not None else 0.25
         self.version = 0
         self.changed = None  # ids changed at `version` (None: anything, e.g. a deletion)
         self.event = asyncio.Event()
@@ -88,7 +112,24 @@ class Hub:
         if self.task is not None:
             self.task.cancel()
 
+    def _read_remote(self):
+        """The first page of the acting user's `ls --all` from the index Durable Objects (one request): each
+        session's (updated_at, status, title, turns, tokens, questions) against the previous poll's."""
+        store = self.settings.store()
+        try:
+            rows = store.sessions_page(all_objects=True, limit=100)["rows"]
+        except DurableError as e:
+            if e.code == "permission_denied":
+                self.refused = e
+            return self._seen, set()
+        seen = {r["id"]: (r["updated_at"], r["status"], r["title"], r["turns"], r["tokens"], r["pending_requests"]) for r in rows}
+        if self._seen is None or seen == self._seen:
+            return seen, set()
+        return seen, {k for k in seen.keys() | self._seen.keys() if seen.get(k) != self._seen.get(k)}
+
     def _read(self):
+        if self.settings.shared is not None:
+            return self._read_remote()
         store = self.settings.store()
         try:
             index = store.objects.index(create=False)
@@ -124,9 +165,12 @@ class Hub:
                     self.changed = changed
                     old, self.event = self.event, asyncio.Event()
                     old.set()
+                if self.refused is not None:  # the Worker no longer accepts the token: the live streams end
+                    old, self.event = self.event, asyncio.Event()
+                    old.set()
             else:
                 self._seen = None
-            await asyncio.sleep(0.25)
+            await asyncio.sleep(self.interval)
 
 
 def make_app(settings: Settings):
@@ -165,6 +209,15 @@ def make_app(settings: Settings):
     return app
 
 
+_FAILURE: ContextVar = ContextVar("durable_ui_post_failure", default=None)  # a traced POST's refusal, by its §4 code
+
+
+def _failed(e: DurableError) -> None:
+    box = _FAILURE.get()
+    if box is not None:
+        box.setdefault("code", e.code)
+
+
 class Pages:
     def __init__(self, settings: Settings, env):
         self.s = settings
@@ -198,7 +251,7 @@ class Pages:
         if not hmac.compare_digest(cookie.encode(), self.s.token.encode()):
             return self.forbidden()
         if request.method == "POST":
-            return await self.post(request)
+            return await (self.post(request) if self.s.units is None else self.traced_post(request))
         if request.method not in ("GET", "HEAD"):
             return PlainTextResponse("Method Not Allowed\n", status_code=405, headers={"Allow": "GET, POST"})
         return await self.get(request, query)
@@ -234,6 +287,25 @@ class Pages:
         if path == "/memory/confirm":
             return await self.write(self._confirm, form)
         return self.not_found_page()
+
+    async def traced_post(self, request: Request) -> Response:
+        """post(REQUEST), then its span: exit status 0 for a write done, else the §4 status of its refusal."""
+        from ..errors import EXIT_CODES
+        from ..telemetry.operation import unit
+
+        failure: dict = {}
+        wakes, started = unit(), time.time_ns()
+        _FAILURE.set(failure)
+        try:
+            response = await self.post(request)
+        except Exception:
+            self.s.units.span("ui", 1, "internal", wakes=wakes, start_ns=started)
+            raise
+        code = failure.get("code")
+        if code is None and response.status_code >= 400:
+            code = {403: "permission_denied", 404: "not_found"}.get(response.status_code, "invalid_input")
+        self.s.units.span("ui", EXIT_CODES[code] if code else 0, code, wakes=wakes, start_ns=started)
+        return response
 
     def stale(self) -> Response:
         return self.page("error.html", {"title": "Stale form", "message": STALE}, status=403)
@@ -282,6 +354,7 @@ class Pages:
         return HTMLResponse(self.env.get_template(template).render(**base), status_code=status, headers=headers)
 
     def error_page(self, e: DurableError, template="error.html", context=None) -> Response:
+        _failed(e)
         status = HTTP_STATUS.get(e.code, 500)
         headers = {}
         if e.code == "busy":
@@ -321,6 +394,8 @@ class Pages:
             doc = views.session(store, name, tenant=tenant, before=before, superseded=superseded == "1",
                                 events_before=events_before, lock_timeout=self.s.read_timeout())
         except DurableError as e:  # busy: the CLI's words ("... is busy: ...; retry, ..."), 503 with Retry-After
+            if error is not None:
+                raise  # the page after a failed write cannot be read: the write's own error is shown (_answer)
             return self.error_page(e, context={"title": name})
         finally:
             store.close()
@@ -383,6 +458,7 @@ class Pages:
         try:
             views.answer(store, form)
         except DurableError as e:
+            _failed(e)
             if not name:
                 return self.error_page(e)
             entered = {form.get("request", ""): {"choice": form.get("choice", ""), "comment": form.get("comment", "")}}
@@ -394,8 +470,8 @@ class Pages:
                 return self.error_page(e)
             if response.status_code != HTTP_STATUS.get(e.code, 500):
                 return self.error_page(e)
-            if e.code == "busy":
-                response.headers["Retry-After"] = "1"
+            if e.code in ("busy", "rate_limited"):
+                response.headers["Retry-After"] = self.error_page(e).headers["Retry-After"]
             return response
         finally:
             store.close()
@@ -407,6 +483,7 @@ class Pages:
         try:
             views.confirm(store, form)
         except DurableError as e:
+            _failed(e)
             return self._memory(error=e.message, status=HTTP_STATUS.get(e.code, 500))
         finally:
             store.close()
@@ -417,6 +494,8 @@ class Pages:
         hub = self.s.hub
         if page not in ("list", "session"):
             return PlainTextResponse("give page=list or page=session\n", status_code=400)
+        if hub.refused is not None:
+            return self.error_page(hub.refused)
         if hub.streams >= MAX_STREAMS:
             return PlainTextResponse("Service Unavailable: too many live pages are open\n", status_code=503,
                                      headers={"Retry-After": "5"})
@@ -430,14 +509,14 @@ class Pages:
                 yield "retry: 1000\n\n"
                 version = hub.version
                 beat = time.monotonic()
-                while not hub.stopping:
+                while not hub.stopping and hub.refused is None:
                     event = hub.event
                     if hub.version == version:
                         try:
                             await asyncio.wait_for(event.wait(), 0.5)
                         except TimeoutError:
                             pass
-                    if hub.stopping:
+                    if hub.stopping or hub.refused is not None:
                         break
                     if hub.version != version:
                         version = hub.version
@@ -455,6 +534,12 @@ class Pages:
 
     def _object_id(self, name, tenant):
         store = self.s.store()
+        if self.s.shared is not None:  # the Worker knows the id (its secret): one request
+            try:
+                with store.open(name, tenant=tenant or None) as s:
+                    return s.object_id()["id"]
+            except DurableError:
+                return None
         try:
             address = store.address(name, tenant=tenant or None)
             return store.objects.object_id(address.id_scope, address.owner, address.name)

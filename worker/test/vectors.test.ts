@@ -13,6 +13,8 @@ import { field } from "../src/rules/verbatim";
 import { quote, strip } from "../src/rules/text";
 import { searchMatch } from "../src/rules/rights";
 import { validChange } from "../src/rules/tags";
+import { checkKey, stdoutOf, stepId } from "../src/rules/steps";
+import { blobText } from "../src/rules/rights";
 
 type Vector = { args: any[]; ok?: unknown; error?: string; message?: string };
 
@@ -39,6 +41,12 @@ const RULES: Record<string, (...a: any[]) => unknown> = {
   approx: (s) => approx(s),
   say: (code, values) => say(code, values),
   search_query: (q) => searchMatch(q),
+  step_key: (k) => checkKey(k),
+  step_id: (objectId, promptId, key) => stepId(objectId, promptId, key),
+  step_stdout: (key, stdout, size, tooLarge) => {
+    const data = stdoutOf(key, stdout, size, tooLarge);
+    return data === null ? null : (blobText(data) as string).slice(0, 64);
+  },
   row: (fields) => {
     const p = prepare(obj, fields, "line 1: ");
     return { role: p.role, content: p.content, tokens: p.tokens, call_id: p.call_id, name: p.name,
