@@ -9764,11 +9764,16 @@ var DurableObjectSession = class {
   }
   async leave(obj, entry2, user) {
     if (obj.address.id_scope !== "tenant" || !this.db.one("SELECT 1 FROM participants WHERE user = ?", user)) return null;
+    let gone = [];
     const left = this.ctx.storage.transactionSync(() => {
       this.db.run("DELETE FROM participants WHERE user = ?", user);
       for (const [table, column] of [["turns", "author"], ["prompts", "author"], ["events", "actor"], ["requests", "answered_by"]]) {
         this.db.run(`UPDATE ${table} SET ${column} = NULL WHERE ${column} = ?`, user);
       }
+      gone = ["schedules", "hooks"].filter((table) => this.db.one(`SELECT 1 FROM ${table} WHERE author = ? LIMIT 1`, user));
+      this.db.run("DELETE FROM schedules WHERE author = ?", user);
+      this.db.run("DELETE FROM deliveries WHERE hook_id IN (SELECT id FROM hooks WHERE author = ?)", user);
+      this.db.run("DELETE FROM hooks WHERE author = ?", user);
       this.db.run("UPDATE events SET data = '{}' WHERE type IN ('participant.added', 'participant.removed') AND json_extract(data, '$.user') = ?", user);
       const rest = this.db.all("SELECT user, role FROM participants ORDER BY joined_at, user");
       event(obj, "participant.removed", {}, null);
@@ -9780,7 +9785,7 @@ var DurableObjectSession = class {
       await this.erase();
       return { deleted: entry2() };
     }
-    return { changed: entry2({ what: "participant removed" }) };
+    return { changed: entry2({ what: ["participant removed", ...gone].join(", ") }) };
   }
 };
 var INDEX_RETRY_MS = 2e3;

@@ -175,3 +175,21 @@ def test_a_worker_without_the_allow_list_refuses_loopback_receivers(tmp_path, mo
         assert durable_run("session", "hook", "s", "--url", "https://hooks.example.com/x").status == 0
     finally:
         fleet.stop()
+
+
+def test_forget_user_deletes_the_schedules_and_hooks_they_made_in_tenant_sessions_that_stay(durable, monkeypatch):
+    monkeypatch.setenv("DURABLE_TENANT", "acme")
+    durable("session", "create", "t")
+    durable("session", "invite", "t", "bob", "--role", "owner")
+    monkeypatch.setenv("DURABLE_USER", "bob")
+    durable("session", "prompt", "t", "secret plan of bob", "--every", "1h")
+    assert durable("session", "hook", "t", "--url", "https://bob.example.com/hook").status == 0
+    monkeypatch.setenv("DURABLE_USER", "alice")
+    durable("session", "prompt", "t", "alice's", "--every", "1h")
+    monkeypatch.delenv("DURABLE_TENANT")
+    r = durable("forget", "bob", "--yes", "--json")
+    assert r.status == 0, r.err
+    assert [c["what"] for c in r.json()["changed"]] == ["participant removed, schedules, hooks"]
+    monkeypatch.setenv("DURABLE_TENANT", "acme")
+    assert [s["content"] for s in durable("session", "schedules", "t", "--json").json()] == ["alice's"]
+    assert durable("session", "hooks", "t", "--json").json() == []

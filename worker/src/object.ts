@@ -699,11 +699,17 @@ export class DurableObjectSession {
 
   private async leave(obj: Opened, entry: (extra?: object) => object, user: string): Promise<unknown> {
     if (obj.address.id_scope !== "tenant" || !this.db.one("SELECT 1 FROM participants WHERE user = ?", user)) return null;
+    let gone: string[] = [];
     const left = this.ctx.storage.transactionSync(() => {
       this.db.run("DELETE FROM participants WHERE user = ?", user);
       for (const [table, column] of [["turns", "author"], ["prompts", "author"], ["events", "actor"], ["requests", "answered_by"]]) {
         this.db.run(`UPDATE ${table} SET ${column} = NULL WHERE ${column} = ?`, user);
       }
+      // docs/reference/sessions.md §5.3: the schedules and hooks USER made go (a hook's deliveries with it)
+      gone = ["schedules", "hooks"].filter((table) => this.db.one(`SELECT 1 FROM ${table} WHERE author = ? LIMIT 1`, user));
+      this.db.run("DELETE FROM schedules WHERE author = ?", user);
+      this.db.run("DELETE FROM deliveries WHERE hook_id IN (SELECT id FROM hooks WHERE author = ?)", user);
+      this.db.run("DELETE FROM hooks WHERE author = ?", user);
       this.db.run("UPDATE events SET data = '{}' WHERE type IN ('participant.added', 'participant.removed') AND json_extract(data, '$.user') = ?", user);
       const rest = this.db.all("SELECT user, role FROM participants ORDER BY joined_at, user");
       event(obj, "participant.removed", {}, null);
@@ -715,7 +721,7 @@ export class DurableObjectSession {
       await this.erase();
       return { deleted: entry() };
     }
-    return { changed: entry({ what: "participant removed" }) };
+    return { changed: entry({ what: ["participant removed", ...gone].join(", ") }) };
   }
 }
 
