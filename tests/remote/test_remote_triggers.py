@@ -16,7 +16,8 @@ from tests.remote.conftest import Fleet, post_call, require_workerd, token
 from tests.waiting import wait_until
 
 standardwebhooks = pytest.importorskip("standardwebhooks")
-from tests.core.test_hooks import BODY_DATA_KEYS, Receiver, verified  # noqa: E402 (after the skip)
+from tests.core.test_hooks import BODY_DATA_KEYS, verified  # noqa: E402 (after the skip)
+from tests.helpers import Receiver  # noqa: E402
 
 pytestmark = pytest.mark.parametrize("backend", ["remote"])
 
