@@ -194,3 +194,16 @@ def test_forget_user_deletes_the_schedules_and_hooks_they_made_in_tenant_session
     monkeypatch.setenv("DURABLE_TENANT", "acme")
     assert [s["content"] for s in durable("session", "schedules", "t", "--json").json()] == ["alice's"]
     assert durable("session", "hooks", "t", "--json").json() == []
+
+
+def test_more_deliveries_than_one_alarm_sends_are_all_sent_by_the_next_ones(durable, receiver):
+    # 5 hooks x 3 prompts cancelled in one commit: 15 deliveries, more than one alarm invocation's 10
+    durable("session", "create", "s")
+    for _ in range(5):
+        assert durable("session", "hook", "s", "--url", receiver.url).status == 0
+    for i in range(3):
+        durable("session", "prompt", "s", f"p{i}")
+    assert durable("session", "cancel", "s").status == 0
+    wait_until(lambda: len(receiver.requests) >= 15, "15 deliveries (the alarm set again for the rest)", timeout=60, step=0.05)
+    wait_until(lambda: all(d["status"] == "delivered" for d in _deliveries(durable)), "every delivery recorded", timeout=30, step=0.05)
+    assert len(_deliveries(durable)) == 15 and len({h["webhook-id"] for h, _ in receiver.requests}) == 15
