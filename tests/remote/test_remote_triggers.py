@@ -81,6 +81,9 @@ def test_cron_and_every_schedules_are_planned_by_the_worker_as_by_the_client(dur
     assert durable("session", "unschedule", "s", str(cron["id"])).status == 3
     durable("session", "archive", "s")
     assert durable("session", "prompt", "s", "x", "--in", "1h").status == 4  # archived: nothing stored
+    made = durable("session", "prompt", "fresh", "later", "--in", "1h", "--json").json()  # a schedule creates its object
+    assert made["kind"] == "at" and durable("session", "show", "fresh", "--json").json()["status"] == "created"
+    assert durable("session", "prompt", "absent", "later", "--in", "1h", "--no-create").status == 3
 
 
 def test_a_finish_is_delivered_signed_from_the_alarm(durable, receiver):
