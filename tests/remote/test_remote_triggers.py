@@ -210,3 +210,20 @@ def test_more_deliveries_than_one_alarm_sends_are_all_sent_by_the_next_ones(dura
     wait_until(lambda: len(receiver.requests) >= 15, "15 deliveries (the alarm set again for the rest)", timeout=60, step=0.05)
     wait_until(lambda: all(d["status"] == "delivered" for d in _deliveries(durable)), "every delivery recorded", timeout=30, step=0.05)
     assert len(_deliveries(durable)) == 15 and len({h["webhook-id"] for h, _ in receiver.requests}) == 15
+
+
+@pytest.mark.soak
+def test_a_receiver_slower_than_5_s_is_a_timeout_recorded_by_the_alarm(durable, receiver):
+    import threading
+
+    gate = threading.Event()
+    receiver.on_request = lambda: gate.wait(20)  # answers long after the attempt's 5 s
+    try:
+        durable("session", "create", "s")
+        durable("session", "hook", "s", "--url", receiver.url)
+        assert _run_prompt(durable, "s", "do it", "--reply", "ok").status == 0
+        [d] = wait_until(lambda: [d for d in _deliveries(durable) if d["last_error"]], "the attempt's timeout", timeout=30, step=0.1)
+        # (the next attempt is due 5 s after this one started, so at once: it may be under way already)
+        assert (d["status"], d["last_response"], d["last_error"]) == ("pending", None, "timeout") and d["attempts"] >= 1
+    finally:
+        gate.set()
