@@ -955,22 +955,7 @@ def rows_report():
 
 def write_rows_section():
     """`--rows`: replace the rows section of docs/benchmarks.md (or bench/out/benchmarks-rows.md with --quick)."""
-    text = "\n".join(rows_report())
-    target = os.path.join(ROOT, "docs", "benchmarks.md")
-    if QUICK or not os.path.exists(target):
-        target = os.path.join(OUT, "benchmarks-rows.md")
-        with open(target, "w") as f:
-            f.write(text + "\n")
-    else:
-        old = open(target).read()
-        if ROWS_BEGIN in old:
-            new = old[:old.index(ROWS_BEGIN)] + text + old[old.index(ROWS_END) + len(ROWS_END):]
-        else:  # before the hand-kept notes
-            cut = old.index("## Goals not met") if "## Goals not met" in old else len(old)
-            new = old[:cut] + text + "\n\n" + old[cut:]
-        with open(target, "w") as f:
-            f.write(new)
-    print(f"wrote {target}")
+    write_section(rows_report(), ROWS_BEGIN, ROWS_END, "benchmarks-rows.md")
 
 
 def remote_speed():

@@ -14,7 +14,7 @@ from ..core import alarms, sessions, state
 from ..errors import DurableError
 
 LS_KEYS = ("name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at",
-           "turns", "tokens", "expires_at", "external_id", "tags")
+           "turns", "tokens", "expires_at", "external_id", "tags", "cost_given_usd", "pending_requests")
 
 
 def receipt(dry_run=False) -> dict:
@@ -36,21 +36,24 @@ def ls(store, *, statuses=(), all_objects=False, user=None, older_than=None, lim
     """Objects the user participates in, newest activity first, from index.db alone; TAGS: (KEY, VALUE or None)
     filters that must all hold."""
     for row in ls_rows(store, statuses=statuses, all_objects=all_objects, user=user, older_than=older_than, limit=limit,
-                       tags=tags):
+                       tags=tags, cost=True):
         yield ls_json(row)
 
 
 # Each listed row's tags as one JSON object, keys sorted (docs/reference/storage.md §3: index.db's copy, read per row listed)
 _TAGS_OF_ROW = ("(SELECT json_group_object(key, value) FROM (SELECT key, value FROM tags t WHERE t.object_id = o.id"
                 " ORDER BY key)) AS tags_json")
+# Each listed row's recorded cost: the given costs its usage totals keep (docs/reference/storage.md §3), per row listed
+_COST_OF_ROW = "(SELECT total(u.cost_usd) FROM usage u WHERE u.object_id = o.id) AS cost_given_usd"
 
 
-def ls_rows(store, *, limit=None, extra=(), extra_params=(), order="o.last_active_at DESC, o.id DESC", **filters):
-    """The index rows `ls` lists (EXTRA, EXTRA_PARAMS: more conditions on `o`), as stored."""
+def ls_rows(store, *, limit=None, extra=(), extra_params=(), order="o.last_active_at DESC, o.id DESC", cost=False, **filters):
+    """The index rows `ls` lists (EXTRA, EXTRA_PARAMS: more conditions on `o`), as stored; COST: with each one's
+    `cost_given_usd`."""
     where, params = ls_where(store, **filters)
     where += extra
     params += list(extra_params)
-    sql = f"SELECT o.*, {_TAGS_OF_ROW} FROM objects o WHERE {' AND '.join(where)} ORDER BY {order}"
+    sql = f"SELECT o.*, {_TAGS_OF_ROW}{', ' + _COST_OF_ROW if cost else ''} FROM objects o WHERE {' AND '.join(where)} ORDER BY {order}"
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
@@ -90,11 +93,13 @@ def ls_where(store, *, statuses=(), all_objects=False, user=None, older_than=Non
 
 
 def ls_json(row) -> dict:
-    out = {k: row[k] for k in LS_KEYS if k != "tags"}
+    out = {k: row[k] for k in LS_KEYS[:-3]}
     if "tags_json" in row:  # index.db's rows
         out["tags"] = json.loads(row["tags_json"]) if row["tags_json"] else {}
     else:  # the index shards' rows (remote): [KEY, VALUE] pairs, sorted by KEY
         out["tags"] = dict(row.get("tags") or ())
+    out["cost_given_usd"] = round(float(row.get("cost_given_usd") or 0), 10)
+    out["pending_requests"] = int(row.get("pending_requests") or 0)
     for k in ("created_at", "updated_at", "last_active_at", "expires_at"):
         out[k] = clock.iso(out[k])
     return out

@@ -53,46 +53,65 @@ def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by
     refresh_stale(store)
     source = f"FROM usage u JOIN objects o ON o.id = u.object_id WHERE {' AND '.join(where)}"
     index = store.objects.index(create=False)
-    # one scan, per group and model: the sums, and those of the rows without a given cost (priced per model)
     column = {"session": "u.object_id", "day": "u.day", "model": "u.model"}[by]
-    head = "u.object_id, o.name, o.owner, max(o.last_active_at)" if by == "session" else f"{column} AS g"
-    rows = _tuples(index, f"SELECT {head}, u.model AS m, {_SUMS}, {_PRICED} {source} GROUP BY {column}, u.model", params)
-    width, n = (4 if by == "session" else 1), len(_SUMMED)
-    keyed: dict = {}
-    priced = []
-    for row in rows:
-        key = row[0]
-        group = keyed.get(key)
-        if group is None:
-            group = keyed[key] = [row, [0] * n]
-        sums = group[1]
-        for i, value in enumerate(row[width + 1:width + 1 + n]):
-            sums[i] += value or 0
-        if row[width + 1 + n]:
-            priced.append((key, row[width], row[width + 1 + n:]))
-    groups, totals = [], [0] * n
-    for key, (first, sums) in keyed.items():
-        group = {"key": key, **dict(zip(_SUMMED, sums))}
-        if by == "session":
-            group.update(name=first[1], owner=first[2], last_active_at=first[3], sessions=1)
-        keyed[key] = group
-        groups.append(group)
-        for i, value in enumerate(sums):
-            totals[i] += value
-    if any(v > 2**63 - 1 for v in totals[1:-1]):  # the counts (sums of non-negative counts: the total is the largest)
+    if by == "session":  # newest activity first
+        head, order = "u.object_id, o.name, o.owner, 1", "coalesce(max(o.last_active_at), 0) DESC, u.object_id"
+    else:
+        head, order = f"{column}, count(DISTINCT u.object_id)", f"{column} IS NULL, {column}"
+    rows = _priced(index, head, " AND ".join(where), params, f"GROUP BY {column} ORDER BY {order}", prices)
+    width = 3 if by == "session" else 1
+    names = ("key", "name", "owner")[:width]
+    totals = [sum(column) for column in zip(*(row[width + 1:] for row in rows))] if rows else [0] * (len(_PRICED_FIELDS) - 1)
+    if any(v > 2**63 - 1 for v in totals[:len(COUNTS) - 1]):  # the counts (sums of non-negative counts: the total is the largest)
         raise storage("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session"
                       " or --newer-than")
-    total = dict(zip(_SUMMED, totals))
-    if by == "session":
-        groups.sort(key=lambda g: (-(g.pop("last_active_at") or 0), g["key"]))
-        total["sessions"] = len(groups)
-    else:
-        groups.sort(key=lambda g: (g["key"] is None, g["key"] or ""))
-        if by == "day":  # a session counts once a day, whatever its models
-            for key, count in _tuples(index, f"SELECT u.day, count(DISTINCT u.object_id) {source} GROUP BY u.day", params):
-                keyed[key]["sessions"] = count
-        total["sessions"] = _tuples(index, f"SELECT count(DISTINCT u.object_id) {source}", params)[0][0] if groups else 0
-    return finish(groups, total, [(keyed[key], model, sums) for key, model, sums in priced], prices, by)
+    sessions = len(rows) if by == "session" else (
+        _tuples(index, f"SELECT count(DISTINCT u.object_id) {source}", params)[0][0] if rows else 0)
+    groups = []
+    for row in rows:
+        doc = _document(dict(zip(names, row)), row[width:])
+        if by == "model":
+            doc["price"] = _price(prices, row[0])
+        groups.append(doc)
+    return {"groups": groups, "total": _document({}, (sessions, *totals)), "prices": prices.sources}
+
+
+def _document(doc, sums) -> dict:
+    """DOC with a group's fields (FIELDS' order) from SUMS (_PRICED_FIELDS' order)."""
+    sessions, turns, tokens, input_tokens, output_tokens, cache_read, cache_write, given, computed, priced, unpriced = sums
+    given, computed = float(given or 0), float(computed or 0)
+    doc.update(sessions=sessions or 0, turns=turns or 0, tokens=tokens or 0, input_tokens=input_tokens or 0,
+               output_tokens=output_tokens or 0, cost_usd=round(given + computed, 10), cache_read_tokens=cache_read or 0,
+               cache_write_tokens=cache_write or 0, cost_given_usd=round(given, 10), cost_computed_usd=round(computed, 10),
+               priced_turns=priced or 0, unpriced_turns=unpriced or 0)
+    return doc
+
+
+# what _priced answers per group after HEAD's key columns: the sessions, then its sums
+_PRICED_FIELDS = ("sessions", *COUNTS[1:], "cost_given_usd", "cost_computed_usd", "priced_turns", "unpriced_turns")
+
+
+def _priced(index, head, where, params, tail, prices) -> list:
+    """`SELECT HEAD, <the sums of _PRICED_FIELDS less the sessions> … WHERE WHERE TAIL` over index.db's usage rows:
+    the rows without a given cost priced per usage row with PRICES (prices.cost's sum, in SQL: one price per model,
+    looked up in Python, passed as a VALUES table; the cost is linear in the tokens, so it is the same as pricing
+    each group's whole sums, as `finish` does the remote backend's pages)."""
+    joined = "FROM usage u JOIN objects o ON o.id = u.object_id"
+    rates = []
+    for (model,) in _tuples(index, "SELECT DISTINCT model FROM usage WHERE uncosted_rows > 0", ()):  # anyone's: a superset
+        found = prices.find(model)
+        if found is not None:
+            rates.append((model, *(float(found[1][k]) for k in ("input", "cache_read", "cache_write", "output"))))
+    table = (f"VALUES {', '.join(['(?, ?, ?, ?, ?)'] * len(rates))}" if rates else "SELECT NULL, 0, 0, 0, 0 WHERE 0")
+    known = "p.model IS NOT NULL"
+    sums = (f"{_SUMS.split(', ', 1)[1]}, total(CASE WHEN {known} AND u.uncosted_rows > 0 THEN (coalesce(u.uncosted_base, 0) * p.input"
+            " + coalesce(u.uncosted_cache_read, 0) * p.cache_read + coalesce(u.uncosted_cache_write, 0) * p.cache_write"
+            " + coalesce(u.uncosted_output, 0) * p.output) / 1e6 END),"
+            f" coalesce(sum(CASE WHEN {known} THEN u.uncosted_rows END), 0),"
+            f" coalesce(sum(CASE WHEN {known} THEN 0 ELSE u.uncosted_rows END), 0)")
+    sql = (f"WITH p(model, input, cache_read, cache_write, output) AS ({table})"
+           f" SELECT {head}, {sums} {joined} LEFT JOIN p ON p.model = u.model WHERE {where} {tail}")
+    return _tuples(index, sql, [*(v for r in rates for v in r), *params])
 
 
 def finish(groups, total, priced, prices, by) -> dict:

@@ -201,14 +201,7 @@ def create(obj, content: str, *, source=None, request_id=None, at=None, after=No
     planned = plan(now, at=at, after=after, every=every, cron=cron, tz=tz)
     digest = _request_hash(content, source, at, after, every, cron, tz)
     with obj.handle.transaction():
-        meta = obj.meta()
-        if meta is None:
-            if not created:
-                raise not_found(obj.address.missing)
-            state.create_object(obj, "created")
-            meta = obj.meta()
-        else:
-            obj.require_visible()
+        meta = state.meta_for_write(obj, created=created, status="created")
         if request_id is not None:
             found = obj.db.execute("SELECT id, request_hash FROM schedules WHERE request_id = ?", (request_id,)).fetchone()
             if found is not None:

@@ -86,14 +86,7 @@ def prompt(obj, content: str, *, source=None, request_id=None, created=False, wa
     transcript.check_content(obj, content)
     valid_own_request_id(request_id)  # docs/reference/sessions.md §5.3: not one of the schedules' own
     with obj.handle.transaction():
-        meta = obj.meta()
-        if meta is None:
-            if not created:
-                raise not_found(obj.address.missing)
-            state.create_object(obj, "active")
-            meta = obj.meta()
-        else:
-            obj.require_visible()
+        meta = state.meta_for_write(obj, created=created, status="active")
         if request_id is not None:
             row = obj.db.execute("SELECT id, content FROM prompts WHERE request_id = ?", (request_id,)).fetchone()
             if row is not None:

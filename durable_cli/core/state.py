@@ -116,6 +116,19 @@ def object_id(obj: Opened) -> dict:
     obj.require_visible()
     return {"id": obj.id}
 
+def meta_for_write(obj: Opened, *, created: bool, status: str) -> dict:
+    """The object's meta inside the caller's write transaction: a missing object is created with STATUS when
+    CREATED allows it (else not found); an existing one must be visible to the actor."""
+    meta = obj.meta()
+    if meta is None:
+        if not created:
+            raise not_found(obj.address.missing)
+        create_object(obj, status)
+        return obj.meta()
+    obj.require_visible()
+    return meta
+
+
 def create_object(obj: Opened, status: str, *, title=None, ttl_seconds=None, origin=None) -> None:
     """Insert the object's row and its creator as owner (inside the caller's transaction).
 

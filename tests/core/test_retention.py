@@ -35,7 +35,8 @@ def test_ls_order_filters_and_shape(durable):
         rows = durable("ls", "--json").json()
         assert [r["name"] for r in rows] == ["new", "mid", "old"]
         assert list(rows[0]) == ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at",
-                                 "last_active_at", "turns", "tokens", "expires_at", "external_id", "tags"]
+                                 "last_active_at", "turns", "tokens", "expires_at", "external_id", "tags", "cost_given_usd",
+                                 "pending_requests"]
         assert rows[0]["external_id"] is None  # no adapter made it
         assert (rows[0]["turns"], rows[0]["tokens"]) == (1, 7)
         assert [r["name"] for r in durable("ls", "--all", "--json").json()] == ["gone", "new", "mid", "old"]
@@ -47,7 +48,22 @@ def test_ls_order_filters_and_shape(durable):
         assert [r["name"] for r in durable("--as", "bob", "ls", "--user", "alice", "--json").json()] == ["new", "mid", "old"]
         assert durable("ls", "--status", "bogus").status == 2
         plain = durable("ls").out.splitlines()
-        assert plain[0].split("\t")[0] == "new" and len(plain[0].split("\t")) == 14
+        assert plain[0].split("\t")[0] == "new" and len(plain[0].split("\t")) == 16
+
+
+@pytest.mark.local_only("the remote index keeps neither yet")
+def test_ls_carries_the_recorded_cost_and_the_pending_questions(durable):
+    durable("transcript", "append", "a", "--role", "user", "hi", "--meta", '{"cost_usd": 0.25}')
+    durable("transcript", "append", "a", "--role", "assistant", "yo", "--meta", '{"cost_usd": 0.5, "usage": {"input_tokens": 5, "output_tokens": 2}}')
+    durable("transcript", "append", "a", "--role", "assistant", "priced", "--meta", '{"model": "gpt-4o", "usage": {"input_tokens": 5, "output_tokens": 2}}')
+    durable("session", "create", "b")
+    asked = durable("elicit", "ask", "b", "--prompt", "ok?", "--choice", "yes")
+    assert asked.status == 0, asked.err
+    rows = {r["name"]: r for r in durable("ls", "--json").json()}
+    assert (rows["a"]["cost_given_usd"], rows["a"]["pending_requests"]) == (0.75, 0)  # the given costs only: ls prices nothing
+    assert (rows["b"]["cost_given_usd"], rows["b"]["pending_requests"]) == (0.0, 1)
+    durable("elicit", "answer", "b", asked.out.strip(), "--choice", "yes")
+    assert durable("ls", "--json").json()[0]["pending_requests"] == 0
 
 
 @pytest.mark.local_only("hides the object files from ls")
