@@ -13,13 +13,14 @@ import hmac
 import time
 
 from . import __version__, clock
+from .contract.vocabulary import WEBHOOKS
 
 # docs/reference/sessions.md §5.3 "Attempts": attempt n+1 is due this many seconds after attempt n (the Standard Webhooks
-# schedule, no jitter); 8 attempts in all
-DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
+# schedule, no jitter); 8 attempts in all (contract.json "webhooks", as the Worker has them)
+DELAYS = tuple(WEBHOOKS["delays"])
 ATTEMPTS = len(DELAYS) + 1
-CLAIM_FLOOR = 10  # a claimed attempt is not sent by another process for at least this long
-TIMEOUT = 5.0
+CLAIM_FLOOR = WEBHOOKS["claim_floor_seconds"]  # a claimed attempt is not sent by another process for at least this long
+TIMEOUT = float(WEBHOOKS["attempt_timeout_seconds"])
 INLINE_BUDGET = 2.0
 READ_LIMIT = 64 * 1024
 

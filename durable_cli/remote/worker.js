@@ -204,6 +204,7 @@ var contract_default = {
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
     limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3, tag_key: 64, tag_value: 256, tags: 32 },
+    webhooks: { delays: [5, 300, 1800, 7200, 18e3, 36e3, 36e3], claim_floor_seconds: 10, attempt_timeout_seconds: 5, alarm_deliveries: 10 },
     config_defaults: {
       "defaults.lock_timeout": "10s",
       "transcript.token_budget": 4e3,
@@ -8649,11 +8650,12 @@ function closed(db, ws, exists) {
 var version = "0.1.0";
 
 // src/deliver.ts
-var DELAYS = [5, 300, 1800, 7200, 18e3, 36e3, 36e3];
+var WEBHOOKS = CONSTANTS.webhooks;
+var DELAYS = WEBHOOKS.delays;
 var ATTEMPTS = DELAYS.length + 1;
-var CLAIM_FLOOR = 10;
-var TIMEOUT_MS = 5e3;
-var PER_ALARM = 10;
+var CLAIM_FLOOR = WEBHOOKS.claim_floor_seconds;
+var TIMEOUT_MS = WEBHOOKS.attempt_timeout_seconds * 1e3;
+var PER_ALARM = WEBHOOKS.alarm_deliveries;
 var KEEP_FINISHED = 100;
 function claim(db) {
   const t = now();

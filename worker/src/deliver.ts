@@ -3,15 +3,17 @@
 // pushed past the attempt's own time), sent with fetch outside any transaction, and its result recorded in another.
 // One alarm invocation sends at most PER_ALARM deliveries; a receiver's error is recorded, never thrown (a throw would
 // make Cloudflare retry the whole alarm). Signed as the Standard Webhooks specification says, as the client signs.
-import { Db, now, pyDumps } from "./rules/state";
+import { CONSTANTS, Db, now, pyDumps } from "./rules/state";
 import { version } from "../package.json";
 
-// attempt n+1 is due this many seconds after attempt n (the Standard Webhooks schedule, no jitter): 8 attempts in all
-export const DELAYS = [5, 300, 1800, 7200, 18000, 36000, 36000];
+// contract.json "webhooks" (durable_cli/deliver.py has the same): attempt n+1 is due DELAYS[n-1] seconds after attempt n (the
+// Standard Webhooks schedule, no jitter), 8 attempts in all; a claim's hold; an attempt's bound
+const WEBHOOKS = CONSTANTS.webhooks;
+export const DELAYS = WEBHOOKS.delays;
 const ATTEMPTS = DELAYS.length + 1;
-const CLAIM_FLOOR = 10; // seconds: a claimed attempt is not sent again for at least this long
-const TIMEOUT_MS = 5000;
-export const PER_ALARM = 10; // within Cloudflare's per-invocation subrequest limit (docs/remote.md)
+const CLAIM_FLOOR = WEBHOOKS.claim_floor_seconds; // seconds: a claimed attempt is not sent again for at least this long
+const TIMEOUT_MS = WEBHOOKS.attempt_timeout_seconds * 1000;
+export const PER_ALARM = WEBHOOKS.alarm_deliveries; // within Cloudflare's per-invocation subrequest limit (docs/remote.md)
 const KEEP_FINISHED = 100;
 
 export type Claimed = { id: number; attempt: number; started: number; url: string; secret: string; webhookId: string; body: string };
