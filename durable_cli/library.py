@@ -409,10 +409,9 @@ class Store(StoreOps):
 
     def steps(self, name, *, prompt=None) -> list:
         """`session steps`: NAME's step journal (docs/reference/sessions.md §5.2), by prompt id then seq; PROMPT keeps one prompt's."""
-        from .core import steps
+        from .steps import listing
 
-        with self.open(name) as session:
-            return steps.listing(session, prompt_id=prompt)
+        return listing(self, name, prompt)
 
     def path(self, name=None) -> str:
         """The data directory, or NAME's object file (exit 3 when NAME is missing or not visible)."""
@@ -539,6 +538,49 @@ class Store(StoreOps):
         from .across import usage
 
         return usage.usage(self, **kw)
+
+    def usage_by_day_and_model(self, days: int) -> dict:
+        """`durable ui`'s usage page (docs/reference/ui.md §16.3): `{"rows": [{day, model, ...§10 group fields}],
+        "total", "prices"}` over the last DAYS UTC days, from index.db alone (across/usage.py)."""
+        from .across import usage
+
+        return usage.by_day_and_model(self, days)
+
+    def sessions_page(self, *, statuses=(), all_objects=False, after=None, limit=100) -> dict:
+        """`durable ui`'s sessions list (docs/reference/ui.md §16.3): one page of what `ls` lists, newest activity first,
+        keyset-paged after AFTER ([last_active_at, id] of the previous page's last row), from index.db alone:
+        `{"rows": [index rows (times in ms) with `cost_given_usd`, `cost_usd` (given + computed, as `usage --by session`)
+        and `pending_requests`], "next": AFTER or None, "prices_unread": why the price table could not be read (then
+        `cost_usd` is the given cost) or None}`."""
+        from .across import retention
+        from .errors import DurableError
+
+        extra, params = [], []
+        if after is not None:
+            extra.append("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))")
+            params += [after[0], after[0], after[1]]
+        try:
+            rows = list(retention.ls_rows(self, statuses=statuses, all_objects=all_objects, extra=extra,
+                                          extra_params=params, limit=limit + 1, cost=True))
+        except DurableError as e:
+            if e.code != "not_found":  # no index.db yet: no sessions
+                raise
+            rows = []
+        more = len(rows) > limit
+        rows = [dict(r) for r in rows[:limit]]
+        from . import prices as _prices
+        from .across import usage
+
+        unread = None
+        try:
+            priced = usage.costs(self, [r["id"] for r in rows], _prices.load(self.config))
+        except DurableError as e:  # the price table cannot be read: the recorded costs, and the reason
+            priced, unread = None, e.message
+        for r in rows:
+            r["cost_given_usd"] = float(r["cost_given_usd"] or 0)
+            r["cost_usd"] = r["cost_given_usd"] if priced is None else priced.get(r["id"], 0.0)
+            r["pending_requests"] = r.get("pending_requests") or 0
+        return {"rows": rows, "next": [rows[-1]["last_active_at"], rows[-1]["id"]] if more else None, "prices_unread": unread}
 
     def reindex(self) -> dict:
         """`remote reindex` (docs/reference/remote.md §13) has no local meaning: `doctor --repair` rebuilds index.db."""

@@ -130,52 +130,93 @@ class Call:
         self.inside = (self.env.get("DURABLE_PROMPT_ID") if self.env.get("DURABLE_STEP_KEY") == key
                        and self.env.get("DURABLE_SESSION") == name else None)
         self.token = secrets.token_hex(16)
-        self.object_id = None
-        if getattr(store, "url", None):
-            store.steps(name)  # the journal is not on the Worker yet: after the input, NAME (3), then exit 2
+        self.step_ids: dict = {}
 
     def begin(self, stopped=lambda: False):
-        """("replay", step) or ("run", (prompt id, start)), waiting while another caller's run is live."""
+        """("replay", step) or ("run", (prompt id, start)), waiting while another caller's run is live. Each try is
+        one op of the session (step_begin: one transaction locally, one request to the Durable Object remotely); the
+        polls of a wait only read (step_live)."""
         while True:
             with self.store.open(self.name) as session:
-                action, value = journal.begin(session, key=self.key, prompt_id=self.prompt, attempt=self.attempt,
-                                              call_id=self.call_id, sha=self.sha, approval=self.approval,
-                                              token=self.token, inside=self.inside)
-                self.object_id = session.id
-            if action != "wait":
-                return action, value
-            self.prompt, self.attempt = value  # this call's own start: when it ends, the wait ends with exit 4
-            time.sleep(POLL)
-            if stopped():
-                return "stopped", None
+                doc = _approval_error(lambda: session.step_begin(
+                    key=self.key, token=self.token, prompt_id=self.prompt, attempt=self.attempt, call_id=self.call_id,
+                    args_sha256=self.sha, approval=self.approval, inside=self.inside))
+            self.step_ids[doc["prompt"]] = doc["step_id"]
+            if doc["action"] == "replay":
+                return "replay", doc["step"]
+            if doc["action"] == "run":
+                return "run", (doc["prompt"], doc["start"])
+            self.prompt, self.attempt = doc["prompt"], doc["start"]  # this call's own start: when it ends, the wait ends with exit 4
+            while True:  # polls that only read (step_live), then begin again
+                time.sleep(POLL)
+                if stopped():
+                    return "stopped", None
+                with self.store.open(self.name) as session:
+                    if not session.step_live(prompt_id=self.prompt, key=self.key):
+                        break
 
     def step_id(self, prompt_id) -> str:
-        return journal.step_id(self.object_id, prompt_id, self.key)
+        return self.step_ids[prompt_id]
 
     def renew(self, prompt_id, start) -> str | None:
-        """One renewal without waiting for a lock another process holds: None, "busy", or why the start is gone."""
+        """One renewal without waiting for a lock another process holds: None, "busy" (also a Worker that did not
+        answer: the network's blip is no reason to stop CMD), or why the start is gone."""
         try:
             with self.store.open(self.name, lock_timeout=0) as session:
-                journal.renew(session, prompt_id=prompt_id, key=self.key, token=self.token, start=start)
+                session.step_renew(prompt_id=prompt_id, key=self.key, token=self.token, start=start)
         except DurableError as e:
-            if e.code == "busy":
-                return "busy"
+            if e.code == "busy" or (getattr(self.store, "url", None) and e.code in ("outcome_unknown", "storage", "rate_limited")):
+                return "busy"  # tried again shortly; a Worker out of reach for 30 s makes the step abandoned by its clock
             if e.code in ("conflict", "not_found"):
                 return e.message
             raise
         return None
 
     def commit(self, prompt_id, start, exit_status, stdout, size) -> dict:
+        """The result, one op (a request remotely, retried under its request id: applied once). Over 1 MiB it holds
+        no stdout and is marked output_too_large (docs/reference/sessions.md §5.2 "Limits")."""
+        import base64
+
+        too_large = size > journal.MAX_STDOUT
         with self.store.open(self.name) as session:
-            return journal.commit(session, prompt_id=prompt_id, key=self.key, token=self.token, start=start,
-                                  exit_status=exit_status, stdout=stdout, stdout_bytes=size)
+            return session.step_commit(prompt_id=prompt_id, key=self.key, token=self.token, start=start,
+                                       exit_status=exit_status, stdout_bytes=size, output_too_large=too_large,
+                                       stdout=None if too_large else base64.b64encode(bytes(stdout)).decode("ascii"))
 
     def abandon(self, prompt_id):
         try:
             with self.store.open(self.name) as session:
-                return journal.abandon(session, prompt_id=prompt_id, key=self.key, token=self.token)
+                return session.step_abandon(prompt_id=prompt_id, key=self.key, token=self.token)
         except DurableError:
             return None  # whatever is left reads as abandoned once it is not renewed
+
+
+def _approval_error(call):
+    """CALL(); a remote refusal of the approval (exit 10/11, its request and reason in the error's document) as the
+    file backend raises it, so the §4 JSON error carries `reason` and `request` on both backends."""
+    try:
+        return call()
+    except journal.NotApproved:
+        raise
+    except DurableError as e:
+        doc = e.document
+        if e.code in ("not_approved", "refused") and isinstance(doc, dict) and "reason" in doc:
+            raise journal.NotApproved(e.message, e.code, doc["reason"], doc.get("request")) from None
+        raise
+
+
+def listing(store, name, prompt=None) -> list:
+    """`session steps`: NAME's steps by prompt id then seq (PROMPT: one prompt's), read a page at a time (the op
+    `steps`), on either backend."""
+    check_prompt(prompt)
+    rows, cursor = [], None
+    while True:
+        with store.open(name) as session:
+            page = session.steps(prompt_id=prompt, cursor=cursor)
+        rows += page["rows"]
+        cursor = page["next"]
+        if cursor is None:
+            return rows
 
 
 def _grace(env) -> float:
@@ -210,7 +251,7 @@ def run_command(call, program, argv, prompt_id, start):
     env = dict(call.env)
     env.update(DURABLE_SESSION=call.name, DURABLE_PROMPT_ID=str(prompt_id), DURABLE_ATTEMPT=str(start),
                DURABLE_STEP_KEY=call.key, DURABLE_STEP_ID=call.step_id(prompt_id))
-    from .work import Stop  # SIGINT/SIGTERM while CMD runs: remembered, and passed on to CMD's group, as `work` does
+    from .stop import Stop  # SIGINT/SIGTERM while CMD runs: remembered, and passed on to CMD's group, as `work` does
 
     stop = Stop()
     saved = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}

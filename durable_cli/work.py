@@ -20,6 +20,7 @@ import time
 
 from . import clock
 from .errors import DurableError, invalid
+from .stop import Stop
 
 OUTPUTS = ("auto", "text", "rows")
 FORMATS = ("messages", "responses", "anthropic", "gemini", "json")
@@ -82,30 +83,6 @@ class Settings:
             from .telemetry import otlp
 
             self.live = otlp.live(config)
-
-
-class Stop:
-    """SIGINT/SIGTERM as `work` takes them: remembered (first one wins), and sent on to CMD's group."""
-
-    def __init__(self):
-        self.status = None
-        self.group = None  # CMD's process group while it runs
-
-    def __call__(self, signum, _frame):
-        if self.status is None:
-            self.status = 128 + signum
-        if self.group is not None:
-            try:
-                os.killpg(self.group, signum)
-            except OSError:
-                pass
-
-    def install(self):
-        self.saved = {s: signal.signal(s, self) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def restore(self):
-        for s, handler in self.saved.items():
-            signal.signal(s, handler)
 
 
 class Taken:
@@ -566,12 +543,8 @@ class Supervisor:
     def _steps(self, taken) -> dict:
         """docs/reference/sessions.md §5.2: the steps this start committed (`ran`) and replayed (`replayed`), in seq order."""
         none: dict = {"ran": [], "replayed": []}
-        if getattr(self.store, "url", None):
-            return none  # the remote journal is not read here yet
         try:
-            from .core.steps import of_start
-
-            return self._on(taken, lambda session: of_start(session, taken.id, taken.attempt), tries=2)
+            return self._on(taken, lambda session: session.step_report(prompt_id=taken.id, start=taken.attempt), tries=2)
         except DurableError:
             return none  # the session went away meanwhile: its outcome line still goes out
 

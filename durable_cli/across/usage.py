@@ -114,6 +114,17 @@ def _priced(index, head, where, params, tail, prices) -> list:
     return _tuples(index, sql, [*(v for r in rates for v in r), *params])
 
 
+def costs(store, ids, prices) -> dict:
+    """{object id: its `cost_usd` as `usage --by session` reports it} for IDS (a page of `ls`: durable ui's list,
+    docs/reference/ui.md §16.3), priced with PRICES; an id without usage rows is absent."""
+    if not ids:
+        return {}
+    index = store.objects.index(create=False)
+    rows = _priced(index, "u.object_id, 1", f"u.object_id IN ({', '.join('?' * len(ids))})", list(ids),
+                   "GROUP BY u.object_id", prices)
+    return {row[0]: _document({}, row[1:])["cost_usd"] for row in rows}
+
+
 def finish(groups, total, priced, prices, by) -> dict:
     """The §10 document from the groups' sums (_SUMMED) and PRICED: (group, model, (rows, base, cache_read,
     cache_write, output)) of the rows without a given cost, priced with the table PRICES (the remote backend's

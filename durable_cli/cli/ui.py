@@ -24,7 +24,8 @@ def ui(
     launch file, so the token never stands on a command line. Pages: sessions (status filter, search), one
     session (questions with an answer form, transcript, queue, events), usage (charts drawn on the server)
     and memory (Confirm). Answers and confirmations go through the same operations as 'elicit answer' and
-    'memory confirm'. Open pages update themselves within 2 seconds.
+    'memory confirm'. Open pages update themselves within 2 seconds. With --remote (or DURABLE_REMOTE) it
+    shows the remote installation; the remote token stays in this process, never in the browser.
 
     Exit 130/143 on SIGINT/SIGTERM; 2 for a bad --port or without the extra (pip install 'durable-cli[ui]');
     4 when --port is in use.

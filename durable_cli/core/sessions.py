@@ -440,6 +440,43 @@ def events(obj, *, since: int = 0) -> list:
     ]
 
 
+UI_EVENTS = 50  # the web view's page sizes (docs/reference/ui.md §16.7): newest events, finished prompts and answered questions
+UI_FINISHED = 20
+
+
+def session_page(obj, *, events_before=None) -> dict:
+    """What the web view's session page shows but the transcript (docs/reference/ui.md §16.3), read in one go: the
+    session, its pending questions and the last 20 answered or expired ones, the queue (pending and processing
+    prompts, then the last 20 finished ones), and the newest 50 events before EVENTS_BEFORE (`events_before` of
+    the answer: the seq for the Earlier events link, or None)."""
+    import json
+
+    from . import elicit
+
+    require_session(obj)
+    obj.require_visible()
+    pending = [elicit.request_json(r) for r in obj.db.execute(
+        f"SELECT {elicit.COLUMNS} FROM requests WHERE status = 'pending' ORDER BY id")]
+    answered = [elicit.request_json(r) for r in obj.db.execute(
+        f"SELECT {elicit.COLUMNS} FROM requests WHERE status != 'pending' ORDER BY id DESC LIMIT ?", (UI_FINISHED,))]
+    columns = ", ".join(PROMPT_COLUMNS)
+    active = [prompt_json(r) for r in obj.db.execute(f"SELECT {columns} FROM prompts WHERE status = 'processing' ORDER BY id")]
+    for position, r in enumerate(obj.db.execute(f"SELECT {columns} FROM prompts WHERE status = 'pending' ORDER BY {QUEUE_ORDER}"), 1):
+        p = prompt_json(r)
+        p["position"] = position
+        active.append(p)
+    finished = [prompt_json(r) for r in obj.db.execute(
+        f"SELECT {columns} FROM prompts WHERE status NOT IN ('pending', 'processing') ORDER BY id DESC LIMIT ?", (UI_FINISHED,))]
+    bound = events_before if events_before is not None else 2**63 - 1
+    events = [{"seq": q, "type": t, "actor": a, "data": json.loads(d), "at": clock.iso(at)} for q, t, a, d, at in obj.db.execute(
+        "SELECT seq, type, actor, data, at FROM events WHERE seq < ? ORDER BY seq DESC LIMIT ?", (bound, UI_EVENTS + 1))]
+    more = len(events) > UI_EVENTS
+    events = events[:UI_EVENTS]
+    return {"info": state.session_json(obj), "pending": pending, "answered": answered,
+            "queue": {"active": active, "finished": finished}, "events": events,
+            "events_before": events[-1]["seq"] if more else None}
+
+
 def participants(obj) -> list:
     require_session(obj)
     obj.require_visible()

@@ -2,7 +2,8 @@
 a run reaches its commit, and replayed from the journal afterwards.
 
 The rules here work on an opened object (its lock held): `begin` (the start checked, then replay, wait, or a
-reservation), `renew`, `commit`, `abandon` and `listing`. The run itself (CMD without the lock, the renewals,
+reservation), `still_live`, `renew`, `commit`, `abandon`, `listing` and `of_start`: the ops step_begin, step_live, step_renew,
+step_commit, step_abandon, steps and step_report of the contract, whose twins are worker/src/rules/steps.ts. The run itself (CMD without the lock, the renewals,
 the signals) is durable_cli/steps.py's. A `running` step is live while its start is current and it was renewed
 within LIVE_MS; otherwise it reads as `abandoned`.
 """
@@ -13,7 +14,7 @@ import json
 from .. import clock
 from ..contract.text import printable, strip
 from ..errors import DurableError, conflict, invalid, not_found
-from .binding import args_sha256, check_binding, parse_args  # noqa: F401 - a step's binding (the library's names for them)
+from .binding import check_binding, parse_args  # noqa: F401 - a step's binding (the library's names for them)
 
 LIVE_MS = 30_000  # a running step not renewed for this long reads as abandoned
 MAX_STDOUT = 1_048_576  # bytes of CMD's stdout a step keeps
@@ -158,12 +159,35 @@ def _approval(obj, request: dict, prompt_id: int, key: str, call_id: str, sha: s
         raise NotApproved(f"{where} was declined (answer {request['answer']!r}); the call was refused", "refused", "declined", request)
 
 
-def begin(obj, *, key, prompt_id=None, attempt=None, call_id=None, sha=None, approval=None, token, inside=None):
+def _check_call(key, token, call_id=None, sha=None, approval=None) -> None:
+    """A call's own arguments as the rule takes them (the client checked them first; a crafted body is exit 2 here)."""
+    check_key(key)
+    if not isinstance(token, str) or not 1 <= len(token) <= 64:
+        raise invalid("invalid step token: 1-64 characters")
+    if (call_id is None) != (sha is None):
+        raise invalid("--call-id and --args go together: give both, or neither")
+    if approval is not None and call_id is None:
+        raise invalid("--approval needs --call-id and --args: an approval is bound to one tool call")
+    if call_id is not None and (not 1 <= len(call_id) <= 128 or not printable(call_id)):
+        raise invalid("invalid --call-id: use 1-128 printable characters")
+    if sha is not None and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
+        raise invalid("invalid args_sha256: 64 lowercase hex digits")
+
+
+def begin(obj, *, key, token, prompt_id=None, attempt=None, call_id=None, args_sha256=None, approval=None, inside=None):
     """One transaction: the start, then the recorded step (replay, wait), then the approval, then the
-    reservation. Returns ("replay", step json), ("wait", (prompt id, start)) or ("run", (prompt id, start)).
-    INSIDE: the DURABLE_PROMPT_ID of a `durable step` of this NAME and KEY this process runs under, if any."""
+    reservation. Returns {"action": "replay" | "wait" | "run", "prompt", "start", "step_id", "step"} (`step`: the
+    replayed step's object, else None). INSIDE: the DURABLE_PROMPT_ID of a `durable step` of this NAME and KEY this
+    process runs under, if any."""
+    _check_call(key, token, call_id, args_sha256, approval)
+    sha = args_sha256
     request = locate(obj, prompt_id=prompt_id, approval=approval)
     now = clock.now()
+
+    def answer(action, step=None):
+        return {"action": action, "prompt": prompt_id, "start": start, "step_id": step_id(obj.id, prompt_id, key),
+                "step": step}
+
     with obj.handle.transaction():
         prompt_id, start = _prompt_of(obj, prompt_id, attempt)
         step = _step(obj, prompt_id, key)
@@ -179,11 +203,11 @@ def begin(obj, *, key, prompt_id=None, attempt=None, call_id=None, sha=None, app
                                (start, prompt_id, key))
                 step["replays"] += 1
                 step["last_replay_attempt"] = start
-                return "replay", step_json(obj, step, now)
+                return answer("replay", step_json(obj, step, now))
             if live(obj, step, now):
                 if inside == str(prompt_id):
                     raise conflict(f"step {key!r} is already running in this process tree")
-                return "wait", (prompt_id, start)
+                return answer("wait")
         if request is not None:
             _approval(obj, request, prompt_id, key, call_id, sha)
         if step is None:
@@ -200,7 +224,15 @@ def begin(obj, *, key, prompt_id=None, attempt=None, call_id=None, sha=None, app
         from . import state
 
         state.touch(obj, active=False)
-    return "run", (prompt_id, start)
+    return answer("run")
+
+
+def still_live(obj, *, prompt_id: int, key: str) -> bool:
+    """Whether step KEY of PROMPT_ID is running and live: what a caller that got "wait" from `begin` polls, reading
+    only, until it is not (then `begin` again replays, reserves, or says the caller's start is gone)."""
+    _require(obj)
+    step = _step(obj, prompt_id, key)
+    return step is not None and live(obj, step, clock.now())
 
 
 def too_large(key: str, size) -> str:
@@ -220,15 +252,43 @@ def lost_message(key: str) -> str:
 
 def renew(obj, *, prompt_id: int, key: str, token: str, start: int) -> None:
     """Keep the reservation live; exit 4 when the start (or the reservation) is gone."""
+    _check_call(key, token)
     with obj.handle.transaction():
         if not _held(obj, prompt_id, key, token, start):
             raise conflict(lost_message(key))
         obj.db.execute("UPDATE steps SET renewed_at = ? WHERE prompt_id = ? AND key = ?", (clock.now(), prompt_id, key))
 
 
-def commit(obj, *, prompt_id: int, key: str, token: str, start: int, exit_status: int, stdout: bytes, stdout_bytes: int) -> dict:
-    """Record the result, only if the reservation is still this call's and its start is current (else exit 4)."""
-    too_big = stdout_bytes > MAX_STDOUT
+def _stdout_of(key: str, stdout, stdout_bytes: int, output_too_large: bool):
+    """The bytes a commit stores (None for a step over the cap): STDOUT is base64; more than MAX_STDOUT bytes not
+    marked OUTPUT_TOO_LARGE is exit 2 (HTTP 400 on the Worker), as is a size that does not match."""
+    if stdout is None:
+        data = b""
+    else:
+        import binascii
+
+        try:
+            data = base64.b64decode(stdout, validate=True)
+        except (binascii.Error, ValueError):
+            raise invalid(f"the stdout of step {key!r} is not base64") from None
+    if output_too_large:
+        if stdout_bytes <= MAX_STDOUT:
+            raise invalid(f"step {key!r} is marked output_too_large with {stdout_bytes} bytes, within the 1 MiB a step keeps")
+        return None
+    if len(data) > MAX_STDOUT:
+        raise invalid(f"the stdout of step {key!r} is {len(data)} bytes, more than the 1 MiB a step keeps; a commit "
+                      "over it is marked output_too_large and holds no stdout")
+    if stdout_bytes != len(data):
+        raise invalid(f"the stdout of step {key!r} is {len(data)} bytes, not the {stdout_bytes} stdout_bytes says")
+    return data
+
+
+def commit(obj, *, prompt_id: int, key: str, token: str, start: int, exit_status: int, stdout_bytes: int, stdout=None,
+           output_too_large=False) -> dict:
+    """Record the result (STDOUT base64), only if the reservation is still this call's and its start is current
+    (else exit 4)."""
+    _check_call(key, token)
+    data = _stdout_of(key, stdout, stdout_bytes, output_too_large)
     now = clock.now()
     from . import state
 
@@ -238,13 +298,14 @@ def commit(obj, *, prompt_id: int, key: str, token: str, start: int, exit_status
         obj.db.execute(
             "UPDATE steps SET status = 'done', token = NULL, exit_status = ?, stdout = ?, stdout_bytes = ?,"
             " output_too_large = ?, ended_at = ? WHERE prompt_id = ? AND key = ?",
-            (exit_status, None if too_big else bytes(stdout), stdout_bytes, 1 if too_big else 0, now, prompt_id, key))
+            (exit_status, data, stdout_bytes, 1 if data is None else 0, now, prompt_id, key))
         state.touch(obj)
     return step_json(obj, _step(obj, prompt_id, key), now)
 
 
 def abandon(obj, *, prompt_id: int, key: str, token: str) -> dict | None:
     """CMD exited 75 or was ended by a signal: nothing recorded, the reservation given up (if still ours)."""
+    _check_call(key, token)
     with obj.handle.transaction():
         step = _step(obj, prompt_id, key)
         if step is not None and step["status"] == "running" and step["token"] == token:
@@ -254,18 +315,36 @@ def abandon(obj, *, prompt_id: int, key: str, token: str) -> dict | None:
     return None if step is None else step_json(obj, step)
 
 
-def listing(obj, *, prompt_id=None) -> list:
-    """`session steps`: every step of the session, by prompt id then seq (one prompt's with PROMPT_ID)."""
+PAGE_ROWS = 1000  # a page of `session steps` holds at most this many steps
+PAGE_BYTES = 1024 * 1024  # ... and ends with the step that reaches this many bytes of stdout (a step keeps at most 1 MiB)
+
+
+def listing(obj, *, prompt_id=None, cursor=None) -> dict:
+    """`session steps`, one page: {"rows": the steps of the session by prompt id then seq (one prompt's with
+    PROMPT_ID) after CURSOR ([prompt id, seq] of the last one read), "next": the cursor of the next page or None}
+    (docs/reference/remote.md §13: a request holds one page of its answer)."""
     _require(obj)
     if prompt_id is not None and obj.db.execute("SELECT 1 FROM prompts WHERE id = ?", (prompt_id,)).fetchone() is None:
         raise not_found(f"prompt {prompt_id} of {obj.what} not found; list them with 'durable session queue {obj.name}'")
+    if cursor is not None and len(cursor) != 2:
+        raise invalid("invalid cursor of steps: [prompt id, seq]")
     now = clock.now()
-    where, params = ("WHERE prompt_id = ?", (prompt_id,)) if prompt_id is not None else ("", ())
-    return [step_json(obj, dict(zip(COLUMNS, r)), now)
-            for r in obj.db.execute(f"{_SELECT} {where} ORDER BY prompt_id, seq", params)]
+    after = tuple(cursor) if cursor is not None else (0, 0)
+    where, params = "WHERE (prompt_id > ? OR (prompt_id = ? AND seq > ?))", [after[0], after[0], after[1]]
+    if prompt_id is not None:
+        where, params = where + " AND prompt_id = ?", params + [prompt_id]
+    rows, size = [], 0
+    for r in obj.db.execute(f"{_SELECT} {where} ORDER BY prompt_id, seq", params):
+        if len(rows) >= PAGE_ROWS or size >= PAGE_BYTES:
+            last = rows[-1]
+            return {"rows": rows, "next": [last["prompt"], last["seq"]]}
+        step = dict(zip(COLUMNS, r))
+        size += len(step["stdout"] or b"")
+        rows.append(step_json(obj, step, now))
+    return {"rows": rows, "next": None}
 
 
-def of_start(obj, prompt_id: int, start: int) -> dict:
+def of_start(obj, *, prompt_id: int, start: int) -> dict:
     """`work --json`'s "steps": the keys this start committed (`ran`) and replayed (`replayed`), in seq order."""
     ran, replayed = [], []
     for key, status, attempt, last_replay in obj.db.execute(

@@ -574,16 +574,19 @@ class RemoteStore(StoreOps):
     def path(self, name=None):
         raise not_available("path")
 
-    def step(self, name, key, fn, **_kw):
-        self.steps(name)
+    def step(self, name, key, fn, *, prompt=None, attempt=None, call_id=None, args=None, approval=None):
+        """docs/reference/sessions.md §5.2 "Remote": as the file backend's (durable_cli/steps.py runs FN here, without
+        holding anything); the reservation, each renewal and the commit are each one request to the object."""
+        from ..steps import step_library
 
-    def steps(self, name, **_kw):
-        """The step journal is not on the Worker yet: NAME's existence and visibility answered first (exit 3, as
-        every command's), then exit 2."""
-        with self.open(name) as session:
-            session.show()
-        raise invalid("steps (docs/reference/sessions.md §5.2) do not work with --remote in this version yet; run them against a "
-                      "local data directory")
+        return step_library(self, name, key, fn, prompt=prompt, attempt=attempt, call_id=call_id, args=args,
+                            approval=approval)
+
+    def steps(self, name, *, prompt=None) -> list:
+        """`session steps`: the journal in the object's storage, read a page a request (docs/reference/remote.md §13)."""
+        from ..steps import listing
+
+        return listing(self, name, prompt)
 
     def backup(self, dest, **_kw):
         raise not_available("backup")
@@ -659,7 +662,7 @@ class RemoteStore(StoreOps):
         from ..across.usage import COUNTS as summed
         from ..across.usage import GROUPINGS, finish
 
-        if by not in GROUPINGS:
+        if by not in GROUPINGS and by != "day_model":  # day_model: usage_by_day_and_model's groups
             raise invalid(f"invalid --by {by!r}: use one of {', '.join(GROUPINGS)}")
         if everyone and user is not None:
             raise invalid("give either --user U or --all, not both")
@@ -715,6 +718,33 @@ class RemoteStore(StoreOps):
             before = merged.get((key, model), (0,) * 5)
             merged[(key, model)] = tuple(a + b for a, b in zip(before, sums))
         return finish(ordered, total, [(groups[k], m, sums) for (k, m), sums in merged.items()], prices, by)
+
+    def sessions_page(self, *, statuses=(), all_objects=False, after=None, limit=100) -> dict:
+        """As library.Store.sessions_page: one page of `ls` from the index Durable Objects (one request), each row
+        with its given cost and its pending questions as the index shard keeps them (docs/reference/ui.md §16.8)."""
+        page = self._index("ls", statuses=list(dict.fromkeys(statuses)), all_objects=all_objects,
+                           before=list(after) if after is not None else None, limit=limit)
+        rows = []
+        for r in page["rows"]:
+            r = dict(r)
+            r["cost_given_usd"] = float(r.get("cost_given_usd") or 0)
+            r["cost_usd"] = r["cost_given_usd"]  # the index shards keep no priced sums per session: the given cost
+            r["pending_requests"] = r.get("pending_requests") or 0
+            rows.append(r)
+        return {"rows": rows, "next": page["next"], "prices_unread": None}
+
+    def usage_by_day_and_model(self, days: int) -> dict:
+        """As library.Store.usage_by_day_and_model, from the index Durable Objects' usage pages grouped by day and
+        model (docs/reference/ui.md §16.8), priced here with the table in force as `usage` prices them."""
+        doc = self.usage(newer_than=days * 86400, by="day_model")
+        rows = []
+        for g in doc["groups"]:
+            import json
+
+            day, model = json.loads(g.pop("key"))
+            rows.append({"day": day, "model": model, **g})
+        rows.sort(key=lambda r: (r["day"], r["model"] is None, r["model"] or ""))
+        return {"rows": rows, "total": doc["total"], "prices": doc["prices"]}
 
     def startable(self, limit=8) -> list:
         """`work --all`: the index rows (the acting user's shard) of sessions `ls` lists whose oldest pending

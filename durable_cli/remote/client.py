@@ -138,8 +138,11 @@ class RemoteClient:
                         and time.monotonic() + wait < deadline:
                     time.sleep(wait)
                     continue
-                raise DurableError(err.get("message", "the Worker refused the request"), err.get("code", "internal"),
-                                   document=err.get("document"))
+                refused = DurableError(err.get("message", "the Worker refused the request"), err.get("code", "internal"),
+                                       document=err.get("document"))
+                if isinstance(wait, (int, float)):
+                    refused.retry_after = wait  # type: ignore[attr-defined] - a rate_limited error's wait (durable ui's Retry-After)
+                raise refused
             if attempt < len(RETRY_DELAYS):
                 time.sleep(min(RETRY_DELAYS[attempt], max(deadline - time.monotonic(), 0)))
         if write and sent:

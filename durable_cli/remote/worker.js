@@ -248,6 +248,8 @@ var contract_default = {
       dequeue: { rule: "sessions.dequeue", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       queue: { rule: "sessions.queue", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
       events: { rule: "sessions.events", write: false, creates: false, erases: false, plain: true, args: { since: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: 0 } } },
+      session_page: { rule: "sessions.session_page", write: false, creates: false, erases: false, plain: true, args: { events_before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null } } },
+      rows_before: { rule: "transcript.rows_before", write: false, creates: false, erases: false, plain: true, args: { before: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, superseded: { type: "boolean", default: false }, limit: { type: "integer", min: 1, max: 200, default: 200 } } },
       participants: { rule: "sessions.participants", write: false, creates: false, erases: false, plain: true, args: {} },
       get_prompt: { rule: "sessions.get_prompt", write: false, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
       append_many: { rule: "transcript.append_many", write: true, creates: true, erases: false, parts: ["rows"], args: { rows: { type: "array", items: { type: "object" }, required: true }, request_id: { type: "string", check: "request_id" }, create: { type: "boolean" }, one: { type: "boolean" }, seqs_only: { type: "boolean" }, origin: { type: "array", items: { type: "string" }, max_items: 2 }, part: { type: "object" } } },
@@ -274,6 +276,13 @@ var contract_default = {
       decline: { rule: "elicit.decline", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "action"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, action: { type: "string", required: true }, choice: { type: "string", default: null } } },
       requests: { rule: "elicit.list_requests", write: false, creates: false, erases: false, plain: true, args: { pending_only: { type: "boolean", default: false } } },
       request: { rule: "elicit.get", write: false, creates: false, erases: false, plain: true, positional: ["request_id"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
+      step_begin: { rule: "steps.begin", write: true, creates: false, erases: false, plain: true, args: { key: { type: "string", required: true }, token: { type: "string", required: true }, prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, default: null }, attempt: { type: "integer", min: 1, max: 9223372036854776e3, default: null }, call_id: { type: "string", default: null }, args_sha256: { type: "string", default: null }, approval: { type: "integer", min: 1, max: 9223372036854776e3, default: null }, inside: { type: "string", default: null } } },
+      step_renew: { rule: "steps.renew", write: true, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, key: { type: "string", required: true }, token: { type: "string", required: true }, start: { type: "integer", min: 1, max: 9223372036854776e3, required: true } } },
+      step_commit: { rule: "steps.commit", write: true, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, key: { type: "string", required: true }, token: { type: "string", required: true }, start: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, exit_status: { type: "integer", min: 0, max: 255, required: true }, stdout_bytes: { type: "integer", min: 0, max: 9223372036854776e3, required: true }, stdout: { type: "string", default: null }, output_too_large: { type: "boolean", default: false } } },
+      step_abandon: { rule: "steps.abandon", write: true, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, key: { type: "string", required: true }, token: { type: "string", required: true } } },
+      steps: { rule: "steps.listing", write: false, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, default: null }, cursor: { type: "array", items: { type: "integer", min: 0, max: 9223372036854776e3 }, max_items: 2, default: null } } },
+      step_report: { rule: "steps.of_start", write: false, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, start: { type: "integer", min: 1, max: 9223372036854776e3, required: true } } },
+      step_live: { rule: "steps.still_live", write: false, creates: false, erases: false, plain: true, args: { prompt_id: { type: "integer", min: 1, max: 9223372036854776e3, required: true }, key: { type: "string", required: true } } },
       answer: { rule: "elicit.answer", write: true, creates: false, erases: false, plain: true, positional: ["request_id", "choice"], args: { request_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, choice: { type: "string", required: true }, comment: { type: "string", default: null } } },
       set_fact: { rule: "memory.set_fact", write: true, creates: true, erases: false, plain: true, positional: ["key", "value"], check: "fact", args: { key: { type: "string", required: true }, value: { type: "string", required: true }, source: { type: "enum", values: ["user", "model", "external"], default: "user" }, confirmed: { type: "boolean", default: false }, expires_seconds: { type: "integer", min: 1, max: 31536e5, default: null } } },
       get_fact: { rule: "memory.get_fact", write: false, creates: false, erases: false, plain: true, positional: ["key"], args: { key: { type: "string", required: true }, all_facts: { type: "boolean", default: false } } },
@@ -298,7 +307,7 @@ var contract_default = {
       ls: { write: false, creates: false, erases: false, args: { user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, all_objects: { type: "boolean" }, older_than: { type: "integer", min: 1, max: 31536e5 }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
       rows: { write: false, creates: false, erases: false, args: { user: { type: "string" }, all: { type: "boolean" }, reserved: { type: "boolean" }, expired: { type: "boolean" }, limit: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, before: { type: "json" } } },
       pending: { write: false, creates: false, erases: false, args: { limit: { type: "integer", min: 1, max: 100 } } },
-      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model"] }, cursor: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
+      usage: { write: false, creates: false, erases: false, args: { user: { type: "string" }, everyone: { type: "boolean" }, session: { type: "string" }, newer_day: { type: "string" }, by: { type: "enum", values: ["session", "day", "model", "day_model"] }, cursor: { type: "json" }, tags: { type: "array", items: { type: "array" }, max_items: 100 } } },
       purge: { write: true, creates: false, erases: true, args: { older_than: { type: "integer", min: 1, max: 31536e5, required: true }, user: { type: "string" }, statuses: { type: "array", items: { type: "enum", values: ["created", "active", "completed", "failed", "cancelled", "archived"] }, max_items: 6 }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
       sweep: { write: true, creates: false, erases: true, args: { draft_expiry: { type: "integer", min: 1, max: 31536e5 }, cursor: { type: "json" } } },
       forget: { write: true, creates: false, erases: true, args: { user: { type: "string", required: true }, dry_run: { type: "boolean" }, cursor: { type: "json" } } },
@@ -2370,10 +2379,10 @@ function devRevocationFault(fail2, ageMs, nowMs) {
   if (revocations && ageMs !== null) revocations.at = nowMs - ageMs;
 }
 async function revocationList(nowMs, fetch2) {
-  const held = revocations;
-  if (held && nowMs - held.at <= REVOCATIONS_TTL_MS && nowMs >= held.at) return held.list;
-  const usable = held !== null && nowMs - held.at <= STALE_MS && nowMs >= held.at;
-  if (usable && nowMs - lastFailure < RETRY_READ_MS) return held.list;
+  const held2 = revocations;
+  if (held2 && nowMs - held2.at <= REVOCATIONS_TTL_MS && nowMs >= held2.at) return held2.list;
+  const usable = held2 !== null && nowMs - held2.at <= STALE_MS && nowMs >= held2.at;
+  if (usable && nowMs - lastFailure < RETRY_READ_MS) return held2.list;
   try {
     if (devFail) throw new Error("the revocation list cannot be read (dev fault)");
     const got = await fetch2();
@@ -2382,7 +2391,7 @@ async function revocationList(nowMs, fetch2) {
   } catch (e) {
     lastFailure = nowMs;
     console.error(`durable: the revocation list (index shard auth:0) could not be read: ${e?.message ?? e}`);
-    if (usable) return held.list;
+    if (usable) return held2.list;
     throw Object.assign(
       new DurableError("the Worker cannot read its token revocation list just now; try again shortly", "busy"),
       { status: 503, retryable: true }
@@ -2515,17 +2524,17 @@ function check(obj, command, status = null, noop = false) {
   const { from, to, role } = TRANSITIONS[command];
   if (role === "owner") obj.requireOwner(command === "invite" ? "invite participants" : command);
   if (noop) return null;
-  const current2 = status ?? obj.meta().status;
-  if (!from.includes(current2)) throw conflict(refusal(obj, command, current2));
-  return to ?? current2;
+  const current3 = status ?? obj.meta().status;
+  if (!from.includes(current3)) throw conflict(refusal(obj, command, current3));
+  return to ?? current3;
 }
-function refusal(obj, command, current2) {
+function refusal(obj, command, current3) {
   const [what, name] = [obj.what, obj.name];
-  if (current2 === "archived") return say("refused_archived", { what, name });
-  if (current2 === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
-  if (current2 === "cancelled") return say("refused_cancelled", { what, name });
-  if (command === "unarchive") return say("refused_not_archived", { what, status: current2 });
-  return say(`cannot_${command}`, { what, status: current2 });
+  if (current3 === "archived") return say("refused_archived", { what, name });
+  if (current3 === "cancelled" && command === "archive") return say("refused_cancelled_archive", { what, name });
+  if (current3 === "cancelled") return say("refused_cancelled", { what, name });
+  if (command === "unarchive") return say("refused_not_archived", { what, status: current3 });
+  return say(`cannot_${command}`, { what, status: current3 });
 }
 function requireSession(obj) {
   const meta = obj.meta();
@@ -2636,7 +2645,8 @@ var ROW_COLUMNS = [
   "expires_at",
   "next_alarm_at",
   "external_id",
-  "pending_at"
+  "pending_at",
+  "pending_requests"
 ];
 var PRICED_COLUMNS = [
   "cache_read_tokens",
@@ -2785,6 +2795,7 @@ var DurableIndex = class {
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_alarm ON objects (next_alarm_at) WHERE next_alarm_at IS NOT NULL");
       if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_at'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_at INTEGER");
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL");
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_requests'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_requests INTEGER");
       this.db.run("CREATE TABLE IF NOT EXISTS members (object_id TEXT NOT NULL, user TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (object_id, user))");
       this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER, tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)");
@@ -3012,7 +3023,7 @@ var DurableIndex = class {
   list(f2) {
     const [where, params] = whereOf(f2);
     const order = f2.after_id != null ? "o.id" : f2.pending_due != null ? "o.pending_at, o.id" : "o.last_active_at DESC, o.id DESC";
-    let sql = `SELECT ${ROW_COLUMNS.map((c2) => "o." + c2).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
+    let sql = `SELECT ${ROW_COLUMNS.map((c2) => "o." + c2).join(", ")}, (SELECT total(u.cost_usd) FROM usage u WHERE u.object_id = o.id) FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
     if (f2.limit != null) {
       sql += " LIMIT ?";
       params.push(f2.limit);
@@ -3021,6 +3032,7 @@ var DurableIndex = class {
     for (const r of this.db.iter(sql, ...params)) {
       const row4 = {};
       ROW_COLUMNS.forEach((c2, i) => row4[c2] = r[i]);
+      row4.cost_given_usd = r[ROW_COLUMNS.length] ?? 0;
       row4.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row4.id)].map((m) => [m[0], m[1]]);
       row4.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row4.id)].map((t) => [t[0], t[1]]);
       rows.push(row4);
@@ -3046,16 +3058,21 @@ var DurableIndex = class {
     if (newerDay !== null) params.push(newerDay);
     const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups;
-    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : "u.model";
-    if (by === "session") {
+    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : by === "model" ? "u.model" : "u.day, u.model";
+    const keyOf = (r) => by === "day_model" ? [JSON.stringify([r[0], r[1] ?? null]), 2] : [r[0], 1];
+    if (by === "day_model") {
+      groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: keyOf(r)[0], ...fields(r.slice(2)) }));
+    } else if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params).map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
     } else {
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
     }
     const byKey2 = new Map(groups.map((g2) => [g2.key, g2]));
     for (const g2 of groups) g2.priced = [];
-    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${column}, u.model HAVING sum(u.uncosted_rows) > 0`, ...params)) {
-      byKey2.get(r[0])?.priced.push(r.slice(1).map((v2, i) => i === 0 ? v2 : String(v2 ?? 0)));
+    const grouped = by === "day_model" ? column : `${column}, u.model`;
+    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${grouped} HAVING sum(u.uncosted_rows) > 0`, ...params)) {
+      const [k2, width] = keyOf(r);
+      byKey2.get(k2)?.priced.push(r.slice(width).map((v2, i) => i === 0 ? v2 : String(v2 ?? 0)));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
     return { groups, total: fields(total ?? []), objects: Number(objects), last };
@@ -3518,6 +3535,8 @@ var OBJECT_OPS = {
   dequeue: { "rule": "sessions.dequeue", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   queue: { "rule": "sessions.queue", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
   events: { "rule": "sessions.events", "write": false, "creates": false, "erases": false, "plain": true, "args": { "since": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": 0 } } },
+  session_page: { "rule": "sessions.session_page", "write": false, "creates": false, "erases": false, "plain": true, "args": { "events_before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null } } },
+  rows_before: { "rule": "transcript.rows_before", "write": false, "creates": false, "erases": false, "plain": true, "args": { "before": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "superseded": { "type": "boolean", "default": false }, "limit": { "type": "integer", "min": 1, "max": 200, "default": 200 } } },
   participants: { "rule": "sessions.participants", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   get_prompt: { "rule": "sessions.get_prompt", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
   append_many: { "rule": "transcript.append_many", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": { "rows": { "type": "array", "items": { "type": "object" }, "required": true }, "request_id": { "type": "string", "check": "request_id" }, "create": { "type": "boolean" }, "one": { "type": "boolean" }, "seqs_only": { "type": "boolean" }, "origin": { "type": "array", "items": { "type": "string" }, "max_items": 2 }, "part": { "type": "object" } } },
@@ -3544,6 +3563,13 @@ var OBJECT_OPS = {
   decline: { "rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "action": { "type": "string", "required": true }, "choice": { "type": "string", "default": null } } },
   requests: { "rule": "elicit.list_requests", "write": false, "creates": false, "erases": false, "plain": true, "args": { "pending_only": { "type": "boolean", "default": false } } },
   request: { "rule": "elicit.get", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["request_id"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
+  step_begin: { "rule": "steps.begin", "write": true, "creates": false, "erases": false, "plain": true, "args": { "key": { "type": "string", "required": true }, "token": { "type": "string", "required": true }, "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "default": null }, "attempt": { "type": "integer", "min": 1, "max": 9223372036854776e3, "default": null }, "call_id": { "type": "string", "default": null }, "args_sha256": { "type": "string", "default": null }, "approval": { "type": "integer", "min": 1, "max": 9223372036854776e3, "default": null }, "inside": { "type": "string", "default": null } } },
+  step_renew: { "rule": "steps.renew", "write": true, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "key": { "type": "string", "required": true }, "token": { "type": "string", "required": true }, "start": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true } } },
+  step_commit: { "rule": "steps.commit", "write": true, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "key": { "type": "string", "required": true }, "token": { "type": "string", "required": true }, "start": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "exit_status": { "type": "integer", "min": 0, "max": 255, "required": true }, "stdout_bytes": { "type": "integer", "min": 0, "max": 9223372036854776e3, "required": true }, "stdout": { "type": "string", "default": null }, "output_too_large": { "type": "boolean", "default": false } } },
+  step_abandon: { "rule": "steps.abandon", "write": true, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "key": { "type": "string", "required": true }, "token": { "type": "string", "required": true } } },
+  steps: { "rule": "steps.listing", "write": false, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "default": null }, "cursor": { "type": "array", "items": { "type": "integer", "min": 0, "max": 9223372036854776e3 }, "max_items": 2, "default": null } } },
+  step_report: { "rule": "steps.of_start", "write": false, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "start": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true } } },
+  step_live: { "rule": "steps.still_live", "write": false, "creates": false, "erases": false, "plain": true, "args": { "prompt_id": { "type": "integer", "min": 1, "max": 9223372036854776e3, "required": true }, "key": { "type": "string", "required": true } } },
   answer: { "rule": "elicit.answer", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": { "request_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "choice": { "type": "string", "required": true }, "comment": { "type": "string", "default": null } } },
   set_fact: { "rule": "memory.set_fact", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["key", "value"], "check": "fact", "args": { "key": { "type": "string", "required": true }, "value": { "type": "string", "required": true }, "source": { "type": "enum", "values": ["user", "model", "external"], "default": "user" }, "confirmed": { "type": "boolean", "default": false }, "expires_seconds": { "type": "integer", "min": 1, "max": 31536e5, "default": null } } },
   get_fact: { "rule": "memory.get_fact", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": { "key": { "type": "string", "required": true }, "all_facts": { "type": "boolean", "default": false } } },
@@ -3568,7 +3594,7 @@ var INDEX_OPS = {
   ls: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "all_objects": { "type": "boolean" }, "older_than": { "type": "integer", "min": 1, "max": 31536e5 }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
   rows: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "all": { "type": "boolean" }, "reserved": { "type": "boolean" }, "expired": { "type": "boolean" }, "limit": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "before": { "type": "json" } } },
   pending: { "write": false, "creates": false, "erases": false, "args": { "limit": { "type": "integer", "min": 1, "max": 100 } } },
-  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model"] }, "cursor": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
+  usage: { "write": false, "creates": false, "erases": false, "args": { "user": { "type": "string" }, "everyone": { "type": "boolean" }, "session": { "type": "string" }, "newer_day": { "type": "string" }, "by": { "type": "enum", "values": ["session", "day", "model", "day_model"] }, "cursor": { "type": "json" }, "tags": { "type": "array", "items": { "type": "array" }, "max_items": 100 } } },
   purge: { "write": true, "creates": false, "erases": true, "args": { "older_than": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "user": { "type": "string" }, "statuses": { "type": "array", "items": { "type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"] }, "max_items": 6 }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
   sweep: { "write": true, "creates": false, "erases": true, "args": { "draft_expiry": { "type": "integer", "min": 1, "max": 31536e5 }, "cursor": { "type": "json" } } },
   forget: { "write": true, "creates": false, "erases": true, "args": { "user": { "type": "string", "required": true }, "dry_run": { "type": "boolean" }, "cursor": { "type": "json" } } },
@@ -4364,6 +4390,51 @@ function rowsAfter(obj, a) {
 function* rowsSince(obj, seq) {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
 }
+var UI_ROWS = 200;
+var IN_LIST = 90;
+function rowsBefore(obj, a) {
+  requireVisible(obj);
+  const [key, index] = a.superseded ? ["seq", SEQ] : ["pos", POS];
+  const live2 = a.superseded ? "" : "superseded_by IS NULL AND ";
+  const limit = a.limit ?? UI_ROWS;
+  const bounded = a.before != null;
+  const rows = [];
+  let bytes2 = 0;
+  let going = null;
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE ${live2}${bounded ? `${key} < ?` : "1"} ORDER BY ${key} DESC LIMIT ?`, ...bounded ? [a.before] : [], limit)) {
+    const row4 = rowJson(r);
+    row4.key = r[index];
+    rows.push(row4);
+    for (const x2 of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x2 === "string") bytes2 += x2.length;
+    if (bytes2 >= PAGE_BYTES && rows.length < limit) {
+      going = r[index];
+      break;
+    }
+  }
+  const low = rows.length ? rows[rows.length - 1].key : bounded ? a.before : null;
+  const earlier = low === null ? false : !!obj.db.one(`SELECT 1 FROM turns WHERE ${live2}${key} < ? LIMIT 1`, low);
+  let later = null;
+  if (bounded) {
+    const found = obj.db.one(`SELECT ${key} FROM turns WHERE ${live2}${key} >= ? ORDER BY ${key} LIMIT 1 OFFSET ?`, a.before, UI_ROWS);
+    later = found ? found[0] : null;
+  }
+  const seqs = new Set(rows.map((r) => r.seq));
+  const ids = /* @__PURE__ */ new Set();
+  for (const r of rows) {
+    const given = r.tool_calls instanceof Raw ? r.tool_calls.value : null;
+    for (const c2 of Array.isArray(given) ? given : []) if (c2 && typeof c2 === "object" && typeof c2.id === "string") ids.add(c2.id);
+  }
+  const calls = [...ids].sort();
+  const results = [];
+  for (let i = 0; i < calls.length; i += IN_LIST) {
+    const chunk = calls.slice(i, i + IN_LIST);
+    for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE ${live2}call_id IN (${marks(chunk.length)}) ORDER BY seq`, ...chunk)) {
+      if (!seqs.has(r[SEQ])) results.push(rowJson(r));
+    }
+  }
+  results.sort((x2, y2) => x2.seq - y2.seq);
+  return { rows, next: earlier ? going : null, earlier, later, results };
+}
 
 // src/rules/transcript/summaries.ts
 import { createHash } from "node:crypto";
@@ -4491,17 +4562,17 @@ function planCompact(obj, a) {
   if (meta.live_tokens <= max) return null;
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  const live = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
+  const live2 = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? ORDER BY pos`, boundary);
   let kept = 0;
   let fallback = null;
-  for (let i = live.length - 1; i > 0; i--) {
-    kept += live[i][TOKENS];
-    if (kept < keep || live[i][ROLE] === "tool") continue;
-    if (splitsACall(obj, live.slice(0, i), live[i - 1][POS])) continue;
-    if (live[i][ROLE] === "user" && live[i][KIND] === "turn") return makePlan(obj, live.slice(0, i));
+  for (let i = live2.length - 1; i > 0; i--) {
+    kept += live2[i][TOKENS];
+    if (kept < keep || live2[i][ROLE] === "tool") continue;
+    if (splitsACall(obj, live2.slice(0, i), live2[i - 1][POS])) continue;
+    if (live2[i][ROLE] === "user" && live2[i][KIND] === "turn") return makePlan(obj, live2.slice(0, i));
     if (fallback === null) fallback = i;
   }
-  return fallback === null ? null : makePlan(obj, live.slice(0, fallback));
+  return fallback === null ? null : makePlan(obj, live2.slice(0, fallback));
 }
 var sameRow = (x2, y2) => !!x2 && x2.length === y2.length && x2.every((v2, i) => v2 === y2[i]);
 function commitSummary(obj, a) {
@@ -5860,6 +5931,7 @@ function redact(obj, a) {
   obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
   if (row4[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row4[TOKENS], count);
   obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
+  obj.db.run("UPDATE steps SET stdout = NULL, redacted = 1 WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ?)", a.seq);
   event(obj, "transcript.redacted", { seq: a.seq });
   touch(obj);
   return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq));
@@ -5893,11 +5965,12 @@ function prune(obj, a) {
   }
   if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
   for (const s3 of [...doomed].sort((x2, y2) => x2 - y2)) {
+    obj.db.run("DELETE FROM steps WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ? AND status NOT IN ('pending', 'processing'))", s3);
     obj.db.run("DELETE FROM turns WHERE seq = ?", s3);
     obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s3);
   }
-  const live = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL");
-  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live[0], live[1]);
+  const live2 = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL");
+  obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live2[0], live2[1]);
   dropRemovedTokens(obj);
   event(obj, "transcript.pruned", { deleted: doomed.size, older_than_seconds: olderThan });
   touch(obj, false);
@@ -6227,15 +6300,15 @@ function checkContent(c2, address, limit) {
     }
     relations(out, meta.scope, meta.owner, limit, (w2) => where = w2);
     out.sequences = sequences(c2.sequences ?? {}, out, (w2) => where = w2);
-    const live = out.turns.filter((t) => t.superseded_by === null);
-    out.live = { live_turns: live.length, live_tokens: live.reduce((s3, t) => s3 + t.tokens, 0) };
+    const live2 = out.turns.filter((t) => t.superseded_by === null);
+    out.live = { live_turns: live2.length, live_tokens: live2.reduce((s3, t) => s3 + t.tokens, 0) };
     return out;
   } catch (e) {
     if (e instanceof Bad) throw invalid(say("record_invalid", { where, why: e.message }));
     throw e;
   }
 }
-function row(r, spec, current2, label2, at) {
+function row(r, spec, current3, label2, at) {
   at(label2);
   if (!plainObject(r)) throw new Bad(say("record_not_object"));
   for (const column of Object.keys(r)) {
@@ -6245,7 +6318,7 @@ function row(r, spec, current2, label2, at) {
     }
   }
   const out = {};
-  for (const column of current2) {
+  for (const column of current3) {
     const rule = spec[column];
     at(`${label2}.${column}`);
     const v2 = r[column] === void 0 ? null : r[column];
@@ -6290,7 +6363,7 @@ function relations(c2, scope, owner2, limit, at) {
     }
   }
   const turns = new Map(c2.turns.map((t) => [t.seq, t]));
-  const tooLarge = (size) => {
+  const tooLarge2 = (size) => {
     if (size > limit) throw new Bad(say("record_too_large", { size, limit }));
   };
   c2.turns.forEach((t, i) => {
@@ -6299,7 +6372,7 @@ function relations(c2, scope, owner2, limit, at) {
     if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad(say("record_empty"));
     let size = utf82(t.content);
     for (const k2 of ["tool_calls", "meta", "data"]) if (t[k2] !== null) size += utf82(t[k2]);
-    tooLarge(size);
+    tooLarge2(size);
     at(`${label2}.covers_first`);
     if (t.kind === "summary") {
       const [first, last] = [t.covers_first, t.covers_last];
@@ -6319,11 +6392,11 @@ function relations(c2, scope, owner2, limit, at) {
   unique(c2.prompts, "prompts", "request_id", at);
   c2.prompts.forEach((p, i) => {
     at(`prompts[${i}].content`);
-    tooLarge(utf82(p.content));
+    tooLarge2(utf82(p.content));
   });
   c2.requests.forEach((r, i) => {
     at(`requests[${i}].prompt`);
-    tooLarge(utf82(r.prompt) + utf82(r.choices));
+    tooLarge2(utf82(r.prompt) + utf82(r.choices));
     at(`requests[${i}].answer`);
     const choices = JSON.parse(r.choices);
     if (r.status === "answered") {
@@ -6332,11 +6405,11 @@ function relations(c2, scope, owner2, limit, at) {
   });
   c2.events.forEach((e, i) => {
     at(`events[${i}].data`);
-    tooLarge(utf82(e.data));
+    tooLarge2(utf82(e.data));
   });
   c2.facts.forEach((f2, i) => {
     at(`facts[${i}].value`);
-    tooLarge(utf82(f2.value));
+    tooLarge2(utf82(f2.value));
   });
 }
 function unique(rows, table, column, at) {
@@ -6703,6 +6776,191 @@ function outcome(obj, p, kind2) {
   return subscribed.length;
 }
 
+// src/rules/elicit.ts
+import { createHash as createHash3 } from "node:crypto";
+var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at, approvers, call_id, args, args_sha256, approve";
+var MAX_APPROVERS = 32;
+var requestJson = (r) => {
+  const approve2 = r[14] === null || r[14] === void 0 ? null : JSON.parse(r[14]);
+  let approved = null;
+  if (r[11] !== null && r[11] !== void 0 && r[1] === "answered") approved = r[6] !== null && approve2.includes(r[6]);
+  else if (r[11] !== null && r[11] !== void 0 && r[1] === "expired") approved = false;
+  return {
+    id: r[0],
+    status: r[1],
+    prompt: r[2],
+    choices: JSON.parse(r[3]),
+    created_at: iso(r[4]),
+    expires_at: iso(r[5]),
+    answer: r[6],
+    comment: r[7],
+    answered_by: r[8],
+    answered_at: iso(r[9]),
+    approvers: r[10] === null || r[10] === void 0 ? [] : JSON.parse(r[10]),
+    call_id: r[11] ?? null,
+    args: r[12] === null || r[12] === void 0 ? null : JSON.parse(r[12]),
+    args_sha256: r[13] ?? null,
+    approve: approve2,
+    approved
+  };
+};
+function canonical2(value) {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return "[" + value.map(canonical2).join(",") + "]";
+  const o = value;
+  return "{" + Object.keys(o).sort().map((k2) => JSON.stringify(k2) + ":" + canonical2(o[k2])).join(",") + "}";
+}
+var argsSha256 = (value) => createHash3("sha256").update(canonical2(value)).digest("hex");
+function checkBinding(obj, a, choices) {
+  const approvers = [...new Set(a.approvers ?? [])];
+  if ((a.approvers ?? []).length > MAX_APPROVERS) throw invalid(`at most ${MAX_APPROVERS} --approver users may be named`);
+  for (const u of approvers) validName(u, "user");
+  let approve2 = [...a.approve ?? []];
+  const callId = a.call_id ?? null;
+  const hasArgs = a.args !== null && a.args !== void 0;
+  if (callId === null !== !hasArgs) throw invalid("--call-id and --args go together: give both, or neither");
+  if (callId === null) {
+    if (approve2.length) throw invalid("--approve needs --call-id and --args: it names the choices that approve a tool call");
+    return { choices, approve: null, argsText: null, sha: null, approvers };
+  }
+  if (typeof callId !== "string" || [...callId].length < 1 || [...callId].length > 128 || !printable(callId)) {
+    throw invalid("invalid --call-id: use 1-128 printable characters");
+  }
+  if (!choices.length) {
+    choices = ["approve", "decline"];
+    if (!approve2.length) approve2 = ["approve"];
+  } else if (!approve2.length) throw invalid("say which choices approve the call with --approve");
+  for (const c2 of approve2) {
+    if (!choices.includes(c2)) throw invalid(say("choice_not_offered", { choice: c2, choices: choices.join(", ") }));
+  }
+  approve2 = [...new Set(approve2)];
+  const argsText = JSON.stringify(a.args);
+  const enc = new TextEncoder();
+  const size = enc.encode(a.prompt).length + enc.encode(pyJson(choices)).length + enc.encode(argsText).length;
+  const limit = obj.config.max_turn_bytes;
+  if (size > limit) {
+    throw invalid(`the request is ${size} bytes with its choices and arguments, more than transcript.max_turn_bytes (${limit})`);
+  }
+  return { choices, approve: approve2, argsText, sha: argsSha256(a.args), approvers };
+}
+function visible(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+}
+function get(obj, a) {
+  visible(obj);
+  const r = obj.db.one(`SELECT ${COLS2} FROM requests WHERE id = ?`, a.request_id);
+  if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
+  return requestJson(r);
+}
+function pyJson(items) {
+  const str2 = (s3) => JSON.stringify(s3).replace(/[\u007f-\uffff]/g, (c2) => "\\u" + c2.charCodeAt(0).toString(16).padStart(4, "0"));
+  return "[" + items.map(str2).join(", ") + "]";
+}
+function checkAsk(prompt2, choices) {
+  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid(say("empty_prompt"));
+  if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
+  for (const c2 of choices) if (typeof c2 !== "string" || !c2) throw invalid(say("empty_choice"));
+  if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
+  return choices;
+}
+function ask2(obj, a) {
+  const key = validRequestId(a.request_id) ?? null;
+  const b2 = checkBinding(obj, a, checkAsk(a.prompt, a.choices ?? []));
+  const choices = b2.choices;
+  visible(obj);
+  if (key !== null) {
+    const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
+    if (made) {
+      const asked = get(obj, { request_id: made[0] });
+      const sameApprovers = JSON.stringify([...asked.approvers].sort()) === JSON.stringify([...b2.approvers].sort());
+      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices) || asked.call_id !== (a.call_id ?? null) || asked.args_sha256 !== b2.sha || !sameApprovers) {
+        throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
+      }
+      return asked;
+    }
+  }
+  const t = now();
+  check(obj, "write");
+  const id = obj.db.one(
+    "INSERT INTO requests (status, prompt, choices, created_at, expires_at, approvers, call_id, args, args_sha256, approve) VALUES ('pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    a.prompt,
+    pyJson(choices),
+    t,
+    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null,
+    b2.approvers.length ? pyJson(b2.approvers) : null,
+    a.call_id ?? null,
+    b2.argsText,
+    b2.sha,
+    b2.approve === null ? null : pyJson(b2.approve)
+  )[0];
+  event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
+  touch(obj);
+  return get(obj, { request_id: id });
+}
+function decline(obj, a) {
+  if (a.action !== "decline" && a.action !== "cancel" && a.action !== "accept") {
+    throw invalid(say("invalid_elicit_action", { action: a.action }));
+  }
+  const request = get(obj, a);
+  const choice = a.choice ?? null;
+  if (a.action === "accept") {
+    if (!choice) throw invalid(say("empty_choice"));
+    if (request.choices.length && !request.choices.includes(choice)) {
+      throw invalid(say("choice_not_offered", { choice, choices: request.choices.join(", ") }));
+    }
+  }
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
+  const [answer3, comment] = a.action === "accept" ? [choice, null] : [null, a.action];
+  obj.db.run(
+    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    answer3,
+    comment,
+    request.approvers.length ? request.approvers[0] : obj.actor,
+    now(),
+    a.request_id
+  );
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: answer3 });
+  touch(obj);
+  return get(obj, a);
+}
+function listRequests(obj, a) {
+  visible(obj);
+  const where = a.pending_only ? "WHERE status = 'pending'" : "";
+  return obj.db.all(`SELECT ${COLS2} FROM requests ${where} ORDER BY id`).map(requestJson);
+}
+function answer2(obj, a) {
+  const request = get(obj, a);
+  if (request.choices.length && !request.choices.includes(a.choice)) {
+    throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
+  }
+  if (!a.choice) throw invalid(say("empty_choice"));
+  if (request.approvers.length && !request.approvers.includes(obj.actor)) {
+    throw denied(`${obj.actor} may not answer request ${a.request_id} of ${obj.what}: only ${request.approvers.join(", ")} may (its --approver)`);
+  }
+  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
+  obj.db.run(
+    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
+    a.choice,
+    a.comment ?? null,
+    obj.actor,
+    now(),
+    a.request_id
+  );
+  event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });
+  touch(obj);
+  return get(obj, a);
+}
+function expire(obj, t) {
+  const ids = obj.db.all("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", t).map((r) => r[0]);
+  for (const id of ids) {
+    obj.db.run("UPDATE requests SET status = 'expired' WHERE id = ?", id);
+    event(obj, "elicit.expired", { request_id: id }, null);
+  }
+  if (ids.length) touch(obj, false);
+  return ids.length;
+}
+
 // src/rules/sessions.ts
 var PROMPT_COLUMNS = [
   "id",
@@ -6756,14 +7014,14 @@ function getPrompt(obj, a) {
   p.position = p.status === "pending" ? obj.db.one(`SELECT count(*) FROM prompts, (SELECT ${ORDER_KEY} AS k FROM prompts WHERE id = ?1) AS me WHERE status = 'pending' AND (${ORDER_KEY} < me.k OR (${ORDER_KEY} = me.k AND id <= ?1))`, a.prompt_id)[0] : null;
   return p;
 }
-function recompute(obj, current2) {
+function recompute(obj, current3) {
   let to;
   if (obj.db.one("SELECT 1 FROM prompts WHERE status IN ('pending', 'processing') LIMIT 1")) to = "active";
   else {
     const last = obj.db.one("SELECT status FROM prompts WHERE status IN ('completed', 'failed') ORDER BY completed_at DESC, id DESC LIMIT 1");
     to = last ? last[0] : "created";
   }
-  setStatus(obj, to, current2);
+  setStatus(obj, to, current3);
 }
 function prompt(obj, a) {
   checkText(obj, a.content);
@@ -6849,9 +7107,9 @@ function processing(obj, id, doing, attempt = null) {
   obj.requireVisible();
   const r = promptRow(obj, id);
   if (r[1] !== "processing") throw conflict(say("prompt_not_processing", { id, what: obj.what, status: r[1], doing }));
-  const current2 = r[PROMPT_COLUMNS.indexOf("start")];
-  if (attempt !== null && Number(attempt) !== Number(current2)) {
-    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current: current2, attempt, doing }));
+  const current3 = r[PROMPT_COLUMNS.indexOf("start")];
+  if (attempt !== null && Number(attempt) !== Number(current3)) {
+    throw conflict(say("prompt_lease_lost", { id, what: obj.what, current: current3, attempt, doing }));
   }
 }
 function renew(obj, a) {
@@ -6992,12 +7250,12 @@ function invite(obj, a) {
   obj.requireVisible();
   check(obj, "invite");
   if (obj.address.id_scope !== "tenant") throw conflict(say("participants_tenant_only", { what: obj.what }));
-  const current2 = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
-  if (!current2) {
+  const current3 = obj.db.one("SELECT role FROM participants WHERE user = ?", a.user);
+  if (!current3) {
     const count = Number(obj.db.one("SELECT count(*) FROM participants")[0]);
     if (count >= CONSTANTS.limits.participants) throw conflict(say("too_many_participants", { what: obj.what, count }));
   }
-  if (!current2 || current2[0] !== role) {
+  if (!current3 || current3[0] !== role) {
     obj.db.run("INSERT INTO participants (user, role, joined_at) VALUES (?, ?, ?) ON CONFLICT (user) DO UPDATE SET role = excluded.role", a.user, role, now());
     event(obj, "participant.added", { user: a.user, role });
     touch(obj, false);
@@ -7032,6 +7290,35 @@ function events(obj, a) {
   obj.requireVisible();
   return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
 }
+var UI_EVENTS = 50;
+var UI_FINISHED = 20;
+function sessionPage(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const pending = obj.db.all(`SELECT ${COLS2} FROM requests WHERE status = 'pending' ORDER BY id`).map(requestJson);
+  const answered = obj.db.all(`SELECT ${COLS2} FROM requests WHERE status != 'pending' ORDER BY id DESC LIMIT ?`, UI_FINISHED).map(requestJson);
+  const columns = PROMPT_COLUMNS.join(", ");
+  const active = obj.db.all(`SELECT ${columns} FROM prompts WHERE status = 'processing' ORDER BY id`).map(promptJson);
+  obj.db.all(`SELECT ${columns} FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => {
+    const p = promptJson(r);
+    p.position = i + 1;
+    active.push(p);
+  });
+  const finished = obj.db.all(`SELECT ${columns} FROM prompts WHERE status NOT IN ('pending', 'processing') ORDER BY id DESC LIMIT ?`, UI_FINISHED).map(promptJson);
+  const where = a.events_before != null ? "WHERE seq < ?" : "";
+  const params = a.events_before != null ? [a.events_before] : [];
+  let events2 = obj.db.all(`SELECT seq, type, actor, data, at FROM events ${where} ORDER BY seq DESC LIMIT ?`, ...params, UI_EVENTS + 1).map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
+  const more = events2.length > UI_EVENTS;
+  events2 = events2.slice(0, UI_EVENTS);
+  return {
+    info: sessionJson(obj),
+    pending,
+    answered,
+    queue: { active, finished },
+    events: events2,
+    events_before: more ? events2[events2.length - 1].seq : null
+  };
+}
 function participants(obj) {
   requireSession(obj);
   obj.requireVisible();
@@ -7050,191 +7337,6 @@ function expireLeases(obj, t) {
     touch(obj, false);
   }
   return n;
-}
-
-// src/rules/elicit.ts
-import { createHash as createHash3 } from "node:crypto";
-var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at, approvers, call_id, args, args_sha256, approve";
-var MAX_APPROVERS = 32;
-var requestJson = (r) => {
-  const approve = r[14] === null || r[14] === void 0 ? null : JSON.parse(r[14]);
-  let approved = null;
-  if (r[11] !== null && r[11] !== void 0 && r[1] === "answered") approved = r[6] !== null && approve.includes(r[6]);
-  else if (r[11] !== null && r[11] !== void 0 && r[1] === "expired") approved = false;
-  return {
-    id: r[0],
-    status: r[1],
-    prompt: r[2],
-    choices: JSON.parse(r[3]),
-    created_at: iso(r[4]),
-    expires_at: iso(r[5]),
-    answer: r[6],
-    comment: r[7],
-    answered_by: r[8],
-    answered_at: iso(r[9]),
-    approvers: r[10] === null || r[10] === void 0 ? [] : JSON.parse(r[10]),
-    call_id: r[11] ?? null,
-    args: r[12] === null || r[12] === void 0 ? null : JSON.parse(r[12]),
-    args_sha256: r[13] ?? null,
-    approve,
-    approved
-  };
-};
-function canonical2(value) {
-  if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return "[" + value.map(canonical2).join(",") + "]";
-  const o = value;
-  return "{" + Object.keys(o).sort().map((k2) => JSON.stringify(k2) + ":" + canonical2(o[k2])).join(",") + "}";
-}
-var argsSha256 = (value) => createHash3("sha256").update(canonical2(value)).digest("hex");
-function checkBinding(obj, a, choices) {
-  const approvers = [...new Set(a.approvers ?? [])];
-  if ((a.approvers ?? []).length > MAX_APPROVERS) throw invalid(`at most ${MAX_APPROVERS} --approver users may be named`);
-  for (const u of approvers) validName(u, "user");
-  let approve = [...a.approve ?? []];
-  const callId = a.call_id ?? null;
-  const hasArgs = a.args !== null && a.args !== void 0;
-  if (callId === null !== !hasArgs) throw invalid("--call-id and --args go together: give both, or neither");
-  if (callId === null) {
-    if (approve.length) throw invalid("--approve needs --call-id and --args: it names the choices that approve a tool call");
-    return { choices, approve: null, argsText: null, sha: null, approvers };
-  }
-  if (typeof callId !== "string" || [...callId].length < 1 || [...callId].length > 128 || !printable(callId)) {
-    throw invalid("invalid --call-id: use 1-128 printable characters");
-  }
-  if (!choices.length) {
-    choices = ["approve", "decline"];
-    if (!approve.length) approve = ["approve"];
-  } else if (!approve.length) throw invalid("say which choices approve the call with --approve");
-  for (const c2 of approve) {
-    if (!choices.includes(c2)) throw invalid(say("choice_not_offered", { choice: c2, choices: choices.join(", ") }));
-  }
-  approve = [...new Set(approve)];
-  const argsText = JSON.stringify(a.args);
-  const enc = new TextEncoder();
-  const size = enc.encode(a.prompt).length + enc.encode(pyJson(choices)).length + enc.encode(argsText).length;
-  const limit = obj.config.max_turn_bytes;
-  if (size > limit) {
-    throw invalid(`the request is ${size} bytes with its choices and arguments, more than transcript.max_turn_bytes (${limit})`);
-  }
-  return { choices, approve, argsText, sha: argsSha256(a.args), approvers };
-}
-function visible(obj) {
-  requireSession(obj);
-  obj.requireVisible();
-}
-function get(obj, a) {
-  visible(obj);
-  const r = obj.db.one(`SELECT ${COLS2} FROM requests WHERE id = ?`, a.request_id);
-  if (!r) throw notFound(say("request_not_found", { id: a.request_id, what: obj.what, name: obj.name }));
-  return requestJson(r);
-}
-function pyJson(items) {
-  const str2 = (s3) => JSON.stringify(s3).replace(/[\u007f-\uffff]/g, (c2) => "\\u" + c2.charCodeAt(0).toString(16).padStart(4, "0"));
-  return "[" + items.map(str2).join(", ") + "]";
-}
-function checkAsk(prompt2, choices) {
-  if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid(say("empty_prompt"));
-  if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
-  for (const c2 of choices) if (typeof c2 !== "string" || !c2) throw invalid(say("empty_choice"));
-  if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
-  return choices;
-}
-function ask2(obj, a) {
-  const key = validRequestId(a.request_id) ?? null;
-  const b2 = checkBinding(obj, a, checkAsk(a.prompt, a.choices ?? []));
-  const choices = b2.choices;
-  visible(obj);
-  if (key !== null) {
-    const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
-    if (made) {
-      const asked = get(obj, { request_id: made[0] });
-      const sameApprovers = JSON.stringify([...asked.approvers].sort()) === JSON.stringify([...b2.approvers].sort());
-      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices) || asked.call_id !== (a.call_id ?? null) || asked.args_sha256 !== b2.sha || !sameApprovers) {
-        throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
-      }
-      return asked;
-    }
-  }
-  const t = now();
-  check(obj, "write");
-  const id = obj.db.one(
-    "INSERT INTO requests (status, prompt, choices, created_at, expires_at, approvers, call_id, args, args_sha256, approve) VALUES ('pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    a.prompt,
-    pyJson(choices),
-    t,
-    a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null,
-    b2.approvers.length ? pyJson(b2.approvers) : null,
-    a.call_id ?? null,
-    b2.argsText,
-    b2.sha,
-    b2.approve === null ? null : pyJson(b2.approve)
-  )[0];
-  event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
-  touch(obj);
-  return get(obj, { request_id: id });
-}
-function decline(obj, a) {
-  if (a.action !== "decline" && a.action !== "cancel" && a.action !== "accept") {
-    throw invalid(say("invalid_elicit_action", { action: a.action }));
-  }
-  const request = get(obj, a);
-  const choice = a.choice ?? null;
-  if (a.action === "accept") {
-    if (!choice) throw invalid(say("empty_choice"));
-    if (request.choices.length && !request.choices.includes(choice)) {
-      throw invalid(say("choice_not_offered", { choice, choices: request.choices.join(", ") }));
-    }
-  }
-  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
-  const [answer3, comment] = a.action === "accept" ? [choice, null] : [null, a.action];
-  obj.db.run(
-    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
-    answer3,
-    comment,
-    request.approvers.length ? request.approvers[0] : obj.actor,
-    now(),
-    a.request_id
-  );
-  event(obj, "elicit.answered", { request_id: a.request_id, answer: answer3 });
-  touch(obj);
-  return get(obj, a);
-}
-function listRequests(obj, a) {
-  visible(obj);
-  const where = a.pending_only ? "WHERE status = 'pending'" : "";
-  return obj.db.all(`SELECT ${COLS2} FROM requests ${where} ORDER BY id`).map(requestJson);
-}
-function answer2(obj, a) {
-  const request = get(obj, a);
-  if (request.choices.length && !request.choices.includes(a.choice)) {
-    throw invalid(say("choice_not_offered", { choice: a.choice, choices: request.choices.join(", ") }));
-  }
-  if (!a.choice) throw invalid(say("empty_choice"));
-  if (request.approvers.length && !request.approvers.includes(obj.actor)) {
-    throw denied(`${obj.actor} may not answer request ${a.request_id} of ${obj.what}: only ${request.approvers.join(", ")} may (its --approver)`);
-  }
-  if (request.status !== "pending") throw conflict(say("request_not_pending", { id: a.request_id, what: obj.what, status: request.status }));
-  obj.db.run(
-    "UPDATE requests SET status = 'answered', answer = ?, comment = ?, answered_by = ?, answered_at = ? WHERE id = ?",
-    a.choice,
-    a.comment ?? null,
-    obj.actor,
-    now(),
-    a.request_id
-  );
-  event(obj, "elicit.answered", { request_id: a.request_id, answer: a.choice });
-  touch(obj);
-  return get(obj, a);
-}
-function expire(obj, t) {
-  const ids = obj.db.all("SELECT id FROM requests WHERE status = 'pending' AND expires_at <= ?", t).map((r) => r[0]);
-  for (const id of ids) {
-    obj.db.run("UPDATE requests SET status = 'expired' WHERE id = ?", id);
-    event(obj, "elicit.expired", { request_id: id }, null);
-  }
-  if (ids.length) touch(obj, false);
-  return ids.length;
 }
 
 // src/rules/schedules.ts
@@ -8472,6 +8574,345 @@ function forgetFact(obj, a) {
   return factJson(r);
 }
 
+// src/rules/steps.ts
+import { createHash as createHash5 } from "node:crypto";
+var LIVE_MS = 3e4;
+var MAX_STDOUT = 1048576;
+var MAX_KEY = 200;
+var PAGE_ROWS2 = 1e3;
+var PAGE_BYTES2 = 1024 * 1024;
+var COLUMNS3 = [
+  "prompt_id",
+  "key",
+  "seq",
+  "status",
+  "attempt",
+  "token",
+  "renewed_at",
+  "runs",
+  "replays",
+  "last_replay_attempt",
+  "exit_status",
+  "stdout",
+  "stdout_bytes",
+  "output_too_large",
+  "redacted",
+  "call_id",
+  "args_sha256",
+  "approval",
+  "started_at",
+  "ended_at"
+];
+var SELECT = `SELECT ${COLUMNS3.join(", ")} FROM steps`;
+function stepId(objectId3, promptId, key) {
+  return createHash5("sha256").update(`${objectId3}
+${promptId}
+${key}`).digest("hex").slice(0, 32);
+}
+function checkKey(key) {
+  const n = typeof key === "string" ? [...key].length : 0;
+  if (typeof key !== "string" || n < 1 || n > MAX_KEY || !printable(key) || key !== strip(key) || key.startsWith("-")) {
+    throw invalid(`invalid step KEY ${quote(key)}: use 1-${MAX_KEY} printable characters, without leading or trailing white space, not beginning with '-'`);
+  }
+  return key;
+}
+function checkCall(key, token, callId = null, sha = null, approval = null) {
+  checkKey(key);
+  if (typeof token !== "string" || token.length < 1 || token.length > 64) throw invalid("invalid step token: 1-64 characters");
+  if (callId === null !== (sha === null)) throw invalid("--call-id and --args go together: give both, or neither");
+  if (approval !== null && callId === null) throw invalid("--approval needs --call-id and --args: an approval is bound to one tool call");
+  if (callId !== null && ([...callId].length < 1 || [...callId].length > 128 || !printable(callId))) {
+    throw invalid("invalid --call-id: use 1-128 printable characters");
+  }
+  if (sha !== null && !/^[0-9a-f]{64}$/.test(sha)) throw invalid("invalid args_sha256: 64 lowercase hex digits");
+}
+function stepOf(obj, promptId, key) {
+  const r = obj.db.one(`${SELECT} WHERE prompt_id = ? AND key = ?`, promptId, key);
+  return r === null ? null : Object.fromEntries(COLUMNS3.map((c2, i) => [c2, r[i]]));
+}
+function current2(obj, promptId) {
+  const r = obj.db.one("SELECT status, start FROM prompts WHERE id = ?", promptId);
+  return r !== null && r[0] === "processing" ? Number(r[1]) : null;
+}
+function live(obj, s3, t) {
+  return s3.status === "running" && s3.attempt === current2(obj, s3.prompt_id) && (s3.renewed_at ?? 0) >= t - LIVE_MS;
+}
+var UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+function bytesOf(v2) {
+  if (v2 instanceof ArrayBuffer) return new Uint8Array(v2);
+  if (ArrayBuffer.isView(v2)) return new Uint8Array(v2.buffer, v2.byteOffset, v2.byteLength);
+  return new Uint8Array(0);
+}
+function stepJson(obj, s3, t = now()) {
+  const status = s3.status === "running" && !live(obj, s3, t) ? "abandoned" : s3.status;
+  const kept = status === "done" && !s3.output_too_large && !s3.redacted;
+  const out = kept ? bytesOf(s3.stdout) : null;
+  let text4 = null;
+  if (out !== null) {
+    try {
+      text4 = UTF8.decode(out);
+    } catch {
+      text4 = null;
+    }
+  }
+  const done = s3.status === "done";
+  return {
+    prompt: s3.prompt_id,
+    key: s3.key,
+    seq: s3.seq,
+    step_id: stepId(obj.id, s3.prompt_id, s3.key),
+    status,
+    attempt: s3.attempt,
+    runs: s3.runs,
+    replays: s3.replays,
+    last_replay_attempt: s3.last_replay_attempt,
+    exit_status: done ? s3.exit_status : null,
+    stdout: text4,
+    stdout_base64: out !== null ? blobText(out) : null,
+    stdout_bytes: done ? s3.stdout_bytes : null,
+    output_too_large: !!s3.output_too_large,
+    redacted: !!s3.redacted,
+    call_id: s3.call_id,
+    args_sha256: s3.args_sha256,
+    approval: s3.approval,
+    started_at: iso(s3.started_at),
+    ended_at: iso(s3.ended_at)
+  };
+}
+function stepNow(obj, promptId, key) {
+  const s3 = stepOf(obj, promptId, key);
+  return s3 === null ? null : stepJson(obj, s3);
+}
+function visible3(obj) {
+  requireSession(obj);
+  obj.requireVisible();
+}
+var promptMissing = (obj, id) => notFound(`prompt ${id} of ${obj.what} not found; list them with 'durable session queue ${obj.name}'`);
+function promptOf(obj, promptId, attempt) {
+  let start;
+  if (promptId === null) {
+    const r = obj.db.one("SELECT id, start FROM prompts WHERE status = 'processing' ORDER BY id LIMIT 1");
+    if (r === null) throw conflict(`no prompt of ${obj.what} is processing; a step belongs to a started prompt`);
+    [promptId, start] = [Number(r[0]), Number(r[1])];
+  } else {
+    const r = obj.db.one("SELECT status, start FROM prompts WHERE id = ?", promptId);
+    if (r === null) throw promptMissing(obj, promptId);
+    if (r[0] !== "processing") {
+      throw conflict(`prompt ${promptId} of ${obj.what} is ${r[0]}, not processing; a step belongs to a started prompt, and only its current start may run it`);
+    }
+    start = Number(r[1]);
+  }
+  if (attempt !== null && attempt !== start) {
+    throw conflict(`start ${attempt} of prompt ${promptId} of ${obj.what} is not its current start (${start}); a step acts only for the current start`);
+  }
+  return [promptId, start];
+}
+function locate(obj, promptId, approval) {
+  visible3(obj);
+  if (promptId !== null && obj.db.one("SELECT 1 FROM prompts WHERE id = ?", promptId) === null) throw promptMissing(obj, promptId);
+  return approval !== null ? get(obj, { request_id: approval }) : null;
+}
+function notApproved(message, code, reason, request) {
+  return new DurableError(message, code, { reason, request });
+}
+function approve(obj, request, promptId, key, callId, sha) {
+  const rid = request.id;
+  const where = `request ${rid} of ${obj.what}`;
+  if (request.call_id === null) {
+    throw notApproved(`${where} is not bound to a tool call; ask it with --call-id and --args`, "not_approved", "unbound", request);
+  }
+  if (request.call_id !== callId || request.args_sha256 !== sha) {
+    throw notApproved(
+      `${where} approves another call (call id ${quote(request.call_id)}); this call was not approved`,
+      "not_approved",
+      "other_call",
+      request
+    );
+  }
+  const used = obj.db.one(
+    "SELECT prompt_id, key FROM steps WHERE approval = ? AND NOT (prompt_id = ? AND key = ?) LIMIT 1",
+    rid,
+    promptId,
+    key
+  );
+  if (used !== null) {
+    throw notApproved(
+      `${where} was already used by step ${quote(used[1])} of prompt ${used[0]}; a request approves one step`,
+      "not_approved",
+      "used",
+      request
+    );
+  }
+  if (request.status === "pending") {
+    throw notApproved(`${where} is pending; wait for the answer with 'durable elicit wait ${obj.name} ${rid}', then run the step again`, "not_approved", "pending", request);
+  }
+  if (request.status === "expired") throw notApproved(`${where} expired without an answer; the call was refused`, "refused", "expired", request);
+  if (!request.approved) {
+    throw notApproved(`${where} was declined (answer ${quote(request.answer)}); the call was refused`, "refused", "declined", request);
+  }
+}
+function tooLarge(key, size) {
+  return `step ${quote(key)} wrote ${size} bytes, more than the 1 MiB a step keeps; it is not run again (write a large result to a file and print its path)`;
+}
+var lostMessage = (key) => `the start was lost while step ${quote(key)} ran; its result is not recorded and the next start runs it again`;
+function begin(obj, a) {
+  const [callId, sha, approval] = [a.call_id ?? null, a.args_sha256 ?? null, a.approval ?? null];
+  checkCall(a.key, a.token, callId, sha, approval);
+  const key = a.key;
+  const request = locate(obj, a.prompt_id ?? null, approval);
+  const t = now();
+  const [promptId, start] = promptOf(obj, a.prompt_id ?? null, a.attempt ?? null);
+  const answer3 = (action, step = null) => ({ action, prompt: promptId, start, step_id: stepId(obj.id, promptId, key), step });
+  const s3 = stepOf(obj, promptId, key);
+  if (s3 !== null) {
+    if (s3.call_id !== callId || s3.args_sha256 !== sha) {
+      throw conflict(`step ${quote(key)} was recorded for another call; its key is taken for prompt ${promptId}`);
+    }
+    if (s3.status === "done") {
+      if (s3.redacted) throw conflict(`step ${quote(key)} was redacted; its output is gone (it is not run again)`);
+      if (s3.output_too_large) throw invalid(tooLarge(key, s3.stdout_bytes));
+      obj.db.run("UPDATE steps SET replays = replays + 1, last_replay_attempt = ? WHERE prompt_id = ? AND key = ?", start, promptId, key);
+      s3.replays += 1;
+      s3.last_replay_attempt = start;
+      return answer3("replay", stepJson(obj, s3, t));
+    }
+    if (live(obj, s3, t)) {
+      if (a.inside === String(promptId)) throw conflict(`step ${quote(key)} is already running in this process tree`);
+      return answer3("wait");
+    }
+  }
+  if (request !== null) approve(obj, request, promptId, key, callId, sha);
+  if (s3 === null) {
+    const seq = Number(obj.db.one("SELECT coalesce(max(seq), 0) + 1 FROM steps WHERE prompt_id = ?", promptId)[0]);
+    obj.db.run(
+      "INSERT INTO steps (prompt_id, key, seq, status, attempt, token, renewed_at, runs, call_id, args_sha256, approval, started_at) VALUES (?, ?, ?, 'running', ?, ?, ?, 1, ?, ?, ?, ?)",
+      promptId,
+      key,
+      seq,
+      start,
+      a.token,
+      t,
+      callId,
+      sha,
+      approval,
+      t
+    );
+  } else {
+    obj.db.run(
+      "UPDATE steps SET status = 'running', attempt = ?, token = ?, renewed_at = ?, runs = runs + 1, approval = coalesce(?, approval), started_at = ?, ended_at = NULL WHERE prompt_id = ? AND key = ?",
+      start,
+      a.token,
+      t,
+      approval,
+      t,
+      promptId,
+      key
+    );
+  }
+  touch(obj, false);
+  return answer3("run");
+}
+function stillLive(obj, a) {
+  visible3(obj);
+  const s3 = stepOf(obj, a.prompt_id, a.key);
+  return s3 !== null && live(obj, s3, now());
+}
+function held(obj, promptId, key, token, start) {
+  const s3 = stepOf(obj, promptId, key);
+  return s3 !== null && s3.status === "running" && s3.token === token && s3.attempt === start && current2(obj, promptId) === start;
+}
+function renew2(obj, a) {
+  checkCall(a.key, a.token);
+  if (!held(obj, a.prompt_id, a.key, a.token, a.start)) throw conflict(lostMessage(a.key));
+  obj.db.run("UPDATE steps SET renewed_at = ? WHERE prompt_id = ? AND key = ?", now(), a.prompt_id, a.key);
+  return null;
+}
+function stdoutOf(key, stdout, size, tooBig) {
+  if (stdout !== null && !isBase64(stdout)) throw invalid(`the stdout of step ${quote(key)} is not base64`);
+  const data = stdout === null ? new Uint8Array(0) : bytesFrom(stdout);
+  if (tooBig) {
+    if (size <= MAX_STDOUT) throw invalid(`step ${quote(key)} is marked output_too_large with ${size} bytes, within the 1 MiB a step keeps`);
+    return null;
+  }
+  if (data.length > MAX_STDOUT) {
+    throw invalid(`the stdout of step ${quote(key)} is ${data.length} bytes, more than the 1 MiB a step keeps; a commit over it is marked output_too_large and holds no stdout`);
+  }
+  if (size !== data.length) throw invalid(`the stdout of step ${quote(key)} is ${data.length} bytes, not the ${size} stdout_bytes says`);
+  return data;
+}
+function bytesFrom(b643) {
+  const s3 = atob(b643);
+  const out = new Uint8Array(s3.length);
+  for (let i = 0; i < s3.length; i++) out[i] = s3.charCodeAt(i);
+  return out;
+}
+function commit(obj, a) {
+  checkCall(a.key, a.token);
+  const data = stdoutOf(a.key, a.stdout ?? null, a.stdout_bytes, !!a.output_too_large);
+  if (!held(obj, a.prompt_id, a.key, a.token, a.start)) throw conflict(lostMessage(a.key));
+  const t = now();
+  obj.db.run(
+    "UPDATE steps SET status = 'done', token = NULL, exit_status = ?, stdout = ?, stdout_bytes = ?, output_too_large = ?, ended_at = ? WHERE prompt_id = ? AND key = ?",
+    a.exit_status,
+    data,
+    a.stdout_bytes,
+    data === null ? 1 : 0,
+    t,
+    a.prompt_id,
+    a.key
+  );
+  touch(obj);
+  return stepJson(obj, stepOf(obj, a.prompt_id, a.key), t);
+}
+function abandon(obj, a) {
+  checkCall(a.key, a.token);
+  const s3 = stepOf(obj, a.prompt_id, a.key);
+  if (s3 !== null && s3.status === "running" && s3.token === a.token) {
+    obj.db.run("UPDATE steps SET status = 'abandoned', token = NULL WHERE prompt_id = ? AND key = ?", a.prompt_id, a.key);
+  }
+  const after = stepOf(obj, a.prompt_id, a.key);
+  return after === null ? null : stepJson(obj, after);
+}
+function listing(obj, a) {
+  visible3(obj);
+  const promptId = a.prompt_id ?? null;
+  if (promptId !== null && obj.db.one("SELECT 1 FROM prompts WHERE id = ?", promptId) === null) throw promptMissing(obj, promptId);
+  const cursor = a.cursor ?? null;
+  if (cursor !== null && cursor.length !== 2) throw invalid("invalid cursor of steps: [prompt id, seq]");
+  const after = cursor ?? [0, 0];
+  let where = "WHERE (prompt_id > ? OR (prompt_id = ? AND seq > ?))";
+  const params = [after[0], after[0], after[1]];
+  if (promptId !== null) {
+    where += " AND prompt_id = ?";
+    params.push(promptId);
+  }
+  const t = now();
+  const rows = [];
+  let size = 0;
+  for (const r of obj.db.iter(`${SELECT} ${where} ORDER BY prompt_id, seq`, ...params)) {
+    if (rows.length >= PAGE_ROWS2 || size >= PAGE_BYTES2) {
+      const last = rows[rows.length - 1];
+      return { rows, next: [last.prompt, last.seq] };
+    }
+    const s3 = Object.fromEntries(COLUMNS3.map((c2, i) => [c2, r[i]]));
+    size += bytesOf(s3.stdout).length;
+    rows.push(stepJson(obj, s3, t));
+  }
+  return { rows, next: null };
+}
+function ofStart(obj, a) {
+  const ran = [];
+  const replayed = [];
+  for (const [key, status, attempt, lastReplay] of obj.db.all(
+    "SELECT key, status, attempt, last_replay_attempt FROM steps WHERE prompt_id = ? ORDER BY seq",
+    a.prompt_id
+  )) {
+    if (status === "done" && attempt === a.start) ran.push(key);
+    else if (status === "done" && lastReplay === a.start) replayed.push(key);
+  }
+  return { ran, replayed };
+}
+
 // src/recall.ts
 var PROMPT_OPS = /* @__PURE__ */ new Set(["prompt", "next_prompt", "renew", "finish", "release"]);
 var ROW_FIELDS = ["content", "tool_calls", "meta", "data"];
@@ -8492,6 +8933,12 @@ function reduce(op, args, result) {
   }
   if (PROMPT_OPS.has(op) && typeof result === "object" && "id" in result) {
     return { recall: "prompt", id: result.id, window: result.window !== void 0 ? { budget: args.context, keep: result.turn_seq } : null };
+  }
+  if (op === "step_begin" && typeof result === "object" && "action" in result) {
+    return { recall: "step_begin", action: result.action, prompt: result.prompt, start: result.start, step_id: result.step_id, key: args.key };
+  }
+  if ((op === "step_commit" || op === "step_abandon") && typeof result === "object" && "key" in result) {
+    return { recall: "step", prompt: result.prompt, key: result.key };
   }
   if ((op === "ask" || op === "answer" || op === "decline") && typeof result === "object" && "id" in result) return { recall: "request", id: result.id };
   if ((op === "set_fact" || op === "confirm_fact") && typeof result === "object" && "key" in result) return { recall: "fact", key: result.key };
@@ -8529,6 +8976,12 @@ function rebuild(obj, r) {
     }
     case "request":
       return get(obj, { request_id: r.id });
+    case "step_begin": {
+      const step = r.action === "replay" ? stepNow(obj, r.prompt, r.key) : null;
+      return { action: r.action, prompt: r.prompt, start: r.start, step_id: r.step_id, step };
+    }
+    case "step":
+      return stepNow(obj, r.prompt, r.key);
     case "forgotten":
       return r.fact;
     case "fact": {
@@ -8582,17 +9035,17 @@ function accept(ctx, db, call, since) {
 }
 function push(ctx, db, revoked) {
   const sockets = ctx.getWebSockets();
-  const live = /* @__PURE__ */ new Set();
+  const live2 = /* @__PURE__ */ new Set();
   for (const ws of sockets) {
     const fid = fidOf(ws);
     if (fid === null) close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
     else {
-      live.add(fid);
+      live2.add(fid);
       pushOne(db, ws, fid, revoked);
     }
   }
   for (const [fid] of db.all("SELECT id FROM _durable_followers")) {
-    if (!live.has(fid)) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
+    if (!live2.has(fid)) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
   }
 }
 function pushOne(db, ws, fid, revoked) {
@@ -8880,7 +9333,7 @@ function filters(a) {
   }
   return [where, params];
 }
-var PAGE_BYTES2 = 524288;
+var PAGE_BYTES3 = 524288;
 function checkpointPage(obj, meta, a) {
   const out = { rows: [], writes: [], next: null };
   if (meta === null || a.owned && meta.adapter !== ADAPTER) return out;
@@ -8901,7 +9354,7 @@ function checkpointPage(obj, meta, a) {
     out.writes.push(writes);
     bytes2 += String(row4[4] ?? "").length + String(row4[5] ?? "").length + writes.reduce((n, w2) => n + String(w2[3] ?? "").length, 0);
     if (out.rows.length >= limit) break;
-    if (bytes2 >= PAGE_BYTES2) {
+    if (bytes2 >= PAGE_BYTES3) {
       out.next = [r[1], r[0]];
       break;
     }
@@ -8991,6 +9444,8 @@ var RULES = {
   dequeue,
   queue,
   events,
+  session_page: sessionPage,
+  rows_before: rowsBefore,
   participants,
   get_prompt: getPrompt,
   append_many: appendMany,
@@ -9017,6 +9472,13 @@ var RULES = {
   decline,
   requests: listRequests,
   request: get,
+  step_begin: begin,
+  step_renew: renew2,
+  step_commit: commit,
+  step_abandon: abandon,
+  steps: listing,
+  step_report: ofStart,
+  step_live: stillLive,
   answer: answer2,
   set_fact: setFact,
   get_fact: getFact,
@@ -9526,6 +9988,8 @@ var DurableObjectSession = class {
       next_alarm_at: nextAlarmAt(this.db),
       external_id: external_id ?? null,
       pending_at: pendingAt(this.db),
+      pending_requests: Number(this.db.one("SELECT count(*) FROM requests WHERE status = 'pending'")[0]),
+      // the list's badge (docs/reference/ui.md §16.3)
       members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]]),
       tags: this.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]])
       // docs/reference/storage.md §3
@@ -9852,13 +10316,13 @@ function refuseOthers(body, address, actor, id) {
   throw new DurableError(`${what} belongs to another user; only they can reach it (or an admin's installation-wide command)`, "permission_denied");
 }
 async function bodyBytes(request, max) {
-  const tooLarge = (n) => Object.assign(new DurableError(
+  const tooLarge2 = (n) => Object.assign(new DurableError(
     `the request body${n === null ? "" : ` of ${n} bytes`} is over this Worker's DURABLE_MAX_BODY_BYTES (${max}); send a batch in parts (the durable client does) or raise the variable`,
     "invalid_input",
     { max_body_bytes: max }
   ), { status: 413 });
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > max) throw tooLarge(Number(declared));
+  if (declared !== null && Number(declared) > max) throw tooLarge2(Number(declared));
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   let all = new Uint8Array(declared !== null && /^[0-9]+$/.test(declared) ? Number(declared) : 65536);
@@ -9868,7 +10332,7 @@ async function bodyBytes(request, max) {
     if (done) break;
     if (total + value.byteLength > max) {
       await reader.cancel().catch(() => void 0);
-      throw tooLarge(null);
+      throw tooLarge2(null);
     }
     if (total + value.byteLength > all.length) {
       const grown = new Uint8Array(Math.min(max, Math.max(all.length * 2, total + value.byteLength)));

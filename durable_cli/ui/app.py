@@ -47,8 +47,13 @@ class Settings:
     remote: object = None
     on_token: Any = None
     hub: Any = field(default=None)
+    shared: Any = None  # --remote: the run's RemoteStore (one kept-alive connection per thread), shared by every request
 
     def store(self):
+        """A Store for one request: the run's remote one (docs/reference/ui.md §16.8: the token stays in this
+        process), or a file-backed one of its own, closed after the request."""
+        if self.shared is not None:
+            return _Kept(self.shared)
         from ..library import Store
 
         store = Store(self.home, user=self.as_user, tenant=self.tenant, lock_timeout=self.lock_timeout)
@@ -65,6 +70,20 @@ class Settings:
         return min(config.seconds("defaults.lock_timeout"), 2.0)
 
 
+class _Kept:
+    """The run's remote Store as one request's: the same object, but `close` (each request's end) keeps its
+    connections for the next request."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def close(self) -> None:
+        pass
+
+
 class Hub:
     """The live streams' one poller: index.db's updated_at read at most every 0.25 s for all streams
     together (and only while a stream is open); each change wakes every stream with the ids that changed."""
@@ -73,6 +92,9 @@ class Hub:
         self.settings = settings
         self.streams = 0
         self.stopping = False
+        self.refused = None  # --remote: the Worker's refusal of the run's token (revoked, expired): every stream ends
+        # the index Durable Objects are polled at most once a second for all streams (docs/reference/ui.md §16.8)
+        self.interval = 1.0 if settings.shared is not None else 0.25
         self.version = 0
         self.changed = None  # ids changed at `version` (None: anything, e.g. a deletion)
         self.event = asyncio.Event()
@@ -90,7 +112,24 @@ class Hub:
         if self.task is not None:
             self.task.cancel()
 
+    def _read_remote(self):
+        """The first page of the acting user's `ls --all` from the index Durable Objects (one request): each
+        session's (updated_at, status, title, turns, tokens, questions) against the previous poll's."""
+        store = self.settings.store()
+        try:
+            rows = store.sessions_page(all_objects=True, limit=100)["rows"]
+        except DurableError as e:
+            if e.code == "permission_denied":
+                self.refused = e
+            return self._seen, set()
+        seen = {r["id"]: (r["updated_at"], r["status"], r["title"], r["turns"], r["tokens"], r["pending_requests"]) for r in rows}
+        if self._seen is None or seen == self._seen:
+            return seen, set()
+        return seen, {k for k in seen.keys() | self._seen.keys() if seen.get(k) != self._seen.get(k)}
+
     def _read(self):
+        if self.settings.shared is not None:
+            return self._read_remote()
         store = self.settings.store()
         try:
             index = store.objects.index(create=False)
@@ -126,9 +165,12 @@ class Hub:
                     self.changed = changed
                     old, self.event = self.event, asyncio.Event()
                     old.set()
+                if self.refused is not None:  # the Worker no longer accepts the token: the live streams end
+                    old, self.event = self.event, asyncio.Event()
+                    old.set()
             else:
                 self._seen = None
-            await asyncio.sleep(0.25)
+            await asyncio.sleep(self.interval)
 
 
 def make_app(settings: Settings):
@@ -323,6 +365,8 @@ class Pages:
             doc = views.session(store, name, tenant=tenant, before=before, superseded=superseded == "1",
                                 events_before=events_before, lock_timeout=self.s.read_timeout())
         except DurableError as e:  # busy: the CLI's words ("... is busy: ...; retry, ..."), 503 with Retry-After
+            if error is not None:
+                raise  # the page after a failed write cannot be read: the write's own error is shown (_answer)
             return self.error_page(e, context={"title": name})
         finally:
             store.close()
@@ -396,8 +440,8 @@ class Pages:
                 return self.error_page(e)
             if response.status_code != HTTP_STATUS.get(e.code, 500):
                 return self.error_page(e)
-            if e.code == "busy":
-                response.headers["Retry-After"] = "1"
+            if e.code in ("busy", "rate_limited"):
+                response.headers["Retry-After"] = self.error_page(e).headers["Retry-After"]
             return response
         finally:
             store.close()
@@ -419,6 +463,8 @@ class Pages:
         hub = self.s.hub
         if page not in ("list", "session"):
             return PlainTextResponse("give page=list or page=session\n", status_code=400)
+        if hub.refused is not None:
+            return self.error_page(hub.refused)
         if hub.streams >= MAX_STREAMS:
             return PlainTextResponse("Service Unavailable: too many live pages are open\n", status_code=503,
                                      headers={"Retry-After": "5"})
@@ -432,14 +478,14 @@ class Pages:
                 yield "retry: 1000\n\n"
                 version = hub.version
                 beat = time.monotonic()
-                while not hub.stopping:
+                while not hub.stopping and hub.refused is None:
                     event = hub.event
                     if hub.version == version:
                         try:
                             await asyncio.wait_for(event.wait(), 0.5)
                         except TimeoutError:
                             pass
-                    if hub.stopping:
+                    if hub.stopping or hub.refused is not None:
                         break
                     if hub.version != version:
                         version = hub.version
@@ -457,6 +503,12 @@ class Pages:
 
     def _object_id(self, name, tenant):
         store = self.s.store()
+        if self.s.shared is not None:  # the Worker knows the id (its secret): one request
+            try:
+                with store.open(name, tenant=tenant or None) as s:
+                    return s.object_id()["id"]
+            except DurableError:
+                return None
         try:
             address = store.address(name, tenant=tenant or None)
             return store.objects.object_id(address.id_scope, address.owner, address.name)

@@ -89,9 +89,9 @@ def serve(store, options, *, port=None, no_browser=False) -> int:
     global options (each request builds its own Store from them, in a worker thread)."""
     from .. import guard
 
-    if store.__class__.__name__ == "RemoteStore":
-        raise invalid("durable ui does not serve a remote installation yet; run it without --remote")
-    list(store.ls(limit=1))  # what `ls` would refuse (secret, data directory) is refused before serving
+    remote = getattr(store, "remote", False)
+    list(store.ls(limit=1))  # what `ls` would refuse (secret, data directory; a bad token, an unreachable Worker) is refused before serving
+    user = store.whoami()["user"] if remote else store.user  # with --remote: the token's user, or the one an admin token names
     # the CLI's commit guard speaks for one command in the main thread; here writes run in worker threads
     guard.commit_guard = guard.poll_settled = guard.signals_deferred = None
     sock = bind(port)
@@ -103,9 +103,9 @@ def serve(store, options, *, port=None, no_browser=False) -> int:
     from .app import Settings, make_app
 
     launch = LaunchFile()
-    settings = Settings(port=port, token=token, csrf=csrf, user=store.user, home=options.home, as_user=options.user,
-                        tenant=options.tenant, lock_timeout=options.lock_timeout, remote=None,
-                        on_token=launch.remove)
+    settings = Settings(port=port, token=token, csrf=csrf, user=user, home=options.home, as_user=options.user,
+                        tenant=options.tenant, lock_timeout=options.lock_timeout, remote=store.url if remote else None,
+                        on_token=launch.remove, shared=store if remote else None)
     app = make_app(settings)
     _quiet_logs()
     config = uvicorn.Config(app, http="h11", ws="none", lifespan="off", log_config=None, access_log=False,
@@ -119,7 +119,7 @@ def serve(store, options, *, port=None, no_browser=False) -> int:
             await asyncio.sleep(0.01)
         if server.started:
             url = f"http://127.0.0.1:{port}/?token={token}"
-            line = {"url": url, "port": port, "token": token, "user": settings.user, "remote": None}
+            line = {"url": url, "port": port, "token": token, "user": settings.user, "remote": settings.remote}
             sys.stdout.write(json.dumps(line) + "\n")
             sys.stdout.flush()
             if not no_browser and sys.stdout.isatty():

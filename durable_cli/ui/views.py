@@ -24,39 +24,18 @@ def statuses_of(values):
 
 
 def sessions(store, *, statuses=(), all_objects=False, after=None) -> dict:
-    """One page of `ls` (newest activity first), keyset-paged by (last_active_at, id); from index.db only."""
-    from ..across import retention
-
-    extra, params = [], []
-    if after is not None:
-        extra.append("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))")
-        params += [after[0], after[0], after[1]]
-    try:
-        rows = list(retention.ls_rows(store, statuses=statuses, all_objects=all_objects, extra=extra,
-                                      extra_params=params, limit=SESSIONS_PAGE + 1))
-    except DurableError as e:
-        if e.code == "not_found":  # no index.db yet: no sessions
-            rows = []
-        else:
-            raise
-    more = len(rows) > SESSIONS_PAGE
-    rows = rows[:SESSIONS_PAGE]
-    costs = {}
-    if rows:
-        ids = [r["id"] for r in rows]
-        marks = ",".join("?" * len(ids))
-        for r in store.objects.index(create=False).rows(
-                f"SELECT object_id, total(cost_usd) AS cost FROM usage WHERE object_id IN ({marks}) GROUP BY object_id", ids):
-            costs[r["object_id"]] = r["cost"]
+    """One page of `ls` (newest activity first), keyset-paged by (last_active_at, id); from the index alone
+    (index.db, or the index Durable Objects with --remote: Store.sessions_page)."""
+    page = store.sessions_page(statuses=statuses, all_objects=all_objects, after=after, limit=SESSIONS_PAGE)
     out = []
-    for r in rows:
+    for r in page["rows"]:
         out.append({
             "name": r["name"], "tenant": r["owner"] if r["scope"] == "tenant" else None, "status": r["status"],
-            "title": r["title"], "turns": r["turns"], "tokens": r["tokens"], "cost": costs.get(r["id"], 0.0),
-            "last_active_at": clock.iso(r["last_active_at"]), "pending": r.get("pending_requests") or 0,
+            "title": r["title"], "turns": r["turns"], "tokens": r["tokens"], "cost": r["cost_usd"],
+            "last_active_at": clock.iso(r["last_active_at"]), "pending": r["pending_requests"],
         })
-    after = f"{rows[-1]['last_active_at']}:{rows[-1]['id']}" if more else None
-    return {"sessions": out, "next": after}
+    after = f"{page['next'][0]}:{page['next'][1]}" if page["next"] else None
+    return {"sessions": out, "next": after, "prices_unread": page.get("prices_unread")}
 
 
 def parse_after(text):
@@ -82,80 +61,33 @@ def _int(value, what, *, low=0):
 
 
 def session(store, name, *, tenant=None, before=None, superseded=False, events_before=None, lock_timeout=None) -> dict:
-    """Everything the session page shows, read under the object's lock in one go."""
-    from ..core import elicit
-    from ..core.transcript.row import ROW_COLUMNS, row_json
-
+    """Everything the session page shows, through the Store's ops on either backend (docs/reference/ui.md §16.3):
+    `session_page` (the session, questions, queue, events) and `rows_before` (one page of rows, read a request
+    at a time when the rows are big), the object's lock held for these reads only."""
     before = _int(before, "before")
     events_before = _int(events_before, "events_before")
     with store.open(name, tenant=tenant or None, lock_timeout=lock_timeout) as s:
-        info = s.show()
-        pending = s.requests(pending_only=True)
-        answered = [elicit.request_json(r) for r in s.db.execute(
-            f"SELECT {elicit.COLUMNS} FROM requests WHERE status != 'pending' ORDER BY id DESC LIMIT ?", (FINISHED,))]
-        # the transcript page: live rows by position (or, superseded=1, every row by seq), newest 200 before BEFORE
-        key = "seq" if superseded else "pos"
-        where = [] if superseded else ["superseded_by IS NULL"]
-        params = []
-        if before is not None:
-            where.append(f"{key} < ?")
-            params.append(before)
-        sql = (f"SELECT {ROW_COLUMNS} FROM turns {'WHERE ' + ' AND '.join(where) if where else ''}"
-               f" ORDER BY {key} DESC LIMIT ?")
-        raw = s.db.execute(sql, (*params, ROWS_PAGE + 1)).fetchall()
-        earlier = len(raw) > ROWS_PAGE
-        raw = list(reversed(raw[:ROWS_PAGE]))
-        position = ROW_COLUMNS.replace(" ", "").split(",").index(key)
-        rows = []
-        for r in raw:
-            row = row_json(r)
-            row["key"] = r[position]
-            rows.append(row)
-        later = None  # an older page's Later rows: BEFORE for the 200 rows after this page (None: the newest page)
-        if before is not None and rows:
-            found = s.db.execute(f"SELECT {key} FROM turns WHERE {key} > ? {'' if superseded else 'AND superseded_by IS NULL'}"
-                                 f" ORDER BY {key} LIMIT 1 OFFSET ?", (rows[-1]["key"], ROWS_PAGE)).fetchone()
-            later = found[0] if found is not None else None
-        # results of the page's tool calls that are not on the page (turns_by_call: one lookup per call)
-        on_page = {r["seq"] for r in rows}
-        calls = [c.get("id") for r in rows for c in (r["tool_calls"] or []) if isinstance(c, dict) and c.get("id")]
-        elsewhere = []
-        if calls:
-            marks = ",".join("?" * len(calls))
-            live = "" if superseded else " AND superseded_by IS NULL"
-            for r in s.db.execute(f"SELECT {ROW_COLUMNS} FROM turns WHERE call_id IN ({marks}){live} ORDER BY seq", calls):
-                if r[0] not in on_page:
-                    elsewhere.append(row_json(r))
-        queue = _queue(s)
-        ev_where, ev_params = ("WHERE seq < ?", (events_before,)) if events_before is not None else ("", ())
-        events = [{"seq": q, "type": t, "actor": a, "data": d, "at": clock.iso(at)} for q, t, a, d, at in s.db.execute(
-            f"SELECT seq, type, actor, data, at FROM events {ev_where} ORDER BY seq DESC LIMIT ?", (*ev_params, EVENTS_PAGE + 1))]
-    more_events = len(events) > EVENTS_PAGE
-    events = events[:EVENTS_PAGE]
+        doc = s.session_page(events_before=events_before)
+        page = s.rows_before(before=before, superseded=superseded, limit=ROWS_PAGE)
+        later = page["later"]
+        newest_first, results = list(page["rows"]), list(page["results"])
+        while page["next"] is not None and len(newest_first) < ROWS_PAGE:
+            page = s.rows_before(before=page["next"], superseded=superseded, limit=ROWS_PAGE - len(newest_first))
+            newest_first += page["rows"]
+            results += page["results"]
+    rows = list(reversed(newest_first))
+    on_page = {r["seq"] for r in rows}
+    seen, elsewhere = set(), []
+    for r in sorted(results, key=lambda r: r["seq"]):
+        if r["seq"] not in on_page and r["seq"] not in seen:
+            seen.add(r["seq"])
+            elsewhere.append(r)
     return {
-        "info": info, "tenant": tenant or None, "pending": pending, "answered": answered,
-        "shown": thread(rows, elsewhere), "earlier": rows[0]["key"] if earlier and rows else None,
-        "later": later, "before": before, "superseded": superseded, "queue": queue,
-        "events": events, "events_before": events[-1]["seq"] if more_events else None,
-        "live": before is None,
+        "info": doc["info"], "tenant": tenant or None, "pending": doc["pending"], "answered": doc["answered"],
+        "shown": thread(rows, elsewhere), "earlier": rows[0]["key"] if page["earlier"] and rows else None,
+        "later": later, "before": before, "superseded": superseded, "queue": doc["queue"],
+        "events": doc["events"], "events_before": doc["events_before"], "live": before is None,
     }
-
-
-def _queue(s) -> dict:
-    from ..core.sessions import PROMPT_COLUMNS, QUEUE_ORDER, prompt_json
-
-    columns = ", ".join(PROMPT_COLUMNS)
-    active = [prompt_json(r) for r in s.db.execute(
-        f"SELECT {columns} FROM prompts WHERE status = 'processing' ORDER BY id")]
-    position = 0
-    for r in s.db.execute(f"SELECT {columns} FROM prompts WHERE status = 'pending' ORDER BY {QUEUE_ORDER}"):
-        position += 1
-        p = prompt_json(r)
-        p["position"] = position
-        active.append(p)
-    finished = [prompt_json(r) for r in s.db.execute(
-        f"SELECT {columns} FROM prompts WHERE status NOT IN ('pending', 'processing') ORDER BY id DESC LIMIT ?", (FINISHED,))]
-    return {"active": active, "finished": finished}
 
 
 def thread(rows, elsewhere) -> list:
@@ -216,7 +148,10 @@ def search(store, query) -> dict:
         return {"hits": [], "skipped": []}
     hits, receipt = store.search(query, limit=HITS)
     hits = list(hits)
-    if hits:
+    if hits and getattr(store, "remote", False):
+        for h in hits:  # the Worker's hits do not name their object's scope: the run's --tenant, as the CLI addresses them
+            h["tenant"] = store.tenant
+    elif hits:
         ids = sorted({h["id"] for h in hits})
         marks = ",".join("?" * len(ids))
         scopes = {r["id"]: r for r in store.objects.index(create=False).rows(
@@ -228,9 +163,7 @@ def search(store, query) -> dict:
 
 
 def usage(store, days) -> dict:
-    from ..across import usage as across_usage
-
-    return across_usage.by_day_and_model(store, days)
+    return store.usage_by_day_and_model(days)
 
 
 def answer(store, form, *, lock_timeout=None) -> None:

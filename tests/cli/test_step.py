@@ -1,7 +1,9 @@
 """docs/reference/sessions.md §5.2 `durable step`, with real processes: a step runs once per (prompt, KEY) and is replayed byte for
 byte with its exit status; a concurrent caller waits and replays; kill -9 inside the step runs it again with the
 same DURABLE_STEP_ID, after the commit it replays; a lost or stale start records nothing (exit 4); 75 and signals
-record nothing; more than 1 MiB is committed and refused; bad input changes nothing; `work` reports the steps."""
+record nothing; more than 1 MiB is committed and refused; bad input changes nothing; `work` reports the steps.
+The key behaviours run on both backends (docs/reference/sessions.md §5.2 "Remote": the journal in the session's Durable Object
+on a real workerd, CMD on this machine)."""
 
 import hashlib
 import json
@@ -42,6 +44,7 @@ def spawn(*args, env=None):
                             env=dict(os.environ, **(env or {})))
 
 
+@pytest.mark.both_backends
 def test_runs_once_then_replays_bytes_and_status(durable, tmp_path):
     started(durable)
     count = tmp_path / "count"
@@ -61,6 +64,7 @@ def test_runs_once_then_replays_bytes_and_status(durable, tmp_path):
     assert listed["step_id"] == doc["step_id"] and len(doc["step_id"]) == 32
 
 
+@pytest.mark.both_backends
 def test_step_id_and_environment(durable):
     started(durable)
     r = step("s", "k", "--", "sh", "-c", "echo $DURABLE_SESSION $DURABLE_PROMPT_ID $DURABLE_ATTEMPT $DURABLE_STEP_KEY $DURABLE_STEP_ID")
@@ -71,6 +75,7 @@ def test_step_id_and_environment(durable):
     assert step_id == hashlib.sha256(f"{object_id}\n1\nk".encode()).hexdigest()[:32]
 
 
+@pytest.mark.both_backends
 def test_concurrent_caller_waits_then_replays(durable, tmp_path):
     started(durable)
     go, count = tmp_path / "go", tmp_path / "count"
@@ -87,6 +92,7 @@ def test_concurrent_caller_waits_then_replays(durable, tmp_path):
     assert steps(durable)[0]["replays"] == 1
 
 
+@pytest.mark.both_backends
 def test_kill_9_inside_the_step_runs_again_with_the_same_id(durable, tmp_path):
     started(durable)
     seen, go = tmp_path / "seen", tmp_path / "go"
@@ -110,12 +116,18 @@ def test_kill_9_inside_the_step_runs_again_with_the_same_id(durable, tmp_path):
     assert (after["status"], after["runs"], after["attempt"]) == ("done", 2, 2)
 
 
+@pytest.mark.both_backends
 def test_after_the_commit_a_new_start_replays(durable, tmp_path):
     started(durable)
-    count = tmp_path / "count"
+    count, committed = tmp_path / "count", tmp_path / "committed"
     cmd = ["sh", "-c", f"echo x >> {count}; echo charged 42; exit 7"]
-    assert step("s", "charge", "--", *cmd).status == 7
-    durable("session", "release", "s", "1")  # the worker died after the commit; the prompt is retried
+    # the caller (a worker's CMD) is killed with -9 after its step committed, before it did anything with the result
+    caller = subprocess.Popen(["sh", "-c", f"{PY} -m durable_cli step s charge -- \"$@\" >/dev/null; touch {committed}; sleep 60",
+                               "sh", *cmd], start_new_session=True)
+    wait_until(committed.exists, "the step to commit")
+    os.killpg(caller.pid, signal.SIGKILL)
+    caller.wait()
+    durable("session", "release", "s", "1")  # the prompt is retried
     durable("session", "next", "s")
     r = step("s", "charge", "--", *cmd)
     assert (r.status, r.out) == (7, "charged 42\n")
@@ -132,6 +144,7 @@ def test_start_lost_while_cmd_runs_records_nothing(durable, tmp_path):
     assert s["status"] == "abandoned" and s["exit_status"] is None
 
 
+@pytest.mark.both_backends
 def test_tempfail_and_signals_record_nothing(durable, tmp_path):
     started(durable)
     r = step("s", "k", "--json", "--", "sh", "-c", "exit 75")
@@ -153,6 +166,7 @@ def test_sigterm_to_step_is_passed_on_and_records_nothing(durable, tmp_path):
     assert steps(durable)[0]["status"] == "abandoned"
 
 
+@pytest.mark.both_backends
 def test_output_over_one_mib_is_committed_and_refused(durable, tmp_path):
     started(durable)
     count = tmp_path / "count"
@@ -185,6 +199,7 @@ def test_bad_input_changes_nothing(durable, args, status):
     assert steps(durable) == []
 
 
+@pytest.mark.both_backends
 def test_only_the_current_start(durable):
     durable("session", "create", "s")
     r = durable("step", "s", "k", "--", "echo")
@@ -210,6 +225,7 @@ def test_binding_and_self_call(durable):
     assert r.status == 4 and "already running in this process tree" in r.err
 
 
+@pytest.mark.both_backends
 def test_work_hands_the_prompt_and_reports_steps(durable, tmp_path):
     durable("session", "create", "s")
     durable("session", "prompt", "s", "hello")
@@ -230,6 +246,7 @@ def test_work_hands_the_prompt_and_reports_steps(durable, tmp_path):
     assert [(x["role"], x["content"]) for x in durable("transcript", "show", "s", "--json").json()][-1] == ("assistant", "the answer")
 
 
+@pytest.mark.both_backends
 def test_library_step(durable, tmp_path):
     started(durable)
     calls = []
@@ -315,3 +332,20 @@ def test_renewals_keep_a_long_step_live(durable, monkeypatch):
     second = Store().step("s", "k", lambda: calls.append("second") or "again", prompt=1)
     first.join(60)
     assert calls == ["first"] and second == StepResult(b"done", 0, True) and results == [StepResult(b"done", 0, False)]
+
+
+@pytest.mark.both_backends
+def test_a_renewal_that_finds_the_start_gone_stops_cmd(durable, monkeypatch, tmp_path):
+    """Renewals reach the object while CMD runs (one request each, remotely): the first one after the start was
+    released sends CMD's group SIGTERM, and nothing is recorded (renewals every 50 ms here; the product's: 10 s)."""
+    from durable_cli import steps as runner
+
+    monkeypatch.setattr(runner, "RENEW_EVERY", 0.05)
+    started(durable)
+    mark = tmp_path / "mark"
+    r = step("s", "k", "--", "sh", "-c", f"trap 'echo got-term > {mark}; exit 1' TERM; {PY} -m durable_cli session release s 1"
+             " >/dev/null; echo late; i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done")
+    assert r.status == 4 and r.out == "" and "the start was lost while step 'k' ran" in r.err
+    assert mark.read_text() == "got-term\n"
+    [s] = steps(durable)
+    assert s["status"] == "abandoned" and s["exit_status"] is None

@@ -67,6 +67,7 @@ def step(durable, key, req, args=ARGS, call="c1", *more):
                    "--", "echo", "paid")
 
 
+@pytest.mark.both_backends
 def test_step_runs_only_for_the_approved_call_once(durable):
     tenant_session(durable)
     durable("session", "prompt", "s", "pay acct-7", "--tenant", "acme")

@@ -10,6 +10,7 @@ import pytest
 from freezegun import freeze_time
 
 from durable_cli import StepFailed, Store
+from tests.waiting import wait_until
 
 SECRET = "card-4242-4242-out"
 
@@ -45,6 +46,8 @@ def files_hold(home, needle: bytes) -> list:
     return found
 
 
+@pytest.mark.both_backends
+@pytest.mark.cross_object
 def test_export_delete_import_restores_the_journal(durable, tmp_path):
     journaled(durable)
     before = steps(durable)
@@ -70,6 +73,7 @@ def test_import_refuses_a_step_of_a_missing_prompt(durable, tmp_path):
     assert r.status == 2 and ".prompt_id names prompt 9" in r.err
 
 
+@pytest.mark.both_backends
 def test_redacting_the_user_turn_erases_step_output(durable, home):
     journaled(durable)
     seq = durable("session", "queue", "s", "--json").json()[0]["turn_seq"]
@@ -95,6 +99,40 @@ def test_prune_deletes_the_steps_of_finished_prompts_only(durable, home):
     assert files_hold(home, SECRET.encode()) == []
 
 
+@pytest.mark.both_backends
+def test_prune_now_keeps_only_the_processing_prompts_steps(durable):
+    """Without a frozen clock (the Worker's is its own): prune --older-than 1s deletes the finished prompt's steps
+    with its text, and leaves the processing prompt's."""
+    store = journaled(durable)
+    assert durable("session", "finish", "s", "1", "--reply", "charged").status == 0
+    durable("session", "prompt", "s", "second")
+    durable("session", "next", "s")
+    store.step("s", "ship", lambda: "shipped", prompt=2)
+    wait_until(lambda: durable("transcript", "prune", "s", "--older-than", "1s", "--dry-run", "--json").json()["deleted"] >= 2,
+               "the finished prompt's turns to be a second old", step=0.1)
+    assert durable("transcript", "prune", "s", "--older-than", "1s").status == 0
+    assert [(s["prompt"], s["key"], s["stdout"]) for s in steps(durable)] == [(2, "ship", "shipped")]
+
+
+@pytest.mark.both_backends
+@pytest.mark.cross_object
+def test_delete_purge_and_forget_erase_the_journal(durable):
+    """The steps go with their object, on either backend: a new object of the same name holds none of them."""
+    journaled(durable, "t")  # first: a second idle by the time purge comes
+    journaled(durable)
+    assert durable("delete", "s", "--yes").status == 0
+    assert durable("session", "steps", "s").status == 3
+    wait_until(lambda: durable("purge", "--older-than", "1s", "--yes").status == 0
+               and durable("session", "steps", "t").status == 3, "purge to take t, a second idle", step=0.2)
+    durable("session", "create", "s")
+    assert steps(durable) == []
+    journaled(durable, "u")
+    assert durable("forget", "alice", "--yes").status == 0
+    assert durable("session", "steps", "u").status == 3
+    durable("session", "create", "u")
+    assert steps(durable, "u") == []
+
+
 def test_delete_leaves_no_step_output(durable, home):
     journaled(durable)
     assert files_hold(home, SECRET.encode())  # it was there
@@ -102,6 +140,7 @@ def test_delete_leaves_no_step_output(durable, home):
     assert files_hold(home, SECRET.encode()) == []
 
 
+@pytest.mark.both_backends
 def test_steps_listing(durable):
     journaled(durable)
     durable("session", "prompt", "s", "two")

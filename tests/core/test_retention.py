@@ -51,7 +51,6 @@ def test_ls_order_filters_and_shape(durable):
         assert plain[0].split("\t")[0] == "new" and len(plain[0].split("\t")) == 16
 
 
-@pytest.mark.local_only("the remote index keeps neither yet")
 def test_ls_carries_the_recorded_cost_and_the_pending_questions(durable):
     durable("transcript", "append", "a", "--role", "user", "hi", "--meta", '{"cost_usd": 0.25}')
     durable("transcript", "append", "a", "--role", "assistant", "yo", "--meta", '{"cost_usd": 0.5, "usage": {"input_tokens": 5, "output_tokens": 2}}')

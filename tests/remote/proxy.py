@@ -14,7 +14,9 @@ class Proxy:
     passes; "hold_answer" forwards the first request, keeps its answer until `go` is set and then closes
     the client's connection without it, then passes; "hold_nth" passes, but keeps the NTH request whose
     first bytes hold MATCH (e.g. b'"op":"fork_plan"') until `go` is set, then forwards it and passes (a
-    held request of a client killed meanwhile is never forwarded once the proxy is closed)."""
+    held request of a client killed meanwhile is never forwarded once the proxy is closed); "drop_nth" passes, but
+    forwards the NTH request whose first bytes hold MATCH, waits for its answer (the write is committed) and closes
+    the client's connection without it."""
 
     def __init__(self, upstream_url: str, mode: str, delay: float = 0.0, match: bytes = b"", nth: int = 1):
         host, port = upstream_url.split("//", 1)[1].split(":")
@@ -25,6 +27,7 @@ class Proxy:
         self.dropped = 0
         self.requests = 0
         self.match, self.nth, self.matched = match, nth, 0
+        self.drop_next = False  # drop_nth: the answer now coming is the one to throw away
         self.server = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.stopping = False
@@ -62,7 +65,7 @@ class Proxy:
                         return
                     if sock is client:
                         self.requests += 1
-                        if self.mode == "hold_nth":
+                        if self.mode in ("hold_nth", "drop_nth"):
                             if data.startswith(b"POST "):
                                 head, counted = b"", False
                             if not counted:
@@ -70,7 +73,9 @@ class Proxy:
                                 if self.match in head:
                                     counted = True
                                     self.matched += 1
-                                    if self.matched == self.nth:
+                                    if self.matched == self.nth and self.mode == "drop_nth":
+                                        self.drop_next = True
+                                    elif self.matched == self.nth:
                                         self.held.set()
                                         self.go.wait()
                                         if self.stopping:
@@ -82,6 +87,10 @@ class Proxy:
                         self.go.wait()
                         self.dropped += 1
                         return  # the answer (the write committed) never reaches the client
+                    elif self.mode == "drop_nth" and self.drop_next:
+                        self.drop_next = False
+                        self.dropped += 1
+                        return  # the answer arrived (the write is committed) and is thrown away
                     elif self.mode == "drop_once" and not self.dropped:
                         self.dropped += 1
                         return  # the answer arrived (the write is committed) and is thrown away

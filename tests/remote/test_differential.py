@@ -175,3 +175,23 @@ def test_the_worker_answers_as_the_python_checks_it_is_sent_past(both, title, us
     want = _local(elicit.check_ask, prompt, choices)
     got = _post(dev, dict(base, op="ask", args={"prompt": prompt, "choices": choices}))
     assert got.get("error") == want.get("error") and got.get("message") == want.get("message"), (prompt, choices, got, want)
+
+
+STEP_ID = __import__("re").compile(r"\b[0-9a-f]{32}\b")  # DURABLE_STEP_ID: of the object's id, which differs
+
+
+@settings(SETTINGS, max_examples=max(1, EXAMPLES // 2))  # each example runs CMD four times: half as many
+@given(key=argv_text(min_size=1, max_size=8), out=argv_text(max_size=20), status=st.sampled_from([0, 3, 75, 255]),
+       args=NUMBER)
+def test_steps(both, key, out, status, args):
+    """docs/reference/sessions.md §5.2: a step run, replayed and listed; the same status, JSON and message both ways."""
+    dev, home = both
+    n = fresh("st")
+    run = ["step", n, key, "--call-id", "c", "--args", json.dumps(args), "--json", "--", "sh", "-c", 'printf %s "$1"; exit $2',
+           "sh", out, str(status)]
+    commands = [["session", "prompt", n, "go"], ["session", "next", n, "--json"], run, run, ["session", "steps", n, "--json"]]
+    envs = [{"DURABLE_HOME": home, "DURABLE_REMOTE": None, "DURABLE_TOKEN": None, "DURABLE_USER": "alice"},
+            {"DURABLE_HOME": home, "DURABLE_REMOTE": dev.url, "DURABLE_TOKEN": dev.admin_token, "DURABLE_USER": "alice"}]
+    local, remote = ([tuple(STEP_ID.sub("<step>", x) if isinstance(x, str) else x for x in _run(env, args))
+                      for args in commands] for env in envs)
+    assert remote == local

@@ -31,6 +31,12 @@ CRAFTED = [
     dict(USER, op="put_checkpoint", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "metadata": "{}", "mirror": [["m1"]]}),
     dict(USER, op="put_checkpoint_writes", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "writes": [["t", "", 0, "c", "t", "@@@"]]}),
     dict(USER, op="put_checkpoint_writes", args={"external_id": "t", "ns": "", "checkpoint_id": "1", "writes": [["t"]]}),
+    # the step journal (docs/reference/sessions.md §5.2): KEY, token, exit status and stdout checked before any state
+    dict(USER, op="step_begin", args={"key": "-k", "token": "t"}),
+    dict(USER, op="step_begin", args={"key": "k", "token": "t", "call_id": "c"}),
+    dict(USER, op="step_commit", args={"prompt_id": 1, "key": "k", "token": "t", "start": 1, "exit_status": 256, "stdout_bytes": 0}),
+    dict(USER, op="step_commit", args={"prompt_id": 1, "key": "k", "token": "t", "start": 1, "exit_status": 0, "stdout_bytes": 3, "stdout": "@@@@"}),
+    dict(USER, op="step_commit", args={"prompt_id": 1, "key": "k", "token": "t", "start": 1, "exit_status": 0, "stdout_bytes": 9, "stdout": "eA=="}),
     # tags (docs/reference/remote.md §13): KEY, VALUE and the count checked with the client's rules
     dict(USER, op="tag", args={"set": {"_bad": "v"}}),
     dict(USER, op="tag", args={"set": {"k": " v"}, "untag": ["x"]}),

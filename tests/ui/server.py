@@ -18,9 +18,10 @@ class UI:
         self.root = str(root)
         self.env = {"DURABLE_HOME": os.path.join(self.root, "home"), "DURABLE_CONFIG": os.path.join(self.root, "config.toml"),
                     "DURABLE_USER": user}
-        full = dict(os.environ, **self.env, **(env or {}))
+        full = dict(os.environ)
         for var in ("DURABLE_TENANT", "DURABLE_LOCK_TIMEOUT", "DURABLE_DEBUG", "DURABLE_REMOTE", "DURABLE_TOKEN"):
             full.pop(var, None)
+        full.update(self.env, **(env or {}))  # ENV may choose remote mode (DURABLE_REMOTE, DURABLE_TOKEN)
         self.proc = subprocess.Popen([sys.executable, "-m", "durable_cli", "ui", "--no-browser", *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full, text=True)
         self._csrf = None

@@ -181,6 +181,32 @@ def test_the_list_shows_sessions_badges_filter_and_no_other_users(ui):
     assert missing.body.replace("nope", "X") == hidden.body.replace("bobs-secret", "X")
 
 
+def test_the_list_shows_the_cost_usage_reports_given_plus_computed(ui):
+    ui.cli("transcript", "append", "priced", "--role", "assistant", "given", "--meta", json.dumps({"cost_usd": 0.5}))
+    ui.cli("transcript", "append", "priced", "--role", "assistant", "computed", "--meta",
+           json.dumps({"model": "gpt-4o", "usage": {"input_tokens": 2_000_000, "output_tokens": 1_000_000}}))
+    total = ui.cli("usage", "--session", "priced", "--json").json()["total"]
+    assert total["cost_computed_usd"] > 1 and total["cost_given_usd"] == 0.5  # the shipped table prices gpt-4o
+    row = ui.get("/").body.split(">priced</a>")[1].split("</tr>")[0]
+    assert f"${total['cost_usd']:,.2f}" in row
+
+
+def test_an_unreadable_price_table_lists_the_recorded_costs_and_says_why(home, tmp_path, monkeypatch):
+    from durable_cli import Store
+
+    bad = tmp_path / "prices.toml"
+    bad.write_text("this is not toml [")
+    monkeypatch.setenv("DURABLE_PRICES", str(bad))
+    store = Store(str(home), user="alice")
+    with store.open("s", create=True) as s:
+        s.append("x", role="assistant", meta={"cost_usd": 0.25, "model": "gpt-4o", "usage": {"input_tokens": 10**6, "output_tokens": 0}})
+    page = store.sessions_page()
+    assert page["rows"][0]["cost_usd"] == 0.25 and str(bad) in page["prices_unread"]
+    monkeypatch.delenv("DURABLE_PRICES")
+    assert store.sessions_page()["rows"][0]["cost_usd"] == 0.25  # given: that row's cost is not computed
+    store.close()
+
+
 def test_the_session_page_pages_its_transcript_and_folds_long_output(ui):
     rows = [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "bash", "arguments": '{"cmd": "ls"}'}]},
             {"role": "tool", "content": "\n".join(f"line {i}" for i in range(30)), "call_id": "c1", "name": "bash"}]

@@ -31,12 +31,13 @@ export type IndexRow = {
   id: string; scope: string; owner: string; name: string; title: string | null; status: string;
   created_at: number; updated_at: number; last_active_at: number; turns: number; tokens: number;
   expires_at: number | null; next_alarm_at: number | null; external_id: string | null; pending_at?: number | null;
+  pending_requests?: number | null; cost_given_usd?: number; // the questions waiting; (list) the given cost of its usage rows (`ls`, docs/reference/ui.md §16.3)
   members: [string, string][]; usage?: unknown[][]; tags?: [string, string][];
 };
 
 export const ROOTS = "0123456789abcdef";
 export const ROW_COLUMNS = ["id", "scope", "owner", "name", "title", "status", "created_at", "updated_at", "last_active_at",
-  "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "pending_at"] as const;
+  "turns", "tokens", "expires_at", "next_alarm_at", "external_id", "pending_at", "pending_requests"] as const;
 // docs/reference/retention.md §7 usage, Cost: after the cost, the cache reads and writes and the sums of the rows without a
 // given cost that the client prices with its own table (durable_cli/store/schema.py PRICED_COLUMNS)
 const PRICED_COLUMNS = ["cache_read_tokens", "cache_write_tokens", "uncosted_rows", "uncosted_base", "uncosted_cache_read",
@@ -176,6 +177,8 @@ export class DurableIndex {
       // docs/reference/sessions.md §5.1 `work --all`: each object's oldest startable pending time (a shard made before it gains the column)
       if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_at'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_at INTEGER");
       this.db.run("CREATE INDEX IF NOT EXISTS objects_by_pending ON objects (pending_at) WHERE pending_at IS NOT NULL");
+      // docs/reference/ui.md §16.3: the pending-question badge of `durable ui --remote`'s list (a shard made before it gains the column)
+      if (!this.db.one("SELECT 1 FROM pragma_table_info('objects') WHERE name = 'pending_requests'")) this.db.run("ALTER TABLE objects ADD COLUMN pending_requests INTEGER");
       this.db.run("CREATE TABLE IF NOT EXISTS members (object_id TEXT NOT NULL, user TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (object_id, user))");
       this.db.run("CREATE INDEX IF NOT EXISTS members_by_user ON members (user, object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS usage (object_id TEXT NOT NULL, day TEXT NOT NULL, model TEXT, rows INTEGER, turns INTEGER," +
@@ -388,12 +391,15 @@ export class DurableIndex {
   private list(f: Filter): IndexRow[] {
     const [where, params] = whereOf(f);
     const order = f.after_id != null ? "o.id" : f.pending_due != null ? "o.pending_at, o.id" : "o.last_active_at DESC, o.id DESC";
-    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")} FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
+    // each row's given cost (what the web view's list shows, docs/reference/ui.md §16.3), from its usage rows (usage_by_object)
+    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")}, (SELECT total(u.cost_usd) FROM usage u WHERE u.object_id = o.id)` +
+      ` FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
     if (f.limit != null) { sql += " LIMIT ?"; params.push(f.limit); }
     const rows: IndexRow[] = [];
     for (const r of this.db.iter(sql, ...params)) { // the page's rows only, each with its own members (by primary key)
       const row: Record<string, unknown> = {};
       ROW_COLUMNS.forEach((c, i) => (row[c] = r[i]));
+      row.cost_given_usd = r[ROW_COLUMNS.length] ?? 0;
       row.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row.id)].map((m) => [m[0], m[1]]);
       row.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row.id)].map((t) => [t[0], t[1]]);
       rows.push(row as IndexRow);
@@ -421,8 +427,12 @@ export class DurableIndex {
     if (newerDay !== null) params.push(newerDay);
     const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
     let groups: any[];
-    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : "u.model";
-    if (by === "session") {
+    const column = by === "session" ? "u.object_id" : by === "day" ? "u.day" : by === "model" ? "u.model" : "u.day, u.model";
+    // day_model (the web view's usage page, docs/reference/ui.md §16.3): one group per UTC day and model, keyed by the JSON text of [day, model]
+    const keyOf = (r: unknown[]) => (by === "day_model" ? [JSON.stringify([r[0], r[1] ?? null]), 2] : [r[0], 1]) as [string | null, number];
+    if (by === "day_model") {
+      groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: keyOf(r)[0], ...fields(r.slice(2)) }));
+    } else if (by === "session") {
       groups = this.db.all(`SELECT u.object_id, o.name, o.owner, max(o.last_active_at), ${SUMS} ${source} GROUP BY u.object_id`, ...params)
         .map((r) => ({ key: r[0], name: r[1], owner: r[2], last_active_at: r[3], ...fields(r.slice(4)) }));
     } else {
@@ -430,8 +440,10 @@ export class DurableIndex {
     }
     const byKey = new Map(groups.map((g) => [g.key, g]));
     for (const g of groups) g.priced = [];
-    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${column}, u.model HAVING sum(u.uncosted_rows) > 0`, ...params)) {
-      byKey.get(r[0])?.priced.push(r.slice(1).map((v, i) => (i === 0 ? v : String(v ?? 0))));
+    const grouped = by === "day_model" ? column : `${column}, u.model`;
+    for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${grouped} HAVING sum(u.uncosted_rows) > 0`, ...params)) {
+      const [k, width] = keyOf(r);
+      byKey.get(k)?.priced.push(r.slice(width).map((v, i) => (i === 0 ? v : String(v ?? 0))));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
     return { groups, total: fields(total ?? []), objects: Number(objects), last };

@@ -434,6 +434,7 @@ export class DurableObjectSession {
     const row: IndexRow = {
       id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at,
       next_alarm_at: nextAlarmAt(this.db), external_id: external_id ?? null, pending_at: pendingAt(this.db),
+      pending_requests: Number(this.db.one("SELECT count(*) FROM requests WHERE status = 'pending'")![0]), // the list's badge (docs/reference/ui.md §16.3)
       members: this.db.all("SELECT user, role FROM participants ORDER BY user").map((r) => [r[0], r[1]] as [string, string]),
       tags: this.db.all("SELECT key, value FROM tags ORDER BY key").map((r) => [r[0], r[1]] as [string, string]), // docs/reference/storage.md §3
     };

@@ -8,6 +8,7 @@ import * as transcript from "./rules/transcript";
 import * as sessions from "./rules/sessions";
 import * as elicit from "./rules/elicit";
 import * as memory from "./rules/memory";
+import * as steps from "./rules/steps";
 
 type Recall = { recall: string; [k: string]: unknown };
 
@@ -33,6 +34,13 @@ export function reduce(op: string, args: any, result: any): Recall | null {
   }
   if (PROMPT_OPS.has(op) && typeof result === "object" && "id" in result) {
     return { recall: "prompt", id: result.id, window: result.window !== undefined ? { budget: args.context, keep: result.turn_seq } : null };
+  }
+  // a step's stdout (up to 1 MiB) is row contents too: a redaction erases it, so no answer keeps it
+  if (op === "step_begin" && typeof result === "object" && "action" in result) {
+    return { recall: "step_begin", action: result.action, prompt: result.prompt, start: result.start, step_id: result.step_id, key: args.key };
+  }
+  if ((op === "step_commit" || op === "step_abandon") && typeof result === "object" && "key" in result) {
+    return { recall: "step", prompt: result.prompt, key: result.key };
   }
   if ((op === "ask" || op === "answer" || op === "decline") && typeof result === "object" && "id" in result) return { recall: "request", id: result.id };
   if ((op === "set_fact" || op === "confirm_fact") && typeof result === "object" && "key" in result) return { recall: "fact", key: result.key };
@@ -73,6 +81,12 @@ export function rebuild(obj: Opened, r: Recall): unknown {
     }
     case "request":
       return elicit.get(obj, { request_id: r.id as number });
+    case "step_begin": {
+      const step = r.action === "replay" ? steps.stepNow(obj, r.prompt as number, r.key as string) : null;
+      return { action: r.action, prompt: r.prompt, start: r.start, step_id: r.step_id, step };
+    }
+    case "step":
+      return steps.stepNow(obj, r.prompt as number, r.key as string);
     case "forgotten":
       return r.fact;
     case "fact": {

@@ -17,6 +17,8 @@ import * as durations from "../src/rules/durations";
 import * as schedules from "../src/rules/schedules";
 import { validUrl } from "../src/rules/hooks";
 import { sign } from "../src/deliver";
+import { checkKey, stdoutOf, stepId } from "../src/rules/steps";
+import { blobText } from "../src/rules/rights";
 
 type Vector = { args: any[]; ok?: unknown; error?: string; message?: string };
 
@@ -63,6 +65,12 @@ const RULES: Record<string, (...a: any[]) => unknown> = {
     return { ...p, at: p.at === null ? null : new Date(p.at).toISOString(), next_at: new Date(p.next_at).toISOString() };
   },
   hook_url: (url) => validUrl(url, false), // the client's rules (the Worker's own refusal of local hosts: hooks.test.ts)
+  step_key: (k) => checkKey(k),
+  step_id: (objectId, promptId, key) => stepId(objectId, promptId, key),
+  step_stdout: (key, stdout, size, tooLarge) => {
+    const data = stdoutOf(key, stdout, size, tooLarge);
+    return data === null ? null : (blobText(data) as string).slice(0, 64);
+  },
   row: (fields) => {
     const p = prepare(obj, fields, "line 1: ");
     return { role: p.role, content: p.content, tokens: p.tokens, call_id: p.call_id, name: p.name,

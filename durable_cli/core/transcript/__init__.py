@@ -18,7 +18,7 @@ This package's namespace is the transcript's API: `transcript.append(...)`, `tra
 from .appends import append, append_many, insert_rows, insert_turn  # noqa: F401
 from .context import context_window, window  # noqa: F401
 from .edits import clear, pop, prune, redact, replace_tail  # noqa: F401
-from .reads import STORED_COLUMNS, follow_start, rows, rows_after, show, stored_rows  # noqa: F401
+from .reads import STORED_COLUMNS, follow_start, rows, rows_after, rows_before, show, stored_rows  # noqa: F401
 from .row import (  # noqa: F401 - the transcript's API, by job
     AUTHOR,
     CALL_ID,

@@ -13,6 +13,7 @@ import * as rights from "../rules/rights";
 import * as schedules from "../rules/schedules";
 import * as sessions from "../rules/sessions";
 import * as state from "../rules/state";
+import * as steps from "../rules/steps";
 import * as tags from "../rules/tags";
 import * as transcript from "../rules/transcript";
 
@@ -42,6 +43,8 @@ export const RULES = {
   dequeue: sessions.dequeue,
   queue: sessions.queue,
   events: sessions.events,
+  session_page: sessions.sessionPage,
+  rows_before: transcript.rowsBefore,
   participants: sessions.participants,
   get_prompt: sessions.getPrompt,
   append_many: transcript.appendMany,
@@ -68,6 +71,13 @@ export const RULES = {
   decline: elicit.decline,
   requests: elicit.listRequests,
   request: elicit.get,
+  step_begin: steps.begin,
+  step_renew: steps.renew,
+  step_commit: steps.commit,
+  step_abandon: steps.abandon,
+  steps: steps.listing,
+  step_report: steps.ofStart,
+  step_live: steps.stillLive,
   answer: elicit.answer,
   set_fact: memory.setFact,
   get_fact: memory.getFact,

@@ -33,6 +33,8 @@ export const OBJECT_OPS = {
   dequeue: {"rule": "sessions.dequeue", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   queue: {"rule": "sessions.queue", "write": false, "creates": false, "erases": false, "plain": true, "args": {"pending_only": {"type": "boolean", "default": false}}},
   events: {"rule": "sessions.events", "write": false, "creates": false, "erases": false, "plain": true, "args": {"since": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": 0}}},
+  session_page: {"rule": "sessions.session_page", "write": false, "creates": false, "erases": false, "plain": true, "args": {"events_before": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": null}}},
+  rows_before: {"rule": "transcript.rows_before", "write": false, "creates": false, "erases": false, "plain": true, "args": {"before": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": null}, "superseded": {"type": "boolean", "default": false}, "limit": {"type": "integer", "min": 1, "max": 200, "default": 200}}},
   participants: {"rule": "sessions.participants", "write": false, "creates": false, "erases": false, "plain": true, "args": {}},
   get_prompt: {"rule": "sessions.get_prompt", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
   append_many: {"rule": "transcript.append_many", "write": true, "creates": true, "erases": false, "parts": ["rows"], "args": {"rows": {"type": "array", "items": {"type": "object"}, "required": true}, "request_id": {"type": "string", "check": "request_id"}, "create": {"type": "boolean"}, "one": {"type": "boolean"}, "seqs_only": {"type": "boolean"}, "origin": {"type": "array", "items": {"type": "string"}, "max_items": 2}, "part": {"type": "object"}}},
@@ -59,6 +61,13 @@ export const OBJECT_OPS = {
   decline: {"rule": "elicit.decline", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "action"], "args": {"request_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "action": {"type": "string", "required": true}, "choice": {"type": "string", "default": null}}},
   requests: {"rule": "elicit.list_requests", "write": false, "creates": false, "erases": false, "plain": true, "args": {"pending_only": {"type": "boolean", "default": false}}},
   request: {"rule": "elicit.get", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["request_id"], "args": {"request_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
+  step_begin: {"rule": "steps.begin", "write": true, "creates": false, "erases": false, "plain": true, "args": {"key": {"type": "string", "required": true}, "token": {"type": "string", "required": true}, "prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "default": null}, "attempt": {"type": "integer", "min": 1, "max": 9223372036854775807, "default": null}, "call_id": {"type": "string", "default": null}, "args_sha256": {"type": "string", "default": null}, "approval": {"type": "integer", "min": 1, "max": 9223372036854775807, "default": null}, "inside": {"type": "string", "default": null}}},
+  step_renew: {"rule": "steps.renew", "write": true, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "key": {"type": "string", "required": true}, "token": {"type": "string", "required": true}, "start": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}}},
+  step_commit: {"rule": "steps.commit", "write": true, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "key": {"type": "string", "required": true}, "token": {"type": "string", "required": true}, "start": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "exit_status": {"type": "integer", "min": 0, "max": 255, "required": true}, "stdout_bytes": {"type": "integer", "min": 0, "max": 9223372036854775807, "required": true}, "stdout": {"type": "string", "default": null}, "output_too_large": {"type": "boolean", "default": false}}},
+  step_abandon: {"rule": "steps.abandon", "write": true, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "key": {"type": "string", "required": true}, "token": {"type": "string", "required": true}}},
+  steps: {"rule": "steps.listing", "write": false, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "default": null}, "cursor": {"type": "array", "items": {"type": "integer", "min": 0, "max": 9223372036854775807}, "max_items": 2, "default": null}}},
+  step_report: {"rule": "steps.of_start", "write": false, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "start": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}}},
+  step_live: {"rule": "steps.still_live", "write": false, "creates": false, "erases": false, "plain": true, "args": {"prompt_id": {"type": "integer", "min": 1, "max": 9223372036854775807, "required": true}, "key": {"type": "string", "required": true}}},
   answer: {"rule": "elicit.answer", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["request_id", "choice"], "args": {"request_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "choice": {"type": "string", "required": true}, "comment": {"type": "string", "default": null}}},
   set_fact: {"rule": "memory.set_fact", "write": true, "creates": true, "erases": false, "plain": true, "positional": ["key", "value"], "check": "fact", "args": {"key": {"type": "string", "required": true}, "value": {"type": "string", "required": true}, "source": {"type": "enum", "values": ["user", "model", "external"], "default": "user"}, "confirmed": {"type": "boolean", "default": false}, "expires_seconds": {"type": "integer", "min": 1, "max": 3153600000, "default": null}}},
   get_fact: {"rule": "memory.get_fact", "write": false, "creates": false, "erases": false, "plain": true, "positional": ["key"], "args": {"key": {"type": "string", "required": true}, "all_facts": {"type": "boolean", "default": false}}},
@@ -84,7 +93,7 @@ export const INDEX_OPS = {
   ls: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "all_objects": {"type": "boolean"}, "older_than": {"type": "integer", "min": 1, "max": 3153600000}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}, "tags": {"type": "array", "items": {"type": "array"}, "max_items": 100}}},
   rows: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "all": {"type": "boolean"}, "reserved": {"type": "boolean"}, "expired": {"type": "boolean"}, "limit": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "before": {"type": "json"}}},
   pending: {"write": false, "creates": false, "erases": false, "args": {"limit": {"type": "integer", "min": 1, "max": 100}}},
-  usage: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "everyone": {"type": "boolean"}, "session": {"type": "string"}, "newer_day": {"type": "string"}, "by": {"type": "enum", "values": ["session", "day", "model"]}, "cursor": {"type": "json"}, "tags": {"type": "array", "items": {"type": "array"}, "max_items": 100}}},
+  usage: {"write": false, "creates": false, "erases": false, "args": {"user": {"type": "string"}, "everyone": {"type": "boolean"}, "session": {"type": "string"}, "newer_day": {"type": "string"}, "by": {"type": "enum", "values": ["session", "day", "model", "day_model"]}, "cursor": {"type": "json"}, "tags": {"type": "array", "items": {"type": "array"}, "max_items": 100}}},
   purge: {"write": true, "creates": false, "erases": true, "args": {"older_than": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "user": {"type": "string"}, "statuses": {"type": "array", "items": {"type": "enum", "values": ["created", "active", "completed", "failed", "cancelled", "archived"]}, "max_items": 6}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
   sweep: {"write": true, "creates": false, "erases": true, "args": {"draft_expiry": {"type": "integer", "min": 1, "max": 3153600000}, "cursor": {"type": "json"}}},
   forget: {"write": true, "creates": false, "erases": true, "args": {"user": {"type": "string", "required": true}, "dry_run": {"type": "boolean"}, "cursor": {"type": "json"}}},
@@ -136,6 +145,8 @@ export type ObjectArgs = {
   dequeue: { prompt_id: number };
   queue: { pending_only?: boolean | null };
   events: { since?: number | null };
+  session_page: { events_before?: number | null };
+  rows_before: { before?: number | null; superseded?: boolean | null; limit?: number | null };
   participants: Record<never, never>;
   get_prompt: { prompt_id: number };
   append_many: { rows: Record<string, unknown>[]; request_id?: string | null; create?: boolean | null; one?: boolean | null; seqs_only?: boolean | null; origin?: string[] | null; part?: Record<string, unknown> | null };
@@ -162,6 +173,13 @@ export type ObjectArgs = {
   decline: { request_id: number; action: string; choice?: string | null };
   requests: { pending_only?: boolean | null };
   request: { request_id: number };
+  step_begin: { key: string; token: string; prompt_id?: number | null; attempt?: number | null; call_id?: string | null; args_sha256?: string | null; approval?: number | null; inside?: string | null };
+  step_renew: { prompt_id: number; key: string; token: string; start: number };
+  step_commit: { prompt_id: number; key: string; token: string; start: number; exit_status: number; stdout_bytes: number; stdout?: string | null; output_too_large?: boolean | null };
+  step_abandon: { prompt_id: number; key: string; token: string };
+  steps: { prompt_id?: number | null; cursor?: number[] | null };
+  step_report: { prompt_id: number; start: number };
+  step_live: { prompt_id: number; key: string };
   answer: { request_id: number; choice: string; comment?: string | null };
   set_fact: { key: string; value: string; source?: "user" | "model" | "external" | null; confirmed?: boolean | null; expires_seconds?: number | null };
   get_fact: { key: string; all_facts?: boolean | null };
@@ -188,7 +206,7 @@ export type IndexArgs = {
   ls: { user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; all_objects?: boolean | null; older_than?: number | null; limit?: number | null; before?: unknown; tags?: unknown[][] | null };
   rows: { user?: string | null; all?: boolean | null; reserved?: boolean | null; expired?: boolean | null; limit?: number | null; before?: unknown };
   pending: { limit?: number | null };
-  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | null; cursor?: unknown; tags?: unknown[][] | null };
+  usage: { user?: string | null; everyone?: boolean | null; session?: string | null; newer_day?: string | null; by?: "session" | "day" | "model" | "day_model" | null; cursor?: unknown; tags?: unknown[][] | null };
   purge: { older_than: number; user?: string | null; statuses?: ("created" | "active" | "completed" | "failed" | "cancelled" | "archived")[] | null; dry_run?: boolean | null; cursor?: unknown };
   sweep: { draft_expiry?: number | null; cursor?: unknown };
   forget: { user: string; dry_run?: boolean | null; cursor?: unknown };

@@ -5,11 +5,11 @@ import { printable, strip } from "./text";
 import { check, requireSession, validRequestId } from "./lifecycle";
 import type { ObjectArgs } from "../generated/ops";
 
-const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at,"
+export const COLS = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at,"
   + " approvers, call_id, args, args_sha256, approve";
 const MAX_APPROVERS = 32;
 
-const requestJson = (r: Row) => {
+export const requestJson = (r: Row) => {
   const approve = r[14] === null || r[14] === undefined ? null : JSON.parse(r[14]) as string[];
   let approved: boolean | null = null; // docs/reference/hitl.md §8: null while pending or when not bound to a call
   if (r[11] !== null && r[11] !== undefined && r[1] === "answered") approved = r[6] !== null && approve!.includes(r[6]);

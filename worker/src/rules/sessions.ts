@@ -5,6 +5,7 @@ import * as transcript from "./transcript";
 import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
 import { put, validSet } from "./tags";
 import * as hooks from "./hooks";
+import * as elicit from "./elicit";
 import type { Lazy, ObjectArgs } from "../generated/ops";
 
 const PROMPT_COLUMNS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "attempts", "start", "created_at", "started_at",
@@ -340,6 +341,33 @@ export function events(obj: Opened, a: ObjectArgs["events"]) {
   obj.requireVisible();
   return obj.db.all("SELECT seq, type, actor, data, at FROM events WHERE seq > ? ORDER BY seq", a.since ?? 0)
     .map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
+}
+
+const UI_EVENTS = 50; // the web view's page sizes (docs/reference/ui.md §16.7): newest events, finished prompts and answered questions
+const UI_FINISHED = 20;
+
+/** What the web view's session page shows but the transcript (docs/reference/ui.md §16.3), read in one go (core/sessions.py session_page). */
+export function sessionPage(obj: Opened, a: ObjectArgs["session_page"]) {
+  requireSession(obj);
+  obj.requireVisible();
+  const pending = obj.db.all(`SELECT ${elicit.COLS} FROM requests WHERE status = 'pending' ORDER BY id`).map(elicit.requestJson);
+  const answered = obj.db.all(`SELECT ${elicit.COLS} FROM requests WHERE status != 'pending' ORDER BY id DESC LIMIT ?`, UI_FINISHED).map(elicit.requestJson);
+  const columns = PROMPT_COLUMNS.join(", ");
+  const active = obj.db.all(`SELECT ${columns} FROM prompts WHERE status = 'processing' ORDER BY id`).map(promptJson);
+  obj.db.all(`SELECT ${columns} FROM prompts WHERE status = 'pending' ORDER BY ${QUEUE_ORDER}`).forEach((r, i) => {
+    const p = promptJson(r);
+    p.position = i + 1;
+    active.push(p);
+  });
+  const finished = obj.db.all(`SELECT ${columns} FROM prompts WHERE status NOT IN ('pending', 'processing') ORDER BY id DESC LIMIT ?`, UI_FINISHED).map(promptJson);
+  const where = a.events_before != null ? "WHERE seq < ?" : "";
+  const params: unknown[] = a.events_before != null ? [a.events_before] : [];
+  let events = obj.db.all(`SELECT seq, type, actor, data, at FROM events ${where} ORDER BY seq DESC LIMIT ?`, ...params, UI_EVENTS + 1)
+    .map(([seq, type, actor, data, at]) => ({ seq, type, actor, data: JSON.parse(data), at: iso(at) }));
+  const more = events.length > UI_EVENTS;
+  events = events.slice(0, UI_EVENTS);
+  return { info: sessionJson(obj), pending, answered, queue: { active, finished }, events,
+    events_before: more ? events[events.length - 1].seq : null };
 }
 
 export function participants(obj: Opened) {

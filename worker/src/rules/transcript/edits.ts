@@ -59,6 +59,8 @@ export function redact(obj: Opened, a: ObjectArgs["redact"]) {
   obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
   if (row[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row[TOKENS], count);
   obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
+  // docs/reference/sessions.md §5.2: a prompt's user turn redacted redacts its steps' stdout (key, status, exit status stay)
+  obj.db.run("UPDATE steps SET stdout = NULL, redacted = 1 WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ?)", a.seq);
   event(obj, "transcript.redacted", { seq: a.seq });
   touch(obj);  // a redaction is activity (docs/reference/storage.md §3)
   return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq)!);
@@ -97,6 +99,8 @@ export function prune(obj: Opened, a: ObjectArgs["prune"]) {
   }
   if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
   for (const s of [...doomed].sort((x, y) => x - y)) {
+    // docs/reference/sessions.md §5.2: the steps of the finished prompts whose text goes, all of a prompt's steps at once
+    obj.db.run("DELETE FROM steps WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ? AND status NOT IN ('pending', 'processing'))", s);
     obj.db.run("DELETE FROM turns WHERE seq = ?", s);
     obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
   }

@@ -1,7 +1,8 @@
 // Reading rows (mirrors durable_cli/core/transcript/reads.py): `show` in pages, `stored_rows`, `--follow`'s reads.
 import { Opened, invalid, say, DictRow, Row } from "../state";
-import { CALLS, COLS, CONTENT, DATA, META, POS, SEQ, isInt, requireVisible, rowJson } from "./row";
+import { CALLS, COLS, CONTENT, DATA, META, POS, SEQ, isInt, marks, requireVisible, rowJson } from "./row";
 import type { ObjectArgs } from "../../generated/ops";
+import { Raw } from "../verbatim";
 
 export const PAGE_ROWS = 1000; // a page of `show` holds at most this many rows
 export const PAGE_BYTES = 524288; // ... and stops at the row that reaches this many bytes of text (one row alone may be up to 2 MiB)
@@ -141,4 +142,53 @@ export function rowsAfter(obj: Opened, a: ObjectArgs["rows_after"]) {
  *  [seq, row as JSON]. */
 export function* rowsSince(obj: Opened, seq: number): Generator<[number, DictRow]> {
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE seq > ? ORDER BY seq`, seq)) yield [r[SEQ], rowJson(r)];
+}
+
+const UI_ROWS = 200; // the web view's page of rows (docs/reference/ui.md §16.3)
+const IN_LIST = 90; // call ids per `IN (...)`: at most 100 bound parameters a statement (docs/reference/remote.md §13)
+
+/** One page of the web view's transcript, newest first, at most LIMIT rows and one PAGE_BYTES of text (then
+ *  `next`: the BEFORE to go on from); `earlier`, `later` and `results` as core/transcript/reads.py rows_before says. */
+export function rowsBefore(obj: Opened, a: ObjectArgs["rows_before"]) {
+  requireVisible(obj);
+  const [key, index] = a.superseded ? ["seq", SEQ] : ["pos", POS];
+  const live = a.superseded ? "" : "superseded_by IS NULL AND ";
+  const limit = a.limit ?? UI_ROWS;
+  const bounded = a.before != null;
+  const rows: DictRow[] = [];
+  let bytes = 0;
+  let going: number | null = null;
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE ${live}${bounded ? `${key} < ?` : "1"} ORDER BY ${key} DESC LIMIT ?`, ...(bounded ? [a.before] : []), limit)) {
+    const row = rowJson(r) as DictRow;
+    row.key = r[index];
+    rows.push(row);
+    for (const x of [r[CONTENT], r[CALLS], r[META], r[DATA]]) if (typeof x === "string") bytes += x.length;
+    if (bytes >= PAGE_BYTES && rows.length < limit) {
+      going = r[index];
+      break;
+    }
+  }
+  const low = rows.length ? rows[rows.length - 1].key : bounded ? a.before : null;
+  const earlier = low === null ? false : !!obj.db.one(`SELECT 1 FROM turns WHERE ${live}${key} < ? LIMIT 1`, low);
+  let later: number | null = null;
+  if (bounded) {
+    const found = obj.db.one(`SELECT ${key} FROM turns WHERE ${live}${key} >= ? ORDER BY ${key} LIMIT 1 OFFSET ?`, a.before, UI_ROWS);
+    later = found ? found[0] : null;
+  }
+  const seqs = new Set(rows.map((r) => r.seq));
+  const ids = new Set<string>();
+  for (const r of rows) {
+    const given = r.tool_calls instanceof Raw ? r.tool_calls.value : null; // the stored text, parsed here only to read the ids
+    for (const c of Array.isArray(given) ? given : []) if (c && typeof c === "object" && typeof c.id === "string") ids.add(c.id);
+  }
+  const calls = [...ids].sort();
+  const results: DictRow[] = [];
+  for (let i = 0; i < calls.length; i += IN_LIST) {
+    const chunk = calls.slice(i, i + IN_LIST);
+    for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE ${live}call_id IN (${marks(chunk.length)}) ORDER BY seq`, ...chunk)) {
+      if (!seqs.has(r[SEQ])) results.push(rowJson(r) as DictRow);
+    }
+  }
+  results.sort((x, y) => (x.seq as number) - (y.seq as number));
+  return { rows, next: earlier ? going : null, earlier, later, results };
 }
