@@ -39,8 +39,9 @@ def _run_prompt(durable, name, text, *finish_args):
     return durable("session", "finish", name, str(taken["id"]), *finish_args)
 
 
-def test_a_schedule_made_remotely_fires_from_the_objects_alarm(durable):
+def test_a_schedule_made_remotely_fires_from_the_objects_alarm(durable, receiver):
     durable("session", "create", "s")
+    secret = durable("session", "hook", "s", "--url", receiver.url, "--json").json()["secret"]
     made = durable("session", "prompt", "s", "tick", "--in", "1s", "--source", "nightly", "--json").json()
     assert (made["kind"], made["fired"], made["author"], made["source"]) == ("at", 0, "alice", "nightly")
     assert durable("session", "show", "s", "--json").json()["status"] == "created"  # nothing queued, status unchanged
@@ -57,6 +58,12 @@ def test_a_schedule_made_remotely_fires_from_the_objects_alarm(durable):
     assert durable("session", "schedules", "s", "--json").json() == []  # a one-shot is deleted when it fires
     fired = [e["data"] for e in durable("session", "events", "s", "--json").json() if e["type"] == "schedule.fired"]
     assert fired == [{"schedule_id": made["id"], "prompt_id": p["id"], "due_at": made["next_at"], "missed": 0}]
+    # `work` takes the scheduled prompt like any other; its outcome's delivery names the schedule
+    assert durable("work", "s", "--once", "--command", "echo done", "--wait", "0").status == 0
+    wait_until(lambda: receiver.requests, "the outcome of the scheduled prompt delivered", timeout=30, step=0.02)
+    [body] = verified(receiver, secret)
+    assert (body["type"], body["data"]["schedule_id"], body["data"]["source"], body["data"]["request_id"]) == (
+        "prompt.completed", made["id"], "nightly", p["request_id"])
 
 
 def test_cron_and_every_schedules_are_planned_by_the_worker_as_by_the_client(durable):
