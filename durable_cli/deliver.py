@@ -13,21 +13,28 @@ import hmac
 import time
 
 from . import __version__, clock
+from .contract.vocabulary import WEBHOOKS
 
 # docs/reference/sessions.md §5.3 "Attempts": attempt n+1 is due this many seconds after attempt n (the Standard Webhooks
-# schedule, no jitter); 8 attempts in all
-DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
+# schedule, no jitter); 8 attempts in all (contract.json "webhooks", as the Worker has them)
+DELAYS = tuple(WEBHOOKS["delays"])
 ATTEMPTS = len(DELAYS) + 1
-CLAIM_FLOOR = 10  # a claimed attempt is not sent by another process for at least this long
-TIMEOUT = 5.0
+CLAIM_FLOOR = WEBHOOKS["claim_floor_seconds"]  # a claimed attempt is not sent by another process for at least this long
+TIMEOUT = float(WEBHOOKS["attempt_timeout_seconds"])
 INLINE_BUDGET = 2.0
 READ_LIMIT = 64 * 1024
 
 _NOTED: dict = {}  # object id -> its ObjectStore: objects whose outbox this process should send after its commit
 
 
-def note(handle) -> None:
+def note(handle, made=()) -> None:
+    """HANDLE's object has due deliveries; MADE: the ids its caller's transaction wrote (an outcome's), kept on the
+    handle for the library's block that made them (library.Store.open)."""
     _NOTED[handle.id] = handle.store
+    if made:
+        outbox = getattr(handle, "outbox", None)
+        if outbox is not None:
+            outbox.extend(made)
 
 
 def after_commit(budget: float = INLINE_BUDGET) -> None:
@@ -47,12 +54,12 @@ def after_commit(budget: float = INLINE_BUDGET) -> None:
                 raise
 
 
-def send_due(objects, object_id: str, deadline: float) -> int:
-    """Claim, send and record the object's due deliveries one at a time until none is due or DEADLINE
-    (time.monotonic()) passes; returns how many were attempted."""
+def send_due(objects, object_id: str, deadline: float, ids=None) -> int:
+    """Claim, send and record the object's due deliveries (only those of IDS when given) one at a time until none
+    is due or DEADLINE (time.monotonic()) passes; returns how many were attempted."""
     sent = 0
     while time.monotonic() < deadline:
-        claimed = _claim(objects, object_id)
+        claimed = _claim(objects, object_id, ids)
         if claimed is None:
             return sent
         delivery_id, attempt, started, url, secret, webhook_id, body = claimed
@@ -63,16 +70,39 @@ def send_due(objects, object_id: str, deadline: float) -> int:
     return sent
 
 
-def _claim(objects, object_id):
+def made_by_block(objects, object_id: str, ids, *, background: bool) -> None:
+    """docs/reference/sessions.md §5.3 and reference/library.md §9: the library sends the deliveries its block's commit wrote
+    (IDS), after the lock is released, within the inline bound; `ui` and `mcp` (BACKGROUND) send theirs off the
+    request, in a thread of their own. A failure is never the caller's: what is not sent stays pending."""
+    if not background:
+        _quietly(send_due, objects, object_id, time.monotonic() + INLINE_BUDGET, list(ids))
+        return
+    import threading
+
+    threading.Thread(target=_quietly, args=(send_due, objects, object_id, time.monotonic() + INLINE_BUDGET, list(ids)),
+                     name="durable-deliveries", daemon=True).start()
+
+
+def _quietly(send, *args) -> None:
+    try:
+        send(*args)
+    except Exception:  # a delivery never changes a caller's outcome
+        if __import__("os").environ.get("DURABLE_DEBUG") == "1":
+            raise
+
+
+def _claim(objects, object_id, ids=None):
     from .core import state
 
     with objects.open(object_id, create=False, what="session", lock_timeout=1.0) as handle:
         handle.on_sleep = state.sync_index
         with handle.transaction() as db:
             now = clock.now()
+            only = "" if ids is None else f" AND d.id IN ({', '.join('?' * len(ids))})"
             row = db.execute(
                 "SELECT d.id, d.attempts, h.url, h.secret, d.webhook_id, d.body FROM deliveries d JOIN hooks h ON h.id = d.hook_id"
-                " WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at, d.id LIMIT 1", (now,)).fetchone()
+                f" WHERE d.status = 'pending' AND d.next_attempt_at <= ?{only} ORDER BY d.next_attempt_at, d.id LIMIT 1",
+                (now, *(ids or ()))).fetchone()
             if row is None:
                 return None
             delivery_id, attempts, url, secret, webhook_id, body = row

@@ -9,6 +9,7 @@ The CLI is a thin shell over this API (and so will be a remote backend serving t
 """
 
 import os
+import sys
 from contextlib import contextmanager
 
 from . import clock
@@ -153,6 +154,10 @@ class Store(StoreOps):
         self._keep_open = keep_open
         self._addresses = {}  # (NAME, user, tenant, scope, acting user, tenant) -> its Address, made once
         self._kept_ids = {}  # NAME -> (object id, what) for read_kept (the secret is loaded once per store)
+        # who sends the deliveries a block's commits wrote (docs/reference/sessions.md §5.3): "block" (the library: at the
+        # end of the block), "process" (a CLI command: after its output, deliver.after_commit) or "thread" (`ui`,
+        # `mcp`: off the request, in a thread)
+        self.delivering = "block"
 
     @property
     def home(self) -> str:
@@ -232,8 +237,13 @@ class Store(StoreOps):
             and os.path.lexists(self.objects.paths.object_file(object_id))
 
     @contextmanager
-    def open(self, name=None, *, user=None, tenant=None, create=False, address=None, actor=None, lock_timeout=None):
+    def open(self, name=None, *, user=None, tenant=None, create=False, address=None, actor=None, lock_timeout=None,
+             deliver=True):
         """Wake the object NAME for one run, holding its lock: alarms fire first, then access is checked.
+
+        Leaving the block sends the deliveries its commits wrote (docs/reference/library.md §9, reference/sessions.md §5.3),
+        after the lock is released, within 2 s; DELIVER=False leaves them to a later wake or `sweep`. (A CLI
+        command sends them after its output instead, `ui` and `mcp` off the request: `deliveries` below.)
 
         Exit 3 when it does not exist (or is not visible to the acting user) and CREATE is false; with
         CREATE, a tenant NAME another user's object holds is exit 4 ("name is taken") and nothing more.
@@ -258,6 +268,7 @@ class Store(StoreOps):
                 if self.objects.keep_open:
                     handle.before_commit = state.index_row_and_meta
                 session = Session(handle, address, actor, self.config)
+                handle.outbox = made = []  # the deliveries this process's commits write here, the wake's included (core/hooks.outcome)
                 fired = alarms.fire_due(session)
                 if fired == "absent" and not handle.created and self.objects.index(create=False).rows(
                         "SELECT 1 FROM objects WHERE id = ?", (object_id,)):
@@ -274,7 +285,12 @@ class Store(StoreOps):
                     # the index lagged behind the object's own participants: still hidden
                     raise conflict(address.taken) if create else not_found(address.missing)
                 yield session
-                return
+            sending = sys.modules.get("durable_cli.deliver")  # imported by whatever noted a delivery (core/hooks, alarms)
+            if sending is not None and self.delivering != "process":  # the lock is released: send what the block wrote
+                sending._NOTED.pop(object_id, None)  # a library keeps no process-wide list (what a wake found is left)
+                if made and deliver:
+                    sending.made_by_block(self.objects, object_id, made, background=self.delivering == "thread")
+            return
         raise not_found(address.missing)  # pragma: no cover - expired three times in a row
 
     def read_kept(self, name, read):

@@ -15,12 +15,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from durable_cli import clock, durations
+from durable_cli import clock, deliver, durations
 from durable_cli.across import search
 from durable_cli.config import valid_name
 from durable_cli.contract import text
 from durable_cli.contract.messages import say
-from durable_cli.core import elicit, schedules, sessions, steps, tags, tokens, transcript
+from durable_cli.core import elicit, hooks, schedules, sessions, steps, tags, tokens, transcript
 from durable_cli.core.transcript import row as transcript_row
 from durable_cli.errors import DurableError
 
@@ -76,7 +76,51 @@ CRONS = [(e, tz, t) for e, tz, t in [
     ("@reboot", "UTC", "2026-12-05T10:00:00Z"), ("0 9 L * *", "UTC", "2026-12-05T10:00:00Z"),
     ("0 9 * * 1#2", "UTC", "2026-12-05T10:00:00Z"), ("0 9 ? * *", "UTC", "2026-12-05T10:00:00Z"),
     ("60 * * * *", "UTC", "2026-12-05T10:00:00Z"), ("0 9 * * 8", "UTC", "2026-12-05T10:00:00Z"),
+    # lists, ranges and steps of the hour over both daylight-saving days: which ones fire once (fixed times) and
+    # which on every real hour (a wildcard or a step), as cronsim has it
+    ("30 2,14 * * *", "Europe/Paris", "2027-03-27T12:00:00Z"), ("30 2-3 * * *", "Europe/Paris", "2027-10-30T12:00:00Z"),
+    ("*/30 2 * * *", "Europe/Paris", "2027-10-30T23:00:00Z"), ("0 */2 * * *", "America/New_York", "2027-11-07T03:00:00Z"),
+    ("15 1-3 * * *", "Europe/Paris", "2027-03-27T22:00:00Z"), ("*/20 2 * * *", "Europe/Paris", "2027-03-27T23:00:00Z"),
+    ("0 0 * * *", "europe/paris", "2026-12-05T10:00:00Z"), ("0 0 * * *", "Mars/Olympus", "2026-12-05T10:00:00Z"),
+    ("0 0 * * *", "../etc/passwd", "2026-12-05T10:00:00Z"), ("0 0 1-10/0 * *", "UTC", "2026-12-05T10:00:00Z"),
+    ("0 0 5/2 * *", "UTC", "2026-12-05T10:00:00Z"), ("\u0661 0 * * *", "UTC", "2026-12-05T10:00:00Z"),
+    ("  0   0 * * *  ", "UTC", "2026-12-05T10:00:00Z"), ("@HOURLY", "UTC", "2026-12-05T10:00:00Z"),
 ]]
+# docs/reference/sessions.md §5.3 schedule options (core/schedules.plan): (now, options) -> the kind and times, or the refusal
+NOW = "2026-12-05T10:00:00Z"
+SCHEDULES = [{"at": "2026-12-06T09:00:00Z"}, {"at": "2026-12-06T09:00:00+01:00"}, {"at": "2026-12-06T09:00:00.1234-05:30"},
+             {"at": "2026-12-06t09:00:00z"}, {"at": "2026-12-06T09:00:00"}, {"at": "2026-12-06"}, {"at": "2026-12-05T09:00:00Z"},
+             {"at": "2026-12-05T10:00:00Z"}, {"at": "2126-12-06T09:00:00Z"}, {"at": "2026-02-30T09:00:00Z"},
+             {"at": "2026-13-01T09:00:00Z"}, {"at": "2026-12-06T24:00:00Z"}, {"at": "2026-12-06T09:60:00Z"},
+             {"at": "2026-12-06T09:00:60Z"}, {"at": "2026-12-06T09:00:00+24:00"}, {"at": "2026-12-06T09:00:00-25:30"},
+             {"at": "2026-12-06T09:00:00+01:75"}, {"at": "2028-02-29T09:00:00Z"}, {"at": "2027-02-29T09:00:00Z"},
+             {"at": "\u0662026-12-06T09:00:00Z"}, {"at": " 2026-12-06T09:00:00Z"},
+             {"after": "90m"}, {"after": "0s"}, {"after": "1x"}, {"every": "1h"}, {"every": "59s"}, {"every": "1m"},
+             {"every": "1h", "at": "2026-12-06T09:00:00Z"}, {"every": "1h", "at": "2026-12-04T09:00:00Z"},
+             {"cron": "0 9 * * MON-FRI", "tz": "Europe/Paris"}, {"cron": "0 9 * * *"}, {"cron": "0 0 30 2 *"},
+             {"cron": "0 9 * * *", "tz": "Nowhere/Else"}, {"tz": "UTC"}, {"at": "2026-12-06T09:00:00Z", "tz": "UTC"}, {},
+             {"at": "2026-12-06T09:00:00Z", "after": "1h"}, {"every": "1h", "cron": "@daily"},
+             {"after": "1h", "every": "1h", "cron": "@daily"}]
+
+
+def schedule_outcome(options):
+    def run():
+        planned = schedules.plan(schedules.parse_time(NOW), **options)
+        return {k: (clock.iso(v) if k in ("at", "next_at") else v) for k, v in planned.items()}
+
+    return outcome(run)
+
+
+# docs/reference/sessions.md §5.3 URLs (core/hooks.valid_url): the client's rules; the Worker's refusal of local and
+# private hosts is its own (worker/src/rules/hooks.test.ts)
+HOOK_URLS = ["https://example.com/hook", "http://example.com:8080/x?y=1#z", "HTTPS://EXAMPLE.COM/", "ftp://example.com/",
+             "example.com/hook", "https://", "http:///x", "https://user:pw@example.com/", "https://user@example.com/",
+             "https://@example.com/", "https://example.com/a b", "https://example.com/\x07", "https://example.com:99999/",
+             "https://example.com:x/", "https://[::1/", "", "https://example.com/" + "a" * 2028,
+             "https://example.com/" + "a" * 2029, "https://example.com/" + "\u00e9" * 1014, "https://example.com/" + "\u00e9" * 1015]
+# the signature of docs/reference/sessions.md §5.3 "Request" (deliver.sign): (secret, webhook-id, timestamp, body) -> header
+SIGNATURES = [["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, '{"test": 2432232314}'],
+              ["whsec_" + "A" * 32, "msg_" + "0" * 32, 1800000000, '{"type":"prompt.completed","data":{"reply":"d\u00e9j\u00e0 \U0001f600"}}']]
 
 
 def cron_outcome(expr, tz, after):
@@ -389,10 +433,13 @@ def build() -> dict:
         "step_key": [{"args": [k], **outcome(lambda k=k: steps.check_key(k))} for k in STEP_KEYS],
         "step_id": [{"args": a, "ok": steps.step_id(*a)} for a in STEP_IDS],
         "step_stdout": [{"args": a, **step_stdout_outcome(*a)} for a in STEP_STDOUTS],
-        # Python only: the Worker is sent seconds, never a duration's text
+        # the Worker parses a schedule's --in and --every as written (worker/src/rules/durations.ts)
         "duration": [{"args": [s], **outcome(lambda s=s: durations.parse(s))} for s in DURATIONS],
-        # Python only so far (the Worker does not make schedules yet): cronsim's due times
+        # cronsim's due times; the Worker's croner gives the same (worker/test/vectors.test.ts)
         "cron": [{"args": list(a), **cron_outcome(*a)} for a in CRONS],
+        "schedule": [{"args": [NOW, o], **schedule_outcome(o)} for o in SCHEDULES],
+        "hook_url": [{"args": [u], **outcome(lambda u=u: hooks.valid_url(u))} for u in HOOK_URLS],
+        "signature": [{"args": a, "ok": deliver.sign(*a)} for a in SIGNATURES],
         # approx("a" + chr(c) + "b") for every code point to U+FFFF: 6 where c joins a and b, 7 where it
         # separates them (white space), as runs [first, last, tokens]
         "approx_code_points": code_point_runs(lambda c: tokens.approx("a" + chr(c) + "b")),

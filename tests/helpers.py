@@ -1,8 +1,10 @@
 """Real processes for the concurrency and crash tests."""
 
+import http.server
 import os
 import subprocess
 import sys
+import threading
 
 HOLD = """
 import sys, time
@@ -119,6 +121,37 @@ def prose() -> str:
 
     pages = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
     return "\n".join(open(p, encoding="utf-8").read() for p in pages)
+
+
+class Receiver:
+    """A real local HTTP server (a webhook receiver, docs/reference/sessions.md §5.3): records each request and answers with
+    `status`."""
+
+    def __init__(self):
+        self.requests, self.status = [], 204
+        self.on_request = None  # called (in the server's thread) as each request arrives
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                if outer.on_request is not None:
+                    outer.on_request()
+                body = self.rfile.read(int(self.headers["content-length"]))
+                outer.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(outer.status)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/done"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 # the variables tests/conftest.py's `home` fixture sets or clears for every test

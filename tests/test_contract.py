@@ -68,6 +68,7 @@ def test_constants_are_the_contracts():
     assert list(vocabulary.USAGE_KEYS) == c["usage_keys"]
     assert list(vocabulary.ROW_INPUT_KEYS) == c["row_input_keys"] and list(vocabulary.ROW_OUTPUT_KEYS) == c["row_output_keys"]
     assert vocabulary.LIMITS == c["limits"]
+    assert vocabulary.WEBHOOKS == c["webhooks"]
     for key, value in c["config_defaults"].items():
         assert config.KEYS[key][1] == value, key
 
@@ -78,6 +79,7 @@ _COPIES = {
     "statuses": r"""["']created["'],\s*["']active["'],\s*["']completed["'],\s*["']failed["'],\s*["']cancelled["'],\s*["']archived["']""",
     "usage keys": r"""["']input_tokens["'],\s*["']output_tokens["'],\s*["']cache_read_tokens["']""",
     "the turn ceiling": r"\b2097152\b",
+    "the webhook delays": r"\b5,\s*300,\s*1800\b",
 }
 # where the lists are stated: the contract's Python twins (vocabulary.py; optable.py, the op table generated from it)
 _HOMES = {os.path.join("durable_cli", "contract", "vocabulary.py"), os.path.join("durable_cli", "contract", "optable.py")}  # optable: generated

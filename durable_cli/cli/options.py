@@ -35,6 +35,7 @@ def store():
         guard.signals_deferred = signals_deferred
         guard.wakes = {}  # each object's wakes, for an operation span (docs/reference/traces.md §15.6)
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
+        G._store.delivering = "process"  # a command sends them after its output (deliver.after_commit)
     return G._store
 
 

@@ -182,6 +182,7 @@ def outcome(obj, p: dict, kind: str) -> int:
             reply = row[0]
     now = clock.now()
     type_ = "prompt." + kind
+    made = []
     for hook_id, include_reply in subscribed:
         data = {"hook_id": hook_id, "session": meta["name"], "session_id": meta["id"], "scope": meta["scope"],
                 "owner": meta["owner"], "prompt_id": prompt_id, "request_id": p["request_id"], "source": p["source"],
@@ -191,11 +192,13 @@ def outcome(obj, p: dict, kind: str) -> int:
                 "reply": reply if include_reply else None}
         body = json.dumps({"type": type_, "timestamp": p["completed_at"], "data": data}, separators=(",", ":"),
                           ensure_ascii=False)
-        obj.db.execute(
+        made.append(obj.db.execute(
             "INSERT INTO deliveries (hook_id, webhook_id, type, prompt_id, body, status, created_at, next_attempt_at)"
             " VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-            (hook_id, "msg_" + secrets.token_hex(16), type_, prompt_id, body, now, now))
+            (hook_id, "msg_" + secrets.token_hex(16), type_, prompt_id, body, now, now)).lastrowid)
     from .. import deliver
 
-    deliver.note(obj.handle)  # the committing process sends them after its commit (deliver.after_commit)
+    # the committing process sends them after its commit: a CLI command through deliver.after_commit, the library
+    # at the end of its block (library.Store.open)
+    deliver.note(obj.handle, made)
     return len(subscribed)

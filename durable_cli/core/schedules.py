@@ -28,8 +28,8 @@ CRON_HORIZON_DAYS = 3653  # "no due time in the next 10 years" is exit 2
 DEFAULT_SOURCE = "schedule"
 
 # RFC 3339 with an explicit offset (docs/reference/sessions.md §5.3 TIME): a date and a time, fractional seconds
-# allowed, and Z or ±HH:MM
-_TIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})")
+# allowed, and Z or ±HH:MM; ASCII digits only (the Worker's rule, worker/src/rules/schedules.ts, is the same)
+_TIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})", re.ASCII)
 _ALIASES = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
             "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
 _NAMES = {"month": "JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC", "dow": "SUN|MON|TUE|WED|THU|FRI|SAT"}
@@ -71,11 +71,11 @@ def valid_tz(tz: str):
 def _field_ok(field: str, low: int, high: int, names) -> bool:
     """One cron field of the dialect: `*`, a value, a range, a list, a step `*/n` or `a-b/n`."""
     value = r"(?:\d{1,2}" + (f"|{_NAMES[names]}" if names else "") + ")"
-    item = re.compile(rf"(?:\*|{value}(?:-{value})?)(?:/\d{{1,2}})?", re.IGNORECASE)
+    item = re.compile(rf"(?:\*|{value}(?:-{value})?)(?:/\d{{1,2}})?", re.IGNORECASE | re.ASCII)
     for part in field.split(","):
         if not item.fullmatch(part):
             return False
-        for number in re.findall(r"\d+", part.split("/")[0]):
+        for number in re.findall(r"[0-9]+", part.split("/")[0]):
             if not low <= int(number) <= high:
                 return False
         if "/" in part and int(part.split("/")[1]) < 1:

@@ -321,6 +321,8 @@ class Tools:
 
     def __init__(self, store):
         self.store = store
+        if hasattr(store, "delivering"):  # docs/reference/sessions.md §5.3: a tool's outcome is sent off the request
+            store.delivering = "thread"
 
     def _open(self, name, **kw):
         from ..config import valid_name

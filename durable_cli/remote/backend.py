@@ -391,7 +391,9 @@ class RemoteStore(StoreOps):
         return RemoteAddress("user", user, name, scope or "user")
 
     @contextmanager
-    def open(self, name=None, *, user=None, tenant=None, create=False, address=None, actor=None, lock_timeout=None):
+    def open(self, name=None, *, user=None, tenant=None, create=False, address=None, actor=None, lock_timeout=None,
+             deliver=True):
+        # DELIVER: the object's own alarm sends its deliveries (docs/reference/remote.md §13), whatever a block asks
         yield RemoteSession(self, address or self.address(name, user=user, tenant=tenant), create)
 
     @contextmanager

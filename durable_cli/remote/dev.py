@@ -100,11 +100,19 @@ def _capnp_string(text: str) -> str:
     return json.dumps(text)  # capnp text literals take the same escapes as JSON strings here
 
 
+# The Worker's outbound network (its hooks' deliveries, docs/reference/remote.md §13): the public internet and loopback
+# (127.0.0.1, ::1), where a local receiver listens; never the private ranges (DURABLE_HOOK_ALLOW_HOSTS lists the loopback
+# hosts the Worker lets a hook name)
+OUTBOUND = '(name = "internet", network = (allow = ["public", "local"], tlsOptions = (trustBrowserCas = true)))'
+
+
 def config_text(*, port: int, storage: str, module: str, secret: str, token_key: str, variables=None) -> str:
     """The capnp config of one Worker. VARIABLES: more text bindings (name -> text; None leaves one out, so
     a test can serve a misconfigured Worker)."""
     # no per-token rate limit unless asked (`remote dev --rate-limit N`), so test suites under one token run
-    values = {"DURABLE_SECRET": secret, "DURABLE_TOKEN_KEY": token_key, "DURABLE_RATE_LIMIT": "0", **(variables or {})}
+    # hooks may name loopback receivers (docs/reference/remote.md §13), which the outbound network below lets workerd reach
+    values = {"DURABLE_SECRET": secret, "DURABLE_TOKEN_KEY": token_key, "DURABLE_RATE_LIMIT": "0",
+              "DURABLE_HOOK_ALLOW_HOSTS": "127.0.0.1,localhost,::1", **(variables or {})}
     bindings = [
         '(name = "OBJECTS", durableObjectNamespace = "DurableObjectSession")',
         '(name = "INDEX", durableObjectNamespace = "DurableIndex")',
@@ -121,6 +129,7 @@ const config :Workerd.Config = (
   services = [
     (name = "main", worker = .durableWorker),
     (name = "storage", disk = (path = {_capnp_string(storage)}, writable = true)),
+    {OUTBOUND},
   ],
   sockets = [(name = "http", address = "127.0.0.1:{port}", http = (), service = "main")],
 );
@@ -134,6 +143,7 @@ const durableWorker :Workerd.Worker = (
     (className = "DurableIndex", uniqueKey = "durable-index", enableSql = true),
   ],
   durableObjectStorage = (localDisk = "storage"),
+  globalOutbound = "internet",
   bindings = [
     {joined},
   ],

@@ -204,6 +204,7 @@ var contract_default = {
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
     limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3, tag_key: 64, tag_value: 256, tags: 32 },
+    webhooks: { delays: [5, 300, 1800, 7200, 18e3, 36e3, 36e3], claim_floor_seconds: 10, attempt_timeout_seconds: 5, alarm_deliveries: 10 },
     config_defaults: {
       "defaults.lock_timeout": "10s",
       "transcript.token_budget": 4e3,
@@ -1773,7 +1774,7 @@ var unicode_default = {
 };
 
 // src/rules/text.ts
-var hex = (c) => `\\u{${c.toString(16)}}`;
+var hex = (c2) => `\\u{${c2.toString(16)}}`;
 var pairs = unicode_default.printable;
 var klass = "";
 for (let i = 0; i < pairs.length; i += 2) klass += `${hex(pairs[i])}-${hex(pairs[i + 1])}`;
@@ -1785,19 +1786,21 @@ var WORD = new RegExp(`[^${WS}]+`, "gu");
 var printable = (text4) => !UNPRINTABLE.test(text4);
 var strip = (text4) => text4.replace(LEADING, "").replace(TRAILING, "");
 var wordCount = (text4) => (text4.match(WORD) ?? []).length;
-function quote(v) {
-  if (typeof v !== "string") return v === null || v === void 0 ? "None" : String(v);
-  const q = v.includes("'") && !v.includes('"') ? '"' : "'";
+var hasSpace = (text4) => new RegExp(`[${WS}]`, "u").test(text4);
+var words = (text4) => text4.match(WORD) ?? [];
+function quote(v2) {
+  if (typeof v2 !== "string") return v2 === null || v2 === void 0 ? "None" : String(v2);
+  const q = v2.includes("'") && !v2.includes('"') ? '"' : "'";
   let out = "";
-  for (const ch of v) {
+  for (const ch of v2) {
     if (ch === "\\") out += "\\\\";
     else if (ch === q) out += "\\" + q;
     else if (ch === "\n") out += "\\n";
     else if (ch === "\r") out += "\\r";
     else if (ch === "	") out += "\\t";
     else if (!printable(ch)) {
-      const c = ch.codePointAt(0);
-      out += c < 256 ? "\\x" + c.toString(16).padStart(2, "0") : c < 65536 ? "\\u" + c.toString(16).padStart(4, "0") : "\\U" + c.toString(16).padStart(8, "0");
+      const c2 = ch.codePointAt(0);
+      out += c2 < 256 ? "\\x" + c2.toString(16).padStart(2, "0") : c2 < 65536 ? "\\u" + c2.toString(16).padStart(4, "0") : "\\U" + c2.toString(16).padStart(8, "0");
     } else out += ch;
   }
   return q + out + q;
@@ -1825,7 +1828,7 @@ function plainQuery(query) {
 // src/rules/state.ts
 var CONSTANTS = contract_default.constants;
 function say(code, values = {}) {
-  return contract_default.messages[code].replace(/\{(\w+)(!r)?\}/g, (_, name, r) => r ? quote(values[name]) : String(values[name]));
+  return contract_default.messages[code].replace(/\{(\w+)(!r)?\}/g, (_2, name, r) => r ? quote(values[name]) : String(values[name]));
 }
 var defaults = contract_default.constants.config_defaults;
 var DEFAULT_CONFIG = {
@@ -1846,7 +1849,7 @@ var DurableError = class extends Error {
 function internalError(e, where) {
   if (e instanceof DurableError && (e.code !== "internal" || INTERNAL_ANSWER.test(e.message))) return e;
   const bytes2 = crypto.getRandomValues(new Uint8Array(8));
-  const id = [...bytes2].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const id = [...bytes2].map((b2) => b2.toString(16).padStart(2, "0")).join("");
   const message = e instanceof Error ? e.message : String(e);
   console.error(`durable: internal error ${id} in ${where}: ${message}${e instanceof Error && e.stack ? `
 ${e.stack}` : ""}`);
@@ -1863,25 +1866,25 @@ function httpStatus(code) {
 }
 var SQL_LIMITS = { value: 2e6, statement: 1e5, params: 100 };
 var encoder = new TextEncoder();
-function sizeOf(v, exact) {
-  if (typeof v === "string") return exact ? encoder.encode(v).length : v.length * 3;
-  if (v instanceof ArrayBuffer) return v.byteLength;
-  if (ArrayBuffer.isView(v)) return v.byteLength;
+function sizeOf(v2, exact) {
+  if (typeof v2 === "string") return exact ? encoder.encode(v2).length : v2.length * 3;
+  if (v2 instanceof ArrayBuffer) return v2.byteLength;
+  if (ArrayBuffer.isView(v2)) return v2.byteLength;
   return 8;
 }
-function guardSql(q, b) {
+function guardSql(q, b2) {
   if (q.length > SQL_LIMITS.statement / 3 && encoder.encode(q).length > SQL_LIMITS.statement) {
     throw new DurableError(`a SQL statement of ${encoder.encode(q).length} bytes is over Cloudflare's limit of 100 KB; nothing was written`, "storage");
   }
-  if (b.length > SQL_LIMITS.params) {
-    throw new DurableError(`a SQL statement with ${b.length} bound parameters is over Cloudflare's limit of 100; nothing was written`, "storage");
+  if (b2.length > SQL_LIMITS.params) {
+    throw new DurableError(`a SQL statement with ${b2.length} bound parameters is over Cloudflare's limit of 100; nothing was written`, "storage");
   }
   let bound = 0;
-  for (const v of b) bound += sizeOf(v, false);
+  for (const v2 of b2) bound += sizeOf(v2, false);
   if (bound <= SQL_LIMITS.value) return;
   let total = 0;
-  for (const v of b) {
-    const n = sizeOf(v, true);
+  for (const v2 of b2) {
+    const n = sizeOf(v2, true);
     if (n > SQL_LIMITS.value) {
       throw new DurableError(`a value of ${n} bytes is over Cloudflare's limit of 2,000,000 bytes per string, BLOB or row; nothing was written`, "storage");
     }
@@ -1896,14 +1899,16 @@ var MARK_LENGTH = MARK.length + 32;
 var ROW_BUDGET = 19e5;
 var PART_UNITS = 5e5;
 var PART_BYTES = 15e5;
-var isMarker = (v) => typeof v === "string" && v.length === MARK_LENGTH && v.startsWith(MARK);
-var isBytes = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v);
+var isMarker = (v2) => typeof v2 === "string" && v2.length === MARK_LENGTH && v2.startsWith(MARK);
+var isBytes = (v2) => v2 instanceof ArrayBuffer || ArrayBuffer.isView(v2);
 var chunkColumns = "coalesce(NEW.content, ''), coalesce(NEW.tool_calls, ''), coalesce(NEW.meta, ''), coalesce(NEW.data, '')";
 var CHUNK_SCHEMA = [
   "CREATE TABLE IF NOT EXISTS _durable_chunks (key TEXT NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (key, part))",
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_gone AFTER DELETE ON turns BEGIN DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data); END",
   `CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_changed AFTER UPDATE OF content, tool_calls, meta, data ON turns BEGIN DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data) AND key NOT IN (${chunkColumns}); END`,
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_gone AFTER DELETE ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
+  // a schedule's content (docs/reference/remote.md §13: chunked as a prompt's is)
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_schedule_gone AFTER DELETE ON schedules BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_changed AFTER UPDATE OF content ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END",
   // a LangGraph checkpoint or pending write over a Cloudflare value (its serialized bytes), a fact's value: their
   // chunks go with the row when it is deleted (keep_checkpoints, memory forget)
@@ -1913,8 +1918,8 @@ var CHUNK_SCHEMA = [
 ];
 var wholeSql = (text4) => `CASE WHEN length(${text4}) = ${MARK_LENGTH} AND substr(${text4}, 1, 2) = char(1, 2) THEN (SELECT group_concat(text, '') FROM (SELECT text FROM _durable_chunks WHERE key = ${text4} ORDER BY part)) ELSE ${text4} END`;
 var argumentsSql = (calls) => `CASE WHEN ${calls} IS NULL THEN NULL ELSE (SELECT group_concat(json_extract(value, '$.arguments'), char(10)) FROM json_each(${wholeSql(calls)})) END`;
-var counted = (row3) => `${row3}.seq <= (SELECT mark FROM turns_mark)`;
-var ftsDelete = (row3) => `INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', ${row3}.seq, ${wholeSql(`${row3}.content`)}, ${argumentsSql(`${row3}.tool_calls`)});`;
+var counted = (row4) => `${row4}.seq <= (SELECT mark FROM turns_mark)`;
+var ftsDelete = (row4) => `INSERT INTO turns_fts (turns_fts, rowid, content, arguments) VALUES ('delete', ${row4}.seq, ${wholeSql(`${row4}.content`)}, ${argumentsSql(`${row4}.tool_calls`)});`;
 var USAGE_WHOLE = {
   marker: "_durable_chunks",
   // in the triggers' SQL once the Worker's version is in place
@@ -1952,8 +1957,8 @@ var Db = class _Db {
     this.sql = sql;
   }
   sql;
-  exec(q, b) {
-    let bound = b.map((x) => x === void 0 ? null : x);
+  exec(q, b2) {
+    let bound = b2.map((x2) => x2 === void 0 ? null : x2);
     if (/^\s*(INSERT|UPDATE|REPLACE)/i.test(q)) bound = this.chunked(bound);
     guardSql(q, bound);
     return this.sql.exec(q, ...bound);
@@ -1961,27 +1966,27 @@ var Db = class _Db {
   /** BOUND with its biggest texts or BLOBs replaced by chunk markers until the row fits (and any marker-like text). */
   chunked(bound) {
     let upper = 0;
-    for (const v of bound) upper += typeof v === "string" ? v.length * 3 : isBytes(v) ? v.byteLength : 8;
+    for (const v2 of bound) upper += typeof v2 === "string" ? v2.length * 3 : isBytes(v2) ? v2.byteLength : 8;
     if (upper <= ROW_BUDGET && !bound.some(isMarker)) return bound;
-    const sizes = bound.map((v) => typeof v === "string" ? encoder.encode(v).length : isBytes(v) ? v.byteLength : 8);
+    const sizes = bound.map((v2) => typeof v2 === "string" ? encoder.encode(v2).length : isBytes(v2) ? v2.byteLength : 8);
     let total = sizes.reduce((a, n) => a + n, 0);
     const out = [...bound];
-    const order = out.map((_, i) => i).sort((a, c) => sizes[c] - sizes[a]);
+    const order = out.map((_2, i) => i).sort((a, c2) => sizes[c2] - sizes[a]);
     for (const i of order) {
-      const v = out[i];
-      if (!(isMarker(v) || (typeof v === "string" || isBytes(v)) && total > ROW_BUDGET && sizes[i] > MARK_LENGTH)) continue;
-      out[i] = typeof v === "string" ? this.store(v) : this.storeBytes(v);
+      const v2 = out[i];
+      if (!(isMarker(v2) || (typeof v2 === "string" || isBytes(v2)) && total > ROW_BUDGET && sizes[i] > MARK_LENGTH)) continue;
+      out[i] = typeof v2 === "string" ? this.store(v2) : this.storeBytes(v2);
       total -= sizes[i] - MARK_LENGTH;
     }
     return out;
   }
   static key() {
-    return MARK + [...crypto.getRandomValues(new Uint8Array(16))].map((x) => x.toString(16).padStart(2, "0")).join("");
+    return MARK + [...crypto.getRandomValues(new Uint8Array(16))].map((x2) => x2.toString(16).padStart(2, "0")).join("");
   }
   /** A BLOB in chunks (BLOB parts: whole() gives its bytes back); its row holds the marker text. */
-  storeBytes(v) {
+  storeBytes(v2) {
     const key = _Db.key();
-    const bytes2 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    const bytes2 = v2 instanceof ArrayBuffer ? new Uint8Array(v2) : new Uint8Array(v2.buffer, v2.byteOffset, v2.byteLength);
     for (let at = 0, part = 0; at < bytes2.length; at += PART_BYTES, part++) {
       this.sql.exec("INSERT INTO _durable_chunks (key, part, text) VALUES (?, ?, ?)", key, part, bytes2.slice(at, at + PART_BYTES));
     }
@@ -2013,39 +2018,39 @@ var Db = class _Db {
     }
     return rows;
   }
-  all(q, ...b) {
-    return this.whole([...this.exec(q, b).raw()]);
+  all(q, ...b2) {
+    return this.whole([...this.exec(q, b2).raw()]);
   }
   /** The rows one at a time, read from storage as they are iterated (SQL cursors are lazy: a request
    *  holds the row it is at, not the result; docs/reference/remote.md §13). */
-  iter(q, ...b) {
-    const rows = this.exec(q, b).raw();
+  iter(q, ...b2) {
+    const rows = this.exec(q, b2).raw();
     const whole = (r) => this.whole([r])[0];
     return (function* () {
       for (const r of rows) yield whole(r);
     })();
   }
-  one(q, ...b) {
-    const first = this.iter(q, ...b).next();
+  one(q, ...b2) {
+    const first = this.iter(q, ...b2).next();
     return first.done ? null : first.value;
   }
   /** Rows as objects keyed by column name, in the table's column order (as Python's `SELECT *` dicts). */
-  dicts(q, ...b) {
-    const cur = this.exec(q, b);
+  dicts(q, ...b2) {
+    const cur = this.exec(q, b2);
     const names = cur.columnNames;
     return this.whole([...cur.raw()]).map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])));
   }
   /** Rows as objects keyed by column name, one at a time as read (a lazy cursor). */
-  *dictIter(q, ...b) {
-    const cur = this.exec(q, b);
+  *dictIter(q, ...b2) {
+    const cur = this.exec(q, b2);
     const names = cur.columnNames;
     for (const r of cur.raw()) {
-      const row3 = this.whole([r])[0];
-      yield Object.fromEntries(names.map((n, i) => [n, row3[i]]));
+      const row4 = this.whole([r])[0];
+      yield Object.fromEntries(names.map((n, i) => [n, row4[i]]));
     }
   }
-  run(q, ...b) {
-    this.exec(q, b);
+  run(q, ...b2) {
+    this.exec(q, b2);
   }
 };
 function now() {
@@ -2054,8 +2059,8 @@ function now() {
 function iso(ms) {
   return ms === null || ms === void 0 ? null : new Date(Number(ms)).toISOString();
 }
-function dumps(v) {
-  return JSON.stringify(v);
+function dumps(v2) {
+  return JSON.stringify(v2);
 }
 var META = [
   "one",
@@ -2108,7 +2113,7 @@ var Opened = class {
     const r = this.db.one(`SELECT ${META.join(", ")} FROM object`);
     if (!r) return null;
     const m = {};
-    META.forEach((k, i) => m[k] = r[i]);
+    META.forEach((k2, i) => m[k2] = r[i]);
     return m;
   }
   role() {
@@ -2149,8 +2154,8 @@ function createObject(obj, status, title = null, ttl2 = null) {
     if (ttl2) event(obj, "ttl.set", { ttl_seconds: ttl2 });
   }
 }
-function pyDumps(v) {
-  return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+function pyDumps(v2) {
+  return JSON.stringify(v2).replace(/[\u007f-\uffff]/g, (c2) => "\\u" + c2.charCodeAt(0).toString(16).padStart(4, "0"));
 }
 function event(obj, type, data = null, actor = void 0) {
   const r = obj.db.one(
@@ -2175,8 +2180,8 @@ function setStatus(obj, to, from) {
   obj.db.run("UPDATE object SET status = ?", to);
   event(obj, "session.status", { from, to });
 }
-function nextAlarmAt(db) {
-  const r = db.one("SELECT min(t) FROM (SELECT expires_at AS t FROM object UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing' UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')");
+function nextAlarmAt(db, deliveries2 = true) {
+  const r = db.one("SELECT min(t) FROM (SELECT expires_at AS t FROM object UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing' UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending' UNION ALL SELECT min(next_at) FROM schedules" + (deliveries2 ? " UNION ALL SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending'" : "") + ")");
   return r ? r[0] : null;
 }
 function pendingAt(db) {
@@ -2185,9 +2190,9 @@ function pendingAt(db) {
 }
 function sessionJson(obj) {
   const m = obj.meta();
-  const participants2 = obj.db.all("SELECT user, role, joined_at FROM participants ORDER BY joined_at, user").map(([user, role, j]) => ({ user, role, joined_at: iso(j) }));
+  const participants2 = obj.db.all("SELECT user, role, joined_at FROM participants ORDER BY joined_at, user").map(([user, role, j2]) => ({ user, role, joined_at: iso(j2) }));
   const counts = {};
-  for (const [s, n] of obj.db.all("SELECT status, count(*) FROM prompts WHERE status IN ('pending','processing') GROUP BY status")) counts[s] = n;
+  for (const [s3, n] of obj.db.all("SELECT status, count(*) FROM prompts WHERE status IN ('pending','processing') GROUP BY status")) counts[s3] = n;
   return {
     name: m.name,
     id: m.id,
@@ -2211,12 +2216,12 @@ function sessionJson(obj) {
   };
 }
 function validName(text4, what = "name") {
-  const s = typeof text4 === "string" ? text4 : "";
-  const n = [...s].length;
-  if (typeof text4 !== "string" || n < 1 || n > 200 || !printable(s) || s !== strip(s)) {
+  const s3 = typeof text4 === "string" ? text4 : "";
+  const n = [...s3].length;
+  if (typeof text4 !== "string" || n < 1 || n > 200 || !printable(s3) || s3 !== strip(s3)) {
     throw invalid(say("invalid_name", { what, value: text4 }));
   }
-  return s;
+  return s3;
 }
 var pyRepr = quote;
 
@@ -2267,12 +2272,12 @@ function misconfigured(variable, why) {
   return new DurableError(`the Worker is misconfigured: ${variable} ${why} (docs/remote.md "Configuration"); nothing was done`, "misconfigured");
 }
 function positiveVar(env, name, fallback, max, unit = "bytes") {
-  const v = env[name];
-  if (v === void 0 || v === null) return fallback;
-  if (typeof v !== "string" || !/^[1-9][0-9]{0,15}$/.test(v) || Number(v) > max) {
+  const v2 = env[name];
+  if (v2 === void 0 || v2 === null) return fallback;
+  if (typeof v2 !== "string" || !/^[1-9][0-9]{0,15}$/.test(v2) || Number(v2) > max) {
     throw misconfigured(name, `must be a positive integer of at most ${max} (${unit}), as text`);
   }
-  return Number(v);
+  return Number(v2);
 }
 var DEFAULT_RATE_LIMIT = 1200;
 var MAX_RATE_LIMIT = 1e7;
@@ -2280,9 +2285,9 @@ var checked = null;
 function checkConfig(env) {
   if (checked && checked.env === env) return checked.settings;
   for (const name of ["DURABLE_SECRET", "DURABLE_TOKEN_KEY"]) {
-    const v = env[name];
-    if (typeof v !== "string" || !v) throw misconfigured(name, `is not set: put a random secret of at least ${MIN_KEY_BYTES} bytes (npx wrangler secret put ${name})`);
-    if (new TextEncoder().encode(v).length < MIN_KEY_BYTES) throw misconfigured(name, `is shorter than ${MIN_KEY_BYTES} bytes`);
+    const v2 = env[name];
+    if (typeof v2 !== "string" || !v2) throw misconfigured(name, `is not set: put a random secret of at least ${MIN_KEY_BYTES} bytes (npx wrangler secret put ${name})`);
+    if (new TextEncoder().encode(v2).length < MIN_KEY_BYTES) throw misconfigured(name, `is shorter than ${MIN_KEY_BYTES} bytes`);
   }
   for (const old of ["DURABLE_TOKENS", "DURABLE_ADMIN_TOKENS"]) {
     if (env[old] !== void 0) throw misconfigured(old, "is no longer read: tokens are signed with DURABLE_TOKEN_KEY ('durable remote token'); delete it");
@@ -2290,15 +2295,19 @@ function checkConfig(env) {
   const maxTurnBytes = positiveVar(env, "DURABLE_MAX_TURN_BYTES", 2 * MiB, 2 * MiB);
   const maxBodyBytes = positiveVar(env, "DURABLE_MAX_BODY_BYTES", 16 * MiB, 100 * MiB);
   if (maxBodyBytes < 64 * 1024) throw misconfigured("DURABLE_MAX_BODY_BYTES", "must be at least 65536 (bytes); keep it at least 6 times DURABLE_MAX_TURN_BYTES, so any turn can be sent");
-  const f = env.DURABLE_DEV_FAULTS;
-  if (f !== void 0 && f !== "1" && f !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
+  const f2 = env.DURABLE_DEV_FAULTS;
+  if (f2 !== void 0 && f2 !== "1" && f2 !== "0") throw misconfigured("DURABLE_DEV_FAULTS", 'must be "1" or unset (a test hook of durable remote dev)');
   const subrequests = positiveVar(env, "DURABLE_SUBREQUEST_LIMIT", DEFAULT_SUBREQUESTS, 1e7, "subrequests per request");
   const r = env.DURABLE_RATE_LIMIT;
   if (r !== void 0 && r !== null && (typeof r !== "string" || !/^(0|[1-9][0-9]{0,7})$/.test(r) || Number(r) > MAX_RATE_LIMIT)) {
     throw misconfigured("DURABLE_RATE_LIMIT", `must be a whole number from 0 (no limit) to ${MAX_RATE_LIMIT} (requests a minute per token), as text`);
   }
+  const h = env.DURABLE_HOOK_ALLOW_HOSTS;
+  if (h !== void 0 && h !== null && (typeof h !== "string" || !/^[A-Za-z0-9.:\[\]_-]*(,[A-Za-z0-9.:\[\]_-]*)*$/.test(h.replace(/ /g, "")))) {
+    throw misconfigured("DURABLE_HOOK_ALLOW_HOSTS", "must be a comma-separated list of host names or IP addresses, as text");
+  }
   const rateLimit = r === void 0 || r === null ? DEFAULT_RATE_LIMIT : Number(r);
-  const settings = { maxTurnBytes, maxBodyBytes, subrequests, rateLimit, faults: f === "1" };
+  const settings = { maxTurnBytes, maxBodyBytes, subrequests, rateLimit, faults: f2 === "1" };
   checked = { env, settings };
   return settings;
 }
@@ -2306,12 +2315,12 @@ var B64URL = /^[A-Za-z0-9_-]*$/;
 function unb64url(text4) {
   if (!B64URL.test(text4) || text4.length % 4 === 1) return null;
   const bin = atob(text4.replace(/-/g, "+").replace(/_/g, "/") + "==".slice(0, (4 - text4.length % 4) % 4));
-  const bytes2 = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+  const bytes2 = Uint8Array.from(bin, (c2) => c2.charCodeAt(0));
   return b64url(bytes2) === text4 ? bytes2 : null;
 }
 function b64url(bytes2) {
   let bin = "";
-  for (const b of bytes2) bin += String.fromCharCode(b);
+  for (const b2 of bytes2) bin += String.fromCharCode(b2);
   return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 var verifyKey = null;
@@ -2323,7 +2332,7 @@ async function keyFor(text4) {
   return verifyKey.key;
 }
 var unauthorized = (why) => new DurableError(`the token is not valid for this Worker (${why}); check DURABLE_TOKEN or config remote.token, or issue one with 'durable remote token'`, "unauthorized");
-var isInt = (v) => typeof v === "number" && Number.isSafeInteger(v);
+var isInt = (v2) => typeof v2 === "number" && Number.isSafeInteger(v2);
 function decodeJson(bytes2) {
   try {
     return JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes2));
@@ -2334,26 +2343,26 @@ function decodeJson(bytes2) {
 async function verify(token, keyText, nowMs) {
   const parts = token.split(".");
   if (parts.length !== 3) throw unauthorized("not a signed token");
-  const [h, p, s] = parts.map(unb64url);
-  if (!h || !p || !s) throw unauthorized("not canonical base64url");
+  const [h, p, s3] = parts.map(unb64url);
+  if (!h || !p || !s3) throw unauthorized("not canonical base64url");
   const header = decodeJson(h);
   if (!header || typeof header !== "object" || Array.isArray(header) || header.alg !== "HS256" || "crit" in header) {
     throw unauthorized("only HS256 tokens are accepted");
   }
-  if (s.length !== 32) throw unauthorized("bad signature");
-  const ok = await crypto.subtle.verify("HMAC", await keyFor(keyText), s, new TextEncoder().encode(`${parts[0]}.${parts[1]}`));
+  if (s3.length !== 32) throw unauthorized("bad signature");
+  const ok = await crypto.subtle.verify("HMAC", await keyFor(keyText), s3, new TextEncoder().encode(`${parts[0]}.${parts[1]}`));
   if (!ok) throw unauthorized("bad signature");
-  const c = decodeJson(p);
-  if (!c || typeof c !== "object" || Array.isArray(c) || typeof c.sub !== "string" || typeof c.adm !== "boolean" || !isInt(c.iat) || !isInt(c.exp) || typeof c.jti !== "string" || !c.jti || c.jti.length > 200) {
+  const c2 = decodeJson(p);
+  if (!c2 || typeof c2 !== "object" || Array.isArray(c2) || typeof c2.sub !== "string" || typeof c2.adm !== "boolean" || !isInt(c2.iat) || !isInt(c2.exp) || typeof c2.jti !== "string" || !c2.jti || c2.jti.length > 200) {
     throw unauthorized("claims sub, adm, iat, exp and jti are required");
   }
   try {
-    validName(c.sub, "user");
+    validName(c2.sub, "user");
   } catch {
     throw unauthorized("sub is not a valid user name");
   }
-  if (c.exp * 1e3 <= nowMs) throw unauthorized(`expired at ${new Date(c.exp * 1e3).toISOString()}`);
-  return { sub: c.sub, adm: c.adm, iat: c.iat, exp: c.exp, jti: c.jti };
+  if (c2.exp * 1e3 <= nowMs) throw unauthorized(`expired at ${new Date(c2.exp * 1e3).toISOString()}`);
+  return { sub: c2.sub, adm: c2.adm, iat: c2.iat, exp: c2.exp, jti: c2.jti };
 }
 var REVOCATIONS_TTL_MS = 5e3;
 var STALE_MS = 6e4;
@@ -2369,14 +2378,14 @@ function devRevocationFault(fail2, ageMs, nowMs) {
   lastFailure = -Infinity;
   if (revocations && ageMs !== null) revocations.at = nowMs - ageMs;
 }
-async function revocationList(nowMs, fetch) {
+async function revocationList(nowMs, fetch2) {
   const held2 = revocations;
   if (held2 && nowMs - held2.at <= REVOCATIONS_TTL_MS && nowMs >= held2.at) return held2.list;
   const usable = held2 !== null && nowMs - held2.at <= STALE_MS && nowMs >= held2.at;
   if (usable && nowMs - lastFailure < RETRY_READ_MS) return held2.list;
   try {
     if (devFail) throw new Error("the revocation list cannot be read (dev fault)");
-    const got = await fetch();
+    const got = await fetch2();
     revocations = { at: nowMs, list: { jtis: new Set(got.jtis), users: new Map(Object.entries(got.users)) } };
     return revocations.list;
   } catch (e) {
@@ -2389,14 +2398,14 @@ async function revocationList(nowMs, fetch) {
     );
   }
 }
-function revokedWhy(c, list) {
-  if (list.jtis.has(c.jti)) return `token ${c.jti} was revoked`;
-  const before = list.users.get(c.sub);
-  if (before !== void 0 && c.iat < before) return `the tokens of user "${c.sub}" issued before ${new Date(before * 1e3).toISOString()} were revoked`;
+function revokedWhy(c2, list) {
+  if (list.jtis.has(c2.jti)) return `token ${c2.jti} was revoked`;
+  const before = list.users.get(c2.sub);
+  if (before !== void 0 && c2.iat < before) return `the tokens of user "${c2.sub}" issued before ${new Date(before * 1e3).toISOString()} were revoked`;
   return null;
 }
-async function checkRevoked(c, nowMs, fetch) {
-  const why = revokedWhy(c, await revocationList(nowMs, fetch));
+async function checkRevoked(c2, nowMs, fetch2) {
+  const why = revokedWhy(c2, await revocationList(nowMs, fetch2));
   if (why !== null) throw unauthorized(why);
 }
 
@@ -2421,14 +2430,14 @@ function scan(text4, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
   let escape = lone ? text4.indexOf("\\u") : -1;
   let i = 0;
   while (i < n) {
-    const c = text4.charCodeAt(i);
-    if (c === QUOTE) {
+    const c2 = text4.charCodeAt(i);
+    if (c2 === QUOTE) {
       let end = i + 1;
       for (; ; ) {
         end = text4.indexOf('"', end);
-        let k = end - 1;
-        while (text4.charCodeAt(k) === BACKSLASH) k--;
-        if ((end - 1 - k) % 2 === 0) break;
+        let k2 = end - 1;
+        while (text4.charCodeAt(k2) === BACKSLASH) k2--;
+        if ((end - 1 - k2) % 2 === 0) break;
         end++;
       }
       if (escape !== -1 && escape < i) escape = text4.indexOf("\\u", i);
@@ -2445,23 +2454,23 @@ function scan(text4, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
         expectKey = false;
       }
       i = end + 1;
-    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+    } else if (c2 === OPEN_OBJECT || c2 === OPEN_ARRAY) {
       if (keys.length >= limit) return say("json_nested", { max: limit });
-      keys.push(c === OPEN_OBJECT ? /* @__PURE__ */ new Set() : null);
-      expectKey = c === OPEN_OBJECT;
+      keys.push(c2 === OPEN_OBJECT ? /* @__PURE__ */ new Set() : null);
+      expectKey = c2 === OPEN_OBJECT;
       i++;
-    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+    } else if (c2 === CLOSE_OBJECT || c2 === CLOSE_ARRAY) {
       keys.pop();
       path.length = keys.length;
       expectKey = false;
       i++;
-    } else if (c === COMMA) {
+    } else if (c2 === COMMA) {
       expectKey = keys[keys.length - 1] != null;
       i++;
-    } else if (c === 45 || c >= 48 && c <= 57) {
-      let j = i + 1, plain = true;
-      for (; j < n; j++) {
-        const d = text4.charCodeAt(j);
+    } else if (c2 === 45 || c2 >= 48 && c2 <= 57) {
+      let j2 = i + 1, plain = true;
+      for (; j2 < n; j2++) {
+        const d = text4.charCodeAt(j2);
         if (d >= 48 && d <= 57) continue;
         if (d === 46 || d === 101 || d === 69 || d === 43 || d === 45) {
           plain = false;
@@ -2469,17 +2478,17 @@ function scan(text4, limit = MAX_DEPTH, lexemes, body = false, lone = body) {
         }
         break;
       }
-      if (!plain || j - i > 300) {
-        const lexeme = text4.slice(i, j);
+      if (!plain || j2 - i > 300) {
+        const lexeme = text4.slice(i, j2);
         const value = Number(lexeme);
         if (!Number.isFinite(value)) return say("json_overflow", { number: lexeme.slice(0, 40) });
-        const L = keys.length;
-        if (body && !plain && Number.isInteger(value) && L >= 3 && USAGE_KEYS.includes(path[L - 1]) && path[L - 2] === "usage" && path[L - 3] === "meta" && keys[L - 2] !== null && keys[L - 3] !== null && !path.slice(0, L - 3).includes("data")) {
-          return say("meta_usage_count", { key: path[L - 1] });
+        const L2 = keys.length;
+        if (body && !plain && Number.isInteger(value) && L2 >= 3 && USAGE_KEYS.includes(path[L2 - 1]) && path[L2 - 2] === "usage" && path[L2 - 3] === "meta" && keys[L2 - 2] !== null && keys[L2 - 3] !== null && !path.slice(0, L2 - 3).includes("data")) {
+          return say("meta_usage_count", { key: path[L2 - 1] });
         }
       }
-      if (lexemes !== void 0 && keys.length <= 2 && keys.every((k) => k !== null)) lexemes.set(path.slice(0, keys.length).join("."), text4.slice(i, j));
-      i = j;
+      if (lexemes !== void 0 && keys.length <= 2 && keys.every((k2) => k2 !== null)) lexemes.set(path.slice(0, keys.length).join("."), text4.slice(i, j2));
+      i = j2;
     } else i++;
   }
   return null;
@@ -2498,10 +2507,10 @@ function parse(text4, what, lexemes) {
 function tooDeep(value, limit = MAX_DEPTH) {
   const stack = [[value, 1]];
   while (stack.length) {
-    const [v, depth] = stack.pop();
-    if (v === null || typeof v !== "object") continue;
+    const [v2, depth] = stack.pop();
+    if (v2 === null || typeof v2 !== "object") continue;
     if (depth > limit) return true;
-    for (const c of Array.isArray(v) ? v : Object.values(v)) if (c !== null && typeof c === "object") stack.push([c, depth + 1]);
+    for (const c2 of Array.isArray(v2) ? v2 : Object.values(v2)) if (c2 !== null && typeof c2 === "object") stack.push([c2, depth + 1]);
   }
   return false;
 }
@@ -2559,12 +2568,12 @@ function validValue(key, value) {
   }
   return value;
 }
-var byKey = (a, b) => a < b ? -1 : a > b ? 1 : 0;
+var byKey = (a, b2) => a < b2 ? -1 : a > b2 ? 1 : 0;
 function validSet(tags2) {
   if (tags2 == null) return {};
   if (typeof tags2 !== "object" || Array.isArray(tags2)) throw invalid("tags must be a JSON object of KEY -> VALUE");
   const out = {};
-  for (const k of Object.keys(tags2).sort(byKey)) out[validKey(k)] = validValue(k, tags2[k]);
+  for (const k2 of Object.keys(tags2).sort(byKey)) out[validKey(k2)] = validValue(k2, tags2[k2]);
   return out;
 }
 function validChange(set, untag) {
@@ -2581,14 +2590,14 @@ function validChange(set, untag) {
 }
 function current(obj) {
   const out = {};
-  for (const [k, v] of obj.db.all("SELECT key, value FROM tags ORDER BY key")) out[k] = v;
+  for (const [k2, v2] of obj.db.all("SELECT key, value FROM tags ORDER BY key")) out[k2] = v2;
   return out;
 }
 function put(obj, tags2) {
   const n = Object.keys(tags2).length;
   if (n > obj.config.tags_max) throw invalid(say("too_many_tags", { what: obj.what, count: n, limit: obj.config.tags_max }));
   if (!n) return;
-  for (const [k, v] of Object.entries(tags2)) obj.db.run("INSERT INTO tags (key, value) VALUES (?, ?)", k, v);
+  for (const [k2, v2] of Object.entries(tags2)) obj.db.run("INSERT INTO tags (key, value) VALUES (?, ?)", k2, v2);
   event(obj, "session.tagged", { set: tags2, unset: [] });
 }
 function tag(obj, a) {
@@ -2597,17 +2606,17 @@ function tag(obj, a) {
   obj.requireVisible();
   const had = current(obj);
   const changed = {};
-  for (const [k, v] of Object.entries(changes)) if (had[k] !== v) changed[k] = v;
-  const unset = removed.filter((k) => k in had);
-  const added = Object.keys(changed).filter((k) => !(k in had)).length;
+  for (const [k2, v2] of Object.entries(changes)) if (had[k2] !== v2) changed[k2] = v2;
+  const unset = removed.filter((k2) => k2 in had);
+  const added = Object.keys(changed).filter((k2) => !(k2 in had)).length;
   if (Object.keys(changed).length || unset.length) {
     const before = Object.keys(had).length;
     const count = before + added - unset.length;
     if (count > before && count > obj.config.tags_max) {
       throw conflict(say("too_many_tags", { what: obj.what, count, limit: obj.config.tags_max }));
     }
-    for (const [k, v] of Object.entries(changed)) obj.db.run("INSERT OR REPLACE INTO tags (key, value) VALUES (?, ?)", k, v);
-    for (const k of unset) obj.db.run("DELETE FROM tags WHERE key = ?", k);
+    for (const [k2, v2] of Object.entries(changed)) obj.db.run("INSERT OR REPLACE INTO tags (key, value) VALUES (?, ?)", k2, v2);
+    for (const k2 of unset) obj.db.run("DELETE FROM tags WHERE key = ?", k2);
     event(obj, "session.tagged", { set: changed, unset });
     touch(obj, false);
   }
@@ -2649,23 +2658,23 @@ var PRICED_COLUMNS = [
   "uncosted_output"
 ];
 var USAGE_COLUMNS = ["day", "model", "rows", "turns", "tokens", "input_tokens", "output_tokens", "cost_usd", ...PRICED_COLUMNS];
-function homeShard(scope, owner) {
-  return scope === "tenant" ? `tenant:${owner}` : `user:${owner}`;
+function homeShard(scope, owner2) {
+  return scope === "tenant" ? `tenant:${owner2}` : `user:${owner2}`;
 }
-function shardsOf(row3) {
-  const out = /* @__PURE__ */ new Set([homeShard(row3.scope, row3.owner)]);
-  for (const [user] of row3.members) out.add(`user:${user}`);
+function shardsOf(row4) {
+  const out = /* @__PURE__ */ new Set([homeShard(row4.scope, row4.owner)]);
+  for (const [user] of row4.members) out.add(`user:${user}`);
   return [...out].sort();
 }
 function shardStub(env, shard) {
   return env.INDEX.get(env.INDEX.idFromName(shard));
 }
-function objectStub(env, row3) {
-  return env.OBJECTS.get(env.OBJECTS.idFromName(row3.id));
+function objectStub(env, row4) {
+  return env.OBJECTS.get(env.OBJECTS.idFromName(row4.id));
 }
-function addressOf(row3) {
-  const idScope = row3.scope === "session" ? "user" : row3.scope;
-  return { id_scope: idScope, owner: row3.owner, name: row3.name, scope: row3.scope };
+function addressOf(row4) {
+  const idScope = row4.scope === "session" ? "user" : row4.scope;
+  return { id_scope: idScope, owner: row4.owner, name: row4.name, scope: row4.scope };
 }
 async function answer(response) {
   const doc = await response.json();
@@ -2675,68 +2684,68 @@ async function answer(response) {
 async function ask(env, shard, op, args = {}) {
   return answer(await shardStub(env, shard).fetch(`https://index/${op}`, { method: "POST", body: JSON.stringify({ shard, ...args }) }));
 }
-async function system(env, row3, op, args = {}) {
-  const call = { op, args, address: addressOf(row3), id: row3.id };
-  return answer(await objectStub(env, row3).fetch("https://object/system", { method: "POST", body: JSON.stringify(call) }));
+async function system(env, row4, op, args = {}) {
+  const call = { op, args, address: addressOf(row4), id: row4.id };
+  return answer(await objectStub(env, row4).fetch("https://object/system", { method: "POST", body: JSON.stringify(call) }));
 }
-function whereOf(f) {
-  const at = f.at ?? now();
+function whereOf(f2) {
+  const at = f2.at ?? now();
   const where = [];
   const params = [];
-  if (!f.reserved) where.push("o.scope != 'reserved'");
-  if (!f.expired) {
+  if (!f2.reserved) where.push("o.scope != 'reserved'");
+  if (!f2.expired) {
     where.push("(o.expires_at IS NULL OR o.expires_at > ?)");
     params.push(at);
   }
-  if (f.member != null && f.reserved) {
+  if (f2.member != null && f2.reserved) {
     where.push("(EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id) OR (o.scope = 'reserved' AND o.owner = ?))");
-    params.push(f.member, f.member);
-  } else if (f.member != null) {
+    params.push(f2.member, f2.member);
+  } else if (f2.member != null) {
     where.push("EXISTS (SELECT 1 FROM members m WHERE m.user = ? AND m.object_id = o.id)");
-    params.push(f.member);
+    params.push(f2.member);
   }
-  if (f.home_only) where.push("o.home = 1");
-  if (f.statuses && f.statuses.length) {
-    where.push(`o.status IN (${f.statuses.map(() => "?").join(",")})`);
-    params.push(...f.statuses);
-  } else if (f.all_objects === false) where.push("o.status != 'archived'");
-  if (f.older_than != null) {
+  if (f2.home_only) where.push("o.home = 1");
+  if (f2.statuses && f2.statuses.length) {
+    where.push(`o.status IN (${f2.statuses.map(() => "?").join(",")})`);
+    params.push(...f2.statuses);
+  } else if (f2.all_objects === false) where.push("o.status != 'archived'");
+  if (f2.older_than != null) {
     where.push("o.last_active_at < ?");
-    params.push(at - f.older_than * 1e3);
+    params.push(at - f2.older_than * 1e3);
   }
-  if (f.cutoff != null) {
+  if (f2.cutoff != null) {
     where.push("o.last_active_at < ?");
-    params.push(f.cutoff);
+    params.push(f2.cutoff);
   }
-  if (f.tenant != null) {
+  if (f2.tenant != null) {
     where.push("o.scope = 'tenant' AND o.owner = ?");
-    params.push(f.tenant);
+    params.push(f2.tenant);
   }
-  if (f.owner != null) {
+  if (f2.owner != null) {
     where.push("o.owner = ? AND o.scope IN ('user', 'session')");
-    params.push(f.owner);
+    params.push(f2.owner);
   }
-  if (f.name != null) {
+  if (f2.name != null) {
     where.push("o.name = ?");
-    params.push(f.name);
+    params.push(f2.name);
   }
-  if (f.alarm_due != null) {
+  if (f2.alarm_due != null) {
     where.push("o.next_alarm_at IS NOT NULL AND o.next_alarm_at <= ?");
-    params.push(f.alarm_due);
+    params.push(f2.alarm_due);
   }
-  if (f.after_id != null) {
+  if (f2.after_id != null) {
     where.push("o.id > ?");
-    params.push(f.after_id);
+    params.push(f2.after_id);
   }
-  if (f.before != null) {
+  if (f2.before != null) {
     where.push("(o.last_active_at < ? OR (o.last_active_at = ? AND o.id < ?))");
-    params.push(f.before[0], f.before[0], f.before[1]);
+    params.push(f2.before[0], f2.before[0], f2.before[1]);
   }
-  if (f.pending_due != null) {
+  if (f2.pending_due != null) {
     where.push("o.pending_at IS NOT NULL AND o.pending_at <= ?");
-    params.push(f.pending_due);
+    params.push(f2.pending_due);
   }
-  for (const [key, value] of f.tags ?? []) {
+  for (const [key, value] of f2.tags ?? []) {
     if (value == null) {
       where.push("o.id IN (SELECT t.object_id FROM tags t WHERE t.key = ?)");
       params.push(key);
@@ -2745,9 +2754,9 @@ function whereOf(f) {
       params.push(key, value);
     }
   }
-  if (f.draft_before != null) {
+  if (f2.draft_before != null) {
     where.push("o.status = 'created' AND o.updated_at < ? AND o.scope != 'reserved'");
-    params.push(f.draft_before);
+    params.push(f2.draft_before);
   }
   if (!where.length) where.push("1");
   return [where, params];
@@ -2761,12 +2770,12 @@ var MAX_TOTAL = (1n << 63n) - 1n;
 function overflow() {
   return new DurableError("a usage total is past 2^63-1 and cannot be counted exactly; narrow it with --user, --session or --newer-than", "storage");
 }
-function addCount(a, b) {
-  const sum = BigInt(String(a ?? 0)) + BigInt(String(b ?? 0));
+function addCount(a, b2) {
+  const sum = BigInt(String(a ?? 0)) + BigInt(String(b2 ?? 0));
   if (sum > MAX_TOTAL) throw overflow();
   return sum.toString();
 }
-var fields = (v) => Object.fromEntries(FIELDS.map((k, i) => [k, k === "cost_usd" ? Number(v[i] ?? 0) : String(v[i] ?? 0)]));
+var fields = (v2) => Object.fromEntries(FIELDS.map((k2, i) => [k2, k2 === "cost_usd" ? Number(v2[i] ?? 0) : String(v2[i] ?? 0)]));
 var DurableIndex = class {
   constructor(ctx, env) {
     this.ctx = ctx;
@@ -2793,8 +2802,8 @@ var DurableIndex = class {
       this.db.run("CREATE INDEX IF NOT EXISTS usage_by_object ON usage (object_id)");
       this.db.run("CREATE TABLE IF NOT EXISTS tags (object_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (object_id, key))");
       this.db.run("CREATE INDEX IF NOT EXISTS tags_by_key ON tags (key, value, object_id)");
-      for (const c of PRICED_COLUMNS) {
-        if (!this.db.one("SELECT 1 FROM pragma_table_info('usage') WHERE name = ?", c)) this.db.run(`ALTER TABLE usage ADD COLUMN ${c} INTEGER`);
+      for (const c2 of PRICED_COLUMNS) {
+        if (!this.db.one("SELECT 1 FROM pragma_table_info('usage') WHERE name = ?", c2)) this.db.run(`ALTER TABLE usage ADD COLUMN ${c2} INTEGER`);
       }
       this.db.run("CREATE TABLE IF NOT EXISTS joined (object_id TEXT PRIMARY KEY, home TEXT NOT NULL)");
       this.db.run("CREATE INDEX IF NOT EXISTS joined_by_home ON joined (home)");
@@ -2920,12 +2929,12 @@ var DurableIndex = class {
             within: () => this.db.run(`SELECT ${new Array(99).fill("?").join(" + ")}, length(?)`, ...new Array(99).fill(1), "x".repeat(1999e3))
           };
           const out = {};
-          for (const [k, f] of Object.entries(tries)) {
+          for (const [k2, f2] of Object.entries(tries)) {
             try {
-              f();
-              out[k] = null;
+              f2();
+              out[k2] = null;
             } catch (e) {
-              out[k] = e.message;
+              out[k2] = e.message;
             }
           }
           result = out;
@@ -2948,9 +2957,9 @@ var DurableIndex = class {
     }
   }
   /** The object's row replaces what the shard had (a shard tells its root shard its name once). */
-  async put(shard, row3, home) {
+  async put(shard, row4, home) {
     await this.named(shard);
-    this.ctx.storage.transactionSync(() => this.store(row3, home));
+    this.ctx.storage.transactionSync(() => this.store(row4, home));
   }
   /** A shard tells its root shard its name once (so that installation-wide commands reach it). */
   async named(shard) {
@@ -2965,10 +2974,10 @@ var DurableIndex = class {
     this.db.run("INSERT OR REPLACE INTO joined (object_id, home) VALUES (?, ?)", id, home);
   }
   /** A root shard: the object's home row, copied (what the installation-wide commands page over), and its registry entry. */
-  putRoot(row3) {
+  putRoot(row4) {
     this.ctx.storage.transactionSync(() => {
-      this.store(row3, true);
-      this.db.run("INSERT OR REPLACE INTO registry (id, home) VALUES (?, ?)", row3.id, homeShard(row3.scope, row3.owner));
+      this.store(row4, true);
+      this.db.run("INSERT OR REPLACE INTO registry (id, home) VALUES (?, ?)", row4.id, homeShard(row4.scope, row4.owner));
     });
   }
   /** Tests only: N users' shard names and the home rows of their memory objects, without the objects (a
@@ -2976,26 +2985,26 @@ var DurableIndex = class {
   seed(a) {
     this.ctx.storage.transactionSync(() => {
       for (const name of a.shards ?? []) this.db.run("INSERT OR IGNORE INTO shards (name) VALUES (?)", name);
-      for (const row3 of a.rows ?? []) this.store(row3, true);
+      for (const row4 of a.rows ?? []) this.store(row4, true);
     });
   }
   /** Inside a transaction: the row replaces what the shard had. */
-  store(row3, home) {
+  store(row4, home) {
     this.db.run(
       `INSERT OR REPLACE INTO objects (${ROW_COLUMNS.join(", ")}, home) VALUES (${ROW_COLUMNS.map(() => "?").join(", ")}, ?)`,
-      ...ROW_COLUMNS.map((c) => row3[c] ?? null),
+      ...ROW_COLUMNS.map((c2) => row4[c2] ?? null),
       home ? 1 : 0
     );
-    const had = new Map(this.db.all("SELECT user, role FROM members WHERE object_id = ?", row3.id).map((r) => [r[0], r[1]]));
-    const has = new Map(row3.members);
-    for (const user of had.keys()) if (!has.has(user)) this.db.run("DELETE FROM members WHERE object_id = ? AND user = ?", row3.id, user);
+    const had = new Map(this.db.all("SELECT user, role FROM members WHERE object_id = ?", row4.id).map((r) => [r[0], r[1]]));
+    const has = new Map(row4.members);
+    for (const user of had.keys()) if (!has.has(user)) this.db.run("DELETE FROM members WHERE object_id = ? AND user = ?", row4.id, user);
     for (const [user, role] of has) {
-      if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row3.id, user, role);
+      if (had.get(user) !== role) this.db.run("INSERT OR REPLACE INTO members (object_id, user, role) VALUES (?, ?, ?)", row4.id, user, role);
     }
-    this.db.run("DELETE FROM tags WHERE object_id = ?", row3.id);
-    for (const [k, v] of row3.tags ?? []) this.db.run("INSERT INTO tags (object_id, key, value) VALUES (?, ?, ?)", row3.id, k, v);
-    this.db.run("DELETE FROM usage WHERE object_id = ?", row3.id);
-    for (const u of row3.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row3.id, ...u);
+    this.db.run("DELETE FROM tags WHERE object_id = ?", row4.id);
+    for (const [k2, v2] of row4.tags ?? []) this.db.run("INSERT INTO tags (object_id, key, value) VALUES (?, ?, ?)", row4.id, k2, v2);
+    this.db.run("DELETE FROM usage WHERE object_id = ?", row4.id);
+    for (const u of row4.usage ?? []) this.db.run(`INSERT INTO usage (object_id, ${USAGE_COLUMNS.join(", ")}) VALUES (?${", ?".repeat(USAGE_COLUMNS.length)})`, row4.id, ...u);
   }
   /** A page request arrives: its first answer if it has one; "pending" while another attempt runs it
    *  (the client retries busy); else it is claimed and runs (an attempt silent for PAGE_ABANDONED_MS is taken over). */
@@ -3011,29 +3020,29 @@ var DurableIndex = class {
       for (const t of ["objects WHERE id", "members WHERE object_id", "usage WHERE object_id", "tags WHERE object_id", "registry WHERE id", "joined WHERE object_id"]) this.db.run(`DELETE FROM ${t} = ?`, id);
     });
   }
-  list(f) {
-    const [where, params] = whereOf(f);
-    const order = f.after_id != null ? "o.id" : f.pending_due != null ? "o.pending_at, o.id" : "o.last_active_at DESC, o.id DESC";
-    let sql = `SELECT ${ROW_COLUMNS.map((c) => "o." + c).join(", ")}, (SELECT total(u.cost_usd) FROM usage u WHERE u.object_id = o.id) FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
-    if (f.limit != null) {
+  list(f2) {
+    const [where, params] = whereOf(f2);
+    const order = f2.after_id != null ? "o.id" : f2.pending_due != null ? "o.pending_at, o.id" : "o.last_active_at DESC, o.id DESC";
+    let sql = `SELECT ${ROW_COLUMNS.map((c2) => "o." + c2).join(", ")}, (SELECT total(u.cost_usd) FROM usage u WHERE u.object_id = o.id) FROM objects o WHERE ${where.join(" AND ")} ORDER BY ${order}`;
+    if (f2.limit != null) {
       sql += " LIMIT ?";
-      params.push(f.limit);
+      params.push(f2.limit);
     }
     const rows = [];
     for (const r of this.db.iter(sql, ...params)) {
-      const row3 = {};
-      ROW_COLUMNS.forEach((c, i) => row3[c] = r[i]);
-      row3.cost_given_usd = r[ROW_COLUMNS.length] ?? 0;
-      row3.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row3.id)].map((m) => [m[0], m[1]]);
-      row3.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row3.id)].map((t) => [t[0], t[1]]);
-      rows.push(row3);
+      const row4 = {};
+      ROW_COLUMNS.forEach((c2, i) => row4[c2] = r[i]);
+      row4.cost_given_usd = r[ROW_COLUMNS.length] ?? 0;
+      row4.members = [...this.db.iter("SELECT user, role FROM members WHERE object_id = ? ORDER BY user", row4.id)].map((m) => [m[0], m[1]]);
+      row4.tags = [...this.db.iter("SELECT key, value FROM tags WHERE object_id = ? ORDER BY key", row4.id)].map((t) => [t[0], t[1]]);
+      rows.push(row4);
     }
     return rows;
   }
   /** Usage groups over the selected objects (across/usage.py's query), with each session group's last activity for merging. */
-  usage(f, by, newerDay) {
+  usage(f2, by, newerDay) {
     try {
-      return this.usageGroups(f, by, newerDay);
+      return this.usageGroups(f2, by, newerDay);
     } catch (e) {
       if (/integer overflow/.test(String(e.message))) throw overflow();
       throw e;
@@ -3041,10 +3050,10 @@ var DurableIndex = class {
   }
   /** The usage groups of one page of objects: at most F.limit of those F selects, in id order after F.after_id
    *  (docs/reference/remote.md §13: usage answers one page of groups), with the page's total, its object count and last id. */
-  usageGroups(f, by, newerDay) {
-    const [where, params] = whereOf(f);
+  usageGroups(f2, by, newerDay) {
+    const [where, params] = whereOf(f2);
     const page = `SELECT o.id, o.name, o.owner, o.last_active_at FROM objects o WHERE ${where.join(" AND ")} ORDER BY o.id LIMIT ?`;
-    params.push(f.limit ?? -1);
+    params.push(f2.limit ?? -1);
     const [objects, last] = this.db.one(`SELECT count(*), max(id) FROM (${page})`, ...params);
     if (newerDay !== null) params.push(newerDay);
     const source = `FROM usage u JOIN (${page}) o ON o.id = u.object_id${newerDay !== null ? " WHERE u.day >= ?" : ""}`;
@@ -3058,12 +3067,12 @@ var DurableIndex = class {
     } else {
       groups = this.db.all(`SELECT ${column}, ${SUMS} ${source} GROUP BY ${column}`, ...params).map((r) => ({ key: r[0], ...fields(r.slice(1)) }));
     }
-    const byKey2 = new Map(groups.map((g) => [g.key, g]));
-    for (const g of groups) g.priced = [];
+    const byKey2 = new Map(groups.map((g2) => [g2.key, g2]));
+    for (const g2 of groups) g2.priced = [];
     const grouped = by === "day_model" ? column : `${column}, u.model`;
     for (const r of this.db.all(`SELECT ${column}, u.model, ${PRICED} ${source} GROUP BY ${grouped} HAVING sum(u.uncosted_rows) > 0`, ...params)) {
-      const [k, width] = keyOf(r);
-      byKey2.get(k)?.priced.push(r.slice(width).map((v, i) => i === 0 ? v : String(v ?? 0)));
+      const [k2, width] = keyOf(r);
+      byKey2.get(k2)?.priced.push(r.slice(width).map((v2, i) => i === 0 ? v2 : String(v2 ?? 0)));
     }
     const total = this.db.one(`SELECT ${SUMS} ${source}`, ...params);
     return { groups, total: fields(total ?? []), objects: Number(objects), last };
@@ -3074,7 +3083,7 @@ function rootOf(shard) {
   for (const ch of shard) h = h * 31 + ch.codePointAt(0) >>> 0;
   return `root:${ROOTS[h % ROOTS.length]}`;
 }
-var ROOT_SHARDS = [...ROOTS].map((x) => `root:${x}`);
+var ROOT_SHARDS = [...ROOTS].map((x2) => `root:${x2}`);
 async function rootsPage(env, filter, after, limit) {
   const out = [];
   const first = after ? ROOTS.indexOf(after[0]) : 0;
@@ -3084,8 +3093,8 @@ async function rootsPage(env, filter, after, limit) {
   }
   return out;
 }
-function newestFirst(a, b) {
-  return b.last_active_at - a.last_active_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+function newestFirst(a, b2) {
+  return b2.last_active_at - a.last_active_at || (a.id < b2.id ? 1 : a.id > b2.id ? -1 : 0);
 }
 var LIST_PAGE = 200;
 async function select(env, opts, filter, before = null) {
@@ -3093,7 +3102,7 @@ async function select(env, opts, filter, before = null) {
   if (n <= 0) return { rows: [], next: null };
   let lists2;
   if (opts.all) {
-    lists2 = await Promise.all(ROOT_SHARDS.map((s) => ask(env, s, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
+    lists2 = await Promise.all(ROOT_SHARDS.map((s3) => ask(env, s3, "list", { filter: { ...filter, home_only: true, before, limit: n } })));
   } else {
     if (!opts.user) throw invalid("no user to list the objects of");
     lists2 = await memberLists(env, opts.user, { ...filter, before, limit: n });
@@ -3113,18 +3122,18 @@ async function memberShards(env, user, tenant = null) {
 }
 async function memberLists(env, user, filter) {
   const shards = await memberShards(env, user, filter.tenant ?? null);
-  return Promise.all(shards.map((s) => ask(env, s, "list", { filter: { member: user, ...filter, home_only: true } })));
+  return Promise.all(shards.map((s3) => ask(env, s3, "list", { filter: { member: user, ...filter, home_only: true } })));
 }
 
 // src/across.ts
 var receipt = (dry_run = false) => ({ deleted: [], skipped: [], changed: [], dry_run });
-var entry = (row3, extra = {}) => ({ id: row3.id, owner: row3.owner ?? null, name: row3.name ?? null, ...extra });
-var byId = (a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+var entry = (row4, extra = {}) => ({ id: row4.id, owner: row4.owner ?? null, name: row4.name ?? null, ...extra });
+var byId = (a, b2) => a.id < b2.id ? -1 : a.id > b2.id ? 1 : 0;
 var PARALLEL = 8;
 var PAGE = 100;
 var ROOTS_SOURCE = "roots";
 async function pageOf(env, sources, after) {
-  const lists2 = await Promise.all(sources.map(([s, f]) => s === ROOTS_SOURCE ? rootsPage(env, f, after, PAGE) : ask(env, s, "list", { filter: { ...f, after_id: after, limit: PAGE } })));
+  const lists2 = await Promise.all(sources.map(([s3, f2]) => s3 === ROOTS_SOURCE ? rootsPage(env, f2, after, PAGE) : ask(env, s3, "list", { filter: { ...f2, after_id: after, limit: PAGE } })));
   const seen = /* @__PURE__ */ new Map();
   for (const r of lists2.flat()) if (!seen.has(r.id)) seen.set(r.id, r);
   const all = [...seen.values()].sort(byId);
@@ -3136,9 +3145,9 @@ async function once(env, who2, run) {
   const id = who2.request_id;
   if (!id) return run();
   const root = rootOf(`page:${id}`);
-  const claim = await ask(env, root, "claim", { id });
-  if (claim.body !== void 0) return JSON.parse(claim.body);
-  if (claim.pending) throw Object.assign(new DurableError("this request is still running; try again shortly", "busy"), { retryable: true });
+  const claim2 = await ask(env, root, "claim", { id });
+  if (claim2.body !== void 0) return JSON.parse(claim2.body);
+  if (claim2.pending) throw Object.assign(new DurableError("this request is still running; try again shortly", "busy"), { retryable: true });
   let result;
   try {
     result = await run();
@@ -3171,25 +3180,25 @@ async function each(rows, fn) {
   await Promise.all(Array.from({ length: Math.min(PARALLEL, rows.length) }, worker));
   return out;
 }
-async function onObject(env, row3, op, args, out) {
+async function onObject(env, row4, op, args, out) {
   let r;
   try {
-    r = await system(env, row3, op, args);
+    r = await system(env, row4, op, args);
   } catch (e) {
     const reason = e instanceof DurableError && e.code !== "busy" ? e.message : "busy";
-    out.skipped.push(entry(row3, { reason }));
+    out.skipped.push(entry(row4, { reason }));
     return null;
   }
   if (r && r.absent) {
-    await dropGhost(env, row3);
+    await dropGhost(env, row4);
     return null;
   }
   return r;
 }
-async function dropGhost(env, row3) {
-  const where = /* @__PURE__ */ new Set([...shardsOf(row3), homeShard(row3.scope, row3.owner)]);
-  await Promise.all([...where].map((s) => ask(env, s, "drop", { id: row3.id })));
-  await ask(env, `root:${row3.id[0]}`, "unregister", { id: row3.id });
+async function dropGhost(env, row4) {
+  const where = /* @__PURE__ */ new Set([...shardsOf(row4), homeShard(row4.scope, row4.owner)]);
+  await Promise.all([...where].map((s3) => ask(env, s3, "drop", { id: row4.id })));
+  await ask(env, `root:${row4.id[0]}`, "unregister", { id: row4.id });
 }
 function record(out, r) {
   if (r?.deleted) out.deleted.push(r.deleted);
@@ -3203,7 +3212,7 @@ function tagFilter(given) {
   });
 }
 async function across(env, who2, op, given) {
-  const args = (_) => given;
+  const args = (_2) => given;
   switch (op) {
     case "ls": {
       const a = args("ls");
@@ -3230,7 +3239,7 @@ async function across(env, who2, op, given) {
     case "pending": {
       const limit = Math.min(Math.max(Number(args("pending").limit) || 8, 1), 100);
       const lists2 = await memberLists(env, who2.actor, { pending_due: now(), tenant: who2.tenant, all_objects: true, limit });
-      return lists2.flat().sort((x, y) => (x.pending_at ?? 0) - (y.pending_at ?? 0) || byId(x, y)).slice(0, limit);
+      return lists2.flat().sort((x2, y2) => (x2.pending_at ?? 0) - (y2.pending_at ?? 0) || byId(x2, y2)).slice(0, limit);
     }
     case "usage":
       return usage(env, who2, args("usage"));
@@ -3259,7 +3268,7 @@ async function across(env, who2, op, given) {
     case "census": {
       adminOnly(who2, "census");
       if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("census is a test hook of 'durable remote dev' only");
-      return Promise.all(args("census").shards.map((s) => ask(env, s, "census")));
+      return Promise.all(args("census").shards.map((s3) => ask(env, s3, "census")));
     }
     case "subrequests": {
       adminOnly(who2, "subrequests");
@@ -3283,20 +3292,20 @@ async function usage(env, who2, a) {
   const user = everyone ? null : asUser(who2, a.user);
   const filter = { tenant: who2.tenant, tags: tagFilter(a.tags) };
   const shardsToAsk = (everyone ? ROOT_SHARDS : await memberShards(env, user, who2.tenant)).slice().sort();
-  const scoped = (f) => everyone ? { ...f, home_only: true } : { ...f, member: user, home_only: true };
+  const scoped = (f2) => everyone ? { ...f2, home_only: true } : { ...f2, member: user, home_only: true };
   const given = a.cursor;
-  const c = given != null && typeof given === "object" && typeof given.shard === "string" && typeof given.after === "string" ? { shard: given.shard, after: given.after } : null;
+  const c2 = given != null && typeof given === "object" && typeof given.shard === "string" && typeof given.after === "string" ? { shard: given.shard, after: given.after } : null;
   if (a.session != null) {
     filter.name = a.session;
-    if (c === null) {
-      const found = await Promise.all(shardsToAsk.map((s) => ask(env, s, "list", { filter: scoped({ ...filter, limit: 1 }) })));
+    if (c2 === null) {
+      const found = await Promise.all(shardsToAsk.map((s3) => ask(env, s3, "list", { filter: scoped({ ...filter, limit: 1 }) })));
       if (!found.flat().length) throw notFound(say("search_session_not_found", { session: a.session }));
     }
   }
   const parts = [];
-  let i = c === null ? 0 : shardsToAsk.findIndex((s) => s >= c.shard);
+  let i = c2 === null ? 0 : shardsToAsk.findIndex((s3) => s3 >= c2.shard);
   if (i < 0) i = shardsToAsk.length;
-  let after = c !== null && shardsToAsk[i] === c.shard ? c.after : "";
+  let after = c2 !== null && shardsToAsk[i] === c2.shard ? c2.after : "";
   let count = 0;
   for (let asked = 0; i < shardsToAsk.length && count < USAGE_PAGE && asked < USAGE_SHARDS; asked++) {
     const want = USAGE_PAGE - count;
@@ -3323,7 +3332,7 @@ async function usage(env, who2, a) {
     cache_write_tokens: "0"
   };
   const add = (into, from) => {
-    for (const k of USAGE) into[k] = typeof total[k] === "string" ? addCount(into[k], from[k]) : into[k] + from[k];
+    for (const k2 of USAGE) into[k2] = typeof total[k2] === "string" ? addCount(into[k2], from[k2]) : into[k2] + from[k2];
   };
   for (const p of parts) add(total, p.total);
   let groups;
@@ -3331,15 +3340,15 @@ async function usage(env, who2, a) {
     groups = parts.flatMap((p) => p.groups);
   } else {
     const merged = /* @__PURE__ */ new Map();
-    for (const g of parts.flatMap((p) => p.groups)) {
-      const m = merged.get(g.key);
-      if (!m) merged.set(g.key, { ...g, priced: [...g.priced ?? []] });
+    for (const g2 of parts.flatMap((p) => p.groups)) {
+      const m = merged.get(g2.key);
+      if (!m) merged.set(g2.key, { ...g2, priced: [...g2.priced ?? []] });
       else {
-        add(m, g);
-        m.priced.push(...g.priced ?? []);
+        add(m, g2);
+        m.priced.push(...g2.priced ?? []);
       }
     }
-    groups = [...merged.values()].sort((x, y) => (x.key === null ? 1 : 0) - (y.key === null ? 1 : 0) || ((x.key ?? "") < (y.key ?? "") ? -1 : (x.key ?? "") > (y.key ?? "") ? 1 : 0));
+    groups = [...merged.values()].sort((x2, y2) => (x2.key === null ? 1 : 0) - (y2.key === null ? 1 : 0) || ((x2.key ?? "") < (y2.key ?? "") ? -1 : (x2.key ?? "") > (y2.key ?? "") ? 1 : 0));
   }
   return { groups, total, next };
 }
@@ -3349,40 +3358,40 @@ async function purge(env, who2, a) {
   if (user === null) adminOnly(who2, "purge without --user");
   else asUser(who2, user);
   const out = receipt(!!a.dry_run);
-  const c = a.cursor ?? {};
-  const cutoff = c.cutoff ?? now() - a.older_than * 1e3;
+  const c2 = a.cursor ?? {};
+  const cutoff = c2.cutoff ?? now() - a.older_than * 1e3;
   const filter = { cutoff, owner: user, tenant: who2.tenant, statuses: a.statuses ?? [], expired: true, home_only: true };
   const where = user !== null ? [`user:${user}`] : who2.tenant !== null ? [`tenant:${who2.tenant}`] : [ROOTS_SOURCE];
-  const { rows, next } = await pageOf(env, where.map((s) => [s, filter]), c.after ?? "");
+  const { rows, next } = await pageOf(env, where.map((s3) => [s3, filter]), c2.after ?? "");
   if (a.dry_run) out.deleted = rows.map((r) => entry(r));
-  else for (const r of await each(rows, (row3) => onObject(env, row3, "purge_if", { cutoff, statuses: a.statuses ?? [] }, out))) record(out, r);
+  else for (const r of await each(rows, (row4) => onObject(env, row4, "purge_if", { cutoff, statuses: a.statuses ?? [] }, out))) record(out, r);
   return { ...out, next: next === null ? null : { after: next, cutoff } };
 }
 async function sweep(env, who2, a) {
   adminOnly(who2, "sweep");
   const out = receipt();
-  const c = a.cursor ?? {};
-  const t = c.t ?? now();
-  const draftBefore = c.draft_before ?? t - a.draft_expiry * 1e3;
-  const phase = c.phase ?? "alarm";
+  const c2 = a.cursor ?? {};
+  const t = c2.t ?? now();
+  const draftBefore = c2.draft_before ?? t - a.draft_expiry * 1e3;
+  const phase = c2.phase ?? "alarm";
   const filter = phase === "alarm" ? { alarm_due: t, reserved: true } : { draft_before: draftBefore };
-  const { rows, next } = await pageOf(env, [[ROOTS_SOURCE, { ...filter, home_only: true, expired: true }]], c.after ?? "");
+  const { rows, next } = await pageOf(env, [[ROOTS_SOURCE, { ...filter, home_only: true, expired: true }]], c2.after ?? "");
   const args = phase === "alarm" ? { kind: "alarm" } : { kind: "draft", draft_before: draftBefore };
-  for (const r of await each(rows, (row3) => onObject(env, row3, "sweep", args, out))) record(out, r);
+  for (const r of await each(rows, (row4) => onObject(env, row4, "sweep", args, out))) record(out, r);
   const cursor = next !== null ? { phase, after: next, t, draft_before: draftBefore } : phase === "alarm" ? { phase: "draft", after: "", t, draft_before: draftBefore } : null;
   return { ...out, next: cursor };
 }
 async function forget(env, who2, a) {
   const user = asUser(who2, a.user);
   const out = receipt(!!a.dry_run);
-  const c = a.cursor ?? {};
+  const c2 = a.cursor ?? {};
   const wanted = (r) => r.owner === user && ["user", "session", "reserved"].includes(r.scope) || r.scope === "tenant" && r.members.some(([u]) => u === user);
   const sources = [[`user:${user}`, { reserved: true, expired: true }]];
   for (const home of (await memberShards(env, user)).slice(1)) sources.push([home, { member: user, home_only: true, expired: true }]);
   if (who2.admin) {
     sources.push([ROOTS_SOURCE, { member: user, home_only: true, expired: true }]);
   }
-  const page = await pageOf(env, sources, c.after ?? "");
+  const page = await pageOf(env, sources, c2.after ?? "");
   const found = /* @__PURE__ */ new Map();
   for (const r of page.rows) if (wanted(r)) found.set(r.id, r);
   const reserved = await who2.reservedId(user);
@@ -3400,8 +3409,8 @@ async function forget(env, who2, a) {
     }
     return { ...out, next: next(0) };
   }
-  for (const r of await each(rows, (row3) => onObject(env, row3, row3.scope === "tenant" ? "leave" : "erase", { user }, out))) record(out, r);
-  const skipped = (c.skipped ?? 0) + out.skipped.length;
+  for (const r of await each(rows, (row4) => onObject(env, row4, row4.scope === "tenant" ? "leave" : "erase", { user }, out))) record(out, r);
+  const skipped = (c2.skipped ?? 0) + out.skipped.length;
   if (page.next === null && !skipped) await ask(env, `user:${user}`, "wipe");
   return { ...out, next: next(skipped) };
 }
@@ -3415,16 +3424,16 @@ async function reindex(env, who2, a) {
   let reindexed = 0;
   const visit = async (id, hint) => {
     const placeholder = hint ?? { id, scope: "user", owner: "", name: "" };
-    let row3;
+    let row4;
     try {
       const r = await system(env, placeholder, "reindex");
-      row3 = r && !("absent" in r) ? r : null;
+      row4 = r && !("absent" in r) ? r : null;
     } catch (e) {
       skipped.push(entry(placeholder, { reason: e instanceof DurableError && e.code !== "busy" ? e.message : "busy" }));
       return void 0;
     }
-    if (row3) reindexed++;
-    return row3;
+    if (row4) reindexed++;
+    return row4;
   };
   let last = null;
   if (step < ROOTS.length) {
@@ -3439,17 +3448,17 @@ async function reindex(env, who2, a) {
     });
     last = page.length === REINDEX_PAGE ? page[page.length - 1].id : null;
   } else {
-    const k = step - ROOTS.length;
-    if (k >= ROOTS.length) return { reindexed, removed, skipped, next: null };
-    const shard = a.shard ?? (await ask(env, ROOT_SHARDS[k], "shards", { after: a.shard_after ?? "", limit: 1 }))[0];
+    const k2 = step - ROOTS.length;
+    if (k2 >= ROOTS.length) return { reindexed, removed, skipped, next: null };
+    const shard = a.shard ?? (await ask(env, ROOT_SHARDS[k2], "shards", { after: a.shard_after ?? "", limit: 1 }))[0];
     if (shard === void 0) return { reindexed, removed, skipped, next: { step: step + 1, after: "" } };
     const rows = await ask(env, shard, "list", { filter: { reserved: true, expired: true, after_id: after, limit: REINDEX_PAGE } });
     await each(rows, async (r) => {
-      const row3 = await visit(r.id, r);
-      if (row3 === void 0) return;
-      if (row3 === null || !shardsOf(row3).includes(shard)) {
+      const row4 = await visit(r.id, r);
+      if (row4 === void 0) return;
+      if (row4 === null || !shardsOf(row4).includes(shard)) {
         await ask(env, shard, "drop", { id: r.id });
-        if (row3 === null) await ask(env, `root:${r.id[0]}`, "unregister", { id: r.id });
+        if (row4 === null) await ask(env, `root:${r.id[0]}`, "unregister", { id: r.id });
         removed++;
       }
     });
@@ -3462,13 +3471,13 @@ async function reindex(env, who2, a) {
 async function seed(env, who2, a) {
   adminOnly(who2, "seed");
   if (env.DURABLE_DEV_FAULTS !== "1") throw invalid("seeding is a test hook of 'durable remote dev' only");
-  const per = new Map(ROOT_SHARDS.map((s) => [s, { shards: [], rows: [] }]));
+  const per = new Map(ROOT_SHARDS.map((s3) => [s3, { shards: [], rows: [] }]));
   const t = now();
   for (let i = 0; i < a.users; i++) {
     const user = `${a.prefix ?? "seed"}${i}`;
     per.get(rootOf(`user:${user}`)).shards.push(`user:${user}`);
-    const id = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
-    const row3 = {
+    const id = [...crypto.getRandomValues(new Uint8Array(32))].map((b2) => b2.toString(16).padStart(2, "0")).join("");
+    const row4 = {
       id,
       scope: "reserved",
       owner: user,
@@ -3485,7 +3494,7 @@ async function seed(env, who2, a) {
       external_id: null,
       members: []
     };
-    if (a.usage) Object.assign(row3, {
+    if (a.usage) Object.assign(row4, {
       scope: "user",
       name: "s",
       turns: 1,
@@ -3493,9 +3502,9 @@ async function seed(env, who2, a) {
       members: [[user, "owner"]],
       usage: [[new Date(t).toISOString().slice(0, 10), "m", 1, 1, 5, 2, 3, 1e-3, 0, 0, 0, 0, 0, 0, 0]]
     });
-    per.get(`root:${id[0]}`).rows.push(row3);
+    per.get(`root:${id[0]}`).rows.push(row4);
   }
-  await Promise.all([...per].map(([s, v]) => ask(env, s, "seed", v)));
+  await Promise.all([...per].map(([s3, v2]) => ask(env, s3, "seed", v2)));
   return { users: a.users };
 }
 
@@ -3609,29 +3618,29 @@ var NONE_OPS = {
 var SCOPES = { object: OBJECT_OPS, index: INDEX_OPS, auth: AUTH_OPS, objects: OBJECTS_OPS, none: NONE_OPS };
 
 // src/rules/args.ts
-var shown = (v) => typeof v === "string" ? quote(v.length > 40 ? v.slice(0, 37) + "..." : v) : JSON.stringify(v)?.slice(0, 40) ?? String(v);
-function wrong(v, spec) {
+var shown = (v2) => typeof v2 === "string" ? quote(v2.length > 40 ? v2.slice(0, 37) + "..." : v2) : JSON.stringify(v2)?.slice(0, 40) ?? String(v2);
+function wrong(v2, spec) {
   switch (spec.type) {
     case "integer":
-      if (typeof v !== "number" || !Number.isInteger(v) || v < (spec.min ?? -Infinity) || v > (spec.max ?? Infinity)) {
+      if (typeof v2 !== "number" || !Number.isInteger(v2) || v2 < (spec.min ?? -Infinity) || v2 > (spec.max ?? Infinity)) {
         return `is not an integer from ${spec.min} to ${spec.max}`;
       }
       return null;
     case "string":
-      return typeof v === "string" ? null : "is not a string";
+      return typeof v2 === "string" ? null : "is not a string";
     case "boolean":
-      return typeof v === "boolean" ? null : "is not true or false";
+      return typeof v2 === "boolean" ? null : "is not true or false";
     case "enum":
-      return typeof v === "string" && spec.values.includes(v) ? null : `is not one of ${spec.values.join(", ")}`;
+      return typeof v2 === "string" && spec.values.includes(v2) ? null : `is not one of ${spec.values.join(", ")}`;
     case "object":
-      return v !== null && typeof v === "object" && !Array.isArray(v) ? null : "is not a JSON object";
+      return v2 !== null && typeof v2 === "object" && !Array.isArray(v2) ? null : "is not a JSON object";
     case "array": {
-      if (!Array.isArray(v)) return "is not a JSON array";
-      if (spec.max_items !== void 0 && v.length > spec.max_items) return `has ${v.length} items, more than ${spec.max_items}`;
+      if (!Array.isArray(v2)) return "is not a JSON array";
+      if (spec.max_items !== void 0 && v2.length > spec.max_items) return `has ${v2.length} items, more than ${spec.max_items}`;
       if (spec.items) {
-        for (let i = 0; i < v.length; i++) {
-          const why = v[i] === null ? "is null" : wrong(v[i], spec.items);
-          if (why) return `item ${i + 1} (${shown(v[i])}) ${why}`;
+        for (let i = 0; i < v2.length; i++) {
+          const why = v2[i] === null ? "is null" : wrong(v2[i], spec.items);
+          if (why) return `item ${i + 1} (${shown(v2[i])}) ${why}`;
         }
       }
       return null;
@@ -3649,13 +3658,13 @@ function checkArgs(scope, op, args) {
   if (typeof args !== "object" || Array.isArray(args)) throw invalid(`the arguments of ${op} are not a JSON object`);
   const given = args;
   for (const [name, spec] of Object.entries(table[op].args)) {
-    const v = given[name];
-    if (v === void 0 || v === null) {
+    const v2 = given[name];
+    if (v2 === void 0 || v2 === null) {
       if (spec.required) throw invalid(`argument ${name} of ${op} is missing`);
       continue;
     }
-    const why = wrong(v, spec);
-    if (why) throw invalid(`invalid argument ${name} of ${op}: ${spec.type === "array" ? why : `${shown(v)} ${why}`}`);
+    const why = wrong(v2, spec);
+    if (why) throw invalid(`invalid argument ${name} of ${op}: ${spec.type === "array" ? why : `${shown(v2)} ${why}`}`);
   }
 }
 
@@ -3737,17 +3746,17 @@ async function searchAll(env, op, args, actor, admin, list) {
     }
   };
   for (let i = 0; i < rows.length; i += PARALLEL2) await Promise.all(rows.slice(i, i + PARALLEL2).map(one));
-  found.sort((x, y) => compare(x.key, y.key));
-  return { hits: found.slice(0, limit).map((f) => f.hit), skipped };
+  found.sort((x2, y2) => compare(x2.key, y2.key));
+  return { hits: found.slice(0, limit).map((f2) => f2.hit), skipped };
 }
-function compare(x, y) {
-  for (let i = 0; i < x.length; i++) {
-    const [a, b] = [x[i], y[i]];
-    if (typeof a === "string" && typeof b === "string") {
-      const [ca, cb] = [[...a].map((c) => c.codePointAt(0)), [...b].map((c) => c.codePointAt(0))];
-      for (let j = 0; j < Math.min(ca.length, cb.length); j++) if (ca[j] !== cb[j]) return ca[j] - cb[j];
+function compare(x2, y2) {
+  for (let i = 0; i < x2.length; i++) {
+    const [a, b2] = [x2[i], y2[i]];
+    if (typeof a === "string" && typeof b2 === "string") {
+      const [ca, cb] = [[...a].map((c2) => c2.codePointAt(0)), [...b2].map((c2) => c2.codePointAt(0))];
+      for (let j2 = 0; j2 < Math.min(ca.length, cb.length); j2++) if (ca[j2] !== cb[j2]) return ca[j2] - cb[j2];
       if (ca.length !== cb.length) return ca.length - cb.length;
-    } else if (a !== b) return a < b ? -1 : 1;
+    } else if (a !== b2) return a < b2 ? -1 : 1;
   }
   return 0;
 }
@@ -3757,9 +3766,9 @@ var MINUTE_MS = 6e4;
 var RATE_TABLE = "CREATE TABLE IF NOT EXISTS _durable_rate (jti TEXT PRIMARY KEY, tokens REAL NOT NULL, at INTEGER NOT NULL)";
 function take(sql, jti, limit, at) {
   sql.exec(RATE_TABLE);
-  const row3 = sql.exec("SELECT tokens, at FROM _durable_rate WHERE jti = ?", jti).toArray()[0];
+  const row4 = sql.exec("SELECT tokens, at FROM _durable_rate WHERE jti = ?", jti).toArray()[0];
   const refill = limit / MINUTE_MS;
-  const tokens = row3 ? Math.min(limit, row3.tokens + Math.max(0, at - row3.at) * refill) : limit;
+  const tokens = row4 ? Math.min(limit, row4.tokens + Math.max(0, at - row4.at) * refill) : limit;
   sql.exec("DELETE FROM _durable_rate WHERE at < ? AND jti != ?", at - MINUTE_MS, jti);
   if (tokens < 1) {
     sql.exec("INSERT OR REPLACE INTO _durable_rate (jti, tokens, at) VALUES (?, ?, ?)", jti, tokens, at);
@@ -3785,40 +3794,40 @@ var OPEN = /* @__PURE__ */ new Set([123, 91]);
 var CLOSE = /* @__PURE__ */ new Set([125, 93]);
 var notJson = () => invalid("the request body is not JSON");
 var decoder = () => new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
-function space(b, i) {
-  while (i < b.length && (b[i] === 32 || b[i] === 10 || b[i] === 13 || b[i] === 9)) i++;
+function space(b2, i) {
+  while (i < b2.length && (b2[i] === 32 || b2[i] === 10 || b2[i] === 13 || b2[i] === 9)) i++;
   return i;
 }
-function skipString(b, i) {
-  for (i++; i < b.length; i++) {
-    if (b[i] === BACKSLASH2) i++;
-    else if (b[i] === QUOTE2) return i + 1;
+function skipString(b2, i) {
+  for (i++; i < b2.length; i++) {
+    if (b2[i] === BACKSLASH2) i++;
+    else if (b2[i] === QUOTE2) return i + 1;
   }
   throw notJson();
 }
-function skipValue(b, i) {
-  if (b[i] === QUOTE2) return skipString(b, i);
-  if (OPEN.has(b[i])) {
+function skipValue(b2, i) {
+  if (b2[i] === QUOTE2) return skipString(b2, i);
+  if (OPEN.has(b2[i])) {
     let depth = 0;
-    while (i < b.length) {
-      if (b[i] === QUOTE2) {
-        i = skipString(b, i);
+    while (i < b2.length) {
+      if (b2[i] === QUOTE2) {
+        i = skipString(b2, i);
         continue;
       }
-      if (OPEN.has(b[i])) depth++;
-      else if (CLOSE.has(b[i]) && --depth === 0) return i + 1;
+      if (OPEN.has(b2[i])) depth++;
+      else if (CLOSE.has(b2[i]) && --depth === 0) return i + 1;
       i++;
     }
     throw notJson();
   }
   const start = i;
-  while (i < b.length && b[i] !== COMMA2 && !CLOSE.has(b[i]) && space(b, i) === i) i++;
+  while (i < b2.length && b2[i] !== COMMA2 && !CLOSE.has(b2[i]) && space(b2, i) === i) i++;
   if (i === start) throw notJson();
   return i;
 }
-function text(b) {
+function text(b2) {
   try {
-    return decoder().decode(b);
+    return decoder().decode(b2);
   } catch {
     throw invalid("the request body is not valid UTF-8");
   }
@@ -4055,8 +4064,8 @@ var schema_default = {
 // src/rules/tokens.ts
 function approx(text4) {
   const chars = [...text4].length;
-  const words = wordCount(text4);
-  return Math.max(Math.ceil(chars / 4), Math.ceil(words * 1.3)) + 4;
+  const words2 = wordCount(text4);
+  return Math.max(Math.ceil(chars / 4), Math.ceil(words2 * 1.3)) + 4;
 }
 
 // src/rules/verbatim.ts
@@ -4092,19 +4101,19 @@ function stringify(doc) {
   if (!texts.length) return out;
   const parts = out.split(`"${mark}"`);
   if (parts.length !== texts.length + 1) throw new Error("a verbatim field could not be placed in the response");
-  let s = parts[0];
-  for (let i = 0; i < texts.length; i++) s += texts[i] + parts[i + 1];
-  return s;
+  let s3 = parts[0];
+  for (let i = 0; i < texts.length; i++) s3 += texts[i] + parts[i + 1];
+  return s3;
 }
-function field(f, key, where, lexemes) {
-  const text4 = f[`${key}_json`];
+function field(f2, key, where, lexemes) {
+  const text4 = f2[`${key}_json`];
   if (text4 !== void 0 && text4 !== null) {
-    if (f[key] !== void 0 && f[key] !== null) throw invalid(`${where}give ${key} or ${key}_json, not both`);
+    if (f2[key] !== void 0 && f2[key] !== null) throw invalid(`${where}give ${key} or ${key}_json, not both`);
     if (typeof text4 !== "string") throw invalid(`${where}${key}_json must be JSON text`);
     const value2 = parse(text4, `${where}${key}`, lexemes);
     return value2 === null ? [null, null] : [value2, text4];
   }
-  const value = f[key] === void 0 ? null : f[key];
+  const value = f2[key] === void 0 ? null : f2[key];
   if (tooDeep(value)) throw invalid(where + say("json_too_deep", { what: key, max: MAX_DEPTH }));
   return value === null ? [null, null] : [value, JSON.stringify(value)];
 }
@@ -4119,7 +4128,7 @@ var MAX_USAGE = 1e12;
 var MAX_COST = 1e9;
 var MAX_TOKENS = 1e9;
 var REDACTED = "[redacted]";
-var utf8 = (s) => new TextEncoder().encode(s).length;
+var utf8 = (s3) => new TextEncoder().encode(s3).length;
 var isInt2 = (n) => typeof n === "number" && Number.isInteger(n);
 function checkText(obj, content, what = "content") {
   if (typeof content !== "string" || content === "") throw invalid(say("empty_text", { what }));
@@ -4127,15 +4136,15 @@ function checkText(obj, content, what = "content") {
   const limit = obj.config.max_turn_bytes;
   if (size > limit) throw invalid(say("text_too_large", { what, size, limit }));
 }
-function toolCalls(v, where) {
-  if (!Array.isArray(v)) throw invalid(where + say("tool_calls_not_array"));
+function toolCalls(v2, where) {
+  if (!Array.isArray(v2)) throw invalid(where + say("tool_calls_not_array"));
   const seen = /* @__PURE__ */ new Set();
-  return v.map((call, i) => {
+  return v2.map((call, i) => {
     const n = i + 1;
     if (call === null || typeof call !== "object" || Array.isArray(call)) throw invalid(where + say("tool_call_not_object", { n }));
-    const extra = Object.keys(call).filter((k) => !["id", "name", "arguments"].includes(k)).sort();
+    const extra = Object.keys(call).filter((k2) => !["id", "name", "arguments"].includes(k2)).sort();
     if (extra.length) throw invalid(where + say("tool_call_unknown_keys", { n, keys: `[${extra.map(quote).join(", ")}]` }));
-    for (const k of ["id", "name"]) if (typeof call[k] !== "string" || !call[k]) throw invalid(where + say("tool_call_needs", { n, key: k }));
+    for (const k2 of ["id", "name"]) if (typeof call[k2] !== "string" || !call[k2]) throw invalid(where + say("tool_call_needs", { n, key: k2 }));
     const args = call.arguments ?? "{}";
     if (typeof args !== "string") throw invalid(where + say("tool_call_arguments", { n }));
     if (seen.has(call.id)) throw invalid(where + say("tool_call_id_twice", { id: call.id }));
@@ -4143,24 +4152,24 @@ function toolCalls(v, where) {
     return { id: call.id, name: call.name, arguments: args };
   });
 }
-function metaProblem(v, lexemes) {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return say("meta_not_object");
-  if ("model" in v && typeof v.model !== "string") return say("meta_model");
-  if ("usage" in v) {
-    const u = v.usage;
+function metaProblem(v2, lexemes) {
+  if (v2 === null || typeof v2 !== "object" || Array.isArray(v2)) return say("meta_not_object");
+  if ("model" in v2 && typeof v2.model !== "string") return say("meta_model");
+  if ("usage" in v2) {
+    const u = v2.usage;
     if (u === null || typeof u !== "object" || Array.isArray(u)) return say("meta_usage");
-    for (const k of USAGE_KEYS2) {
-      const required = k === "input_tokens" || k === "output_tokens";
-      if (!(k in u) && !required) continue;
-      if (!isInt2(u[k]) || !(u[k] >= 0 && u[k] <= MAX_USAGE) || !integerLexeme(lexemes?.get(`usage.${k}`))) {
-        return say("meta_usage_count", { key: k });
+    for (const k2 of USAGE_KEYS2) {
+      const required = k2 === "input_tokens" || k2 === "output_tokens";
+      if (!(k2 in u) && !required) continue;
+      if (!isInt2(u[k2]) || !(u[k2] >= 0 && u[k2] <= MAX_USAGE) || !integerLexeme(lexemes?.get(`usage.${k2}`))) {
+        return say("meta_usage_count", { key: k2 });
       }
     }
   }
-  if ("cost_usd" in v && (typeof v.cost_usd !== "number" || !(v.cost_usd >= 0 && v.cost_usd <= MAX_COST))) return say("meta_cost");
-  if ("started_at" in v || "ended_at" in v) {
-    if (!("started_at" in v) || !("ended_at" in v)) return say("meta_times_both");
-    const start = timeNs(v.started_at), end = timeNs(v.ended_at);
+  if ("cost_usd" in v2 && (typeof v2.cost_usd !== "number" || !(v2.cost_usd >= 0 && v2.cost_usd <= MAX_COST))) return say("meta_cost");
+  if ("started_at" in v2 || "ended_at" in v2) {
+    if (!("started_at" in v2) || !("ended_at" in v2)) return say("meta_times_both");
+    const start = timeNs(v2.started_at), end = timeNs(v2.ended_at);
     if (start === null || end === null) return say("meta_time", { key: start === null ? "started_at" : "ended_at" });
     if (end < start) return say("meta_times_order");
   }
@@ -4172,16 +4181,16 @@ function timeNs(text4) {
   if (typeof text4 !== "string") return null;
   const m = TIME.exec(text4);
   if (m === null) return null;
-  const [y, mo, d, h, mi, sec] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
-  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-  if (!(y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= DAYS[mo - 1] + (mo === 2 && leap ? 1 : 0) && h <= 23 && mi <= 59 && sec <= 59)) return null;
+  const [y2, mo, d, h, mi, sec] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
+  const leap = y2 % 4 === 0 && (y2 % 100 !== 0 || y2 % 400 === 0);
+  if (!(y2 >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= DAYS[mo - 1] + (mo === 2 && leap ? 1 : 0) && h <= 23 && mi <= 59 && sec <= 59)) return null;
   let offset2 = 0;
   if (m[9]) {
     const oh = Number(m[10]), om = Number(m[11]);
     if (oh > 23 || om > 59) return null;
     offset2 = (oh * 60 + om) * 60 * (m[9] === "+" ? 1 : -1);
   }
-  const yy = y - (mo <= 2 ? 1 : 0);
+  const yy = y2 - (mo <= 2 ? 1 : 0);
   const era = Math.floor(yy / 400);
   const yoe = yy - era * 400;
   const doy = Math.floor((153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5) + d - 1;
@@ -4189,25 +4198,25 @@ function timeNs(text4) {
   const seconds = days * 86400 + h * 3600 + mi * 60 + sec - offset2;
   return BigInt(seconds) * 1000000000n + BigInt((m[7] ?? "").padEnd(9, "0"));
 }
-function checkMeta(v, where, lexemes) {
-  const problem = metaProblem(v, lexemes);
+function checkMeta(v2, where, lexemes) {
+  const problem = metaProblem(v2, lexemes);
   if (problem !== null) throw invalid(`${where}${problem}`);
-  return v;
+  return v2;
 }
-function prepare(obj, f, where = "") {
-  const role = f.role;
+function prepare(obj, f2, where = "") {
+  const role = f2.role;
   if (!ROLES.includes(role)) throw invalid(where + say("invalid_row_role", { role, roles: ROLES.join(", ") }));
-  const content = f.content ?? "";
+  const content = f2.content ?? "";
   if (typeof content !== "string") throw invalid(where + say("content_not_string"));
   let calls = null;
-  let [givenCalls, callsText] = field(f, "tool_calls", where);
+  let [givenCalls, callsText] = field(f2, "tool_calls", where);
   if (givenCalls !== null) {
     if (role !== "assistant") throw invalid(where + say("tool_calls_not_assistant", { role }));
     calls = toolCalls(givenCalls, where);
     if (!calls.length) calls = null;
     else if (dumps(calls) !== dumps(givenCalls)) callsText = dumps(calls);
   }
-  const callId = f.call_id ?? null, name = f.name ?? null;
+  const callId = f2.call_id ?? null, name = f2.name ?? null;
   if (role === "tool") {
     if (typeof callId !== "string" || !callId) throw invalid(where + say("tool_row_call_id"));
     if (name !== null && (typeof name !== "string" || !name)) throw invalid(where + say("tool_row_name"));
@@ -4216,13 +4225,13 @@ function prepare(obj, f, where = "") {
     if (name !== null) throw invalid(where + say("name_not_tool", { role }));
   }
   const lexemes = /* @__PURE__ */ new Map();
-  const [meta, metaText] = field(f, "meta", where, lexemes);
+  const [meta, metaText] = field(f2, "meta", where, lexemes);
   if (meta !== null) checkMeta(meta, where, lexemes);
-  const [data, dataText] = field(f, "data", where);
+  const [data, dataText] = field(f2, "data", where);
   if (content === "" && !(calls && role === "assistant") && data === null) {
     throw invalid(where + say("empty_content"));
   }
-  const given = f.tokens ?? null;
+  const given = f2.tokens ?? null;
   if (given !== null && (!isInt2(given) || given < 0 || given > MAX_TOKENS)) throw invalid(where + say("row_tokens", { max: MAX_TOKENS }));
   const p = {
     role,
@@ -4236,12 +4245,12 @@ function prepare(obj, f, where = "") {
     data: dataText
   };
   let size = utf8(content);
-  for (const x of [p.tool_calls, p.meta, p.data]) if (x !== null) size += utf8(x);
+  for (const x2 of [p.tool_calls, p.meta, p.data]) if (x2 !== null) size += utf8(x2);
   const limit = obj.config.max_turn_bytes;
   if (size > limit) throw invalid(where + say("row_too_large", { size, limit }));
   if (given === null) {
     const parts = [content];
-    for (const c of calls ?? []) parts.push(c.name, c.arguments);
+    for (const c2 of calls ?? []) parts.push(c2.name, c2.arguments);
     p.tokens = approx(parts.join("\n"));
   } else p.tokens = given;
   return p;
@@ -4286,11 +4295,11 @@ function show(obj, a) {
   requireVisible(obj);
   const since = a.since ?? 0;
   if (!isInt2(since)) throw invalid("--since must be an integer");
-  let c = a.cursor ?? null;
-  if (c !== null && (typeof c !== "object" || !isInt2(c.after) || !isInt2(c.high) || c.from_pos != null && typeof c.from_pos !== "number")) {
+  let c2 = a.cursor ?? null;
+  if (c2 !== null && (typeof c2 !== "object" || !isInt2(c2.after) || !isInt2(c2.high) || c2.from_pos != null && typeof c2.from_pos !== "number")) {
     throw invalid("cursor must be the `next` of the previous page");
   }
-  if (c === null) {
+  if (c2 === null) {
     const high = Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]);
     let fromPos = null;
     if (a.last != null) {
@@ -4300,20 +4309,20 @@ function show(obj, a) {
       const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL AND seq > ? ORDER BY pos DESC LIMIT 1 OFFSET ?", since, offset(a.last));
       fromPos = nth ? nth[0] : null;
     }
-    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
+    c2 = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high };
   }
-  const sql = a.all_rows ? `SELECT ${COLS} FROM turns WHERE seq > ? AND seq > ? AND seq <= ? ORDER BY seq` : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
-  const params = [c.after, since, c.high];
-  if (!a.all_rows && c.from_pos != null) params.push(c.from_pos);
+  const sql = a.all_rows ? `SELECT ${COLS} FROM turns WHERE seq > ? AND seq > ? AND seq <= ? ORDER BY seq` : `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq > ? AND seq <= ?${c2.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`;
+  const params = [c2.after, since, c2.high];
+  if (!a.all_rows && c2.from_pos != null) params.push(c2.from_pos);
   const rows = [];
   let bytes2 = 0;
   let last = null;
   for (const r of obj.db.iter(sql, ...params)) {
     rows.push(rowJson(r));
     last = a.all_rows ? r[SEQ] : r[POS];
-    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+    for (const x2 of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x2 === "string") bytes2 += x2.length;
     if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) {
-      return { rows, next: { after: last, from_pos: c.from_pos ?? null, high: c.high } };
+      return { rows, next: { after: last, from_pos: c2.from_pos ?? null, high: c2.high } };
     }
   }
   return { rows, next: null };
@@ -4321,7 +4330,7 @@ function show(obj, a) {
 var STORED = "data, role, kind, content, call_id, tool_calls";
 function rowBytes(r) {
   let bytes2 = 0;
-  for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+  for (const x2 of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x2 === "string") bytes2 += x2.length;
   return bytes2;
 }
 function pageOrNull(obj, sql, ...params) {
@@ -4336,11 +4345,11 @@ function pageOrNull(obj, sql, ...params) {
 }
 function storedRows(obj, a) {
   requireVisible(obj);
-  let c = a.cursor ?? null;
-  if (c !== null && (typeof c !== "object" || !isInt2(c.after) || !isInt2(c.high) || c.from_pos != null && typeof c.from_pos !== "number")) {
+  let c2 = a.cursor ?? null;
+  if (c2 !== null && (typeof c2 !== "object" || !isInt2(c2.after) || !isInt2(c2.high) || c2.from_pos != null && typeof c2.from_pos !== "number")) {
     throw invalid("cursor must be the `next` of the previous page");
   }
-  if (c === null) {
+  if (c2 === null) {
     let fromPos = null;
     if (a.last != null) {
       if (!isInt2(a.last) || a.last < 0) throw invalid(say("stored_last_negative"));
@@ -4348,16 +4357,16 @@ function storedRows(obj, a) {
       const nth = obj.db.one("SELECT pos FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1 OFFSET ?", offset(a.last));
       fromPos = nth ? nth[0] : null;
     }
-    c = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]) };
+    c2 = { after: Number.MIN_SAFE_INTEGER, from_pos: fromPos, high: Number(obj.db.one("SELECT coalesce(max(seq), 0) FROM turns")[0]) };
   }
-  const params = [c.after, c.high];
-  if (c.from_pos != null) params.push(c.from_pos);
+  const params = [c2.after, c2.high];
+  if (c2.from_pos != null) params.push(c2.from_pos);
   const rows = [];
   let bytes2 = 0;
-  for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?${c.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
+  for (const r of obj.db.iter(`SELECT ${STORED}, pos FROM turns WHERE superseded_by IS NULL AND pos > ? AND seq <= ?${c2.from_pos != null ? " AND pos >= ?" : ""} ORDER BY pos`, ...params)) {
     rows.push(r.slice(0, 6));
-    for (const x of r) if (typeof x === "string") bytes2 += x.length;
-    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) return { rows, next: { after: r[6], from_pos: c.from_pos ?? null, high: c.high } };
+    for (const x2 of r) if (typeof x2 === "string") bytes2 += x2.length;
+    if (rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) return { rows, next: { after: r[6], from_pos: c2.from_pos ?? null, high: c2.high } };
   }
   return { rows, next: null };
 }
@@ -4393,10 +4402,10 @@ function rowsBefore(obj, a) {
   let bytes2 = 0;
   let going = null;
   for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE ${live2}${bounded ? `${key} < ?` : "1"} ORDER BY ${key} DESC LIMIT ?`, ...bounded ? [a.before] : [], limit)) {
-    const row3 = rowJson(r);
-    row3.key = r[index];
-    rows.push(row3);
-    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
+    const row4 = rowJson(r);
+    row4.key = r[index];
+    rows.push(row4);
+    for (const x2 of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x2 === "string") bytes2 += x2.length;
     if (bytes2 >= PAGE_BYTES && rows.length < limit) {
       going = r[index];
       break;
@@ -4413,7 +4422,7 @@ function rowsBefore(obj, a) {
   const ids = /* @__PURE__ */ new Set();
   for (const r of rows) {
     const given = r.tool_calls instanceof Raw ? r.tool_calls.value : null;
-    for (const c of Array.isArray(given) ? given : []) if (c && typeof c === "object" && typeof c.id === "string") ids.add(c.id);
+    for (const c2 of Array.isArray(given) ? given : []) if (c2 && typeof c2 === "object" && typeof c2.id === "string") ids.add(c2.id);
   }
   const calls = [...ids].sort();
   const results = [];
@@ -4423,7 +4432,7 @@ function rowsBefore(obj, a) {
       if (!seqs.has(r[SEQ])) results.push(rowJson(r));
     }
   }
-  results.sort((x, y) => x.seq - y.seq);
+  results.sort((x2, y2) => x2.seq - y2.seq);
   return { rows, next: earlier ? going : null, earlier, later, results };
 }
 
@@ -4443,14 +4452,14 @@ function pinned(obj) {
   return pinnedPrefix(obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL ORDER BY pos LIMIT 1000`));
 }
 function callIds(r) {
-  return r[CALLS] ? JSON.parse(r[CALLS]).map((c) => c.id) : [];
+  return r[CALLS] ? JSON.parse(r[CALLS]).map((c2) => c2.id) : [];
 }
 function checkBounds(budget, limit) {
   if (budget < 0 || limit !== null && limit < 0) throw invalid(say("window_negative"));
 }
 function choose(pin, newerFirst, budget, limit = null, keep = null) {
   checkBounds(budget, limit);
-  let total = pin.reduce((s, r) => s + r[TOKENS], 0);
+  let total = pin.reduce((s3, r) => s3 + r[TOKENS], 0);
   if (total > budget && keep === null) return { rows: [], tokens: 0 };
   const tail = [];
   let count = 0;
@@ -4466,13 +4475,13 @@ function choose(pin, newerFirst, budget, limit = null, keep = null) {
       group.push(...waiting.get(id) ?? []);
       waiting.delete(id);
     }
-    const cost = group.reduce((s, g) => s + g[TOKENS], 0);
+    const cost = group.reduce((s3, g2) => s3 + g2[TOKENS], 0);
     if (r[SEQ] !== keep && (total + cost > budget || limit !== null && count + group.length > limit)) break;
     tail.push(...group);
     total += cost;
     count += group.length;
   }
-  tail.sort((x, y) => x[POS] - y[POS]);
+  tail.sort((x2, y2) => x2[POS] - y2[POS]);
   return { rows: [...pin, ...tail], tokens: total };
 }
 function contextWindow(obj, a) {
@@ -4503,9 +4512,9 @@ function lightRows(obj, sql, ...params) {
 }
 var idsOf = (r) => r.length > IDS ? JSON.parse(r[IDS]) : r[KIND] === "turn" ? callIds(r) : [];
 function liveRow(obj, seq) {
-  const row3 = isInt2(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
-  if (!row3 || row3[SUPERSEDED] !== null) throw notFound(say("not_live_row", { seq, what: obj.what, name: obj.name }));
-  return row3;
+  const row4 = isInt2(seq) ? obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq) : null;
+  if (!row4 || row4[SUPERSEDED] !== null) throw notFound(say("not_live_row", { seq, what: obj.what, name: obj.name }));
+  return row4;
 }
 function splitsACall(obj, covered, throughPos) {
   if (obj.db.one("SELECT 1 FROM turns WHERE role = 'tool' AND superseded_by IS NULL AND pos > ? LIMIT 1", throughPos) === null) return false;
@@ -4533,12 +4542,12 @@ function planSummary(obj, a) {
   liveRow(obj, a.through);
   refuseRewriteIfOwned(obj, meta, "be summarized");
   check(obj, "write", meta.status);
-  const row3 = liveRow(obj, a.through);
+  const row4 = liveRow(obj, a.through);
   const pin = pinned(obj);
   const boundary = pin.length ? pin[pin.length - 1][POS] : 0;
-  const covered = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row3[POS]);
+  const covered = lightRows(obj, `SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, boundary, row4[POS]);
   if (!covered.length) throw conflict(say("summary_pinned", { through: a.through, what: obj.what }));
-  if (splitsACall(obj, covered, row3[POS])) {
+  if (splitsACall(obj, covered, row4[POS])) {
     throw invalid(say("summary_splits_tool_call", { through: a.through, what: obj.what }));
   }
   return makePlan(obj, covered);
@@ -4565,7 +4574,7 @@ function planCompact(obj, a) {
   }
   return fallback === null ? null : makePlan(obj, live2.slice(0, fallback));
 }
-var sameRow = (x, y) => !!x && x.length === y.length && x.every((v, i) => v === y[i]);
+var sameRow = (x2, y2) => !!x2 && x2.length === y2.length && x2.every((v2, i) => v2 === y2[i]);
 function commitSummary(obj, a) {
   checkText(obj, a.text);
   const meta = requireVisible(obj);
@@ -4603,7 +4612,7 @@ function insertSummary(obj, covered, text4) {
   obj.db.run(
     "UPDATE object SET live_turns = live_turns - ? + 1, live_tokens = live_tokens - ? + ?",
     covered.length,
-    covered.reduce((s, r) => s + r[TOKENS], 0),
+    covered.reduce((s3, r) => s3 + r[TOKENS], 0),
     count
   );
   event(obj, "transcript.summarized", { seq, covers: [first, last], superseded: covered.length });
@@ -4629,19 +4638,19 @@ function summarize(obj, a) {
 }
 function compact(obj, a) {
   checkText(obj, a.text, "summary");
-  const plan = planCompact(obj, a);
-  return plan === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan.covered, a.text);
+  const plan2 = planCompact(obj, a);
+  return plan2 === null ? { summary: null, superseded: 0 } : insertSummary(obj, plan2.covered, a.text);
 }
 
 // src/rules/fork.ts
 var REWRITES = ["transcript.popped", "transcript.cleared", "transcript.redacted", "transcript.pruned", "transcript.summarized"];
 function forkPlan(obj, a) {
   const meta = requireVisible(obj);
-  let c = a.cursor ?? null;
-  if (c !== null) {
-    if (typeof c !== "object" || ![c.after, c.cut, c.seq, c.events].every(isInt2)) throw invalid("cursor must be the `next` of the previous page");
-    const cut = obj.db.one("SELECT seq FROM turns WHERE pos = ? AND superseded_by IS NULL", c.cut);
-    if (cut === null || cut[0] !== c.seq || obj.db.one(`SELECT 1 FROM events WHERE seq > ? AND type IN (${marks(REWRITES.length)}) LIMIT 1`, c.events, ...REWRITES) !== null) {
+  let c2 = a.cursor ?? null;
+  if (c2 !== null) {
+    if (typeof c2 !== "object" || ![c2.after, c2.cut, c2.seq, c2.events].every(isInt2)) throw invalid("cursor must be the `next` of the previous page");
+    const cut2 = obj.db.one("SELECT seq FROM turns WHERE pos = ? AND superseded_by IS NULL", c2.cut);
+    if (cut2 === null || cut2[0] !== c2.seq || obj.db.one(`SELECT 1 FROM events WHERE seq > ? AND type IN (${marks(REWRITES.length)}) LIMIT 1`, c2.events, ...REWRITES) !== null) {
       throw new DurableError(`the transcript of ${obj.what} was rewritten while it was being forked; run the fork again`, "conflict", { restart: true });
     }
   } else {
@@ -4649,19 +4658,19 @@ function forkPlan(obj, a) {
     const last = a.at == null ? obj.db.one("SELECT pos, seq FROM turns WHERE superseded_by IS NULL ORDER BY pos DESC LIMIT 1") : null;
     if (a.at == null && last === null) return { id: obj.id, name: obj.name, title: meta.title, seq: null, rows: [], next: null };
     if (a.at != null) {
-      const cut = liveRow(obj, a.at);
-      if (splitsACall(obj, obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? AND tool_calls IS NOT NULL ORDER BY pos`, cut[POS]), cut[POS])) {
+      const cut2 = liveRow(obj, a.at);
+      if (splitsACall(obj, obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos <= ? AND tool_calls IS NOT NULL ORDER BY pos`, cut2[POS]), cut2[POS])) {
         throw invalid(say("fork_splits_tool_call", { at: a.at, what: obj.what }));
       }
-      c = { after: Number.MIN_SAFE_INTEGER, cut: cut[POS], seq: a.at, events: events2 };
+      c2 = { after: Number.MIN_SAFE_INTEGER, cut: cut2[POS], seq: a.at, events: events2 };
     } else {
-      c = { after: Number.MIN_SAFE_INTEGER, cut: last[0], seq: last[1], events: events2 };
+      c2 = { after: Number.MIN_SAFE_INTEGER, cut: last[0], seq: last[1], events: events2 };
     }
   }
-  const page = { id: obj.id, name: obj.name, title: meta.title, seq: c.seq };
+  const page = { id: obj.id, name: obj.name, title: meta.title, seq: c2.seq };
   const rows = [];
   let bytes2 = 0;
-  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, c.after, c.cut)) {
+  for (const r of obj.db.iter(`SELECT ${COLS} FROM turns WHERE superseded_by IS NULL AND pos > ? AND pos <= ? ORDER BY pos`, c2.after, c2.cut)) {
     rows.push({
       role: r[ROLE],
       content: r[CONTENT],
@@ -4674,10 +4683,10 @@ function forkPlan(obj, a) {
       created_at: r[CREATED],
       kind: r[KIND]
     });
-    for (const x of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x === "string") bytes2 += x.length;
-    if ((rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) && r[POS] !== c.cut) {
+    for (const x2 of [r[CONTENT], r[CALLS], r[META2], r[DATA]]) if (typeof x2 === "string") bytes2 += x2.length;
+    if ((rows.length >= PAGE_ROWS || bytes2 >= PAGE_BYTES) && r[POS] !== c2.cut) {
       if (a.cursor === void 0) throw invalid(`${obj.what} is too long for this client's fork; upgrade durable (the Worker answers a fork's plan in pages)`);
-      return { ...page, rows, next: { ...c, after: r[POS] } };
+      return { ...page, rows, next: { ...c2, after: r[POS] } };
     }
   }
   return { ...page, rows, next: null };
@@ -4695,24 +4704,24 @@ function forkCreate(obj, a) {
   createObject(obj, "created", title);
   let seq = 0, tokens = 0;
   for (const r of a.rows) {
-    const c = forkCopy(obj, r, `row ${seq + 1}: `, bad);
+    const c2 = forkCopy(obj, r, `row ${seq + 1}: `, bad);
     seq += 1;
-    tokens += c.tokens;
+    tokens += c2.tokens;
     obj.db.run(
       COPY,
       seq,
-      c.role,
-      c.content,
-      c.tokens,
+      c2.role,
+      c2.content,
+      c2.tokens,
       obj.actor,
-      c.created_at,
-      c.kind,
-      c.kind === "summary" ? seq : null,
-      c.call_id,
-      c.tool_calls,
-      c.name,
-      c.meta,
-      c.data,
+      c2.created_at,
+      c2.kind,
+      c2.kind === "summary" ? seq : null,
+      c2.call_id,
+      c2.tool_calls,
+      c2.name,
+      c2.meta,
+      c2.data,
       src.id
     );
   }
@@ -4730,7 +4739,7 @@ function refuseExistingFork(obj) {
 function forkCopy(obj, r, where, bad) {
   if (r === null || typeof r !== "object" || !isInt2(r.created_at) || r.created_at < 0) throw bad(`${where}created_at`);
   if (r.kind === "summary") {
-    if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt2(r.tokens) || r.tokens < 0 || r.call_id != null || r.name != null || ["tool_calls", "meta", "data"].some((k) => r[k] != null || r[`${k}_json`] != null)) {
+    if (r.role !== "system" || typeof r.content !== "string" || !r.content || !isInt2(r.tokens) || r.tokens < 0 || r.call_id != null || r.name != null || ["tool_calls", "meta", "data"].some((k2) => r[k2] != null || r[`${k2}_json`] != null)) {
       throw bad(`${where}summary`);
     }
     return {
@@ -5818,10 +5827,10 @@ function requestHasher() {
     digest: () => h.update("]").digest("hex")
   };
 }
-function eachRow(v, what = "rows") {
-  if (v == null) return [];
-  if (typeof v !== "object" || !(Symbol.iterator in v)) throw invalid(`${what} must be a list`);
-  return v;
+function eachRow(v2, what = "rows") {
+  if (v2 == null) return [];
+  if (typeof v2 !== "object" || !(Symbol.iterator in v2)) throw invalid(`${what} must be a list`);
+  return v2;
 }
 function* prepared(obj, rows, where) {
   let i = 0;
@@ -5912,15 +5921,15 @@ function clear(obj) {
 }
 function redact(obj, a) {
   const meta = requireVisible(obj);
-  const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
-  if (!row3) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
+  const row4 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq);
+  if (!row4) throw notFound(say("row_not_found", { seq: a.seq, what: obj.what, name: obj.name }));
   refuseRewriteIfOwned(obj, meta, "be redacted");
-  const calls = row3[CALLS] ? JSON.parse(row3[CALLS]).map((c) => ({ ...c, arguments: "{}" })) : null;
+  const calls = row4[CALLS] ? JSON.parse(row4[CALLS]).map((c2) => ({ ...c2, arguments: "{}" })) : null;
   const parts = [REDACTED];
-  for (const c of calls ?? []) parts.push(c.name, c.arguments);
+  for (const c2 of calls ?? []) parts.push(c2.name, c2.arguments);
   const count = approx(parts.join("\n"));
   obj.db.run("UPDATE turns SET content = ?, tokens = ?, tool_calls = ?, data = NULL WHERE seq = ?", REDACTED, count, calls ? dumps(calls) : null, a.seq);
-  if (row3[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row3[TOKENS], count);
+  if (row4[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row4[TOKENS], count);
   obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
   obj.db.run("UPDATE steps SET stdout = NULL, redacted = 1 WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ?)", a.seq);
   event(obj, "transcript.redacted", { seq: a.seq });
@@ -5939,8 +5948,8 @@ function prune(obj, a) {
   const cutoff = now() - olderThan * 1e3;
   const pin = new Set(pinned(obj).map((r) => r[SEQ]));
   const doomed = /* @__PURE__ */ new Set();
-  for (const [s] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s)) doomed.add(s);
-  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s) => doomed.has(s));
+  for (const [s3] of obj.db.all("SELECT seq FROM turns WHERE created_at < ?", cutoff)) if (!pin.has(s3)) doomed.add(s3);
+  let frontier = obj.db.all("SELECT seq FROM turns WHERE kind = 'summary' AND created_at < ?", cutoff).map((r) => r[0]).filter((s3) => doomed.has(s3));
   const inParts = (sql, seqs) => {
     const out = [];
     for (let i = 0; i < seqs.length; i += 100) {
@@ -5950,15 +5959,15 @@ function prune(obj, a) {
     return out;
   };
   while (frontier.length) {
-    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s) => !doomed.has(s));
-    for (const s of more) doomed.add(s);
+    const more = inParts((m) => `SELECT seq FROM turns WHERE superseded_by IN (${m})`, frontier).filter((s3) => !doomed.has(s3));
+    for (const s3 of more) doomed.add(s3);
     frontier = more.length ? inParts((m) => `SELECT seq FROM turns WHERE kind = 'summary' AND seq IN (${m})`, more) : [];
   }
   if (dryRun || doomed.size === 0) return { deleted: doomed.size, dry_run: dryRun };
-  for (const s of [...doomed].sort((x, y) => x - y)) {
-    obj.db.run("DELETE FROM steps WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ? AND status NOT IN ('pending', 'processing'))", s);
-    obj.db.run("DELETE FROM turns WHERE seq = ?", s);
-    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s);
+  for (const s3 of [...doomed].sort((x2, y2) => x2 - y2)) {
+    obj.db.run("DELETE FROM steps WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ? AND status NOT IN ('pending', 'processing'))", s3);
+    obj.db.run("DELETE FROM turns WHERE seq = ?", s3);
+    obj.db.run("UPDATE prompts SET content = ?, turn_seq = NULL WHERE turn_seq = ?", PRUNED, s3);
   }
   const live2 = obj.db.one("SELECT count(*), coalesce(sum(tokens), 0) FROM turns WHERE superseded_by IS NULL");
   obj.db.run("UPDATE object SET live_turns = ?, live_tokens = ?", live2[0], live2[1]);
@@ -6003,14 +6012,14 @@ var DERIVED = records_default.derived;
 var EXPORTED = records_default.tables_exported;
 var COMPOSITE = records_default.composite_keys;
 var ADAPTER_TABLES = records_default.adapter_tables;
-function isBase64(s) {
-  if (s.length % 4 !== 0) return false;
-  const pad = s.endsWith("==") ? 2 : s.endsWith("=") ? 1 : 0;
-  return !/[^A-Za-z0-9+/]/.test(pad ? s.slice(0, -pad) : s);
+function isBase64(s3) {
+  if (s3.length % 4 !== 0) return false;
+  const pad = s3.endsWith("==") ? 2 : s3.endsWith("=") ? 1 : 0;
+  return !/[^A-Za-z0-9+/]/.test(pad ? s3.slice(0, -pad) : s3);
 }
 var MAX_INT = 2 ** 63 - 1;
-var utf82 = (s) => new TextEncoder().encode(s).length;
-var isInt3 = (v) => typeof v === "number" && Number.isInteger(v);
+var utf82 = (s3) => new TextEncoder().encode(s3).length;
+var isInt3 = (v2) => typeof v2 === "number" && Number.isInteger(v2);
 var EXPORT_PAGE_ROWS = 1e3;
 var EXPORT_PAGE_BYTES = 524288;
 var COMPOSITE_KEYS = records_default.composite_keys;
@@ -6018,12 +6027,12 @@ function exportObject(obj, a) {
   const meta = obj.meta();
   if (meta === null) throw notFound(obj.missing);
   if (!a.all_users) obj.requireVisible();
-  let c = a.cursor ?? null;
-  if (c !== null && (typeof c !== "object" || !Number.isSafeInteger(c.t) || c.t < 1 || c.t > EXPORTED.length || !Number.isSafeInteger(c.after) || c.highs === null || typeof c.highs !== "object" || c.key != null && (!Array.isArray(c.key) || c.key.some((k) => typeof k !== "string" && !Number.isSafeInteger(k))))) {
+  let c2 = a.cursor ?? null;
+  if (c2 !== null && (typeof c2 !== "object" || !Number.isSafeInteger(c2.t) || c2.t < 1 || c2.t > EXPORTED.length || !Number.isSafeInteger(c2.after) || c2.highs === null || typeof c2.highs !== "object" || c2.key != null && (!Array.isArray(c2.key) || c2.key.some((k2) => typeof k2 !== "string" && !Number.isSafeInteger(k2))))) {
     throw invalid("cursor must be the `next` of the previous page");
   }
   const out = { tables: {} };
-  if (c === null) {
+  if (c2 === null) {
     const highs = {};
     for (const table of EXPORTED.slice(1)) {
       const ddl = obj.db.one("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", table);
@@ -6040,210 +6049,210 @@ function exportObject(obj, a) {
       name: m.name,
       object: withBlobsAsText([m])[0]
     };
-    c = { t: 1, after: 0, highs };
+    c2 = { t: 1, after: 0, highs };
   }
   let rows = 0, bytes2 = 0;
-  for (let i = c.t; i < EXPORTED.length; i++) {
+  for (let i = c2.t; i < EXPORTED.length; i++) {
     const table = EXPORTED[i];
     const list = out.tables[table] = [];
-    const high = c.highs[table];
+    const high = c2.highs[table];
     if (high === void 0) {
       const keys = COMPOSITE_KEYS[table];
       if (!keys) {
-        if (i !== c.t || c.after === 0) list.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
+        if (i !== c2.t || c2.after === 0) list.push(...withBlobsAsText(obj.db.dicts(`SELECT * FROM ${table}`)));
         continue;
       }
-      const from = i === c.t && Array.isArray(c.key) && c.key.length === keys.length ? c.key : null;
+      const from = i === c2.t && Array.isArray(c2.key) && c2.key.length === keys.length ? c2.key : null;
       const sql = `SELECT * FROM ${table}${from ? ` WHERE (${keys.join(", ")}) > (${keys.map(() => "?").join(", ")})` : ""} ORDER BY ${keys.join(", ")}`;
       for (const d of obj.db.dictIter(sql, ...from ?? [])) {
         list.push(withBlobsAsText([d])[0]);
         rows++;
-        for (const v of Object.values(d)) if (typeof v === "string") bytes2 += v.length;
-        else if (v instanceof ArrayBuffer) bytes2 += v.byteLength;
-        if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: 0, highs: c.highs, key: keys.map((k) => d[k]) } };
+        for (const v2 of Object.values(d)) if (typeof v2 === "string") bytes2 += v2.length;
+        else if (v2 instanceof ArrayBuffer) bytes2 += v2.byteLength;
+        if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: 0, highs: c2.highs, key: keys.map((k2) => d[k2]) } };
       }
       continue;
     }
-    const after = i === c.t ? c.after : 0;
+    const after = i === c2.t ? c2.after : 0;
     for (const d of obj.db.dictIter(`SELECT rowid AS "__rowid", * FROM ${table} WHERE rowid > ? AND rowid <= ? ORDER BY rowid`, after, high)) {
       const rowid = d.__rowid;
       delete d.__rowid;
       list.push(withBlobsAsText([d])[0]);
       rows++;
-      for (const v of Object.values(d)) if (typeof v === "string") bytes2 += v.length;
-      else if (v instanceof ArrayBuffer) bytes2 += v.byteLength;
-      if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c.highs } };
+      for (const v2 of Object.values(d)) if (typeof v2 === "string") bytes2 += v2.length;
+      else if (v2 instanceof ArrayBuffer) bytes2 += v2.byteLength;
+      if (rows >= EXPORT_PAGE_ROWS || bytes2 >= EXPORT_PAGE_BYTES) return { ...out, next: { t: i, after: rowid, highs: c2.highs } };
     }
   }
   out.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
   return { ...out, next: null };
 }
-function blobText(v) {
-  if (!(v instanceof ArrayBuffer) && !ArrayBuffer.isView(v)) return v;
-  const bytes2 = v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  let s = "";
-  for (let i = 0; i < bytes2.length; i += 32768) s += String.fromCharCode(...bytes2.subarray(i, i + 32768));
-  return btoa(s);
+function blobText(v2) {
+  if (!(v2 instanceof ArrayBuffer) && !ArrayBuffer.isView(v2)) return v2;
+  const bytes2 = v2 instanceof ArrayBuffer ? new Uint8Array(v2) : new Uint8Array(v2.buffer, v2.byteOffset, v2.byteLength);
+  let s3 = "";
+  for (let i = 0; i < bytes2.length; i += 32768) s3 += String.fromCharCode(...bytes2.subarray(i, i + 32768));
+  return btoa(s3);
 }
-function blobBytes(v) {
-  const s = atob(v);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+function blobBytes(v2) {
+  const s3 = atob(v2);
+  const out = new Uint8Array(s3.length);
+  for (let i = 0; i < s3.length; i++) out[i] = s3.charCodeAt(i);
   return out;
 }
-var withBlobsAsText = (rows) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, blobText(v)])));
+var withBlobsAsText = (rows) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k2, v2]) => [k2, blobText(v2)])));
 var Bad = class extends Error {
 };
-var clip = (s) => [...s].slice(0, 300).join("");
-function text2(v) {
-  if (typeof v !== "string") throw new Bad(say("record_not_string", { kind: kind(v) }));
-  if (/\p{Cs}/u.test(v)) throw new Bad(say("record_surrogate"));
-  return v;
+var clip = (s3) => [...s3].slice(0, 300).join("");
+function text2(v2) {
+  if (typeof v2 !== "string") throw new Bad(say("record_not_string", { kind: kind(v2) }));
+  if (/\p{Cs}/u.test(v2)) throw new Bad(say("record_surrogate"));
+  return v2;
 }
-function kind(v) {
-  if (v === null || v === void 0) return "null";
-  if (typeof v === "boolean") return "a boolean";
-  if (isInt3(v)) return "an integer";
-  if (typeof v === "number") return "a number";
-  if (typeof v === "string") return "a string";
-  return Array.isArray(v) ? "an array" : "an object";
+function kind(v2) {
+  if (v2 === null || v2 === void 0) return "null";
+  if (typeof v2 === "boolean") return "a boolean";
+  if (isInt3(v2)) return "an integer";
+  if (typeof v2 === "number") return "a number";
+  if (typeof v2 === "string") return "a string";
+  return Array.isArray(v2) ? "an array" : "an object";
 }
-function int(v) {
-  if (!isInt3(v) || Math.abs(v) > MAX_INT) throw new Bad(say("record_not_integer", { kind: kind(v) }));
-  return v;
+function int(v2) {
+  if (!isInt3(v2) || Math.abs(v2) > MAX_INT) throw new Bad(say("record_not_integer", { kind: kind(v2) }));
+  return v2;
 }
-function jsonText(v, lexemes) {
-  text2(v);
+function jsonText(v2, lexemes) {
+  text2(v2);
   let value;
   try {
-    value = JSON.parse(v);
+    value = JSON.parse(v2);
   } catch {
     throw new Bad(say("record_not_json"));
   }
-  const why = scan(v, MAX_DEPTH, lexemes, false, true);
+  const why = scan(v2, MAX_DEPTH, lexemes, false, true);
   if (why === LONE_MESSAGE) throw new Bad(say("record_surrogate"));
   if (why !== null) throw new Bad(say("record_not_rfc_json", { why }));
   return value;
 }
-var plainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+var plainObject = (v2) => v2 !== null && typeof v2 === "object" && !Array.isArray(v2);
 var CHECKS = {
-  text: (v) => text2(v),
-  nonempty: (v) => {
-    if (text2(v) === "") throw new Bad(say("record_empty"));
+  text: (v2) => text2(v2),
+  nonempty: (v2) => {
+    if (text2(v2) === "") throw new Bad(say("record_empty"));
   },
-  name: (v) => {
-    text2(v);
+  name: (v2) => {
+    text2(v2);
     try {
-      validName(v);
+      validName(v2);
     } catch {
-      throw new Bad(say("record_name", { value: v }));
+      throw new Bad(say("record_name", { value: v2 }));
     }
   },
-  int: (v) => int(v),
-  count: (v) => {
-    if (int(v) < 0) throw new Bad(say("record_negative"));
+  int: (v2) => int(v2),
+  count: (v2) => {
+    if (int(v2) < 0) throw new Bad(say("record_negative"));
   },
-  positive: (v) => {
-    if (int(v) < 1) throw new Bad(say("record_not_positive"));
+  positive: (v2) => {
+    if (int(v2) < 1) throw new Bad(say("record_not_positive"));
   },
-  time: (v) => {
-    if (!isInt3(v) || v < 0 || v > records_default.max_time) throw new Bad(clip(say("record_time", { max: records_default.max_time, value: v })));
+  time: (v2) => {
+    if (!isInt3(v2) || v2 < 0 || v2 > records_default.max_time) throw new Bad(clip(say("record_time", { max: records_default.max_time, value: v2 })));
   },
-  ttl: (v) => {
-    if (int(v) < 1) throw new Bad(say("record_not_positive"));
-    if (v > records_default.max_ttl) throw new Bad(say("record_ttl"));
+  ttl: (v2) => {
+    if (int(v2) < 1) throw new Bad(say("record_not_positive"));
+    if (v2 > records_default.max_ttl) throw new Bad(say("record_ttl"));
   },
-  title: (v) => {
-    text2(v);
-    const n = [...v].length;
-    if (n < 1 || n > 200 || !printable(v) || v !== strip(v)) throw new Bad(say("record_title"));
+  title: (v2) => {
+    text2(v2);
+    const n = [...v2].length;
+    if (n < 1 || n > 200 || !printable(v2) || v2 !== strip(v2)) throw new Bad(say("record_title"));
   },
-  tag_key: (v) => {
-    text2(v);
+  tag_key: (v2) => {
+    text2(v2);
     try {
-      validKey(v);
+      validKey(v2);
     } catch (e) {
       throw new Bad(e.message);
     }
   },
-  tag_value: (v) => {
-    text2(v);
+  tag_value: (v2) => {
+    text2(v2);
     try {
-      validValue("", v);
+      validValue("", v2);
     } catch {
       throw new Bad(say("record_tag_value"));
     }
   },
-  request_id: (v) => {
-    text2(v);
-    const n = [...v].length;
-    if (n < 1 || n > 128 || !printable(v)) throw new Bad(say("record_request_id"));
+  request_id: (v2) => {
+    text2(v2);
+    const n = [...v2].length;
+    if (n < 1 || n > 128 || !printable(v2)) throw new Bad(say("record_request_id"));
   },
-  hex_id: (v) => {
-    text2(v);
-    if (!/^[0-9a-f]{64}$/.test(v)) throw new Bad(say("record_hex_id"));
+  hex_id: (v2) => {
+    text2(v2);
+    if (!/^[0-9a-f]{64}$/.test(v2)) throw new Bad(say("record_hex_id"));
   },
-  flag: (v) => {
-    if (v !== 0 && v !== 1) throw new Bad(say("record_flag"));
+  flag: (v2) => {
+    if (v2 !== 0 && v2 !== 1) throw new Bad(say("record_flag"));
   },
-  number: (v) => {
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new Bad(say("record_number"));
+  number: (v2) => {
+    if (typeof v2 !== "number" || !Number.isFinite(v2) || v2 < 0) throw new Bad(say("record_number"));
   },
-  one: (v) => {
-    if (v !== 1) throw new Bad(say("record_one"));
+  one: (v2) => {
+    if (v2 !== 1) throw new Bad(say("record_one"));
   },
-  blob: (v) => {
-    text2(v);
-    if (!isBase64(v)) throw new Bad(say("record_blob"));
+  blob: (v2) => {
+    text2(v2);
+    if (!isBase64(v2)) throw new Bad(say("record_blob"));
   },
-  json: (v) => jsonText(v),
-  json_object: (v) => {
-    if (!plainObject(jsonText(v))) throw new Bad(say("record_json_object"));
+  json: (v2) => jsonText(v2),
+  json_object: (v2) => {
+    if (!plainObject(jsonText(v2))) throw new Bad(say("record_json_object"));
   },
-  choices: (v) => {
-    const c = jsonText(v);
-    if (!Array.isArray(c) || c.some((x) => typeof x !== "string" || x === "")) throw new Bad(say("record_choices"));
-    if (new Set(c).size !== c.length) throw new Bad(say("record_duplicate_choice"));
+  choices: (v2) => {
+    const c2 = jsonText(v2);
+    if (!Array.isArray(c2) || c2.some((x2) => typeof x2 !== "string" || x2 === "")) throw new Bad(say("record_choices"));
+    if (new Set(c2).size !== c2.length) throw new Bad(say("record_duplicate_choice"));
   },
-  json_tool_calls: (v) => {
+  json_tool_calls: (v2) => {
     let calls;
     try {
-      calls = toolCalls(jsonText(v), "");
+      calls = toolCalls(jsonText(v2), "");
     } catch (e) {
       if (e instanceof DurableError) throw new Bad(clip(say("record_not_valid", { why: e.message })));
       throw e;
     }
     if (!calls.length) throw new Bad(say("record_no_tool_call"));
   },
-  json_meta: (v) => {
+  json_meta: (v2) => {
     const lexemes = /* @__PURE__ */ new Map();
-    const problem = metaProblem(jsonText(v, lexemes), lexemes);
+    const problem = metaProblem(jsonText(v2, lexemes), lexemes);
     if (problem !== null) throw new Bad(clip(say("record_not_valid", { why: problem })));
   },
-  enum: (v, rule) => {
-    if (typeof v !== "string" || !rule.values.includes(v)) throw new Bad(clip(say("record_enum", { value: v, values: rule.values.join(", ") })));
+  enum: (v2, rule) => {
+    if (typeof v2 !== "string" || !rule.values.includes(v2)) throw new Bad(clip(say("record_enum", { value: v2, values: rule.values.join(", ") })));
   }
 };
-function checkContent(c, address, limit) {
+function checkContent(c2, address, limit) {
   let where = "record";
   try {
-    if (!plainObject(c)) throw new Bad(say("record_not_object"));
+    if (!plainObject(c2)) throw new Bad(say("record_not_object"));
     const out = {};
     for (const table of Object.keys(TABLES)) {
       const spec = TABLES[table];
       if (table === "object") {
         where = "object";
-        out.object = row(c.object, spec, COLUMNS.object, "object", (w) => where = w);
+        out.object = row(c2.object, spec, COLUMNS.object, "object", (w2) => where = w2);
         continue;
       }
       where = table;
-      const rows = c[table] ?? [];
+      const rows = c2[table] ?? [];
       if (!Array.isArray(rows)) throw new Bad(say("record_not_array"));
       const key = KEYS[table];
       const composite = COMPOSITE[table];
       const seen = /* @__PURE__ */ new Set();
       out[table] = rows.map((r, i) => {
-        const got = row(r, spec, COLUMNS[table], `${table}[${i}]`, (w) => where = w);
+        const got = row(r, spec, COLUMNS[table], `${table}[${i}]`, (w2) => where = w2);
         if (key) {
           if (seen.has(got[key])) {
             where = `${table}[${i}].${key}`;
@@ -6251,22 +6260,22 @@ function checkContent(c, address, limit) {
           }
           seen.add(got[key]);
         } else if (composite) {
-          const value = JSON.stringify(composite.map((c2) => got[c2]));
+          const value = JSON.stringify(composite.map((c3) => got[c3]));
           if (seen.has(value)) {
             where = `${table}[${i}]`;
-            throw new Bad(clip(say("record_repeats_key", { columns: composite.join(", "), value: `(${composite.map((c2) => pyRepr(got[c2])).join(", ")})` })));
+            throw new Bad(clip(say("record_repeats_key", { columns: composite.join(", "), value: `(${composite.map((c3) => pyRepr(got[c3])).join(", ")})` })));
           }
           seen.add(value);
         }
         return got;
       });
-      const cmp = (a, b) => a < b ? -1 : a > b ? 1 : 0;
-      if (key) out[table].sort((a, b) => cmp(a[key], b[key]));
-      else if (composite) out[table].sort((a, b) => composite.reduce((o, c2) => o || cmp(a[c2], b[c2]), 0));
+      const cmp = (a, b2) => a < b2 ? -1 : a > b2 ? 1 : 0;
+      if (key) out[table].sort((a, b2) => cmp(a[key], b2[key]));
+      else if (composite) out[table].sort((a, b2) => composite.reduce((o, c3) => o || cmp(a[c3], b2[c3]), 0));
     }
-    for (const k of Object.keys(c)) {
-      if (!(k in TABLES) && k !== "sequences") {
-        where = k.slice(0, 60);
+    for (const k2 of Object.keys(c2)) {
+      if (!(k2 in TABLES) && k2 !== "sequences") {
+        where = k2.slice(0, 60);
         throw new Bad(say("record_unknown_field"));
       }
     }
@@ -6289,10 +6298,10 @@ function checkContent(c, address, limit) {
       where = "object.title";
       throw new Bad(say("record_reserved_title"));
     }
-    relations(out, meta.scope, meta.owner, limit, (w) => where = w);
-    out.sequences = sequences(c.sequences ?? {}, out, (w) => where = w);
+    relations(out, meta.scope, meta.owner, limit, (w2) => where = w2);
+    out.sequences = sequences(c2.sequences ?? {}, out, (w2) => where = w2);
     const live2 = out.turns.filter((t) => t.superseded_by === null);
-    out.live = { live_turns: live2.length, live_tokens: live2.reduce((s, t) => s + t.tokens, 0) };
+    out.live = { live_turns: live2.length, live_tokens: live2.reduce((s3, t) => s3 + t.tokens, 0) };
     return out;
   } catch (e) {
     if (e instanceof Bad) throw invalid(say("record_invalid", { where, why: e.message }));
@@ -6312,57 +6321,57 @@ function row(r, spec, current3, label2, at) {
   for (const column of current3) {
     const rule = spec[column];
     at(`${label2}.${column}`);
-    const v = r[column] === void 0 ? null : r[column];
+    const v2 = r[column] === void 0 ? null : r[column];
     if (rule === void 0) {
       out[column] = null;
       continue;
     }
-    if (v === null) {
+    if (v2 === null) {
       if (!rule.optional) throw new Bad(say("record_missing"));
-    } else CHECKS[rule.check](v, rule);
-    out[column] = v;
+    } else CHECKS[rule.check](v2, rule);
+    out[column] = v2;
   }
   return out;
 }
-function relations(c, scope, owner, limit, at) {
-  const people = c.participants;
+function relations(c2, scope, owner2, limit, at) {
+  const people = c2.participants;
   at("participants");
   if (scope === "user" || scope === "session") {
-    if (people.length !== 1 || people[0].user !== owner || people[0].role !== "owner") throw new Bad(say("record_user_participants", { owner }));
+    if (people.length !== 1 || people[0].user !== owner2 || people[0].role !== "owner") throw new Bad(say("record_user_participants", { owner: owner2 }));
   } else if (scope === "tenant") {
     if (!people.some((p) => p.role === "owner")) throw new Bad(say("record_tenant_owner"));
   } else {
-    for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c[t].length) {
+    for (const t of ["participants", "prompts", "turns", "events", "requests"]) if (c2[t].length) {
       at(t);
       throw new Bad(say("record_reserved_empty"));
     }
   }
   if (scope !== "reserved") {
-    for (const t of ["facts", "buckets"]) if (c[t].length) {
+    for (const t of ["facts", "buckets"]) if (c2[t].length) {
       at(t);
       throw new Bad(say("record_reserved_only"));
     }
   }
-  if ((c.tags?.length ?? 0) > CONSTANTS.limits.tags) {
+  if ((c2.tags?.length ?? 0) > CONSTANTS.limits.tags) {
     at("tags");
     throw new Bad(say("record_too_many_tags", { limit: CONSTANTS.limits.tags }));
   }
   for (const [t, adapter] of Object.entries(ADAPTER_TABLES)) {
-    if (c[t]?.length && c.object.adapter !== adapter) {
+    if (c2[t]?.length && c2.object.adapter !== adapter) {
       at(t);
       throw new Bad(say("record_adapter_only", { adapter }));
     }
   }
-  const turns = new Map(c.turns.map((t) => [t.seq, t]));
+  const turns = new Map(c2.turns.map((t) => [t.seq, t]));
   const tooLarge2 = (size) => {
     if (size > limit) throw new Bad(say("record_too_large", { size, limit }));
   };
-  c.turns.forEach((t, i) => {
+  c2.turns.forEach((t, i) => {
     const label2 = `turns[${i}]`;
     at(`${label2}.content`);
     if (t.content === "" && !(t.tool_calls || t.data !== null)) throw new Bad(say("record_empty"));
     let size = utf82(t.content);
-    for (const k of ["tool_calls", "meta", "data"]) if (t[k] !== null) size += utf82(t[k]);
+    for (const k2 of ["tool_calls", "meta", "data"]) if (t[k2] !== null) size += utf82(t[k2]);
     tooLarge2(size);
     at(`${label2}.covers_first`);
     if (t.kind === "summary") {
@@ -6376,16 +6385,16 @@ function relations(c, scope, owner, limit, at) {
     at(`${label2}.superseded_by`);
     const by = t.superseded_by;
     if (by === 0) {
-      if (t.kind === "summary" || c.object.adapter !== "langgraph") throw new Bad(say("record_superseded_by", { by }));
+      if (t.kind === "summary" || c2.object.adapter !== "langgraph") throw new Bad(say("record_superseded_by", { by }));
     } else if (by !== null && (!turns.has(by) || turns.get(by).kind !== "summary" || by <= t.seq)) throw new Bad(say("record_superseded_by", { by }));
   });
-  unique(c.turns, "turns", "request_id", at);
-  unique(c.prompts, "prompts", "request_id", at);
-  c.prompts.forEach((p, i) => {
+  unique(c2.turns, "turns", "request_id", at);
+  unique(c2.prompts, "prompts", "request_id", at);
+  c2.prompts.forEach((p, i) => {
     at(`prompts[${i}].content`);
     tooLarge2(utf82(p.content));
   });
-  c.requests.forEach((r, i) => {
+  c2.requests.forEach((r, i) => {
     at(`requests[${i}].prompt`);
     tooLarge2(utf82(r.prompt) + utf82(r.choices));
     at(`requests[${i}].answer`);
@@ -6394,13 +6403,13 @@ function relations(c, scope, owner, limit, at) {
       if (r.answer === null || choices.length && !choices.includes(r.answer)) throw new Bad(say("record_answer", { answer: r.answer }));
     } else if (r.answer !== null) throw new Bad(say("record_answer_null", { status: r.status }));
   });
-  c.events.forEach((e, i) => {
+  c2.events.forEach((e, i) => {
     at(`events[${i}].data`);
     tooLarge2(utf82(e.data));
   });
-  c.facts.forEach((f, i) => {
+  c2.facts.forEach((f2, i) => {
     at(`facts[${i}].value`);
-    tooLarge2(utf82(f.value));
+    tooLarge2(utf82(f2.value));
   });
 }
 function unique(rows, table, column, at) {
@@ -6414,7 +6423,7 @@ function unique(rows, table, column, at) {
     seen.add(r[column]);
   });
 }
-function sequences(given, c, at) {
+function sequences(given, c2, at) {
   at("sequences");
   if (!plainObject(given)) throw new Bad(say("record_not_object"));
   const out = {};
@@ -6422,17 +6431,17 @@ function sequences(given, c, at) {
     at(`sequences.${table.slice(0, 60)}`);
     if (!SEQUENCED.includes(table)) throw new Bad(say("record_no_sequence"));
     if (int(value) < 0) throw new Bad(say("record_negative"));
-    const top = Math.max(0, ...c[table].map((r) => r[KEYS[table]]));
+    const top = Math.max(0, ...c2[table].map((r) => r[KEYS[table]]));
     if (value < top) throw new Bad(say("record_below_key", { value, top }));
     out[table] = value;
   }
   for (const table of SEQUENCED) {
-    if (c[table].length && !(table in out)) out[table] = Math.max(...c[table].map((r) => r[KEYS[table]]));
+    if (c2[table].length && !(table in out)) out[table] = Math.max(...c2[table].map((r) => r[KEYS[table]]));
   }
   return out;
 }
-function owners(c) {
-  return new Set(c.participants.filter((p) => p.role === "owner").map((p) => p.user));
+function owners(c2) {
+  return new Set(c2.participants.filter((p) => p.role === "owner").map((p) => p.user));
 }
 function label(obj) {
   const a = obj.address;
@@ -6468,42 +6477,42 @@ function importObject(obj, a) {
   return { ...entry2, what: present ? "replaced" : "imported" };
 }
 function canonical(obj) {
-  const c = {};
+  const c2 = {};
   for (const table of Object.keys(COLUMNS)) {
-    const keep = COLUMNS[table].filter((k) => !(DERIVED[table] ?? []).includes(k));
+    const keep = COLUMNS[table].filter((k2) => !(DERIVED[table] ?? []).includes(k2));
     const order = KEYS[table] ? ` ORDER BY ${KEYS[table]}` : COMPOSITE[table] ? ` ORDER BY ${COMPOSITE[table].join(", ")}` : "";
-    c[table] = withBlobsAsText(obj.db.dicts(`SELECT ${keep.join(", ")} FROM ${table}${order}`));
+    c2[table] = withBlobsAsText(obj.db.dicts(`SELECT ${keep.join(", ")} FROM ${table}${order}`));
   }
-  c.object = c.object.length ? c.object[0] : null;
-  c.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
-  return c;
+  c2.object = c2.object.length ? c2.object[0] : null;
+  c2.sequences = Object.fromEntries(obj.db.all("SELECT name, seq FROM sqlite_sequence").filter((r) => SEQUENCED.includes(r[0])).map((r) => [r[0], r[1]]));
+  return c2;
 }
 function same(stored, checked2, id) {
-  const norm = (c, withId) => {
+  const norm = (c2, withId) => {
     const out = {};
     for (const table of Object.keys(COLUMNS)) {
-      const keep = COLUMNS[table].filter((k) => !(DERIVED[table] ?? []).includes(k));
-      const rows = table === "object" ? [withId ? { ...c.object, id } : c.object] : c[table];
-      out[table] = rows.map((r) => keep.map((k) => r[k] ?? null));
+      const keep = COLUMNS[table].filter((k2) => !(DERIVED[table] ?? []).includes(k2));
+      const rows = table === "object" ? [withId ? { ...c2.object, id } : c2.object] : c2[table];
+      out[table] = rows.map((r) => keep.map((k2) => r[k2] ?? null));
     }
-    out.sequences = SEQUENCED.filter((t) => t in c.sequences).map((t) => [t, c.sequences[t]]);
+    out.sequences = SEQUENCED.filter((t) => t in c2.sequences).map((t) => [t, c2.sequences[t]]);
     return JSON.stringify(out);
   };
   return norm(stored, false) === norm(checked2, true);
 }
-function write(obj, c) {
+function write(obj, c2) {
   for (const table of Object.keys(COLUMNS)) obj.db.run(`DELETE FROM ${table}`);
   obj.db.run("DELETE FROM sqlite_sequence");
   const insert = (table, rows) => {
     const cols = COLUMNS[table];
     const sql = `INSERT INTO ${table} (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`;
-    const blob = (k) => TABLES[table]?.[k]?.check === "blob";
-    for (const r of rows) obj.db.run(sql, ...cols.map((k) => r[k] === void 0 || r[k] === null ? null : blob(k) ? blobBytes(r[k]) : r[k]));
+    const blob = (k2) => TABLES[table]?.[k2]?.check === "blob";
+    for (const r of rows) obj.db.run(sql, ...cols.map((k2) => r[k2] === void 0 || r[k2] === null ? null : blob(k2) ? blobBytes(r[k2]) : r[k2]));
   };
-  insert("object", [{ ...c.object, id: obj.id, one: 1, ...c.live }]);
-  for (const table of Object.keys(COLUMNS)) if (table !== "object") insert(table, c[table]);
+  insert("object", [{ ...c2.object, id: obj.id, one: 1, ...c2.live }]);
+  for (const table of Object.keys(COLUMNS)) if (table !== "object") insert(table, c2[table]);
   obj.db.run("DELETE FROM sqlite_sequence");
-  for (const [name, seq] of Object.entries(c.sequences)) obj.db.run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", name, seq);
+  for (const [name, seq] of Object.entries(c2.sequences)) obj.db.run("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", name, seq);
 }
 var ROLES2 = CONSTANTS.row_roles;
 var SNIPPET = "snippet(turns_fts, -1, '[', ']', '\u2026', 16)";
@@ -6543,6 +6552,230 @@ function searchObject(obj, a) {
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
 }
 
+// src/rules/hooks.ts
+var KINDS = ["completed", "failed", "cancelled"];
+var MAX_HOOKS = 5;
+var MAX_URL_BYTES = 2048;
+var MAX_ERROR_BYTES = 4096;
+var MAX_REPLY_BYTES = 64 * 1024;
+var HOOK_COLUMNS = ["id", "url", "events", "include_reply", "secret", "author", "created_at"];
+var DELIVERY_COLUMNS = [
+  "id",
+  "hook_id",
+  "webhook_id",
+  "type",
+  "prompt_id",
+  "status",
+  "attempts",
+  "created_at",
+  "last_attempt_at",
+  "next_attempt_at",
+  "delivered_at",
+  "last_response",
+  "last_error"
+];
+var DELIVERY_TIMES = ["created_at", "last_attempt_at", "next_attempt_at", "delivered_at"];
+var encoder2 = new TextEncoder();
+var ALLOWED = [];
+function allowHosts(variable) {
+  ALLOWED = typeof variable === "string" ? variable.split(",").map((h) => hostKey(h.trim())).filter(Boolean) : [];
+}
+function hostKey(host) {
+  let h = host.toLowerCase();
+  if (h.startsWith("[") && h.endsWith("]")) h = h.slice(1, -1);
+  return h.endsWith(".") ? h.slice(0, -1) : h;
+}
+function ipv4Private(a) {
+  const [x2, y2] = a;
+  return x2 === 0 || x2 === 10 || x2 === 127 || x2 === 100 && y2 >= 64 && y2 <= 127 || x2 === 169 && y2 === 254 || x2 === 172 && y2 >= 16 && y2 <= 31 || x2 === 192 && y2 === 168 || x2 >= 224 && x2 <= 239 || a.every((n) => n === 255);
+}
+function ipv6Groups(text4) {
+  let t = text4;
+  const tail = [];
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(t);
+  if (dotted) {
+    const b2 = dotted[2].split(".").map(Number);
+    tail.push(b2[0] << 8 | b2[1], b2[2] << 8 | b2[3]);
+    t = dotted[1].endsWith("::") ? dotted[1] : dotted[1].slice(0, -1);
+  }
+  const [head, rest] = t.includes("::") ? t.split("::") : [t, null];
+  const hex2 = (s3) => s3 ? s3.split(":").map((g2) => parseInt(g2, 16)) : [];
+  const left = hex2(head), right = rest === null ? [] : hex2(rest);
+  const fill = 8 - tail.length - left.length - right.length;
+  if (fill < 0 || rest === null && fill !== 0) return null;
+  const groups = [...left, ...new Array(fill).fill(0), ...right, ...tail];
+  return groups.some((g2) => Number.isNaN(g2)) ? null : groups;
+}
+function localHost(hostname) {
+  const h = hostKey(hostname);
+  if (h === "localhost" || h.endsWith(".localhost") || h.endsWith(".local") || h.endsWith(".internal")) return true;
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return ipv4Private(h.split(".").map(Number));
+  if (h.includes(":")) {
+    const g2 = ipv6Groups(h);
+    if (g2 === null) return true;
+    if (g2.every((x2) => x2 === 0) || g2.slice(0, 7).every((x2) => x2 === 0) && g2[7] === 1) return true;
+    if (g2.slice(0, 5).every((x2) => x2 === 0) && g2[5] === 65535) return ipv4Private([g2[6] >> 8, g2[6] & 255, g2[7] >> 8, g2[7] & 255]);
+    return (g2[0] & 65024) === 64512 || (g2[0] & 65472) === 65152 || (g2[0] & 65280) === 65280;
+  }
+  return false;
+}
+function validUrl(url, remote = true) {
+  const bad = invalid([...`invalid --url ${pyRepr(url)}: use an http:// or https:// URL with a host and no user name or password`].slice(0, 300).join(""));
+  if (typeof url !== "string" || !url || encoder2.encode(url).length > MAX_URL_BYTES) throw bad;
+  if (hasSpace(url) || /[\u0000-\u001f]/.test(url)) throw bad;
+  const authority = /^https?:\/\/([^/?#]+)/i.exec(url);
+  if (authority === null || authority[1].includes("@")) throw bad;
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw bad;
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:" || !parsed.hostname || parsed.username || parsed.password) throw bad;
+  if (remote && localHost(parsed.hostname) && !ALLOWED.includes(hostKey(parsed.hostname))) {
+    throw invalid(`invalid --url ${pyRepr([...url].slice(0, 200).join(""))}: its host ${parsed.hostname} is local or private, which a remote Worker does not call (list it in the Worker's DURABLE_HOOK_ALLOW_HOSTS to allow it)`);
+  }
+  return url;
+}
+function validEvents(events2) {
+  if (events2 == null) return [...KINDS];
+  const items = typeof events2 === "string" ? events2.split(",") : Array.isArray(events2) ? events2 : [events2];
+  for (const item of items) {
+    if (!KINDS.includes(item)) throw invalid(`invalid --events item ${pyRepr(item)}: use a comma-separated list of completed, failed, cancelled`);
+  }
+  return KINDS.filter((k2) => items.includes(k2));
+}
+function validSecret(secret) {
+  const bad = invalid("invalid --secret-file: it must hold whsec_ followed by the standard base64 of 24 to 64 bytes");
+  if (typeof secret !== "string" || !secret.startsWith("whsec_")) throw bad;
+  const b643 = secret.slice(6);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b643) || b643.length % 4 !== 0) throw bad;
+  const n = atob(b643).length;
+  if (n < 24 || n > 64) throw bad;
+  return secret;
+}
+var b64 = (bytes2) => btoa(String.fromCharCode(...bytes2));
+function hookJson(r) {
+  const h = {};
+  HOOK_COLUMNS.forEach((k2, i) => h[k2] = r[i]);
+  h.events = JSON.parse(h.events);
+  h.include_reply = !!h.include_reply;
+  h.created_at = iso(h.created_at);
+  return h;
+}
+function deliveryJson(r) {
+  const d = {};
+  DELIVERY_COLUMNS.forEach((k2, i) => d[k2] = r[i]);
+  for (const k2 of DELIVERY_TIMES) d[k2] = iso(d[k2]);
+  return d;
+}
+function owner(obj, doing) {
+  requireSession(obj);
+  obj.requireVisible();
+  obj.requireOwner(doing);
+}
+function create(obj, a) {
+  validUrl(a.url);
+  const kinds = validEvents(a.events);
+  const secret = a.secret != null ? validSecret(a.secret) : "whsec_" + b64(crypto.getRandomValues(new Uint8Array(32)));
+  owner(obj, "add a hook");
+  if (obj.meta().status === "archived") throw conflict(`${obj.what} is archived (read-only): unarchive it to add a hook`);
+  const count = Number(obj.db.one("SELECT count(*) FROM hooks")[0]);
+  if (count >= MAX_HOOKS) throw conflict(`too many hooks: ${obj.what} has ${count} (at most ${MAX_HOOKS}); unhook one first`);
+  const id = obj.db.one(
+    "INSERT INTO hooks (url, events, include_reply, secret, author, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    a.url,
+    JSON.stringify(kinds).replace(/","/g, '", "'),
+    a.include_reply ? 1 : 0,
+    secret,
+    obj.actor,
+    now()
+  )[0];
+  event(obj, "hook.created", { hook_id: id, events: kinds });
+  touch(obj);
+  return hookJson(obj.db.one(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks WHERE id = ?`, id));
+}
+function hooks(obj, _a) {
+  owner(obj, "list its hooks");
+  return obj.db.all(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks ORDER BY id`).map(hookJson);
+}
+function hook(obj, id) {
+  const r = obj.db.one(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks WHERE id = ?`, id);
+  if (!r) throw notFound(`no hook ${id} in ${obj.what}; see 'durable session hooks ${obj.name}'`);
+  return hookJson(r);
+}
+function unhook(obj, a) {
+  owner(obj, "delete a hook");
+  const found = hook(obj, a.hook_id);
+  obj.db.run("DELETE FROM deliveries WHERE hook_id = ?", a.hook_id);
+  obj.db.run("DELETE FROM hooks WHERE id = ?", a.hook_id);
+  event(obj, "hook.deleted", { hook_id: a.hook_id });
+  touch(obj);
+  return found;
+}
+function deliveries(obj, a) {
+  if (a.status != null && !["pending", "delivered", "failed"].includes(a.status)) {
+    throw invalid(`invalid --status ${pyRepr(a.status)}: use pending, delivered or failed`);
+  }
+  owner(obj, "list its deliveries");
+  if (a.hook_id != null) hook(obj, a.hook_id);
+  const where = [], params = [];
+  if (a.hook_id != null) {
+    where.push("hook_id = ?");
+    params.push(a.hook_id);
+  }
+  if (a.status != null) {
+    where.push("status = ?");
+    params.push(a.status);
+  }
+  return obj.db.all(`SELECT ${DELIVERY_COLUMNS.join(", ")} FROM deliveries${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id`, ...params).map(deliveryJson);
+}
+function cut(text4, limit) {
+  if (text4 === null || text4 === void 0) return null;
+  const data = encoder2.encode(text4);
+  if (data.length <= limit) return text4;
+  let end = limit - 3;
+  while (end > 0 && (data[end] & 192) === 128) end--;
+  return new TextDecoder().decode(data.subarray(0, end)) + "\u2026";
+}
+function outcome(obj, p, kind2) {
+  const subscribed = obj.db.all("SELECT id, events, include_reply FROM hooks ORDER BY id").filter((h) => JSON.parse(h[1]).includes(kind2));
+  if (!subscribed.length) return 0;
+  const meta = obj.meta();
+  let reply = null;
+  if (kind2 === "completed" && p.turn_seq !== null) {
+    const r = obj.db.one("SELECT content FROM turns WHERE seq > ? AND role = 'assistant' AND superseded_by IS NULL ORDER BY seq DESC LIMIT 1", p.turn_seq);
+    if (r && encoder2.encode(r[0]).length <= MAX_REPLY_BYTES) reply = r[0];
+  }
+  const t = now();
+  const type = "prompt." + kind2;
+  for (const [hookId, , includeReply] of subscribed) {
+    const data = {
+      hook_id: hookId,
+      session: meta.name,
+      session_id: meta.id,
+      scope: meta.scope,
+      owner: meta.owner,
+      prompt_id: p.id,
+      request_id: p.request_id,
+      source: p.source,
+      schedule_id: p.schedule_id,
+      status: p.status,
+      error: cut(p.error, MAX_ERROR_BYTES),
+      attempts: p.attempts,
+      turn_seq: p.turn_seq,
+      created_at: p.created_at,
+      started_at: p.started_at,
+      completed_at: p.completed_at,
+      reply: includeReply ? reply : null
+    };
+    const body = JSON.stringify({ type, timestamp: p.completed_at, data });
+    const webhookId = "msg_" + [...crypto.getRandomValues(new Uint8Array(16))].map((b2) => b2.toString(16).padStart(2, "0")).join("");
+    obj.db.run("INSERT INTO deliveries (hook_id, webhook_id, type, prompt_id, body, status, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)", hookId, webhookId, type, p.id, body, t, t);
+  }
+  return subscribed.length;
+}
+
 // src/rules/elicit.ts
 import { createHash as createHash3 } from "node:crypto";
 var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at, approvers, call_id, args, args_sha256, approve";
@@ -6575,7 +6808,7 @@ function canonical2(value) {
   if (value === null || typeof value !== "object") return JSON.stringify(value);
   if (Array.isArray(value)) return "[" + value.map(canonical2).join(",") + "]";
   const o = value;
-  return "{" + Object.keys(o).sort().map((k) => JSON.stringify(k) + ":" + canonical2(o[k])).join(",") + "}";
+  return "{" + Object.keys(o).sort().map((k2) => JSON.stringify(k2) + ":" + canonical2(o[k2])).join(",") + "}";
 }
 var argsSha256 = (value) => createHash3("sha256").update(canonical2(value)).digest("hex");
 function checkBinding(obj, a, choices) {
@@ -6597,8 +6830,8 @@ function checkBinding(obj, a, choices) {
     choices = ["approve", "decline"];
     if (!approve2.length) approve2 = ["approve"];
   } else if (!approve2.length) throw invalid("say which choices approve the call with --approve");
-  for (const c of approve2) {
-    if (!choices.includes(c)) throw invalid(say("choice_not_offered", { choice: c, choices: choices.join(", ") }));
+  for (const c2 of approve2) {
+    if (!choices.includes(c2)) throw invalid(say("choice_not_offered", { choice: c2, choices: choices.join(", ") }));
   }
   approve2 = [...new Set(approve2)];
   const argsText = JSON.stringify(a.args);
@@ -6621,27 +6854,27 @@ function get(obj, a) {
   return requestJson(r);
 }
 function pyJson(items) {
-  const str2 = (s) => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  const str2 = (s3) => JSON.stringify(s3).replace(/[\u007f-\uffff]/g, (c2) => "\\u" + c2.charCodeAt(0).toString(16).padStart(4, "0"));
   return "[" + items.map(str2).join(", ") + "]";
 }
 function checkAsk(prompt2, choices) {
   if (typeof prompt2 !== "string" || !prompt2 || !strip(prompt2)) throw invalid(say("empty_prompt"));
   if (!Array.isArray(choices)) throw invalid(say("empty_choice"));
-  for (const c of choices) if (typeof c !== "string" || !c) throw invalid(say("empty_choice"));
+  for (const c2 of choices) if (typeof c2 !== "string" || !c2) throw invalid(say("empty_choice"));
   if (new Set(choices).size !== choices.length) throw invalid(say("duplicate_choice"));
   return choices;
 }
 function ask2(obj, a) {
   const key = validRequestId(a.request_id) ?? null;
-  const b = checkBinding(obj, a, checkAsk(a.prompt, a.choices ?? []));
-  const choices = b.choices;
+  const b2 = checkBinding(obj, a, checkAsk(a.prompt, a.choices ?? []));
+  const choices = b2.choices;
   visible(obj);
   if (key !== null) {
     const made = obj.db.one("SELECT json_extract(data, '$.request_id') FROM events WHERE type = 'elicit.asked' AND json_extract(data, '$.key') = ? ORDER BY seq LIMIT 1", key);
     if (made) {
       const asked = get(obj, { request_id: made[0] });
-      const sameApprovers = JSON.stringify([...asked.approvers].sort()) === JSON.stringify([...b.approvers].sort());
-      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices) || asked.call_id !== (a.call_id ?? null) || asked.args_sha256 !== b.sha || !sameApprovers) {
+      const sameApprovers = JSON.stringify([...asked.approvers].sort()) === JSON.stringify([...b2.approvers].sort());
+      if (asked.prompt !== a.prompt || JSON.stringify(asked.choices) !== JSON.stringify(choices) || asked.call_id !== (a.call_id ?? null) || asked.args_sha256 !== b2.sha || !sameApprovers) {
         throw conflict(say("ask_request_id_reused", { request_id: key, what: obj.what }));
       }
       return asked;
@@ -6655,11 +6888,11 @@ function ask2(obj, a) {
     pyJson(choices),
     t,
     a.timeout_seconds ? t + a.timeout_seconds * 1e3 : null,
-    b.approvers.length ? pyJson(b.approvers) : null,
+    b2.approvers.length ? pyJson(b2.approvers) : null,
     a.call_id ?? null,
-    b.argsText,
-    b.sha,
-    b.approve === null ? null : pyJson(b.approve)
+    b2.argsText,
+    b2.sha,
+    b2.approve === null ? null : pyJson(b2.approve)
   )[0];
   event(obj, "elicit.asked", key === null ? { request_id: id } : { request_id: id, key });
   touch(obj);
@@ -6749,9 +6982,9 @@ var PROMPT_COLUMNS = [
 var ORDER_KEY = "coalesce(handed_back, 9223372036854775807)";
 var QUEUE_ORDER = `${ORDER_KEY}, id`;
 var MAX_INT2 = 9223372036854775807n;
-var isPositive = (v) => Number.isSafeInteger(v) && v >= 1 || typeof v === "bigint" && v >= 1n && v <= MAX_INT2;
+var isPositive = (v2) => Number.isSafeInteger(v2) && v2 >= 1 || typeof v2 === "bigint" && v2 >= 1n && v2 <= MAX_INT2;
 var TIMES = ["created_at", "started_at", "lease_expires_at", "completed_at"];
-function create(obj, a) {
+function create2(obj, a) {
   const given = validSet(a.tags);
   if (obj.meta() !== null) {
     obj.requireVisible();
@@ -6767,8 +7000,8 @@ function show2(obj) {
 }
 function promptJson(r) {
   const p = {};
-  PROMPT_COLUMNS.forEach((k, i) => p[k] = r[i]);
-  for (const k of TIMES) p[k] = iso(p[k]);
+  PROMPT_COLUMNS.forEach((k2, i) => p[k2] = r[i]);
+  for (const k2 of TIMES) p[k2] = iso(p[k2]);
   return p;
 }
 function promptRow(obj, id) {
@@ -6801,10 +7034,10 @@ function prompt(obj, a) {
     meta = obj.meta();
   } else obj.requireVisible();
   if (a.request_id != null) {
-    const row3 = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
-    if (row3) {
-      if (row3[1] !== a.content) throw conflict(say("prompt_request_id_reused", { request_id: a.request_id, what: obj.what }));
-      return getPrompt(obj, { prompt_id: row3[0] });
+    const row4 = obj.db.one("SELECT id, content FROM prompts WHERE request_id = ?", a.request_id);
+    if (row4) {
+      if (row4[1] !== a.content) throw conflict(say("prompt_request_id_reused", { request_id: a.request_id, what: obj.what }));
+      return getPrompt(obj, { prompt_id: row4[0] });
     }
   }
   const to = check(obj, "prompt", meta.status);
@@ -6848,10 +7081,10 @@ function nextPrompt(obj, a) {
     throw conflict(say("prompt_still_processing", { id: busy[0], what: obj.what, name: obj.name }));
   }
   const t = now();
-  const row3 = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
-  if (!row3) return null;
-  const [id, content, author] = row3;
-  let seq = row3[3];
+  const row4 = obj.db.one(`SELECT id, content, author, turn_seq FROM prompts WHERE status = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY ${QUEUE_ORDER} LIMIT 1`, t);
+  if (!row4) return null;
+  const [id, content, author] = row4;
+  let seq = row4[3];
   if (seq === null || obj.db.one("SELECT max(seq) FROM turns WHERE superseded_by IS NULL")[0] !== seq) seq = insertTurn(obj, "user", content, author);
   obj.db.run(
     "UPDATE prompts SET status = 'processing', started_at = ?, lease_expires_at = ?, turn_seq = ?, attempts = attempts + 1, start = start + 1, handed_back = NULL, not_before = NULL, on_expiry = ?, max_attempts = ? WHERE id = ?",
@@ -6919,6 +7152,7 @@ function finish(obj, a) {
     a.prompt_id
   );
   event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
+  outcome2(obj, a.prompt_id, failed ? "failed" : "completed");
   recompute(obj, meta.status);
   touch(obj);
   return getPrompt(obj, a);
@@ -6944,12 +7178,16 @@ function release(obj, a) {
   touch(obj);
   return getPrompt(obj, a);
 }
-function failProcessing(obj, error, type = "prompt.failed", where = "status = 'processing'", params = [], actor = void 0) {
+function outcome2(obj, id, kind2) {
+  if (obj.db.one("SELECT 1 FROM hooks LIMIT 1")) outcome(obj, getPrompt(obj, { prompt_id: id }), kind2);
+}
+function failProcessing(obj, error, type = "prompt.failed", where = "status = 'processing'", params = [], actor = void 0, kind2 = "failed") {
   const t = now();
   const ids = obj.db.all(`SELECT id FROM prompts WHERE ${where} ORDER BY id`, ...params).map((r) => r[0]);
   for (const id of ids) {
     obj.db.run("UPDATE prompts SET status = 'failed', completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?", t, error, id);
     event(obj, type, { prompt_id: id, error }, actor);
+    outcome2(obj, id, kind2);
   }
   return ids.length;
 }
@@ -6957,7 +7195,7 @@ function stop(obj) {
   const meta = requireSession(obj);
   obj.requireVisible();
   if (!obj.db.one("SELECT 1 FROM prompts WHERE status = 'processing'")) return sessionJson(obj);
-  failProcessing(obj, "stopped");
+  failProcessing(obj, "stopped", "prompt.failed", "status = 'processing'", [], void 0, "cancelled");
   recompute(obj, meta.status);
   touch(obj);
   return sessionJson(obj);
@@ -6966,7 +7204,7 @@ function cancel(obj) {
   const meta = requireSession(obj);
   obj.requireVisible();
   const to = check(obj, "cancel", meta.status);
-  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')");
+  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')", [], void 0, "cancelled");
   setStatus(obj, to, meta.status);
   touch(obj);
   return sessionJson(obj);
@@ -7101,16 +7339,1172 @@ function expireLeases(obj, t) {
   return n;
 }
 
+// src/rules/schedules.ts
+import { createHash as createHash4 } from "node:crypto";
+
+// node_modules/croner/dist/croner.js
+function g(s3, e, t, n = 0, r = 0, a = 0, i = 0) {
+  let o = s3 >= 0 && s3 < 100, u = Date.UTC(o ? s3 + 400 : s3, e, t, n, r, a, i);
+  return o ? u - 126227808e5 : u;
+}
+function D(s3) {
+  return g(s3.y, s3.m - 1, s3.d, s3.h, s3.i, s3.s);
+}
+function w(s3, e) {
+  return s3.y === e.y && s3.m === e.m && s3.d === e.d && s3.h === e.h && s3.i === e.i && s3.s === e.s;
+}
+function O(s3) {
+  let e = s3.substring(9);
+  return e.includes("Z") || e.includes("+") || e.includes("-");
+}
+function Z(s3, e) {
+  let t = new Date(Date.parse(s3));
+  if (isNaN(t)) throw new Error("Invalid ISO8601 passed to timezone parser.");
+  return O(s3) ? { tp: T(t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate(), t.getUTCHours(), t.getUTCMinutes(), t.getUTCSeconds(), "Etc/UTC"), ms: t.getUTCMilliseconds() } : { tp: T(t.getFullYear(), t.getMonth() + 1, t.getDate(), t.getHours(), t.getMinutes(), t.getSeconds(), e), ms: t.getMilliseconds() };
+}
+function v(s3, e, t) {
+  let { tp: n, ms: r } = Z(s3, e);
+  return new Date(N(n, t).getTime() + r);
+}
+function N(s3, e) {
+  let t = _(s3);
+  if (t.kind === "single") return t.date;
+  if (t.kind === "ambiguous") return t.earlier;
+  if (e) throw new Error("Invalid date passed to fromTZ()");
+  return t.after;
+}
+function _(s3) {
+  let e = D(s3), t = (i) => R(new Date(i), s3.tz), n = e - t(e), r = y(new Date(n), s3.tz);
+  if (w(r, s3)) {
+    let i = D(r) - n, o = n - (t(n - E) - i);
+    if (o < n && w(y(new Date(o), s3.tz), s3)) return { kind: "ambiguous", earlier: new Date(o), later: new Date(n) };
+    let u = n + (i - t(n + E));
+    return u > n && w(y(new Date(u), s3.tz), s3) ? { kind: "ambiguous", earlier: new Date(n), later: new Date(u) } : { kind: "single", date: new Date(n) };
+  }
+  let a = e - (D(r) - n);
+  return w(y(new Date(a), s3.tz), s3) ? { kind: "single", date: new Date(a) } : { kind: "gap", before: new Date(Math.min(n, a)), after: new Date(Math.max(n, a)) };
+}
+var E = 3 * 36e5;
+function R(s3, e) {
+  return D(y(s3, e)) - (s3.getTime() - s3.getUTCMilliseconds());
+}
+function k(s3, e, t) {
+  let n = R(new Date(s3), t);
+  for (; e - s3 > 1e3; ) {
+    let r = s3 + Math.floor((e - s3) / 2e3) * 1e3;
+    R(new Date(r), t) === n ? s3 = r : e = r;
+  }
+  return e;
+}
+function U(s3, e) {
+  let t = _(y(new Date(s3), e));
+  if (t.kind === "ambiguous") return s3 < t.later.getTime() ? "earlier" : "later";
+}
+var H = g(1, 0, 1);
+var S = 864e5;
+var W = /* @__PURE__ */ new Map();
+function y(s3, e) {
+  if (e === void 0) return T(s3.getFullYear(), s3.getMonth() + 1, s3.getDate(), s3.getHours(), s3.getMinutes(), s3.getSeconds());
+  let t = W.get(e), n;
+  try {
+    t || (t = new Intl.DateTimeFormat("en-US", { timeZone: e, year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric", hour12: false }), W.set(e, t)), n = t.formatToParts(s3);
+  } catch (i) {
+    let o = i instanceof Error ? i.message : String(i);
+    throw new RangeError(`toTZ: Invalid timezone '${e}' or date. Please provide a valid IANA timezone (e.g., 'America/New_York', 'Europe/Stockholm'). Original error: ${o}`);
+  }
+  let r = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
+  for (let i of n) (i.type === "year" || i.type === "month" || i.type === "day" || i.type === "hour" || i.type === "minute" || i.type === "second") && (r[i.type] = parseInt(i.value, 10));
+  if (isNaN(r.year) || isNaN(r.month) || isNaN(r.day) || isNaN(r.hour) || isNaN(r.minute) || isNaN(r.second)) throw new Error(`toTZ: Failed to parse all date components from timezone '${e}'. This may indicate an invalid date or timezone configuration. Parsed components: ${JSON.stringify(r)}`);
+  let a = s3.getTime() - H;
+  return (a < -S || a < S && r.month === 12) && (r.year = 1 - r.year), r.hour === 24 && (r.hour = 0), { y: r.year, m: r.month, d: r.day, h: r.hour, i: r.minute, s: r.second, tz: e };
+}
+function T(s3, e, t, n, r, a, i) {
+  return { y: s3, m: e, d: t, h: n, i: r, s: a, tz: i };
+}
+var x = [1, 2, 4, 8, 16];
+var C = class s {
+  pattern;
+  timezone;
+  mode;
+  alternativeWeekdays;
+  sloppyRanges;
+  fixedTimeRule;
+  second;
+  minute;
+  hour;
+  day;
+  month;
+  dayOfWeek;
+  year;
+  lastDayOfMonth;
+  lastWeekday;
+  nearestWeekdays;
+  starDOM;
+  starDOW;
+  starYear;
+  useAndLogic;
+  isFixedTime;
+  constructor(e, t, n) {
+    this.pattern = e, this.timezone = t, this.mode = n?.mode ?? "auto", this.alternativeWeekdays = n?.alternativeWeekdays ?? false, this.sloppyRanges = n?.sloppyRanges ?? false, this.fixedTimeRule = n?.fixedTimeRule ?? "single-value", this.second = Array(60).fill(0), this.minute = Array(60).fill(0), this.hour = Array(24).fill(0), this.day = Array(31).fill(0), this.month = Array(12).fill(0), this.dayOfWeek = Array(7).fill(0), this.year = [], this.lastDayOfMonth = false, this.lastWeekday = false, this.nearestWeekdays = Array(31).fill(0), this.starDOM = false, this.starDOW = false, this.starYear = false, this.useAndLogic = false, this.isFixedTime = false, this.parse();
+  }
+  parse() {
+    if (!(typeof this.pattern == "string" || this.pattern instanceof String)) throw new TypeError("CronPattern: Pattern has to be of type string.");
+    this.pattern.indexOf("@") >= 0 && (this.pattern = this.handleNicknames(this.pattern).trim());
+    let e = this.pattern.match(/\S+/g) || [""], t = e.length;
+    if (e.length < 5 || e.length > 7) throw new TypeError("CronPattern: invalid configuration format ('" + this.pattern + "'), exactly five, six, or seven space separated parts are required.");
+    if (this.mode !== "auto") {
+      let i;
+      switch (this.mode) {
+        case "5-part":
+          i = 5;
+          break;
+        case "6-part":
+          i = 6;
+          break;
+        case "7-part":
+          i = 7;
+          break;
+        case "5-or-6-parts":
+          i = [5, 6];
+          break;
+        case "6-or-7-parts":
+          i = [6, 7];
+          break;
+        default:
+          i = 0;
+      }
+      if (!(Array.isArray(i) ? i.includes(t) : t === i)) {
+        let u = Array.isArray(i) ? i.join(" or ") : i.toString();
+        throw new TypeError(`CronPattern: mode '${this.mode}' requires exactly ${u} parts, but pattern '${this.pattern}' has ${t} parts.`);
+      }
+    }
+    if (e.length === 5 && e.unshift("0"), e.length === 6 && e.push("*"), this.pattern.indexOf("?") >= 0) for (let i = 0; i < e.length; i++) e[i] = e[i].replace(/\?/g, "*");
+    if (e[3].toUpperCase() === "LW") this.lastWeekday = true, e[3] = "";
+    else if (e[3].toUpperCase().indexOf("L") >= 0) {
+      let i = e[3].split(",");
+      if (i.length > 1 && i.some((o) => o.toUpperCase() === "LW")) throw new TypeError(`CronPattern: Syntax error, LW can not be in a list in day-of-month ('${e[3]}').`);
+      if (i.some((o) => o === "" || o.toUpperCase() !== "L" && /l/i.test(o))) throw new TypeError("CronPattern: Syntax error, L has to be a value of its own in day-of-month ('" + e[3] + "').");
+      e[3] = i.filter((o) => o.toUpperCase() !== "L").join(","), this.lastDayOfMonth = true;
+    }
+    if (e[3] == "*" && (this.starDOM = true), e[6] == "*" && (this.starYear = true), e[4].length >= 3 && (e[4] = this.replaceAlpha(e[4], s.MONTH_NAMES)), e[5].length >= 3 && (e[5] = this.alternativeWeekdays ? this.replaceAlpha(e[5], s.DAY_NAMES_QUARTZ) : this.replaceAlpha(e[5], s.DAY_NAMES)), e[5].startsWith("+") && (this.useAndLogic = true, e[5] = e[5].substring(1), e[5] === "")) throw new TypeError("CronPattern: Day-of-week field cannot be empty after '+' modifier.");
+    switch (e[5] == "*" && (this.starDOW = true), this.mode) {
+      case "5-part":
+        e[0] = "0", e[6] = "*";
+        break;
+      case "6-part":
+        e[6] = "*";
+        break;
+      case "5-or-6-parts":
+        e[6] = "*";
+        break;
+      case "6-or-7-parts":
+        break;
+      case "7-part":
+      case "auto":
+        break;
+    }
+    this.throwAtIllegalCharacters(e), this.partToArray("second", e[0], 0, 1), this.partToArray("minute", e[1], 0, 1), this.partToArray("hour", e[2], 0, 1), this.partToArray("day", e[3], -1, 1), this.partToArray("month", e[4], -1, 1);
+    let n = this.alternativeWeekdays ? -1 : 0;
+    this.partToArray("dayOfWeek", e[5], n, 63), e[6] === "*" ? this.year = Array(1e4).fill(1) : (this.year = Array(1e4).fill(0), this.partToArray("year", e[6], 0, 1)), !this.alternativeWeekdays && this.dayOfWeek[7] && (this.dayOfWeek[0] = this.dayOfWeek[7]);
+    let r = this.fixedTimeRule === "single-value", a = (i, o) => !i.includes("*") && !i.includes("/") && (!r || o.filter((u) => u).length === 1);
+    this.isFixedTime = a(e[0], this.second) && a(e[1], this.minute) && a(e[2], this.hour);
+  }
+  partToArray(e, t, n, r) {
+    let a = this[e];
+    if (t === "" && !(e === "day" && (this.lastDayOfMonth || this.lastWeekday))) throw new TypeError("CronPattern: configuration entry " + e + " (" + t + ") is empty, check for trailing spaces.");
+    if (t === "*") return a.fill(r);
+    let i = t.split(",");
+    if (i.length > 1) for (let o of i) this.partToArray(e, o, n, r);
+    else t.includes("-") && t.includes("/") ? this.handleRangeWithStepping(t, e, n, r) : t.includes("-") ? this.handleRange(t, e, n, r) : t.includes("/") ? this.handleStepping(t, e, n, r) : t !== "" && this.handleNumber(t, e, n, r);
+  }
+  throwAtIllegalCharacters(e) {
+    for (let t = 0; t < e.length; t++) if ((t === 3 ? /[^/*0-9,\-WwLl]+/ : t === 5 ? /[^/*0-9,\-#Ll]+/ : /[^/*0-9,\-]+/).test(e[t])) throw new TypeError("CronPattern: configuration entry " + t + " (" + e[t] + ") contains illegal characters.");
+  }
+  handleNumber(e, t, n, r) {
+    let a = this.extractNth(e, t), i = e.toUpperCase().includes("W");
+    if (t !== "day" && i) throw new TypeError("CronPattern: Nearest weekday modifier (W) only allowed in day-of-month.");
+    i && (t = "nearestWeekdays");
+    let o = i ? a[0].replace(/W$/i, "") : a[0], u = s.toNumber(o) + n;
+    if (isNaN(u)) throw new TypeError("CronPattern: " + t + " is not a number: '" + e + "'");
+    this.setPart(t, u, a[1] || r);
+  }
+  setPart(e, t, n) {
+    if (!Object.prototype.hasOwnProperty.call(this, e)) throw new TypeError("CronPattern: Invalid part specified: " + e);
+    if (e === "dayOfWeek") {
+      if (t === 7 && (t = 0), t < 0 || t > 6) throw new RangeError("CronPattern: Invalid value for dayOfWeek: " + t);
+      this.setNthWeekdayOfMonth(t, n);
+      return;
+    }
+    if (e === "second" || e === "minute") {
+      if (t < 0 || t >= 60) throw new RangeError("CronPattern: Invalid value for " + e + ": " + t);
+    } else if (e === "hour") {
+      if (t < 0 || t >= 24) throw new RangeError("CronPattern: Invalid value for " + e + ": " + t);
+    } else if (e === "day" || e === "nearestWeekdays") {
+      if (t < 0 || t >= 31) throw new RangeError("CronPattern: Invalid value for " + e + ": " + t);
+    } else if (e === "month") {
+      if (t < 0 || t >= 12) throw new RangeError("CronPattern: Invalid value for " + e + ": " + t);
+    } else if (e === "year" && (t < 1 || t >= 1e4)) throw new RangeError("CronPattern: Invalid value for " + e + ": " + t + " (supported range: 1-9999)");
+    this[e][t] = n;
+  }
+  static toNumber(e) {
+    return /^\d+$/.test(e) ? parseInt(e, 10) : NaN;
+  }
+  validateNotNaN(e, t) {
+    if (isNaN(e)) throw new TypeError(t);
+  }
+  validateRange(e, t, n, r, a) {
+    if (e > t) throw new TypeError("CronPattern: From value is larger than to value: '" + a + "'");
+    if (n !== void 0) {
+      if (n === 0) throw new TypeError("CronPattern: Syntax error, illegal stepping: 0");
+      if (n > this[r].length) throw new TypeError("CronPattern: Syntax error, steps cannot be greater than maximum value of part (" + this[r].length + ")");
+    }
+  }
+  handleRangeWithStepping(e, t, n, r) {
+    if (e.toUpperCase().includes("W")) throw new TypeError("CronPattern: Syntax error, W is not allowed in ranges with stepping.");
+    let a = this.extractNth(e, t), i = a[0].match(/^(\d+)-(\d+)\/(\d+)$/);
+    if (i === null) throw new TypeError("CronPattern: Syntax error, illegal range with stepping: '" + e + "'");
+    let [, o, u, l] = i, h = parseInt(o, 10) + n, m = parseInt(u, 10) + n, d = parseInt(l, 10);
+    this.validateNotNaN(h, "CronPattern: Syntax error, illegal lower range (NaN)"), this.validateNotNaN(m, "CronPattern: Syntax error, illegal upper range (NaN)"), this.validateNotNaN(d, "CronPattern: Syntax error, illegal stepping: (NaN)"), this.validateRange(h, m, d, t, e);
+    for (let p = h; p <= m; p += d) this.setPart(t, p, a[1] || r);
+  }
+  extractNth(e, t) {
+    let n = e, r;
+    if (n.includes("#")) {
+      if (t !== "dayOfWeek") throw new Error("CronPattern: nth (#) only allowed in day-of-week field");
+      let a = n.split("#");
+      if (a.length !== 2 || a[1] === "") throw new TypeError("CronPattern: Syntax error, illegal nth weekday: '" + e + "'");
+      n = a[0], r = a[1];
+    } else if (n.toUpperCase().endsWith("L")) {
+      if (t !== "dayOfWeek") throw new Error("CronPattern: L modifier only allowed in day-of-week field (use L alone for day-of-month)");
+      r = "L", n = n.slice(0, -1);
+    }
+    return [n, r];
+  }
+  handleRange(e, t, n, r) {
+    if (e.toUpperCase().includes("W")) throw new TypeError("CronPattern: Syntax error, W is not allowed in a range.");
+    let a = this.extractNth(e, t), i = a[0].split("-");
+    if (i.length !== 2) throw new TypeError("CronPattern: Syntax error, illegal range: '" + e + "'");
+    let o = s.toNumber(i[0]) + n, u = s.toNumber(i[1]) + n;
+    this.validateNotNaN(o, "CronPattern: Syntax error, illegal lower range (NaN)"), this.validateNotNaN(u, "CronPattern: Syntax error, illegal upper range (NaN)"), this.validateRange(o, u, void 0, t, e);
+    for (let l = o; l <= u; l++) this.setPart(t, l, a[1] || r);
+  }
+  handleStepping(e, t, n, r) {
+    if (e.toUpperCase().includes("W")) throw new TypeError("CronPattern: Syntax error, W is not allowed in parts with stepping.");
+    let a = this.extractNth(e, t), i = a[0].split("/");
+    if (i.length !== 2) throw new TypeError("CronPattern: Syntax error, illegal stepping: '" + e + "'");
+    if (this.sloppyRanges) i[0] === "" && (i[0] = "*");
+    else {
+      if (i[0] === "") throw new TypeError("CronPattern: Syntax error, stepping with missing prefix ('" + e + "') is not allowed. Use wildcard (*/step) or range (min-max/step) instead.");
+      if (i[0] !== "*") throw new TypeError("CronPattern: Syntax error, stepping with numeric prefix ('" + e + "') is not allowed. Use wildcard (*/step) or range (min-max/step) instead.");
+    }
+    let o = 0;
+    i[0] !== "*" && (o = s.toNumber(i[0]) + n, this.validateNotNaN(o, "CronPattern: Syntax error, illegal stepping start (NaN)"));
+    let u = s.toNumber(i[1]);
+    this.validateNotNaN(u, "CronPattern: Syntax error, illegal stepping: (NaN)"), this.validateRange(0, this[t].length - 1, u, t, e);
+    for (let l = o; l < this[t].length; l += u) t === "year" && l === 0 || this.setPart(t, l, a[1] || r);
+  }
+  replaceAlpha(e, t) {
+    let n = e;
+    for (let [r, a] of Object.entries(t)) n = n.replace(new RegExp(r, "gi"), (i, o, u) => {
+      let l = o + i.length - 3, h = u.charAt(l - 1), m = u.charAt(l + 3);
+      if (/[a-z\d/#]/i.test(h) || /[a-km-z\d]/i.test(m)) throw new TypeError(`CronPattern: Syntax error, a month or day name has to stand alone ('${e}').`);
+      return a;
+    });
+    return n;
+  }
+  static DAY_NAMES = { "-sun": "-7", sun: "0", mon: "1", tue: "2", wed: "3", thu: "4", fri: "5", sat: "6" };
+  static DAY_NAMES_QUARTZ = { sun: "1", mon: "2", tue: "3", wed: "4", thu: "5", fri: "6", sat: "7" };
+  static MONTH_NAMES = { jan: "1", feb: "2", mar: "3", apr: "4", may: "5", jun: "6", jul: "7", aug: "8", sep: "9", oct: "10", nov: "11", dec: "12" };
+  static NICKNAME_MAP = { "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * SUN", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *" };
+  handleNicknames(e) {
+    let t = e.trim().toLowerCase();
+    if (t === "@reboot") throw new TypeError("CronPattern: @reboot is not supported in this environment. This is an event-based trigger that requires system startup detection.");
+    return s.NICKNAME_MAP[t] || e;
+  }
+  setNthWeekdayOfMonth(e, t) {
+    if (typeof t != "number" && t.toUpperCase() === "L") this.dayOfWeek[e] = this.dayOfWeek[e] | 32;
+    else if (t === 63) this.dayOfWeek[e] = 63;
+    else if (t < 6 && t > 0) this.dayOfWeek[e] = this.dayOfWeek[e] | x[t - 1];
+    else throw new TypeError(`CronPattern: nth weekday out of range, should be 1-5 or L. Value: ${t}, Type: ${typeof t}`);
+  }
+};
+var B = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+var f = [["month", "year", 0], ["day", "month", -1], ["hour", "day", 0], ["minute", "hour", 0], ["second", "minute", 0]];
+var c = class s2 {
+  tz;
+  instantMs;
+  instantFields;
+  ms;
+  second;
+  minute;
+  hour;
+  day;
+  month;
+  year;
+  constructor(e, t) {
+    if (this.tz = t, e && e instanceof Date) if (!isNaN(e)) this.fromDate(e);
+    else throw new TypeError("CronDate: Invalid date passed to CronDate constructor");
+    else if (e == null) this.fromDate(/* @__PURE__ */ new Date());
+    else if (e && typeof e == "string") this.fromString(e);
+    else if (e instanceof s2) this.fromCronDate(e);
+    else throw new TypeError("CronDate: Invalid type (" + typeof e + ") passed to CronDate constructor");
+  }
+  getLastDayOfMonth(e, t) {
+    return t !== 1 ? B[t] : new Date(g(e, t + 1, 0)).getUTCDate();
+  }
+  getLastWeekday(e, t) {
+    let n = this.getLastDayOfMonth(e, t), a = new Date(g(e, t, n)).getUTCDay();
+    return a === 0 ? n - 2 : a === 6 ? n - 1 : n;
+  }
+  getNearestWeekday(e, t, n) {
+    let r = this.getLastDayOfMonth(e, t);
+    if (n > r) return -1;
+    let i = new Date(g(e, t, n)).getUTCDay();
+    return i === 0 ? n === r ? n - 2 : n + 1 : i === 6 ? n === 1 ? n + 2 : n - 1 : n;
+  }
+  isNthWeekdayOfMonth(e, t, n, r) {
+    let i = new Date(g(e, t, n)).getUTCDay(), o = 0;
+    for (let u = 1; u <= n; u++) new Date(g(e, t, u)).getUTCDay() === i && o++;
+    if (r & 63 && x[o - 1] & r) return true;
+    if (r & 32) {
+      let u = this.getLastDayOfMonth(e, t);
+      for (let l = n + 1; l <= u; l++) if (new Date(g(e, t, l)).getUTCDay() === i) return false;
+      return true;
+    }
+    return false;
+  }
+  fromDate(e) {
+    if (this.tz !== void 0) if (typeof this.tz == "number") this.ms = e.getUTCMilliseconds(), this.second = e.getUTCSeconds(), this.minute = e.getUTCMinutes() + this.tz, this.hour = e.getUTCHours(), this.day = e.getUTCDate(), this.month = e.getUTCMonth(), this.year = e.getUTCFullYear(), this.apply();
+    else try {
+      let t = y(e, this.tz);
+      this.ms = e.getMilliseconds(), this.second = t.s, this.minute = t.i, this.hour = t.h, this.day = t.d, this.month = t.m - 1, this.year = t.y, this.cacheInstant(e.getTime() - this.ms);
+    } catch (t) {
+      let n = t instanceof Error ? t.message : String(t);
+      throw new TypeError(`CronDate: Failed to convert date to timezone '${this.tz}'. This may happen with invalid timezone names or dates. Original error: ${n}`);
+    }
+    else this.ms = e.getMilliseconds(), this.second = e.getSeconds(), this.minute = e.getMinutes(), this.hour = e.getHours(), this.day = e.getDate(), this.month = e.getMonth(), this.year = e.getFullYear(), this.cacheInstant(e.getTime() - this.ms);
+  }
+  cacheInstant(e) {
+    this.instantMs = e;
+    let { year: t, month: n, day: r, hour: a, minute: i, second: o } = this;
+    this.instantFields = [t, n, r, a, i, o, this.tz];
+  }
+  cachedInstant() {
+    let e = this.instantFields;
+    if (!(e === void 0 || e[6] !== this.tz) && !(e[5] !== this.second || e[4] !== this.minute || e[3] !== this.hour) && !(e[2] !== this.day || e[1] !== this.month || e[0] !== this.year)) return this.instantMs;
+  }
+  fromCronDate(e) {
+    this.tz = e.tz, this.year = e.year, this.month = e.month, this.day = e.day, this.hour = e.hour, this.minute = e.minute, this.second = e.second, this.ms = e.ms, this.instantMs = e.instantMs, this.instantFields = e.instantFields;
+  }
+  apply() {
+    if (this.month > 11 || this.month < 0 || this.day > this.getLastDayOfMonth(this.year, this.month) || this.day < 1 || this.hour > 23 || this.minute > 59 || this.second > 59 || this.hour < 0 || this.minute < 0 || this.second < 0) {
+      let e = /* @__PURE__ */ new Date(0);
+      return e.setUTCFullYear(this.year, this.month, this.day), e.setUTCHours(this.hour, this.minute, this.second, this.ms), this.ms = e.getUTCMilliseconds(), this.second = e.getUTCSeconds(), this.minute = e.getUTCMinutes(), this.hour = e.getUTCHours(), this.day = e.getUTCDate(), this.month = e.getUTCMonth(), this.year = e.getUTCFullYear(), true;
+    } else return false;
+  }
+  fromString(e) {
+    if (typeof this.tz == "number") {
+      if (O(e)) return this.fromDate(v(e));
+      let t = v(e, "Etc/UTC");
+      this.ms = t.getUTCMilliseconds(), this.second = t.getUTCSeconds(), this.minute = t.getUTCMinutes(), this.hour = t.getUTCHours(), this.day = t.getUTCDate(), this.month = t.getUTCMonth(), this.year = t.getUTCFullYear(), this.apply();
+    } else return this.fromDate(v(e, this.tz));
+  }
+  findNext(e, t, n, r) {
+    return this._findMatch(e, t, n, r, 1);
+  }
+  _matchDayValue(e, t, n, r) {
+    let a = e;
+    if (!a) {
+      for (let i = 0; i < n.nearestWeekdays.length; i++) if (n.nearestWeekdays[i]) {
+        let o = this.getNearestWeekday(this.year, this.month, i + 1);
+        if (o !== -1 && o === t) {
+          a = 1;
+          break;
+        }
+      }
+    }
+    if (n.lastWeekday) {
+      let i = this.getLastWeekday(this.year, this.month);
+      t === i && (a = 1);
+    }
+    if (n.lastDayOfMonth) {
+      let i = this.getLastDayOfMonth(this.year, this.month);
+      t === i && (a = 1);
+    }
+    if (!n.starDOW) {
+      let i = new Date(g(this.year, this.month, 1, 0, 0, 0, 0)).getUTCDay(), o = n.dayOfWeek[(i + (t - 1)) % 7];
+      o && o & 63 && (o = this.isNthWeekdayOfMonth(this.year, this.month, t, o) ? 1 : 0), n.useAndLogic ? a = a && o : !r.domAndDow && !n.starDOM ? a = a || o : a = a && o;
+    }
+    return a;
+  }
+  _findMatch(e, t, n, r, a) {
+    let i = this[t], o = t === "day" ? this.getLastDayOfMonth(this.year, this.month) : 0, u = this[t] + r, l = a === 1 ? (h) => h < n[t].length : (h) => h >= 0;
+    for (let h = u; l(h); h += a) {
+      let m = n[t][h];
+      if (t === "day") {
+        if (h - r > o) continue;
+        m = this._matchDayValue(m, h - r, n, e);
+      }
+      if (m) return this[t] = h - r, i !== this[t] ? 2 : 1;
+    }
+    return 3;
+  }
+  recurse(e, t, n) {
+    let r = this.year, a = n;
+    for (; typeof a == "number"; ) {
+      if (e.starYear && Math.abs(this.year - r) > 400) return null;
+      a = this.recurseStep(e, t, a);
+    }
+    return a;
+  }
+  recurseStep(e, t, n) {
+    if (n === 0 && !e.starYear) {
+      if (this.year >= 0 && this.year < e.year.length && e.year[this.year] === 0) {
+        let a = -1;
+        for (let i = this.year + 1; i < e.year.length && i < 1e4; i++) if (e.year[i] === 1) {
+          a = i;
+          break;
+        }
+        if (a === -1) return null;
+        this.year = a, this.month = 0, this.day = 1, this.hour = 0, this.minute = 0, this.second = 0, this.ms = 0;
+      }
+      if (this.year >= 1e4) return null;
+    }
+    let r = this.findNext(t, f[n][0], e, f[n][2]);
+    if (r > 1) {
+      let a = n + 1;
+      for (; a < f.length; ) this[f[a][0]] = -f[a][2], a++;
+      if (r === 3) {
+        if (this[f[n][1]]++, this[f[n][0]] = -f[n][2], this.apply(), n === 0 && !e.starYear) {
+          for (; this.year >= 0 && this.year < e.year.length && e.year[this.year] === 0 && this.year < 1e4; ) this.year++;
+          if (this.year >= 1e4 || this.year >= e.year.length) return null;
+        }
+        return 0;
+      } else if (this.apply()) return n - 1;
+    }
+    return n += 1, n >= f.length ? this : (e.starYear ? this.year >= 3e3 : this.year >= 1e4) ? null : n;
+  }
+  increment(e, t, n) {
+    return this.instantMs = void 0, this.instantFields = void 0, this.second += t.interval !== void 0 && t.interval > 1 && n ? t.interval : 1, this.ms = 0, this.apply(), this.recurse(e, t, 0);
+  }
+  decrement(e, t, n = true) {
+    this.instantMs = void 0, this.instantFields = void 0;
+    let r = t.interval !== void 0 && t.interval >= 1;
+    return (this.ms === 0 || r) && (this.second -= r && n ? t.interval : 1), this.ms = 0, this.apply(), this.year < 1 ? null : this.recurseBackward(e, t, 0);
+  }
+  recurseBackward(e, t, n) {
+    let r = this.year, a = n;
+    for (; typeof a == "number"; ) {
+      if (e.starYear && Math.abs(this.year - r) > 400) return null;
+      a = this.recurseBackwardStep(e, t, a);
+    }
+    return a;
+  }
+  recurseBackwardStep(e, t, n) {
+    if (n === 0 && !e.starYear) {
+      if (this.year >= 0 && this.year < e.year.length && e.year[this.year] === 0) {
+        let a = -1;
+        for (let i = this.year - 1; i >= 0; i--) if (e.year[i] === 1) {
+          a = i;
+          break;
+        }
+        if (a === -1) return null;
+        this.year = a, this.month = 11, this.day = 31, this.hour = 23, this.minute = 59, this.second = 59, this.ms = 0;
+      }
+      if (this.year < 1) return null;
+    }
+    let r = this.findPrevious(t, f[n][0], e, f[n][2]);
+    if (r > 1) {
+      let a = n + 1;
+      for (; a < f.length; ) {
+        let i = f[a][0], o = f[a][2], u = this.getMaxPatternValue(i, e, o);
+        this[i] = u, a++;
+      }
+      if (r === 3) {
+        if (this[f[n][1]]--, n === 0) {
+          let u = this.getLastDayOfMonth(this.year, this.month);
+          this.day > u && (this.day = u);
+        }
+        if (n === 1) if (this.day <= 0) this.day = 1;
+        else {
+          let u = this.year, l = this.month;
+          for (; l < 0; ) l += 12, u--;
+          for (; l > 11; ) l -= 12, u++;
+          let h = this.getLastDayOfMonth(u, l);
+          this.day > h && (this.day = h);
+        }
+        this.apply();
+        let i = f[n][0], o = f[n][2];
+        if (this[i] = this.getMaxPatternValue(i, e, o), this.apply(), n === 0) {
+          let u = f[1][2], l = this.getMaxPatternValue("day", e, u);
+          l !== this.day && (this.day = l, this.hour = this.getMaxPatternValue("hour", e, f[2][2]), this.minute = this.getMaxPatternValue("minute", e, f[3][2]), this.second = this.getMaxPatternValue("second", e, f[4][2]));
+        }
+        if (n === 0 && !e.starYear) {
+          for (; this.year >= 0 && this.year < e.year.length && e.year[this.year] === 0; ) this.year--;
+          if (this.year < 1) return null;
+        }
+        return 0;
+      } else if (this.apply()) return n - 1;
+    }
+    return n += 1, n >= f.length ? this : this.year < 1 ? null : n;
+  }
+  getMaxPatternValue(e, t, n) {
+    let r = t[e].length - 1 - n;
+    for (let a = t[e].length - 1; a >= 0; a--) if (t[e][a]) {
+      r = a - n;
+      break;
+    }
+    if (e === "day") {
+      let a = this.getLastDayOfMonth(this.year, this.month);
+      return t.lastWeekday || t.nearestWeekdays.some((i) => i) || t.lastDayOfMonth || !t.starDOW ? a : Math.min(r, a);
+    }
+    return r;
+  }
+  findPrevious(e, t, n, r) {
+    return this._findMatch(e, t, n, r, -1);
+  }
+  getDate(e) {
+    if (!e && typeof this.tz != "number") {
+      let t = this.cachedInstant();
+      if (t !== void 0) return new Date(t + (this.tz === void 0 ? this.ms : 0));
+    }
+    if (e || this.tz === void 0) {
+      if (this.year >= 0 && this.year < 100) {
+        let t = /* @__PURE__ */ new Date(0);
+        return t.setFullYear(this.year, this.month, this.day), t.setHours(this.hour, this.minute, this.second, this.ms), t;
+      }
+      return new Date(this.year, this.month, this.day, this.hour, this.minute, this.second, this.ms);
+    } else return typeof this.tz == "number" ? new Date(g(this.year, this.month, this.day, this.hour, this.minute - this.tz, this.second, this.ms)) : N(T(this.year, this.month + 1, this.day, this.hour, this.minute, this.second, this.tz), false);
+  }
+  getTime() {
+    return this.getDate(false).getTime();
+  }
+  match(e, t) {
+    if (!e.starYear && (this.year < 0 || this.year >= e.year.length || e.year[this.year] === 0)) return false;
+    for (let n = 0; n < f.length; n++) {
+      let r = f[n][0], a = f[n][2], i = this[r];
+      if (i + a < 0 || i + a >= e[r].length) return false;
+      let o = e[r][i + a];
+      if (r === "day" && (o = this._matchDayValue(o, i, e, t)), !o) return false;
+    }
+    return true;
+  }
+};
+function F(s3) {
+  s3 === void 0 && (s3 = {}), delete s3.name, s3.legacyMode !== void 0 && s3.domAndDow === void 0 ? s3.domAndDow = !s3.legacyMode : s3.domAndDow === void 0 && (s3.domAndDow = false), s3.legacyMode = !s3.domAndDow;
+  let e = (n, r) => n === void 0 ? r : n;
+  if (s3.paused = e(s3.paused, false), s3.maxRuns = e(s3.maxRuns, 1 / 0), s3.catch = e(s3.catch, false), s3.unref = e(s3.unref, false), s3.mode = e(s3.mode, "auto"), s3.alternativeWeekdays = e(s3.alternativeWeekdays, false), s3.sloppyRanges = e(s3.sloppyRanges, false), s3.fixedTimeRule = e(s3.fixedTimeRule, "single-value"), s3.allowPast = e(s3.allowPast, false), s3.interval = s3.interval === void 0 ? 0 : parseInt(s3.interval.toString(), 10), s3.utcOffset = s3.utcOffset === void 0 ? void 0 : parseInt(s3.utcOffset.toString(), 10), s3.dayOffset = s3.dayOffset === void 0 ? 0 : parseInt(s3.dayOffset.toString(), 10), !["auto", "5-part", "6-part", "7-part", "5-or-6-parts", "6-or-7-parts"].includes(s3.mode)) throw new Error("CronOptions: mode must be one of 'auto', '5-part', '6-part', '7-part', '5-or-6-parts', or '6-or-7-parts'.");
+  if (!["single-value", "no-wildcard"].includes(s3.fixedTimeRule)) throw new Error("CronOptions: fixedTimeRule must be one of 'single-value' or 'no-wildcard'.");
+  s3.timezone === "" && (s3.timezone = void 0);
+  let t = s3.timezone ?? s3.utcOffset;
+  if (s3.startAt && (s3.startAt = I(new c(s3.startAt, t))), s3.stopAt && (s3.stopAt = I(new c(s3.stopAt, t))), s3.interval !== null) {
+    if (isNaN(s3.interval)) throw new Error("CronOptions: Supplied value for interval is not a number");
+    if (s3.interval < 0) throw new Error("CronOptions: Supplied value for interval can not be negative");
+  }
+  if (s3.utcOffset !== void 0) {
+    if (isNaN(s3.utcOffset)) throw new Error("CronOptions: Invalid value passed for utcOffset, should be number representing minutes offset from UTC.");
+    if (s3.utcOffset < -870 || s3.utcOffset > 870) throw new Error("CronOptions: utcOffset out of bounds.");
+    if (s3.utcOffset !== void 0 && s3.timezone) throw new Error("CronOptions: Combining 'utcOffset' with 'timezone' is not allowed.");
+  }
+  if (s3.unref !== true && s3.unref !== false) throw new Error("CronOptions: Unref should be either true, false or undefined(false).");
+  if (s3.dayOffset !== void 0 && s3.dayOffset !== 0 && isNaN(s3.dayOffset)) throw new Error("CronOptions: Invalid value passed for dayOffset, should be a number representing days to offset.");
+  return s3;
+}
+function I(s3) {
+  return s3.ms ? (s3.ms = 0, new c(new Date(s3.getTime() + 1e3), s3.tz)) : s3;
+}
+function b(s3) {
+  return typeof s3 == "function";
+}
+function L(s3) {
+  return b(s3);
+}
+function Y(s3) {
+  typeof Deno < "u" && typeof Deno.unrefTimer < "u" ? Deno.unrefTimer(s3) : s3 && typeof s3.unref < "u" && s3.unref();
+}
+var P = 1440 * 60 * 1e3;
+var $ = 30 * 1e3;
+var M = [];
+var j = class {
+  name;
+  options;
+  _states;
+  fn;
+  _startAtRoundingMs = 0;
+  getTz() {
+    return this.options.timezone ?? this.options.utcOffset;
+  }
+  applyDayOffset(e) {
+    let t = this._offsetMs();
+    return t ? new Date(e.getTime() + t) : e;
+  }
+  _offsetMs() {
+    return (this.options.dayOffset ?? 0) * P;
+  }
+  get _startAt() {
+    return this.options.startAt;
+  }
+  get _stopAt() {
+    return this.options.stopAt;
+  }
+  _nextTarget(e, t) {
+    let n = this._offsetMs(), r = this._next(this._shift(e), new Date(t.getTime() - n), { startAt: this._shift(this._startAt), stopAt: this._shift(this._stopAt) });
+    return r ? this.applyDayOffset(r.getDate(false)) : null;
+  }
+  _previousTarget(e, t) {
+    let n = this._toMs(e ?? t) - this._offsetMs(), r = this._previous(new Date(n), { startAt: this._shift(this._startAt), stopAt: this._shift(this._stopAt) });
+    return r ? this.applyDayOffset(r.getDate(false)) : null;
+  }
+  _shift(e) {
+    if (e != null) return new c(new Date(this._toMs(e) - this._offsetMs()), this.getTz());
+  }
+  constructor(e, t, n) {
+    let r, a;
+    if (b(t)) a = t;
+    else if (typeof t == "object") r = t;
+    else if (t !== void 0) throw new Error("Cron: Invalid argument passed for optionsIn. Should be one of function, or object (options).");
+    if (b(n)) a = n;
+    else if (typeof n == "object") r = n;
+    else if (n !== void 0) throw new Error("Cron: Invalid argument passed for funcIn. Should be one of function, or object (options).");
+    this.name = r?.name;
+    let i = r?.startAt;
+    this.options = F(r), i && this._startAt && (this._startAtRoundingMs = this._startAt.getTime() - new c(i, this.getTz()).getTime());
+    let o = !!e && (e instanceof Date || typeof e == "string" && e.indexOf(":") > 0);
+    if (this._states = { kill: false, blocking: false, previousRun: void 0, currentRun: void 0, once: void 0, currentTimeout: void 0, maxRuns: r ? r.maxRuns : void 0, paused: r ? r.paused : false, pattern: o ? new C("* * * * *", void 0, { mode: "auto" }) : new C(e, this.options.timezone, { mode: this.options.mode, alternativeWeekdays: this.options.alternativeWeekdays, sloppyRanges: this.options.sloppyRanges, fixedTimeRule: this.options.fixedTimeRule }) }, o && (this._states.once = new c(e, this.getTz())), this.name) {
+      if (M.find((l) => l.name === this.name)) throw new Error("Cron: Tried to initialize new named job '" + this.name + "', but name already taken.");
+      M.push(this);
+    }
+    return a !== void 0 && L(a) && (this.fn = a, this.schedule()), this;
+  }
+  nextRun(e) {
+    return this._nextTarget(e, /* @__PURE__ */ new Date());
+  }
+  nextRuns(e, t) {
+    this._states.maxRuns !== void 0 && e > this._states.maxRuns && (e = this._states.maxRuns);
+    let n = t || this._states.currentRun || void 0;
+    return this._enumerateRuns(e, n, "next");
+  }
+  previousRuns(e, t) {
+    return this._enumerateRuns(e, t || void 0, "previous");
+  }
+  enumerate(e) {
+    return new A(this, e);
+  }
+  _enumerateRuns(e, t, n) {
+    let r = [], a = /* @__PURE__ */ new Date(), i = t;
+    for (; e-- > 0; ) {
+      let o = n === "next" ? this._nextTarget(i, a) : this._previousTarget(i, a);
+      if (!o) break;
+      r.push(o), i = o;
+    }
+    return r;
+  }
+  match(e) {
+    if (this._states.once) {
+      let n = new c(e, this.getTz());
+      n.ms = 0;
+      let r = new c(this._states.once, this.getTz());
+      return r.ms = 0, n.getTime() === r.getTime();
+    }
+    let t = new c(e, this.getTz());
+    return t.ms = 0, t.match(this._states.pattern, this.options);
+  }
+  getPattern() {
+    if (!this._states.once) return this._states.pattern ? this._states.pattern.pattern : void 0;
+  }
+  getOnce() {
+    return this._states.once ? this._states.once.getDate() : null;
+  }
+  isRunning() {
+    return !this._states.paused && !this._states.kill && this.fn !== void 0 && this._nextTarget(this._states.currentRun, /* @__PURE__ */ new Date()) !== null;
+  }
+  isStopped() {
+    return this._states.kill;
+  }
+  isBusy() {
+    return this._states.blocking;
+  }
+  currentRun() {
+    return this._states.currentRun ? this._states.currentRun.getDate() : null;
+  }
+  previousRun() {
+    return this._states.previousRun ? this._states.previousRun.getDate() : null;
+  }
+  msToNext(e) {
+    let t = /* @__PURE__ */ new Date(), n = this._nextTarget(e, t);
+    return n ? n.getTime() - this._toMs(e ?? t) : null;
+  }
+  stop() {
+    this._states.kill = true, this._states.currentTimeout && clearTimeout(this._states.currentTimeout);
+    let e = M.indexOf(this);
+    e >= 0 && M.splice(e, 1);
+  }
+  pause() {
+    return this._states.paused = true, !this._states.kill;
+  }
+  resume() {
+    return this._states.paused = false, !this._states.kill;
+  }
+  schedule(e) {
+    return this._schedule(e);
+  }
+  _schedule(e, t) {
+    if (e && this.fn) throw new Error("Cron: It is not allowed to schedule two functions using the same Croner instance.");
+    e && (this.fn = e);
+    let n = t ?? /* @__PURE__ */ new Date(), r = this._nextTarget(void 0, n), a = r ? r.getTime() - n.getTime() : null, i = this._states.currentRun;
+    i && i.getTime() > n.getTime() && (i = void 0);
+    let o = this._nextTarget(i, n);
+    return a === null || isNaN(a) || o === null ? this : (a > $ && (a = $), a < 0 && (a = this._states.paused ? 1e3 : 0), this._states.currentTimeout = setTimeout(() => this._checkTrigger(o), a), this._states.currentTimeout && this.options.unref && Y(this._states.currentTimeout), this);
+  }
+  async _trigger(e = /* @__PURE__ */ new Date()) {
+    this._states.blocking = true, this._states.currentRun = new c(e, this.getTz());
+    try {
+      if (this.options.catch) try {
+        this.fn !== void 0 && await this.fn(this, this.options.context);
+      } catch (t) {
+        if (b(this.options.catch)) try {
+          Promise.resolve(this.options.catch(t, this)).catch(() => {
+          });
+        } catch {
+        }
+      }
+      else this.fn !== void 0 && await this.fn(this, this.options.context);
+    } finally {
+      this._states.previousRun = new c(e, this.getTz()), this._states.blocking = false;
+    }
+  }
+  async trigger() {
+    await this._trigger();
+  }
+  runsLeft() {
+    return this._states.maxRuns;
+  }
+  _checkTrigger(e) {
+    let t = /* @__PURE__ */ new Date(), n = !this._states.paused && t.getTime() >= e.getTime(), r = this._states.blocking && this.options.protect;
+    n && !r ? (this._states.maxRuns !== void 0 && this._states.maxRuns--, this._trigger(t)) : n && r && b(this.options.protect) && setTimeout(() => this.options.protect(this), 0), this._schedule(void 0, n ? void 0 : t);
+  }
+  _next(e, t, n) {
+    let r = n ? n.startAt : this._startAt, a = n ? n.stopAt : this._stopAt, i = !!e, o = !!(e || this._states.currentRun), u = false;
+    !e && r && this.options.interval && (e = this._calculatePreviousRun(r, t), e && (o = true), u = !e);
+    let l = e ?? t ?? /* @__PURE__ */ new Date(), h = this._toMs(l);
+    e = new c(l, this.getTz()), r && h < r.getTime() && (e = u ? r : new c(new Date(r.getTime() - 1e3), this.getTz()), h = e.getTime());
+    let m = this._states.once || new c(e, this.getTz());
+    if (!u && m !== this._states.once && (m = this._findOccurrence(e, h, 1, o)), this._states.once) {
+      let d = this._states.once.getTime(), p = h - d;
+      if (r && d < r.getTime() - this._startAtRoundingMs || this._states.currentRun && this.applyDayOffset(this._states.once.getDate()).getTime() <= this._states.currentRun.getTime() || (i ? p >= 0 : p > 1e3 && !this.options.allowPast)) return null;
+    }
+    return m === null || this._states.maxRuns !== void 0 && this._states.maxRuns <= 0 || this._states.kill || a && m.getTime() >= a.getTime() ? null : m;
+  }
+  _previous(e, t) {
+    let n = this._toMs(e ?? /* @__PURE__ */ new Date());
+    if (t.stopAt && n > t.stopAt.getTime() && (n = t.stopAt.getTime()), this._states.once) return this._states.once.getTime() < n ? this._states.once : null;
+    let r = this._findOccurrence(new c(new Date(n), this.getTz()), n, -1);
+    return r === null || t.startAt && r.getTime() < t.startAt.getTime() ? null : r;
+  }
+  _toMs(e) {
+    if (e instanceof Date) return e.getTime();
+    let t = new c(e, this.getTz());
+    return t.getTime() + (typeof t.tz == "string" ? t.ms : 0);
+  }
+  _findOccurrence(e, t, n, r = false) {
+    let a = this.options.interval ?? 0;
+    if (a > 1 && (n === -1 || r)) {
+      t += (a - 1) * 1e3 * n;
+      let m = new Date(t);
+      if (isNaN(m.getTime()) || (e = new c(m, this.getTz()), !(e.year >= 1 && e.year <= 9999))) return null;
+      r = false;
+    }
+    let i = this._walk(e, t, n, r), o = this.getTz();
+    if (this._states.pattern.isFixedTime && n === 1 || typeof o == "number" || U(t, o) !== (n === 1 ? "earlier" : "later")) return i;
+    let u = Math.floor(t / 1e3) * 1e3, l = n === 1 ? k(u, u + P, o) : k(u - P, u, o) - 1e3;
+    if (i && (l - i.getTime()) * n > 0) return i;
+    let h = this._walk(new c(new Date(l), o), l - n, n, false, true);
+    return !i || !h ? i ?? h : (i.getTime() - h.getTime()) * n > 0 ? h : i;
+  }
+  _walk(e, t, n, r, a = false) {
+    let i = this._states.pattern, o = (l, h) => n === 1 ? l.increment(i, this.options, h) : l.decrement(i, this.options, h), u = new c(e, this.getTz());
+    for ((!a || !u.match(i, this.options)) && (u = o(u, r)); u; ) {
+      let l = this._runAt(u, t, n);
+      if (l) return new c(l, this.getTz());
+      u = o(u, false);
+    }
+    return null;
+  }
+  _runAt(e, t, n) {
+    let r = (d) => (d.getTime() - t) * n > 0, a = e.tz;
+    if (typeof a == "number") {
+      let d = e.getDate();
+      return r(d) ? d : null;
+    }
+    let i = T(e.year, e.month + 1, e.day, e.hour, e.minute, e.second, a), o = _(i), u = this._states.pattern.isFixedTime;
+    if (o.kind === "single") return r(o.date) ? o.date : null;
+    if (o.kind === "ambiguous") {
+      let { earlier: d, later: p } = o;
+      return (u ? [d] : n === 1 ? [d, p] : [p, d]).find(r) ?? null;
+    }
+    if (!u) return null;
+    let l = new Date(k(o.before.getTime(), o.after.getTime(), a)), h = y(l, a);
+    return h.y === i.y && h.m === i.m && h.d === i.d && r(l) ? l : null;
+  }
+  _calculatePreviousRun(e, t) {
+    let n = new c(t, this.getTz()).getTime();
+    if (e.getTime() > n) return;
+    let r = this.options.interval * 1e3, a = e;
+    for (; a.getTime() + r <= n; ) {
+      let i = this._findOccurrence(a, a.getTime(), 1, true);
+      if (i === null) break;
+      a = i;
+    }
+    return a;
+  }
+};
+var A = class {
+  cron;
+  cursor;
+  now;
+  done;
+  initialMaxRuns;
+  remainingRuns;
+  constructor(e, t) {
+    this.cron = e, this.initialMaxRuns = e.runsLeft() ?? 1 / 0, this.reset(t);
+  }
+  next() {
+    if (this.done || this.remainingRuns <= 0) return this.done = true, { value: void 0, done: true };
+    let e = this.cron._nextTarget(this.cursor, this.now);
+    return e === null ? (this.done = true, { value: void 0, done: true }) : (this.cursor = e, this.remainingRuns--, { value: e, done: false });
+  }
+  peek() {
+    return this.done || this.remainingRuns <= 0 ? null : this.cron._nextTarget(this.cursor, this.now);
+  }
+  reset(e) {
+    this.cursor = e instanceof Date ? new Date(e.getTime()) : e ?? void 0, this.now = /* @__PURE__ */ new Date(), this.done = false, this.remainingRuns = this.initialMaxRuns;
+  }
+  [Symbol.iterator]() {
+    return this;
+  }
+};
+
+// src/rules/durations.ts
+var UNITS = [604800, 86400, 3600, 60, 1];
+var MAX_SECONDS = 36500 * 86400;
+var GRAMMAR = /^(?:([1-9][0-9]*)w)?(?:([1-9][0-9]*)d)?(?:([1-9][0-9]*)h)?(?:([1-9][0-9]*)m)?(?:([1-9][0-9]*)s)?$/;
+function parse2(text4, what = "duration") {
+  const m = typeof text4 === "string" && text4 ? GRAMMAR.exec(text4) : null;
+  if (m === null || !m.slice(1).some((g2) => g2 !== void 0)) {
+    throw invalid(`invalid ${what} ${pyRepr(text4)}: use a number with a unit of w d h m s, e.g. 90d, 1h30m, 45s`);
+  }
+  const groups = m.slice(1);
+  const long = groups.some((n) => n !== void 0 && n.length > 12);
+  const total = long ? null : groups.reduce((sum, n, i) => sum + (n === void 0 ? 0 : Number(n) * UNITS[i]), 0);
+  if (total === null || total > MAX_SECONDS) {
+    const s3 = text4;
+    const shown2 = [...s3].length <= 40 ? s3 : [...s3].slice(0, 37).join("") + "...";
+    throw invalid(`invalid ${what} ${pyRepr(shown2)}: at most 36500d (100 years)`);
+  }
+  return total;
+}
+
+// src/rules/schedules.ts
+var COLUMNS2 = [
+  "id",
+  "kind",
+  "content",
+  "source",
+  "author",
+  "at",
+  "every",
+  "cron",
+  "tz",
+  "next_at",
+  "last_fired_at",
+  "last_prompt_id",
+  "fired",
+  "missed",
+  "request_id",
+  "created_at"
+];
+var TIMES2 = ["at", "next_at", "last_fired_at", "created_at"];
+var RESERVED_PREFIX = "schedule:";
+var MAX_SCHEDULES = 20;
+var MIN_EVERY = 60;
+var MAX_AHEAD_MS = 36500 * 86400 * 1e3;
+var CRON_HORIZON_DAYS = 3653;
+var DEFAULT_SOURCE = "schedule";
+var TIME2 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
+var ALIASES = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *"
+};
+var NAMES = { month: "JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC", dow: "SUN|MON|TUE|WED|THU|FRI|SAT" };
+var RANGES = [[0, 59, null], [0, 23, null], [1, 31, null], [1, 12, "month"], [0, 7, "dow"]];
+function timedeltaRepr(seconds) {
+  const days = Math.floor(seconds / 86400);
+  const rest = seconds - days * 86400;
+  const parts = [days ? `days=${days}` : "", rest ? `seconds=${rest}` : ""].filter(Boolean);
+  return `datetime.timedelta(${parts.length ? parts.join(", ") : "0"})`;
+}
+function parseTime(text4, what = "--at") {
+  const m = typeof text4 === "string" ? TIME2.exec(text4) : null;
+  if (m === null) {
+    throw invalid(`invalid ${what} ${pyRepr(text4)}: use an RFC 3339 time with an offset, e.g. 2026-12-01T09:00:00Z or 2026-12-01T09:00:00+01:00`);
+  }
+  const [, year, month, day, hour, minute, second, frac, offset2] = m;
+  const bad = (why) => invalid(`invalid ${what} ${pyRepr(text4)}: ${why}`);
+  let offsetMin = 0;
+  if (offset2 !== "Z" && offset2 !== "z") {
+    const sign2 = offset2[0] === "-" ? -1 : 1;
+    offsetMin = sign2 * (Number(offset2.slice(1, 3)) * 60 + Number(offset2.slice(4, 6)));
+    if (Math.abs(offsetMin) >= 24 * 60) {
+      throw bad(`offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not ${timedeltaRepr(offsetMin * 60)}.`);
+    }
+  }
+  const [y2, mo, d, h, mi, s3] = [year, month, day, hour, minute, second].map(Number);
+  if (y2 < 1) throw bad(`year ${y2} is out of range`);
+  if (mo < 1 || mo > 12) throw bad("month must be in 1..12");
+  const days = new Date(Date.UTC(2e3, mo, 0)).getUTCDate() - (mo === 2 && !(y2 % 4 === 0 && (y2 % 100 !== 0 || y2 % 400 === 0)) ? 1 : 0);
+  if (d < 1 || d > days) throw bad("day is out of range for month");
+  if (h > 23) throw bad("hour must be in 0..23");
+  if (mi > 59) throw bad("minute must be in 0..59");
+  if (s3 > 59) throw bad("second must be in 0..59");
+  const utc = /* @__PURE__ */ new Date(0);
+  utc.setUTCFullYear(y2, mo - 1, d);
+  utc.setUTCHours(h, mi, s3, 0);
+  return utc.getTime() - offsetMin * 6e4 + Number((frac ?? "0").padEnd(3, "0").slice(0, 3));
+}
+var ZONE_BAD = (tz) => `unknown time zone ${pyRepr(tz)}: use an IANA name such as UTC, Europe/Paris or America/New_York`;
+function validTz(tz) {
+  if (typeof tz !== "string" || !tz || [...tz].length > 255 || !/^[A-Za-z0-9_+-]+(\/[A-Za-z0-9_+-]+)*$/.test(tz)) throw invalid(ZONE_BAD(tz));
+  let resolved;
+  try {
+    resolved = new Intl.DateTimeFormat("en-US", { timeZone: tz }).resolvedOptions().timeZone;
+  } catch {
+    throw invalid(ZONE_BAD(tz));
+  }
+  if (resolved.toLowerCase() === tz.toLowerCase() && resolved !== tz && !(tz === "UTC" || tz === "Etc/UTC")) throw invalid(ZONE_BAD(tz));
+  return tz;
+}
+function fieldOk(field2, low, high, names) {
+  const value = `(?:\\d{1,2}${names ? `|${NAMES[names]}` : ""})`;
+  const item = new RegExp(`^(?:\\*|${value}(?:-${value})?)(?:/\\d{1,2})?$`, "i");
+  for (const part of field2.split(",")) {
+    if (!item.test(part)) return false;
+    for (const n of part.split("/")[0].match(/\d+/g) ?? []) if (Number(n) < low || Number(n) > high) return false;
+    if (part.includes("/") && Number(part.split("/")[1]) < 1) return false;
+    if (part.includes("/") && !part.startsWith("*") && !part.includes("-")) return false;
+  }
+  return true;
+}
+function validCron(expr) {
+  const bad = `invalid --cron ${pyRepr(expr)}: use five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly`;
+  if (typeof expr !== "string" || [...expr].length > 256) throw invalid(bad);
+  const text4 = strip(expr);
+  if (text4.startsWith("@")) {
+    const alias = ALIASES[text4.toLowerCase()];
+    if (alias === void 0) throw invalid(bad);
+    return alias;
+  }
+  const fields2 = words(text4);
+  if (fields2.length !== 5 || !fields2.every((f2, i) => fieldOk(f2, ...RANGES[i]))) throw invalid(bad);
+  return fields2.join(" ");
+}
+function* cronTimes(fields2, tz, afterMs) {
+  const cron = new j(fields2, { timezone: tz, mode: "5-part", domAndDow: false, fixedTimeRule: "no-wildcard" });
+  let last = afterMs;
+  for (; ; ) {
+    const next = cron.nextRun(new Date(last));
+    if (next === null) return;
+    const ms = next.getTime();
+    if (ms <= last) return;
+    last = ms;
+    yield ms;
+  }
+}
+function cronNext(fields2, tz, afterMs, horizonMs = null) {
+  for (const ms of cronTimes(fields2, tz, afterMs)) return horizonMs !== null && ms > horizonMs ? null : ms;
+  return null;
+}
+function plan(t, o) {
+  const { at = null, after = null, every = null, cron = null, tz = null } = o;
+  let given = [["--at", at], ["--in", after], ["--every", every], ["--cron", cron]].filter(([, v2]) => v2 !== null).map(([k2]) => k2);
+  if (given.join() === "--at,--every") given = ["--every"];
+  if (given.length !== 1) {
+    throw invalid("give one of --at TIME, --in DUR, --every DUR (with --at TIME for its first time) or --cron EXPR" + (given.length ? ` (not ${given.join(" and ")})` : ""));
+  }
+  if (tz !== null && cron === null) throw invalid("--tz is for --cron only");
+  let first = null;
+  if (at !== null) {
+    first = parseTime(at);
+    if (first <= t) throw invalid(`--at ${at} is in the past`);
+    if (first - t > MAX_AHEAD_MS) throw invalid(`--at ${at} is more than 36500 days ahead`);
+  }
+  if (after !== null) {
+    first = t + parse2(after, "--in") * 1e3;
+    return { kind: "at", at: first, every: null, cron: null, tz: null, next_at: first };
+  }
+  if (every !== null) {
+    const seconds = parse2(every, "--every");
+    if (seconds < MIN_EVERY) throw invalid(`--every ${every} is too short: the minimum is 1m`);
+    first = first !== null ? first : t + seconds * 1e3;
+    return { kind: "every", at: first, every: seconds, cron: null, tz: null, next_at: first };
+  }
+  if (cron !== null) {
+    const zone = tz === null ? "UTC" : tz;
+    const fields2 = validCron(cron);
+    const due = cronNext(fields2, validTz(zone), t, t + CRON_HORIZON_DAYS * 86400 * 1e3);
+    if (due === null) throw invalid(`--cron ${pyRepr(cron)} has no due time in the next 10 years`);
+    return { kind: "cron", at: null, every: null, cron, tz: zone, next_at: due };
+  }
+  return { kind: "at", at: first, every: null, cron: null, tz: null, next_at: first };
+}
+function scheduleJson(r) {
+  const s3 = {};
+  COLUMNS2.forEach((k2, i) => s3[k2] = r[i]);
+  for (const k2 of TIMES2) s3[k2] = iso(s3[k2]);
+  return s3;
+}
+var row2 = (obj, id) => obj.db.one(`SELECT ${COLUMNS2.join(", ")} FROM schedules WHERE id = ?`, id);
+function requestHash(a) {
+  const text4 = JSON.stringify([a.content, a.source ?? null, a.at ?? null, a.after ?? null, a.every ?? null, a.cron ?? null, a.tz ?? null]);
+  return createHash4("sha256").update(text4).digest("hex");
+}
+function create3(obj, a) {
+  checkText(obj, a.content);
+  validRequestId(a.request_id);
+  if (typeof a.request_id === "string" && a.request_id.startsWith(RESERVED_PREFIX)) throw invalid(say("reserved_request_id", { request_id: a.request_id }));
+  const t = now();
+  const planned = plan(t, a);
+  const digest = requestHash(a);
+  let meta = obj.meta();
+  if (meta === null) {
+    if (!a.created) throw notFound(obj.missing);
+    createObject(obj, "created");
+    meta = obj.meta();
+  } else obj.requireVisible();
+  if (a.request_id != null) {
+    const found = obj.db.one("SELECT id, request_hash FROM schedules WHERE request_id = ?", a.request_id);
+    if (found) {
+      if (found[1] !== digest) throw conflict(`request id ${pyRepr(a.request_id)} was already used with another schedule in ${obj.what}`);
+      return scheduleJson(row2(obj, found[0]));
+    }
+  }
+  check(obj, "prompt", meta.status);
+  const count = Number(obj.db.one("SELECT count(*) FROM schedules")[0]);
+  if (count >= MAX_SCHEDULES) throw conflict(`too many schedules: ${obj.what} has ${count} (at most ${MAX_SCHEDULES}); unschedule one first`);
+  const id = obj.db.one(
+    "INSERT INTO schedules (kind, content, source, author, at, every, cron, tz, next_at, request_id, request_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    planned.kind,
+    a.content,
+    a.source ?? DEFAULT_SOURCE,
+    obj.actor,
+    planned.at,
+    planned.every,
+    planned.cron,
+    planned.tz,
+    planned.next_at,
+    a.request_id ?? null,
+    digest,
+    t
+  )[0];
+  event(obj, "schedule.created", { schedule_id: id, kind: planned.kind, next_at: iso(planned.next_at) });
+  touch(obj);
+  return scheduleJson(row2(obj, id));
+}
+function schedules(obj, _a) {
+  requireSession(obj);
+  obj.requireVisible();
+  return obj.db.all(`SELECT ${COLUMNS2.join(", ")} FROM schedules ORDER BY id`).map(scheduleJson);
+}
+function unschedule(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const r = row2(obj, a.schedule_id);
+  if (!r) throw notFound(say("schedule_not_found", { id: a.schedule_id, what: obj.what, name: obj.name }));
+  const found = scheduleJson(r);
+  if (found.author !== obj.actor && obj.role() !== "owner") throw denied(say("unschedule_denied", { id: a.schedule_id, what: obj.what }));
+  obj.db.run("DELETE FROM schedules WHERE id = ?", a.schedule_id);
+  event(obj, "schedule.deleted", { schedule_id: a.schedule_id });
+  touch(obj);
+  return found;
+}
+function dueTimes(s3, t) {
+  if (s3.kind === "at") return [s3.next_at, 1, null];
+  if (s3.kind === "every") {
+    const step = s3.every * 1e3;
+    const k2 = Math.floor((t - s3.at) / step);
+    const latest2 = s3.at + k2 * step;
+    return [latest2, Math.floor((latest2 - s3.next_at) / step) + 1, latest2 + step];
+  }
+  const [fields2, tz] = [validCron(s3.cron), validTz(s3.tz)];
+  let [latest, count, n] = [s3.next_at, 1, 0];
+  for (const due of cronTimes(fields2, tz, s3.next_at)) {
+    if (due > t) return [latest, count, due];
+    if (n++ >= 1e5) return [latest, count, cronNext(fields2, tz, t)];
+    [latest, count] = [due, count + 1];
+  }
+  return [latest, count, null];
+}
+function fireDue(obj, t) {
+  let queued = 0;
+  const due = obj.db.all(`SELECT ${COLUMNS2.join(", ")} FROM schedules WHERE next_at <= ? ORDER BY next_at, id`, t);
+  for (const r of due) {
+    const s3 = {};
+    COLUMNS2.forEach((k2, i) => s3[k2] = r[i]);
+    const [latest, count, following] = dueTimes(s3, t);
+    const meta = obj.meta();
+    let reason = null;
+    if (meta.status === "archived") reason = "archived";
+    else if (s3.kind !== "at" && s3.last_prompt_id !== null && obj.db.one("SELECT 1 FROM prompts WHERE id = ? AND status IN ('pending', 'processing')", s3.last_prompt_id)) reason = "unfinished";
+    else if (Number(obj.db.one("SELECT count(*) FROM prompts WHERE status IN ('pending', 'processing')")[0]) >= obj.config.max_unfinished) reason = "queue_full";
+    const requestId = `${RESERVED_PREFIX}${s3.id}:${iso(latest)}`;
+    if (reason === null && obj.db.one("SELECT 1 FROM prompts WHERE request_id = ?", requestId)) reason = "unfinished";
+    if (reason !== null) {
+      event(obj, "schedule.missed", { schedule_id: s3.id, due_at: iso(latest), reason, count }, null);
+      if (following === null) obj.db.run("DELETE FROM schedules WHERE id = ?", s3.id);
+      else obj.db.run("UPDATE schedules SET next_at = ?, missed = missed + ? WHERE id = ?", following, count, s3.id);
+      touch(obj, false);
+      continue;
+    }
+    const to = check(obj, "prompt", meta.status);
+    const promptId = obj.db.one("INSERT INTO prompts (status, content, author, source, request_id, created_at, schedule_id) VALUES ('pending', ?, ?, ?, ?, ?, ?) RETURNING id", s3.content, s3.author, s3.source, requestId, t, s3.id)[0];
+    event(obj, "prompt.queued", { prompt_id: promptId }, s3.author);
+    event(obj, "schedule.fired", { schedule_id: s3.id, prompt_id: promptId, due_at: iso(latest), missed: count - 1 }, s3.author);
+    if (following === null) obj.db.run("DELETE FROM schedules WHERE id = ?", s3.id);
+    else {
+      obj.db.run(
+        "UPDATE schedules SET next_at = ?, last_fired_at = ?, last_prompt_id = ?, fired = fired + 1, missed = missed + ? WHERE id = ?",
+        following,
+        latest,
+        promptId,
+        count - 1,
+        s3.id
+      );
+    }
+    if (to !== meta.status) {
+      obj.db.run("UPDATE object SET status = ?", to);
+      event(obj, "session.status", { from: meta.status, to }, s3.author);
+    }
+    touch(obj);
+    queued++;
+  }
+  return queued;
+}
+
 // src/rules/alarms.ts
-function fireDue(obj) {
+function fireDue2(obj) {
   const meta = obj.meta();
   if (meta === null) return "absent";
   const t = now();
-  const due = nextAlarmAt(obj.db);
+  const due = nextAlarmAt(obj.db, false);
   if (due === null || due > t) return "ok";
   if (meta.expires_at !== null && meta.expires_at <= t) return "expired";
   expireLeases(obj, t);
   expire(obj, t);
+  if (obj.db.one("SELECT 1 FROM schedules WHERE next_at <= ? LIMIT 1", t)) fireDue(obj, t);
   return "fired";
 }
 
@@ -7151,12 +8545,12 @@ function setFact(obj, a) {
   );
   return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
 }
-function row2(obj, key) {
+function row3(obj, key) {
   validName(key, "memory key");
   return obj.meta() ? obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, key) : null;
 }
 function getFact(obj, a) {
-  const r = row2(obj, a.key);
+  const r = row3(obj, a.key);
   if (!r) throw notFound(say("fact_not_found", { key: a.key }));
   if (!a.all_facts && !r[3]) throw notFound(say("fact_unconfirmed", { key: a.key }));
   if (!a.all_facts && !visible2(r, now())) throw notFound(say("fact_expired", { key: a.key }));
@@ -7168,26 +8562,26 @@ function listFacts(obj, a) {
   return obj.db.all(`SELECT ${COLS3} FROM facts ORDER BY key`).filter((r) => a.all_facts || visible2(r, t)).map(factJson);
 }
 function confirm(obj, a) {
-  const r = row2(obj, a.key);
+  const r = row3(obj, a.key);
   if (!r) throw notFound(say("fact_not_found", { key: a.key }));
   if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
   return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
 }
 function forgetFact(obj, a) {
-  const r = row2(obj, a.key);
+  const r = row3(obj, a.key);
   if (!r) throw notFound(say("fact_not_found", { key: a.key }));
   obj.db.run("DELETE FROM facts WHERE key = ?", a.key);
   return factJson(r);
 }
 
 // src/rules/steps.ts
-import { createHash as createHash4 } from "node:crypto";
+import { createHash as createHash5 } from "node:crypto";
 var LIVE_MS = 3e4;
 var MAX_STDOUT = 1048576;
 var MAX_KEY = 200;
 var PAGE_ROWS2 = 1e3;
 var PAGE_BYTES2 = 1024 * 1024;
-var COLUMNS2 = [
+var COLUMNS3 = [
   "prompt_id",
   "key",
   "seq",
@@ -7209,9 +8603,9 @@ var COLUMNS2 = [
   "started_at",
   "ended_at"
 ];
-var SELECT = `SELECT ${COLUMNS2.join(", ")} FROM steps`;
+var SELECT = `SELECT ${COLUMNS3.join(", ")} FROM steps`;
 function stepId(objectId3, promptId, key) {
-  return createHash4("sha256").update(`${objectId3}
+  return createHash5("sha256").update(`${objectId3}
 ${promptId}
 ${key}`).digest("hex").slice(0, 32);
 }
@@ -7234,25 +8628,25 @@ function checkCall(key, token, callId = null, sha = null, approval = null) {
 }
 function stepOf(obj, promptId, key) {
   const r = obj.db.one(`${SELECT} WHERE prompt_id = ? AND key = ?`, promptId, key);
-  return r === null ? null : Object.fromEntries(COLUMNS2.map((c, i) => [c, r[i]]));
+  return r === null ? null : Object.fromEntries(COLUMNS3.map((c2, i) => [c2, r[i]]));
 }
 function current2(obj, promptId) {
   const r = obj.db.one("SELECT status, start FROM prompts WHERE id = ?", promptId);
   return r !== null && r[0] === "processing" ? Number(r[1]) : null;
 }
-function live(obj, s, t) {
-  return s.status === "running" && s.attempt === current2(obj, s.prompt_id) && (s.renewed_at ?? 0) >= t - LIVE_MS;
+function live(obj, s3, t) {
+  return s3.status === "running" && s3.attempt === current2(obj, s3.prompt_id) && (s3.renewed_at ?? 0) >= t - LIVE_MS;
 }
 var UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-function bytesOf(v) {
-  if (v instanceof ArrayBuffer) return new Uint8Array(v);
-  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+function bytesOf(v2) {
+  if (v2 instanceof ArrayBuffer) return new Uint8Array(v2);
+  if (ArrayBuffer.isView(v2)) return new Uint8Array(v2.buffer, v2.byteOffset, v2.byteLength);
   return new Uint8Array(0);
 }
-function stepJson(obj, s, t = now()) {
-  const status = s.status === "running" && !live(obj, s, t) ? "abandoned" : s.status;
-  const kept = status === "done" && !s.output_too_large && !s.redacted;
-  const out = kept ? bytesOf(s.stdout) : null;
+function stepJson(obj, s3, t = now()) {
+  const status = s3.status === "running" && !live(obj, s3, t) ? "abandoned" : s3.status;
+  const kept = status === "done" && !s3.output_too_large && !s3.redacted;
+  const out = kept ? bytesOf(s3.stdout) : null;
   let text4 = null;
   if (out !== null) {
     try {
@@ -7261,33 +8655,33 @@ function stepJson(obj, s, t = now()) {
       text4 = null;
     }
   }
-  const done = s.status === "done";
+  const done = s3.status === "done";
   return {
-    prompt: s.prompt_id,
-    key: s.key,
-    seq: s.seq,
-    step_id: stepId(obj.id, s.prompt_id, s.key),
+    prompt: s3.prompt_id,
+    key: s3.key,
+    seq: s3.seq,
+    step_id: stepId(obj.id, s3.prompt_id, s3.key),
     status,
-    attempt: s.attempt,
-    runs: s.runs,
-    replays: s.replays,
-    last_replay_attempt: s.last_replay_attempt,
-    exit_status: done ? s.exit_status : null,
+    attempt: s3.attempt,
+    runs: s3.runs,
+    replays: s3.replays,
+    last_replay_attempt: s3.last_replay_attempt,
+    exit_status: done ? s3.exit_status : null,
     stdout: text4,
     stdout_base64: out !== null ? blobText(out) : null,
-    stdout_bytes: done ? s.stdout_bytes : null,
-    output_too_large: !!s.output_too_large,
-    redacted: !!s.redacted,
-    call_id: s.call_id,
-    args_sha256: s.args_sha256,
-    approval: s.approval,
-    started_at: iso(s.started_at),
-    ended_at: iso(s.ended_at)
+    stdout_bytes: done ? s3.stdout_bytes : null,
+    output_too_large: !!s3.output_too_large,
+    redacted: !!s3.redacted,
+    call_id: s3.call_id,
+    args_sha256: s3.args_sha256,
+    approval: s3.approval,
+    started_at: iso(s3.started_at),
+    ended_at: iso(s3.ended_at)
   };
 }
 function stepNow(obj, promptId, key) {
-  const s = stepOf(obj, promptId, key);
-  return s === null ? null : stepJson(obj, s);
+  const s3 = stepOf(obj, promptId, key);
+  return s3 === null ? null : stepJson(obj, s3);
 }
 function visible3(obj) {
   requireSession(obj);
@@ -7369,26 +8763,26 @@ function begin(obj, a) {
   const t = now();
   const [promptId, start] = promptOf(obj, a.prompt_id ?? null, a.attempt ?? null);
   const answer3 = (action, step = null) => ({ action, prompt: promptId, start, step_id: stepId(obj.id, promptId, key), step });
-  const s = stepOf(obj, promptId, key);
-  if (s !== null) {
-    if (s.call_id !== callId || s.args_sha256 !== sha) {
+  const s3 = stepOf(obj, promptId, key);
+  if (s3 !== null) {
+    if (s3.call_id !== callId || s3.args_sha256 !== sha) {
       throw conflict(`step ${quote(key)} was recorded for another call; its key is taken for prompt ${promptId}`);
     }
-    if (s.status === "done") {
-      if (s.redacted) throw conflict(`step ${quote(key)} was redacted; its output is gone (it is not run again)`);
-      if (s.output_too_large) throw invalid(tooLarge(key, s.stdout_bytes));
+    if (s3.status === "done") {
+      if (s3.redacted) throw conflict(`step ${quote(key)} was redacted; its output is gone (it is not run again)`);
+      if (s3.output_too_large) throw invalid(tooLarge(key, s3.stdout_bytes));
       obj.db.run("UPDATE steps SET replays = replays + 1, last_replay_attempt = ? WHERE prompt_id = ? AND key = ?", start, promptId, key);
-      s.replays += 1;
-      s.last_replay_attempt = start;
-      return answer3("replay", stepJson(obj, s, t));
+      s3.replays += 1;
+      s3.last_replay_attempt = start;
+      return answer3("replay", stepJson(obj, s3, t));
     }
-    if (live(obj, s, t)) {
+    if (live(obj, s3, t)) {
       if (a.inside === String(promptId)) throw conflict(`step ${quote(key)} is already running in this process tree`);
       return answer3("wait");
     }
   }
   if (request !== null) approve(obj, request, promptId, key, callId, sha);
-  if (s === null) {
+  if (s3 === null) {
     const seq = Number(obj.db.one("SELECT coalesce(max(seq), 0) + 1 FROM steps WHERE prompt_id = ?", promptId)[0]);
     obj.db.run(
       "INSERT INTO steps (prompt_id, key, seq, status, attempt, token, renewed_at, runs, call_id, args_sha256, approval, started_at) VALUES (?, ?, ?, 'running', ?, ?, ?, 1, ?, ?, ?, ?)",
@@ -7420,12 +8814,12 @@ function begin(obj, a) {
 }
 function stillLive(obj, a) {
   visible3(obj);
-  const s = stepOf(obj, a.prompt_id, a.key);
-  return s !== null && live(obj, s, now());
+  const s3 = stepOf(obj, a.prompt_id, a.key);
+  return s3 !== null && live(obj, s3, now());
 }
 function held(obj, promptId, key, token, start) {
-  const s = stepOf(obj, promptId, key);
-  return s !== null && s.status === "running" && s.token === token && s.attempt === start && current2(obj, promptId) === start;
+  const s3 = stepOf(obj, promptId, key);
+  return s3 !== null && s3.status === "running" && s3.token === token && s3.attempt === start && current2(obj, promptId) === start;
 }
 function renew2(obj, a) {
   checkCall(a.key, a.token);
@@ -7446,10 +8840,10 @@ function stdoutOf(key, stdout, size, tooBig) {
   if (size !== data.length) throw invalid(`the stdout of step ${quote(key)} is ${data.length} bytes, not the ${size} stdout_bytes says`);
   return data;
 }
-function bytesFrom(b64) {
-  const s = atob(b64);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+function bytesFrom(b643) {
+  const s3 = atob(b643);
+  const out = new Uint8Array(s3.length);
+  for (let i = 0; i < s3.length; i++) out[i] = s3.charCodeAt(i);
   return out;
 }
 function commit(obj, a) {
@@ -7472,8 +8866,8 @@ function commit(obj, a) {
 }
 function abandon(obj, a) {
   checkCall(a.key, a.token);
-  const s = stepOf(obj, a.prompt_id, a.key);
-  if (s !== null && s.status === "running" && s.token === a.token) {
+  const s3 = stepOf(obj, a.prompt_id, a.key);
+  if (s3 !== null && s3.status === "running" && s3.token === a.token) {
     obj.db.run("UPDATE steps SET status = 'abandoned', token = NULL WHERE prompt_id = ? AND key = ?", a.prompt_id, a.key);
   }
   const after = stepOf(obj, a.prompt_id, a.key);
@@ -7500,9 +8894,9 @@ function listing(obj, a) {
       const last = rows[rows.length - 1];
       return { rows, next: [last.prompt, last.seq] };
     }
-    const s = Object.fromEntries(COLUMNS2.map((c, i) => [c, r[i]]));
-    size += bytesOf(s.stdout).length;
-    rows.push(stepJson(obj, s, t));
+    const s3 = Object.fromEntries(COLUMNS3.map((c2, i) => [c2, r[i]]));
+    size += bytesOf(s3.stdout).length;
+    rows.push(stepJson(obj, s3, t));
   }
   return { rows, next: null };
 }
@@ -7532,7 +8926,7 @@ function reduce(op, args, result) {
   }
   if (op === "redact") return { recall: "rows", seqs: [result.seq], one: true };
   if (op === "pop") {
-    return { recall: "popped", rows: result.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !ROW_FIELDS.includes(k)))) };
+    return { recall: "popped", rows: result.map((r) => Object.fromEntries(Object.entries(r).filter(([k2]) => !ROW_FIELDS.includes(k2)))) };
   }
   if ((op === "summarize" || op === "compact" || op === "commit_summary") && result.summary) {
     return { recall: "summary", seq: result.summary.seq, superseded: result.superseded };
@@ -7558,26 +8952,26 @@ function rebuild(obj, r) {
       const rows = [];
       let bytes2 = 0;
       for (const seq of seqs) {
-        const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq);
-        if (!row3) continue;
-        bytes2 += rowBytes(row3);
+        const row4 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, seq);
+        if (!row4) continue;
+        bytes2 += rowBytes(row4);
         if (!r.one && (rows.length >= PAGE_ROWS || bytes2 > PAGE_BYTES && rows.length)) {
-          return seqs.filter((s) => obj.db.one("SELECT 1 FROM turns WHERE seq = ?", s) !== null);
+          return seqs.filter((s3) => obj.db.one("SELECT 1 FROM turns WHERE seq = ?", s3) !== null);
         }
-        rows.push(rowJson(row3));
+        rows.push(rowJson(row4));
       }
       return r.one ? rows[0] ?? null : rows;
     }
     case "popped":
-      return r.rows.map((row3) => ({ ...row3, content: null, tool_calls: null, meta: null, data: null }));
+      return r.rows.map((row4) => ({ ...row4, content: null, tool_calls: null, meta: null, data: null }));
     case "summary": {
-      const row3 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, r.seq);
-      return { summary: row3 ? rowJson(row3) : null, superseded: r.superseded };
+      const row4 = obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, r.seq);
+      return { summary: row4 ? rowJson(row4) : null, superseded: r.superseded };
     }
     case "prompt": {
       const p = getPrompt(obj, { prompt_id: r.id });
-      const w = r.window;
-      if (w) p.window = contextWindow(obj, { budget: w.budget, keep: w.keep });
+      const w2 = r.window;
+      if (w2) p.window = contextWindow(obj, { budget: w2.budget, keep: w2.keep });
       return p;
     }
     case "request":
@@ -7591,8 +8985,8 @@ function rebuild(obj, r) {
     case "forgotten":
       return r.fact;
     case "fact": {
-      const row3 = obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, r.key);
-      return row3 ? factJson(row3) : null;
+      const row4 = obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, r.key);
+      return row4 ? factJson(row4) : null;
     }
     default:
       return null;
@@ -7657,25 +9051,25 @@ function push(ctx, db, revoked) {
 function pushOne(db, ws, fid, revoked) {
   const m = db.one("SELECT user, call, last_seq FROM _durable_followers WHERE id = ?", fid);
   if (!m) return close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
-  const f = JSON.parse(m[1]);
-  if (f.token && revoked) {
-    const ended = f.token.exp * 1e3 <= now() ? "token expired" : revoked(f.token) === true ? "token revoked" : null;
-    if (ended !== null || revoked(f.token) === null) {
+  const f2 = JSON.parse(m[1]);
+  if (f2.token && revoked) {
+    const ended = f2.token.exp * 1e3 <= now() ? "token expired" : revoked(f2.token) === true ? "token revoked" : null;
+    if (ended !== null || revoked(f2.token) === null) {
       db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
       return ended !== null ? close(ws, TOKEN_ENDED, ended) : close(ws, UNKNOWN_SOCKET, "session expired, reconnect");
     }
   }
-  const obj = new Opened(db, f.address, m[0], f.config, f.id);
+  const obj = new Opened(db, f2.address, m[0], f2.config, f2.id);
   const meta = obj.meta();
   const end = (why) => {
     db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
     close(ws, END_OF_STREAM, why);
   };
   if (meta === null) return end("deleted");
-  if (f.address.id_scope === "tenant" && !f.all_users && obj.role() === null) return end("no longer visible");
+  if (f2.address.id_scope === "tenant" && !f2.all_users && obj.role() === null) return end("no longer visible");
   let last = Number(m[2]);
-  for (const [seq, row3] of rowsSince(obj, last)) {
-    const message = stringify({ row: row3 });
+  for (const [seq, row4] of rowsSince(obj, last)) {
+    const message = stringify({ row: row4 });
     const backlog = ws.bufferedAmount;
     if (backlog > 0 && backlog + utf8Length(message) > MAX_BACKLOG) {
       db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
@@ -7690,10 +9084,10 @@ function pushOne(db, ws, fid, revoked) {
 function utf8Length(text4) {
   let n = text4.length;
   for (let i = 0; i < text4.length; i++) {
-    const c = text4.charCodeAt(i);
-    if (c >= 2048 && (c < 55296 || c > 57343)) n += 2;
-    else if (c >= 128 && c < 2048) n += 1;
-    else if (c >= 55296 && c <= 56319) n += 1;
+    const c2 = text4.charCodeAt(i);
+    if (c2 >= 2048 && (c2 < 55296 || c2 > 57343)) n += 2;
+    else if (c2 >= 128 && c2 < 2048) n += 1;
+    else if (c2 >= 55296 && c2 <= 56319) n += 1;
   }
   return n;
 }
@@ -7705,18 +9099,112 @@ function closed(db, ws, exists) {
   if (fid !== null && exists) db.run("DELETE FROM _durable_followers WHERE id = ?", fid);
 }
 
+// package.json
+var version = "0.1.0";
+
+// src/deliver.ts
+var WEBHOOKS = CONSTANTS.webhooks;
+var DELAYS = WEBHOOKS.delays;
+var ATTEMPTS = DELAYS.length + 1;
+var CLAIM_FLOOR = WEBHOOKS.claim_floor_seconds;
+var TIMEOUT_MS = WEBHOOKS.attempt_timeout_seconds * 1e3;
+var PER_ALARM = WEBHOOKS.alarm_deliveries;
+var KEEP_FINISHED = 100;
+function claim(db) {
+  const t = now();
+  const r = db.one("SELECT d.id, d.attempts, h.url, h.secret, d.webhook_id, d.body FROM deliveries d JOIN hooks h ON h.id = d.hook_id WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at, d.id LIMIT 1", t);
+  if (!r) return null;
+  const attempt = Number(r[1]) + 1;
+  const delay = attempt <= DELAYS.length ? DELAYS[attempt - 1] : 0;
+  db.run(
+    "UPDATE deliveries SET attempts = ?, last_attempt_at = ?, next_attempt_at = ? WHERE id = ?",
+    attempt,
+    t,
+    t + Math.max(delay, CLAIM_FLOOR) * 1e3,
+    r[0]
+  );
+  return { id: r[0], attempt, started: t, url: r[2], secret: r[3], webhookId: r[4], body: r[5] };
+}
+var b642 = (bytes2) => btoa(String.fromCharCode(...bytes2));
+async function sign(secret, webhookId, timestamp, body) {
+  const raw2 = Uint8Array.from(atob(secret.slice("whsec_".length)), (c2) => c2.charCodeAt(0));
+  const key = await crypto.subtle.importKey("raw", raw2, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${webhookId}.${timestamp}.${body}`));
+  return "v1," + b642(new Uint8Array(mac));
+}
+async function post(c2) {
+  try {
+    const timestamp = Math.floor(Date.now() / 1e3);
+    const answer3 = await fetch(c2.url, {
+      method: "POST",
+      redirect: "manual",
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      body: c2.body,
+      headers: {
+        "content-type": "application/json",
+        "user-agent": `durable/${version}`,
+        "webhook-id": c2.webhookId,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": await sign(c2.secret, c2.webhookId, timestamp, c2.body)
+      }
+    });
+    try {
+      await answer3.body?.cancel();
+    } catch {
+    }
+    return answer3.status >= 200 && answer3.status < 300 ? [answer3.status, null] : [answer3.status, `HTTP ${answer3.status}`];
+  } catch (e) {
+    const name = e instanceof Error ? e.name : "";
+    const message = e instanceof Error ? e.message : String(e);
+    if (name === "TimeoutError" || name === "AbortError" || /timed? ?out/i.test(message)) return [null, "timeout"];
+    if (/refused/i.test(message)) return [null, "connection refused"];
+    if (/connection lost|connect/i.test(message)) return [null, "connection failed"];
+    return [null, (message || name || "fetch failed").slice(0, 200)];
+  }
+}
+function record2(db, c2, status, error) {
+  const r = db.one("SELECT hook_id, prompt_id, attempts, status FROM deliveries WHERE id = ?", c2.id);
+  if (!r || Number(r[2]) !== c2.attempt || r[3] !== "pending") return;
+  const [hookId, promptId] = r;
+  const t = now();
+  if (error === null) {
+    db.run(
+      "UPDATE deliveries SET status = 'delivered', delivered_at = ?, next_attempt_at = NULL, last_response = ?, last_error = NULL WHERE id = ?",
+      t,
+      status,
+      c2.id
+    );
+  } else if (c2.attempt >= ATTEMPTS) {
+    db.run("UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_response = ?, last_error = ? WHERE id = ?", status, error, c2.id);
+    db.run(
+      "INSERT INTO events (type, actor, data, at) VALUES ('delivery.failed', NULL, ?, ?)",
+      pyDumps({ delivery_id: c2.id, hook_id: hookId, prompt_id: promptId, attempts: c2.attempt, error }),
+      t
+    );
+  } else {
+    db.run(
+      "UPDATE deliveries SET next_attempt_at = ?, last_response = ?, last_error = ? WHERE id = ?",
+      c2.started + DELAYS[c2.attempt - 1] * 1e3,
+      status,
+      error,
+      c2.id
+    );
+  }
+  db.run("DELETE FROM deliveries WHERE hook_id = ? AND status IN ('delivered', 'failed') AND id NOT IN (SELECT id FROM deliveries WHERE hook_id = ? AND status IN ('delivered', 'failed') ORDER BY id DESC LIMIT ?)", hookId, hookId, KEEP_FINISHED);
+}
+
 // src/rules/checkpoints.ts
 var ADAPTER = "langgraph";
 var CHECKPOINT = "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
-function bytes(v, what) {
-  if (v === null || v === void 0) return null;
-  if (typeof v !== "string" || !isBase64(v)) throw invalid(`${what} must be base64 text`);
-  return blobBytes(v);
+function bytes(v2, what) {
+  if (v2 === null || v2 === void 0) return null;
+  if (typeof v2 !== "string" || !isBase64(v2)) throw invalid(`${what} must be base64 text`);
+  return blobBytes(v2);
 }
-var text3 = (v) => v === null || v === void 0 ? null : typeof v === "string" ? v : blobText(v);
-function str(v, what) {
-  if (typeof v !== "string") throw invalid(`${what} must be a string`);
-  return v;
+var text3 = (v2) => v2 === null || v2 === void 0 ? null : typeof v2 === "string" ? v2 : blobText(v2);
+function str(v2, what) {
+  if (typeof v2 !== "string") throw invalid(`${what} must be a string`);
+  return v2;
 }
 function tombOf(obj, a) {
   if (a.__tomb_fetched) return a.__tomb ?? null;
@@ -7782,7 +9270,7 @@ function putCheckpoint(obj, a) {
   );
   const fresh = prepared2.filter(([mid]) => obj.db.one("SELECT 1 FROM lg_mirrored WHERE message_id = ?", mid) === null);
   if (fresh.length) {
-    const seqs = insertRows(obj, fresh.map(([, row3]) => row3), obj.actor);
+    const seqs = insertRows(obj, fresh.map(([, row4]) => row4), obj.actor);
     fresh.forEach(([mid], i) => obj.db.run("INSERT OR IGNORE INTO lg_mirrored (message_id, seq) VALUES (?, ?)", mid, seqs[i]));
   } else touch(obj);
   if (keep !== null) {
@@ -7791,9 +9279,9 @@ function putCheckpoint(obj, a) {
       ns,
       Math.min(keep, Number.MAX_SAFE_INTEGER)
     );
-    for (const [c] of old) {
-      obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
-      obj.db.run("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c);
+    for (const [c2] of old) {
+      obj.db.run("DELETE FROM lg_checkpoints WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c2);
+      obj.db.run("DELETE FROM lg_writes WHERE checkpoint_ns = ? AND checkpoint_id = ?", ns, c2);
     }
   }
   return null;
@@ -7801,23 +9289,23 @@ function putCheckpoint(obj, a) {
 function putWrites(obj, a) {
   const externalId = str(a.external_id, "external_id"), ns = str(a.ns, "ns"), id = str(a.checkpoint_id, "checkpoint_id");
   refuseLate(obj, a, externalId, [id]);
-  const writes = (a.writes ?? []).map((w, i) => {
-    const [task, path, idx, channel, type, blob] = w;
-    if (w.length !== 6 || typeof task !== "string" || typeof path !== "string" || !Number.isSafeInteger(idx) || typeof channel !== "string" || type !== null && typeof type !== "string") {
+  const writes = (a.writes ?? []).map((w2, i) => {
+    const [task, path, idx, channel, type, blob] = w2;
+    if (w2.length !== 6 || typeof task !== "string" || typeof path !== "string" || !Number.isSafeInteger(idx) || typeof channel !== "string" || type !== null && typeof type !== "string") {
       throw invalid(`write ${i + 1} must be [task_id, task_path, idx, channel, type, value]: strings, an integer idx, a type or null`);
     }
     return [task, path, idx, channel, type, bytes(blob, `the value of write ${i + 1}`)];
   });
   writable(obj, a, externalId);
   const key = "checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?";
-  for (const w of writes) {
-    if (a.replace) obj.db.run(`DELETE FROM lg_writes WHERE ${key}`, ns, id, w[0], w[2]);
-    else if (obj.db.one(`SELECT 1 FROM lg_writes WHERE ${key}`, ns, id, w[0], w[2])) continue;
+  for (const w2 of writes) {
+    if (a.replace) obj.db.run(`DELETE FROM lg_writes WHERE ${key}`, ns, id, w2[0], w2[2]);
+    else if (obj.db.one(`SELECT 1 FROM lg_writes WHERE ${key}`, ns, id, w2[0], w2[2])) continue;
     obj.db.run(
       "INSERT INTO lg_writes (checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ns,
       id,
-      ...w
+      ...w2
     );
   }
   touch(obj);
@@ -7860,11 +9348,11 @@ function checkpointPage(obj, meta, a) {
   const limit = a.limit ?? Infinity;
   let bytes2 = 0;
   for (const r of obj.db.iter(`SELECT ${CHECKPOINT} FROM lg_checkpoints${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY checkpoint_id DESC, checkpoint_ns DESC`, ...params)) {
-    const row3 = [r[0], r[1], r[2], r[3], text3(r[4]), r[5]];
+    const row4 = [r[0], r[1], r[2], r[3], text3(r[4]), r[5]];
     const writes = writeRows(obj, { ns: r[0], checkpoint_id: r[1] });
-    out.rows.push(row3);
+    out.rows.push(row4);
     out.writes.push(writes);
-    bytes2 += String(row3[4] ?? "").length + String(row3[5] ?? "").length + writes.reduce((n, w) => n + String(w[3] ?? "").length, 0);
+    bytes2 += String(row4[4] ?? "").length + String(row4[5] ?? "").length + writes.reduce((n, w2) => n + String(w2[3] ?? "").length, 0);
     if (out.rows.length >= limit) break;
     if (bytes2 >= PAGE_BYTES3) {
       out.next = [r[1], r[0]];
@@ -7885,21 +9373,6 @@ function deleteThread(obj) {
   const r = meta ? obj.db.one("SELECT max(checkpoint_id) FROM lg_checkpoints") : null;
   const members = meta ? obj.db.all("SELECT user FROM participants ORDER BY user").map((m) => String(m[0])) : [];
   return { last_checkpoint: r ? r[0] : null, owner: obj.address.owner, members };
-}
-
-// src/rules/hooks.ts
-var NOT_YET = "hooks are not available on a remote store yet: add them on a local one";
-function create2(_obj, _a) {
-  throw invalid(NOT_YET);
-}
-function hooks(_obj, _a) {
-  throw invalid(NOT_YET);
-}
-function unhook(_obj, _a) {
-  throw invalid(NOT_YET);
-}
-function deliveries(_obj, _a) {
-  throw invalid(NOT_YET);
 }
 
 // src/rules/limits.ts
@@ -7944,62 +9417,15 @@ function remove(obj) {
   return { deleted: [{ id: meta.id, owner: meta.owner, name: meta.name }], skipped: [], changed: [], dry_run: false };
 }
 
-// src/rules/schedules.ts
-var COLUMNS3 = [
-  "id",
-  "kind",
-  "content",
-  "source",
-  "author",
-  "at",
-  "every",
-  "cron",
-  "tz",
-  "next_at",
-  "last_fired_at",
-  "last_prompt_id",
-  "fired",
-  "missed",
-  "request_id",
-  "created_at"
-];
-var TIMES2 = ["at", "next_at", "last_fired_at", "created_at"];
-function scheduleJson(r) {
-  const s = {};
-  COLUMNS3.forEach((k, i) => s[k] = r[i]);
-  for (const k of TIMES2) s[k] = iso(s[k]);
-  return s;
-}
-function create3(_obj, _a) {
-  throw invalid("schedules are not available on a remote store yet: create them on a local one");
-}
-function schedules(obj, _a) {
-  requireSession(obj);
-  obj.requireVisible();
-  return obj.db.all(`SELECT ${COLUMNS3.join(", ")} FROM schedules ORDER BY id`).map(scheduleJson);
-}
-function unschedule(obj, a) {
-  requireSession(obj);
-  obj.requireVisible();
-  const r = obj.db.one(`SELECT ${COLUMNS3.join(", ")} FROM schedules WHERE id = ?`, a.schedule_id);
-  if (!r) throw notFound(say("schedule_not_found", { id: a.schedule_id, what: obj.what, name: obj.name }));
-  const found = scheduleJson(r);
-  if (found.author !== obj.actor && obj.role() !== "owner") throw denied(say("unschedule_denied", { id: a.schedule_id, what: obj.what }));
-  obj.db.run("DELETE FROM schedules WHERE id = ?", a.schedule_id);
-  event(obj, "schedule.deleted", { schedule_id: a.schedule_id });
-  touch(obj);
-  return found;
-}
-
 // src/generated/handlers.ts
 var RULES = {
-  create,
+  create: create2,
   show: show2,
   prompt,
   schedule: create3,
   schedules,
   unschedule,
-  hook: create2,
+  hook: create,
   hooks,
   unhook,
   deliveries,
@@ -8081,22 +9507,22 @@ var PARTS_SCHEMA = [
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_part_gone AFTER DELETE ON _durable_parts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.item; END"
 ];
 var ABANDONED_MS = 864e5;
-var int2 = (v, lo, hi) => Number.isSafeInteger(v) && v >= lo && v <= hi;
+var int2 = (v2, lo, hi) => Number.isSafeInteger(v2) && v2 >= lo && v2 <= hi;
 function allowed(path, patterns) {
   return patterns.some((p) => p === path || p.endsWith(".*") && path.startsWith(p.slice(0, -1)) && /^[a-z_]{1,40}$/.test(path.slice(p.length - 1)));
 }
 function checkPart(p, patterns) {
   if (!patterns) throw invalid("this operation is not sent in parts");
   const firsts = p && typeof p === "object" ? p.first : null;
-  if (!p || typeof p !== "object" || typeof p.batch !== "string" || !/^[0-9a-f]{1,64}$/.test(p.batch) || !int2(p.count, 1, 1e6) || !int2(p.index, 0, p.count - 1) || !firsts || typeof firsts !== "object" || Array.isArray(firsts) || Object.entries(firsts).some(([k, n]) => !allowed(k, patterns) || !int2(n, 0, 1e8))) {
+  if (!p || typeof p !== "object" || typeof p.batch !== "string" || !/^[0-9a-f]{1,64}$/.test(p.batch) || !int2(p.count, 1, 1e6) || !int2(p.index, 0, p.count - 1) || !firsts || typeof firsts !== "object" || Array.isArray(firsts) || Object.entries(firsts).some(([k2, n]) => !allowed(k2, patterns) || !int2(n, 0, 1e8))) {
     throw invalid("part must be {batch: hex id, index, count, first: {list: items sent before}} with 0 <= index < count");
   }
   return p;
 }
 function listAt(args, path) {
   const [head, key] = path.split(".");
-  const v = key === void 0 ? args[head] : args[head]?.[key];
-  return v;
+  const v2 = key === void 0 ? args[head] : args[head]?.[key];
+  return v2;
 }
 function lists(args, patterns) {
   const out = [];
@@ -8104,13 +9530,13 @@ function lists(args, patterns) {
     if (p.endsWith(".*")) {
       const holder = args[p.slice(0, -2)];
       if (holder && typeof holder === "object" && !Array.isArray(holder)) {
-        for (const [k, v] of Object.entries(holder)) if (Array.isArray(v)) out.push([`${p.slice(0, -1)}${k}`, v]);
+        for (const [k2, v2] of Object.entries(holder)) if (Array.isArray(v2)) out.push([`${p.slice(0, -1)}${k2}`, v2]);
       }
     } else {
-      const v = listAt(args, p);
-      if (v !== void 0 && v !== null) {
-        if (!Array.isArray(v)) throw invalid(`${p} must be a list`);
-        out.push([p, v]);
+      const v2 = listAt(args, p);
+      if (v2 !== void 0 && v2 !== null) {
+        if (!Array.isArray(v2)) throw invalid(`${p} must be a list`);
+        out.push([p, v2]);
       }
     }
   }
@@ -8197,6 +9623,7 @@ var DurableObjectSession = class {
     this.base = base;
     this.db = new Db(ctx.storage.sql);
     this.env = base;
+    allowHosts(base.DURABLE_HOOK_ALLOW_HOSTS);
   }
   ctx;
   base;
@@ -8234,11 +9661,11 @@ var DurableObjectSession = class {
   caughtUp(result) {
     const [check2, , usage2, mark] = schema_default.catch_up;
     const fts = FTS_WHOLE.catchUp;
-    const row3 = this.db.one(check2);
-    if (row3 && row3[1] !== null && Number(row3[1]) > Number(row3[0])) {
-      this.db.run(fts, row3[0]);
-      this.db.run(USAGE_CATCH_UP ??= USAGE_WHOLE.catchUp(usage2), row3[0]);
-      this.db.run(mark, row3[0], row3[1]);
+    const row4 = this.db.one(check2);
+    if (row4 && row4[1] !== null && Number(row4[1]) > Number(row4[0])) {
+      this.db.run(fts, row4[0]);
+      this.db.run(USAGE_CATCH_UP ??= USAGE_WHOLE.catchUp(usage2), row4[0]);
+      this.db.run(mark, row4[0], row4[1]);
     }
     return result;
   }
@@ -8257,17 +9684,17 @@ var DurableObjectSession = class {
       }
       this.db.run("CREATE TABLE IF NOT EXISTS _durable_tomb (one INTEGER PRIMARY KEY CHECK (one = 1), last_checkpoint TEXT)");
       this.db.run(FOLLOWERS_TABLE);
-      const row3 = this.db.one("SELECT version FROM _durable_schema");
-      const version = row3 ? row3[0] : 0;
-      if (version > schema_default.migrations.length) {
-        throw new DurableError(`this object was written by a newer durable Worker (schema ${version}, this one knows ${schema_default.migrations.length}); deploy the newer Worker`, "storage");
+      const row4 = this.db.one("SELECT version FROM _durable_schema");
+      const version2 = row4 ? row4[0] : 0;
+      if (version2 > schema_default.migrations.length) {
+        throw new DurableError(`this object was written by a newer durable Worker (schema ${version2}, this one knows ${schema_default.migrations.length}); deploy the newer Worker`, "storage");
       }
       const chunked = !!this.db.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_durable_chunks'");
-      for (const step of schema_default.migrations.slice(version)) for (const s of step.statements) this.db.run(chunked ? USAGE_WHOLE.catchUp(s) : s);
+      for (const step of schema_default.migrations.slice(version2)) for (const s3 of step.statements) this.db.run(chunked ? USAGE_WHOLE.catchUp(s3) : s3);
       this.db.run("INSERT OR REPLACE INTO _durable_schema (one, version) VALUES (1, ?)", schema_default.migrations.length);
-      for (const s of CHUNK_SCHEMA) this.db.run(s);
+      for (const s3 of CHUNK_SCHEMA) this.db.run(s3);
       if (!String(this.db.one("SELECT sql FROM sqlite_master WHERE name = 'turns_fts_source'")?.[0] ?? "").includes(FTS_WHOLE.marker)) {
-        for (const s of FTS_WHOLE.statements) this.db.run(s);
+        for (const s3 of FTS_WHOLE.statements) this.db.run(s3);
       }
       for (const name of Object.keys(USAGE_WHOLE.timing)) {
         const sql = String(this.db.one("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", name)?.[0] ?? "");
@@ -8276,7 +9703,7 @@ var DurableObjectSession = class {
           this.db.run(USAGE_WHOLE.trigger(name, sql));
         }
       }
-      for (const s of PARTS_SCHEMA) this.db.run(s);
+      for (const s3 of PARTS_SCHEMA) this.db.run(s3);
     });
     this.migrated = true;
   }
@@ -8419,8 +9846,8 @@ var DurableObjectSession = class {
    *  knows nothing is due: the object's alarm times change only through its own commits, seen here. */
   fire(obj) {
     if (this.due !== void 0 && (this.due === null || this.due > now())) return obj.meta() === null ? "absent" : "ok";
-    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
-    if (fired === "ok") this.due = this.exists() ? nextAlarmAt(this.db) : null;
+    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue2(obj))));
+    if (fired === "ok") this.due = this.exists() ? nextAlarmAt(this.db, false) : null;
     return fired;
   }
   refuse(call) {
@@ -8452,7 +9879,7 @@ var DurableObjectSession = class {
   }
   async unindex(id, shards) {
     try {
-      await Promise.all([...shards.map((s) => ask(this.env, s, "drop", { id })), ask(this.env, `root:${id[0]}`, "unregister", { id })]);
+      await Promise.all([...shards.map((s3) => ask(this.env, s3, "drop", { id })), ask(this.env, `root:${id[0]}`, "unregister", { id })]);
     } catch {
     }
   }
@@ -8510,11 +9937,11 @@ var DurableObjectSession = class {
    *  write's path. A commit made while it was sent leaves the copy dirty for the next alarm. FORCE: reindex. */
   async syncRoot(force = false) {
     if (!this.exists() || !(force || this.isRootDirty())) return true;
-    const row3 = this.indexRow();
+    const row4 = this.indexRow();
     const writes = this.writes;
-    if (row3 !== null) {
+    if (row4 !== null) {
       try {
-        await ask(this.env, `root:${row3.id[0]}`, "put", { row: row3 });
+        await ask(this.env, `root:${row4.id[0]}`, "put", { row: row4 });
       } catch {
         this.failed();
         return false;
@@ -8544,11 +9971,11 @@ var DurableObjectSession = class {
   indexRow() {
     const m = this.db.one("SELECT id, scope, owner, name, title, status, created_at, updated_at, last_active_at, live_turns, live_tokens, expires_at, external_id FROM object");
     if (!m) return null;
-    const [id, scope, owner, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at, external_id] = m;
-    const row3 = {
+    const [id, scope, owner2, name, title, status, created_at, updated_at, last_active_at, turns, tokens, expires_at, external_id] = m;
+    const row4 = {
       id,
       scope,
-      owner,
+      owner: owner2,
       name,
       title,
       status,
@@ -8568,9 +9995,9 @@ var DurableObjectSession = class {
       // docs/reference/storage.md §3
     };
     if (scope !== "reserved") {
-      row3.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT), CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd, CAST(cache_read_tokens AS TEXT), CAST(cache_write_tokens AS TEXT), CAST(uncosted_rows AS TEXT), CAST(uncosted_base AS TEXT), CAST(uncosted_cache_read AS TEXT), CAST(uncosted_cache_write AS TEXT), CAST(uncosted_output AS TEXT) FROM usage_totals ORDER BY key");
+      row4.usage = this.db.all("SELECT day, model, CAST(rows AS TEXT), CAST(turns AS TEXT), CAST(tokens AS TEXT), CAST(input_tokens AS TEXT), CAST(output_tokens AS TEXT), cost_usd, CAST(cache_read_tokens AS TEXT), CAST(cache_write_tokens AS TEXT), CAST(uncosted_rows AS TEXT), CAST(uncosted_base AS TEXT), CAST(uncosted_cache_read AS TEXT), CAST(uncosted_cache_write AS TEXT), CAST(uncosted_output AS TEXT) FROM usage_totals ORDER BY key");
     }
-    return row3;
+    return row4;
   }
   /** After a commit (or on a wake after a failed update): send the row to its shards, drop it from the
    *  shards it left (a participant removed), and mark the object clean. Other requests wait meanwhile,
@@ -8579,38 +10006,38 @@ var DurableObjectSession = class {
   async syncIndex(force = false, persist = false) {
     if (!this.exists() || !(force || this.isDirty())) return null;
     return this.ctx.blockConcurrencyWhile(async () => {
-      const row3 = this.indexRow();
-      if (row3 === null) {
+      const row4 = this.indexRow();
+      if (row4 === null) {
         this.indexed = true;
         return null;
       }
-      const home = homeShard(row3.scope, row3.owner);
-      const shards = shardsOf(row3);
+      const home = homeShard(row4.scope, row4.owner);
+      const shards = shardsOf(row4);
       const before = this.sentTo();
-      const gone = before.filter((s) => !shards.includes(s));
-      const joined = shards.filter((s) => s !== home && (force || !before.includes(s)));
-      const text4 = JSON.stringify([row3, shards]);
+      const gone = before.filter((s3) => !shards.includes(s3));
+      const joined = shards.filter((s3) => s3 !== home && (force || !before.includes(s3)));
+      const text4 = JSON.stringify([row4, shards]);
       if (!force && text4 === this.sent && !gone.length) {
         this.indexed = true;
-        return row3;
+        return row4;
       }
       this.indexed = false;
       try {
         await Promise.all([
-          ask(this.env, home, "put", { row: row3, home: true }),
-          ...joined.map((s) => ask(this.env, s, "join", { id: row3.id, home })),
-          ...gone.map((s) => ask(this.env, s, "drop", { id: row3.id }))
+          ask(this.env, home, "put", { row: row4, home: true }),
+          ...joined.map((s3) => ask(this.env, s3, "join", { id: row4.id, home })),
+          ...gone.map((s3) => ask(this.env, s3, "drop", { id: row4.id }))
         ]);
       } catch {
         this.failed();
-        return row3;
+        return row4;
       }
       this.indexed = true;
       this.sent = text4;
       if (persist || shards.join() !== before.join()) {
         this.ctx.storage.transactionSync(() => this.db.run("UPDATE _durable_index SET dirty = ?, shards = ?", persist ? 0 : 1, JSON.stringify(shards)));
       }
-      return row3;
+      return row4;
     });
   }
   /** The DO alarm at the object's next due time (or a retry of a failed index update); storage is told
@@ -8618,7 +10045,7 @@ var DurableObjectSession = class {
   async schedule() {
     const exists = this.exists();
     let due = exists ? nextAlarmAt(this.db) : null;
-    this.due = due;
+    this.due = exists ? nextAlarmAt(this.db, false) : null;
     const indexable = exists && this.db.one("SELECT 1 FROM object") !== null;
     if (indexable && (this.isDirty() || this.isRootDirty())) {
       const next = this.retry().at ?? (this.isDirty() ? now() : this.rootAt ?? now());
@@ -8643,15 +10070,35 @@ var DurableObjectSession = class {
       return;
     }
     const obj = new Opened(this.db, { id_scope: "user", owner: "", name: "", scope: "user" }, "", DEFAULT_CONFIG, "");
-    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
+    const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue2(obj))));
     if (fired === "expired") await this.erase();
     else {
+      if (fired === "fired") await this.pushFollowers();
+      await this.deliver();
+      if (!this.exists()) return;
       if (this.retry().at === null || this.retry().at <= now()) {
         await this.syncIndex(false, true);
         if (!this.isDirty()) await this.syncRoot();
       }
       await this.schedule();
       await this.pushFollowers();
+    }
+  }
+  /** docs/reference/remote.md §13: the due deliveries of the outbox, at most PER_ALARM of them in one invocation, each
+   *  claimed in a transaction, sent with fetch outside it (other requests run meanwhile; the claim keeps them from
+   *  sending it too) and recorded in another. A receiver's error is recorded, never thrown; what is left is due at
+   *  once, so schedule() sets the alarm again for it. */
+  async deliver() {
+    for (let n = 0; n < PER_ALARM; n++) {
+      if (!this.exists() || this.db.one("SELECT 1 FROM object") === null) return;
+      const claimed = this.ctx.storage.transactionSync(() => claim(this.db));
+      if (claimed === null) return;
+      const [status, error] = await post(claimed);
+      if (!this.exists()) return;
+      this.ctx.storage.transactionSync(() => {
+        record2(this.db, claimed, status, error);
+        this.dirty();
+      });
     }
   }
   /** The newer rows to the live followers (follow.ts), after a commit; a follower whose token expired or
@@ -8747,14 +10194,14 @@ var DurableObjectSession = class {
     const a = call.args ?? {};
     switch (call.op) {
       case "reindex":
-        return this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj)))) === "expired" ? (await this.erase(), null) : this.indexRow();
+        return this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue2(obj)))) === "expired" ? (await this.erase(), null) : this.indexRow();
       case "purge_if": {
         if (meta.scope === "reserved" || meta.last_active_at >= a.cutoff || a.statuses?.length && !a.statuses.includes(meta.status)) return null;
         await this.erase();
         return { deleted: entry2() };
       }
       case "sweep": {
-        const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
+        const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue2(obj))));
         if (fired === "expired") {
           await this.erase();
           return a.kind === "alarm" ? { deleted: entry2({ reason: "ttl expired" }) } : null;
@@ -8783,11 +10230,16 @@ var DurableObjectSession = class {
   }
   async leave(obj, entry2, user) {
     if (obj.address.id_scope !== "tenant" || !this.db.one("SELECT 1 FROM participants WHERE user = ?", user)) return null;
+    let gone = [];
     const left = this.ctx.storage.transactionSync(() => {
       this.db.run("DELETE FROM participants WHERE user = ?", user);
       for (const [table, column] of [["turns", "author"], ["prompts", "author"], ["events", "actor"], ["requests", "answered_by"]]) {
         this.db.run(`UPDATE ${table} SET ${column} = NULL WHERE ${column} = ?`, user);
       }
+      gone = ["schedules", "hooks"].filter((table) => this.db.one(`SELECT 1 FROM ${table} WHERE author = ? LIMIT 1`, user));
+      this.db.run("DELETE FROM schedules WHERE author = ?", user);
+      this.db.run("DELETE FROM deliveries WHERE hook_id IN (SELECT id FROM hooks WHERE author = ?)", user);
+      this.db.run("DELETE FROM hooks WHERE author = ?", user);
       this.db.run("UPDATE events SET data = '{}' WHERE type IN ('participant.added', 'participant.removed') AND json_extract(data, '$.user') = ?", user);
       const rest = this.db.all("SELECT user, role FROM participants ORDER BY joined_at, user");
       event(obj, "participant.removed", {}, null);
@@ -8799,7 +10251,7 @@ var DurableObjectSession = class {
       await this.erase();
       return { deleted: entry2() };
     }
-    return { changed: entry2({ what: "participant removed" }) };
+    return { changed: entry2({ what: ["participant removed", ...gone].join(", ") }) };
   }
 };
 var INDEX_RETRY_MS = 2e3;
@@ -8807,24 +10259,24 @@ var INDEX_RETRY_MAX_MS = 3e5;
 var ROOT_COPY_MS = 0;
 
 // src/index.ts
-function callConfig(cap, c) {
-  const positive = (v, fallback) => Number.isInteger(v) && v > 0 ? Math.min(v, Number.MAX_SAFE_INTEGER) : fallback;
+function callConfig(cap, c2) {
+  const positive = (v2, fallback) => Number.isInteger(v2) && v2 > 0 ? Math.min(v2, Number.MAX_SAFE_INTEGER) : fallback;
   return {
-    max_unfinished: positive(c.max_unfinished, DEFAULT_CONFIG.max_unfinished),
-    max_turn_bytes: Math.min(positive(c.max_turn_bytes, cap), cap),
-    token_budget: positive(c.token_budget, DEFAULT_CONFIG.token_budget),
-    tags_max: Math.min(positive(c.tags_max, DEFAULT_CONFIG.tags_max), DEFAULT_CONFIG.tags_max)
+    max_unfinished: positive(c2.max_unfinished, DEFAULT_CONFIG.max_unfinished),
+    max_turn_bytes: Math.min(positive(c2.max_turn_bytes, cap), cap),
+    token_budget: positive(c2.token_budget, DEFAULT_CONFIG.token_budget),
+    tags_max: Math.min(positive(c2.tags_max, DEFAULT_CONFIG.tags_max), DEFAULT_CONFIG.tags_max)
   };
 }
 var keyCache = null;
-async function objectId2(secret, scope, owner, name) {
+async function objectId2(secret, scope, owner2, name) {
   if (!keyCache || keyCache.secret !== secret) {
     const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
     keyCache = { secret, key };
   }
-  const fields2 = [scope, owner, name].map((f) => `${new TextEncoder().encode(f).length}:${f}`).join("");
+  const fields2 = [scope, owner2, name].map((f2) => `${new TextEncoder().encode(f2).length}:${f2}`).join("");
   const mac = await crypto.subtle.sign("HMAC", keyCache.key, new TextEncoder().encode(fields2));
-  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return [...new Uint8Array(mac)].map((b2) => b2.toString(16).padStart(2, "0")).join("");
 }
 function fail(e) {
   const code = e.code === "unauthorized" ? "permission_denied" : e.code;
@@ -8999,28 +10451,28 @@ var index_default = {
         const result = await across(env, { actor, admin: token.admin, token_user: token.user, tenant, reservedId, request_id: body.request_id ?? null }, body.op, body.args ?? {});
         return new Response(JSON.stringify({ result: result ?? null }), { headers: { "content-type": "application/json" } });
       }
-      let idScope, owner, name, scope;
+      let idScope, owner2, name, scope;
       if (body.scope === "tenant") {
-        [idScope, owner, name, scope] = ["tenant", validName(body.tenant, "tenant"), validName(body.name), "tenant"];
+        [idScope, owner2, name, scope] = ["tenant", validName(body.tenant, "tenant"), validName(body.name), "tenant"];
       } else if (body.scope === "reserved") {
-        [idScope, owner, name, scope] = ["reserved", ownerOf(body, actor), "", "reserved"];
+        [idScope, owner2, name, scope] = ["reserved", ownerOf(body, actor), "", "reserved"];
       } else if (body.scope === "user") {
-        [idScope, owner, name, scope] = ["user", ownerOf(body, actor), validName(body.name), body.label === "session" ? "session" : "user"];
+        [idScope, owner2, name, scope] = ["user", ownerOf(body, actor), validName(body.name), body.label === "session" ? "session" : "user"];
       } else throw new DurableError(`unknown scope '${body.scope}'`, "invalid_input");
-      const id = await objectId2(env.DURABLE_SECRET, idScope, owner, name);
-      if (idScope !== "tenant" && owner !== actor && !allUsers) refuseOthers(body, { id_scope: idScope, owner, name }, actor, id);
+      const id = await objectId2(env.DURABLE_SECRET, idScope, owner2, name);
+      if (idScope !== "tenant" && owner2 !== actor && !allUsers) refuseOthers(body, { id_scope: idScope, owner: owner2, name }, actor, id);
       if (body.op === "object_id" && (idScope !== "tenant" || allUsers)) return json({ result: { id } });
-      const c = body.config ?? {};
+      const c2 = body.config ?? {};
       const call = {
         op: body.op,
         args: body.args ?? {},
-        address: { id_scope: idScope, owner, name, scope },
+        address: { id_scope: idScope, owner: owner2, name, scope },
         actor,
         id,
         create: !!body.create,
         request_id: body.request_id ?? null,
         all_users: allUsers,
-        config: callConfig(settings.maxTurnBytes, c)
+        config: callConfig(settings.maxTurnBytes, c2)
       };
       const { sub, iat, exp, jti } = token.claims;
       const devFault = settings.faults ? body.dev_fault ?? null : null;

@@ -58,7 +58,9 @@ class Settings:
             return _Kept(self.shared)
         from ..library import Store
 
-        return Store(self.home, user=self.as_user, tenant=self.tenant, lock_timeout=self.lock_timeout)
+        store = Store(self.home, user=self.as_user, tenant=self.tenant, lock_timeout=self.lock_timeout)
+        store.delivering = "thread"  # docs/reference/sessions.md §5.3: what its writes produce is sent off the request
+        return store
 
     def read_timeout(self) -> float:
         """A page read waits for a lock at most min(--lock-timeout, 2 s) (§16.6)."""

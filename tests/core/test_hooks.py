@@ -3,7 +3,6 @@ transaction, sent after the commit without the lock, signed per Standard Webhook
 library, `standardwebhooks`), retried on its schedule, then marked failed."""
 
 import base64
-import http.server
 import json
 import threading
 
@@ -11,39 +10,13 @@ import pytest
 from freezegun import freeze_time
 
 from tests.conftest import run_inprocess as durable
+from tests.helpers import Receiver
 
 standardwebhooks = pytest.importorskip("standardwebhooks")
 
 BODY_DATA_KEYS = ["hook_id", "session", "session_id", "scope", "owner", "prompt_id", "request_id", "source",
                   "schedule_id", "status", "error", "attempts", "turn_seq", "created_at", "started_at", "completed_at",
                   "reply"]
-
-
-class Receiver:
-    """A real local HTTP server: records each request and answers with `status`."""
-
-    def __init__(self):
-        self.requests, self.status = [], 204
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["content-length"]))
-                outer.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(outer.status)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/done"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -160,7 +133,7 @@ def test_a_commit_whose_process_sent_nothing_is_sent_later_once(home, receiver):
 
     durable("session", "create", "s")
     durable("session", "hook", "s", "--url", receiver.url)
-    with Store().open("s") as s:  # the library: its commit writes the delivery, nothing sends it
+    with Store().open("s", deliver=False) as s:  # its commit writes the delivery; this block sends nothing
         s.prompt("x")
         s.next_prompt(lease_seconds=60)
         s.finish(1, reply="ok")

@@ -15,7 +15,9 @@ import time
 
 import pytest
 
+from tests.helpers import Receiver
 from tests.integrations.conftest import need
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.both_backends
 
@@ -96,7 +98,10 @@ def error_of(result, code):
 def test_every_tool_over_stdio_with_an_accepting_person(durable):
     """Every tool once, through a 2025-11-25 client whose person accepts: §10 documents as structured content,
     §4 errors as isError tool results, and the server still serving after each refusal."""
+    import anyio
+
     person = Person("yes")
+    receiver = Receiver()  # a hook's receiver: the finish below is told to it (docs/reference/sessions.md §5.3)
 
     async def main():
         async with client("legacy", person) as c:
@@ -119,6 +124,7 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
 
             p = (await call(c, "session_prompt", name="plan", text="Book a room", request_id="r1"))[1]
             assert p["status"] == "pending" and p["content"] == "Book a room"
+            await anyio.to_thread.run_sync(lambda: look("session", "hook", "plan", "--url", receiver.url, "--events", "completed"))
             assert (await call(c, "session_prompt", name="plan", text="Book a room", request_id="r1"))[1]["id"] == p["id"]
             taken = (await call(c, "session_next", name="plan", context_tokens=1000, format="json"))[1]
             assert taken["id"] == p["id"] and taken["status"] == "processing" and taken["window"]["turns"][-1]["content"] == "Book a room"
@@ -129,6 +135,9 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
                                rows=[{"role": "assistant", "content": "", "tool_calls": [{"id": "b1", "name": "book", "arguments": "{}"}]},
                                      {"role": "tool", "content": "ok", "call_id": "b1"}]))[1]
             assert done["status"] == "completed"
+            # sent while the server keeps serving, off the request (locally its own thread, remotely the object's alarm)
+            await anyio.to_thread.run_sync(lambda: wait_until(lambda: receiver.requests, "the finish's delivery", timeout=30, step=0.01))
+            assert json.loads(receiver.requests[0][1])["data"]["prompt_id"] == p["id"]
             assert error_of(await call(c, "session_next", name="plan"), "timeout")["exit_status"] == 9
 
             row = (await call(c, "transcript_append", name="plan", role="assistant", text="",
@@ -197,7 +206,10 @@ def test_every_tool_over_stdio_with_an_accepting_person(durable):
 
             await declined_and_subscribed(c, person, "legacy")
 
-    run(main)
+    try:
+        run(main)
+    finally:
+        receiver.close()
     # the effects, seen by the CLI from another process
     shown = look("transcript", "show", "plan")
     assert [r["content"] for r in shown] == ["Book a room", "", "ok", "Booked.", "", "free", "Room 4 is free"]

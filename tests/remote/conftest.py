@@ -128,7 +128,7 @@ class Fleet:
         import shutil
         import socket
 
-        from durable_cli.remote.dev import _capnp_string, built_worker, config_text, workerd_binary
+        from durable_cli.remote.dev import OUTBOUND, _capnp_string, built_worker, config_text, workerd_binary
 
         root = str(root)
         shutil.copy(built_worker(), os.path.join(root, "index.js"))
@@ -151,6 +151,7 @@ class Fleet:
             assert worker.count('localDisk = "storage"') == 1, worker
             workers.append(worker.replace("durableWorker", f"worker{i}").replace('localDisk = "storage"', f'localDisk = "storage{i}"'))
             self.free.append(Slot(f"http://127.0.0.1:{port}", admin, storage))
+        services.append(OUTBOUND)  # the Workers' globalOutbound, as remote dev has it
         config = os.path.join(root, "config.capnp")
         with open(config, "w", encoding="utf-8") as f:
             f.write('using Workerd = import "/workerd/workerd.capnp";\n\nconst config :Workerd.Config = (\n'

@@ -450,3 +450,36 @@ def test_what_ls_refuses_at_start_ui_refuses_alike(home, tmp_path, monkeypatch):
     monkeypatch.setenv("DURABLE_HOME", str(link))
     ls, ui = run_inprocess("ls"), run_inprocess("ui", "--no-browser")
     assert ls.status != 0 and (ui.status, ui.err, ui.out) == (ls.status, ls.err, "")
+
+
+def test_a_page_whose_wake_fails_a_prompt_sends_the_outcome_off_the_request(ui):
+    """docs/reference/sessions.md §5.3: `ui` sends the deliveries its own commits wrote (here the wake's lease expiry), in a
+    thread of its own: the page is answered, and the hook's receiver gets the outcome while the server runs."""
+    import threading
+    import time
+
+    from tests.helpers import Receiver
+    from tests.waiting import wait_until
+
+    receiver, gate = Receiver(), None
+    try:
+        ui.cli("session", "create", "lapsed")
+        ui.cli("session", "hook", "lapsed", "--url", receiver.url)
+        ui.cli("session", "prompt", "lapsed", "x")
+        ui.cli("session", "next", "lapsed", "--lease", "1s")
+        arrived, gate = threading.Event(), threading.Event()
+        receiver.on_request = lambda: (arrived.set(), gate.wait(30))  # the receiver answers only when told
+        time.sleep(1.2)  # the lease runs out; the page's wake fails the prompt, which is an outcome
+        assert ui.get("/session?name=lapsed").status == 200  # answered while the receiver still holds the delivery
+        assert arrived.wait(30), "the ui never sent the lease expiry's delivery"
+        [d] = json.loads(ui.cli("session", "deliveries", "lapsed", "--json").out)
+        assert (d["status"], d["attempts"], d["last_error"]) == ("pending", 1, None)  # claimed, its answer not in yet
+        gate.set()
+        wait_until(lambda: json.loads(ui.cli("session", "deliveries", "lapsed", "--json").out)[0]["status"] == "delivered",
+                   "the ui's thread to record the delivery", timeout=30, step=0.02)
+        body = json.loads(receiver.requests[0][1])
+        assert (body["type"], body["data"]["error"]) == ("prompt.failed", "timed out")
+    finally:
+        if gate is not None:
+            gate.set()
+        receiver.close()

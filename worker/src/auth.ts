@@ -18,6 +18,7 @@ export interface Config {
   DURABLE_SUBREQUEST_LIMIT?: unknown;
   DURABLE_RATE_LIMIT?: unknown;
   DURABLE_DEV_FAULTS?: unknown;
+  DURABLE_HOOK_ALLOW_HOSTS?: unknown;
   DURABLE_TOKENS?: unknown;
   DURABLE_ADMIN_TOKENS?: unknown;
 }
@@ -69,6 +70,11 @@ export function checkConfig(env: Config): Settings {
   const r = env.DURABLE_RATE_LIMIT;
   if (r !== undefined && r !== null && (typeof r !== "string" || !/^(0|[1-9][0-9]{0,7})$/.test(r) || Number(r) > MAX_RATE_LIMIT)) {
     throw misconfigured("DURABLE_RATE_LIMIT", `must be a whole number from 0 (no limit) to ${MAX_RATE_LIMIT} (requests a minute per token), as text`);
+  }
+  // hosts a hook may name although local or private (rules/hooks.ts): comma-separated host names or IP literals
+  const h = env.DURABLE_HOOK_ALLOW_HOSTS;
+  if (h !== undefined && h !== null && (typeof h !== "string" || !/^[A-Za-z0-9.:\[\]_-]*(,[A-Za-z0-9.:\[\]_-]*)*$/.test(h.replace(/ /g, "")))) {
+    throw misconfigured("DURABLE_HOOK_ALLOW_HOSTS", "must be a comma-separated list of host names or IP addresses, as text");
   }
   const rateLimit = r === undefined || r === null ? DEFAULT_RATE_LIMIT : Number(r);
   const settings = { maxTurnBytes, maxBodyBytes, subrequests, rateLimit, faults: f === "1" };

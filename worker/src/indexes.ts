@@ -23,6 +23,7 @@ export interface IndexEnv {
   INDEX: DurableObjectNamespace;
   DURABLE_DEV_FAULTS?: string;
   DURABLE_SUBREQUEST_LIMIT?: string;
+  DURABLE_HOOK_ALLOW_HOSTS?: string; // hosts a hook may name although local or private (rules/hooks.ts)
 }
 
 /** One object's index row (times in ms since the epoch, as index.db keeps them). */

@@ -15,6 +15,8 @@ import * as rate from "./rate";
 import { rawArgs } from "./raw";
 import { Revocations, revocationList, revokedWhy } from "./auth";
 import { counted, limitOf } from "./subrequests";
+import * as hooks from "./rules/hooks";
+import * as deliver from "./deliver";
 
 let USAGE_CATCH_UP: string | undefined; // schema.catch_up's usage step over whole meta (USAGE_WHOLE), made once
 import { OBJECT_OPS, ObjectOp, OpSpec } from "./generated/ops";
@@ -78,6 +80,7 @@ export class DurableObjectSession {
   constructor(private ctx: DurableObjectState, private base: IndexEnv) {
     this.db = new Db(ctx.storage.sql);
     this.env = base;
+    hooks.allowHosts(base.DURABLE_HOOK_ALLOW_HOSTS);
   }
 
   /** Each request and alarm has Cloudflare's per-request subrequest limit of its own, counted here as deployed
@@ -286,7 +289,7 @@ export class DurableObjectSession {
   private fire(obj: Opened): string {
     if (this.due !== undefined && (this.due === null || this.due > now())) return obj.meta() === null ? "absent" : "ok";
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
-    if (fired === "ok") this.due = this.exists() ? nextAlarmAt(this.db) : null;
+    if (fired === "ok") this.due = this.exists() ? nextAlarmAt(this.db, false) : null;
     return fired;
   }
 
@@ -494,8 +497,8 @@ export class DurableObjectSession {
    *  only when that time changed since this instance last set it. */
   private async schedule() {
     const exists = this.exists();
-    let due = exists ? nextAlarmAt(this.db) : null;
-    this.due = due;
+    let due = exists ? nextAlarmAt(this.db) : null; // pending deliveries' next attempts included: the alarm sends them
+    this.due = exists ? nextAlarmAt(this.db, false) : null; // what a wake fires
     // an index update to retry (backing off), or the root copy to make; storage holding only the parts of a
     // body (no object yet) has no row to send: its one alarm is the staged parts' expiry below
     const indexable = exists && this.db.one("SELECT 1 FROM object") !== null;
@@ -526,12 +529,33 @@ export class DurableObjectSession {
     const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
     if (fired === "expired") await this.erase();
     else {
+      if (fired === "fired") await this.pushFollowers(); // a prompt a schedule queued, before any delivery is sent
+      await this.deliver();
+      if (!this.exists()) return;
       if (this.retry().at === null || this.retry().at! <= now()) {
         await this.syncIndex(false, true);
         if (!this.isDirty()) await this.syncRoot();
       }
       await this.schedule();
       await this.pushFollowers();
+    }
+  }
+
+  /** docs/reference/remote.md §13: the due deliveries of the outbox, at most PER_ALARM of them in one invocation, each
+   *  claimed in a transaction, sent with fetch outside it (other requests run meanwhile; the claim keeps them from
+   *  sending it too) and recorded in another. A receiver's error is recorded, never thrown; what is left is due at
+   *  once, so schedule() sets the alarm again for it. */
+  private async deliver() {
+    for (let n = 0; n < deliver.PER_ALARM; n++) {
+      if (!this.exists() || this.db.one("SELECT 1 FROM object") === null) return;
+      const claimed = this.ctx.storage.transactionSync(() => deliver.claim(this.db));
+      if (claimed === null) return;
+      const [status, error] = await deliver.post(claimed);
+      if (!this.exists()) return; // deleted meanwhile: nothing to record
+      this.ctx.storage.transactionSync(() => {
+        deliver.record(this.db, claimed, status, error);
+        this.dirty(); // the index's next alarm time moved
+      });
     }
   }
 
@@ -676,11 +700,17 @@ export class DurableObjectSession {
 
   private async leave(obj: Opened, entry: (extra?: object) => object, user: string): Promise<unknown> {
     if (obj.address.id_scope !== "tenant" || !this.db.one("SELECT 1 FROM participants WHERE user = ?", user)) return null;
+    let gone: string[] = [];
     const left = this.ctx.storage.transactionSync(() => {
       this.db.run("DELETE FROM participants WHERE user = ?", user);
       for (const [table, column] of [["turns", "author"], ["prompts", "author"], ["events", "actor"], ["requests", "answered_by"]]) {
         this.db.run(`UPDATE ${table} SET ${column} = NULL WHERE ${column} = ?`, user);
       }
+      // docs/reference/sessions.md §5.3: the schedules and hooks USER made go (a hook's deliveries with it)
+      gone = ["schedules", "hooks"].filter((table) => this.db.one(`SELECT 1 FROM ${table} WHERE author = ? LIMIT 1`, user));
+      this.db.run("DELETE FROM schedules WHERE author = ?", user);
+      this.db.run("DELETE FROM deliveries WHERE hook_id IN (SELECT id FROM hooks WHERE author = ?)", user);
+      this.db.run("DELETE FROM hooks WHERE author = ?", user);
       this.db.run("UPDATE events SET data = '{}' WHERE type IN ('participant.added', 'participant.removed') AND json_extract(data, '$.user') = ?", user);
       const rest = this.db.all("SELECT user, role FROM participants ORDER BY joined_at, user");
       event(obj, "participant.removed", {}, null);
@@ -692,7 +722,7 @@ export class DurableObjectSession {
       await this.erase();
       return { deleted: entry() };
     }
-    return { changed: entry({ what: "participant removed" }) };
+    return { changed: entry({ what: ["participant removed", ...gone].join(", ") }) };
   }
 }
 

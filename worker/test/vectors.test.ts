@@ -13,6 +13,10 @@ import { field } from "../src/rules/verbatim";
 import { quote, strip } from "../src/rules/text";
 import { searchMatch } from "../src/rules/rights";
 import { validChange } from "../src/rules/tags";
+import * as durations from "../src/rules/durations";
+import * as schedules from "../src/rules/schedules";
+import { validUrl } from "../src/rules/hooks";
+import { sign } from "../src/deliver";
 import { checkKey, stdoutOf, stepId } from "../src/rules/steps";
 import { blobText } from "../src/rules/rights";
 
@@ -41,6 +45,26 @@ const RULES: Record<string, (...a: any[]) => unknown> = {
   approx: (s) => approx(s),
   say: (code, values) => say(code, values),
   search_query: (q) => searchMatch(q),
+  duration: (s) => durations.parse(s),
+  // docs/reference/sessions.md §5.3: croner's due times are cronsim's (the next five after a time), refusals alike
+  cron: (expr, tz, after) => {
+    const fields = schedules.validCron(expr);
+    const zone = schedules.validTz(tz);
+    const t = schedules.parseTime(after);
+    const times: string[] = [];
+    for (const ms of schedules.cronTimes(fields, zone, t)) {
+      if (!times.length && ms > t + 3653 * 86400 * 1000) break;
+      times.push(new Date(ms).toISOString());
+      if (times.length === 5) break;
+    }
+    if (!times.length) throw new DurableError("no due time in the next 10 years", "invalid_input");
+    return times;
+  },
+  schedule: (now, options) => {
+    const p = schedules.plan(schedules.parseTime(now), options);
+    return { ...p, at: p.at === null ? null : new Date(p.at).toISOString(), next_at: new Date(p.next_at).toISOString() };
+  },
+  hook_url: (url) => validUrl(url, false), // the client's rules (the Worker's own refusal of local hosts: hooks.test.ts)
   step_key: (k) => checkKey(k),
   step_id: (objectId, promptId, key) => stepId(objectId, promptId, key),
   step_stdout: (key, stdout, size, tooLarge) => {
@@ -105,5 +129,12 @@ test("vectors: approx over every code point to U+FFFF", () => {
 test("vectors: strip over every code point to U+FFFF", () => {
   for (const [first, last, stripped] of (vectors as any).strip_code_points as [number, number, boolean][]) {
     for (let c = first; c <= last; c++) assert.equal(strip(String.fromCharCode(c)) === "", stripped, `U+${c.toString(16)}`);
+  }
+});
+
+test("vectors: signature (Standard Webhooks, as deliver.py signs)", async () => {
+  for (const v of (vectors as any).signature as Vector[]) {
+    const [secret, id, timestamp, body] = v.args;
+    assert.equal(await sign(secret, id, timestamp, body), v.ok, JSON.stringify(v.args));
   }
 });

@@ -4,6 +4,7 @@ import { CONSTANTS, Opened, conflict, createObject, event, invalid, iso, notFoun
 import * as transcript from "./transcript";
 import { check, requireSession, validRequestId, validTitle } from "./lifecycle";
 import { put, validSet } from "./tags";
+import * as hooks from "./hooks";
 import * as elicit from "./elicit";
 import type { Lazy, ObjectArgs } from "../generated/ops";
 
@@ -188,6 +189,7 @@ export function finish(obj: Opened, a: Lazy<ObjectArgs["finish"], "rows">) {
   obj.db.run("UPDATE prompts SET status = ?, completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?",
     failed ? "failed" : "completed", now(), failed ? a.error ?? null : null, a.prompt_id);
   event(obj, failed ? "prompt.failed" : "prompt.completed", failed ? { prompt_id: a.prompt_id, error: a.error ?? null } : { prompt_id: a.prompt_id });
+  outcome(obj, a.prompt_id, failed ? "failed" : "completed");
   recompute(obj, meta.status);
   touch(obj);
   return getPrompt(obj, a);
@@ -213,12 +215,19 @@ export function release(obj: Opened, a: ObjectArgs["release"]) {
   return getPrompt(obj, a);
 }
 
-export function failProcessing(obj: Opened, error: string, type = "prompt.failed", where = "status = 'processing'", params: unknown[] = [], actor: string | null | undefined = undefined) {
+/** docs/reference/sessions.md §5.3: the outcome's deliveries, in its own transaction (only when the object has hooks). */
+function outcome(obj: Opened, id: number, kind: string) {
+  if (obj.db.one("SELECT 1 FROM hooks LIMIT 1")) hooks.outcome(obj, getPrompt(obj, { prompt_id: id }), kind);
+}
+
+export function failProcessing(obj: Opened, error: string, type = "prompt.failed", where = "status = 'processing'", params: unknown[] = [],
+  actor: string | null | undefined = undefined, kind = "failed") {
   const t = now();
   const ids = obj.db.all(`SELECT id FROM prompts WHERE ${where} ORDER BY id`, ...params).map((r) => r[0]);
   for (const id of ids) {
     obj.db.run("UPDATE prompts SET status = 'failed', completed_at = ?, lease_expires_at = NULL, error = ? WHERE id = ?", t, error, id);
     event(obj, type, { prompt_id: id, error }, actor);
+    outcome(obj, id, kind);
   }
   return ids.length;
 }
@@ -227,7 +236,7 @@ export function stop(obj: Opened) {
   const meta = requireSession(obj);
   obj.requireVisible();
   if (!obj.db.one("SELECT 1 FROM prompts WHERE status = 'processing'")) return sessionJson(obj);
-  failProcessing(obj, "stopped");
+  failProcessing(obj, "stopped", "prompt.failed", "status = 'processing'", [], undefined, "cancelled");
   recompute(obj, meta.status);
   touch(obj);
   return sessionJson(obj);
@@ -237,7 +246,7 @@ export function cancel(obj: Opened) {
   const meta = requireSession(obj);
   obj.requireVisible();
   const to = check(obj, "cancel", meta.status)!;
-  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')");
+  failProcessing(obj, "cancelled", "prompt.failed", "status IN ('pending', 'processing')", [], undefined, "cancelled");
   setStatus(obj, to, meta.status);
   touch(obj);
   return sessionJson(obj);

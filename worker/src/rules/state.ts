@@ -112,6 +112,8 @@ export const CHUNK_SCHEMA = [
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_turn_changed AFTER UPDATE OF content, tool_calls, meta, data ON turns BEGIN" +
     ` DELETE FROM _durable_chunks WHERE key IN (OLD.content, OLD.tool_calls, OLD.meta, OLD.data) AND key NOT IN (${chunkColumns}); END`,
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_gone AFTER DELETE ON prompts BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
+  // a schedule's content (docs/reference/remote.md §13: chunked as a prompt's is)
+  "CREATE TRIGGER IF NOT EXISTS _durable_chunks_schedule_gone AFTER DELETE ON schedules BEGIN DELETE FROM _durable_chunks WHERE key = OLD.content; END",
   "CREATE TRIGGER IF NOT EXISTS _durable_chunks_prompt_changed AFTER UPDATE OF content ON prompts BEGIN" +
     " DELETE FROM _durable_chunks WHERE key = OLD.content AND key <> NEW.content; END",
   // a LangGraph checkpoint or pending write over a Cloudflare value (its serialized bytes), a fact's value: their
@@ -384,10 +386,14 @@ export function setStatus(obj: Opened, to: string, from: string) {
   event(obj, "session.status", { from, to });
 }
 
-export function nextAlarmAt(db: Db): number | null {
+/** The object's next due time (core/state.py NEXT_ALARM_AT): TTL, lease, elicitation expiry, schedules' next_at and,
+ *  unless DELIVERIES is false (what a wake fires: deliveries are the alarm's to send), pending deliveries' next attempt. */
+export function nextAlarmAt(db: Db, deliveries = true): number | null {
   const r = db.one("SELECT min(t) FROM (SELECT expires_at AS t FROM object" +
     " UNION ALL SELECT min(lease_expires_at) FROM prompts WHERE status = 'processing'" +
-    " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending')");
+    " UNION ALL SELECT min(expires_at) FROM requests WHERE status = 'pending'" +
+    " UNION ALL SELECT min(next_at) FROM schedules" +
+    (deliveries ? " UNION ALL SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending'" : "") + ")");
   return r ? r[0] : null;
 }
 

@@ -21,6 +21,10 @@ export const strip = (text: string): string => text.replace(LEADING, "").replace
 export const rstrip = (text: string): string => text.replace(TRAILING, "");
 /** len(text.split()) in Python. */
 export const wordCount = (text: string): number => (text.match(WORD) ?? []).length;
+/** any(c.isspace() for c in text) in Python (by the contract's white space). */
+export const hasSpace = (text: string): boolean => new RegExp(`[${WS}]`, "u").test(text);
+/** text.split() in Python (by the contract's white space). */
+export const words = (text: string): string[] => text.match(WORD) ?? [];
 
 /** Python's repr() of a str, so a message quotes a value as the file backend does. */
 export function quote(v: unknown): string {
