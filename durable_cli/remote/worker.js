@@ -8452,8 +8452,7 @@ function fireDue(obj, t) {
   let queued = 0;
   const due = obj.db.all(`SELECT ${COLUMNS2.join(", ")} FROM schedules WHERE next_at <= ? ORDER BY next_at, id`, t);
   for (const r of due) {
-    const s3 = {};
-    COLUMNS2.forEach((k2, i) => s3[k2] = r[i]);
+    const s3 = Object.fromEntries(COLUMNS2.map((k2, i) => [k2, r[i]]));
     const [latest, count, following] = dueTimes(s3, t);
     const meta = obj.meta();
     let reason = null;

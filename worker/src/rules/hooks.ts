@@ -3,7 +3,7 @@
 // the object's alarm sends them after the commit (../deliver.ts). Hook URLs are checked with the client's rules and,
 // remotely, refused when their host is local or private (docs/reference/remote.md §13) unless DURABLE_HOOK_ALLOW_HOSTS
 // lists it.
-import { Opened, conflict, event, invalid, iso, notFound, now, pyRepr, touch } from "./state";
+import { DictRow, Opened, conflict, event, invalid, iso, notFound, now, pyRepr, touch } from "./state";
 import { requireSession } from "./lifecycle";
 import { hasSpace } from "./text";
 import type { ObjectArgs } from "../generated/ops";
@@ -208,7 +208,7 @@ function cut(text: string | null, limit: number): string | null {
 
 /** Inside the outcome's own transaction: one pending delivery per hook subscribed to KIND (completed, failed or
  *  cancelled) for prompt P (its JSON, sessions.getPrompt), its body fixed now. Returns how many. */
-export function outcome(obj: Opened, p: Record<string, any>, kind: string): number {
+export function outcome(obj: Opened, p: DictRow, kind: string): number {
   const subscribed = obj.db.all("SELECT id, events, include_reply FROM hooks ORDER BY id").filter((h) => JSON.parse(h[1]).includes(kind));
   if (!subscribed.length) return 0;
   const meta = obj.meta()!;

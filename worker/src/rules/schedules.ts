@@ -241,7 +241,10 @@ export function unschedule(obj: Opened, a: ObjectArgs["unschedule"]) {
   return found;
 }
 
-type Stored = Record<string, any>;
+/** A schedule's row as stored (COLUMNS; times in ms). */
+type Stored = { id: number; kind: string; content: string; source: string; author: string; at: number; every: number; cron: string;
+  tz: string; next_at: number; last_fired_at: number | null; last_prompt_id: number | null; fired: number; missed: number;
+  request_id: string | null; created_at: number };
 
 /** [latest due time <= T, how many due times <= T from next_at on, the first due time after T or null]. */
 function dueTimes(s: Stored, t: number): [number, number, number | null] {
@@ -268,8 +271,7 @@ export function fireDue(obj: Opened, t: number): number {
   let queued = 0;
   const due = obj.db.all(`SELECT ${COLUMNS.join(", ")} FROM schedules WHERE next_at <= ? ORDER BY next_at, id`, t);
   for (const r of due) {
-    const s: Stored = {};
-    COLUMNS.forEach((k, i) => (s[k] = r[i]));
+    const s = Object.fromEntries(COLUMNS.map((k, i) => [k, r[i]])) as unknown as Stored;
     const [latest, count, following] = dueTimes(s, t);
     const meta = obj.meta()!;
     let reason: string | null = null;
