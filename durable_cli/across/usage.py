@@ -25,6 +25,9 @@ COUNTS = (*FIELDS[:5], *FIELDS[6:8])
 _SUMMED = (*COUNTS, "cost_given_usd")
 _SUMS = ("count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_tokens), sum(u.output_tokens),"
          " sum(u.cache_read_tokens), sum(u.cache_write_tokens), sum(u.cost_usd)")
+# the usage rows of the objects listed: the objects the outer loop (each one's rows found through usage_by_object;
+# grouped by o.id, in that index's order), ~30% less than scanning usage and looking up each row's object
+_JOINED = "FROM objects o CROSS JOIN usage u ON u.object_id = o.id"
 # what is priced, per group and model: rows with meta.usage and no cost_usd, and their token sums
 _PRICED = "sum(u.uncosted_rows), sum(u.uncosted_base), sum(u.uncosted_cache_read), sum(u.uncosted_cache_write), sum(u.uncosted_output)"
 
@@ -51,11 +54,11 @@ def usage(store, *, user=None, everyone=False, session=None, newer_than=None, by
         where.append("u.day >= ?")
         params.append(clock.iso(clock.now() - newer_than * 1000)[:10])
     refresh_stale(store)
-    source = f"FROM usage u JOIN objects o ON o.id = u.object_id WHERE {' AND '.join(where)}"
+    source = f"{_JOINED} WHERE {' AND '.join(where)}"
     index = store.objects.index(create=False)
-    column = {"session": "u.object_id", "day": "u.day", "model": "u.model"}[by]
+    column = {"session": "o.id", "day": "u.day", "model": "u.model"}[by]
     if by == "session":  # newest activity first
-        head, order = "u.object_id, o.name, o.owner, 1", "coalesce(max(o.last_active_at), 0) DESC, u.object_id"
+        head, order = "o.id, o.name, o.owner, 1", "coalesce(max(o.last_active_at), 0) DESC, o.id"
     else:
         head, order = f"{column}, count(DISTINCT u.object_id)", f"{column} IS NULL, {column}"
     rows = _priced(index, head, " AND ".join(where), params, f"GROUP BY {column} ORDER BY {order}", prices)
@@ -96,7 +99,7 @@ def _priced(index, head, where, params, tail, prices) -> list:
     the rows without a given cost priced per usage row with PRICES (prices.cost's sum, in SQL: one price per model,
     looked up in Python, passed as a VALUES table; the cost is linear in the tokens, so it is the same as pricing
     each group's whole sums, as `finish` does the remote backend's pages)."""
-    joined = "FROM usage u JOIN objects o ON o.id = u.object_id"
+    joined = _JOINED
     rates = []
     for (model,) in _tuples(index, "SELECT DISTINCT model FROM usage WHERE uncosted_rows > 0", ()):  # anyone's: a superset
         found = prices.find(model)
@@ -120,8 +123,8 @@ def costs(store, ids, prices) -> dict:
     if not ids:
         return {}
     index = store.objects.index(create=False)
-    rows = _priced(index, "u.object_id, 1", f"u.object_id IN ({', '.join('?' * len(ids))})", list(ids),
-                   "GROUP BY u.object_id", prices)
+    rows = _priced(index, "o.id, 1", f"o.id IN ({', '.join('?' * len(ids))})", list(ids),
+                   "GROUP BY o.id", prices)
     return {row[0]: _document({}, row[1:])["cost_usd"] for row in rows}
 
 
