@@ -21,3 +21,9 @@ signals_deferred = None
 # [requests, seconds] of the requests to a Worker. None in the library. `mcp` and `ui` route it per call
 # (telemetry/operation.py Routed): only its setdefault is used.
 wakes = None
+
+# Called by a loop that takes SIGINT/SIGTERM itself (`durable work`, `durable step`: durable_cli/stop.py) once its own
+# handler is in place: the status of a signal the CLI's handler took before then and did not act on (deferred while a
+# commit was under way, or raised where it was swallowed), or None, so that no signal is lost between the two
+# handlers (a SIGTERM during `work`'s start-up then ends it as one during its loop does). None in the library.
+signal_before = None

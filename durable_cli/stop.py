@@ -25,6 +25,10 @@ class Stop:
 
     def install(self):
         self.saved = {s: signal.signal(s, self) for s in (signal.SIGINT, signal.SIGTERM)}
+        from . import guard
+
+        if guard.signal_before is not None and self.status is None:  # one that came before: not lost
+            self.status = guard.signal_before()
 
     def restore(self):
         for s, handler in self.saved.items():

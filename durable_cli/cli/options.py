@@ -28,11 +28,12 @@ def store():
     if G._store is None:
         from .. import guard
         from ..library import Store
-        from .signals import commit_guard, poll_settled, signals_deferred
+        from .signals import commit_guard, poll_settled, signals_deferred, taken_before
 
         guard.commit_guard = commit_guard  # for this run only: run() takes it back
         guard.poll_settled = poll_settled
         guard.signals_deferred = signals_deferred
+        guard.signal_before = taken_before
         guard.wakes = {}  # each object's wakes, for an operation span (docs/reference/traces.md §15.6)
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
         G._store.delivering = "process"  # a command sends them after its output (deliver.after_commit)

@@ -65,6 +65,13 @@ def signals_deferred():
         raise Interrupted(D.requested)
 
 
+def taken_before():
+    """guard.signal_before: the status of a signal deferred (D.pending) or raised and swallowed (D.requested) so far,
+    now the caller's to act on (the pending one is cleared)."""
+    status, D.pending = D.pending or D.requested, None
+    return status
+
+
 def interrupt(signum, _frame):
     if D.committing or D.exiting or D.starting:
         D.pending = D.pending or 128 + signum

@@ -93,7 +93,7 @@ def serve(store, options, *, port=None, no_browser=False) -> int:
     list(store.ls(limit=1))  # what `ls` would refuse (secret, data directory; a bad token, an unreachable Worker) is refused before serving
     user = store.whoami()["user"] if remote else store.user  # with --remote: the token's user, or the one an admin token names
     # the CLI's commit guard speaks for one command in the main thread; here writes run in worker threads
-    guard.commit_guard = guard.poll_settled = guard.signals_deferred = None
+    guard.commit_guard = guard.poll_settled = guard.signals_deferred = guard.signal_before = None
     sock = bind(port)
     port = sock.getsockname()[1]
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)

@@ -284,6 +284,26 @@ def test_a_signal_while_the_session_is_busy_ends_work_at_once(durable):
         holder.wait()
 
 
+def test_a_signal_the_cli_took_before_work_handled_signals_is_not_lost():
+    # a SIGTERM during work's start-up, deferred by the CLI's handler while a commit was under way (or raised and
+    # swallowed), is work's own once it takes signals: without it work would wait for prompts forever
+    from durable_cli import guard
+    from durable_cli.cli import signals
+    from durable_cli.stop import Stop
+
+    saved = guard.signal_before
+    guard.signal_before = signals.taken_before
+    signals.D.pending = 143
+    stop = Stop()
+    try:
+        stop.install()
+        assert stop.status == 143 and signals.D.pending is None
+    finally:
+        stop.restore()
+        signals.D.pending = None
+        guard.signal_before = saved
+
+
 @pytest.mark.local_only("holds an object's lock file")
 def test_a_renewal_waiting_on_a_busy_session_does_not_delay_the_grace(durable, tmp_path):
     durable("session", "create", "s")
