@@ -88,7 +88,8 @@ class _Kept:
 
 class Hub:
     """The live streams' one poller: index.db's updated_at read at most every 0.25 s for all streams
-    together (and only while a stream is open); each change wakes every stream with the ids that changed."""
+    together (and only while a stream is open); each change since the previous poll (made while no stream was open
+    included) wakes every stream with the ids that changed."""
 
     def __init__(self, settings):
         self.settings = settings
@@ -170,8 +171,8 @@ class Hub:
                 if self.refused is not None:  # the Worker no longer accepts the token: the live streams end
                     old, self.event = self.event, asyncio.Event()
                     old.set()
-            else:
-                self._seen = None
+            # with no stream open nothing is polled, and the last poll's view is kept: a page drawn meanwhile and
+            # changed before its stream's first poll is told of that change (a baseline taken anew would miss it)
             await asyncio.sleep(self.interval)
 
 

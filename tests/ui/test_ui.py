@@ -308,6 +308,22 @@ def test_live_stream_tells_an_open_session_page_of_a_new_row(ui):
     assert 'id="row-2"' in ui.get("/session?name=livechat").body
 
 
+def test_a_change_made_while_no_stream_was_open_is_told_to_the_next_stream(ui):
+    # a page is drawn, its stream not yet open (a form's redirect, a reload) and the session changes: the stream
+    # that opens next must tell of it, or the page never shows the change
+    ui.cli("transcript", "append", "between", "--role", "user", "first")
+    conn = _open_stream(ui, "/live?page=session&name=between")
+    time.sleep(0.6)  # the poller has seen the index
+    conn.close()
+    time.sleep(0.8)  # the stream is gone: nothing is polled
+    ui.cli("transcript", "append", "between", "--role", "assistant", "second")
+    conn = _open_stream(ui, "/live?page=session&name=between")
+    got = b""
+    while b"event: changed" not in got:
+        got += conn.recv(4096)  # a socket timeout (10 s) fails the test
+    conn.close()
+
+
 def test_signals_end_it_130_and_143_and_a_taken_port_is_4(tmp_path):
     from tests.conftest import run_inprocess
 
