@@ -190,3 +190,15 @@ def post(url: str, secret: str, webhook_id: str, body: str, *, timeout: float):
     if 200 <= code < 300:
         return code, None
     return code, f"HTTP {code}"
+
+
+def listing(store, name, *, hook_id=None, status=None) -> list:
+    """`session deliveries`: every delivery of NAME (filtered), read a page a request (the op `deliveries`), on
+    either backend."""
+    rows, after = [], None
+    while True:
+        page = store.run(name, "deliveries", hook_id=hook_id, status=status, after=after)
+        rows += page["rows"]
+        after = page["next"]
+        if after is None:
+            return rows

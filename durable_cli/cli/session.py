@@ -421,7 +421,9 @@ def deliveries(
 
     Example: durable session deliveries fix-login --status failed
     """
-    render.listing(store().run(name, "deliveries", hook_id=hook_id, status=status), mode(json_out, jsonl), columns=DELIVERY_COLUMNS)
+    from ..deliver import listing
+
+    render.listing(listing(store(), name, hook_id=hook_id, status=status), mode(json_out, jsonl), columns=DELIVERY_COLUMNS)
 
 
 @app.command()

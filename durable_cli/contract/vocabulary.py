@@ -12,6 +12,7 @@ ROW_INPUT_KEYS = ("role", "content", "tool_calls", "call_id", "name", "meta", "d
 ROW_OUTPUT_KEYS = ("seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from")
 LIMITS = {"name": 200, "title": 200, "request_id": 128, "row_tokens": 1_000_000_000, "duration_seconds": 36500 * 86400, "participants": 1000, "tag_key": 64, "tag_value": 256, "tags": 32}
 # docs/reference/sessions.md §5.3 "Attempts" (the Standard Webhooks schedule: attempt n+1 is due DELAYS[n-1] seconds after attempt
-# n, 8 attempts in all), a claim's hold, an attempt's bound; reference/remote.md §13: deliveries one alarm invocation sends
+# n, 8 attempts in all), a claim's hold, an attempt's bound; reference/remote.md §13: deliveries one alarm invocation sends,
+# deliveries a page of `session deliveries` holds
 WEBHOOKS = {"delays": [5, 300, 1800, 7200, 18000, 36000, 36000], "claim_floor_seconds": 10, "attempt_timeout_seconds": 5,
-            "alarm_deliveries": 10}
+            "alarm_deliveries": 10, "list_page": 200}

@@ -11,6 +11,7 @@ import json
 import secrets
 
 from .. import clock
+from ..contract.vocabulary import WEBHOOKS
 from ..errors import conflict, invalid, not_found
 from . import state
 from .lifecycle import require_session
@@ -138,7 +139,12 @@ def unhook(obj, hook_id: int) -> dict:
     return found
 
 
-def deliveries(obj, *, hook_id=None, status=None) -> list:
+DELIVERIES_PAGE = WEBHOOKS["list_page"]  # a page of `session deliveries` (docs/reference/remote.md §13: a request holds one page)
+
+
+def deliveries(obj, *, hook_id=None, status=None, after=None) -> dict:
+    """One page of the deliveries, oldest first, after delivery id AFTER: {"rows": [...], "next": the id to give as
+    AFTER for the next page, or null} (listing() reads them all)."""
     if status is not None and status not in ("pending", "delivered", "failed"):
         raise invalid(f"invalid --status {status!r}: use pending, delivered or failed")
     _owner(obj, "list its deliveries")
@@ -151,8 +157,15 @@ def deliveries(obj, *, hook_id=None, status=None) -> list:
     if status is not None:
         where.append("status = ?")
         params.append(status)
+    if after is not None:
+        where.append("id > ?")
+        params.append(after)
     sql = f"SELECT {', '.join(DELIVERY_COLUMNS)} FROM deliveries" + (f" WHERE {' AND '.join(where)}" if where else "")
-    return [delivery_json(r) for r in obj.db.execute(sql + " ORDER BY id", params)]
+    rows = [delivery_json(r) for r in obj.db.execute(sql + " ORDER BY id LIMIT ?", [*params, DELIVERIES_PAGE + 1])]
+    more = len(rows) > DELIVERIES_PAGE
+    rows = rows[:DELIVERIES_PAGE]
+    return {"rows": rows, "next": rows[-1]["id"] if more else None}
+
 
 
 def _cut(text, limit):

@@ -204,7 +204,7 @@ var contract_default = {
     row_input_keys: ["role", "content", "tool_calls", "call_id", "name", "meta", "data", "tokens"],
     row_output_keys: ["seq", "author", "created_at", "kind", "superseded_by", "covers", "forked_from"],
     limits: { name: 200, title: 200, request_id: 128, row_tokens: 1e9, duration_seconds: 31536e5, participants: 1e3, tag_key: 64, tag_value: 256, tags: 32 },
-    webhooks: { delays: [5, 300, 1800, 7200, 18e3, 36e3, 36e3], claim_floor_seconds: 10, attempt_timeout_seconds: 5, alarm_deliveries: 10 },
+    webhooks: { delays: [5, 300, 1800, 7200, 18e3, 36e3, 36e3], claim_floor_seconds: 10, attempt_timeout_seconds: 5, alarm_deliveries: 10, list_page: 200 },
     config_defaults: {
       "defaults.lock_timeout": "10s",
       "transcript.token_budget": 4e3,
@@ -232,7 +232,7 @@ var contract_default = {
       hook: { rule: "hooks.create", write: true, creates: false, erases: false, plain: true, positional: ["url"], args: { url: { type: "string", required: true }, events: { type: "string", default: null }, include_reply: { type: "boolean", default: false }, secret: { type: "string", default: null } } },
       hooks: { rule: "hooks.hooks", write: false, creates: false, erases: false, plain: true, args: {} },
       unhook: { rule: "hooks.unhook", write: true, creates: false, erases: false, plain: true, positional: ["hook_id"], args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true } } },
-      deliveries: { rule: "hooks.deliveries", write: false, creates: false, erases: false, plain: true, args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, status: { type: "string", default: null } } },
+      deliveries: { rule: "hooks.deliveries", write: false, creates: false, erases: false, plain: true, args: { hook_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null }, status: { type: "string", default: null }, after: { type: "integer", min: 0, max: 9223372036854776e3, default: null } } },
       next_prompt: { rule: "sessions.next_prompt", write: true, creates: false, erases: false, args: { lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, waiting: { type: "boolean" }, context: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 }, on_expiry: { type: "string" }, max_attempts: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3 } } },
       renew: { rule: "sessions.renew", write: true, creates: false, erases: false, plain: true, positional: ["prompt_id"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, lease_seconds: { type: "integer", min: 1, max: 31536e5, required: true }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, default: null, check: "attempt" } } },
       finish: { rule: "sessions.finish", write: true, creates: false, erases: false, parts: ["rows"], args: { prompt_id: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, required: true }, reply: { type: "string" }, rows: { type: "array", items: { type: "object" } }, failed: { type: "boolean" }, error: { type: "string" }, attempt: { type: "integer", min: -9223372036854776e3, max: 9223372036854776e3, check: "attempt" }, part: { type: "object" } } },
@@ -3519,7 +3519,7 @@ var OBJECT_OPS = {
   hook: { "rule": "hooks.create", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["url"], "args": { "url": { "type": "string", "required": true }, "events": { "type": "string", "default": null }, "include_reply": { "type": "boolean", "default": false }, "secret": { "type": "string", "default": null } } },
   hooks: { "rule": "hooks.hooks", "write": false, "creates": false, "erases": false, "plain": true, "args": {} },
   unhook: { "rule": "hooks.unhook", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["hook_id"], "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true } } },
-  deliveries: { "rule": "hooks.deliveries", "write": false, "creates": false, "erases": false, "plain": true, "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "status": { "type": "string", "default": null } } },
+  deliveries: { "rule": "hooks.deliveries", "write": false, "creates": false, "erases": false, "plain": true, "args": { "hook_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null }, "status": { "type": "string", "default": null }, "after": { "type": "integer", "min": 0, "max": 9223372036854776e3, "default": null } } },
   next_prompt: { "rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": { "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "waiting": { "type": "boolean" }, "context": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 }, "on_expiry": { "type": "string" }, "max_attempts": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3 } } },
   renew: { "rule": "sessions.renew", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "lease_seconds": { "type": "integer", "min": 1, "max": 31536e5, "required": true }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "default": null, "check": "attempt" } } },
   finish: { "rule": "sessions.finish", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": { "prompt_id": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "required": true }, "reply": { "type": "string" }, "rows": { "type": "array", "items": { "type": "object" } }, "failed": { "type": "boolean" }, "error": { "type": "string" }, "attempt": { "type": "integer", "min": -9223372036854776e3, "max": 9223372036854776e3, "check": "attempt" }, "part": { "type": "object" } } },
@@ -6713,6 +6713,7 @@ function unhook(obj, a) {
   touch(obj);
   return found;
 }
+var DELIVERIES_PAGE = CONSTANTS.webhooks.list_page;
 function deliveries(obj, a) {
   if (a.status != null && !["pending", "delivered", "failed"].includes(a.status)) {
     throw invalid(`invalid --status ${pyRepr(a.status)}: use pending, delivered or failed`);
@@ -6728,7 +6729,18 @@ function deliveries(obj, a) {
     where.push("status = ?");
     params.push(a.status);
   }
-  return obj.db.all(`SELECT ${DELIVERY_COLUMNS.join(", ")} FROM deliveries${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id`, ...params).map(deliveryJson);
+  if (a.after != null) {
+    where.push("id > ?");
+    params.push(a.after);
+  }
+  const rows = obj.db.all(
+    `SELECT ${DELIVERY_COLUMNS.join(", ")} FROM deliveries${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`,
+    ...params,
+    DELIVERIES_PAGE + 1
+  ).map(deliveryJson);
+  const more = rows.length > DELIVERIES_PAGE;
+  const page = rows.slice(0, DELIVERIES_PAGE);
+  return { rows: page, next: more ? page[page.length - 1].id : null };
 }
 function cut(text4, limit) {
   if (text4 === null || text4 === void 0) return null;

@@ -4,6 +4,7 @@ library, `standardwebhooks`), retried on its schedule, then marked failed."""
 
 import base64
 import json
+import os
 import threading
 
 import pytest
@@ -235,3 +236,39 @@ def test_unhook_drops_its_pending_deliveries_unsent(home, receiver):
     assert len(receiver.requests) == 1  # never sent again
     assert [e["data"] for e in durable("session", "events", "s", "--json").json() if e["type"] == "hook.deleted"] == [
         {"hook_id": 1}]
+
+
+def closed_port_url() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/hook"
+
+
+def deliveries_span_pages(durable):
+    """Five hooks and 41 finishes: 205 deliveries, past one page of `session deliveries` (200): every one listed
+    once, oldest first, across the pages; a filter holds across them too."""
+    durable("session", "create", "paged")
+    url = closed_port_url()  # nobody listens: each stays pending (or fails), none is lost from the list
+    for _ in range(5):
+        assert durable("session", "hook", "paged", "--url", url).status == 0
+    from durable_cli import Store
+
+    store = Store(user="alice") if os.environ.get("DURABLE_REMOTE") else Store()  # the backend the CLI runs on
+    with store.open("paged", deliver=False) as session:  # one block: the library's own sends left out
+        for i in range(41):
+            session.prompt(f"job {i}")
+            taken = session.next_prompt(lease_seconds=60)
+            session.finish(taken["id"], reply="ok")
+    first = store.run("paged", "deliveries")
+    assert len(first["rows"]) == 200 and first["next"] == first["rows"][-1]["id"]  # one request holds one page
+    store.close()
+    listed = durable("session", "deliveries", "paged", "--json").json()
+    assert len(listed) == 205 and [d["id"] for d in listed] == sorted({d["id"] for d in listed})
+    assert [d["prompt_id"] for d in listed if d["hook_id"] == 1] == list(range(1, 42))
+    assert len(durable("session", "deliveries", "paged", "--hook", "3", "--json").json()) == 41
+
+
+def test_deliveries_are_listed_whole_across_pages(home):
+    deliveries_span_pages(durable)

@@ -16,7 +16,7 @@ from tests.remote.conftest import Fleet, post_call, require_workerd, token
 from tests.waiting import wait_until
 
 standardwebhooks = pytest.importorskip("standardwebhooks")
-from tests.core.test_hooks import BODY_DATA_KEYS, verified  # noqa: E402 (after the skip)
+from tests.core.test_hooks import BODY_DATA_KEYS, deliveries_span_pages, verified  # noqa: E402 (after the skip)
 from tests.helpers import Receiver  # noqa: E402
 
 pytestmark = pytest.mark.parametrize("backend", ["remote"])
@@ -244,3 +244,7 @@ def test_a_receiver_slower_than_5_s_is_a_timeout_recorded_by_the_alarm(durable, 
         assert (d["status"], d["last_response"], d["last_error"]) == ("pending", None, "timeout") and d["attempts"] >= 1
     finally:
         gate.set()
+
+
+def test_deliveries_are_listed_whole_across_pages_remotely(durable):
+    deliveries_span_pages(durable)  # each page one request to the object (docs/reference/remote.md §13)

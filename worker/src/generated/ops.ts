@@ -17,7 +17,7 @@ export const OBJECT_OPS = {
   hook: {"rule": "hooks.create", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["url"], "args": {"url": {"type": "string", "required": true}, "events": {"type": "string", "default": null}, "include_reply": {"type": "boolean", "default": false}, "secret": {"type": "string", "default": null}}},
   hooks: {"rule": "hooks.hooks", "write": false, "creates": false, "erases": false, "plain": true, "args": {}},
   unhook: {"rule": "hooks.unhook", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["hook_id"], "args": {"hook_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}}},
-  deliveries: {"rule": "hooks.deliveries", "write": false, "creates": false, "erases": false, "plain": true, "args": {"hook_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": null}, "status": {"type": "string", "default": null}}},
+  deliveries: {"rule": "hooks.deliveries", "write": false, "creates": false, "erases": false, "plain": true, "args": {"hook_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": null}, "status": {"type": "string", "default": null}, "after": {"type": "integer", "min": 0, "max": 9223372036854775807, "default": null}}},
   next_prompt: {"rule": "sessions.next_prompt", "write": true, "creates": false, "erases": false, "args": {"lease_seconds": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "waiting": {"type": "boolean"}, "context": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}, "on_expiry": {"type": "string"}, "max_attempts": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807}}},
   renew: {"rule": "sessions.renew", "write": true, "creates": false, "erases": false, "plain": true, "positional": ["prompt_id"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "lease_seconds": {"type": "integer", "min": 1, "max": 3153600000, "required": true}, "attempt": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "default": null, "check": "attempt"}}},
   finish: {"rule": "sessions.finish", "write": true, "creates": false, "erases": false, "parts": ["rows"], "args": {"prompt_id": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "required": true}, "reply": {"type": "string"}, "rows": {"type": "array", "items": {"type": "object"}}, "failed": {"type": "boolean"}, "error": {"type": "string"}, "attempt": {"type": "integer", "min": -9223372036854775808, "max": 9223372036854775807, "check": "attempt"}, "part": {"type": "object"}}},
@@ -129,7 +129,7 @@ export type ObjectArgs = {
   hook: { url: string; events?: string | null; include_reply?: boolean | null; secret?: string | null };
   hooks: Record<never, never>;
   unhook: { hook_id: number };
-  deliveries: { hook_id?: number | null; status?: string | null };
+  deliveries: { hook_id?: number | null; status?: string | null; after?: number | null };
   next_prompt: { lease_seconds: number; waiting?: boolean | null; context?: number | null; on_expiry?: string | null; max_attempts?: number | null };
   renew: { prompt_id: number; lease_seconds: number; attempt?: number | null };
   finish: { prompt_id: number; reply?: string | null; rows?: Record<string, unknown>[] | null; failed?: boolean | null; error?: string | null; attempt?: number | null; part?: Record<string, unknown> | null };

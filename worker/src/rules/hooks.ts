@@ -3,7 +3,7 @@
 // the object's alarm sends them after the commit (../deliver.ts). Hook URLs are checked with the client's rules and,
 // remotely, refused when their host is local or private (docs/reference/remote.md §13) unless DURABLE_HOOK_ALLOW_HOSTS
 // lists it.
-import { DictRow, Opened, conflict, event, invalid, iso, notFound, now, pyRepr, touch } from "./state";
+import { CONSTANTS, DictRow, Opened, conflict, event, invalid, iso, notFound, now, pyRepr, touch } from "./state";
 import { requireSession } from "./lifecycle";
 import { hasSpace } from "./text";
 import type { ObjectArgs } from "../generated/ops";
@@ -177,6 +177,10 @@ export function unhook(obj: Opened, a: ObjectArgs["unhook"]) {
   return found;
 }
 
+/** A page of `session deliveries` (the contract's webhooks.list_page). */
+const DELIVERIES_PAGE = CONSTANTS.webhooks.list_page;
+
+/** One page of the deliveries after id AFTER, oldest first: {rows, next} (core/hooks.deliveries). */
 export function deliveries(obj: Opened, a: ObjectArgs["deliveries"]) {
   if (a.status != null && !["pending", "delivered", "failed"].includes(a.status)) {
     throw invalid(`invalid --status ${pyRepr(a.status)}: use pending, delivered or failed`);
@@ -192,8 +196,15 @@ export function deliveries(obj: Opened, a: ObjectArgs["deliveries"]) {
     where.push("status = ?");
     params.push(a.status);
   }
-  return obj.db.all(`SELECT ${DELIVERY_COLUMNS.join(", ")} FROM deliveries${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id`, ...params)
-    .map(deliveryJson);
+  if (a.after != null) {
+    where.push("id > ?");
+    params.push(a.after);
+  }
+  const rows = obj.db.all(`SELECT ${DELIVERY_COLUMNS.join(", ")} FROM deliveries${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`,
+    ...params, DELIVERIES_PAGE + 1).map(deliveryJson);
+  const more = rows.length > DELIVERIES_PAGE;
+  const page = rows.slice(0, DELIVERIES_PAGE);
+  return { rows: page, next: more ? page[page.length - 1].id : null };
 }
 
 /** At most LIMIT bytes of UTF-8, cut at a code point boundary and ended with "…" (core/hooks._cut). */
