@@ -4,6 +4,11 @@ it without importing the other: set by the CLI for one run, None in the library.
 While it is entered around a COMMIT (store/objects.py) or a remote write (remote/client.py), SIGINT and
 SIGTERM wait for the outcome, so 130/143 still mean nothing changed."""
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 commit_guard = None
 
 # Called by the remote backend after each poll of a wait that answered "nothing yet" (its write changed
@@ -26,4 +31,4 @@ wakes = None
 # handler is in place: the status of a signal the CLI's handler took before then and did not act on (deferred while a
 # commit was under way, or raised where it was swallowed), or None, so that no signal is lost between the two
 # handlers (a SIGTERM during `work`'s start-up then ends it as one during its loop does). None in the library.
-signal_before = None
+signal_before: "Callable[[], int | None] | None" = None

@@ -14,5 +14,5 @@ LIMITS = {"name": 200, "title": 200, "request_id": 128, "row_tokens": 1_000_000_
 # docs/reference/sessions.md §5.3 "Attempts" (the Standard Webhooks schedule: attempt n+1 is due DELAYS[n-1] seconds after attempt
 # n, 8 attempts in all), a claim's hold, an attempt's bound; reference/remote.md §13: deliveries one alarm invocation sends,
 # deliveries a page of `session deliveries` holds
-WEBHOOKS = {"delays": [5, 300, 1800, 7200, 18000, 36000, 36000], "claim_floor_seconds": 10, "attempt_timeout_seconds": 5,
+WEBHOOKS: dict = {"delays": [5, 300, 1800, 7200, 18000, 36000, 36000], "claim_floor_seconds": 10, "attempt_timeout_seconds": 5,
             "alarm_deliveries": 10, "list_page": 200}
