@@ -2,6 +2,7 @@
 closed port, and (tests/cli/test_traces_phoenix.py) to a real Arize Phoenix."""
 
 import atexit
+import datetime
 import hashlib
 import json
 import os
@@ -283,7 +284,10 @@ def test_finish_takes_the_times_of_the_model_call(durable):
     durable("session", "next", "f")
     bad = durable("session", "finish", "f", "1", "--reply", "x", "--meta", '{"started_at": "2026-12-05T10:00:01Z"}')
     assert bad.status == 2 and "go together" in bad.err
-    meta = {"model": "m", "started_at": "2026-12-05T10:00:00.250Z", "ended_at": "2026-12-05T10:00:03.500+00:00"}
+    # times after the prompt's start (a model call that began before its prompt is drawn from the prompt's start)
+    t0 = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0) + datetime.timedelta(seconds=1)
+    meta = {"model": "m", "started_at": (t0 + datetime.timedelta(milliseconds=250)).isoformat().replace("+00:00", "Z"),
+            "ended_at": (t0 + datetime.timedelta(milliseconds=3500)).isoformat()}
     assert durable("session", "finish", "f", "1", "--reply", "x", "--meta", json.dumps(meta)).status == 0
     chat = next(s for s in spans_of(durable("export", "f", "--format", "otlp").lines()) if s["name"] == "chat m")
     assert attrs(chat)["durable.timing"] == "measured"
