@@ -7354,7 +7354,7 @@ function expireLeases(obj, t) {
 // src/rules/schedules.ts
 import { createHash as createHash4 } from "node:crypto";
 
-// node_modules/croner/dist/croner.js
+// ../../main/worker/node_modules/croner/dist/croner.js
 function g(s3, e, t, n = 0, r = 0, a = 0, i = 0) {
   let o = s3 >= 0 && s3 < 100, u = Date.UTC(o ? s3 + 400 : s3, e, t, n, r, a, i);
   return o ? u - 126227808e5 : u;
@@ -9626,6 +9626,7 @@ var FLAGS = {
 };
 var RUNS = { ...RULES, ...OWN };
 var OPS = Object.fromEntries(Object.entries(RUNS).map(([name, run]) => [name, { ...OBJECT_OPS[name], run, ...FLAGS[name] }]));
+var OBJECT_ID = "x-durable-object-id";
 var REMEMBERED = 1e3;
 var DurableObjectSession = class {
   // the namespaces counting the subrequests of the request or alarm running (subrequests.ts)
@@ -9735,6 +9736,7 @@ var DurableObjectSession = class {
       return this.answer(0, e);
     }
     let fresh = false;
+    let woke = null;
     try {
       if (call.op === "tombstone") {
         const grave = await this.tombstone(call);
@@ -9769,7 +9771,12 @@ var DurableObjectSession = class {
         const seen = this.db.one("SELECT status, body FROM _durable_requests WHERE id = ?", call.request_id);
         if (seen) {
           const text4 = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
-          return new Response(text4, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
+          const seer = call.address.id_scope !== "tenant" || call.all_users || obj.role() !== null;
+          return new Response(text4, { status: seen[0], headers: {
+            "content-type": "application/json",
+            "x-durable-replayed": "1",
+            ...seer ? { [OBJECT_ID]: call.id } : {}
+          } });
         }
       }
       const fired = this.fire(obj);
@@ -9785,6 +9792,7 @@ var DurableObjectSession = class {
       if (fired !== "absent" && fired !== "expired" && call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) {
         throw creating ? new DurableError(obj.taken, "conflict") : new DurableError(obj.missing, "not_found");
       }
+      woke = call.id;
       let ran = null;
       const body = this.ctx.storage.transactionSync(() => {
         if (call.dev_fault === "internal" && this.env.DURABLE_DEV_FAULTS === "1") {
@@ -9831,11 +9839,13 @@ var DurableObjectSession = class {
       await this.syncIndex();
       await this.schedule();
       if (op.write || fired === "fired") await this.pushFollowers();
-      return new Response(body, { headers: { "content-type": "application/json" } });
+      return new Response(body, { headers: { "content-type": "application/json", [OBJECT_ID]: call.id } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
       if (call.op === "import" && e instanceof DurableError && e.document === void 0) e.document = { id: call.id };
-      return this.answer(0, e);
+      const answer3 = this.answer(0, e);
+      if (woke !== null) answer3.headers.set(OBJECT_ID, woke);
+      return answer3;
     }
   }
   /** A call as the Worker sent it: its JSON, or (a big body, raw.ts) the call without args in a header and the

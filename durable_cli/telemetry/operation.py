@@ -54,8 +54,13 @@ def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int,
         attributes["error.type"] = code if code and EXIT_CODES.get(code) == status else _CODE_OF.get(status, "internal")
     wakes = dict(wakes) if isinstance(wakes, dict) else {}  # a Routed one: its units had the wakes
     requests = wakes.pop(REMOTE, None)
-    if requests is not None:  # the run's requests to the Worker, in seconds (remote/client.py)
+    if requests is not None:  # the run's requests to the Worker, in seconds, and the objects they woke (remote/client.py)
         attributes["durable.remote.duration"] = float(requests[1])
+        woken = requests[2] if len(requests) > 2 else ()
+        if len(woken) == 1 and not wakes:
+            attributes["durable.object.id"] = next(iter(woken))
+        elif len(woken) > 1 and not wakes:
+            attributes["durable.objects"] = len(woken)
     if len(wakes) == 1:
         attributes["durable.object.id"] = next(iter(wakes))
     elif len(wakes) > 1:

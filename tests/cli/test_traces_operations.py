@@ -168,3 +168,27 @@ def test_memory_commands_are_memory_operations(durable, receiver):
     receiver.take()
     a = one("memory", "set", "tz", "Europe/Paris")[1]
     assert a["durable.memory.key"] == "tz" and a["durable.memory.value"] == "Europe/Paris"
+
+
+@pytest.mark.parametrize("backend", ["remote"])
+def test_a_remote_command_names_the_object_it_woke(durable, backend, receiver):
+    """Remotely the object id is an HMAC only the Worker computes: its answer from an object carries it
+    (x-durable-object-id), never for a NAME not found or for an object the caller may not see."""
+    assert durable("transcript", "append", "s1", "--role", "user", "hi").status == 0
+    [append] = receiver.take()
+    a = attrs(append)
+    assert a["durable.backend"] == "remote" and a["durable.remote.duration"] > 0
+    oid = object_id(durable, "s1")
+    assert a["durable.object.id"] == oid
+    receiver.take()
+    assert durable("elicit", "answer", "s1", "99", "--choice", "x").status == 3  # the object woke; no request 99
+    assert attrs(receiver.take()[0])["durable.object.id"] == oid
+    assert durable("transcript", "show", "nope").status == 3
+    assert durable("--tenant", "acme", "transcript", "append", "t1", "--role", "user", "hi").status == 0
+    receiver.take()
+    assert durable("--tenant", "acme", "--as", "bob", "transcript", "show", "t1").status == 3  # not a participant
+    for span in receiver.take():
+        assert "durable.object.id" not in attrs(span), span.name
+    assert durable("session", "prompt", "s1", "hello", "--request-id", "r1").status == 0
+    assert durable("session", "prompt", "s1", "hello", "--request-id", "r1").status == 0  # a replay
+    assert [attrs(s)["durable.object.id"] for s in receiver.take()] == [oid, oid]
