@@ -37,6 +37,9 @@ def store():
         guard.wakes = {}  # each object's wakes, for an operation span (docs/reference/traces.md §15.6)
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
         G._store.delivering = "process"  # a command sends them after its output (deliver.after_commit)
+        # DURABLE_TRACES=some is exit 2 before the command does anything, as every config value (docs/reference/traces.md
+        # §15.1), though only `work` and the operation span read it (a file's value is checked when the file is read)
+        G._store.config.get("telemetry.traces")
     return G._store
 
 

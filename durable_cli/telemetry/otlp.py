@@ -50,7 +50,9 @@ def check_protocol() -> None:
 
 
 def check_url(url: str, what: str) -> str:
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or not url.isprintable() or " " in url:
+    from ..config import is_url
+
+    if not is_url(url):
         raise invalid(f"{what} must be an http:// or https:// URL, not {url!r}")
     return url
 

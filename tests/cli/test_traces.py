@@ -183,6 +183,8 @@ def test_since_keeps_the_turns_that_ended_after_it(durable):
     ["s1", "--format", "otlp", "--since", "2026-12-01T09:00:00"],
     ["s1", "--format", "jsonl"],
     ["s1", "--format", "otlp", "--endpoint", "ftp://x"],
+    ["s1", "--format", "otlp", "--endpoint", "http://"],  # no host: not a URL (was sent, exit 7)
+    ["s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:99999/v1/traces"],
     ["s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--send"],
     ["s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--output", "x.jsonl"],
     ["s1", "--format", "otlp", "--send"],  # no endpoint configured
@@ -326,10 +328,21 @@ def test_traces_on_without_an_endpoint_warn_once(durable, monkeypatch):
 
 
 @pytest.mark.parametrize("key,value", [("telemetry.traces", "some"), ("telemetry.timeout", "11s"),
-                                       ("telemetry.endpoint", "localhost:4318"), ("telemetry.content", "yes")])
+                                       ("telemetry.endpoint", "localhost:4318"), ("telemetry.endpoint", "http://"),
+                                       ("telemetry.content", "yes")])
 def test_bad_telemetry_settings_are_exit_2(durable, key, value):
     r = durable("config", "set", key, value)
     assert r.status == 2 and key in r.err
+
+
+def test_a_bad_durable_traces_is_exit_2_before_the_command_runs(durable, monkeypatch):
+    monkeypatch.setenv("DURABLE_TRACES", "some")
+    for args in (("ls",), ("transcript", "append", "s1", "--role", "user", "hi")):
+        r = durable(*args)
+        assert r.status == 2 and r.out == "" and r.err.splitlines() == [
+            "durable: error: config telemetry.traces in $DURABLE_TRACES must be one of off, work, all, not 'some'"], r.err
+    monkeypatch.delenv("DURABLE_TRACES")
+    assert durable("ls").out == ""  # nothing was created
 
 
 @pytest.mark.parametrize("backend", ["remote"])
