@@ -5,7 +5,7 @@ import json
 
 from .. import clock
 from ..contract.vocabulary import STATUSES
-from ..errors import DurableError, invalid, not_found
+from ..errors import DurableError, invalid
 
 SESSIONS_PAGE = 100
 ROWS_PAGE = 200
@@ -184,5 +184,5 @@ def confirm(store, form) -> None:
 
 def require_name(value):
     if value is None or value == "":
-        raise not_found("give a session: /session?name=NAME")
+        raise invalid("give a session: /session?name=NAME")  # a missing argument: 400 (docs/reference/ui.md §16.6)
     return value

@@ -160,6 +160,27 @@ def test_answer_errors_are_the_clis_words_and_keep_what_was_typed(ui):
     assert ui.cli("elicit", "list", "ask2", "--json").json()[0]["answer"] == "red"
 
 
+def test_bytes_that_are_not_utf8_are_400_never_stored_as_replacement_characters(ui):
+    """A percent-encoded byte that is not UTF-8 (`%ff`) was decoded to U+FFFD and stored as the answer: the CLI
+    refuses such an argument (exit 2, docs/reference/output.md §4), so the page does too (400), nothing changed."""
+    ui.cli("session", "create", "utf")
+    req = ui.cli("elicit", "ask", "utf", "--prompt", "Free text?", "--json").json()["id"]
+    body = f"name=utf&tenant=&request={req}&choice=%ff&csrf={ui.csrf}"
+    h = {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{ui.port}"}
+    r = ui.request("POST", "/session/answer", headers=h, body=body)
+    assert r.status == 400 and "invalid UTF-8 in choice (&#39;\\xff&#39;); nothing was changed" in r.body, r.body
+    assert ui.cli("elicit", "list", "utf", "--json").json()[0]["status"] == "pending"
+    for path in ("/session?name=%ff", "/search?q=a%ffb", "/session?name=utf&tenant=%c3"):
+        r = ui.get(path)
+        assert r.status == 400 and "invalid UTF-8 in " in r.body and 'role="alert"' in r.body, path
+    assert ui.get("/?token=%ff").status == 403  # a token that is not one: 403, never a 500
+    # a missing session name is an input error, as a missing NAME is exit 2; days is a whole number as §4 writes one
+    assert ui.get("/session").status == 400 and ui.get("/session?name=").status == 400
+    for days in ("%2B5", "1_0", "07", "%207"):
+        assert ui.get(f"/usage?days={days}").status == 400, days
+    assert ui.get("/usage?days=7").status == 200
+
+
 def test_the_list_shows_sessions_badges_filter_and_no_other_users(ui):
     ui.cli("transcript", "append", "listed", "--role", "user", "hi there")
     ui.cli("session", "title", "listed", "Fix the login")
