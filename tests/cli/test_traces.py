@@ -426,7 +426,7 @@ def test_since_opens_no_session_updated_before_it(durable):
         assert durable("export", "--user", "alice", "--format", "otlp").status == 7
 
 
-@pytest.mark.parametrize("status", [404, 503])
+@pytest.mark.parametrize("status", [404, 503, 302, 307, 304])  # a 3xx is not 2xx either: never followed, never "sent"
 def test_an_endpoint_answering_other_than_2xx_is_exit_7_naming_the_status(durable, status, monkeypatch):
     import http.server
     import threading
@@ -435,6 +435,14 @@ def test_an_endpoint_answering_other_than_2xx_is_exit_7_naming_the_status(durabl
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", "/elsewhere")  # the SDK's requests would follow it (302: as a GET)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
             self.end_headers()
 
         def log_message(self, *args):
