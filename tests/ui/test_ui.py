@@ -276,6 +276,14 @@ def test_search_marks_hits_and_links_rows(ui):
     assert "<mark>zebracorn</mark>" in body and re.search(r'href="/session\?name=findme#row-\d+">findme</a>', body)
     bad = ui.get("/search?q=***")
     assert bad.status == 400 and "holds no word" in bad.body
+    # a hit on a row older than the newest page links to the page that holds it, not to the newest one
+    rows = [{"role": "user", "content": "the oldunicorn row"}] + [{"role": "user", "content": f"row {i}"} for i in range(250)]
+    ui.cli("transcript", "append", "longer", "--batch", "-", input="".join(json.dumps(r) + "\n" for r in rows))
+    ui.cli("transcript", "append", "longer", "--role", "user", "the newunicorn row")
+    body = ui.get("/search?q=oldunicorn").body
+    link = re.search(r'href="(/session\?name=longer[^"#]*)#row-1">longer</a>', body)
+    assert link and 'id="row-1"' in ui.get(link.group(1).replace("&amp;", "&")).body
+    assert re.search(r'href="/session\?name=longer#row-252">', ui.get("/search?q=newunicorn").body)  # the newest page
 
 
 def test_a_busy_session_is_503_within_2s_and_blocks_no_other_page(ui):
