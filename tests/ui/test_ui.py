@@ -57,13 +57,22 @@ def test_another_host_is_421_and_reads_nothing(ui):
         r = ui.get("/", host=host)
         assert r.status == 421, host
         assert "secret-plan" not in r.body and ui.token not in r.body and f"http://127.0.0.1:{ui.port}/" in r.body
-    conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)  # no Host at all (HTTP/1.0; h11 answers
-    conn.sendall(f"GET / HTTP/1.0\r\nCookie: {ui.cookie}\r\n\r\n".encode())  # an HTTP/1.1 request without one 400)
+    conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)  # no Host at all (HTTP/1.0)
+    conn.sendall(f"GET / HTTP/1.0\r\nCookie: {ui.cookie}\r\n\r\n".encode())
     reply = b""
     while chunk := conn.recv(4096):
         reply += chunk
     conn.close()
     assert reply.startswith(b"HTTP/1.1 421 ") and b"secret-plan" not in reply
+    for head in ("", f"Host: 127.0.0.1:{ui.port}\r\nHost: evil.example\r\n"):  # HTTP/1.1 with none or two: 421 too
+        conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)
+        conn.sendall(f"GET / HTTP/1.1\r\n{head}Cookie: {ui.cookie}\r\n\r\n".encode())
+        reply = b""
+        while chunk := conn.recv(4096):
+            reply += chunk
+        conn.close()
+        assert reply.startswith(b"HTTP/1.1 421 ") and b"secret-plan" not in reply and b"nosniff" in reply, reply
+        assert f"http://127.0.0.1:{ui.port}/".encode() in reply
     assert ui.get("/", host=f"LOCALHOST:{ui.port}").status == 200
 
 
