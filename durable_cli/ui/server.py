@@ -167,13 +167,13 @@ def _protocol(port: int):
                     del conn.next_event
 
         def send_400_response(self, msg: str) -> None:
-            if not self.no_host:
-                return super().send_400_response(msg)
+            """421 for a missing Host, else uvicorn's 400; either with the headers every response carries."""
+            status, reason, text = (421, b"Misdirected Request", body) if self.no_host else (400, b"Bad Request", msg.encode("ascii") + b"\n")
             headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
                        (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
-                       (b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode())]
-            self.transport.write(self.conn.send(h11.Response(status_code=421, headers=headers, reason=b"Misdirected Request")))
-            self.transport.write(self.conn.send(h11.Data(data=body)))
+                       (b"cache-control", b"no-store"), (b"content-length", str(len(text)).encode())]
+            self.transport.write(self.conn.send(h11.Response(status_code=status, headers=headers, reason=reason)))
+            self.transport.write(self.conn.send(h11.Data(data=text)))
             self.transport.write(self.conn.send(h11.EndOfMessage()))
             self.transport.close()
 

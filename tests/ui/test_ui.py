@@ -73,6 +73,13 @@ def test_another_host_is_421_and_reads_nothing(ui):
         conn.close()
         assert reply.startswith(b"HTTP/1.1 421 ") and b"secret-plan" not in reply and b"nosniff" in reply, reply
         assert f"http://127.0.0.1:{ui.port}/".encode() in reply
+    conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)  # not HTTP at all: 400, with the headers too
+    conn.sendall(b"NONSENSE\r\n\r\n")
+    reply = b""
+    while chunk := conn.recv(4096):
+        reply += chunk
+    conn.close()
+    assert reply.startswith(b"HTTP/1.1 400 ") and b"x-content-type-options: nosniff" in reply.lower(), reply
     assert ui.get("/", host=f"LOCALHOST:{ui.port}").status == 200
 
 
