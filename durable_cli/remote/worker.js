@@ -75,6 +75,7 @@ var contract_default = {
     fact_not_found: "no fact {key!r}; 'durable memory list --all' shows every fact",
     fact_unconfirmed: "fact {key!r} is unconfirmed; 'durable memory confirm {key}' confirms it, or 'durable memory get {key} --all' shows it",
     fact_expired: "fact {key!r} has expired; 'durable memory get {key} --all' still shows it",
+    fact_expired_confirm: "fact {key!r} has expired and can no longer be confirmed; 'durable memory set {key} VALUE' stores it anew",
     invalid_rate: "invalid --rate {rate!r}: use N/DURATION, e.g. 5/1h or 100/1d",
     invalid_burst: "--burst must be a positive integer",
     rate_limited: "rate limit {key!r} reached ({rate}); retry after {retry}s",
@@ -8575,7 +8576,10 @@ function listFacts(obj, a) {
 function confirm(obj, a) {
   const r = row3(obj, a.key);
   if (!r) throw notFound(say("fact_not_found", { key: a.key }));
-  if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  if (!r[3]) {
+    if (r[6] !== null && r[6] <= now()) throw new DurableError(say("fact_expired_confirm", { key: a.key }), "conflict");
+    obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  }
   return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
 }
 function forgetFact(obj, a) {

@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import time
+from datetime import datetime
 
 import pytest
 
@@ -273,6 +274,15 @@ def test_memory_confirm_goes_through_memory_confirm(ui):
     cli = ui.cli("memory", "confirm", "never-set")
     assert gone.status == 404 and cli.status == 3
     assert cli.err.strip().removeprefix("durable: error: ").replace("'", "&#39;").replace('"', "&#34;") in gone.body
+    # an expired fact (its page showed a Confirm button a moment ago) is 409 with the CLI's words, still unconfirmed
+    fact = ui.cli("memory", "set", "brief", "yes", "--source", "model", "--expires", "1s", "--json").json()
+    ends = datetime.fromisoformat(fact["expires_at"].replace("Z", "+00:00")).timestamp()
+    wait_until(lambda: time.time() > ends + 0.05, "the fact to expire")
+    late = ui.post("/memory/confirm", {"key": "brief", "csrf": ui.csrf})
+    cli = ui.cli("memory", "confirm", "brief")
+    assert late.status == 409 and cli.status == 4 and 'role="alert"' in late.body
+    assert cli.err.strip().removeprefix("durable: error: ").replace("'", "&#39;").replace('"', "&#34;") in late.body
+    assert ui.cli("memory", "get", "brief", "--all", "--json").json()["confirmed"] is False
 
 
 def test_usage_draws_svg_and_totals_as_the_cli(ui):
