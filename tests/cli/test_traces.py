@@ -497,3 +497,19 @@ def test_otel_sdk_disabled_turns_live_spans_off(durable, monkeypatch):
     r = durable("work", "w", "--once", "--command", 'echo "tp=$TRACEPARENT"')
     assert r.status == 0 and "warning" not in r.err, r.err
     assert durable("transcript", "show", "w", "--json").json()[-1]["content"] == "tp="
+
+
+def test_the_resource_is_durable_merged_as_resource_create_merges(durable, monkeypatch):
+    """service.name and service.version stay durable's (Resource.create lets the attributes given win over the
+    environment's); every other attribute of OTEL_RESOURCE_ATTRIBUTES is added; the scope is durable's."""
+    from durable_cli import __version__
+
+    durable("transcript", "append", "s1", "--role", "user", "hi")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "mine")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "openinference.project.name=p1,service.version=9")
+    [line] = durable("export", "s1", "--format", "otlp").lines()
+    rs = line["resourceSpans"][0]
+    resource = {a["key"]: a["value"]["stringValue"] for a in rs["resource"]["attributes"]}
+    assert resource["service.name"] == "durable" and resource["service.version"] == __version__
+    assert resource["openinference.project.name"] == "p1"
+    assert rs["scopeSpans"][0]["scope"] == {"name": "durable", "version": __version__}
