@@ -182,7 +182,7 @@ def make_app(settings: Settings):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(HERE, "templates")),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(num=number, cost=cost, ago=ago, when=when, q=lambda d: urlencode(
-        [(k, v) for k, v in d.items() if v is not None]), fold=fold, compact=compact, marks=marks)
+        [(k, v) for k, v in d.items() if v is not None]), fold=fold, compact=compact, marks=marks, show_command=show_command)
     settings.hub = Hub(settings)
     pages = Pages(settings, env)
 
@@ -629,6 +629,20 @@ def fold(text, command=None) -> dict:
     first = text.split("\n", 1)[0][:120]
     size = f"{lines:,} line{'s' if lines != 1 else ''}, {len(text):,} characters"
     return {"text": shown, "folded": folded, "first": first, "size": size, "left": left, "command": command}
+
+
+def show_command(address, seq) -> str:
+    """The command that prints row SEQ whole, as a shell takes it: ADDRESS (NAME, tenant ORG or None) quoted, the
+    tenant's --tenant, and a NAME that starts with `-` after `--`."""
+    import shlex
+
+    name, tenant = address
+    words = ["durable", "transcript", "show"]
+    words += ["--tenant", shlex.quote(tenant)] if tenant else []
+    options = ["--since", str(seq - 1), "--json"]
+    if name.startswith("-"):
+        return " ".join(words + options + ["--", shlex.quote(name)])
+    return " ".join(words + [shlex.quote(name)] + options)
 
 
 def compact(value) -> str:

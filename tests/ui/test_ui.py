@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from datetime import datetime
+from urllib.parse import urlencode
 
 import pytest
 
@@ -260,6 +261,24 @@ def test_the_session_page_pages_its_transcript_and_folds_long_output(ui):
     call = old[old.index('id="row-1"'):]
     assert call.index("bash") < call.index('id="row-2"')  # the result nested under its call
     assert "<details" in call and "30 lines, " in call and "<summary>line 0" in call
+
+
+@pytest.mark.parametrize("name,tenant", [("my plan's", None), ("-dash", None), ("t plan", "acme")])
+def test_a_row_over_64_kib_names_a_command_that_prints_it_whole(ui, name, tenant):
+    """The command under a cut row is one a person can paste: NAME quoted for the shell, the tenant's --tenant,
+    a NAME that starts with `-` after `--` (it was `durable transcript show my plan's --since 0 --json`)."""
+    import html
+    import shlex
+
+    scope = ("--tenant", tenant) if tenant else ()
+    assert ui.cli(*scope, "transcript", "append", "--role", "user", "--", name, "x" * 70000).status == 0
+    page = ui.get("/session?" + urlencode({"name": name, **({"tenant": tenant} if tenant else {})})).body
+    cut = re.search(r"([\d,]+) more characters not shown: <code>([^<]*)</code> prints them", page)
+    assert cut and cut.group(1) == f"{70000 - 65536:,}", page[-2000:]
+    words = shlex.split(html.unescape(cut.group(2)))
+    assert words[0] == "durable"
+    shown = ui.cli(*words[1:])
+    assert shown.status == 0 and shown.json()[0]["content"] == "x" * 70000, shown.err
 
 
 def test_memory_confirm_goes_through_memory_confirm(ui):
