@@ -17,6 +17,7 @@ class Globals:
     argv = None  # this run's command line (`durable step` finds its `--` in it)
     span: dict | None = None  # attributes a command adds to its operation span (docs/reference/traces.md §15.6), or None
     units = None  # work, mcp, ui: their spans per prompt, tool call or POST (telemetry/operation.py Units), or None
+    cmd_status = False  # `durable step`: the run's exit status is CMD's own, with no §4 code (its span: no error.type)
     _store = None
 
 

@@ -192,3 +192,20 @@ def test_a_remote_command_names_the_object_it_woke(durable, backend, receiver):
     assert durable("session", "prompt", "s1", "hello", "--request-id", "r1").status == 0
     assert durable("session", "prompt", "s1", "hello", "--request-id", "r1").status == 0  # a replay
     assert [attrs(s)["durable.object.id"] for s in receiver.take()] == [oid, oid]
+
+
+def test_a_step_passing_on_its_cmds_status_is_no_durable_error(durable, receiver):
+    """`durable step` exits with CMD's own status (run or replayed, 75, 128+N): no §4 code, so no error.type and
+    never a fault; a CMD ended by SIGTERM (143) still sends the span (durable itself was not interrupted)."""
+    assert durable("session", "prompt", "s1", "go").status == 0 and durable("session", "next", "s1").status == 0
+    receiver.take()
+    for key, script, status in (("a", "exit 3", 3), ("a", "exit 3", 3), ("b", "exit 1", 1), ("c", "exit 75", 75),
+                                ("d", "kill -TERM $$", 143)):
+        assert durable("step", "s1", key, "--", "sh", "-c", script).status == status
+        [span] = receiver.take()
+        a = attrs(span)
+        assert a["durable.exit_status"] == status and "error.type" not in a and span.status.code == 0, (key, a)
+        assert a["durable.object.id"] == object_id(durable, "s1")
+        receiver.take()
+    assert durable("step", "s1", "e", "--", "/nonexistent/cmd").status == 2  # durable's own refusal keeps its code
+    assert attrs(receiver.take()[0])["error.type"] == "invalid_input"
