@@ -513,3 +513,20 @@ def test_the_resource_is_durable_merged_as_resource_create_merges(durable, monke
     assert resource["service.name"] == "durable" and resource["service.version"] == __version__
     assert resource["openinference.project.name"] == "p1"
     assert rs["scopeSpans"][0]["scope"] == {"name": "durable", "version": __version__}
+
+
+def test_traceparent_without_an_endpoint_and_with_traces_off(durable, monkeypatch):
+    """Traces on but no endpoint: CMD gets no TRACEPARENT (nothing is sent), the inherited one still dropped;
+    traces off: work leaves CMD's environment as it found it."""
+    from durable_cli.telemetry import otlp
+
+    inherited = "00-11111111111111111111111111111111-2222222222222222-01"
+    monkeypatch.setenv("TRACEPARENT", inherited)
+    for v in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED"):
+        monkeypatch.delenv(v, raising=False)
+    otlp._warned_once.clear()
+    for traces, seen in (("work", "tp="), ("off", f"tp={inherited}")):
+        monkeypatch.setenv("DURABLE_TRACES", traces)
+        durable("session", "prompt", "w", "one")
+        assert durable("work", "w", "--once", "--command", 'echo "tp=$TRACEPARENT"').status == 0
+        assert durable("transcript", "show", "w", "--json").json()[-1]["content"] == seen
