@@ -92,6 +92,9 @@ def test_no_token_or_a_wrong_one_is_403_without_data(ui):
         r = ui.get(path, cookie=False)
         assert r.status == 403, path
         assert "hidden" not in r.body and ui.token not in r.body and "durable ui" in r.body
+        # a page as every other (§16.3: the skip link first, the Main nav), but not the acting user: no data
+        assert r.body.index("Skip to content") < r.body.index('<nav aria-label="Main">') < r.body.index("<h1>")
+        assert "alice" not in r.body and r.body.count("<h1>") == 1
     wrong = ui.request("GET", "/", cookie=False, headers={"Cookie": f"durable_ui_{ui.port}={'y' * 43}"})
     assert wrong.status == 403 and "hidden-name" not in wrong.body
 
