@@ -128,9 +128,12 @@ def _hook(obj, hook_id):
 
 
 def unhook(obj, hook_id: int) -> dict:
-    """`session unhook`: the hook and its deliveries go (pending ones are never sent); event `hook.deleted`."""
-    _owner(obj, "delete a hook")
+    """`session unhook`: the hook and its deliveries go (pending ones are never sent); event `hook.deleted`. An unknown
+    ID is exit 3 before a non-owner's 5 (existence before permission, docs/reference/output.md §4)."""
+    require_session(obj)
+    obj.require_visible()
     found = _hook(obj, hook_id)
+    obj.require_owner("delete a hook")
     with obj.handle.transaction():
         obj.db.execute("DELETE FROM deliveries WHERE hook_id = ?", (hook_id,))
         obj.db.execute("DELETE FROM hooks WHERE id = ?", (hook_id,))
@@ -142,14 +145,21 @@ def unhook(obj, hook_id: int) -> dict:
 DELIVERIES_PAGE = WEBHOOKS["list_page"]  # a page of `session deliveries` (docs/reference/remote.md §13: a request holds one page)
 
 
+def valid_status(status) -> None:
+    """`session deliveries --status`: pending, delivered or failed (exit 2, before the session is looked at)."""
+    if status is not None and status not in ("pending", "delivered", "failed"):
+        raise invalid(f"invalid --status {status!r}: use pending, delivered or failed")
+
+
 def deliveries(obj, *, hook_id=None, status=None, after=None) -> dict:
     """One page of the deliveries, oldest first, after delivery id AFTER: {"rows": [...], "next": the id to give as
     AFTER for the next page, or null} (listing() reads them all)."""
-    if status is not None and status not in ("pending", "delivered", "failed"):
-        raise invalid(f"invalid --status {status!r}: use pending, delivered or failed")
-    _owner(obj, "list its deliveries")
+    valid_status(status)
+    require_session(obj)
+    obj.require_visible()
     if hook_id is not None:
-        _hook(obj, hook_id)
+        _hook(obj, hook_id)  # an unknown --hook is exit 3 before a non-owner's 5 (docs/reference/output.md §4)
+    obj.require_owner("list its deliveries")
     where, params = [], []
     if hook_id is not None:
         where.append("hook_id = ?")

@@ -349,7 +349,7 @@ var contract_default = {
   },
   shapes: {
     session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "tags", "schedules", "hooks"],
-    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error", "schedule_id"],
+    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "schedule_id", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
     schedule: ["id", "kind", "content", "source", "author", "at", "every", "cron", "tz", "next_at", "last_fired_at", "last_prompt_id", "fired", "missed", "request_id", "created_at"],
     hook: ["id", "url", "events", "include_reply", "secret", "author", "created_at"],
     delivery: ["id", "hook_id", "webhook_id", "type", "prompt_id", "status", "attempts", "created_at", "last_attempt_at", "next_attempt_at", "delivered_at", "last_response", "last_error"],
@@ -6705,8 +6705,10 @@ function hook(obj, id) {
   return hookJson(r);
 }
 function unhook(obj, a) {
-  owner(obj, "delete a hook");
+  requireSession(obj);
+  obj.requireVisible();
   const found = hook(obj, a.hook_id);
+  obj.requireOwner("delete a hook");
   obj.db.run("DELETE FROM deliveries WHERE hook_id = ?", a.hook_id);
   obj.db.run("DELETE FROM hooks WHERE id = ?", a.hook_id);
   event(obj, "hook.deleted", { hook_id: a.hook_id });
@@ -6718,8 +6720,10 @@ function deliveries(obj, a) {
   if (a.status != null && !["pending", "delivered", "failed"].includes(a.status)) {
     throw invalid(`invalid --status ${pyRepr(a.status)}: use pending, delivered or failed`);
   }
-  owner(obj, "list its deliveries");
+  requireSession(obj);
+  obj.requireVisible();
   if (a.hook_id != null) hook(obj, a.hook_id);
+  obj.requireOwner("list its deliveries");
   const where = [], params = [];
   if (a.hook_id != null) {
     where.push("hook_id = ?");
@@ -7010,10 +7014,30 @@ function show2(obj) {
   requireSession(obj);
   return sessionJson(obj);
 }
+var PROMPT_KEYS = [
+  "id",
+  "status",
+  "content",
+  "author",
+  "source",
+  "request_id",
+  "turn_seq",
+  "position",
+  "attempts",
+  "start",
+  "schedule_id",
+  "created_at",
+  "started_at",
+  "lease_expires_at",
+  "completed_at",
+  "error"
+];
 function promptJson(r) {
+  const row4 = {};
+  PROMPT_COLUMNS.forEach((k2, i) => row4[k2] = r[i]);
+  for (const k2 of TIMES) row4[k2] = iso(row4[k2]);
   const p = {};
-  PROMPT_COLUMNS.forEach((k2, i) => p[k2] = r[i]);
-  for (const k2 of TIMES) p[k2] = iso(p[k2]);
+  for (const k2 of PROMPT_KEYS) p[k2] = row4[k2] ?? null;
   return p;
 }
 function promptRow(obj, id) {
@@ -7354,7 +7378,7 @@ function expireLeases(obj, t) {
 // src/rules/schedules.ts
 import { createHash as createHash4 } from "node:crypto";
 
-// node_modules/croner/dist/croner.js
+// ../../main/worker/node_modules/croner/dist/croner.js
 function g(s3, e, t, n = 0, r = 0, a = 0, i = 0) {
   let o = s3 >= 0 && s3 < 100, u = Date.UTC(o ? s3 + 400 : s3, e, t, n, r, a, i);
   return o ? u - 126227808e5 : u;
@@ -8254,12 +8278,6 @@ var ALIASES = {
 };
 var NAMES = { month: "JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC", dow: "SUN|MON|TUE|WED|THU|FRI|SAT" };
 var RANGES = [[0, 59, null], [0, 23, null], [1, 31, null], [1, 12, "month"], [0, 7, "dow"]];
-function timedeltaRepr(seconds) {
-  const days = Math.floor(seconds / 86400);
-  const rest = seconds - days * 86400;
-  const parts = [days ? `days=${days}` : "", rest ? `seconds=${rest}` : ""].filter(Boolean);
-  return `datetime.timedelta(${parts.length ? parts.join(", ") : "0"})`;
-}
 function parseTime(text4, what = "--at") {
   const m = typeof text4 === "string" ? TIME2.exec(text4) : null;
   if (m === null) {
@@ -8270,10 +8288,10 @@ function parseTime(text4, what = "--at") {
   let offsetMin = 0;
   if (offset2 !== "Z" && offset2 !== "z") {
     const sign2 = offset2[0] === "-" ? -1 : 1;
-    offsetMin = sign2 * (Number(offset2.slice(1, 3)) * 60 + Number(offset2.slice(4, 6)));
-    if (Math.abs(offsetMin) >= 24 * 60) {
-      throw bad(`offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not ${timedeltaRepr(offsetMin * 60)}.`);
+    if (Number(offset2.slice(1, 3)) > 23 || Number(offset2.slice(4, 6)) > 59) {
+      throw bad(`the offset ${offset2} is out of range (hours 00-23, minutes 00-59)`);
     }
+    offsetMin = sign2 * (Number(offset2.slice(1, 3)) * 60 + Number(offset2.slice(4, 6)));
   }
   const [y2, mo, d, h, mi, s3] = [year, month, day, hour, minute, second].map(Number);
   if (y2 < 1) throw bad(`year ${y2} is out of range`);
@@ -10212,12 +10230,13 @@ var DurableObjectSession = class {
         return { deleted: entry2() };
       }
       case "sweep": {
+        const scheduleDue = a.kind === "alarm" && this.db.one("SELECT 1 FROM schedules WHERE next_at <= ? LIMIT 1", now()) !== null;
         const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue2(obj))));
         if (fired === "expired") {
           await this.erase();
           return a.kind === "alarm" ? { deleted: entry2({ reason: "ttl expired" }) } : null;
         }
-        if (a.kind === "alarm") return fired === "fired" ? { changed: entry2({ what: "alarm fired" }) } : null;
+        if (a.kind === "alarm") return fired === "fired" ? { changed: entry2({ what: scheduleDue ? "schedule fired" : "alarm fired" }) } : null;
         const archived = this.ctx.storage.transactionSync(() => {
           const m = obj.meta();
           if (m.status !== "created" || m.updated_at >= a.draft_before || this.db.one("SELECT 1 FROM prompts LIMIT 1")) return false;

@@ -168,8 +168,10 @@ function hook(obj: Opened, id: number) {
 
 /** `session unhook`: the hook and its deliveries go (pending ones are never sent); event `hook.deleted`. */
 export function unhook(obj: Opened, a: ObjectArgs["unhook"]) {
-  owner(obj, "delete a hook");
-  const found = hook(obj, a.hook_id);
+  requireSession(obj);
+  obj.requireVisible();
+  const found = hook(obj, a.hook_id); // an unknown ID is exit 3 before a non-owner's 5 (docs/reference/output.md §4)
+  obj.requireOwner("delete a hook");
   obj.db.run("DELETE FROM deliveries WHERE hook_id = ?", a.hook_id);
   obj.db.run("DELETE FROM hooks WHERE id = ?", a.hook_id);
   event(obj, "hook.deleted", { hook_id: a.hook_id });
@@ -185,8 +187,10 @@ export function deliveries(obj: Opened, a: ObjectArgs["deliveries"]) {
   if (a.status != null && !["pending", "delivered", "failed"].includes(a.status)) {
     throw invalid(`invalid --status ${pyRepr(a.status)}: use pending, delivered or failed`);
   }
-  owner(obj, "list its deliveries");
-  if (a.hook_id != null) hook(obj, a.hook_id);
+  requireSession(obj);
+  obj.requireVisible();
+  if (a.hook_id != null) hook(obj, a.hook_id); // an unknown --hook is exit 3 before a non-owner's 5 (docs/reference/output.md §4)
+  obj.requireOwner("list its deliveries");
   const where: string[] = [], params: unknown[] = [];
   if (a.hook_id != null) {
     where.push("hook_id = ?");
