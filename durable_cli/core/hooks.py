@@ -187,6 +187,23 @@ def _cut(text, limit):
     return data[:limit - 3].decode("utf-8", "ignore") + "…"
 
 
+def drop_removed_replies(obj) -> None:
+    """docs/reference/sessions.md §5.3 Body: a `transcript redact`, `pop`, `clear` or `prune` that removes the content of the
+    assistant row a pending delivery's `reply` holds sets that `reply` to null (inside the removal's transaction). The
+    row is gone when no assistant row after the prompt's user turn holds that content any longer."""
+    rows = obj.db.execute("SELECT id, body FROM deliveries WHERE status = 'pending' AND body LIKE '%\"reply\":\"%'").fetchall()
+    for delivery_id, body in rows:
+        doc = json.loads(body)
+        data = doc["data"]
+        if data.get("reply") is None or obj.db.execute(
+                "SELECT 1 FROM turns WHERE role = 'assistant' AND seq > ? AND content = ? LIMIT 1",
+                (data.get("turn_seq") or 0, data["reply"])).fetchone() is not None:
+            continue
+        data["reply"] = None
+        obj.db.execute("UPDATE deliveries SET body = ? WHERE id = ?",
+                       (json.dumps(doc, separators=(",", ":"), ensure_ascii=False), delivery_id))
+
+
 def outcome(obj, p: dict, kind: str) -> int:
     """Inside the outcome's own transaction: one pending delivery per hook subscribed to KIND (completed,
     failed or cancelled) for prompt P (its JSON, core/sessions.get_prompt), its body fixed now. Returns how many."""

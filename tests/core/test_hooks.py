@@ -336,3 +336,33 @@ def test_import_holds_hooks_to_the_rules_that_made_them(home, tmp_path, receiver
     (tmp_path / "bad.jsonl").write_text(json.dumps(many) + "\n")
     r = durable("import", str(tmp_path / "bad.jsonl"), "--replace")
     assert r.status == 2 and "hooks holds 6 hooks" in r.err, r.err
+
+
+@pytest.mark.parametrize("removal", [["transcript", "redact", "s", "2"], ["transcript", "pop", "s"],
+                                     ["transcript", "clear", "s", "--yes"], ["transcript", "prune", "s", "--older-than", "1m"]])
+def test_a_removed_reply_is_not_sent_by_a_pending_delivery(home, receiver, removal):
+    receiver.status = 503
+    with freeze_time("2026-12-05T10:00:00Z") as clock:
+        durable("session", "create", "s")
+        durable("session", "hook", "s", "--url", receiver.url, "--include-reply")
+        run_prompt("s", "--reply", "the secret answer")
+        assert json.loads(receiver.requests[0][1])["data"]["reply"] == "the secret answer"
+        clock.tick(120)
+        receiver.status = 204
+        assert durable(*removal).status == 0, removal  # it sends the due delivery after its own commit
+        assert durable("session", "deliveries", "s", "--json").json()[0]["status"] == "delivered"
+    assert json.loads(receiver.requests[-1][1])["data"]["reply"] is None
+    assert len({h["webhook-id"] for h, _ in receiver.requests}) == 1
+
+
+def test_a_reply_still_in_the_transcript_is_kept(home, receiver):
+    receiver.status = 503
+    with freeze_time("2026-12-05T10:00:00Z") as clock:
+        durable("session", "create", "s")
+        durable("session", "hook", "s", "--url", receiver.url, "--include-reply")
+        run_prompt("s", "--reply", "kept")
+        durable("transcript", "redact", "s", "1")  # the user turn, not the reply
+        receiver.status = 204
+        clock.tick(5)
+        durable("sweep")
+    assert json.loads(receiver.requests[-1][1])["data"]["reply"] == "kept"

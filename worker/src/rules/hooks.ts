@@ -138,6 +138,20 @@ function owner(obj: Opened, doing: string) {
   obj.requireOwner(doing);
 }
 
+/** docs/reference/sessions.md §5.3 Body: a `transcript redact`, `pop`, `clear` or `prune` that removes the content of the
+ *  assistant row a pending delivery's `reply` holds sets that `reply` to null (core/hooks.py drop_removed_replies). */
+export function dropRemovedReplies(obj: Opened) {
+  const rows = obj.db.all(`SELECT id, body FROM deliveries WHERE status = 'pending' AND body LIKE '%"reply":"%'`);
+  for (const [id, body] of rows) {
+    const doc = JSON.parse(body as string);
+    const data = doc.data;
+    if (data.reply == null || obj.db.one("SELECT 1 FROM turns WHERE role = 'assistant' AND seq > ? AND content = ? LIMIT 1",
+      data.turn_seq ?? 0, data.reply)) continue;
+    data.reply = null;
+    obj.db.run("UPDATE deliveries SET body = ? WHERE id = ?", JSON.stringify(doc), id);
+  }
+}
+
 /** `session hook`: add a hook (owners only); event `hook.created`. */
 export function create(obj: Opened, a: ObjectArgs["hook"]) {
   validUrl(a.url);
