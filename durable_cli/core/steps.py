@@ -203,6 +203,9 @@ def begin(obj, *, key, token, prompt_id=None, attempt=None, call_id=None, args_s
                                (start, prompt_id, key))
                 step["replays"] += 1
                 step["last_replay_attempt"] = start
+                from . import state
+
+                state.touch(obj, active=False)  # a commit of its own (the replay count): updated_at, not last_active_at (storage.md §3)
                 return answer("replay", step_json(obj, step, now))
             if live(obj, step, now):
                 if inside == str(prompt_id):

@@ -8819,6 +8819,7 @@ function begin(obj, a) {
       if (s3.redacted) throw conflict(`step ${quote(key)} was redacted; its output is gone (it is not run again)`);
       if (s3.output_too_large) throw invalid(tooLarge(key, s3.stdout_bytes));
       obj.db.run("UPDATE steps SET replays = replays + 1, last_replay_attempt = ? WHERE prompt_id = ? AND key = ?", start, promptId, key);
+      touch(obj, false);
       s3.replays += 1;
       s3.last_replay_attempt = start;
       return answer3("replay", stepJson(obj, s3, t));

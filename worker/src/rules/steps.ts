@@ -206,6 +206,7 @@ export function begin(obj: Opened, a: ObjectArgs["step_begin"]) {
       if (s.redacted) throw conflict(`step ${quote(key)} was redacted; its output is gone (it is not run again)`);
       if (s.output_too_large) throw invalid(tooLarge(key, s.stdout_bytes));
       obj.db.run("UPDATE steps SET replays = replays + 1, last_replay_attempt = ? WHERE prompt_id = ? AND key = ?", start, promptId, key);
+      touch(obj, false); // a commit of its own (the replay count): updated_at, not last_active_at (storage.md §3)
       s.replays += 1;
       s.last_replay_attempt = start;
       return answer("replay", stepJson(obj, s, t));
