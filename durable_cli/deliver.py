@@ -140,6 +140,7 @@ def _claim(objects, object_id, ids=None):
             delay = DELAYS[attempt - 1] if attempt <= len(DELAYS) else 0
             db.execute("UPDATE deliveries SET attempts = ?, last_attempt_at = ?, next_attempt_at = ? WHERE id = ?",
                        (attempt, now, now + max(delay, CLAIM_FLOOR) * 1000, delivery_id))
+            db.execute("UPDATE object SET updated_at = ?", (now,))  # a delivery's bookkeeping (docs/reference/storage.md §3)
     return delivery_id, attempt, now, url, secret, webhook_id, body
 
 
@@ -154,6 +155,7 @@ def _record(objects, object_id, delivery_id, attempt, started, status, error) ->
                 return None  # unhooked, or another process went on with it meanwhile
             hook_id, prompt_id = row[0], row[1]
             now = clock.now()
+            db.execute("UPDATE object SET updated_at = ?", (now,))  # a delivery's bookkeeping, not activity (storage.md §3)
             outcome = "pending"
             if error is None:
                 outcome = "delivered"

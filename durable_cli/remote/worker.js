@@ -9171,6 +9171,7 @@ function claim(db) {
     t + Math.max(delay, CLAIM_FLOOR) * 1e3,
     r[0]
   );
+  db.run("UPDATE object SET updated_at = ?", t);
   return { id: r[0], attempt, started: t, url: r[2], secret: r[3], webhookId: r[4], body: r[5] };
 }
 var b642 = (bytes2) => btoa(String.fromCharCode(...bytes2));
@@ -9215,6 +9216,7 @@ function record2(db, c2, status, error) {
   if (!r || Number(r[2]) !== c2.attempt || r[3] !== "pending") return;
   const [hookId, promptId] = r;
   const t = now();
+  db.run("UPDATE object SET updated_at = ?", t);
   if (error === null) {
     db.run(
       "UPDATE deliveries SET status = 'delivered', delivered_at = ?, next_attempt_at = NULL, last_response = ?, last_error = NULL WHERE id = ?",

@@ -366,3 +366,19 @@ def test_a_reply_still_in_the_transcript_is_kept(home, receiver):
         clock.tick(5)
         durable("sweep")
     assert json.loads(receiver.requests[-1][1])["data"]["reply"] == "kept"
+
+
+def test_a_deliverys_bookkeeping_moves_updated_at_not_last_active_at(home, receiver):
+    """docs/reference/storage.md §3: a delivery's claim and record are commits (updated_at, in the object and index.db),
+    not activity (last_active_at)."""
+    receiver.status = 503
+    with freeze_time("2026-12-05T10:00:00Z") as clock:
+        durable("session", "create", "s")
+        durable("session", "hook", "s", "--url", receiver.url)
+        run_prompt("s", "--reply", "x")
+        before = durable("session", "show", "s", "--json").json()
+        clock.tick(10)
+        durable("sweep")
+        after = durable("session", "show", "s", "--json").json()
+        assert after["updated_at"] == "2026-12-05T10:00:10.000Z" and after["last_active_at"] == before["last_active_at"]
+        assert durable("ls", "--json").json()[0]["updated_at"] == after["updated_at"]
