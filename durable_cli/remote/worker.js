@@ -8873,6 +8873,7 @@ function renew2(obj, a) {
   checkCall(a.key, a.token);
   if (!held(obj, a.prompt_id, a.key, a.token, a.start)) throw conflict(lostMessage(a.key));
   obj.db.run("UPDATE steps SET renewed_at = ? WHERE prompt_id = ? AND key = ?", now(), a.prompt_id, a.key);
+  touch(obj, false);
   return null;
 }
 function stdoutOf(key, stdout, size, tooBig) {
@@ -8917,6 +8918,7 @@ function abandon(obj, a) {
   const s3 = stepOf(obj, a.prompt_id, a.key);
   if (s3 !== null && s3.status === "running" && s3.token === a.token) {
     obj.db.run("UPDATE steps SET status = 'abandoned', token = NULL WHERE prompt_id = ? AND key = ?", a.prompt_id, a.key);
+    touch(obj, false);
   }
   const after = stepOf(obj, a.prompt_id, a.key);
   return after === null ? null : stepJson(obj, after);
