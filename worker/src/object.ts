@@ -680,12 +680,14 @@ export class DurableObjectSession {
         return { deleted: entry() };
       }
       case "sweep": {
+        // docs/reference/retention.md §7: the receipt says where a schedule fired
+        const scheduleDue = a.kind === "alarm" && this.db.one("SELECT 1 FROM schedules WHERE next_at <= ? LIMIT 1", now()) !== null;
         const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
         if (fired === "expired") {
           await this.erase();
           return a.kind === "alarm" ? { deleted: entry({ reason: "ttl expired" }) } : null;
         }
-        if (a.kind === "alarm") return fired === "fired" ? { changed: entry({ what: "alarm fired" }) } : null;
+        if (a.kind === "alarm") return fired === "fired" ? { changed: entry({ what: scheduleDue ? "schedule fired" : "alarm fired" }) } : null;
         const archived = this.ctx.storage.transactionSync(() => {
           const m = obj.meta()!;
           if (m.status !== "created" || m.updated_at >= a.draft_before || this.db.one("SELECT 1 FROM prompts LIMIT 1")) return false;
