@@ -7397,7 +7397,7 @@ function expireLeases(obj, t) {
 // src/rules/schedules.ts
 import { createHash as createHash4 } from "node:crypto";
 
-// ../../main/worker/node_modules/croner/dist/croner.js
+// node_modules/croner/dist/croner.js
 function g(s3, e, t, n = 0, r = 0, a = 0, i = 0) {
   let o = s3 >= 0 && s3 < 100, u = Date.UTC(o ? s3 + 400 : s3, e, t, n, r, a, i);
   return o ? u - 126227808e5 : u;
