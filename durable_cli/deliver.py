@@ -144,7 +144,7 @@ def _claim(objects, object_id, ids=None):
     return delivery_id, attempt, now, url, secret, webhook_id, body
 
 
-def _record(objects, object_id, delivery_id, attempt, started, status, error) -> None:
+def _record(objects, object_id, delivery_id, attempt, started, status, error) -> "str | None":
     from .core import state
 
     with objects.open(object_id, create=False, what="session", lock_timeout=5.0) as handle:

@@ -40,6 +40,7 @@ class RemoteClient:
         self.token = token
         self.timeout = timeout
         self._conn: Any = None  # a PlainConnection or an http.client connection, made on first use
+        self.object_seen: "str | None" = None  # the object id the last call's answer named (x-durable-object-id)
 
     def _connection(self, timeout: float):
         if not self.secure:

@@ -159,7 +159,7 @@ def _protocol(port: int):
                     self.no_host = "Host" in str(e)
                     raise
 
-            conn.next_event = next_event
+            conn.next_event = next_event  # type: ignore[method-assign]  # this connection only, for one call
             try:
                 super().handle_events()
             finally:
