@@ -88,12 +88,12 @@ def pytest_xdist_auto_num_workers(config):
 # they share is paid once, not once per worker: a module with a module-scoped fixture (a workerd, a
 # browser, a home made once; found in its source, `one_worker_modules`), and these, which import an SDK in
 # the test process that costs seconds of CPU (anthropic ~3.7 s, openai-agents ~3.6 s, pydantic-ai ~2.2 s,
-# langgraph ~1.9 s) in every worker that runs one of their tests.
+# langgraph ~1.9 s, mcp ~2 s) in every worker that runs one of their tests.
 SDK_MODULES = {
     "tests/core/test_formats.py", "tests/core/test_gemini_window.py", "tests/core/test_strict_input.py",
     "tests/core/test_derived_catch_up.py", "tests/integrations/test_langgraph.py",
     "tests/integrations/test_openai_agents.py", "tests/integrations/test_pydantic_ai.py",
-    "tests/integrations/test_readme_examples.py",
+    "tests/integrations/test_readme_examples.py", "tests/integrations/test_mcp.py",
 }
 
 
