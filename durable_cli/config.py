@@ -124,11 +124,25 @@ def check_value(key: str, value, *, from_text: bool = False, origin: str = ""):
     elif kind == "name":
         valid_name(value, f"user for {key}")
     elif kind == "url":
-        if not value.startswith(("http://", "https://")) or not value.isprintable() or " " in value:
+        if not is_url(value):
             raise invalid(f"config {key}{where} must be an http:// or https:// URL, not {value!r}")
     elif not value:
         raise invalid(f"config {key}{where} must not be empty")
     return value
+
+
+def is_url(value) -> bool:
+    """An http:// or https:// URL with a host (and a valid port, when given): `http://` alone is not one."""
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")) or not value.isprintable() or " " in value:
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        parts.port  # raises ValueError for a port that is not one
+    except ValueError:
+        return False
+    return bool(parts.hostname)
 
 
 def _loads(tokenizer: str) -> None:

@@ -54,9 +54,10 @@ def after_commit(budget: float = INLINE_BUDGET) -> None:
                 raise
 
 
-def send_due(objects, object_id: str, deadline: float, ids=None) -> int:
+def send_due(objects, object_id: str, deadline: float, ids=None, tally=None) -> int:
     """Claim, send and record the object's due deliveries (only those of IDS when given) one at a time until none
-    is due or DEADLINE (time.monotonic()) passes; returns how many were attempted."""
+    is due or DEADLINE (time.monotonic()) passes; returns how many were attempted. TALLY (a dict) counts each
+    attempted delivery by where it stands after the attempt: delivered, pending or failed."""
     sent = 0
     while time.monotonic() < deadline:
         claimed = _claim(objects, object_id, ids)
@@ -65,9 +66,38 @@ def send_due(objects, object_id: str, deadline: float, ids=None) -> int:
         delivery_id, attempt, started, url, secret, webhook_id, body = claimed
         left = max(0.05, min(TIMEOUT, deadline - time.monotonic()))
         status, error = post(url, secret, webhook_id, body, timeout=left)
-        _record(objects, object_id, delivery_id, attempt, started, status, error)
+        outcome = _record(objects, object_id, delivery_id, attempt, started, status, error)
+        if tally is not None and outcome is not None:
+            tally[outcome] = tally.get(outcome, 0) + 1
         sent += 1
     return sent
+
+
+SWEEP_BUDGET = 300.0
+SWEEP_AT_ONCE = 8  # docs/reference/sessions.md §5.3: sweep sends at most 8 deliveries at a time
+
+
+def sweep_send(budget: float = SWEEP_BUDGET) -> list:
+    """`sweep`: send the due deliveries of every object its wakes noted, at most 8 objects (so 8 attempts) at a time,
+    before its receipt is printed; returns [(object id, {"delivered": N, "pending": M, "failed": K})] for each
+    object where a delivery was attempted. A failed delivery never changes sweep's exit status."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    noted = list(_NOTED.items())
+    _NOTED.clear()
+    if not noted:
+        return []
+    deadline = time.monotonic() + budget
+
+    def one(item):
+        object_id, objects = item
+        tally = {"delivered": 0, "pending": 0, "failed": 0}
+        _quietly(send_due, objects, object_id, deadline, None, tally)
+        return object_id, tally
+
+    with ThreadPoolExecutor(max_workers=min(SWEEP_AT_ONCE, len(noted))) as pool:
+        done = list(pool.map(one, noted))
+    return [(object_id, tally) for object_id, tally in done if any(tally.values())]
 
 
 def made_by_block(objects, object_id: str, ids, *, background: bool) -> None:
@@ -110,6 +140,7 @@ def _claim(objects, object_id, ids=None):
             delay = DELAYS[attempt - 1] if attempt <= len(DELAYS) else 0
             db.execute("UPDATE deliveries SET attempts = ?, last_attempt_at = ?, next_attempt_at = ? WHERE id = ?",
                        (attempt, now, now + max(delay, CLAIM_FLOOR) * 1000, delivery_id))
+            db.execute("UPDATE object SET updated_at = ?", (now,))  # a delivery's bookkeeping (docs/reference/storage.md §3)
     return delivery_id, attempt, now, url, secret, webhook_id, body
 
 
@@ -121,13 +152,17 @@ def _record(objects, object_id, delivery_id, attempt, started, status, error) ->
         with handle.transaction() as db:
             row = db.execute("SELECT hook_id, prompt_id, attempts, status FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
             if row is None or row[2] != attempt or row[3] != "pending":
-                return  # unhooked, or another process went on with it meanwhile
+                return None  # unhooked, or another process went on with it meanwhile
             hook_id, prompt_id = row[0], row[1]
             now = clock.now()
+            db.execute("UPDATE object SET updated_at = ?", (now,))  # a delivery's bookkeeping, not activity (storage.md §3)
+            outcome = "pending"
             if error is None:
+                outcome = "delivered"
                 db.execute("UPDATE deliveries SET status = 'delivered', delivered_at = ?, next_attempt_at = NULL,"
                            " last_response = ?, last_error = NULL WHERE id = ?", (now, status, delivery_id))
             elif attempt >= ATTEMPTS:
+                outcome = "failed"
                 db.execute("UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_response = ?,"
                            " last_error = ? WHERE id = ?", (status, error, delivery_id))
                 db.execute("INSERT INTO events (type, actor, data, at) VALUES ('delivery.failed', NULL, ?, ?)",
@@ -140,6 +175,7 @@ def _record(objects, object_id, delivery_id, attempt, started, status, error) ->
             db.execute("DELETE FROM deliveries WHERE hook_id = ? AND status IN ('delivered', 'failed') AND id NOT IN"
                        " (SELECT id FROM deliveries WHERE hook_id = ? AND status IN ('delivered', 'failed')"
                        " ORDER BY id DESC LIMIT 100)", (hook_id, hook_id))
+    return outcome
 
 
 def _json(value) -> str:
@@ -194,7 +230,10 @@ def post(url: str, secret: str, webhook_id: str, body: str, *, timeout: float):
 
 def listing(store, name, *, hook_id=None, status=None) -> list:
     """`session deliveries`: every delivery of NAME (filtered), read a page a request (the op `deliveries`), on
-    either backend."""
+    either backend. A bad --status is exit 2 before NAME is looked at (input before existence, docs/reference/output.md §4)."""
+    from .core.hooks import valid_status
+
+    valid_status(status)
     rows, after = [], None
     while True:
         page = store.run(name, "deliveries", hook_id=hook_id, status=status, after=after)

@@ -8,6 +8,7 @@ the next purge (or `doctor --repair`) and never leaves a row pointing at nothing
 
 import json
 import os
+import sys
 
 from .. import clock
 from ..core import alarms, sessions, state
@@ -263,10 +264,15 @@ def sweep(store, progress=None) -> dict:
             handle.on_sleep = state.sync_index
             obj = state.Opened(handle, address_of(row), None, store.config)
             if kind == "alarm":
+                before = handle.alarms_fired
+                schedule_due = obj.meta() is not None and obj.db.execute(
+                    "SELECT 1 FROM schedules WHERE next_at <= ? LIMIT 1", (clock.now(),)).fetchone() is not None
                 fired = alarms.fire_due(obj)
                 if fired == "expired":
                     out["deleted"].append(entry(row, reason="ttl expired"))
-                elif fired == "fired":
+                elif fired == "fired" and schedule_due:  # docs/reference/retention.md §7: where a schedule fired
+                    out["changed"].append(entry(row, what="schedule fired"))
+                elif fired == "fired" and handle.alarms_fired > before:  # a lease or an elicit request expired
                     out["changed"].append(entry(row, what="alarm fired"))
                 elif fired == "ok":
                     state.sync_index(handle)  # the index was stale
@@ -274,4 +280,9 @@ def sweep(store, progress=None) -> dict:
                 out["changed"].append(entry(row, what="draft archived"))
 
     run_each(store, rows, job, out, progress=progress)
+    if "durable_cli.deliver" in sys.modules:  # the wakes above found due deliveries (docs/reference/sessions.md §5.3)
+        by_id = {r["id"]: r for r in due}
+        for object_id, tally in sys.modules["durable_cli.deliver"].sweep_send():
+            what = ", ".join(f"{tally[k]} {k}" for k in ("delivered", "pending", "failed"))
+            out["changed"].append(entry(by_id.get(object_id, {"id": object_id}), what=f"deliveries: {what}"))
     return conclude(out, "sweep", busy_ok=True)

@@ -23,8 +23,9 @@ FIELDS = ("sessions", "turns", "tokens", "input_tokens", "output_tokens", "cost_
 # the sums read per group (in _SUMS's order): the counts, then the given cost (cost_usd of the totals)
 COUNTS = (*FIELDS[:5], *FIELDS[6:8])
 _SUMMED = (*COUNTS, "cost_given_usd")
-_SUMS = ("count(DISTINCT u.object_id), sum(u.turns), sum(u.tokens), sum(u.input_tokens), sum(u.output_tokens),"
-         " sum(u.cache_read_tokens), sum(u.cache_write_tokens), sum(u.cost_usd)")
+_TOTALS = ("sum(u.turns), sum(u.tokens), sum(u.input_tokens), sum(u.output_tokens), sum(u.cache_read_tokens),"
+           " sum(u.cache_write_tokens), sum(u.cost_usd)")
+_SUMS = f"count(DISTINCT u.object_id), {_TOTALS}"
 # the usage rows of the objects listed: the objects the outer loop (each one's rows found through usage_by_object;
 # grouped by o.id, in that index's order), ~30% less than scanning usage and looking up each row's object
 _JOINED = "FROM objects o CROSS JOIN usage u ON u.object_id = o.id"
@@ -107,7 +108,7 @@ def _priced(index, head, where, params, tail, prices) -> list:
             rates.append((model, *(float(found[1][k]) for k in ("input", "cache_read", "cache_write", "output"))))
     table = (f"VALUES {', '.join(['(?, ?, ?, ?, ?)'] * len(rates))}" if rates else "SELECT NULL, 0, 0, 0, 0 WHERE 0")
     known = "p.model IS NOT NULL"
-    sums = (f"{_SUMS.split(', ', 1)[1]}, total(CASE WHEN {known} AND u.uncosted_rows > 0 THEN (coalesce(u.uncosted_base, 0) * p.input"
+    sums = (f"{_TOTALS}, total(CASE WHEN {known} AND u.uncosted_rows > 0 THEN (coalesce(u.uncosted_base, 0) * p.input"
             " + coalesce(u.uncosted_cache_read, 0) * p.cache_read + coalesce(u.uncosted_cache_write, 0) * p.cache_write"
             " + coalesce(u.uncosted_output, 0) * p.output) / 1e6 END),"
             f" coalesce(sum(CASE WHEN {known} THEN u.uncosted_rows END), 0),"

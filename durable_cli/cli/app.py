@@ -225,6 +225,7 @@ def run(argv) -> int:
     G.home = G.user = G.tenant = G.lock_timeout = G.remote = G._store = None
     G.argv = argv
     G.span = G.units = None
+    G.cmd_status = False
     render.last_code = None
     command = None
     D.committing = D.exiting = False
@@ -319,7 +320,7 @@ def run(argv) -> int:
             pass
         if units.sent and status in (0, units.last_status):
             return status  # the run's spans were its units'; a failure none of them carried still sends its own
-    if status not in (130, 143) and not completing:
+    if (status not in (130, 143) or G.cmd_status) and not completing:  # a CMD ended by SIGTERM: durable was not
         _operation_span(argv, command, status, wakes, started_ns)
     return status
 
@@ -346,7 +347,7 @@ def _operation_span(argv, command, status: int, wakes, started_ns: int) -> None:
 
         remote = type(store).__name__ == "RemoteStore" or (store is None and bool(G.remote))
         operation.emit(config, " ".join(_command_words(command, argv)), status, render.last_code, remote=remote,
-                       wakes=wakes, start_ns=started_ns, extra=G.span)
+                       wakes=wakes, start_ns=started_ns, extra=G.span, cmd_status=G.cmd_status)
     except Exception:  # noqa: BLE001 - a trace backend never changes an outcome
         pass
 

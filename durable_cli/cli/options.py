@@ -17,6 +17,7 @@ class Globals:
     argv = None  # this run's command line (`durable step` finds its `--` in it)
     span: dict | None = None  # attributes a command adds to its operation span (docs/reference/traces.md §15.6), or None
     units = None  # work, mcp, ui: their spans per prompt, tool call or POST (telemetry/operation.py Units), or None
+    cmd_status = False  # `durable step`: the run's exit status is CMD's own, with no §4 code (its span: no error.type)
     _store = None
 
 
@@ -37,6 +38,9 @@ def store():
         guard.wakes = {}  # each object's wakes, for an operation span (docs/reference/traces.md §15.6)
         G._store = Store(G.home, user=G.user, tenant=G.tenant, lock_timeout=G.lock_timeout, remote=G.remote)
         G._store.delivering = "process"  # a command sends them after its output (deliver.after_commit)
+        # DURABLE_TRACES=some is exit 2 before the command does anything, as every config value (docs/reference/traces.md
+        # §15.1), though only `work` and the operation span read it (a file's value is checked when the file is read)
+        G._store.config.get("telemetry.traces")
     return G._store
 
 

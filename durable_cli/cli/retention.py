@@ -149,7 +149,7 @@ def purge(
 
 
 def sweep(json_out: bool = JSON):
-    """Fire every due alarm (TTL, leases, requests) and archive expired drafts.
+    """Fire every due alarm (TTL, leases, requests, schedules), send due deliveries and archive expired drafts.
 
     Example: durable sweep --json  # from cron, every few minutes
     """

@@ -357,7 +357,8 @@ def unschedule(
     Example: durable session unschedule nightly 3
     """
     doc = store().run(name, "unschedule", schedule_id)
-    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+    # docs/reference/json.md §10: `{"deleted": ID}`, as `transcript clear` answers what it removed
+    render.document({"deleted": doc["id"]}, "json") if json_out else render.out(str(doc["id"]))
 
 
 @app.command()
@@ -406,7 +407,7 @@ def unhook(
     Example: durable session unhook fix-login 1
     """
     doc = store().run(name, "unhook", hook_id)
-    render.document(doc, "json") if json_out else render.out(str(doc["id"]))
+    render.document({"deleted": doc["id"]}, "json") if json_out else render.out(str(doc["id"]))  # docs/reference/json.md §10
 
 
 @app.command()

@@ -42,6 +42,7 @@ def step(
         if json_out and e.step is not None:
             render.document({**e.step, "replayed": False}, "json")
         _note(e.message)
+        G.cmd_status = True  # 75 or 128+N: CMD's, not one of durable's own (docs/reference/traces.md §15.6)
         return e.exit_status
     if json_out:
         render.document(doc, "json")
@@ -56,6 +57,7 @@ def step(
             out.flush()
     except BrokenPipeError:
         pass
+    G.cmd_status = status != 0  # CMD's own status, run or replayed: no §4 code (docs/reference/traces.md §15.6)
     return status
 
 

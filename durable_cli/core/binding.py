@@ -23,6 +23,18 @@ def _ecmascript_numbers(value):
     return value
 
 
+def as_ecmascript_writes(value):
+    """VALUE with each integral float within 2^53 as an int, so its JSON text is the Worker's `JSON.stringify`
+    (`--args 1e2` or `100.0` is shown as `100` on both backends, docs/reference/hitl.md §8)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _SAFE_INTEGER:
+        return int(value)
+    if isinstance(value, list):
+        return [as_ecmascript_writes(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_ecmascript_writes(v) for k, v in value.items()}
+    return value
+
+
 def args_sha256(value) -> str:
     """The lowercase hex SHA-256 of the UTF-8 of VALUE's RFC 8785 (JCS) canonical form."""
     import rfc8785

@@ -59,7 +59,9 @@ def check_binding(choices, call_id, args, approve, approvers, max_bytes, prompt)
         if c not in choices:
             raise invalid(say("choice_not_offered", choice=c, choices=", ".join(choices)))
     approve = list(dict.fromkeys(approve))
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    from .binding import as_ecmascript_writes
+
+    text = json.dumps(as_ecmascript_writes(value), ensure_ascii=False, separators=(",", ":"))
     size = len(prompt.encode("utf-8")) + len(json.dumps(choices).encode("utf-8")) + len(text.encode("utf-8"))
     if max_bytes is not None and size > max_bytes:
         raise invalid(f"the request is {size} bytes with its choices and arguments, more than transcript.max_turn_bytes"

@@ -128,9 +128,12 @@ def _hook(obj, hook_id):
 
 
 def unhook(obj, hook_id: int) -> dict:
-    """`session unhook`: the hook and its deliveries go (pending ones are never sent); event `hook.deleted`."""
-    _owner(obj, "delete a hook")
+    """`session unhook`: the hook and its deliveries go (pending ones are never sent); event `hook.deleted`. An unknown
+    ID is exit 3 before a non-owner's 5 (existence before permission, docs/reference/output.md §4)."""
+    require_session(obj)
+    obj.require_visible()
     found = _hook(obj, hook_id)
+    obj.require_owner("delete a hook")
     with obj.handle.transaction():
         obj.db.execute("DELETE FROM deliveries WHERE hook_id = ?", (hook_id,))
         obj.db.execute("DELETE FROM hooks WHERE id = ?", (hook_id,))
@@ -142,14 +145,21 @@ def unhook(obj, hook_id: int) -> dict:
 DELIVERIES_PAGE = WEBHOOKS["list_page"]  # a page of `session deliveries` (docs/reference/remote.md §13: a request holds one page)
 
 
+def valid_status(status) -> None:
+    """`session deliveries --status`: pending, delivered or failed (exit 2, before the session is looked at)."""
+    if status is not None and status not in ("pending", "delivered", "failed"):
+        raise invalid(f"invalid --status {status!r}: use pending, delivered or failed")
+
+
 def deliveries(obj, *, hook_id=None, status=None, after=None) -> dict:
     """One page of the deliveries, oldest first, after delivery id AFTER: {"rows": [...], "next": the id to give as
     AFTER for the next page, or null} (listing() reads them all)."""
-    if status is not None and status not in ("pending", "delivered", "failed"):
-        raise invalid(f"invalid --status {status!r}: use pending, delivered or failed")
-    _owner(obj, "list its deliveries")
+    valid_status(status)
+    require_session(obj)
+    obj.require_visible()
     if hook_id is not None:
-        _hook(obj, hook_id)
+        _hook(obj, hook_id)  # an unknown --hook is exit 3 before a non-owner's 5 (docs/reference/output.md §4)
+    obj.require_owner("list its deliveries")
     where, params = [], []
     if hook_id is not None:
         where.append("hook_id = ?")
@@ -175,6 +185,23 @@ def _cut(text, limit):
     if len(data) <= limit:
         return text
     return data[:limit - 3].decode("utf-8", "ignore") + "…"
+
+
+def drop_removed_replies(obj) -> None:
+    """docs/reference/sessions.md §5.3 Body: a `transcript redact`, `pop`, `clear` or `prune` that removes the content of the
+    assistant row a pending delivery's `reply` holds sets that `reply` to null (inside the removal's transaction). The
+    row is gone when no assistant row after the prompt's user turn holds that content any longer."""
+    rows = obj.db.execute("SELECT id, body FROM deliveries WHERE status = 'pending' AND body LIKE '%\"reply\":\"%'").fetchall()
+    for delivery_id, body in rows:
+        doc = json.loads(body)
+        data = doc["data"]
+        if data.get("reply") is None or obj.db.execute(
+                "SELECT 1 FROM turns WHERE role = 'assistant' AND seq > ? AND content = ? LIMIT 1",
+                (data.get("turn_seq") or 0, data["reply"])).fetchone() is not None:
+            continue
+        data["reply"] = None
+        obj.db.execute("UPDATE deliveries SET body = ? WHERE id = ?",
+                       (json.dumps(doc, separators=(",", ":"), ensure_ascii=False), delivery_id))
 
 
 def outcome(obj, p: dict, kind: str) -> int:

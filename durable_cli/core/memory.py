@@ -7,7 +7,7 @@ A fact starts unconfirmed unless --confirmed; a `model` fact can only be confirm
 from .. import clock
 from ..config import valid_name
 from ..contract.messages import say
-from ..errors import invalid, not_found
+from ..errors import conflict, invalid, not_found
 
 SOURCES = ("user", "model", "external")
 COLUMNS = "key, value, source, confirmed, created_at, confirmed_at, expires_at"
@@ -79,6 +79,8 @@ def confirm(obj, key: str) -> dict:
     if row is None:
         raise not_found(say("fact_not_found", key=key))
     if not row[3]:
+        if row[6] is not None and row[6] <= clock.now():  # an expired fact is not confirmed (docs/reference/ui.md §16.4)
+            raise conflict(say("fact_expired_confirm", key=key))
         with obj.handle.transaction():
             obj.db.execute("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", (clock.now(), key))
     return fact_json(obj.handle.row(f"SELECT {COLUMNS} FROM facts WHERE key = ?", (key,)))

@@ -651,12 +651,80 @@ def _check_relations(c, scope, owner, limit, where) -> None:
         where[:] = [f"steps[{i}].stdout"]
         if st["stdout"] is not None and len(st["stdout"]) > 1_048_576:
             raise Bad("holds more than the 1 MiB a step keeps")
+    _check_triggers(c, limit, where)
     for i, e in enumerate(c["events"]):
         where[:] = [f"events[{i}].data"]
         _too_large(len(e["data"].encode("utf-8")), limit)
     for i, f in enumerate(c["facts"]):
         where[:] = [f"facts[{i}].value"]
         _too_large(len(f["value"].encode("utf-8")), limit)
+
+
+def _rule(check, *args):
+    """A command's own input rule (it raises exit 2) as a field's violation."""
+    from ..errors import DurableError
+
+    try:
+        return check(*args)
+    except DurableError as e:
+        raise Bad(say("record_not_valid", why=e.message)) from None
+
+
+def _check_triggers(c, limit, where) -> None:
+    """docs/reference/retention.md §7: schedules and hooks are validated with the rules of docs/reference/sessions.md §5.3
+    that made them: each kind's fields, the cron dialect and its zone, `--every` of at least 1m, the reserved
+    request ids, URLs, events and secrets, and the limits of 20 schedules and 5 hooks."""
+    from . import hooks, schedules
+
+    rows = c.get("schedules") or []
+    if len(rows) > schedules.MAX_SCHEDULES:
+        where[:] = ["schedules"]
+        raise Bad(f"holds {len(rows)} schedules, more than the {schedules.MAX_SCHEDULES} a session may hold")
+    for i, sc in enumerate(rows):
+        label = f"schedules[{i}]"
+        where[:] = [f"{label}.content"]
+        if sc["content"] == "":
+            raise Bad(say("record_empty"))
+        _too_large(len(sc["content"].encode("utf-8")), limit)
+        where[:] = [f"{label}.request_id"]
+        if sc.get("request_id") is not None and sc["request_id"].startswith(schedules.RESERVED_PREFIX):
+            raise Bad(f"starts with {schedules.RESERVED_PREFIX!r}, which is reserved for the prompts schedules queue")
+        kind = sc["kind"]
+        wanted = {"at": ("at",), "every": ("at", "every"), "cron": ("cron", "tz")}[kind]
+        for field in ("at", "every", "cron", "tz"):
+            where[:] = [f"{label}.{field}"]
+            if field in wanted and sc.get(field) is None:
+                raise Bad(f"is missing (a schedule of kind {kind!r} has one)")
+            if field not in wanted and sc.get(field) is not None:
+                raise Bad(f"must be null for a schedule of kind {kind!r}")
+        if kind == "every":
+            where[:] = [f"{label}.every"]
+            if not schedules.MIN_EVERY <= sc["every"] <= schedules.MAX_AHEAD_MS // 1000:
+                raise Bad(f"must be from {schedules.MIN_EVERY} to {schedules.MAX_AHEAD_MS // 1000} seconds")
+        if kind == "cron":
+            where[:] = [f"{label}.cron"]
+            fields = _rule(schedules.valid_cron, sc["cron"])
+            where[:] = [f"{label}.tz"]
+            zone = _rule(schedules.valid_tz, sc["tz"])
+            where[:] = [f"{label}.cron"]
+            if schedules.cron_next(fields, zone, sc["next_at"] - 1,
+                                   horizon_ms=sc["next_at"] + schedules.CRON_HORIZON_DAYS * 86400 * 1000) is None:
+                raise Bad("has no due time in the 10 years after its next_at")
+    rows = c.get("hooks") or []
+    if len(rows) > hooks.MAX_HOOKS:
+        where[:] = ["hooks"]
+        raise Bad(f"holds {len(rows)} hooks, more than the {hooks.MAX_HOOKS} a session may hold")
+    for i, h in enumerate(rows):
+        label = f"hooks[{i}]"
+        where[:] = [f"{label}.url"]
+        _rule(hooks.valid_url, h["url"])
+        where[:] = [f"{label}.events"]
+        kinds = json.loads(h["events"])
+        if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) for k in kinds) \
+                or _rule(hooks.valid_events, kinds) != kinds:
+            raise Bad("must be a non-empty array of completed, failed, cancelled, in that order, each once")
+        where[:] = [f"{label}.secret"]
+        _rule(hooks.valid_secret, h["secret"])
 
 
 def _unique(rows, table, column, where) -> None:

@@ -43,6 +43,8 @@ def parse_time(text: str, what: str = "--at") -> int:
         raise invalid(f"invalid {what} {text!r}: use an RFC 3339 time with an offset, e.g. 2026-12-01T09:00:00Z "
                       "or 2026-12-01T09:00:00+01:00")
     year, month, day, hour, minute, second, frac, offset = m.groups()
+    if offset not in ("Z", "z") and (int(offset[1:3]) > 23 or int(offset[4:6]) > 59):
+        raise invalid(f"invalid {what} {text!r}: the offset {offset} is out of range (hours 00-23, minutes 00-59)")
     try:
         if offset in ("Z", "z"):
             tz = timezone.utc

@@ -40,11 +40,17 @@ def show(obj) -> dict:
     return state.session_json(obj)
 
 
+# the prompt object's keys in the order of docs/reference/sessions.md §5 (contract.json "shapes"), which piped
+# listings (`session queue`) print as columns; `position` is filled in by the caller
+PROMPT_KEYS = ("id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start",
+               "schedule_id", "created_at", "started_at", "lease_expires_at", "completed_at", "error")
+
+
 def prompt_json(row) -> dict:
     p = dict(zip(PROMPT_COLUMNS, row))
     for key in _TIMES:
         p[key] = clock.iso(p[key])
-    return p
+    return {key: p.get(key) for key in PROMPT_KEYS}
 
 
 def _prompt(obj, prompt_id):

@@ -203,6 +203,9 @@ def begin(obj, *, key, token, prompt_id=None, attempt=None, call_id=None, args_s
                                (start, prompt_id, key))
                 step["replays"] += 1
                 step["last_replay_attempt"] = start
+                from . import state
+
+                state.touch(obj, active=False)  # a commit of its own (the replay count): updated_at, not last_active_at (storage.md §3)
                 return answer("replay", step_json(obj, step, now))
             if live(obj, step, now):
                 if inside == str(prompt_id):
@@ -257,6 +260,9 @@ def renew(obj, *, prompt_id: int, key: str, token: str, start: int) -> None:
         if not _held(obj, prompt_id, key, token, start):
             raise conflict(lost_message(key))
         obj.db.execute("UPDATE steps SET renewed_at = ? WHERE prompt_id = ? AND key = ?", (clock.now(), prompt_id, key))
+        from . import state
+
+        state.touch(obj, active=False)  # a renewal is a commit: updated_at, not last_active_at (docs/reference/storage.md §3)
 
 
 def _stdout_of(key: str, stdout, stdout_bytes: int, output_too_large: bool):
@@ -311,6 +317,9 @@ def abandon(obj, *, prompt_id: int, key: str, token: str) -> dict | None:
         if step is not None and step["status"] == "running" and step["token"] == token:
             obj.db.execute("UPDATE steps SET status = 'abandoned', token = NULL WHERE prompt_id = ? AND key = ?",
                            (prompt_id, key))
+            from . import state
+
+            state.touch(obj, active=False)  # a commit (updated_at), not activity
     step = _step(obj, prompt_id, key)
     return None if step is None else step_json(obj, step)
 

@@ -69,8 +69,9 @@ def too_deep(value, limit: int = MAX_DEPTH) -> bool:
 
 
 def may_be_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
-    """False when TEXT (JSON) cannot nest deeper than LIMIT: it holds no more than LIMIT opening brackets."""
-    return text.count("[") + text.count("{") > limit
+    """False when TEXT (JSON) cannot nest deeper than LIMIT: it holds no more than LIMIT opening brackets
+    (a text of LIMIT characters or fewer cannot hold more, so it is not scanned)."""
+    return len(text) > limit and text.count("[") + text.count("{") > limit
 
 
 def check_depth(value, text=None) -> None:

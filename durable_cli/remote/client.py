@@ -73,14 +73,17 @@ class RemoteClient:
         from .. import guard as _guard
 
         wakes = _guard.wakes
-        if wakes is not None:  # an operation span's durable.remote.duration (docs/reference/traces.md §15.6)
+        if wakes is not None:  # an operation span's durable.remote.duration and object id (docs/reference/traces.md §15.6)
             began = time.perf_counter()
+            self.object_seen = None
             try:
                 return self._guarded(body, write=write, guard=_guard.commit_guard if write else None)
             finally:
-                seen = wakes.setdefault("remote", [0, 0.0])
+                seen = wakes.setdefault("remote", [0, 0.0, set()])
                 seen[0] += 1
                 seen[1] += time.perf_counter() - began
+                if self.object_seen is not None:
+                    seen[2].add(self.object_seen)
         return self._guarded(body, write=write, guard=_guard.commit_guard if write else None)
 
     def _guarded(self, body: dict, *, write: bool, guard) -> object:
@@ -123,6 +126,9 @@ class RemoteClient:
                 sent = True
                 response = conn.getresponse()
                 status, data = response.status, response.read()
+                seen = response.getheader("x-durable-object-id")  # an object the call woke, as this caller may see it
+                if seen is not None and len(seen) == 64 and all(c in "0123456789abcdef" for c in seen):
+                    self.object_seen = seen
             except (ConnectionRefusedError, socket.gaierror) as e:
                 self.close()
                 why = f"cannot connect to {self.url} ({e.strerror or e})"

@@ -82,7 +82,7 @@ class PlainConnection:
             self.close()
         if headers.get("connection", "").lower() == "close":
             self.close()
-        return _Response(int(parts[1]), body)
+        return _Response(int(parts[1]), body, headers)
 
     def close(self):
         if self.sock is not None:
@@ -100,8 +100,11 @@ def _number(text: bytes, base: int, what: str) -> int:
 
 
 class _Response:
-    def __init__(self, status: int, body: bytes):
-        self.status, self._body = status, body
+    def __init__(self, status: int, body: bytes, headers: dict):
+        self.status, self._body, self._headers = status, body, headers
 
     def read(self) -> bytes:
         return self._body
+
+    def getheader(self, name: str, default=None):
+        return self._headers.get(name.lower(), default)

@@ -75,6 +75,7 @@ var contract_default = {
     fact_not_found: "no fact {key!r}; 'durable memory list --all' shows every fact",
     fact_unconfirmed: "fact {key!r} is unconfirmed; 'durable memory confirm {key}' confirms it, or 'durable memory get {key} --all' shows it",
     fact_expired: "fact {key!r} has expired; 'durable memory get {key} --all' still shows it",
+    fact_expired_confirm: "fact {key!r} has expired and can no longer be confirmed; 'durable memory set {key} VALUE' stores it anew",
     invalid_rate: "invalid --rate {rate!r}: use N/DURATION, e.g. 5/1h or 100/1d",
     invalid_burst: "--burst must be a positive integer",
     rate_limited: "rate limit {key!r} reached ({rate}); retry after {retry}s",
@@ -349,7 +350,7 @@ var contract_default = {
   },
   shapes: {
     session: ["name", "id", "scope", "owner", "title", "status", "created_at", "updated_at", "last_active_at", "participants", "queue", "turns", "tokens", "expires_at", "tags", "schedules", "hooks"],
-    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "created_at", "started_at", "lease_expires_at", "completed_at", "error", "schedule_id"],
+    prompt: ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start", "schedule_id", "created_at", "started_at", "lease_expires_at", "completed_at", "error"],
     schedule: ["id", "kind", "content", "source", "author", "at", "every", "cron", "tz", "next_at", "last_fired_at", "last_prompt_id", "fired", "missed", "request_id", "created_at"],
     hook: ["id", "url", "events", "include_reply", "secret", "author", "created_at"],
     delivery: ["id", "hook_id", "webhook_id", "type", "prompt_id", "status", "attempts", "created_at", "last_attempt_at", "next_attempt_at", "delivered_at", "last_response", "last_error"],
@@ -5881,6 +5882,260 @@ function appendMany(obj, a) {
   return a.one ? oneRow(obj, seqs[0]) : rowsBetween(obj, seqs[0], seqs[seqs.length - 1]);
 }
 
+// src/rules/hooks.ts
+var KINDS = ["completed", "failed", "cancelled"];
+var MAX_HOOKS = 5;
+var MAX_URL_BYTES = 2048;
+var MAX_ERROR_BYTES = 4096;
+var MAX_REPLY_BYTES = 64 * 1024;
+var HOOK_COLUMNS = ["id", "url", "events", "include_reply", "secret", "author", "created_at"];
+var DELIVERY_COLUMNS = [
+  "id",
+  "hook_id",
+  "webhook_id",
+  "type",
+  "prompt_id",
+  "status",
+  "attempts",
+  "created_at",
+  "last_attempt_at",
+  "next_attempt_at",
+  "delivered_at",
+  "last_response",
+  "last_error"
+];
+var DELIVERY_TIMES = ["created_at", "last_attempt_at", "next_attempt_at", "delivered_at"];
+var encoder2 = new TextEncoder();
+var ALLOWED = [];
+function allowHosts(variable) {
+  ALLOWED = typeof variable === "string" ? variable.split(",").map((h) => hostKey(h.trim())).filter(Boolean) : [];
+}
+function hostKey(host) {
+  let h = host.toLowerCase();
+  if (h.startsWith("[") && h.endsWith("]")) h = h.slice(1, -1);
+  return h.endsWith(".") ? h.slice(0, -1) : h;
+}
+function ipv4Private(a) {
+  const [x2, y2] = a;
+  return x2 === 0 || x2 === 10 || x2 === 127 || x2 === 100 && y2 >= 64 && y2 <= 127 || x2 === 169 && y2 === 254 || x2 === 172 && y2 >= 16 && y2 <= 31 || x2 === 192 && y2 === 168 || x2 >= 224 && x2 <= 239 || a.every((n) => n === 255);
+}
+function ipv6Groups(text4) {
+  let t = text4;
+  const tail = [];
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(t);
+  if (dotted) {
+    const b2 = dotted[2].split(".").map(Number);
+    tail.push(b2[0] << 8 | b2[1], b2[2] << 8 | b2[3]);
+    t = dotted[1].endsWith("::") ? dotted[1] : dotted[1].slice(0, -1);
+  }
+  const [head, rest] = t.includes("::") ? t.split("::") : [t, null];
+  const hex2 = (s3) => s3 ? s3.split(":").map((g2) => parseInt(g2, 16)) : [];
+  const left = hex2(head), right = rest === null ? [] : hex2(rest);
+  const fill = 8 - tail.length - left.length - right.length;
+  if (fill < 0 || rest === null && fill !== 0) return null;
+  const groups = [...left, ...new Array(fill).fill(0), ...right, ...tail];
+  return groups.some((g2) => Number.isNaN(g2)) ? null : groups;
+}
+function localHost(hostname) {
+  const h = hostKey(hostname);
+  if (h === "localhost" || h.endsWith(".localhost") || h.endsWith(".local") || h.endsWith(".internal")) return true;
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return ipv4Private(h.split(".").map(Number));
+  if (h.includes(":")) {
+    const g2 = ipv6Groups(h);
+    if (g2 === null) return true;
+    if (g2.every((x2) => x2 === 0) || g2.slice(0, 7).every((x2) => x2 === 0) && g2[7] === 1) return true;
+    if (g2.slice(0, 5).every((x2) => x2 === 0) && g2[5] === 65535) return ipv4Private([g2[6] >> 8, g2[6] & 255, g2[7] >> 8, g2[7] & 255]);
+    return (g2[0] & 65024) === 64512 || (g2[0] & 65472) === 65152 || (g2[0] & 65280) === 65280;
+  }
+  return false;
+}
+function validUrl(url, remote = true) {
+  const bad = invalid([...`invalid --url ${pyRepr(url)}: use an http:// or https:// URL with a host and no user name or password`].slice(0, 300).join(""));
+  if (typeof url !== "string" || !url || encoder2.encode(url).length > MAX_URL_BYTES) throw bad;
+  if (hasSpace(url) || /[\u0000-\u001f]/.test(url)) throw bad;
+  const authority = /^https?:\/\/([^/?#]+)/i.exec(url);
+  if (authority === null || authority[1].includes("@")) throw bad;
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw bad;
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:" || !parsed.hostname || parsed.username || parsed.password) throw bad;
+  if (remote && localHost(parsed.hostname) && !ALLOWED.includes(hostKey(parsed.hostname))) {
+    throw invalid(`invalid --url ${pyRepr([...url].slice(0, 200).join(""))}: its host ${parsed.hostname} is local or private, which a remote Worker does not call (list it in the Worker's DURABLE_HOOK_ALLOW_HOSTS to allow it)`);
+  }
+  return url;
+}
+function validEvents(events2) {
+  if (events2 == null) return [...KINDS];
+  const items = typeof events2 === "string" ? events2.split(",") : Array.isArray(events2) ? events2 : [events2];
+  for (const item of items) {
+    if (!KINDS.includes(item)) throw invalid(`invalid --events item ${pyRepr(item)}: use a comma-separated list of completed, failed, cancelled`);
+  }
+  return KINDS.filter((k2) => items.includes(k2));
+}
+function validSecret(secret) {
+  const bad = invalid("invalid --secret-file: it must hold whsec_ followed by the standard base64 of 24 to 64 bytes");
+  if (typeof secret !== "string" || !secret.startsWith("whsec_")) throw bad;
+  const b643 = secret.slice(6);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b643) || b643.length % 4 !== 0) throw bad;
+  const n = atob(b643).length;
+  if (n < 24 || n > 64) throw bad;
+  return secret;
+}
+var b64 = (bytes2) => btoa(String.fromCharCode(...bytes2));
+function hookJson(r) {
+  const h = {};
+  HOOK_COLUMNS.forEach((k2, i) => h[k2] = r[i]);
+  h.events = JSON.parse(h.events);
+  h.include_reply = !!h.include_reply;
+  h.created_at = iso(h.created_at);
+  return h;
+}
+function deliveryJson(r) {
+  const d = {};
+  DELIVERY_COLUMNS.forEach((k2, i) => d[k2] = r[i]);
+  for (const k2 of DELIVERY_TIMES) d[k2] = iso(d[k2]);
+  return d;
+}
+function owner(obj, doing) {
+  requireSession(obj);
+  obj.requireVisible();
+  obj.requireOwner(doing);
+}
+function dropRemovedReplies(obj) {
+  const rows = obj.db.all(`SELECT id, body FROM deliveries WHERE status = 'pending' AND body LIKE '%"reply":"%'`);
+  for (const [id, body] of rows) {
+    const doc = JSON.parse(body);
+    const data = doc.data;
+    if (data.reply == null || obj.db.one(
+      "SELECT 1 FROM turns WHERE role = 'assistant' AND seq > ? AND content = ? LIMIT 1",
+      data.turn_seq ?? 0,
+      data.reply
+    )) continue;
+    data.reply = null;
+    obj.db.run("UPDATE deliveries SET body = ? WHERE id = ?", JSON.stringify(doc), id);
+  }
+}
+function create(obj, a) {
+  validUrl(a.url);
+  const kinds = validEvents(a.events);
+  const secret = a.secret != null ? validSecret(a.secret) : "whsec_" + b64(crypto.getRandomValues(new Uint8Array(32)));
+  owner(obj, "add a hook");
+  if (obj.meta().status === "archived") throw conflict(`${obj.what} is archived (read-only): unarchive it to add a hook`);
+  const count = Number(obj.db.one("SELECT count(*) FROM hooks")[0]);
+  if (count >= MAX_HOOKS) throw conflict(`too many hooks: ${obj.what} has ${count} (at most ${MAX_HOOKS}); unhook one first`);
+  const id = obj.db.one(
+    "INSERT INTO hooks (url, events, include_reply, secret, author, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    a.url,
+    JSON.stringify(kinds).replace(/","/g, '", "'),
+    a.include_reply ? 1 : 0,
+    secret,
+    obj.actor,
+    now()
+  )[0];
+  event(obj, "hook.created", { hook_id: id, events: kinds });
+  touch(obj);
+  return hookJson(obj.db.one(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks WHERE id = ?`, id));
+}
+function hooks(obj, _a) {
+  owner(obj, "list its hooks");
+  return obj.db.all(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks ORDER BY id`).map(hookJson);
+}
+function hook(obj, id) {
+  const r = obj.db.one(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks WHERE id = ?`, id);
+  if (!r) throw notFound(`no hook ${id} in ${obj.what}; see 'durable session hooks ${obj.name}'`);
+  return hookJson(r);
+}
+function unhook(obj, a) {
+  requireSession(obj);
+  obj.requireVisible();
+  const found = hook(obj, a.hook_id);
+  obj.requireOwner("delete a hook");
+  obj.db.run("DELETE FROM deliveries WHERE hook_id = ?", a.hook_id);
+  obj.db.run("DELETE FROM hooks WHERE id = ?", a.hook_id);
+  event(obj, "hook.deleted", { hook_id: a.hook_id });
+  touch(obj);
+  return found;
+}
+var DELIVERIES_PAGE = CONSTANTS.webhooks.list_page;
+function deliveries(obj, a) {
+  if (a.status != null && !["pending", "delivered", "failed"].includes(a.status)) {
+    throw invalid(`invalid --status ${pyRepr(a.status)}: use pending, delivered or failed`);
+  }
+  requireSession(obj);
+  obj.requireVisible();
+  if (a.hook_id != null) hook(obj, a.hook_id);
+  obj.requireOwner("list its deliveries");
+  const where = [], params = [];
+  if (a.hook_id != null) {
+    where.push("hook_id = ?");
+    params.push(a.hook_id);
+  }
+  if (a.status != null) {
+    where.push("status = ?");
+    params.push(a.status);
+  }
+  if (a.after != null) {
+    where.push("id > ?");
+    params.push(a.after);
+  }
+  const rows = obj.db.all(
+    `SELECT ${DELIVERY_COLUMNS.join(", ")} FROM deliveries${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`,
+    ...params,
+    DELIVERIES_PAGE + 1
+  ).map(deliveryJson);
+  const more = rows.length > DELIVERIES_PAGE;
+  const page = rows.slice(0, DELIVERIES_PAGE);
+  return { rows: page, next: more ? page[page.length - 1].id : null };
+}
+function cut(text4, limit) {
+  if (text4 === null || text4 === void 0) return null;
+  const data = encoder2.encode(text4);
+  if (data.length <= limit) return text4;
+  let end = limit - 3;
+  while (end > 0 && (data[end] & 192) === 128) end--;
+  return new TextDecoder().decode(data.subarray(0, end)) + "\u2026";
+}
+function outcome(obj, p, kind2) {
+  const subscribed = obj.db.all("SELECT id, events, include_reply FROM hooks ORDER BY id").filter((h) => JSON.parse(h[1]).includes(kind2));
+  if (!subscribed.length) return 0;
+  const meta = obj.meta();
+  let reply = null;
+  if (kind2 === "completed" && p.turn_seq !== null) {
+    const r = obj.db.one("SELECT content FROM turns WHERE seq > ? AND role = 'assistant' AND superseded_by IS NULL ORDER BY seq DESC LIMIT 1", p.turn_seq);
+    if (r && encoder2.encode(r[0]).length <= MAX_REPLY_BYTES) reply = r[0];
+  }
+  const t = now();
+  const type = "prompt." + kind2;
+  for (const [hookId, , includeReply] of subscribed) {
+    const data = {
+      hook_id: hookId,
+      session: meta.name,
+      session_id: meta.id,
+      scope: meta.scope,
+      owner: meta.owner,
+      prompt_id: p.id,
+      request_id: p.request_id,
+      source: p.source,
+      schedule_id: p.schedule_id,
+      status: p.status,
+      error: cut(p.error, MAX_ERROR_BYTES),
+      attempts: p.attempts,
+      turn_seq: p.turn_seq,
+      created_at: p.created_at,
+      started_at: p.started_at,
+      completed_at: p.completed_at,
+      reply: includeReply ? reply : null
+    };
+    const body = JSON.stringify({ type, timestamp: p.completed_at, data });
+    const webhookId = "msg_" + [...crypto.getRandomValues(new Uint8Array(16))].map((b2) => b2.toString(16).padStart(2, "0")).join("");
+    obj.db.run("INSERT INTO deliveries (hook_id, webhook_id, type, prompt_id, body, status, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)", hookId, webhookId, type, p.id, body, t, t);
+  }
+  return subscribed.length;
+}
+
 // src/rules/transcript/edits.ts
 function pop(obj, a) {
   const count = a.count ?? 1;
@@ -5902,6 +6157,7 @@ function pop(obj, a) {
     obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
     removed.push(rowJson(r));
   }
+  dropRemovedReplies(obj);
   event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
   touch(obj);
   return removed;
@@ -5915,6 +6171,7 @@ function clear(obj) {
   obj.db.run("DELETE FROM turns");
   obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
   obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
+  dropRemovedReplies(obj);
   event(obj, "transcript.cleared", { deleted: n });
   touch(obj);
   return { deleted: n };
@@ -5932,6 +6189,7 @@ function redact(obj, a) {
   if (row4[SUPERSEDED] === null) obj.db.run("UPDATE object SET live_tokens = live_tokens - ? + ?", row4[TOKENS], count);
   obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
   obj.db.run("UPDATE steps SET stdout = NULL, redacted = 1 WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ?)", a.seq);
+  dropRemovedReplies(obj);
   event(obj, "transcript.redacted", { seq: a.seq });
   touch(obj);
   return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq));
@@ -5939,6 +6197,7 @@ function redact(obj, a) {
 var PRUNED = "[pruned]";
 function dropRemovedTokens(obj) {
   obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
+  dropRemovedReplies(obj);
 }
 function prune(obj, a) {
   const olderThan = a.older_than;
@@ -6552,242 +6811,6 @@ function searchObject(obj, a) {
   return { hits, last_active_at: meta.last_active_at, id: meta.id, name: meta.name };
 }
 
-// src/rules/hooks.ts
-var KINDS = ["completed", "failed", "cancelled"];
-var MAX_HOOKS = 5;
-var MAX_URL_BYTES = 2048;
-var MAX_ERROR_BYTES = 4096;
-var MAX_REPLY_BYTES = 64 * 1024;
-var HOOK_COLUMNS = ["id", "url", "events", "include_reply", "secret", "author", "created_at"];
-var DELIVERY_COLUMNS = [
-  "id",
-  "hook_id",
-  "webhook_id",
-  "type",
-  "prompt_id",
-  "status",
-  "attempts",
-  "created_at",
-  "last_attempt_at",
-  "next_attempt_at",
-  "delivered_at",
-  "last_response",
-  "last_error"
-];
-var DELIVERY_TIMES = ["created_at", "last_attempt_at", "next_attempt_at", "delivered_at"];
-var encoder2 = new TextEncoder();
-var ALLOWED = [];
-function allowHosts(variable) {
-  ALLOWED = typeof variable === "string" ? variable.split(",").map((h) => hostKey(h.trim())).filter(Boolean) : [];
-}
-function hostKey(host) {
-  let h = host.toLowerCase();
-  if (h.startsWith("[") && h.endsWith("]")) h = h.slice(1, -1);
-  return h.endsWith(".") ? h.slice(0, -1) : h;
-}
-function ipv4Private(a) {
-  const [x2, y2] = a;
-  return x2 === 0 || x2 === 10 || x2 === 127 || x2 === 100 && y2 >= 64 && y2 <= 127 || x2 === 169 && y2 === 254 || x2 === 172 && y2 >= 16 && y2 <= 31 || x2 === 192 && y2 === 168 || x2 >= 224 && x2 <= 239 || a.every((n) => n === 255);
-}
-function ipv6Groups(text4) {
-  let t = text4;
-  const tail = [];
-  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(t);
-  if (dotted) {
-    const b2 = dotted[2].split(".").map(Number);
-    tail.push(b2[0] << 8 | b2[1], b2[2] << 8 | b2[3]);
-    t = dotted[1].endsWith("::") ? dotted[1] : dotted[1].slice(0, -1);
-  }
-  const [head, rest] = t.includes("::") ? t.split("::") : [t, null];
-  const hex2 = (s3) => s3 ? s3.split(":").map((g2) => parseInt(g2, 16)) : [];
-  const left = hex2(head), right = rest === null ? [] : hex2(rest);
-  const fill = 8 - tail.length - left.length - right.length;
-  if (fill < 0 || rest === null && fill !== 0) return null;
-  const groups = [...left, ...new Array(fill).fill(0), ...right, ...tail];
-  return groups.some((g2) => Number.isNaN(g2)) ? null : groups;
-}
-function localHost(hostname) {
-  const h = hostKey(hostname);
-  if (h === "localhost" || h.endsWith(".localhost") || h.endsWith(".local") || h.endsWith(".internal")) return true;
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return ipv4Private(h.split(".").map(Number));
-  if (h.includes(":")) {
-    const g2 = ipv6Groups(h);
-    if (g2 === null) return true;
-    if (g2.every((x2) => x2 === 0) || g2.slice(0, 7).every((x2) => x2 === 0) && g2[7] === 1) return true;
-    if (g2.slice(0, 5).every((x2) => x2 === 0) && g2[5] === 65535) return ipv4Private([g2[6] >> 8, g2[6] & 255, g2[7] >> 8, g2[7] & 255]);
-    return (g2[0] & 65024) === 64512 || (g2[0] & 65472) === 65152 || (g2[0] & 65280) === 65280;
-  }
-  return false;
-}
-function validUrl(url, remote = true) {
-  const bad = invalid([...`invalid --url ${pyRepr(url)}: use an http:// or https:// URL with a host and no user name or password`].slice(0, 300).join(""));
-  if (typeof url !== "string" || !url || encoder2.encode(url).length > MAX_URL_BYTES) throw bad;
-  if (hasSpace(url) || /[\u0000-\u001f]/.test(url)) throw bad;
-  const authority = /^https?:\/\/([^/?#]+)/i.exec(url);
-  if (authority === null || authority[1].includes("@")) throw bad;
-  let parsed;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw bad;
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:" || !parsed.hostname || parsed.username || parsed.password) throw bad;
-  if (remote && localHost(parsed.hostname) && !ALLOWED.includes(hostKey(parsed.hostname))) {
-    throw invalid(`invalid --url ${pyRepr([...url].slice(0, 200).join(""))}: its host ${parsed.hostname} is local or private, which a remote Worker does not call (list it in the Worker's DURABLE_HOOK_ALLOW_HOSTS to allow it)`);
-  }
-  return url;
-}
-function validEvents(events2) {
-  if (events2 == null) return [...KINDS];
-  const items = typeof events2 === "string" ? events2.split(",") : Array.isArray(events2) ? events2 : [events2];
-  for (const item of items) {
-    if (!KINDS.includes(item)) throw invalid(`invalid --events item ${pyRepr(item)}: use a comma-separated list of completed, failed, cancelled`);
-  }
-  return KINDS.filter((k2) => items.includes(k2));
-}
-function validSecret(secret) {
-  const bad = invalid("invalid --secret-file: it must hold whsec_ followed by the standard base64 of 24 to 64 bytes");
-  if (typeof secret !== "string" || !secret.startsWith("whsec_")) throw bad;
-  const b643 = secret.slice(6);
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b643) || b643.length % 4 !== 0) throw bad;
-  const n = atob(b643).length;
-  if (n < 24 || n > 64) throw bad;
-  return secret;
-}
-var b64 = (bytes2) => btoa(String.fromCharCode(...bytes2));
-function hookJson(r) {
-  const h = {};
-  HOOK_COLUMNS.forEach((k2, i) => h[k2] = r[i]);
-  h.events = JSON.parse(h.events);
-  h.include_reply = !!h.include_reply;
-  h.created_at = iso(h.created_at);
-  return h;
-}
-function deliveryJson(r) {
-  const d = {};
-  DELIVERY_COLUMNS.forEach((k2, i) => d[k2] = r[i]);
-  for (const k2 of DELIVERY_TIMES) d[k2] = iso(d[k2]);
-  return d;
-}
-function owner(obj, doing) {
-  requireSession(obj);
-  obj.requireVisible();
-  obj.requireOwner(doing);
-}
-function create(obj, a) {
-  validUrl(a.url);
-  const kinds = validEvents(a.events);
-  const secret = a.secret != null ? validSecret(a.secret) : "whsec_" + b64(crypto.getRandomValues(new Uint8Array(32)));
-  owner(obj, "add a hook");
-  if (obj.meta().status === "archived") throw conflict(`${obj.what} is archived (read-only): unarchive it to add a hook`);
-  const count = Number(obj.db.one("SELECT count(*) FROM hooks")[0]);
-  if (count >= MAX_HOOKS) throw conflict(`too many hooks: ${obj.what} has ${count} (at most ${MAX_HOOKS}); unhook one first`);
-  const id = obj.db.one(
-    "INSERT INTO hooks (url, events, include_reply, secret, author, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-    a.url,
-    JSON.stringify(kinds).replace(/","/g, '", "'),
-    a.include_reply ? 1 : 0,
-    secret,
-    obj.actor,
-    now()
-  )[0];
-  event(obj, "hook.created", { hook_id: id, events: kinds });
-  touch(obj);
-  return hookJson(obj.db.one(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks WHERE id = ?`, id));
-}
-function hooks(obj, _a) {
-  owner(obj, "list its hooks");
-  return obj.db.all(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks ORDER BY id`).map(hookJson);
-}
-function hook(obj, id) {
-  const r = obj.db.one(`SELECT ${HOOK_COLUMNS.join(", ")} FROM hooks WHERE id = ?`, id);
-  if (!r) throw notFound(`no hook ${id} in ${obj.what}; see 'durable session hooks ${obj.name}'`);
-  return hookJson(r);
-}
-function unhook(obj, a) {
-  owner(obj, "delete a hook");
-  const found = hook(obj, a.hook_id);
-  obj.db.run("DELETE FROM deliveries WHERE hook_id = ?", a.hook_id);
-  obj.db.run("DELETE FROM hooks WHERE id = ?", a.hook_id);
-  event(obj, "hook.deleted", { hook_id: a.hook_id });
-  touch(obj);
-  return found;
-}
-var DELIVERIES_PAGE = CONSTANTS.webhooks.list_page;
-function deliveries(obj, a) {
-  if (a.status != null && !["pending", "delivered", "failed"].includes(a.status)) {
-    throw invalid(`invalid --status ${pyRepr(a.status)}: use pending, delivered or failed`);
-  }
-  owner(obj, "list its deliveries");
-  if (a.hook_id != null) hook(obj, a.hook_id);
-  const where = [], params = [];
-  if (a.hook_id != null) {
-    where.push("hook_id = ?");
-    params.push(a.hook_id);
-  }
-  if (a.status != null) {
-    where.push("status = ?");
-    params.push(a.status);
-  }
-  if (a.after != null) {
-    where.push("id > ?");
-    params.push(a.after);
-  }
-  const rows = obj.db.all(
-    `SELECT ${DELIVERY_COLUMNS.join(", ")} FROM deliveries${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`,
-    ...params,
-    DELIVERIES_PAGE + 1
-  ).map(deliveryJson);
-  const more = rows.length > DELIVERIES_PAGE;
-  const page = rows.slice(0, DELIVERIES_PAGE);
-  return { rows: page, next: more ? page[page.length - 1].id : null };
-}
-function cut(text4, limit) {
-  if (text4 === null || text4 === void 0) return null;
-  const data = encoder2.encode(text4);
-  if (data.length <= limit) return text4;
-  let end = limit - 3;
-  while (end > 0 && (data[end] & 192) === 128) end--;
-  return new TextDecoder().decode(data.subarray(0, end)) + "\u2026";
-}
-function outcome(obj, p, kind2) {
-  const subscribed = obj.db.all("SELECT id, events, include_reply FROM hooks ORDER BY id").filter((h) => JSON.parse(h[1]).includes(kind2));
-  if (!subscribed.length) return 0;
-  const meta = obj.meta();
-  let reply = null;
-  if (kind2 === "completed" && p.turn_seq !== null) {
-    const r = obj.db.one("SELECT content FROM turns WHERE seq > ? AND role = 'assistant' AND superseded_by IS NULL ORDER BY seq DESC LIMIT 1", p.turn_seq);
-    if (r && encoder2.encode(r[0]).length <= MAX_REPLY_BYTES) reply = r[0];
-  }
-  const t = now();
-  const type = "prompt." + kind2;
-  for (const [hookId, , includeReply] of subscribed) {
-    const data = {
-      hook_id: hookId,
-      session: meta.name,
-      session_id: meta.id,
-      scope: meta.scope,
-      owner: meta.owner,
-      prompt_id: p.id,
-      request_id: p.request_id,
-      source: p.source,
-      schedule_id: p.schedule_id,
-      status: p.status,
-      error: cut(p.error, MAX_ERROR_BYTES),
-      attempts: p.attempts,
-      turn_seq: p.turn_seq,
-      created_at: p.created_at,
-      started_at: p.started_at,
-      completed_at: p.completed_at,
-      reply: includeReply ? reply : null
-    };
-    const body = JSON.stringify({ type, timestamp: p.completed_at, data });
-    const webhookId = "msg_" + [...crypto.getRandomValues(new Uint8Array(16))].map((b2) => b2.toString(16).padStart(2, "0")).join("");
-    obj.db.run("INSERT INTO deliveries (hook_id, webhook_id, type, prompt_id, body, status, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)", hookId, webhookId, type, p.id, body, t, t);
-  }
-  return subscribed.length;
-}
-
 // src/rules/elicit.ts
 import { createHash as createHash3 } from "node:crypto";
 var COLS2 = "id, status, prompt, choices, created_at, expires_at, answer, comment, answered_by, answered_at, approvers, call_id, args, args_sha256, approve";
@@ -7010,10 +7033,30 @@ function show2(obj) {
   requireSession(obj);
   return sessionJson(obj);
 }
+var PROMPT_KEYS = [
+  "id",
+  "status",
+  "content",
+  "author",
+  "source",
+  "request_id",
+  "turn_seq",
+  "position",
+  "attempts",
+  "start",
+  "schedule_id",
+  "created_at",
+  "started_at",
+  "lease_expires_at",
+  "completed_at",
+  "error"
+];
 function promptJson(r) {
+  const row4 = {};
+  PROMPT_COLUMNS.forEach((k2, i) => row4[k2] = r[i]);
+  for (const k2 of TIMES) row4[k2] = iso(row4[k2]);
   const p = {};
-  PROMPT_COLUMNS.forEach((k2, i) => p[k2] = r[i]);
-  for (const k2 of TIMES) p[k2] = iso(p[k2]);
+  for (const k2 of PROMPT_KEYS) p[k2] = row4[k2] ?? null;
   return p;
 }
 function promptRow(obj, id) {
@@ -8254,12 +8297,6 @@ var ALIASES = {
 };
 var NAMES = { month: "JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC", dow: "SUN|MON|TUE|WED|THU|FRI|SAT" };
 var RANGES = [[0, 59, null], [0, 23, null], [1, 31, null], [1, 12, "month"], [0, 7, "dow"]];
-function timedeltaRepr(seconds) {
-  const days = Math.floor(seconds / 86400);
-  const rest = seconds - days * 86400;
-  const parts = [days ? `days=${days}` : "", rest ? `seconds=${rest}` : ""].filter(Boolean);
-  return `datetime.timedelta(${parts.length ? parts.join(", ") : "0"})`;
-}
 function parseTime(text4, what = "--at") {
   const m = typeof text4 === "string" ? TIME2.exec(text4) : null;
   if (m === null) {
@@ -8270,10 +8307,10 @@ function parseTime(text4, what = "--at") {
   let offsetMin = 0;
   if (offset2 !== "Z" && offset2 !== "z") {
     const sign2 = offset2[0] === "-" ? -1 : 1;
-    offsetMin = sign2 * (Number(offset2.slice(1, 3)) * 60 + Number(offset2.slice(4, 6)));
-    if (Math.abs(offsetMin) >= 24 * 60) {
-      throw bad(`offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not ${timedeltaRepr(offsetMin * 60)}.`);
+    if (Number(offset2.slice(1, 3)) > 23 || Number(offset2.slice(4, 6)) > 59) {
+      throw bad(`the offset ${offset2} is out of range (hours 00-23, minutes 00-59)`);
     }
+    offsetMin = sign2 * (Number(offset2.slice(1, 3)) * 60 + Number(offset2.slice(4, 6)));
   }
   const [y2, mo, d, h, mi, s3] = [year, month, day, hour, minute, second].map(Number);
   if (y2 < 1) throw bad(`year ${y2} is out of range`);
@@ -8575,7 +8612,10 @@ function listFacts(obj, a) {
 function confirm(obj, a) {
   const r = row3(obj, a.key);
   if (!r) throw notFound(say("fact_not_found", { key: a.key }));
-  if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  if (!r[3]) {
+    if (r[6] !== null && r[6] <= now()) throw new DurableError(say("fact_expired_confirm", { key: a.key }), "conflict");
+    obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  }
   return factJson(obj.db.one(`SELECT ${COLS3} FROM facts WHERE key = ?`, a.key));
 }
 function forgetFact(obj, a) {
@@ -8783,6 +8823,7 @@ function begin(obj, a) {
       if (s3.redacted) throw conflict(`step ${quote(key)} was redacted; its output is gone (it is not run again)`);
       if (s3.output_too_large) throw invalid(tooLarge(key, s3.stdout_bytes));
       obj.db.run("UPDATE steps SET replays = replays + 1, last_replay_attempt = ? WHERE prompt_id = ? AND key = ?", start, promptId, key);
+      touch(obj, false);
       s3.replays += 1;
       s3.last_replay_attempt = start;
       return answer3("replay", stepJson(obj, s3, t));
@@ -8836,6 +8877,7 @@ function renew2(obj, a) {
   checkCall(a.key, a.token);
   if (!held(obj, a.prompt_id, a.key, a.token, a.start)) throw conflict(lostMessage(a.key));
   obj.db.run("UPDATE steps SET renewed_at = ? WHERE prompt_id = ? AND key = ?", now(), a.prompt_id, a.key);
+  touch(obj, false);
   return null;
 }
 function stdoutOf(key, stdout, size, tooBig) {
@@ -8880,6 +8922,7 @@ function abandon(obj, a) {
   const s3 = stepOf(obj, a.prompt_id, a.key);
   if (s3 !== null && s3.status === "running" && s3.token === a.token) {
     obj.db.run("UPDATE steps SET status = 'abandoned', token = NULL WHERE prompt_id = ? AND key = ?", a.prompt_id, a.key);
+    touch(obj, false);
   }
   const after = stepOf(obj, a.prompt_id, a.key);
   return after === null ? null : stepJson(obj, after);
@@ -9134,6 +9177,7 @@ function claim(db) {
     t + Math.max(delay, CLAIM_FLOOR) * 1e3,
     r[0]
   );
+  db.run("UPDATE object SET updated_at = ?", t);
   return { id: r[0], attempt, started: t, url: r[2], secret: r[3], webhookId: r[4], body: r[5] };
 }
 var b642 = (bytes2) => btoa(String.fromCharCode(...bytes2));
@@ -9178,6 +9222,7 @@ function record2(db, c2, status, error) {
   if (!r || Number(r[2]) !== c2.attempt || r[3] !== "pending") return;
   const [hookId, promptId] = r;
   const t = now();
+  db.run("UPDATE object SET updated_at = ?", t);
   if (error === null) {
     db.run(
       "UPDATE deliveries SET status = 'delivered', delivered_at = ?, next_attempt_at = NULL, last_response = ?, last_error = NULL WHERE id = ?",
@@ -9626,6 +9671,7 @@ var FLAGS = {
 };
 var RUNS = { ...RULES, ...OWN };
 var OPS = Object.fromEntries(Object.entries(RUNS).map(([name, run]) => [name, { ...OBJECT_OPS[name], run, ...FLAGS[name] }]));
+var OBJECT_ID = "x-durable-object-id";
 var REMEMBERED = 1e3;
 var DurableObjectSession = class {
   // the namespaces counting the subrequests of the request or alarm running (subrequests.ts)
@@ -9735,6 +9781,7 @@ var DurableObjectSession = class {
       return this.answer(0, e);
     }
     let fresh = false;
+    let woke = null;
     try {
       if (call.op === "tombstone") {
         const grave = await this.tombstone(call);
@@ -9769,7 +9816,12 @@ var DurableObjectSession = class {
         const seen = this.db.one("SELECT status, body FROM _durable_requests WHERE id = ?", call.request_id);
         if (seen) {
           const text4 = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
-          return new Response(text4, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
+          const seer = call.address.id_scope !== "tenant" || call.all_users || obj.role() !== null;
+          return new Response(text4, { status: seen[0], headers: {
+            "content-type": "application/json",
+            "x-durable-replayed": "1",
+            ...seer ? { [OBJECT_ID]: call.id } : {}
+          } });
         }
       }
       const fired = this.fire(obj);
@@ -9785,6 +9837,7 @@ var DurableObjectSession = class {
       if (fired !== "absent" && fired !== "expired" && call.address.id_scope === "tenant" && !call.all_users && obj.role() === null) {
         throw creating ? new DurableError(obj.taken, "conflict") : new DurableError(obj.missing, "not_found");
       }
+      woke = call.id;
       let ran = null;
       const body = this.ctx.storage.transactionSync(() => {
         if (call.dev_fault === "internal" && this.env.DURABLE_DEV_FAULTS === "1") {
@@ -9831,11 +9884,13 @@ var DurableObjectSession = class {
       await this.syncIndex();
       await this.schedule();
       if (op.write || fired === "fired") await this.pushFollowers();
-      return new Response(body, { headers: { "content-type": "application/json" } });
+      return new Response(body, { headers: { "content-type": "application/json", [OBJECT_ID]: call.id } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
       if (call.op === "import" && e instanceof DurableError && e.document === void 0) e.document = { id: call.id };
-      return this.answer(0, e);
+      const answer3 = this.answer(0, e);
+      if (woke !== null) answer3.headers.set(OBJECT_ID, woke);
+      return answer3;
     }
   }
   /** A call as the Worker sent it: its JSON, or (a big body, raw.ts) the call without args in a header and the
@@ -10212,12 +10267,13 @@ var DurableObjectSession = class {
         return { deleted: entry2() };
       }
       case "sweep": {
+        const scheduleDue = a.kind === "alarm" && this.db.one("SELECT 1 FROM schedules WHERE next_at <= ? LIMIT 1", now()) !== null;
         const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue2(obj))));
         if (fired === "expired") {
           await this.erase();
           return a.kind === "alarm" ? { deleted: entry2({ reason: "ttl expired" }) } : null;
         }
-        if (a.kind === "alarm") return fired === "fired" ? { changed: entry2({ what: "alarm fired" }) } : null;
+        if (a.kind === "alarm") return fired === "fired" ? { changed: entry2({ what: scheduleDue ? "schedule fired" : "alarm fired" }) } : null;
         const archived = this.ctx.storage.transactionSync(() => {
           const m = obj.meta();
           if (m.status !== "created" || m.updated_at >= a.draft_before || this.db.one("SELECT 1 FROM prompts LIMIT 1")) return false;

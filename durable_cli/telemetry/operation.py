@@ -37,8 +37,10 @@ def _size(path) -> int | None:
     return total
 
 
-def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int, end_ns: int, extra=None) -> traces.Span:
-    """The span of one run: COMMAND (`transcript append`), its exit STATUS and §4 CODE, the wakes of guard.wakes."""
+def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int, end_ns: int, extra=None,
+         cmd_status=False) -> traces.Span:
+    """The span of one run: COMMAND (`transcript append`), its exit STATUS and §4 CODE, the wakes of guard.wakes.
+    CMD_STATUS: STATUS is the exit status of `durable step`'s CMD, no §4 code: no error.type, never a fault."""
     parent = _TRACEPARENT.match(os.environ.get("TRACEPARENT", "").strip().lower())
     if parent and int(parent.group(1), 16) and int(parent.group(2), 16):
         trace_id, parent_id = bytes.fromhex(parent.group(1)), bytes.fromhex(parent.group(2))
@@ -50,12 +52,17 @@ def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int,
     name = f"durable {command}" if command else "durable"
     attributes = {"durable.command": command or "durable", "durable.exit_status": status,
                   "durable.backend": "remote" if remote else "local"}
-    if status != 0:
+    if status != 0 and not cmd_status:
         attributes["error.type"] = code if code and EXIT_CODES.get(code) == status else _CODE_OF.get(status, "internal")
     wakes = dict(wakes) if isinstance(wakes, dict) else {}  # a Routed one: its units had the wakes
     requests = wakes.pop(REMOTE, None)
-    if requests is not None:  # the run's requests to the Worker, in seconds (remote/client.py)
+    if requests is not None:  # the run's requests to the Worker, in seconds, and the objects they woke (remote/client.py)
         attributes["durable.remote.duration"] = float(requests[1])
+        woken = requests[2] if len(requests) > 2 else ()
+        if len(woken) == 1 and not wakes:
+            attributes["durable.object.id"] = next(iter(woken))
+        elif len(woken) > 1 and not wakes:
+            attributes["durable.objects"] = len(woken)
     if len(wakes) == 1:
         attributes["durable.object.id"] = next(iter(wakes))
     elif len(wakes) > 1:
@@ -72,17 +79,19 @@ def span(command: str, status: int, code, *, remote: bool, wakes, start_ns: int,
                 attributes["durable.object.size"] = size
     attributes.update(extra or {})  # a memory operation's (§15.6)
     out = traces.Span(trace_id, span_id, parent_id, name, traces.INTERNAL, start_ns, max(end_ns, start_ns), attributes)
-    if status in _FAULTS:
+    if status in _FAULTS and not cmd_status:
         out.status = traces.ERROR
     return out
 
 
-def emit(config, command: str, status: int, code, *, remote: bool, wakes, start_ns: int, extra=None) -> None:
+def emit(config, command: str, status: int, code, *, remote: bool, wakes, start_ns: int, extra=None,
+         cmd_status=False) -> None:
     """Send the run's span (never raises: a trace backend never changes an outcome)."""
     live = otlp.live(config)
     if live is None:
         return
-    live.send([span(command, status, code, remote=remote, wakes=wakes, start_ns=start_ns, end_ns=time.time_ns(), extra=extra)])
+    live.send([span(command, status, code, remote=remote, wakes=wakes, start_ns=start_ns, end_ns=time.time_ns(), extra=extra,
+                    cmd_status=cmd_status)])
 
 
 class Routed:

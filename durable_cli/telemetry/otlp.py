@@ -50,7 +50,9 @@ def check_protocol() -> None:
 
 
 def check_url(url: str, what: str) -> str:
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or not url.isprintable() or " " in url:
+    from ..config import is_url
+
+    if not is_url(url):
         raise invalid(f"{what} must be an http:// or https:// URL, not {url!r}")
     return url
 
@@ -379,6 +381,7 @@ class Sender:
             """Remembers why a request failed: the answer's status, or the error that left no answer."""
 
             def request(self, *args, **kwargs):
+                kwargs["allow_redirects"] = False  # POST to the URL as is (§15.3): a redirect is an answer other than 2xx
                 try:
                     return super().request(*args, **kwargs)
                 except Exception as e:
@@ -400,9 +403,10 @@ class Sender:
             part = self.builder(spans[i:i + BATCH])
             self.collect.records.clear()
             self.status = self.error = None
-            if self.exporter.export(part) is not SpanExportResult.SUCCESS:
-                if self.status is not None and not 200 <= self.status < 300:
-                    raise NotSent(f"HTTP {self.status}")
+            done = self.exporter.export(part) is SpanExportResult.SUCCESS
+            if self.status is not None and not 200 <= self.status < 300:
+                raise NotSent(f"HTTP {self.status}")  # the SDK counts any status under 400 (requests' `ok`) as sent
+            if not done:
                 if self.error is not None:
                     raise NotSent(_error_reason(self.error))
                 raise NotSent(_reason(self.collect))

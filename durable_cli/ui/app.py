@@ -182,7 +182,7 @@ def make_app(settings: Settings):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(HERE, "templates")),
                              autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(num=number, cost=cost, ago=ago, when=when, q=lambda d: urlencode(
-        [(k, v) for k, v in d.items() if v is not None]), fold=fold, compact=compact, marks=marks)
+        [(k, v) for k, v in d.items() if v is not None]), fold=fold, compact=compact, marks=marks, show_command=show_command)
     settings.hub = Hub(settings)
     pages = Pages(settings, env)
 
@@ -237,13 +237,13 @@ class Pages:
                                      status_code=421)
         if request.method == "OPTIONS":
             return PlainTextResponse("Method Not Allowed\n", status_code=405, headers={"Allow": "GET, POST"})
-        query = parse_qsl(request.scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        query = _parse(request.scope.get("query_string", b"").decode("latin-1"))
         tokens = [v for k, v in query if k == "token"]
         if tokens:
-            if len(tokens) == 1 and hmac.compare_digest(tokens[0].encode(), self.s.token.encode()):
+            if len(tokens) == 1 and hmac.compare_digest(tokens[0].encode("utf-8", "surrogateescape"), self.s.token.encode()):
                 if self.s.on_token is not None:
                     self.s.on_token()
-                rest = urlencode([(k, v) for k, v in query if k != "token"])
+                rest = urlencode([(k, v) for k, v in query if k != "token"], encoding="utf-8", errors="surrogateescape")
                 raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
                 location = "/" + raw.lstrip("/") + ("?" + rest if rest else "")  # never //host: no open redirect
                 response = Response(status_code=303, headers={"Location": location})
@@ -257,6 +257,9 @@ class Pages:
             return await (self.post(request) if self.s.units is None else self.traced_post(request))
         if request.method not in ("GET", "HEAD"):
             return PlainTextResponse("Method Not Allowed\n", status_code=405, headers={"Allow": "GET, POST"})
+        bad = _not_text(query)
+        if bad is not None:
+            return self.error_page(bad)
         return await self.get(request, query)
 
     def forbidden(self) -> Response:
@@ -279,11 +282,15 @@ class Pages:
             if len(body) > MAX_BODY:
                 return PlainTextResponse("Content Too Large\n", status_code=413)
         try:
-            form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False))
+            pairs = _parse(body.decode("utf-8"))
         except UnicodeDecodeError:
             return self.stale()
-        if not hmac.compare_digest(form.get("csrf", "").encode(), self.s.csrf.encode()):
+        form = dict(pairs)
+        if not hmac.compare_digest(form.get("csrf", "").encode("utf-8", "surrogateescape"), self.s.csrf.encode()):
             return self.stale()
+        bad = _not_text(pairs)
+        if bad is not None:  # a field that decodes to no text: 400, as an argument that is not UTF-8 is exit 2 (§4)
+            return self.error_page(bad)
         path = request.url.path
         if path == "/session/answer":
             return await self.write(self._answer, form)
@@ -422,10 +429,8 @@ class Pages:
         if days is None or days == "":
             n = 30
         else:
-            try:
-                n = int(days)
-            except ValueError:
-                n = 0
+            # a whole number as §4 writes one: ASCII digits, no sign, no leading zero, no `_` or spaces (int() takes them)
+            n = int(days) if days.isascii() and days.isdigit() and not days.startswith("0") else 0
             if not 1 <= n <= 366:
                 raise DurableError(f"invalid days {days!r}: give a whole number of days from 1 to 366", "invalid_input")
         store = self.s.store()
@@ -552,6 +557,25 @@ class Pages:
             store.close()
 
 
+def _parse(text: str) -> list:
+    """A query string or form body's (key, value) pairs, percent-decoded as UTF-8; bytes that are not UTF-8 kept as
+    surrogate escapes (never replaced by U+FFFD, which would store or look up another text than was sent)."""
+    return parse_qsl(text, keep_blank_values=True, encoding="utf-8", errors="surrogateescape")
+
+
+def _not_text(pairs):
+    """The error for the first key or value that is not UTF-8 (the §4 message of an argument that is not), or None."""
+    for key, value in pairs:
+        for part in (key, value):
+            try:
+                part.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = part.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                where = key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                return DurableError(f"invalid UTF-8 in {where} ('{shown[:60]}'); nothing was changed", "invalid_input")
+    return None
+
+
 # filters
 def number(n) -> str:
     return f"{int(n or 0):,}"
@@ -605,6 +629,20 @@ def fold(text, command=None) -> dict:
     first = text.split("\n", 1)[0][:120]
     size = f"{lines:,} line{'s' if lines != 1 else ''}, {len(text):,} characters"
     return {"text": shown, "folded": folded, "first": first, "size": size, "left": left, "command": command}
+
+
+def show_command(address, seq) -> str:
+    """The command that prints row SEQ whole, as a shell takes it: ADDRESS (NAME, tenant ORG or None) quoted, the
+    tenant's --tenant, and a NAME that starts with `-` after `--`."""
+    import shlex
+
+    name, tenant = address
+    words = ["durable", "transcript", "show"]
+    words += ["--tenant", shlex.quote(tenant)] if tenant else []
+    options = ["--since", str(seq - 1), "--json"]
+    if name.startswith("-"):
+        return " ".join(words + options + ["--", shlex.quote(name)])
+    return " ".join(words + [shlex.quote(name)] + options)
 
 
 def compact(value) -> str:

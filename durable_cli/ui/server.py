@@ -108,7 +108,7 @@ def serve(store, options, *, port=None, no_browser=False) -> int:
                         on_token=launch.remove, shared=store if remote else None, units=getattr(options, "units", None))
     app = make_app(settings)
     _quiet_logs()
-    config = uvicorn.Config(app, http="h11", ws="none", lifespan="off", log_config=None, access_log=False,
+    config = uvicorn.Config(app, http=_protocol(port), ws="none", lifespan="off", log_config=None, access_log=False,
                             server_header=False, date_header=True, timeout_graceful_shutdown=3)
     server = _Server(config, settings)
 
@@ -135,6 +135,49 @@ def serve(store, options, *, port=None, no_browser=False) -> int:
     if server.signum is None:
         raise DurableError("the server stopped on its own", "internal")
     return 128 + server.signum
+
+
+def _protocol(port: int):
+    """uvicorn's h11 protocol, but an HTTP/1.1 request with no Host header (or several), which h11 refuses before
+    the app sees it, is answered 421 as every other wrong Host (docs/reference/ui.md §16.2), not 400."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    body = f"Misdirected Request: durable ui answers at http://127.0.0.1:{port}/ only\n".encode()
+
+    class Protocol(H11Protocol):
+        no_host = False
+
+        def handle_events(self) -> None:
+            conn = self.conn
+            real = conn.next_event
+
+            def next_event():
+                try:
+                    return real()
+                except h11.RemoteProtocolError as e:
+                    self.no_host = "Host" in str(e)
+                    raise
+
+            conn.next_event = next_event
+            try:
+                super().handle_events()
+            finally:
+                if conn.__dict__.get("next_event") is next_event:
+                    del conn.next_event
+
+        def send_400_response(self, msg: str) -> None:
+            """421 for a missing Host, else uvicorn's 400; either with the headers every response carries."""
+            status, reason, text = (421, b"Misdirected Request", body) if self.no_host else (400, b"Bad Request", msg.encode("ascii") + b"\n")
+            headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+                       (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+                       (b"cache-control", b"no-store"), (b"content-length", str(len(text)).encode())]
+            self.transport.write(self.conn.send(h11.Response(status_code=status, headers=headers, reason=reason)))
+            self.transport.write(self.conn.send(h11.Data(data=text)))
+            self.transport.write(self.conn.send(h11.EndOfMessage()))
+            self.transport.close()
+
+    return Protocol
 
 
 class _Server:

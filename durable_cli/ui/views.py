@@ -5,7 +5,7 @@ import json
 
 from .. import clock
 from ..contract.vocabulary import STATUSES
-from ..errors import DurableError, invalid, not_found
+from ..errors import DurableError, invalid
 
 SESSIONS_PAGE = 100
 ROWS_PAGE = 200
@@ -155,10 +155,16 @@ def search(store, query) -> dict:
         ids = sorted({h["id"] for h in hits})
         marks = ",".join("?" * len(ids))
         scopes = {r["id"]: r for r in store.objects.index(create=False).rows(
-            f"SELECT id, scope, owner FROM objects WHERE id IN ({marks})", ids)}
+            f"SELECT id, scope, owner, seq_max FROM objects WHERE id IN ({marks})", ids)}
         for h in hits:
             o = scopes.get(h["id"])
             h["tenant"] = o["owner"] if o is not None and o["scope"] == "tenant" else None
+            # the link goes to the page that holds the row (docs/reference/ui.md §16.3): the newest page when fewer than
+            # a page of rows came after it (a row's position is its seq, a summary's the first row it covers: no later
+            # row sorts before it), else the page that ends with it (before=SEQ+1), without opening the object
+            top = o["seq_max"] if o is not None else None
+            if top is not None and top - h["seq"] >= ROWS_PAGE:
+                h["before"] = h["seq"] + 1
     return {"hits": hits, "skipped": receipt.get("skipped", [])}
 
 
@@ -184,5 +190,5 @@ def confirm(store, form) -> None:
 
 def require_name(value):
     if value is None or value == "":
-        raise not_found("give a session: /session?name=NAME")
+        raise invalid("give a session: /session?name=NAME")  # a missing argument: 400 (docs/reference/ui.md §16.6)
     return value

@@ -349,3 +349,19 @@ def test_a_renewal_that_finds_the_start_gone_stops_cmd(durable, monkeypatch, tmp
     assert mark.read_text() == "got-term\n"
     [s] = steps(durable)
     assert s["status"] == "abandoned" and s["exit_status"] is None
+
+
+@pytest.mark.both_backends
+def test_a_replay_moves_updated_at_not_last_active_at(durable):
+    """docs/reference/storage.md §3: updated_at is the object's latest commit of any kind, and a replay commits its
+    count (`replays`); last_active_at stays (a replay is not activity)."""
+    started(durable)
+    assert durable("step", "s", "k", "--", "true").status == 0
+    ran = durable("session", "show", "s", "--json").json()
+    wait_until(lambda: durable("step", "s", "k", "--json", "--", "true").json()["replayed"] and
+               durable("session", "show", "s", "--json").json()["updated_at"] != ran["updated_at"],
+               "a replay's commit to move updated_at", timeout=10, step=0.05)
+    after = durable("session", "show", "s", "--json").json()
+    assert after["last_active_at"] == ran["last_active_at"]
+    [listed] = [r for r in durable("ls", "--json").json() if r["name"] == "s"]
+    assert listed["updated_at"] == after["updated_at"]

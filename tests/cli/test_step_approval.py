@@ -106,3 +106,13 @@ def test_declined_and_expired_are_refused(durable):
         r = step(durable, "pay", 2, ARGS, "c1", "--json")
     assert r.status == 11 and json.loads(r.err)["error"]["reason"] == "expired"
     assert durable("session", "steps", "s", "--tenant", "acme", "--json").json() == []
+
+
+@pytest.mark.both_backends
+def test_a_requests_args_are_written_as_the_worker_writes_them(durable):
+    """`args` is the same JSON text on both backends: an integral number given as 1e2 or 100.0 reads 100."""
+    assert durable("session", "create", "s").status == 0
+    r = durable("elicit", "ask", "s", "--prompt", "Pay?", "--call-id", "c1", "--args", '{"amount": 1e2, "fee": [2.0, 0.5]}', "--json")
+    assert r.status == 0, r.err
+    assert '"args":{"amount":100,"fee":[2,0.5]}' in r.out
+    assert r.json()["args_sha256"] == hashlib.sha256(b'{"amount":100,"fee":[2,0.5]}').hexdigest()

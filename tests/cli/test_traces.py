@@ -183,6 +183,8 @@ def test_since_keeps_the_turns_that_ended_after_it(durable):
     ["s1", "--format", "otlp", "--since", "2026-12-01T09:00:00"],
     ["s1", "--format", "jsonl"],
     ["s1", "--format", "otlp", "--endpoint", "ftp://x"],
+    ["s1", "--format", "otlp", "--endpoint", "http://"],  # no host: not a URL (was sent, exit 7)
+    ["s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:99999/v1/traces"],
     ["s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--send"],
     ["s1", "--format", "otlp", "--endpoint", "http://127.0.0.1:9/v1/traces", "--output", "x.jsonl"],
     ["s1", "--format", "otlp", "--send"],  # no endpoint configured
@@ -326,10 +328,21 @@ def test_traces_on_without_an_endpoint_warn_once(durable, monkeypatch):
 
 
 @pytest.mark.parametrize("key,value", [("telemetry.traces", "some"), ("telemetry.timeout", "11s"),
-                                       ("telemetry.endpoint", "localhost:4318"), ("telemetry.content", "yes")])
+                                       ("telemetry.endpoint", "localhost:4318"), ("telemetry.endpoint", "http://"),
+                                       ("telemetry.content", "yes")])
 def test_bad_telemetry_settings_are_exit_2(durable, key, value):
     r = durable("config", "set", key, value)
     assert r.status == 2 and key in r.err
+
+
+def test_a_bad_durable_traces_is_exit_2_before_the_command_runs(durable, monkeypatch):
+    monkeypatch.setenv("DURABLE_TRACES", "some")
+    for args in (("ls",), ("transcript", "append", "s1", "--role", "user", "hi")):
+        r = durable(*args)
+        assert r.status == 2 and r.out == "" and r.err.splitlines() == [
+            "durable: error: config telemetry.traces in $DURABLE_TRACES must be one of off, work, all, not 'some'"], r.err
+    monkeypatch.delenv("DURABLE_TRACES")
+    assert durable("ls").out == ""  # nothing was created
 
 
 @pytest.mark.parametrize("backend", ["remote"])
@@ -413,7 +426,7 @@ def test_since_opens_no_session_updated_before_it(durable):
         assert durable("export", "--user", "alice", "--format", "otlp").status == 7
 
 
-@pytest.mark.parametrize("status", [404, 503])
+@pytest.mark.parametrize("status", [404, 503, 302, 307, 304])  # a 3xx is not 2xx either: never followed, never "sent"
 def test_an_endpoint_answering_other_than_2xx_is_exit_7_naming_the_status(durable, status, monkeypatch):
     import http.server
     import threading
@@ -422,6 +435,14 @@ def test_an_endpoint_answering_other_than_2xx_is_exit_7_naming_the_status(durabl
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", "/elsewhere")  # the SDK's requests would follow it (302: as a GET)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
             self.end_headers()
 
         def log_message(self, *args):
@@ -476,3 +497,36 @@ def test_otel_sdk_disabled_turns_live_spans_off(durable, monkeypatch):
     r = durable("work", "w", "--once", "--command", 'echo "tp=$TRACEPARENT"')
     assert r.status == 0 and "warning" not in r.err, r.err
     assert durable("transcript", "show", "w", "--json").json()[-1]["content"] == "tp="
+
+
+def test_the_resource_is_durable_merged_as_resource_create_merges(durable, monkeypatch):
+    """service.name and service.version stay durable's (Resource.create lets the attributes given win over the
+    environment's); every other attribute of OTEL_RESOURCE_ATTRIBUTES is added; the scope is durable's."""
+    from durable_cli import __version__
+
+    durable("transcript", "append", "s1", "--role", "user", "hi")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "mine")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "openinference.project.name=p1,service.version=9")
+    [line] = durable("export", "s1", "--format", "otlp").lines()
+    rs = line["resourceSpans"][0]
+    resource = {a["key"]: a["value"]["stringValue"] for a in rs["resource"]["attributes"]}
+    assert resource["service.name"] == "durable" and resource["service.version"] == __version__
+    assert resource["openinference.project.name"] == "p1"
+    assert rs["scopeSpans"][0]["scope"] == {"name": "durable", "version": __version__}
+
+
+def test_traceparent_without_an_endpoint_and_with_traces_off(durable, monkeypatch):
+    """Traces on but no endpoint: CMD gets no TRACEPARENT (nothing is sent), the inherited one still dropped;
+    traces off: work leaves CMD's environment as it found it."""
+    from durable_cli.telemetry import otlp
+
+    inherited = "00-11111111111111111111111111111111-2222222222222222-01"
+    monkeypatch.setenv("TRACEPARENT", inherited)
+    for v in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED"):
+        monkeypatch.delenv(v, raising=False)
+    otlp._warned_once.clear()
+    for traces, seen in (("work", "tp="), ("off", f"tp={inherited}")):
+        monkeypatch.setenv("DURABLE_TRACES", traces)
+        durable("session", "prompt", "w", "one")
+        assert durable("work", "w", "--once", "--command", 'echo "tp=$TRACEPARENT"').status == 0
+        assert durable("transcript", "show", "w", "--json").json()[-1]["content"] == seen

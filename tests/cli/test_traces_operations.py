@@ -168,3 +168,44 @@ def test_memory_commands_are_memory_operations(durable, receiver):
     receiver.take()
     a = one("memory", "set", "tz", "Europe/Paris")[1]
     assert a["durable.memory.key"] == "tz" and a["durable.memory.value"] == "Europe/Paris"
+
+
+@pytest.mark.parametrize("backend", ["remote"])
+def test_a_remote_command_names_the_object_it_woke(durable, backend, receiver):
+    """Remotely the object id is an HMAC only the Worker computes: its answer from an object carries it
+    (x-durable-object-id), never for a NAME not found or for an object the caller may not see."""
+    assert durable("transcript", "append", "s1", "--role", "user", "hi").status == 0
+    [append] = receiver.take()
+    a = attrs(append)
+    assert a["durable.backend"] == "remote" and a["durable.remote.duration"] > 0
+    oid = object_id(durable, "s1")
+    assert a["durable.object.id"] == oid
+    receiver.take()
+    assert durable("elicit", "answer", "s1", "99", "--choice", "x").status == 3  # the object woke; no request 99
+    assert attrs(receiver.take()[0])["durable.object.id"] == oid
+    assert durable("transcript", "show", "nope").status == 3
+    assert durable("--tenant", "acme", "transcript", "append", "t1", "--role", "user", "hi").status == 0
+    receiver.take()
+    assert durable("--tenant", "acme", "--as", "bob", "transcript", "show", "t1").status == 3  # not a participant
+    for span in receiver.take():
+        assert "durable.object.id" not in attrs(span), span.name
+    assert durable("session", "prompt", "s1", "hello", "--request-id", "r1").status == 0
+    assert durable("session", "prompt", "s1", "hello", "--request-id", "r1").status == 0  # a replay
+    assert [attrs(s)["durable.object.id"] for s in receiver.take()] == [oid, oid]
+
+
+def test_a_step_passing_on_its_cmds_status_is_no_durable_error(durable, receiver):
+    """`durable step` exits with CMD's own status (run or replayed, 75, 128+N): no §4 code, so no error.type and
+    never a fault; a CMD ended by SIGTERM (143) still sends the span (durable itself was not interrupted)."""
+    assert durable("session", "prompt", "s1", "go").status == 0 and durable("session", "next", "s1").status == 0
+    receiver.take()
+    for key, script, status in (("a", "exit 3", 3), ("a", "exit 3", 3), ("b", "exit 1", 1), ("c", "exit 75", 75),
+                                ("d", "kill -TERM $$", 143)):
+        assert durable("step", "s1", key, "--", "sh", "-c", script).status == status
+        [span] = receiver.take()
+        a = attrs(span)
+        assert a["durable.exit_status"] == status and "error.type" not in a and span.status.code == 0, (key, a)
+        assert a["durable.object.id"] == object_id(durable, "s1")
+        receiver.take()
+    assert durable("step", "s1", "e", "--", "/nonexistent/cmd").status == 2  # durable's own refusal keeps its code
+    assert attrs(receiver.take()[0])["error.type"] == "invalid_input"

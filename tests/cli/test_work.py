@@ -20,6 +20,13 @@ pytestmark = pytest.mark.both_backends
 PY = sys.executable
 
 
+@pytest.fixture(autouse=True)
+def _durable_on_path(monkeypatch):
+    """CMDs here call `durable` as a user's script would: the console script beside this Python, whether or not the
+    venv is activated."""
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(PY), os.environ.get("PATH", "")]))
+
+
 def work(*args, timeout=60, env=None):
     return run_process("work", *args, timeout=timeout, env=env)
 

@@ -151,6 +151,20 @@ def test_memory_provenance_and_confirmation(durable):
     assert durable("memory", "confirm", "nope").status == 3
 
 
+def test_an_expired_fact_is_not_confirmed(durable):
+    """docs/reference/ui.md §16.4: `memory confirm` of an expired fact is 409 there, the CLI's conflict (4) here."""
+    import time
+    from datetime import datetime
+
+    fact = durable("memory", "set", "soon", "v", "--source", "model", "--expires", "1s", "--json").json()
+    ends = datetime.fromisoformat(fact["expires_at"].replace("Z", "+00:00")).timestamp()
+    wait_until(lambda: time.time() > ends + 0.05, "the fact to expire")
+    r = durable("memory", "confirm", "soon")
+    assert r.status == 4 and r.err == ("durable: error: fact 'soon' has expired and can no longer be confirmed; "
+                                       "'durable memory set soon VALUE' stores it anew\n"), r.err
+    assert durable("memory", "get", "soon", "--all", "--json").json()["confirmed"] is False
+
+
 @pytest.mark.cross_object
 def test_the_memory_object_never_shows_in_ls(durable):
     assert durable("memory", "set", "tz", "UTC", "--confirmed").status == 0

@@ -272,3 +272,113 @@ def deliveries_span_pages(durable):
 
 def test_deliveries_are_listed_whole_across_pages(home):
     deliveries_span_pages(durable)
+
+
+# -- found by the black-box audit of §5.3 against the contract ------------------------------------------------------
+
+def test_unhook_json_is_the_deleted_id(home, receiver):
+    durable("session", "create", "s")
+    durable("session", "hook", "s", "--url", receiver.url)
+    assert durable("session", "unhook", "s", "1", "--json").json() == {"deleted": 1}
+
+
+def test_input_before_existence_and_existence_before_permission(home, receiver, monkeypatch):
+    """docs/reference/output.md §4's order: a bad --status is 2 even for a missing or invisible session; an unknown
+    hook is 3 even for a participant who is not an owner."""
+    assert durable("session", "deliveries", "nosuch", "--status", "bogus").status == 2
+    monkeypatch.setenv("DURABLE_TENANT", "acme")
+    durable("session", "create", "t")
+    durable("session", "invite", "t", "bob")
+    durable("session", "hook", "t", "--url", receiver.url)
+    monkeypatch.setenv("DURABLE_USER", "carol")  # not a participant: t answers as missing
+    assert durable("session", "deliveries", "t", "--status", "bogus").status == 2
+    assert durable("session", "deliveries", "t").status == 3
+    monkeypatch.setenv("DURABLE_USER", "bob")  # a member, not an owner
+    assert durable("session", "unhook", "t", "9").status == 3
+    assert durable("session", "deliveries", "t", "--hook", "9").status == 3
+    assert durable("session", "unhook", "t", "1").status == 5
+    assert durable("session", "deliveries", "t", "--hook", "1").status == 5
+
+
+def test_sweep_lists_the_deliveries_it_attempted(home, receiver):
+    from durable_cli import Store
+
+    durable("session", "create", "s")
+    durable("session", "hook", "s", "--url", receiver.url)
+    with Store().open("s", deliver=False) as s:  # its commit writes the delivery; this block sends nothing
+        s.prompt("x")
+        s.next_prompt(lease_seconds=60)
+        s.finish(1, reply="ok")
+    receipt = durable("sweep", "--json").json()
+    assert [(c["name"], c["what"]) for c in receipt["changed"]] == [("s", "deliveries: 1 delivered, 0 pending, 0 failed")]
+    assert len(receiver.requests) == 1
+    assert durable("sweep", "--json").json()["changed"] == []  # nothing left to attempt
+
+
+@pytest.mark.parametrize("field,value,says", [
+    ("url", "ftp://example.com/", "hooks[0].url is not valid"),
+    ("secret", "whsec_abc", "hooks[0].secret is not valid"),
+    ("events", '["bogus"]', "hooks[0].events is not valid"),
+    ("events", "[]", "hooks[0].events must be a non-empty array"),
+    ("events", '["failed", "completed"]', "hooks[0].events must be a non-empty array"),
+])
+def test_import_holds_hooks_to_the_rules_that_made_them(home, tmp_path, receiver, field, value, says):
+    durable("session", "create", "s")
+    durable("session", "hook", "s", "--url", receiver.url)
+    durable("export", "s", "--output", str(tmp_path / "s.jsonl"))
+    record = json.loads((tmp_path / "s.jsonl").read_text())
+    record["hooks"][0][field] = value
+    (tmp_path / "bad.jsonl").write_text(json.dumps(record) + "\n")
+    r = durable("import", str(tmp_path / "bad.jsonl"), "--replace")
+    assert r.status == 2 and says in r.err, r.err
+    many = json.loads((tmp_path / "s.jsonl").read_text())
+    many["hooks"] = [dict(many["hooks"][0], id=i) for i in range(1, 7)]
+    (tmp_path / "bad.jsonl").write_text(json.dumps(many) + "\n")
+    r = durable("import", str(tmp_path / "bad.jsonl"), "--replace")
+    assert r.status == 2 and "hooks holds 6 hooks" in r.err, r.err
+
+
+@pytest.mark.parametrize("removal", [["transcript", "redact", "s", "2"], ["transcript", "pop", "s"],
+                                     ["transcript", "clear", "s", "--yes"], ["transcript", "prune", "s", "--older-than", "1m"]])
+def test_a_removed_reply_is_not_sent_by_a_pending_delivery(home, receiver, removal):
+    receiver.status = 503
+    with freeze_time("2026-12-05T10:00:00Z") as clock:
+        durable("session", "create", "s")
+        durable("session", "hook", "s", "--url", receiver.url, "--include-reply")
+        run_prompt("s", "--reply", "the secret answer")
+        assert json.loads(receiver.requests[0][1])["data"]["reply"] == "the secret answer"
+        clock.tick(120)
+        receiver.status = 204
+        assert durable(*removal).status == 0, removal  # it sends the due delivery after its own commit
+        assert durable("session", "deliveries", "s", "--json").json()[0]["status"] == "delivered"
+    assert json.loads(receiver.requests[-1][1])["data"]["reply"] is None
+    assert len({h["webhook-id"] for h, _ in receiver.requests}) == 1
+
+
+def test_a_reply_still_in_the_transcript_is_kept(home, receiver):
+    receiver.status = 503
+    with freeze_time("2026-12-05T10:00:00Z") as clock:
+        durable("session", "create", "s")
+        durable("session", "hook", "s", "--url", receiver.url, "--include-reply")
+        run_prompt("s", "--reply", "kept")
+        durable("transcript", "redact", "s", "1")  # the user turn, not the reply
+        receiver.status = 204
+        clock.tick(5)
+        durable("sweep")
+    assert json.loads(receiver.requests[-1][1])["data"]["reply"] == "kept"
+
+
+def test_a_deliverys_bookkeeping_moves_updated_at_not_last_active_at(home, receiver):
+    """docs/reference/storage.md §3: a delivery's claim and record are commits (updated_at, in the object and index.db),
+    not activity (last_active_at)."""
+    receiver.status = 503
+    with freeze_time("2026-12-05T10:00:00Z") as clock:
+        durable("session", "create", "s")
+        durable("session", "hook", "s", "--url", receiver.url)
+        run_prompt("s", "--reply", "x")
+        before = durable("session", "show", "s", "--json").json()
+        clock.tick(10)
+        durable("sweep")
+        after = durable("session", "show", "s", "--json").json()
+        assert after["updated_at"] == "2026-12-05T10:00:10.000Z" and after["last_active_at"] == before["last_active_at"]
+        assert durable("ls", "--json").json()[0]["updated_at"] == after["updated_at"]

@@ -329,3 +329,89 @@ def test_forget_user_deletes_the_schedules_they_made_in_tenant_sessions_that_sta
         assert [s["content"] for s in durable("session", "schedules", "t", "--json").json()] == ["alice's"]
     data = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
     assert b"secret plan of bob" not in data
+
+
+# -- found by the black-box audit of §5.3 against the contract ------------------------------------------------------
+
+def test_unschedule_json_is_the_deleted_id(home):
+    with freeze_time("2026-12-05T10:00:00Z"):
+        durable("session", "prompt", "n", "x", "--in", "1h")
+        assert durable("session", "unschedule", "n", "1", "--json").json() == {"deleted": 1}
+        assert durable("session", "schedules", "n", "--json").json() == []
+
+
+def test_an_offset_out_of_range_is_a_plain_exit_2(home):
+    with freeze_time("2026-12-05T10:00:00Z"):
+        for offset in ("+24:00", "-25:30", "+05:60", "+01:75"):
+            r = durable("session", "prompt", "n", "x", "--at", f"2026-12-06T09:00:00{offset}")
+            assert r.status == 2, (offset, r.out)
+            assert r.err == (f"durable: error: invalid --at '2026-12-06T09:00:00{offset}': the offset {offset} is out of"
+                             " range (hours 00-23, minutes 00-59)\n")
+        assert durable("session", "prompt", "n", "x", "--at", "2026-12-07T09:00:00+23:59").status == 0
+
+
+def test_a_prompt_lists_its_fields_in_the_contracts_order(home):
+    """Piped `session queue` prints a prompt's fields in §5's order: `position` after `turn_seq`, `schedule_id`
+    after `start`."""
+    from durable_cli.contract.ops import contract
+
+    order = contract()["shapes"]["prompt"]
+    with freeze_time("2026-12-05T10:00:00Z") as clock:
+        durable("session", "prompt", "n", "tick", "--in", "1m", "--source", "cronjob")
+        clock.tick(61)
+        [p] = durable("session", "queue", "n", "--json").json()
+        assert list(p) == order == [
+            "id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start",
+            "schedule_id", "created_at", "started_at", "lease_expires_at", "completed_at", "error"]
+        row = durable("session", "queue", "n").out.rstrip("\n").split("\t")
+        assert row[:11] == ["1", "pending", "tick", "alice", "cronjob", "schedule:1:2026-12-05T10:01:00.000Z", "", "1",
+                            "0", "0", "1"]
+        assert list(durable("session", "next", "n", "--json").json())[:16] == order
+
+
+def test_sweep_says_where_a_schedule_fired(home):
+    with freeze_time("2026-12-05T10:00:00Z"):
+        durable("session", "prompt", "n", "x", "--in", "1m")
+        durable("session", "create", "idle")
+    with freeze_time("2026-12-05T10:02:00Z"):
+        receipt = durable("sweep", "--json").json()
+        assert [(c["name"], c["what"]) for c in receipt["changed"]] == [("n", "schedule fired")]
+
+
+@pytest.mark.parametrize("field,value,says", [
+    ("cron", "@reboot", "schedules[0].cron is not valid: invalid --cron '@reboot'"),
+    ("cron", "0 0 30 2 *", "schedules[0].cron has no due time"),
+    ("tz", "Mars/Olympus", "schedules[0].tz is not valid: unknown time zone 'Mars/Olympus'"),
+    ("tz", None, "schedules[0].tz is missing"),
+    ("at", 1796544000000, "schedules[0].at must be null"),
+    ("content", "", "schedules[0].content must not be empty"),
+    ("request_id", "schedule:9:x", "schedules[0].request_id starts with 'schedule:'"),
+])
+def test_import_holds_schedules_to_the_rules_that_made_them(home, tmp_path, field, value, says):
+    with freeze_time("2026-12-05T10:00:00Z"):
+        durable("session", "prompt", "n", "standup", "--cron", "0 9 * * *", "--tz", "Europe/Paris")
+        durable("session", "prompt", "n", "tick", "--every", "1h")
+        durable("export", "n", "--output", str(tmp_path / "n.jsonl"))
+        record = json.loads((tmp_path / "n.jsonl").read_text())
+        before = durable("session", "schedules", "n", "--json").out
+        record["schedules"][0][field] = value
+        (tmp_path / "bad.jsonl").write_text(json.dumps(record) + "\n")
+        r = durable("import", str(tmp_path / "bad.jsonl"), "--replace")
+        assert r.status == 2 and says in r.err, r.err
+        assert durable("session", "schedules", "n", "--json").out == before  # nothing of the record stored
+
+
+def test_import_refuses_an_every_below_a_minute_and_more_than_20_schedules(home, tmp_path):
+    with freeze_time("2026-12-05T10:00:00Z"):
+        durable("session", "prompt", "n", "tick", "--every", "1h")
+        durable("export", "n", "--output", str(tmp_path / "n.jsonl"))
+        record = json.loads((tmp_path / "n.jsonl").read_text())
+        for change, says in [({"every": 30}, "schedules[0].every must be from 60"), ({"at": None}, "schedules[0].at is missing")]:
+            bad = dict(record, schedules=[dict(record["schedules"][0], **change)])
+            (tmp_path / "bad.jsonl").write_text(json.dumps(bad) + "\n")
+            r = durable("import", str(tmp_path / "bad.jsonl"), "--replace")
+            assert r.status == 2 and says in r.err, r.err
+        many = dict(record, schedules=[dict(record["schedules"][0], id=i, request_id=None) for i in range(1, 22)])
+        (tmp_path / "bad.jsonl").write_text(json.dumps(many) + "\n")
+        r = durable("import", str(tmp_path / "bad.jsonl"), "--replace")
+        assert r.status == 2 and "schedules holds 21 schedules" in r.err, r.err

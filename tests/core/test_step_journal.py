@@ -41,3 +41,31 @@ def test_steps_answer_in_pages(monkeypatch):
         first = s.steps()
         assert [r["key"] for r in first["rows"]] == ["a", "b"] and first["next"] == [1, 2]
     assert [r["key"] for r in store.steps("s")] == list("abcde")
+
+
+def shown_session(store):
+    with store.open("s") as s:
+        return s.show()
+
+
+def test_a_renewal_and_an_abandonment_move_updated_at_not_last_active_at():
+    """docs/reference/storage.md §3: a step's reservation, renewal or commit moves updated_at; last_active_at moves only on
+    a commit of its result."""
+    from freezegun import freeze_time
+
+    store = Store()
+    with freeze_time("2026-12-05T10:00:00Z") as clock:
+        started(store)
+        with store.open("s") as s:
+            assert s.step_begin(key="k", token=TOKEN)["action"] == "run"
+        active = shown_session(store)["last_active_at"]
+        for what in ("renew", "abandon"):
+            clock.tick(10)
+            with store.open("s") as s:
+                if what == "renew":
+                    s.step_renew(prompt_id=1, key="k", token=TOKEN, start=1)
+                else:
+                    s.step_abandon(prompt_id=1, key="k", token=TOKEN)
+            shown = shown_session(store)
+            assert shown["updated_at"] == {"renew": "2026-12-05T10:00:10.000Z", "abandon": "2026-12-05T10:00:20.000Z"}[what]
+            assert shown["last_active_at"] == active, what

@@ -78,6 +78,31 @@ def test_costs_given_computed_and_unpriced(durable, tmp_path, monkeypatch):
     assert again["a"]["cost_computed_usd"] == round(a_cost + 200 * 10.0 / 1e6, 10)
 
 
+def test_the_web_views_usage_page_prices_as_usage_does(durable, tmp_path, monkeypatch):
+    """Two pricing paths, one answer: `usage` prices in SQL per usage row (locally), the web view's page per day and
+    model group in Python (as the remote backend's `usage` does); over rows of several models, cache counts above
+    input included, both give the same costs and counts."""
+    from durable_cli import Store
+
+    monkeypatch.setenv("DURABLE_PRICES", str(write(tmp_path / "mine.toml", MINE)))
+    for name, meta in [("a", {"model": "house-model", "usage": {"input_tokens": 10000, "output_tokens": 200,
+                                                                 "cache_read_tokens": 6000, "cache_write_tokens": 1000}}),
+                       ("a", {"model": "house-model", "usage": {"input_tokens": 3, "output_tokens": 7}}),
+                       ("b", {"model": "plain-model", "usage": {"input_tokens": 100, "output_tokens": 9, "cache_read_tokens": 150}}),
+                       ("b", {"model": "unknown-model", "usage": {"input_tokens": 7, "output_tokens": 7}}),
+                       ("c", {"model": "house-model", "usage": {"input_tokens": 1, "output_tokens": 1}, "cost_usd": 0.125})]:
+        append(durable, name, meta)
+    cli = usage(durable, "--newer-than", "7d")["total"]
+    store = Store()
+    try:
+        page = store.usage_by_day_and_model(7)["total"]
+    finally:
+        store.close()
+    keys = ("cost_usd", "cost_given_usd", "cost_computed_usd", "priced_turns", "unpriced_turns", "input_tokens",
+            "output_tokens", "cache_read_tokens", "cache_write_tokens", "sessions", "turns")
+    assert {k: page[k] for k in keys} == {k: cli[k] for k in keys}
+    assert cli["cost_computed_usd"] > 0 and cli["priced_turns"] == 3 and cli["unpriced_turns"] == 1
+
 def test_shipped_table_prices_common_models(durable, monkeypatch):
     shown = durable("usage", "--show-prices", "--json").json()
     assert shown["sources"] == [{"source": "builtin", "as_of": shown["sources"][0]["as_of"]}]

@@ -14,14 +14,21 @@ from tests.remote.proxy import Proxy
 TOKEN = "0123456789abcdef" * 2
 
 
-def reserved(dev):
-    """A session of alice with prompt 1 started and step `k` reserved under TOKEN: (store, name)."""
-    store = Store(remote=dev.url, token=token("alice"), user="alice")
-    name = unique("steps")
+def started(url, prefix, prompt="charge the card"):
+    """A new session of alice (through URL) with prompt 1 started: (store, name)."""
+    store = Store(remote=url, token=token("alice"), user="alice")
+    name = unique(prefix)
     store.create_session(name)
     with store.open(name) as s:
-        s.prompt("charge the card")
+        s.prompt(prompt)
         s.next_prompt(lease_seconds=600)
+    return store, name
+
+
+def reserved(dev):
+    """A session of alice with prompt 1 started and step `k` reserved under TOKEN: (store, name)."""
+    store, name = started(dev.url, "steps")
+    with store.open(name) as s:
         doc = s.step_begin(key="k", token=TOKEN)
     assert (doc["action"], doc["prompt"], doc["start"]) == ("run", 1, 1)
     return store, name
@@ -79,12 +86,7 @@ def test_a_retried_commit_is_applied_once_and_answered_from_storage(remote_dev):
 def test_session_steps_answers_in_pages(remote_dev):
     """A page ends with the step that reaches 1 MiB of stdout (a request holds one page: docs/reference/remote.md §13);
     `session steps` follows the pages."""
-    store = Store(remote=remote_dev.url, token=token("alice"), user="alice")
-    name = unique("pages")
-    store.create_session(name)
-    with store.open(name) as s:
-        s.prompt("three steps")
-        s.next_prompt(lease_seconds=600)
+    store, name = started(remote_dev.url, "pages", "three steps")
     big = b"\xff" * 1_048_576  # not UTF-8: stdout_base64 only
     for key, out in (("one", big), ("two", big), ("three", b"small\n")):
         store.step(name, key, lambda out=out: out, prompt=1)
@@ -101,12 +103,7 @@ def test_a_commit_whose_answer_was_lost_is_retried_and_applied_once(remote_dev):
     once, and fn ran once."""
     proxy = Proxy(remote_dev.url, "drop_nth", match=b'"op":"step_commit"')
     try:
-        store = Store(remote=proxy.url, token=token("alice"), user="alice")
-        name = unique("retried")
-        store.create_session(name)
-        with store.open(name) as s:
-            s.prompt("pay")
-            s.next_prompt(lease_seconds=600)
+        store, name = started(proxy.url, "retried", "pay")
         calls = []
         result = store.step(name, "pay", lambda: calls.append(1) or "paid\n", prompt=1)
         assert proxy.dropped == 1 and calls == [1] and (result.stdout, result.exit_status) == (b"paid\n", 0)

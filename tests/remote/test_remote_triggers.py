@@ -248,3 +248,20 @@ def test_a_receiver_slower_than_5_s_is_a_timeout_recorded_by_the_alarm(durable, 
 
 def test_deliveries_are_listed_whole_across_pages_remotely(durable):
     deliveries_span_pages(durable)  # each page one request to the object (docs/reference/remote.md §13)
+
+
+@pytest.mark.soak
+def test_a_removed_reply_is_not_sent_by_the_alarms_next_attempt(durable, receiver):
+    """docs/reference/sessions.md §5.3 Body: a redaction of the reply's row nulls `reply` in a pending delivery (the
+    Worker's twin of tests/core/test_hooks.py::test_a_removed_reply_is_not_sent_by_a_pending_delivery)."""
+    receiver.status = 503
+    durable("session", "create", "s")
+    durable("session", "hook", "s", "--url", receiver.url, "--include-reply")
+    assert _run_prompt(durable, "s", "do it", "--reply", "the secret answer").status == 0
+    wait_until(lambda: [d for d in _deliveries(durable) if d["last_error"]], "the first attempt recorded", timeout=30, step=0.02)
+    assert durable("transcript", "redact", "s", "2").status == 0
+    receiver.status = 204
+    wait_until(lambda: _deliveries(durable)[0]["status"] == "delivered", "the second attempt, 5 s later", timeout=30, step=0.1)
+    import json
+
+    assert [json.loads(b)["data"]["reply"] for _, b in receiver.requests] == ["the secret answer", None]

@@ -11,6 +11,8 @@ import stat
 import subprocess
 import sys
 import time
+from datetime import datetime
+from urllib.parse import urlencode
 
 import pytest
 
@@ -57,13 +59,29 @@ def test_another_host_is_421_and_reads_nothing(ui):
         r = ui.get("/", host=host)
         assert r.status == 421, host
         assert "secret-plan" not in r.body and ui.token not in r.body and f"http://127.0.0.1:{ui.port}/" in r.body
-    conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)  # no Host at all (HTTP/1.0; h11 answers
-    conn.sendall(f"GET / HTTP/1.0\r\nCookie: {ui.cookie}\r\n\r\n".encode())  # an HTTP/1.1 request without one 400)
+    conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)  # no Host at all (HTTP/1.0)
+    conn.sendall(f"GET / HTTP/1.0\r\nCookie: {ui.cookie}\r\n\r\n".encode())
     reply = b""
     while chunk := conn.recv(4096):
         reply += chunk
     conn.close()
     assert reply.startswith(b"HTTP/1.1 421 ") and b"secret-plan" not in reply
+    for head in ("", f"Host: 127.0.0.1:{ui.port}\r\nHost: evil.example\r\n"):  # HTTP/1.1 with none or two: 421 too
+        conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)
+        conn.sendall(f"GET / HTTP/1.1\r\n{head}Cookie: {ui.cookie}\r\n\r\n".encode())
+        reply = b""
+        while chunk := conn.recv(4096):
+            reply += chunk
+        conn.close()
+        assert reply.startswith(b"HTTP/1.1 421 ") and b"secret-plan" not in reply and b"nosniff" in reply, reply
+        assert f"http://127.0.0.1:{ui.port}/".encode() in reply
+    conn = socket.create_connection(("127.0.0.1", ui.port), timeout=10)  # not HTTP at all: 400, with the headers too
+    conn.sendall(b"NONSENSE\r\n\r\n")
+    reply = b""
+    while chunk := conn.recv(4096):
+        reply += chunk
+    conn.close()
+    assert reply.startswith(b"HTTP/1.1 400 ") and b"x-content-type-options: nosniff" in reply.lower(), reply
     assert ui.get("/", host=f"LOCALHOST:{ui.port}").status == 200
 
 
@@ -74,6 +92,9 @@ def test_no_token_or_a_wrong_one_is_403_without_data(ui):
         r = ui.get(path, cookie=False)
         assert r.status == 403, path
         assert "hidden" not in r.body and ui.token not in r.body and "durable ui" in r.body
+        # a page as every other (§16.3: the skip link first, the Main nav), but not the acting user: no data
+        assert r.body.index("Skip to content") < r.body.index('<nav aria-label="Main">') < r.body.index("<h1>")
+        assert "alice" not in r.body and r.body.count("<h1>") == 1
     wrong = ui.request("GET", "/", cookie=False, headers={"Cookie": f"durable_ui_{ui.port}={'y' * 43}"})
     assert wrong.status == 403 and "hidden-name" not in wrong.body
 
@@ -160,6 +181,27 @@ def test_answer_errors_are_the_clis_words_and_keep_what_was_typed(ui):
     assert ui.cli("elicit", "list", "ask2", "--json").json()[0]["answer"] == "red"
 
 
+def test_bytes_that_are_not_utf8_are_400_never_stored_as_replacement_characters(ui):
+    """A percent-encoded byte that is not UTF-8 (`%ff`) was decoded to U+FFFD and stored as the answer: the CLI
+    refuses such an argument (exit 2, docs/reference/output.md §4), so the page does too (400), nothing changed."""
+    ui.cli("session", "create", "utf")
+    req = ui.cli("elicit", "ask", "utf", "--prompt", "Free text?", "--json").json()["id"]
+    body = f"name=utf&tenant=&request={req}&choice=%ff&csrf={ui.csrf}"
+    h = {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{ui.port}"}
+    r = ui.request("POST", "/session/answer", headers=h, body=body)
+    assert r.status == 400 and "invalid UTF-8 in choice (&#39;\\xff&#39;); nothing was changed" in r.body, r.body
+    assert ui.cli("elicit", "list", "utf", "--json").json()[0]["status"] == "pending"
+    for path in ("/session?name=%ff", "/search?q=a%ffb", "/session?name=utf&tenant=%c3"):
+        r = ui.get(path)
+        assert r.status == 400 and "invalid UTF-8 in " in r.body and 'role="alert"' in r.body, path
+    assert ui.get("/?token=%ff").status == 403  # a token that is not one: 403, never a 500
+    # a missing session name is an input error, as a missing NAME is exit 2; days is a whole number as §4 writes one
+    assert ui.get("/session").status == 400 and ui.get("/session?name=").status == 400
+    for days in ("%2B5", "1_0", "07", "%207"):
+        assert ui.get(f"/usage?days={days}").status == 400, days
+    assert ui.get("/usage?days=7").status == 200
+
+
 def test_the_list_shows_sessions_badges_filter_and_no_other_users(ui):
     ui.cli("transcript", "append", "listed", "--role", "user", "hi there")
     ui.cli("session", "title", "listed", "Fix the login")
@@ -224,6 +266,24 @@ def test_the_session_page_pages_its_transcript_and_folds_long_output(ui):
     assert "<details" in call and "30 lines, " in call and "<summary>line 0" in call
 
 
+@pytest.mark.parametrize("name,tenant", [("my plan's", None), ("-dash", None), ("t plan", "acme")])
+def test_a_row_over_64_kib_names_a_command_that_prints_it_whole(ui, name, tenant):
+    """The command under a cut row is one a person can paste: NAME quoted for the shell, the tenant's --tenant,
+    a NAME that starts with `-` after `--` (it was `durable transcript show my plan's --since 0 --json`)."""
+    import html
+    import shlex
+
+    scope = ("--tenant", tenant) if tenant else ()
+    assert ui.cli(*scope, "transcript", "append", "--role", "user", "--", name, "x" * 70000).status == 0
+    page = ui.get("/session?" + urlencode({"name": name, **({"tenant": tenant} if tenant else {})})).body
+    cut = re.search(r"([\d,]+) more characters not shown: <code>([^<]*)</code> prints them", page)
+    assert cut and cut.group(1) == f"{70000 - 65536:,}", page[-2000:]
+    words = shlex.split(html.unescape(cut.group(2)))
+    assert words[0] == "durable"
+    shown = ui.cli(*words[1:])
+    assert shown.status == 0 and shown.json()[0]["content"] == "x" * 70000, shown.err
+
+
 def test_memory_confirm_goes_through_memory_confirm(ui):
     ui.cli("memory", "set", "timezone", "Europe/Paris", "--source", "model")
     ui.cli("memory", "set", "lang", "fr", "--confirmed")
@@ -236,6 +296,15 @@ def test_memory_confirm_goes_through_memory_confirm(ui):
     cli = ui.cli("memory", "confirm", "never-set")
     assert gone.status == 404 and cli.status == 3
     assert cli.err.strip().removeprefix("durable: error: ").replace("'", "&#39;").replace('"', "&#34;") in gone.body
+    # an expired fact (its page showed a Confirm button a moment ago) is 409 with the CLI's words, still unconfirmed
+    fact = ui.cli("memory", "set", "brief", "yes", "--source", "model", "--expires", "1s", "--json").json()
+    ends = datetime.fromisoformat(fact["expires_at"].replace("Z", "+00:00")).timestamp()
+    wait_until(lambda: time.time() > ends + 0.05, "the fact to expire")
+    late = ui.post("/memory/confirm", {"key": "brief", "csrf": ui.csrf})
+    cli = ui.cli("memory", "confirm", "brief")
+    assert late.status == 409 and cli.status == 4 and 'role="alert"' in late.body
+    assert cli.err.strip().removeprefix("durable: error: ").replace("'", "&#39;").replace('"', "&#34;") in late.body
+    assert ui.cli("memory", "get", "brief", "--all", "--json").json()["confirmed"] is False
 
 
 def test_usage_draws_svg_and_totals_as_the_cli(ui):
@@ -255,6 +324,14 @@ def test_search_marks_hits_and_links_rows(ui):
     assert "<mark>zebracorn</mark>" in body and re.search(r'href="/session\?name=findme#row-\d+">findme</a>', body)
     bad = ui.get("/search?q=***")
     assert bad.status == 400 and "holds no word" in bad.body
+    # a hit on a row older than the newest page links to the page that holds it, not to the newest one
+    rows = [{"role": "user", "content": "the oldunicorn row"}] + [{"role": "user", "content": f"row {i}"} for i in range(250)]
+    ui.cli("transcript", "append", "longer", "--batch", "-", input="".join(json.dumps(r) + "\n" for r in rows))
+    ui.cli("transcript", "append", "longer", "--role", "user", "the newunicorn row")
+    body = ui.get("/search?q=oldunicorn").body
+    link = re.search(r'href="(/session\?name=longer[^"#]*)#row-1">longer</a>', body)
+    assert link and 'id="row-1"' in ui.get(link.group(1).replace("&amp;", "&")).body
+    assert re.search(r'href="/session\?name=longer#row-252">', ui.get("/search?q=newunicorn").body)  # the newest page
 
 
 def test_a_busy_session_is_503_within_2s_and_blocks_no_other_page(ui):

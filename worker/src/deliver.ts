@@ -28,6 +28,7 @@ export function claim(db: Db): Claimed | null {
   const delay = attempt <= DELAYS.length ? DELAYS[attempt - 1] : 0;
   db.run("UPDATE deliveries SET attempts = ?, last_attempt_at = ?, next_attempt_at = ? WHERE id = ?",
     attempt, t, t + Math.max(delay, CLAIM_FLOOR) * 1000, r[0]);
+  db.run("UPDATE object SET updated_at = ?", t); // a delivery's bookkeeping (docs/reference/storage.md §3)
   return { id: r[0], attempt, started: t, url: r[2], secret: r[3], webhookId: r[4], body: r[5] };
 }
 
@@ -72,6 +73,7 @@ export function record(db: Db, c: Claimed, status: number | null, error: string 
   if (!r || Number(r[2]) !== c.attempt || r[3] !== "pending") return; // unhooked, or another attempt went on with it
   const [hookId, promptId] = r;
   const t = now();
+  db.run("UPDATE object SET updated_at = ?", t); // a delivery's bookkeeping, not activity (docs/reference/storage.md §3)
   if (error === null) {
     db.run("UPDATE deliveries SET status = 'delivered', delivered_at = ?, next_attempt_at = NULL, last_response = ?, last_error = NULL WHERE id = ?",
       t, status, c.id);

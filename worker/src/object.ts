@@ -60,6 +60,7 @@ const OPS: Record<string, Op> = Object.fromEntries(Object.entries(RUNS).map(([na
 export type Call = { op: string; args: any; address: Address; actor: string; id: string; config: Config; create: boolean;
   request_id: string | null; all_users?: boolean; dev_fault?: string };
 
+const OBJECT_ID = "x-durable-object-id"; // the header of an answer from an object its caller may see (fetch)
 const REMEMBERED = 1000; // request ids kept per object (and at least a day's worth)
 
 export class DurableObjectSession {
@@ -169,6 +170,10 @@ export class DurableObjectSession {
       return this.answer(0, e);
     }
     let fresh = false; // an import into storage that did not exist: a failure leaves none behind
+    // the object's id in the answer's x-durable-object-id once the call has woken it as its caller may see it (not
+    // for a NAME not found, nor for another user's tenant object): the client's operation span carries it
+    // (docs/reference/traces.md §15.6 durable.object.id)
+    let woke: string | null = null;
     try {
       if (call.op === "tombstone") { // Store.tombstone(NAME): what delete_thread left for this object, or null
         const grave = await this.tombstone(call);
@@ -205,7 +210,9 @@ export class DurableObjectSession {
         if (seen) {
           // the first answer, or (recall.ts) the rows it named as they are now
           const text = seen[1].startsWith('{"recall":') ? stringify({ result: rebuild(obj, JSON.parse(seen[1])) }) : seen[1];
-          return new Response(text, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1" } });
+          const seer = call.address.id_scope !== "tenant" || call.all_users || obj.role() !== null;
+          return new Response(text, { status: seen[0], headers: { "content-type": "application/json", "x-durable-replayed": "1",
+            ...(seer ? { [OBJECT_ID]: call.id } : {}) } });
         }
       }
       const fired = this.fire(obj);
@@ -222,6 +229,7 @@ export class DurableObjectSession {
         // another user's tenant object: exactly "not found" (or "name is taken" for a creating command)
         throw creating ? new DurableError(obj.taken, "conflict") : new DurableError(obj.missing, "not_found");
       }
+      woke = call.id;
       let ran: any = null;
       const body = this.ctx.storage.transactionSync(() => {
         if (call.dev_fault === "internal" && this.env.DURABLE_DEV_FAULTS === "1") { // the tests' hook: a bug's error in the transaction
@@ -259,11 +267,13 @@ export class DurableObjectSession {
       await this.syncIndex();
       await this.schedule();
       if (op.write || fired === "fired") await this.pushFollowers();
-      return new Response(body, { headers: { "content-type": "application/json" } });
+      return new Response(body, { headers: { "content-type": "application/json", [OBJECT_ID]: call.id } });
     } catch (e) {
       if (fresh && this.exists() && this.db.one("SELECT 1 FROM object") === null) await this.erase();
       if (call.op === "import" && e instanceof DurableError && e.document === undefined) e.document = { id: call.id }; // the receipt's entry
-      return this.answer(0, e);
+      const answer = this.answer(0, e);
+      if (woke !== null) answer.headers.set(OBJECT_ID, woke);
+      return answer;
     }
   }
 
@@ -670,12 +680,14 @@ export class DurableObjectSession {
         return { deleted: entry() };
       }
       case "sweep": {
+        // docs/reference/retention.md §7: the receipt says where a schedule fired
+        const scheduleDue = a.kind === "alarm" && this.db.one("SELECT 1 FROM schedules WHERE next_at <= ? LIMIT 1", now()) !== null;
         const fired = this.ctx.storage.transactionSync(() => this.caughtUp(this.dirtyIf(fireDue(obj))));
         if (fired === "expired") {
           await this.erase();
           return a.kind === "alarm" ? { deleted: entry({ reason: "ttl expired" }) } : null;
         }
-        if (a.kind === "alarm") return fired === "fired" ? { changed: entry({ what: "alarm fired" }) } : null;
+        if (a.kind === "alarm") return fired === "fired" ? { changed: entry({ what: scheduleDue ? "schedule fired" : "alarm fired" }) } : null;
         const archived = this.ctx.storage.transactionSync(() => {
           const m = obj.meta()!;
           if (m.status !== "created" || m.updated_at >= a.draft_before || this.db.one("SELECT 1 FROM prompts LIMIT 1")) return false;

@@ -192,5 +192,9 @@ def redact(obj, seq: int) -> dict:
 def _drop_removed_tokens(obj) -> None:
     """Removals (pop, clear, prune, redact) take the object out of its owner's search side file first, so
     no index keeps a token of what was removed (the side file is merged with secure_delete; the object
-    itself keeps no search index, and secure_delete zeroes the rows' freed pages)."""
+    itself keeps no search index, and secure_delete zeroes the rows' freed pages). A pending delivery's `reply`
+    whose row was removed becomes null (docs/reference/sessions.md §5.3)."""
+    from ..hooks import drop_removed_replies
+
+    drop_removed_replies(obj)
     obj.handle.evict_search()

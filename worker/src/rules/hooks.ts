@@ -138,6 +138,20 @@ function owner(obj: Opened, doing: string) {
   obj.requireOwner(doing);
 }
 
+/** docs/reference/sessions.md §5.3 Body: a `transcript redact`, `pop`, `clear` or `prune` that removes the content of the
+ *  assistant row a pending delivery's `reply` holds sets that `reply` to null (core/hooks.py drop_removed_replies). */
+export function dropRemovedReplies(obj: Opened) {
+  const rows = obj.db.all(`SELECT id, body FROM deliveries WHERE status = 'pending' AND body LIKE '%"reply":"%'`);
+  for (const [id, body] of rows) {
+    const doc = JSON.parse(body as string);
+    const data = doc.data;
+    if (data.reply == null || obj.db.one("SELECT 1 FROM turns WHERE role = 'assistant' AND seq > ? AND content = ? LIMIT 1",
+      data.turn_seq ?? 0, data.reply)) continue;
+    data.reply = null;
+    obj.db.run("UPDATE deliveries SET body = ? WHERE id = ?", JSON.stringify(doc), id);
+  }
+}
+
 /** `session hook`: add a hook (owners only); event `hook.created`. */
 export function create(obj: Opened, a: ObjectArgs["hook"]) {
   validUrl(a.url);
@@ -168,8 +182,10 @@ function hook(obj: Opened, id: number) {
 
 /** `session unhook`: the hook and its deliveries go (pending ones are never sent); event `hook.deleted`. */
 export function unhook(obj: Opened, a: ObjectArgs["unhook"]) {
-  owner(obj, "delete a hook");
-  const found = hook(obj, a.hook_id);
+  requireSession(obj);
+  obj.requireVisible();
+  const found = hook(obj, a.hook_id); // an unknown ID is exit 3 before a non-owner's 5 (docs/reference/output.md §4)
+  obj.requireOwner("delete a hook");
   obj.db.run("DELETE FROM deliveries WHERE hook_id = ?", a.hook_id);
   obj.db.run("DELETE FROM hooks WHERE id = ?", a.hook_id);
   event(obj, "hook.deleted", { hook_id: a.hook_id });
@@ -185,8 +201,10 @@ export function deliveries(obj: Opened, a: ObjectArgs["deliveries"]) {
   if (a.status != null && !["pending", "delivered", "failed"].includes(a.status)) {
     throw invalid(`invalid --status ${pyRepr(a.status)}: use pending, delivered or failed`);
   }
-  owner(obj, "list its deliveries");
-  if (a.hook_id != null) hook(obj, a.hook_id);
+  requireSession(obj);
+  obj.requireVisible();
+  if (a.hook_id != null) hook(obj, a.hook_id); // an unknown --hook is exit 3 before a non-owner's 5 (docs/reference/output.md §4)
+  obj.requireOwner("list its deliveries");
   const where: string[] = [], params: unknown[] = [];
   if (a.hook_id != null) {
     where.push("hook_id = ?");

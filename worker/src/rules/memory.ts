@@ -1,5 +1,5 @@
 // Remembered facts with provenance, in the user's reserved object (mirrors durable_cli/core/memory.py).
-import { Opened, createObject, invalid, iso, notFound, now, say, validName, Row } from "./state";
+import { DurableError, Opened, createObject, invalid, iso, notFound, now, say, validName, Row } from "./state";
 import type { ObjectArgs } from "../generated/ops";
 
 const SOURCES = ["user", "model", "external"];
@@ -51,7 +51,11 @@ export function listFacts(obj: Opened, a: ObjectArgs["facts"]) {
 export function confirm(obj: Opened, a: ObjectArgs["confirm_fact"]) {
   const r = row(obj, a.key);
   if (!r) throw notFound(say("fact_not_found", { key: a.key }));
-  if (!r[3]) obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  if (!r[3]) {
+    // an expired fact is not confirmed (docs/reference/ui.md §16.4)
+    if (r[6] !== null && r[6] <= now()) throw new DurableError(say("fact_expired_confirm", { key: a.key }), "conflict");
+    obj.db.run("UPDATE facts SET confirmed = 1, confirmed_at = ? WHERE key = ?", now(), a.key);
+  }
   return factJson(obj.db.one(`SELECT ${COLS} FROM facts WHERE key = ?`, a.key)!);
 }
 

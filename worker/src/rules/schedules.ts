@@ -30,14 +30,6 @@ const ALIASES: Record<string, string> = { "@yearly": "0 0 1 1 *", "@annually": "
 const NAMES: Record<string, string> = { month: "JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC", dow: "SUN|MON|TUE|WED|THU|FRI|SAT" };
 const RANGES: [number, number, string | null][] = [[0, 59, null], [0, 23, null], [1, 31, null], [1, 12, "month"], [0, 7, "dow"]];
 
-/** Python's repr() of a timedelta of SECONDS (the message of an offset out of range, as datetime words it). */
-function timedeltaRepr(seconds: number): string {
-  const days = Math.floor(seconds / 86400);
-  const rest = seconds - days * 86400;
-  const parts = [days ? `days=${days}` : "", rest ? `seconds=${rest}` : ""].filter(Boolean);
-  return `datetime.timedelta(${parts.length ? parts.join(", ") : "0"})`;
-}
-
 /** TIME as epoch ms (kept to the millisecond); exit 2 for anything but RFC 3339 with an explicit offset. */
 export function parseTime(text: unknown, what = "--at"): number {
   const m = typeof text === "string" ? TIME.exec(text) : null;
@@ -49,10 +41,10 @@ export function parseTime(text: unknown, what = "--at"): number {
   let offsetMin = 0;
   if (offset !== "Z" && offset !== "z") {
     const sign = offset[0] === "-" ? -1 : 1;
-    offsetMin = sign * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6)));
-    if (Math.abs(offsetMin) >= 24 * 60) {
-      throw bad(`offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24), not ${timedeltaRepr(offsetMin * 60)}.`);
+    if (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(4, 6)) > 59) {
+      throw bad(`the offset ${offset} is out of range (hours 00-23, minutes 00-59)`);
     }
+    offsetMin = sign * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(4, 6)));
   }
   const [y, mo, d, h, mi, s] = [year, month, day, hour, minute, second].map(Number);
   if (y < 1) throw bad(`year ${y} is out of range`);

@@ -34,10 +34,17 @@ export function show(obj: Opened) {
   return sessionJson(obj);
 }
 
+// the prompt object's keys in the order of docs/reference/sessions.md §5 (contract.json "shapes"), which piped listings
+// print as columns; `position` is filled in by the caller
+const PROMPT_KEYS = ["id", "status", "content", "author", "source", "request_id", "turn_seq", "position", "attempts", "start",
+  "schedule_id", "created_at", "started_at", "lease_expires_at", "completed_at", "error"];
+
 function promptJson(r: Row): DictRow {
+  const row: DictRow = {};
+  PROMPT_COLUMNS.forEach((k, i) => (row[k] = r[i]));
+  for (const k of TIMES) row[k] = iso(row[k]);
   const p: DictRow = {};
-  PROMPT_COLUMNS.forEach((k, i) => (p[k] = r[i]));
-  for (const k of TIMES) p[k] = iso(p[k]);
+  for (const k of PROMPT_KEYS) p[k] = row[k] ?? null;
   return p;
 }
 

@@ -206,6 +206,7 @@ export function begin(obj: Opened, a: ObjectArgs["step_begin"]) {
       if (s.redacted) throw conflict(`step ${quote(key)} was redacted; its output is gone (it is not run again)`);
       if (s.output_too_large) throw invalid(tooLarge(key, s.stdout_bytes));
       obj.db.run("UPDATE steps SET replays = replays + 1, last_replay_attempt = ? WHERE prompt_id = ? AND key = ?", start, promptId, key);
+      touch(obj, false); // a commit of its own (the replay count): updated_at, not last_active_at (storage.md §3)
       s.replays += 1;
       s.last_replay_attempt = start;
       return answer("replay", stepJson(obj, s, t));
@@ -247,6 +248,7 @@ export function renew(obj: Opened, a: ObjectArgs["step_renew"]) {
   checkCall(a.key, a.token);
   if (!held(obj, a.prompt_id, a.key, a.token, a.start)) throw conflict(lostMessage(a.key));
   obj.db.run("UPDATE steps SET renewed_at = ? WHERE prompt_id = ? AND key = ?", now(), a.prompt_id, a.key);
+  touch(obj, false); // a renewal is a commit: updated_at, not last_active_at (docs/reference/storage.md §3)
   return null;
 }
 
@@ -293,6 +295,7 @@ export function abandon(obj: Opened, a: ObjectArgs["step_abandon"]) {
   const s = stepOf(obj, a.prompt_id, a.key);
   if (s !== null && s.status === "running" && s.token === a.token) {
     obj.db.run("UPDATE steps SET status = 'abandoned', token = NULL WHERE prompt_id = ? AND key = ?", a.prompt_id, a.key);
+    touch(obj, false); // a commit (updated_at), not activity
   }
   const after = stepOf(obj, a.prompt_id, a.key);
   return after === null ? null : stepJson(obj, after);

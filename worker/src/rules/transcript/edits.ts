@@ -6,6 +6,7 @@ import { check } from "../lifecycle";
 import { CALLS, COLS, KIND, REDACTED, SEQ, SUPERSEDED, TOKENS, isInt, marks, prepare, refuseRewriteIfOwned, requireVisible, rowJson } from "./row";
 import { checkOrigin, insertRows } from "./appends";
 import { pinned } from "./context";
+import { dropRemovedReplies } from "../hooks";
 import type { ObjectArgs } from "../../generated/ops";
 
 export function pop(obj: Opened, a: ObjectArgs["pop"]) {
@@ -28,6 +29,7 @@ export function pop(obj: Opened, a: ObjectArgs["pop"]) {
     obj.db.run("UPDATE object SET live_turns = live_turns - 1 + ?, live_tokens = live_tokens - ? + ?", restored[0], r[TOKENS], restored[1]);
     removed.push(rowJson(r));
   }
+  dropRemovedReplies(obj); // docs/reference/sessions.md §5.3
   event(obj, "transcript.popped", { seqs: removed.map((r) => r.seq) });
   touch(obj);
   return removed;
@@ -42,6 +44,7 @@ export function clear(obj: Opened) {
   obj.db.run("DELETE FROM turns");
   obj.db.run("UPDATE prompts SET turn_seq = NULL WHERE turn_seq IS NOT NULL");
   obj.db.run("UPDATE object SET live_turns = 0, live_tokens = 0");
+  dropRemovedReplies(obj); // docs/reference/sessions.md §5.3
   event(obj, "transcript.cleared", { deleted: n });
   touch(obj);
   return { deleted: n };
@@ -61,6 +64,7 @@ export function redact(obj: Opened, a: ObjectArgs["redact"]) {
   obj.db.run("UPDATE prompts SET content = ? WHERE turn_seq = ?", REDACTED, a.seq);
   // docs/reference/sessions.md §5.2: a prompt's user turn redacted redacts its steps' stdout (key, status, exit status stay)
   obj.db.run("UPDATE steps SET stdout = NULL, redacted = 1 WHERE prompt_id IN (SELECT id FROM prompts WHERE turn_seq = ?)", a.seq);
+  dropRemovedReplies(obj); // docs/reference/sessions.md §5.3
   event(obj, "transcript.redacted", { seq: a.seq });
   touch(obj);  // a redaction is activity (docs/reference/storage.md §3)
   return rowJson(obj.db.one(`SELECT ${COLS} FROM turns WHERE seq = ?`, a.seq)!);
@@ -71,6 +75,7 @@ const PRUNED = "[pruned]"; // what a prompt's text becomes when prune deletes th
 /** Removals rewrite the search index: merge it so no segment keeps a token of what was removed. */
 function dropRemovedTokens(obj: Opened) {
   obj.db.run("INSERT INTO turns_fts (turns_fts) VALUES ('optimize')");
+  dropRemovedReplies(obj);
 }
 
 export function prune(obj: Opened, a: ObjectArgs["prune"]) {
