@@ -97,6 +97,14 @@ SDK_MODULES = {
 }
 
 
+# Tests that take seconds each (a whole-suite run's junit times: kill walks, soaks' short forms, workerd
+# restarts, the README's pages) are handed out before the rest, so that none of them starts last and
+# keeps the run going on one worker while the others are idle.
+SLOW_FIRST = ("tests/reliability/", "tests/remote/", "tests/cli/test_readme.py", "tests/cli/test_work.py",
+              "tests/core/test_session_model.py", "tests/store/test_readonly.py", "tests/store/test_sidecar_edges.py",
+              "tests/store/test_locking.py")
+
+
 def one_worker_modules() -> set:
     """SDK_MODULES and every test module with a module-scoped fixture of its own or the remote tests' `remote_dev`."""
     import glob
@@ -127,6 +135,16 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid):
             module = nodeid.split("::", 1)[0]
             return module if module in together else nodeid
+
+        ordered = False
+
+        def _assign_work_unit(self, node):
+            if not self.ordered:  # the queue as first made: groups (largest first), then the slow tests, then the rest
+                queue = sorted(self.workqueue.items(), key=lambda unit: (-len(unit[1]), not unit[0].startswith(SLOW_FIRST)))
+                self.workqueue.clear()
+                self.workqueue.update(queue)
+                self.ordered = True
+            super()._assign_work_unit(node)
 
     return ModulesTogether(config, log)
 
