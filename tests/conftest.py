@@ -84,6 +84,71 @@ def pytest_xdist_auto_num_workers(config):
     return max(2, min(8, 2 * len(os.sched_getaffinity(0))))
 
 
+# Modules whose tests run on one pytest-xdist worker (docs/development.md: the suite's time), so that what
+# they share is paid once, not once per worker: a module with a module-scoped fixture (a workerd, a
+# browser, a home made once; found in its source, `one_worker_modules`), and these, which import an SDK in
+# the test process that costs seconds of CPU (anthropic ~3.7 s, openai-agents ~3.6 s, pydantic-ai ~2.2 s,
+# langgraph ~1.9 s, mcp ~2 s) in every worker that runs one of their tests.
+SDK_MODULES = {
+    "tests/core/test_formats.py", "tests/core/test_gemini_window.py", "tests/core/test_strict_input.py",
+    "tests/core/test_derived_catch_up.py", "tests/integrations/test_langgraph.py",
+    "tests/integrations/test_openai_agents.py", "tests/integrations/test_pydantic_ai.py",
+    "tests/integrations/test_readme_examples.py", "tests/integrations/test_mcp.py",
+}
+
+
+# Tests that take seconds each (a whole-suite run's junit times: kill walks, soaks' short forms, workerd
+# restarts, the README's pages) are handed out before the rest, so that none of them starts last and
+# keeps the run going on one worker while the others are idle.
+SLOW_FIRST = ("tests/reliability/", "tests/remote/", "tests/cli/test_readme.py", "tests/cli/test_work.py",
+              "tests/core/test_session_model.py", "tests/store/test_readonly.py", "tests/store/test_sidecar_edges.py",
+              "tests/store/test_locking.py")
+
+
+def one_worker_modules() -> set:
+    """SDK_MODULES and every test module with a module-scoped fixture of its own or the remote tests' `remote_dev`."""
+    import glob
+    import re
+
+    shared = re.compile(r"""scope=["']module["']|\bremote_dev\b""")
+    found = set(SDK_MODULES)
+    for path in glob.glob(os.path.join(ROOT, "tests", "**", "test_*.py"), recursive=True):
+        with open(path, encoding="utf-8") as f:
+            if shared.search(f.read()):
+                found.add(os.path.relpath(path, ROOT).replace(os.sep, "/"))
+    return found
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`-n N` (pytest-xdist's `load`, which the README's command uses): load balancing one test at a time,
+    except that the tests of a module of `one_worker_modules()` go to one worker together, the largest such
+    modules first. (pytest-xdist's own xdist_group cannot do it under pytest 9.2: it renames the test through
+    an attribute pytest no longer reads.) Any other --dist is pytest-xdist's own."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    together = one_worker_modules()
+
+    class ModulesTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            module = nodeid.split("::", 1)[0]
+            return module if module in together else nodeid
+
+        ordered = False
+
+        def _assign_work_unit(self, node):
+            if not self.ordered:  # the queue as first made: groups (largest first), then the slow tests, then the rest
+                queue = sorted(self.workqueue.items(), key=lambda unit: (-len(unit[1]), not unit[0].startswith(SLOW_FIRST)))
+                self.workqueue.clear()
+                self.workqueue.update(queue)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return ModulesTogether(config, log)
+
+
 @dataclass
 class Result:
     status: int

@@ -190,6 +190,31 @@ def _write_err(text: str) -> None:
         sys.stderr.flush()
 
 
+# click commands already built in this process, by what build_app registered: building one (typer reads
+# every command function's signature) costs more than most commands' own work, and a process that runs
+# several command lines (the tests, in-process) builds each kind once. Never for completion.
+_BUILT: dict = {}
+
+
+def _command_for(argv, completing):
+    """The click command that parses ARGV: the app build_app makes for it, with the numbers bounded and,
+    when a global option follows the command word, the global options taken anywhere."""
+    import typer.main
+
+    late = not completing and _globals_after_the_command(argv)
+    key = None if completing else (MODULES.get(_command_of(argv)), late)
+    command = _BUILT.get(key) if key is not None else None
+    if command is None:
+        app = build_app(_completion_words() if completing else argv, full=bool(completing) and not completing.startswith("complete"))
+        command = typer.main.get_command(app)
+        bounded_numbers(command)
+        if late:
+            global_options_anywhere(command)
+        if key is not None:
+            _BUILT[key] = command
+    return command
+
+
 def run(argv) -> int:
     """Run one command line; returns the exit status (tests call this in-process)."""
     from . import render
@@ -215,13 +240,7 @@ def run(argv) -> int:
         try:
             if not completing:
                 _arguments_are_text(argv)
-            app = build_app(_completion_words() if completing else argv, full=bool(completing) and not completing.startswith("complete"))
-            import typer.main
-
-            command = typer.main.get_command(app)
-            bounded_numbers(command)
-            if not completing and _globals_after_the_command(argv):
-                global_options_anywhere(command)
+            command = _command_for(argv, completing)
             try:
                 rv = command.main(args=argv, prog_name="durable", standalone_mode=False)
                 status = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0

@@ -49,3 +49,17 @@ def test_a_config_value_that_begins_with_a_dash_is_a_value(durable):
     r = durable("config", "set", "retention.draft_expiry", "-1d")
     assert r.status == 2 and "retention.draft_expiry" in r.err and "No such option" not in r.err
     assert durable("config", "set", "queue.max_attempts", "5", "--json").json() == {"key": "queue.max_attempts", "value": 5}
+
+
+@pytest.mark.local_only("about the click commands built in this process, whatever the backend")
+def test_one_process_builds_each_kind_of_command_once(durable):
+    """cli/app.py keeps the click command it built per command group (and per late global option or
+    not): a second `ls` in this process reuses the first's, and a late `--as` never leaks into the next."""
+    from durable_cli.cli import app
+
+    assert durable("--as", "bob", "session", "create", "bobs").status == 0
+    assert durable("ls", "--json").status == 0
+    built = app._BUILT[("retention", False)]
+    assert durable("ls", "--as", "bob", "--json").json()[0]["name"] == "bobs"
+    assert app._BUILT[("retention", True)] is not built
+    assert durable("ls", "--json").json() == [] and app._BUILT[("retention", False)] is built

@@ -754,9 +754,25 @@ def transcripts(draw):
     return rows
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+RANDOM = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+
+
+@settings(max_examples=40, **RANDOM)
 @given(transcripts(), st.data())
 def test_random_windows_render_valid_input(rows, data):
+    """40 random windows in the suite (each checked against four SDKs' types: ~0.2 s of CPU); 400 in
+    the soak below (`-m soak`)."""
+    random_window_renders_valid_input(rows, data)
+
+
+@pytest.mark.soak
+@settings(max_examples=400, **RANDOM)
+@given(transcripts(), st.data())
+def test_soak_random_windows_render_valid_input(rows, data):
+    random_window_renders_valid_input(rows, data)
+
+
+def random_window_renders_valid_input(rows, data):
     out = valid_everywhere(rows)
     calls = [c["id"] for r in rows for c in (r["tool_calls"] or [])]
     assert [c["id"] for m in out["messages"] for c in m.get("tool_calls", ())] == calls  # nothing lost

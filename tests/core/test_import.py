@@ -1,12 +1,14 @@
 """`durable import` (docs/reference/retention.md §7): every record checked, only what the acting user could have made, each
 record all or nothing under its lock, and a re-run completes an interrupted import."""
 
+import copy
 import json
 import os
 
 import pytest
 
 from durable_cli.core import records, rights
+from tests.helpers import home_made_once
 
 # every test here uses a command across objects: remote once part 2 lands (tests/conftest.py)
 pytestmark = [pytest.mark.both_backends, pytest.mark.cross_object]
@@ -33,6 +35,17 @@ def moved(durable, record, *who):
     """The record, after its object was deleted (so importing it creates it again)."""
     durable(*who, "delete", record["name"], "--yes")
     return record
+
+
+@pytest.fixture(scope="module")
+def two_records(tmp_path_factory):
+    """("other-good", "s"): two sessions with two rows each, as `export` writes them."""
+    from tests.conftest import run_inprocess
+
+    def make(home):
+        return session_with_rows(run_inprocess, "other-good"), session_with_rows(run_inprocess)
+
+    return home_made_once(tmp_path_factory, make)[1]
 
 
 @pytest.mark.parametrize("where, value, field", [
@@ -66,9 +79,10 @@ def moved(durable, record, *who):
     (("sequences", "turns"), 1, "sequences.turns"),
     (("sequences", "bogus"), 1, "sequences.bogus"),
 ])
-def test_a_record_that_breaks_a_rule_is_exit_2_naming_line_and_field(durable, where, value, field):
-    record = moved(durable, session_with_rows(durable))
-    good = moved(durable, session_with_rows(durable, "other-good"))
+def test_a_record_that_breaks_a_rule_is_exit_2_naming_line_and_field(durable, where, value, field, two_records):
+    """Each rule on either backend, importing two records exported once for the module (by files, in a home
+    of their own: an export is the same JSON on either backend) into this test's empty backend."""
+    good, record = copy.deepcopy(two_records)
     target = record
     for key in where[:-1]:
         target = target[key]

@@ -135,8 +135,18 @@ class SessionModel(RuleBasedStateMachine):
         assert pending == self.pending
 
 
+# The suite runs a short form of each model (12 runs of 25 steps here, 8 against workerd below); `-m soak`
+# runs 100 of each (SoakSessionModel, SoakRemoteSessionModel).
 TestSessionModel = SessionModel.TestCase
-TestSessionModel.settings = settings(max_examples=25, stateful_step_count=25, deadline=None)
+TestSessionModel.settings = settings(max_examples=12, stateful_step_count=25, deadline=None)
+
+
+class SoakSessionModel(SessionModel):
+    """The local model at length (a class of its own: hypothesis keeps one TestCase and its settings per class)."""
+
+
+TestSoakSessionModel = pytest.mark.soak(SoakSessionModel.TestCase)
+TestSoakSessionModel.settings = settings(max_examples=100, stateful_step_count=25, deadline=None)
 
 
 REMOTE = {}
@@ -163,4 +173,12 @@ class RemoteSessionModel(SessionModel):
 
 
 TestRemoteSessionModel = pytest.mark.usefixtures("remote_worker")(RemoteSessionModel.TestCase)
-TestRemoteSessionModel.settings = settings(max_examples=20, stateful_step_count=25, deadline=None)
+TestRemoteSessionModel.settings = settings(max_examples=8, stateful_step_count=25, deadline=None)
+
+
+class SoakRemoteSessionModel(RemoteSessionModel):
+    """The remote model at length."""
+
+
+TestSoakRemoteSessionModel = pytest.mark.soak(pytest.mark.usefixtures("remote_worker")(SoakRemoteSessionModel.TestCase))
+TestSoakRemoteSessionModel.settings = settings(max_examples=100, stateful_step_count=25, deadline=None)
