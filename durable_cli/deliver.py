@@ -228,11 +228,17 @@ def post(url: str, secret: str, webhook_id: str, body: str, *, timeout: float):
     return code, f"HTTP {code}"
 
 
+def valid_status(status) -> None:
+    """`session deliveries --status`: pending, delivered or failed (exit 2, before the session is looked at)."""
+    if status is not None and status not in ("pending", "delivered", "failed"):
+        from .errors import invalid
+
+        raise invalid(f"invalid --status {status!r}: use pending, delivered or failed")
+
+
 def listing(store, name, *, hook_id=None, status=None) -> list:
     """`session deliveries`: every delivery of NAME (filtered), read a page a request (the op `deliveries`), on
     either backend. A bad --status is exit 2 before NAME is looked at (input before existence, docs/reference/output.md §4)."""
-    from .core.hooks import valid_status
-
     valid_status(status)
     rows, after = [], None
     while True:

@@ -145,15 +145,11 @@ def unhook(obj, hook_id: int) -> dict:
 DELIVERIES_PAGE = WEBHOOKS["list_page"]  # a page of `session deliveries` (docs/reference/remote.md §13: a request holds one page)
 
 
-def valid_status(status) -> None:
-    """`session deliveries --status`: pending, delivered or failed (exit 2, before the session is looked at)."""
-    if status is not None and status not in ("pending", "delivered", "failed"):
-        raise invalid(f"invalid --status {status!r}: use pending, delivered or failed")
-
-
 def deliveries(obj, *, hook_id=None, status=None, after=None) -> dict:
     """One page of the deliveries, oldest first, after delivery id AFTER: {"rows": [...], "next": the id to give as
     AFTER for the next page, or null} (listing() reads them all)."""
+    from ..deliver import valid_status  # the statuses a delivery passes through are deliver.py's
+
     valid_status(status)
     require_session(obj)
     obj.require_visible()
