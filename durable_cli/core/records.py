@@ -670,16 +670,22 @@ def _rule(check, *args):
         raise Bad(say("record_not_valid", why=e.message)) from None
 
 
+def _at_most(c, field, most, where) -> list:
+    """The record's FIELD rows (schedules, hooks), no more than MOST of them (a session's limit)."""
+    rows = c.get(field) or []
+    if len(rows) > most:
+        where[:] = [field]
+        raise Bad(f"holds {len(rows)} {field}, more than the {most} a session may hold")
+    return rows
+
+
 def _check_triggers(c, limit, where) -> None:
     """docs/reference/retention.md §7: schedules and hooks are validated with the rules of docs/reference/sessions.md §5.3
     that made them: each kind's fields, the cron dialect and its zone, `--every` of at least 1m, the reserved
     request ids, URLs, events and secrets, and the limits of 20 schedules and 5 hooks."""
     from . import hooks, schedules
 
-    rows = c.get("schedules") or []
-    if len(rows) > schedules.MAX_SCHEDULES:
-        where[:] = ["schedules"]
-        raise Bad(f"holds {len(rows)} schedules, more than the {schedules.MAX_SCHEDULES} a session may hold")
+    rows = _at_most(c, "schedules", schedules.MAX_SCHEDULES, where)
     for i, sc in enumerate(rows):
         label = f"schedules[{i}]"
         where[:] = [f"{label}.content"]
@@ -710,10 +716,7 @@ def _check_triggers(c, limit, where) -> None:
             if schedules.cron_next(fields, zone, sc["next_at"] - 1,
                                    horizon_ms=sc["next_at"] + schedules.CRON_HORIZON_DAYS * 86400 * 1000) is None:
                 raise Bad("has no due time in the 10 years after its next_at")
-    rows = c.get("hooks") or []
-    if len(rows) > hooks.MAX_HOOKS:
-        where[:] = ["hooks"]
-        raise Bad(f"holds {len(rows)} hooks, more than the {hooks.MAX_HOOKS} a session may hold")
+    rows = _at_most(c, "hooks", hooks.MAX_HOOKS, where)
     for i, h in enumerate(rows):
         label = f"hooks[{i}]"
         where[:] = [f"{label}.url"]

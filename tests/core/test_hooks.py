@@ -129,7 +129,9 @@ def test_retries_on_the_standard_webhooks_schedule_then_fail(home, receiver):
     assert len(receiver.requests) == 8 and len(ids) == 1 and len(bodies) == 1  # one id, one body, every attempt
 
 
-def test_a_commit_whose_process_sent_nothing_is_sent_later_once(home, receiver):
+def finished_unsent(receiver):
+    """Session s with a hook to RECEIVER and prompt 1 finished by a library block that sends nothing: one pending
+    delivery, written by the finish's own commit."""
     from durable_cli import Store
 
     durable("session", "create", "s")
@@ -138,6 +140,10 @@ def test_a_commit_whose_process_sent_nothing_is_sent_later_once(home, receiver):
         s.prompt("x")
         s.next_prompt(lease_seconds=60)
         s.finish(1, reply="ok")
+
+
+def test_a_commit_whose_process_sent_nothing_is_sent_later_once(home, receiver):
+    finished_unsent(receiver)
     assert receiver.requests == []
     durable("sweep")
     assert len(receiver.requests) == 1
@@ -301,14 +307,7 @@ def test_input_before_existence_and_existence_before_permission(home, receiver, 
 
 
 def test_sweep_lists_the_deliveries_it_attempted(home, receiver):
-    from durable_cli import Store
-
-    durable("session", "create", "s")
-    durable("session", "hook", "s", "--url", receiver.url)
-    with Store().open("s", deliver=False) as s:  # its commit writes the delivery; this block sends nothing
-        s.prompt("x")
-        s.next_prompt(lease_seconds=60)
-        s.finish(1, reply="ok")
+    finished_unsent(receiver)
     receipt = durable("sweep", "--json").json()
     assert [(c["name"], c["what"]) for c in receipt["changed"]] == [("s", "deliveries: 1 delivered, 0 pending, 0 failed")]
     assert len(receiver.requests) == 1
